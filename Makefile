@@ -1,0 +1,54 @@
+# RealMath Workbench. `make run` sets everything up and serves the app; `make test` runs the suite.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+SYSTEM_PACKAGES ?= tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim fonts-noto-cjk chromium
+PYTEST_ARGS ?=
+
+.PHONY: run test setup system-deps migrate demo serve worker clean
+
+run: setup migrate demo
+	@echo ""
+	@echo "RealMath Workbench: open http://$(HOST):$(PORT)/ and log in with a demo user above."
+	@OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=2 --without-gossip --without-mingle & \
+	 worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	 $(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+setup: system-deps $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements.txt
+	touch $@
+
+# System packages (tesseract with Chinese + English data, a CJK font, Debian's chromium for
+# browser tests), installed with apt where it is available.
+system-deps:
+	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then echo "Install these system packages by hand:$$missing"; exit 0; fi; \
+	sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	echo "Installing system packages:$$missing"; \
+	$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing
+
+migrate: setup
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py create_demo_users
+	$(PY) manage.py load_demo
+
+serve:
+	$(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4
+
+worker:
+	OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=2
+
+clean:
+	rm -rf var test-artifacts

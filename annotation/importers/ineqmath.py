@@ -1,0 +1,83 @@
+"""Import of IneqMath records (bound estimation and relation prediction problems)."""
+from decimal import Decimal
+
+from django.db import transaction
+
+from ..models import Exam, ImportReport, Question, content_hash
+from .common import ImportFormatError, ImportResult, load_json_array, require, sha256_of
+
+KINDS = {"bound": Question.Kind.BOUND, "relation": Question.Kind.RELATION}
+
+
+def validate_record(record, index):
+    kind = require(record, index, "type", str)
+    if kind not in KINDS:
+        raise ImportFormatError(f"record {index}: field 'type' must be 'bound' or 'relation', got {kind!r}.")
+    solution = require(record, index, "solution", (str, list), optional=True)
+    if isinstance(solution, list) and not all(isinstance(s, str) for s in solution):
+        raise ImportFormatError(f"record {index}: field 'solution' must be a string or a list of strings.")
+    theorems = require(record, index, "theorems", dict, optional=True) or {}
+    choices = require(record, index, "choices", list, optional=True) or []
+    if kind == "relation" and not choices:
+        raise ImportFormatError(f"record {index}: field 'choices' is required for relation problems.")
+    data_id = require(record, index, "data_id", (str, int))
+    return {
+        "data_id": str(data_id),
+        "problem": require(record, index, "problem", str, allow_empty=False),
+        "type": kind,
+        "data_split": require(record, index, "data_split", str, optional=True) or "",
+        "answer": require(record, index, "answer", str, optional=True) or "",
+        "solution": solution,
+        "theorems": theorems,
+        "choices": choices,
+        "difficulty": record.get("difficulty", ""),
+    }
+
+
+@transaction.atomic
+def import_ineqmath(raw, file_name, *, exam_name=None, user=None):
+    """Import IneqMath problems as questions; idempotent by problem text."""
+    records = load_json_array(raw, file_name)
+    cleaned_records = [validate_record(record, index) for index, record in enumerate(records)]
+    result = ImportResult(kind="ineqmath", file_name=file_name, sha256=sha256_of(raw))
+    existing = set(
+        Question.objects.filter(
+            statement_hash__in=[content_hash(c["problem"]) for c in cleaned_records]
+        ).values_list("statement_hash", flat=True)
+    )
+    for cleaned in cleaned_records:
+        statement_hash = content_hash(cleaned["problem"])
+        if statement_hash in existing:
+            result.count("questions_skipped")
+            continue
+        existing.add(statement_hash)
+        split = cleaned["data_split"] or "unsplit"
+        exam, _ = Exam.objects.get_or_create(name=exam_name or f"IneqMath {split}")
+        solution = cleaned["solution"]
+        Question.objects.create(
+            exam=exam,
+            statement=cleaned["problem"],
+            statement_hash=statement_hash,
+            reference_solution="\n\n".join(solution) if isinstance(solution, list) else (solution or ""),
+            full_score=Decimal(1),
+            kind=KINDS[cleaned["type"]],
+            gold_answer=cleaned["answer"],
+            external_id=cleaned["data_id"],
+            choices=cleaned["choices"],
+            extra={
+                "dataset": "ineqmath",
+                "data_split": cleaned["data_split"],
+                "solution": solution,
+                "theorems": cleaned["theorems"],
+                "difficulty": cleaned["difficulty"],
+            },
+        )
+        result.count("questions_created")
+    result.counts.setdefault("questions_created", 0)
+    result.counts.setdefault("questions_skipped", 0)
+    result.counts["records"] = len(records)
+    report = ImportReport.objects.create(
+        kind=result.kind, file_name=file_name, file_sha256=result.sha256, created_by=user, counts=result.counts
+    )
+    result.report_id = report.pk
+    return result

@@ -1,0 +1,33 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.importers import ImportFormatError
+
+
+class ImportCommand(BaseCommand):
+    """Base of the dataset import commands: read a file, import it, print the report."""
+
+    importer = None
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="JSON file to import")
+        parser.add_argument("--exam", default=None, help="exam (batch) name for the imported questions")
+
+    def handle(self, *args, **options):
+        path = Path(options["file"])
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file.")
+        kwargs = {"exam_name": options["exam"]} if options["exam"] else {}
+        try:
+            result = type(self).importer(path.read_bytes(), path.name, **kwargs)
+        except ImportFormatError as exc:
+            raise CommandError(f"Nothing imported. {exc}") from exc
+        counts = ", ".join(f"{key}: {value}" for key, value in sorted(result.counts.items()))
+        self.stdout.write(f"Imported {path.name} ({counts}).")
+        for warning in result.warnings:
+            self.stdout.write(
+                f"  needs a look: record {warning['index']} ({warning['student_id']}): {warning['problem']}"
+            )
+        if result.warnings:
+            self.stdout.write(f"{len(result.warnings)} record(s) kept as they are; see import report #{result.report_id}.")

@@ -1,0 +1,167 @@
+"""The dataset core: exams, questions with their rubric, and the responses to grade."""
+import hashlib
+
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+
+def content_hash(text):
+    """A stable fingerprint of a text (used to identify problems and to key judge results)."""
+    normalised = "\n".join(line.rstrip() for line in (text or "").strip().splitlines())
+    return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
+
+
+class Exam(models.Model):
+    """A batch of questions, e.g. one exam sitting or one imported dataset."""
+
+    name = models.CharField(max_length=200, unique=True)
+    batch_date = models.DateField(null=True, blank=True)
+    blind = models.BooleanField(
+        default=True, help_text="Annotators see no other labels nor judge scores until they submit."
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Question(models.Model):
+    class Kind(models.TextChoices):
+        RUBRIC = "rubric", "Rubric-scored"
+        BOUND = "bound", "Bound estimation"
+        RELATION = "relation", "Relation prediction"
+
+    class Level(models.TextChoices):
+        NONE = "", "—"
+        LOW = "low", "Low"
+        HIGH = "high", "High"
+
+    exam = models.ForeignKey(Exam, on_delete=models.PROTECT, related_name="questions")
+    statement = models.TextField()
+    statement_hash = models.CharField(max_length=64, unique=True, editable=False)
+    reference_solution = models.TextField(blank=True)
+    full_score = models.DecimalField(max_digits=7, decimal_places=2, default=0)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.RUBRIC)
+    gold_answer = models.TextField(blank=True)
+    location = models.CharField(max_length=64, blank=True, help_text="Source label such as 3-17; not unique.")
+    question_type = models.CharField(max_length=300, blank=True)
+    level = models.CharField(max_length=8, choices=Level.choices, blank=True)
+    task_description = models.TextField(blank=True)
+    external_id = models.CharField(max_length=64, blank=True)
+    choices = models.JSONField(default=list, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["exam__name", "location", "id"]
+
+    def __str__(self):
+        label = self.location or self.external_id or f"#{self.pk}"
+        return f"{label}: {self.statement[:60]}"
+
+
+class SubQuestion(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="sub_questions")
+    label = models.CharField(max_length=32)
+    order = models.PositiveIntegerField(default=0)
+    max_points = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+
+    class Meta:
+        ordering = ["question", "order"]
+        constraints = [models.UniqueConstraint(fields=["question", "label"], name="unique_subquestion_label")]
+
+    def __str__(self):
+        return self.label
+
+
+class RubricCheckpoint(models.Model):
+    """A cumulative checkpoint: reaching it, with all before it correct, earns `cumulative_points`."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="checkpoints")
+    sub_question = models.ForeignKey(
+        SubQuestion, on_delete=models.SET_NULL, null=True, blank=True, related_name="checkpoints"
+    )
+    order = models.PositiveIntegerField()
+    cumulative_points = models.DecimalField(max_digits=7, decimal_places=2)
+    text = models.TextField(help_text="The part of the reference solution that ends at this checkpoint.")
+    start = models.PositiveIntegerField(help_text="Offset of the segment in the reference solution.")
+    end = models.PositiveIntegerField(help_text="Offset just past the points marker.")
+
+    class Meta:
+        ordering = ["question", "order"]
+
+    def __str__(self):
+        return f"{self.cumulative_points} points"
+
+
+class Response(models.Model):
+    class Source(models.TextChoices):
+        HUMAN = "human", "Human"
+        SYNTHETIC = "synthetic", "Synthetic"
+
+    class Status(models.TextChoices):
+        TRANSCRIBING = "transcribing", "Transcribing"
+        READY = "ready", "Ready to label"
+        LABELLED = "labelled", "Labelled"
+        ADJUDICATED = "adjudicated", "Adjudicated"
+
+    class GoldStatus(models.TextChoices):
+        NONE = "none", "No gold yet"
+        IMPORTED = "imported", "Imported"
+        SINGLE = "single", "Single annotator"
+        AGREED = "agreed", "Agreed"
+        ADJUDICATED = "adjudicated", "Adjudicated"
+
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="responses")
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.HUMAN)
+    student_id = models.CharField(max_length=200, help_text="Pseudonymous id, or <model>_t_<temp>_<n>.")
+    transcript = models.TextField(blank=True)
+    transcript_hash = models.CharField(max_length=64, editable=False, db_index=True)
+    generator_model = models.CharField(max_length=200, blank=True)
+    generator_temperature = models.FloatField(null=True, blank=True)
+    generator_prompt = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.READY, db_index=True)
+    gold_score = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True, db_index=True)
+    gold_status = models.CharField(max_length=16, choices=GoldStatus.choices, default=GoldStatus.NONE)
+    judge_query = models.TextField(blank=True, help_text="A filled judge prompt carried by an imported record.")
+    extra = models.JSONField(default=dict, blank=True, help_text="Fields kept from the source record.")
+    import_file = models.CharField(max_length=500, blank=True)
+    import_index = models.IntegerField(null=True, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["question_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question", "student_id", "transcript_hash"], name="unique_response_per_student_text"
+            )
+        ]
+        indexes = [models.Index(fields=["question", "source"])]
+
+    def __str__(self):
+        return f"{self.get_source_display()} {self.student_id[:12]} on {self.question_id}"
+
+
+class ImportReport(models.Model):
+    """What one import did: counts created/skipped and the records that need a look."""
+
+    kind = models.CharField(max_length=32)
+    file_name = models.CharField(max_length=500)
+    file_sha256 = models.CharField(max_length=64)
+    created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    counts = models.JSONField(default=dict)
+    warnings = models.JSONField(default=list, help_text="[{index, student_id, problem}] records kept as they are.")
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return f"{self.kind} import of {self.file_name}"

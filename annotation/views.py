@@ -1,0 +1,113 @@
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+
+from accounts.decorators import annotator_required, reviewer_required
+
+from . import selectors
+from .forms import DatasetImportForm
+from .importers import ImportFormatError, import_ineqmath, import_realmath
+from .models import Exam, ImportReport, Question, Response
+
+IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath}
+
+
+@annotator_required
+def home(request):
+    context = {
+        "n_questions": Question.objects.count(),
+        "n_responses": Response.objects.count(),
+        "n_human": Response.objects.filter(source=Response.Source.HUMAN).count(),
+        "n_synthetic": Response.objects.filter(source=Response.Source.SYNTHETIC).count(),
+    }
+    return render(request, "annotation/home.html", context)
+
+
+@annotator_required
+def question_list(request):
+    return render(request, "annotation/question_list.html", {"questions": selectors.question_list()})
+
+
+@annotator_required
+def question_detail(request, pk):
+    try:
+        question = selectors.question_detail(pk)
+    except Question.DoesNotExist:
+        return render(request, "404.html", status=404)
+    return render(
+        request,
+        "annotation/question_detail.html",
+        {"question": question, "segments": _reference_segments(question)},
+    )
+
+
+def _reference_segments(question):
+    """Split the reference solution into plain text and checkpoint-marked pieces for highlighting."""
+    text, pieces, cursor = question.reference_solution, [], 0
+    for checkpoint in question.checkpoints.all():
+        if checkpoint.start > cursor:
+            pieces.append({"text": text[cursor : checkpoint.start], "checkpoint": None})
+        pieces.append({"text": text[checkpoint.start : checkpoint.end], "checkpoint": checkpoint})
+        cursor = max(cursor, checkpoint.end)
+    if cursor < len(text):
+        pieces.append({"text": text[cursor:], "checkpoint": None})
+    return pieces
+
+
+@annotator_required
+def response_list(request):
+    page = Paginator(selectors.response_list(request.GET), 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "page": page,
+        "filters": request.GET,
+        "querystring": query.urlencode(),
+        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
+        "exams": Exam.objects.only("id", "name"),
+        "sources": Response.Source.choices,
+        "statuses": Response.Status.choices,
+        "gold_statuses": Response.GoldStatus.choices,
+    }
+    return render(request, "annotation/response_list.html", context)
+
+
+@annotator_required
+def response_detail(request, pk):
+    try:
+        response = selectors.response_detail(pk)
+    except Response.DoesNotExist:
+        return render(request, "404.html", status=404)
+    can_see = selectors.labels_visible_to(request.user, response)
+    annotations = (
+        response.annotations.select_related("annotator").prefetch_related("step_labels") if can_see else []
+    )
+    return render(
+        request,
+        "annotation/response_detail.html",
+        {"response": response, "question": response.question, "can_see_labels": can_see, "annotations": annotations},
+    )
+
+
+@reviewer_required
+def dataset_import(request):
+    form = DatasetImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        importer = IMPORTERS[form.cleaned_data["format"]]
+        kwargs = {"exam_name": form.cleaned_data["exam"]} if form.cleaned_data["exam"] else {}
+        try:
+            result = importer(upload.read(), upload.name, user=request.user, **kwargs)
+        except ImportFormatError as exc:
+            form.add_error("file", f"Nothing was imported. {exc}")
+        else:
+            messages.success(request, f"Imported {upload.name}.")
+            return redirect("annotation:import_report", pk=result.report_id)
+    reports = ImportReport.objects.select_related("created_by")[:20]
+    return render(request, "annotation/import.html", {"form": form, "reports": reports})
+
+
+@reviewer_required
+def import_report(request, pk):
+    report = get_object_or_404(ImportReport, pk=pk)
+    return render(request, "annotation/import_report.html", {"report": report})

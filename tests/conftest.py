@@ -1,0 +1,146 @@
+"""Shared fixtures: users per role, logged-in clients, the sample data, a real browser."""
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from accounts.services import create_user_with_role
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_DIR = ROOT / "fixtures" / "demo"
+REALMATH_HUMAN = DEMO_DIR / "realmath_eval.json"
+REALMATH_SYNTHETIC = DEMO_DIR / "realmath_eval_llm_answer.json"
+INEQMATH_SAMPLE = DEMO_DIR / "ineqmath_train_sample.json"
+PASSWORD = "a-long-test-password"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", shutil.which("chromium") or "/usr/bin/chromium")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture(autouse=True)
+def _eager_celery(request, settings):
+    """Tasks run in-process unless a test asks for a real worker (marker `integration`)."""
+    from config.celery import app
+
+    eager = request.node.get_closest_marker("integration") is None
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = eager
+    settings.CELERY_TASK_ALWAYS_EAGER = eager
+    yield
+    app.conf.task_always_eager = previous
+
+
+def make_user(username, role):
+    return create_user_with_role(username, PASSWORD, role)
+
+
+@pytest.fixture
+def annotator(db):
+    return make_user("ann1", "annotator")
+
+
+@pytest.fixture
+def annotator2(db):
+    return make_user("ann2", "annotator")
+
+
+@pytest.fixture
+def reviewer(db):
+    return make_user("rev1", "reviewer")
+
+
+@pytest.fixture
+def admin_user(db):
+    user = make_user("adm1", "admin")
+    user.is_superuser = True
+    user.save()
+    return user
+
+
+def _client_for(client, user):
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def annotator_client(client, annotator):
+    return _client_for(client, annotator)
+
+
+@pytest.fixture
+def reviewer_client(client, reviewer):
+    return _client_for(client, reviewer)
+
+
+@pytest.fixture
+def admin_client_(client, admin_user):
+    return _client_for(client, admin_user)
+
+
+def api_client_for(user):
+    api = APIClient()
+    api.force_authenticate(user)
+    return api
+
+
+@pytest.fixture
+def sample_data(db):
+    """Both RealMath-Eval sample files imported: 2 questions, 64 responses."""
+    call_command("import_realmath", str(REALMATH_HUMAN))
+    call_command("import_realmath", str(REALMATH_SYNTHETIC))
+
+
+# --- real browser -------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium driven by Playwright (never a downloaded browser)."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"chromium not found at {CHROMIUM}; .ci/run installs it")
+        pytest.skip("chromium is not installed (make test installs it where apt is available)")
+    from playwright.sync_api import sync_playwright
+
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    yield page
+    context.close()
+
+
+def login(page, live_server, username, password=PASSWORD):
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+
+
+SCREENSHOT_DIR = ROOT / "test-artifacts"
+
+
+def screenshot(page, name):
+    """Keep a screenshot of a page under test-artifacts/ for a person to look at."""
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / f"{name}.png"), full_page=True)
