@@ -1,4 +1,8 @@
-from django.urls import path
+from django.urls import include, path
 
 app_name = "grading"
-urlpatterns = []
+urlpatterns = [
+    path("equivalence/", include("grading.urls_equivalence")),
+    path("judges/", include("grading.urls_judges")),
+    path("review/", include("grading.urls_review")),
+]

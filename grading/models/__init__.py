@@ -1,0 +1,4 @@
+"""Models of the grading app: judge settings, runs and results (judges.py), and the
+judge-vs-human review: meta-evaluation and step-judge validation (review.py)."""
+from .judges import *  # noqa: F401,F403
+from .review import *  # noqa: F401,F403

@@ -1,0 +1,1 @@
+"""Judge settings, runs and results."""

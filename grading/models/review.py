@@ -1,0 +1,1 @@
+"""Judge-vs-human review: meta-evaluation and judge validation."""
