@@ -1,0 +1,41 @@
+"""Shared start-up of the benchmark scripts: a scratch database, migrated, with Django set up.
+
+Benchmarks are scripts, not tests. Each uses a fresh SQLite file in a temporary folder unless
+DATABASE_URL is set (then that database is used as it is: point it at a scratch database).
+"""
+import os
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def setup_django():
+    sys.path.insert(0, str(ROOT))
+    if "DATABASE_URL" not in os.environ:
+        scratch = Path(tempfile.mkdtemp(prefix="realmath-bench-"))
+        os.environ["REALMATH_VAR_DIR"] = str(scratch)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+@contextmanager
+def timed(results, name):
+    start = time.perf_counter()
+    yield
+    results[name] = time.perf_counter() - start
+
+
+def print_table(title, header, rows):
+    print(f"\n{title}")
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    for row in [header, ["-" * w for w in widths], *rows]:
+        print("  ".join(str(cell).rjust(w) if i else str(cell).ljust(w) for i, (cell, w) in enumerate(zip(row, widths))))
