@@ -1,10 +1,14 @@
 from .dataset import Exam, ImportReport, Question, Response, RubricCheckpoint, SubQuestion, content_hash
-from .labels import Annotation, StepLabel
+from .labels import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, StepLabel
 
 __all__ = [
+    "Adjudication",
     "Annotation",
+    "Assignment",
     "Exam",
     "ImportReport",
+    "LabelDraft",
+    "LabelSaveAttempt",
     "Question",
     "Response",
     "RubricCheckpoint",

@@ -1,4 +1,7 @@
-"""Expert labels. Judge output lives in the grading app, apart from these."""
+"""Expert labels, their assignment, drafts, save log and adjudication.
+
+Judge output lives in the grading app, apart from these.
+"""
 from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
@@ -10,7 +13,13 @@ class Annotation(models.Model):
     """One expert's grading of one response.
 
     Imported gold labels have no annotator and carry their provenance instead.
+    `version` grows by one on every accepted save; a save based on an older version is refused.
     """
+
+    class Mark(models.TextChoices):
+        REACHED = "reached", "Reached"
+        PARTLY = "partly", "Partly reached"
+        NOT_REACHED = "not_reached", "Not reached"
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="annotations")
     annotator = models.ForeignKey(
@@ -18,12 +27,24 @@ class Annotation(models.Model):
     )
     sub_scores = models.JSONField(default=dict, blank=True, help_text="Points per sub-question label.")
     total = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    checkpoint_marks = models.JSONField(
+        default=dict, blank=True, help_text="{checkpoint id: reached | partly | not_reached}."
+    )
+    override_reason = models.TextField(
+        blank=True, help_text="Why the points differ from what the marked checkpoints propose."
+    )
     comment = models.TextField(blank=True)
+    transcript_hash = models.CharField(
+        max_length=64, blank=True, help_text="The transcript the step-label offsets refer to."
+    )
     submitted = models.BooleanField(default=False)
     submitted_at = models.DateTimeField(null=True, blank=True)
     is_imported = models.BooleanField(default=False)
     provenance = models.JSONField(default=dict, blank=True)
     version = models.PositiveIntegerField(default=1)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
     history = HistoricalRecords()
@@ -45,8 +66,14 @@ class Annotation(models.Model):
         who = self.annotator or "imported"
         return f"{who} on response {self.response_id}: {self.total}"
 
+    @property
+    def rater_name(self):
+        return "imported" if self.is_imported else (self.annotator.username if self.annotator else "?")
+
 
 class StepLabel(models.Model):
+    """A verdict on a span of the transcript. Offsets count Unicode code points of the raw text."""
+
     class Verdict(models.TextChoices):
         CORRECT = "correct", "Correct"
         CALCULATION = "calculation_error", "Calculation error"
@@ -71,3 +98,123 @@ class StepLabel(models.Model):
 
     def __str__(self):
         return f"{self.get_verdict_display()} [{self.start}:{self.end}]"
+
+
+class LabelDraft(models.Model):
+    """Autosaved, unsaved work of one person on one response's label (one per person and response)."""
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="label_drafts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_drafts")
+    annotation = models.ForeignKey(
+        Annotation, on_delete=models.CASCADE, null=True, blank=True, related_name="drafts",
+        help_text="The label being edited, when it exists (a reviewer may edit someone else's).",
+    )
+    base_version = models.PositiveIntegerField(default=0, help_text="Label version the draft started from.")
+    payload = models.JSONField(default=dict)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["response", "user"], name="one_label_draft_per_user")]
+
+    def __str__(self):
+        return f"draft of {self.user_id} on response {self.response_id}"
+
+
+class LabelSaveAttempt(models.Model):
+    """Every attempt to save a label, accepted or refused: the history shows both outcomes."""
+
+    class Outcome(models.TextChoices):
+        SAVED = "saved", "Saved"
+        CONFLICT = "conflict", "Refused: stale version"
+        INVALID = "invalid", "Refused: invalid"
+        FORBIDDEN = "forbidden", "Refused: not allowed"
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="label_save_attempts")
+    annotation = models.ForeignKey(
+        Annotation, on_delete=models.CASCADE, null=True, blank=True, related_name="save_attempts"
+    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    submit = models.BooleanField(default=False)
+    base_version = models.PositiveIntegerField()
+    found_version = models.PositiveIntegerField(null=True, blank=True, help_text="Version in the database then.")
+    new_version = models.PositiveIntegerField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    detail = models.TextField(blank=True)
+    payload = models.JSONField(default=dict, blank=True, help_text="What was sent.")
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["annotation", "created"]), models.Index(fields=["response", "created"])]
+
+    def __str__(self):
+        return f"{self.get_outcome_display()} by {self.user_id} on response {self.response_id}"
+
+
+class Assignment(models.Model):
+    """A request for one label of one response.
+
+    With an annotator it is that person's work; without one it is an open slot that the first
+    annotator to press "next" claims. A claim holds a lock (`lock_holder` until `lock_expires`)
+    so that two people never work on the same slot; an unstarted open slot whose lock expired
+    goes back to the pool.
+    """
+
+    class Strategy(models.TextChoices):
+        ROUND_ROBIN = "round_robin", "Round-robin"
+        LEAST_LOADED = "least_loaded", "Least loaded"
+        OPEN = "open", "Open pool (first come)"
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="assignments"
+    )
+    strategy = models.CharField(max_length=16, choices=Strategy.choices, default=Strategy.ROUND_ROBIN)
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    lock_holder = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    lock_expires = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["response_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["response", "annotator"],
+                condition=models.Q(annotator__isnull=False),
+                name="one_assignment_per_annotator",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["annotator", "completed_at", "response"]),
+            models.Index(fields=["lock_holder", "lock_expires"]),
+        ]
+
+    def __str__(self):
+        return f"response {self.response_id} for {self.annotator_id or 'anyone'}"
+
+
+class Adjudication(models.Model):
+    """A reviewer's decision on the gold score of a response whose labels disagree."""
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="adjudications")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    gold_score = models.DecimalField(max_digits=7, decimal_places=2)
+    reason = models.TextField(blank=True)
+    chosen_annotation = models.ForeignKey(
+        Annotation, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    previous_gold_score = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    previous_gold_status = models.CharField(max_length=16, blank=True)
+    label_totals = models.JSONField(default=dict, help_text="{rater: total} as the reviewer saw them.")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self):
+        return f"gold {self.gold_score} for response {self.response_id}"
