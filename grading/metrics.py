@@ -1,0 +1,149 @@
+"""Judge-vs-gold figures: MSE, MAE, signed error, FR_d, correlations, bootstrap intervals.
+
+Pure functions over paired score arrays; no database access here (see selectors for that).
+FR_d is the share of answers with |judge - gold| >= d (FR_2 is the paper's "serious error").
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+FR_DISTANCES = (1, 2, 3, 4, 5)
+_EPS = 1e-9
+
+
+def _arrays(pred, gold):
+    pred = np.asarray(pred, dtype=float)
+    gold = np.asarray(gold, dtype=float)
+    if pred.shape != gold.shape:
+        raise ValueError("judge and gold scores must pair up")
+    return pred, gold
+
+
+def mse(pred, gold):
+    pred, gold = _arrays(pred, gold)
+    return float(np.mean((pred - gold) ** 2)) if pred.size else None
+
+
+def failure_rate(pred, gold, d):
+    pred, gold = _arrays(pred, gold)
+    return float(np.mean(np.abs(pred - gold) >= d - _EPS)) if pred.size else None
+
+
+def _correlation(func, pred, gold):
+    if pred.size < 3 or np.ptp(pred) == 0 or np.ptp(gold) == 0:
+        return None  # undefined for constant input
+    return float(func(pred, gold)[0])
+
+
+@dataclass
+class ScoreMetrics:
+    n: int
+    mse: float | None
+    mae: float | None
+    mean_signed_error: float | None
+    fr: dict = field(default_factory=dict)
+    pearson: float | None = None
+    spearman: float | None = None
+    over: int = 0
+    under: int = 0
+    ci: dict = field(default_factory=dict)
+
+    def as_dict(self):
+        return {
+            "n": self.n, "mse": self.mse, "mae": self.mae, "mean_signed_error": self.mean_signed_error,
+            **{f"fr_{d}": v for d, v in self.fr.items()},
+            "pearson": self.pearson, "spearman": self.spearman, "over": self.over, "under": self.under,
+            **{f"{name}_ci": list(bounds) for name, bounds in self.ci.items()},
+        }
+
+
+def score_metrics(pred, gold, *, bootstrap=0, seed=0):
+    """All figures for one group of paired scores; bootstrap > 0 adds 95% intervals for MSE and FR_2."""
+    pred, gold = _arrays(pred, gold)
+    if not pred.size:
+        return ScoreMetrics(n=0, mse=None, mae=None, mean_signed_error=None, fr={d: None for d in FR_DISTANCES})
+    delta = pred - gold
+    result = ScoreMetrics(
+        n=int(pred.size),
+        mse=float(np.mean(delta**2)),
+        mae=float(np.mean(np.abs(delta))),
+        mean_signed_error=float(np.mean(delta)),
+        fr={d: float(np.mean(np.abs(delta) >= d - _EPS)) for d in FR_DISTANCES},
+        pearson=_correlation(stats.pearsonr, pred, gold),
+        spearman=_correlation(stats.spearmanr, pred, gold),
+        over=int(np.sum(delta > _EPS)),
+        under=int(np.sum(delta < -_EPS)),
+    )
+    if bootstrap:
+        result.ci = {
+            "mse": bootstrap_interval(pred, gold, mse, n_resamples=bootstrap, seed=seed),
+            "fr_2": bootstrap_interval(pred, gold, lambda p, g: failure_rate(p, g, 2), n_resamples=bootstrap, seed=seed),
+        }
+    return result
+
+
+def _resample_indices(rng, n, n_resamples):
+    return rng.integers(0, n, size=(n_resamples, n))
+
+
+def bootstrap_interval(pred, gold, statistic, *, n_resamples=1000, seed=0, confidence=0.95):
+    """Percentile bootstrap interval of statistic(pred, gold), resampling pairs. Seeded: repeatable."""
+    pred, gold = _arrays(pred, gold)
+    if pred.size < 2:
+        return (None, None)
+    rng = np.random.default_rng(seed)
+    values = [statistic(pred[idx], gold[idx]) for idx in _resample_indices(rng, pred.size, n_resamples)]
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+@dataclass
+class EvaluationGap:
+    mse_ratio: float | None
+    mse_ratio_ci: tuple
+    fr2_human: float | None
+    fr2_synthetic: float | None
+    fr2_difference_ci: tuple
+
+    def as_dict(self):
+        return {
+            "mse_ratio": self.mse_ratio, "mse_ratio_ci": list(self.mse_ratio_ci),
+            "fr2_human": self.fr2_human, "fr2_synthetic": self.fr2_synthetic,
+            "fr2_difference_ci": list(self.fr2_difference_ci),
+        }
+
+
+def evaluation_gap(human_pred, human_gold, synthetic_pred, synthetic_gold, *, n_resamples=1000, seed=0):
+    """Human MSE / synthetic MSE and FR_2 of each, with bootstrap intervals (groups resampled apart)."""
+    hp, hg = _arrays(human_pred, human_gold)
+    sp, sg = _arrays(synthetic_pred, synthetic_gold)
+    if hp.size < 2 or sp.size < 2:
+        return EvaluationGap(None, (None, None), failure_rate(hp, hg, 2), failure_rate(sp, sg, 2), (None, None))
+    synthetic_mse = mse(sp, sg)
+    ratio = mse(hp, hg) / synthetic_mse if synthetic_mse else None
+    rng = np.random.default_rng(seed)
+    ratios, differences = [], []
+    for h_idx, s_idx in zip(_resample_indices(rng, hp.size, n_resamples), _resample_indices(rng, sp.size, n_resamples)):
+        s_mse = mse(sp[s_idx], sg[s_idx])
+        if s_mse:
+            ratios.append(mse(hp[h_idx], hg[h_idx]) / s_mse)
+        differences.append(failure_rate(hp[h_idx], hg[h_idx], 2) - failure_rate(sp[s_idx], sg[s_idx], 2))
+    ratio_ci = tuple(float(x) for x in np.percentile(ratios, [2.5, 97.5])) if ratios else (None, None)
+    diff_ci = tuple(float(x) for x in np.percentile(differences, [2.5, 97.5]))
+    return EvaluationGap(ratio, ratio_ci, failure_rate(hp, hg, 2), failure_rate(sp, sg, 2), diff_ci)
+
+
+def fr_curve(pred, gold, distances=FR_DISTANCES):
+    return [failure_rate(pred, gold, d) for d in distances]
+
+
+def delta_histogram(pred, gold, *, width=1.0):
+    """Counts of judge - gold in bins of `width`, keyed by the bin's lower edge."""
+    pred, gold = _arrays(pred, gold)
+    if not pred.size:
+        return {}
+    bins = np.floor((pred - gold) / width + _EPS) * width
+    edges, counts = np.unique(bins, return_counts=True)
+    return {float(e): int(c) for e, c in zip(edges, counts)}
