@@ -1,0 +1,1 @@
+"""Export of the annotated dataset (release format, full JSONL, flat tables) and its import."""
