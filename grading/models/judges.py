@@ -1,1 +1,298 @@
-"""Judge settings, runs and results."""
+"""Judge settings, runs and results; synthetic answer generation runs.
+
+Judge output is kept apart from expert labels (annotation.Annotation): a JudgeResult names
+the exact setting version that produced it, and a setting that has produced anything is
+never changed again (editing makes a new version; see grading.services).
+"""
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+env_name_validator = RegexValidator(
+    r"^[A-Za-z_][A-Za-z0-9_]*$", "Give the name of an environment variable (letters, digits, underscores), not a key."
+)
+
+
+class LlmEndpoint(models.Model):
+    """An OpenAI-compatible server and the limits every worker respects when calling it.
+
+    The API key is never stored: `api_key_env` names the environment variable (or mounted
+    secret file) to read it from, in the process that makes the call.
+    """
+
+    name = models.CharField(max_length=100, unique=True)
+    base_url = models.CharField(
+        max_length=500, blank=True, help_text="e.g. http://127.0.0.1:8001/v1; blank: the OPENAI_BASE_URL setting."
+    )
+    api_key_env = models.CharField(
+        "API key variable", max_length=100, blank=True, default="OPENAI_API_KEY", validators=[env_name_validator],
+        help_text="Name of the environment variable holding the key; blank if the server needs none.",
+    )
+    max_concurrency = models.PositiveIntegerField(
+        default=8, validators=[MinValueValidator(1), MaxValueValidator(1024)],
+        help_text="Calls in flight at once, over all workers.",
+    )
+    requests_per_minute = models.PositiveIntegerField(default=0, help_text="0: no limit.")
+    tokens_per_minute = models.PositiveIntegerField(default=0, help_text="0: no limit.")
+    timeout_seconds = models.FloatField(default=120.0, validators=[MinValueValidator(0.05)])
+    max_attempts = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1), MaxValueValidator(20)],
+        help_text="Attempts per call on 429, 5xx, timeouts and dropped connections.",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class JudgeConfig(models.Model):
+    """One version of a judge setting. Immutable once it has results or runs."""
+
+    class Kind(models.TextChoices):
+        RUBRIC = "rubric", "Rubric scorer (RealMath-Eval)"
+        REPLAY = "replay", "Replay the record's own prompt"
+        INEQ_FINAL_ANSWER = "ineq_final_answer", "IneqMath final answer (CAS, then LLM)"
+        INEQ_TOY_CASE = "ineq_toy_case", "IneqMath step: toy case"
+        INEQ_LOGICAL_GAP = "ineq_logical_gap", "IneqMath step: logical gap"
+        INEQ_NUMERICAL_APPROXIMATION = "ineq_numerical_approximation", "IneqMath step: numerical approximation"
+        INEQ_NUMERICAL_COMPUTATION = "ineq_numerical_computation", "IneqMath step: numerical computation"
+        INEQ_HOLISTIC = "ineq_holistic", "IneqMath holistic baseline"
+        CAS_FINAL_ANSWER = "cas_final_answer", "CAS final answer only (no LLM)"
+        EXTERNAL = "external", "External results (imported)"
+
+    class Aggregate(models.TextChoices):
+        MEAN = "mean", "Mean"
+        MEDIAN = "median", "Median"
+
+    class ReasoningEffort(models.TextChoices):
+        NONE = "", "—"
+        MINIMAL = "minimal", "minimal"
+        LOW = "low", "low"
+        MEDIUM = "medium", "medium"
+        HIGH = "high", "high"
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField(default=1)
+    kind = models.CharField(max_length=40, choices=Kind.choices, default=Kind.RUBRIC)
+    endpoint = models.ForeignKey(
+        LlmEndpoint, on_delete=models.PROTECT, null=True, blank=True, related_name="judge_configs"
+    )
+    model = models.CharField(max_length=200, blank=True)
+    temperature = models.FloatField(default=0.7, null=True, blank=True, validators=[MinValueValidator(0)])
+    max_tokens = models.PositiveIntegerField(default=8192, null=True, blank=True)
+    reasoning_effort = models.CharField(max_length=10, choices=ReasoningEffort.choices, blank=True)
+    samples = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(16)],
+        help_text="Calls per response; more than one gives a mean/median score and its spread.",
+    )
+    aggregate = models.CharField(max_length=10, choices=Aggregate.choices, default=Aggregate.MEAN)
+    system_prompt = models.TextField(blank=True)
+    prompt_template = models.TextField(blank=True, help_text="Placeholders: {{ problem }}, {{ reference }}, ...")
+    extra_body = models.JSONField(default=dict, blank=True, help_text="Extra request fields, e.g. {\"top_p\": 0.9}.")
+    parse_retries = models.PositiveSmallIntegerField(
+        default=1, validators=[MaxValueValidator(5)], help_text="Ask again this many times when the output cannot be read."
+    )
+    price_input_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    price_output_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    notes = models.TextField(blank=True)
+    previous = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="next_versions"
+    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="unique_judge_config_version")]
+
+    def __str__(self):
+        return f"{self.name} v{self.version}"
+
+
+class JudgeRun(models.Model):
+    """Running one judge setting over a selection of responses."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        CANCELLED = "cancelled", "Cancelled"
+        DONE = "done", "Done"
+
+    config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="runs")
+    selection = models.JSONField(default=dict, blank=True, help_text="The response-list filters used.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
+    epoch = models.PositiveIntegerField(
+        default=1, help_text="Raised by each resume; tasks queued for an older epoch do nothing."
+    )
+    n_items = models.PositiveIntegerField(default=0)
+    chunk_size = models.PositiveIntegerField(default=16)
+    note = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    resumed = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return f"Run {self.pk} of {self.config}"
+
+
+class JudgeResult(models.Model):
+    """What one setting version said about one response content.
+
+    Keyed by (config, response, cache_key), where the cache key fingerprints everything the
+    judge is shown; the row exists from the moment a worker claims the work (status
+    running), so a redelivered task can neither duplicate it nor call twice.
+    """
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        OK = "ok", "OK"
+        INVALID = "invalid", "Invalid output"
+        ERROR = "error", "Call failed"
+
+    config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="results")
+    response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="judge_results")
+    run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="produced")
+    cache_key = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    score = models.FloatField(null=True, blank=True)
+    spread = models.FloatField(null=True, blank=True, help_text="Standard deviation over samples (share of dissent for verdicts).")
+    rationale = models.TextField(blank=True)
+    raw_output = models.TextField(blank=True)
+    parse_status = models.CharField(max_length=24, blank=True)
+    step_verdicts = models.JSONField(default=dict, blank=True)
+    samples = models.JSONField(default=list, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    copied_from = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    provenance = models.JSONField(default=dict, blank=True, help_text="For imported results: file and record.")
+    claim_owner = models.CharField(max_length=120, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["response_id", "config_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["config", "response", "cache_key"], name="unique_judge_result"),
+        ]
+        indexes = [
+            models.Index(fields=["config", "cache_key"]),
+            models.Index(fields=["response", "config"]),
+            models.Index(fields=["run", "status"]),
+        ]
+
+    def __str__(self):
+        return f"{self.config} on response {self.response_id}: {self.score}"
+
+    @property
+    def total_tokens(self):
+        return self.prompt_tokens + self.completion_tokens
+
+
+class JudgeRunItem(models.Model):
+    """One response of a run's selection, and the result that answers it."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        OK = "ok", "OK"
+        INVALID = "invalid", "Invalid output"
+        ERROR = "error", "Call failed"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
+    response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="+")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    cached = models.BooleanField(default=False, help_text="Answered from an earlier result, without a call.")
+    cache_key = models.CharField(max_length=64, blank=True)
+    result = models.ForeignKey(JudgeResult, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["run_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["run", "response"], name="unique_run_item")]
+        indexes = [models.Index(fields=["run", "state"])]
+
+
+class GenerationRun(models.Model):
+    """Synthetic answers: every selected question × model × temperature, `per_cell` times."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        CANCELLED = "cancelled", "Cancelled"
+        DONE = "done", "Done"
+
+    name = models.CharField(max_length=200, blank=True)
+    endpoint = models.ForeignKey(LlmEndpoint, on_delete=models.PROTECT, related_name="generation_runs")
+    model_names = models.JSONField(default=list, help_text="Model names.")
+    temperatures = models.JSONField(default=list, help_text="Temperatures, e.g. [0, 0.5, 1].")
+    per_cell = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1), MaxValueValidator(100)])
+    system_prompt = models.TextField(blank=True)
+    prompt_template = models.TextField()
+    max_tokens = models.PositiveIntegerField(default=4096, null=True, blank=True)
+    selection = models.JSONField(default=dict, blank=True, help_text="Question filters used.")
+    price_input_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    price_output_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
+    epoch = models.PositiveIntegerField(default=1)
+    n_items = models.PositiveIntegerField(default=0)
+    chunk_size = models.PositiveIntegerField(default=8)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    resumed = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return self.name or f"Generation run {self.pk}"
+
+
+class GenerationItem(models.Model):
+    """One synthetic answer to write: a question, a model, a temperature and an index."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        OK = "ok", "Written"
+        ERROR = "error", "Call failed"
+
+    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="items")
+    question = models.ForeignKey("annotation.Question", on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=200)
+    temperature = models.FloatField()
+    index = models.PositiveIntegerField()
+    student_id = models.CharField(max_length=200)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    response = models.ForeignKey("annotation.Response", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    claim_owner = models.CharField(max_length=120, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "question", "model", "temperature", "index"], name="unique_generation_item"),
+        ]
+        indexes = [models.Index(fields=["run", "state"])]
+
+
+__all__ = [
+    "LlmEndpoint", "JudgeConfig", "JudgeRun", "JudgeResult", "JudgeRunItem", "GenerationRun", "GenerationItem",
+]
