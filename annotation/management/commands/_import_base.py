@@ -9,16 +9,18 @@ class ImportCommand(BaseCommand):
     """Base of the dataset import commands: read a file, import it, print the report."""
 
     importer = None
+    accepts_exam = True
 
     def add_arguments(self, parser):
-        parser.add_argument("file", help="JSON file to import")
-        parser.add_argument("--exam", default=None, help="exam (batch) name for the imported questions")
+        parser.add_argument("file", help="file to import")
+        if self.accepts_exam:
+            parser.add_argument("--exam", default=None, help="exam (batch) name for the imported questions")
 
     def handle(self, *args, **options):
         path = Path(options["file"])
         if not path.is_file():
             raise CommandError(f"{path}: no such file.")
-        kwargs = {"exam_name": options["exam"]} if options["exam"] else {}
+        kwargs = {"exam_name": options["exam"]} if options.get("exam") else {}
         try:
             result = type(self).importer(path.read_bytes(), path.name, **kwargs)
         except ImportFormatError as exc:

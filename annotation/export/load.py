@@ -1,0 +1,242 @@
+"""Import of our own full JSONL export: reproduces the data, idempotent, all or nothing."""
+import json
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from accounts.services import ensure_role_groups
+
+from ..importers.common import ImportFormatError, ImportResult, sha256_of
+from ..models import (
+    Adjudication, Annotation, Assignment, Exam, ImportReport, Question, Response, RubricCheckpoint, StepLabel,
+    SubQuestion, content_hash,
+)
+from .sections import section_modules
+
+CORE_TYPES = {"user", "exam", "question", "response"}
+REQUIRED = {
+    "user": ["username"],
+    "exam": ["name"],
+    "question": ["key", "exam", "statement", "full_score", "kind"],
+    "response": ["question", "source", "student_id", "transcript"],
+}
+
+
+def parse_lines(raw, file_name):
+    """Parse and check every line before anything is written."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"{file_name}: not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
+    extra_types = set()
+    for module in section_modules():
+        extra_types |= set(getattr(module, "GLOBAL_TYPES", ()))
+    lines = []
+    for number, content in enumerate(text.splitlines(), start=1):
+        if not content.strip():
+            continue
+        try:
+            line = json.loads(content)
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(f"line {number}: not valid JSON: {exc.msg} at column {exc.colno}.") from exc
+        if not isinstance(line, dict):
+            raise ImportFormatError(f"line {number}: expected an object, got {type(line).__name__}.")
+        kind = line.get("type")
+        if kind not in CORE_TYPES | extra_types:
+            raise ImportFormatError(f"line {number}: unknown line type {kind!r}.")
+        for field in REQUIRED.get(kind, []):
+            if field not in line or line[field] is None:
+                raise ImportFormatError(f"line {number}: {kind} line is missing field '{field}'.")
+        line["_line"] = number
+        lines.append(line)
+    if not lines:
+        raise ImportFormatError(f"{file_name}: the file holds no lines.")
+    return lines
+
+
+def _dec(value, line, field):
+    if value is None:
+        return None
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation as exc:
+        raise ImportFormatError(f"line {line['_line']}: field '{field}' is not a number: {value!r}.") from exc
+    if not number.is_finite():
+        raise ImportFormatError(f"line {line['_line']}: field '{field}' is not a finite number.")
+    return number
+
+
+def _time(value, line, field):
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except (TypeError, ValueError) as exc:
+        raise ImportFormatError(f"line {line['_line']}: field '{field}' is not an ISO date-time: {value!r}.") from exc
+
+
+def _user(context, username):
+    if not username:
+        return None
+    users = context["users"]
+    if username not in users:
+        User = get_user_model()
+        user, created = User.objects.get_or_create(username=username)
+        if created:
+            user.set_unusable_password()
+            user.save()
+        users[username] = user
+    return users[username]
+
+
+def _load_user(line, context):
+    user = _user(context, line["username"])
+    role = line.get("role")
+    if role and not user.groups.exists():
+        user.groups.add(context["groups"][role])
+
+
+def _load_exam(line, context):
+    batch = line.get("batch_date")
+    exam, _ = Exam.objects.get_or_create(
+        name=line["name"],
+        defaults={"blind": bool(line.get("blind", True)), "batch_date": date.fromisoformat(batch[:10]) if batch else None},
+    )
+    context["exams"][exam.name] = exam
+
+
+def _load_question(line, context, result):
+    key = line["key"]
+    existing = Question.objects.filter(statement_hash=key).first()
+    if existing:
+        context["questions"][key] = existing
+        result.count("questions_skipped")
+        return
+    if content_hash(line["statement"]) != key:
+        raise ImportFormatError(f"line {line['_line']}: question key does not match its statement.")
+    exam = context["exams"].get(line["exam"]) or Exam.objects.get_or_create(name=line["exam"])[0]
+    question = Question.objects.create(
+        exam=exam, statement=line["statement"], statement_hash=key,
+        reference_solution=line.get("reference_solution", ""), full_score=_dec(line["full_score"], line, "full_score"),
+        kind=line["kind"], gold_answer=line.get("gold_answer", ""), location=line.get("location", ""),
+        question_type=line.get("question_type", ""), level=line.get("level", ""),
+        task_description=line.get("task_description", ""), external_id=line.get("external_id", ""),
+        choices=line.get("choices") or [], extra=line.get("extra") or {},
+    )
+    subs = {
+        s["label"]: SubQuestion.objects.create(
+            question=question, label=s["label"], order=s.get("order", 0), max_points=_dec(s.get("max_points"), line, "max_points")
+        )
+        for s in line.get("sub_questions", [])
+    }
+    for c in line.get("checkpoints", []):
+        RubricCheckpoint.objects.create(
+            question=question, sub_question=subs.get(c.get("sub_question")), order=c["order"],
+            cumulative_points=_dec(c["cumulative_points"], line, "cumulative_points"), text=c.get("text", ""),
+            start=c.get("start", 0), end=c.get("end", 0),
+        )
+    context["questions"][key] = question
+    result.count("questions_created")
+
+
+def _load_annotation(response, data, line, context):
+    question = response.question
+    checkpoints = {c.order: c for c in question.checkpoints.all()}
+    subs = {s.label: s for s in question.sub_questions.all()}
+    annotation = Annotation.objects.create(
+        response=response, annotator=_user(context, data.get("annotator")), is_imported=bool(data.get("is_imported")),
+        sub_scores=data.get("sub_scores") or {}, total=_dec(data.get("total"), line, "total"),
+        checkpoint_marks={
+            str(checkpoints[int(k)].pk) if k.isdigit() and int(k) in checkpoints else k: v
+            for k, v in (data.get("checkpoint_marks") or {}).items()
+        },
+        override_reason=data.get("override_reason", ""), comment=data.get("comment", ""),
+        transcript_hash=data.get("transcript_hash", ""), submitted=bool(data.get("submitted")),
+        submitted_at=_time(data.get("submitted_at"), line, "submitted_at"), provenance=data.get("provenance") or {},
+        version=data.get("version", 1),
+    )
+    StepLabel.objects.bulk_create(
+        StepLabel(
+            annotation=annotation, checkpoint=checkpoints.get(s.get("checkpoint")), sub_question=subs.get(s.get("sub_question")),
+            start=s.get("start"), end=s.get("end"), quote=s.get("quote", ""), verdict=s.get("verdict", "correct"),
+            awarded_points=_dec(s.get("awarded_points"), line, "awarded_points"), comment=s.get("comment", ""),
+        )
+        for s in data.get("step_labels", [])
+    )
+    return annotation
+
+
+def _load_response(line, context, result, modules):
+    question = context["questions"].get(line["question"]) or Question.objects.filter(statement_hash=line["question"]).first()
+    if question is None:
+        raise ImportFormatError(f"line {line['_line']}: response refers to an unknown question {line['question'][:12]}….")
+    transcript_hash = content_hash(line["transcript"])
+    if Response.objects.filter(question=question, student_id=line["student_id"], transcript_hash=transcript_hash).exists():
+        result.count("responses_skipped")
+        return
+    response = Response.objects.create(
+        question=question, source=line["source"], student_id=line["student_id"], transcript=line["transcript"],
+        transcript_hash=transcript_hash, generator_model=line.get("generator_model", ""),
+        generator_temperature=line.get("generator_temperature"), generator_prompt=line.get("generator_prompt", ""),
+        status=line.get("status", Response.Status.READY), gold_score=_dec(line.get("gold_score"), line, "gold_score"),
+        gold_status=line.get("gold_status", Response.GoldStatus.NONE), judge_query=line.get("judge_query", ""),
+        extra=line.get("extra") or {}, import_file=line.get("import_file", ""), import_index=line.get("import_index"),
+        version=line.get("version", 1),
+    )
+    if line.get("created"):
+        Response.objects.filter(pk=response.pk).update(created=_time(line["created"], line, "created"))
+    raters = {}
+    for data in line.get("annotations", []):
+        annotation = _load_annotation(response, data, line, context)
+        raters["imported" if annotation.is_imported else data.get("annotator")] = annotation
+    for data in line.get("adjudications", []):
+        adjudication = Adjudication.objects.create(
+            response=response, reviewer=_user(context, data.get("reviewer")), gold_score=_dec(data["gold_score"], line, "gold_score"),
+            reason=data.get("reason", ""), chosen_annotation=raters.get(data.get("chosen")),
+            previous_gold_score=_dec(data.get("previous_gold_score"), line, "previous_gold_score"),
+            previous_gold_status=data.get("previous_gold_status", ""), label_totals=data.get("label_totals") or {},
+        )
+        if data.get("created"):
+            Adjudication.objects.filter(pk=adjudication.pk).update(created=_time(data["created"], line, "created"))
+    for data in line.get("assignments", []):
+        Assignment.objects.create(
+            response=response, annotator=_user(context, data.get("annotator")), strategy=data.get("strategy", "round_robin"),
+            completed_at=_time(data.get("completed_at"), line, "completed_at"),
+        )
+    for module in modules:
+        if hasattr(module, "import_response"):
+            module.import_response(response, line, context)
+    result.count("responses_created")
+
+
+@transaction.atomic
+def import_dataset(raw, file_name, *, user=None):
+    """Import a full JSONL export given as bytes."""
+    lines = parse_lines(raw, file_name)
+    result = ImportResult(kind="dataset", file_name=file_name, sha256=sha256_of(raw))
+    context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups()}
+    modules = section_modules()
+    for line in lines:
+        kind = line["type"]
+        if kind == "user":
+            _load_user(line, context)
+        elif kind == "exam":
+            _load_exam(line, context)
+        elif kind == "question":
+            _load_question(line, context, result)
+        elif kind == "response":
+            _load_response(line, context, result, modules)
+        else:
+            for module in modules:
+                if kind in getattr(module, "GLOBAL_TYPES", ()):
+                    module.import_global(line, context)
+    for key in ("questions_created", "questions_skipped", "responses_created", "responses_skipped"):
+        result.counts.setdefault(key, 0)
+    result.counts["lines"] = len(lines)
+    report = ImportReport.objects.create(
+        kind=result.kind, file_name=file_name, file_sha256=result.sha256, created_by=user, counts=result.counts
+    )
+    result.report_id = report.pk
+    return result

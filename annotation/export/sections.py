@@ -1,0 +1,26 @@
+"""Other apps' parts of the full export.
+
+An app joins the full JSONL export with a module `<app>.exchange` that may define:
+
+- `GLOBAL_TYPES`: line types it writes before the responses (e.g. {"judge_config"});
+- `export_global(response_ids)`: yields those lines (dicts with a "type");
+- `export_responses(response_ids)`: {response_id: {section: data}} merged into response lines;
+- `import_global(line, context)`: creates what one of its global lines describes;
+- `import_response(response, line, context)`: creates its sections of one response line.
+
+`context` is a dict shared through one import (users by name, objects by natural key, ...).
+"""
+from importlib import import_module
+
+SECTION_MODULES = ("ocr.exchange", "grading.exchange")
+
+
+def section_modules():
+    modules = []
+    for name in SECTION_MODULES:
+        try:
+            modules.append(import_module(name))
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+    return modules

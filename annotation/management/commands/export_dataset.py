@@ -1,0 +1,25 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.export.writers import FORMATS, write_export
+from annotation.selectors import RESPONSE_FILTERS, filter_responses
+from annotation.models import Response
+
+
+class Command(BaseCommand):
+    help = "Export the annotated dataset (filtered like the response list) into a folder with a manifest."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--format", choices=FORMATS, default="jsonl")
+        parser.add_argument("--out", required=True, help="output folder (created if missing)")
+        for name in RESPONSE_FILTERS:
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None)
+
+    def handle(self, *args, **options):
+        filters = {name: options[name] for name in RESPONSE_FILTERS if options.get(name) not in (None, "")}
+        queryset = filter_responses(Response.objects.all(), filters)
+        if not queryset.exists():
+            raise CommandError("No response matches these filters; nothing exported.")
+        manifest = write_export(queryset, options["format"], options["out"], filters=filters)
+        for name, info in manifest["files"].items():
+            self.stdout.write(f"{options['out']}/{name}: {info['rows']} rows, {info['bytes']} bytes, sha256 {info['sha256'][:16]}…")
+        self.stdout.write(f"{manifest['counts']['responses']} responses exported; manifest in {options['out']}/manifest.json")

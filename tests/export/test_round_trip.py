@@ -1,0 +1,90 @@
+"""export -> import into an empty database -> export again gives identical files."""
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from annotation.export.load import import_dataset
+from annotation.export.writers import write_export
+from annotation.importers import ImportFormatError
+from annotation.models import Annotation, Question, Response, StepLabel
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _flush():
+    call_command("flush", interactive=False, verbosity=0)
+
+
+def _annotate(annotator, reviewer):
+    from annotation.models import Adjudication
+
+    response = Response.objects.filter(source="human").order_by("id").first()
+    checkpoint = response.question.checkpoints.order_by("order").first()
+    annotation = Annotation.objects.create(
+        response=response, annotator=annotator, sub_scores={"(1)": 3, "(2)": 1}, total=4, submitted=True,
+        checkpoint_marks={str(checkpoint.pk): "reached"}, comment="ok",
+    )
+    StepLabel.objects.create(annotation=annotation, checkpoint=checkpoint, start=0, end=5, quote=response.transcript[:5],
+                             verdict="calculation_error", comment="sign")
+    Adjudication.objects.create(response=response, reviewer=reviewer, gold_score=4, reason="picked ann1",
+                                chosen_annotation=annotation, previous_gold_score=3, previous_gold_status="imported")
+
+
+def _files(folder):
+    return {p.name: p.read_bytes() for p in Path(folder).iterdir() if p.name != "manifest.json"}
+
+
+@pytest.mark.parametrize("fmt", ["jsonl"])
+def test_round_trip_gives_identical_files(sample_data, annotator, reviewer, tmp_path, fmt):
+    _annotate(annotator, reviewer)
+    first = write_export(Response.objects.all(), "jsonl", tmp_path / "a")
+    raw = (tmp_path / "a" / "dataset.jsonl").read_bytes()
+    _flush()
+    assert Response.objects.count() == 0
+    result = import_dataset(raw, "dataset.jsonl")
+    assert result.counts["responses_created"] == 64
+    second = write_export(Response.objects.all(), "jsonl", tmp_path / "b")
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+    assert first["files"] == second["files"]
+    for other in ("realmath", "csv", "parquet"):
+        write_export(Response.objects.all(), other, tmp_path / f"b-{other}")
+
+
+def test_import_is_idempotent(sample_data, tmp_path):
+    write_export(Response.objects.all(), "jsonl", tmp_path)
+    raw = (tmp_path / "dataset.jsonl").read_bytes()
+    result = import_dataset(raw, "dataset.jsonl")
+    assert result.counts["responses_created"] == 0 and result.counts["responses_skipped"] == 64
+    assert Response.objects.count() == 64 and Question.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (b"", "holds no lines"),
+        (b"{bad\n", "line 1: not valid JSON"),
+        (b'[1]\n', "line 1: expected an object"),
+        (b'{"type": "alien"}\n', "line 1: unknown line type"),
+        (b'{"type": "exam", "name": "x"}\n{"type": "question", "key": "k"}\n', "line 2: question line is missing field 'exam'"),
+        (b'{"type": "response", "question": "nope", "source": "human", "student_id": "s", "transcript": "t"}\n',
+         "unknown question"),
+    ],
+)
+def test_malformed_jsonl_writes_nothing(db, text, message):
+    with pytest.raises(ImportFormatError, match=message):
+        import_dataset(text, "bad.jsonl")
+    assert Question.objects.count() == 0
+
+
+def test_bad_value_deep_in_file_rolls_back(sample_data, tmp_path):
+    write_export(Response.objects.all(), "jsonl", tmp_path)
+    lines = (tmp_path / "dataset.jsonl").read_text().splitlines()
+    _flush()
+    last = json.loads(lines[-1])
+    last["gold_score"] = "lots"
+    lines[-1] = json.dumps(last)
+    with pytest.raises(ImportFormatError, match="'gold_score' is not a number"):
+        import_dataset("\n".join(lines).encode(), "bad.jsonl")
+    assert Response.objects.count() == 0 and Question.objects.count() == 0
