@@ -85,3 +85,306 @@ def labels_visible_to(user, response):
     if not response.question.exam.blind:
         return True
     return response.annotations.filter(annotator=user, submitted=True).exists()
+
+
+# --- labelling: visibility ------------------------------------------------------------------
+
+
+def can_see_scores(user, response):
+    """Whether a user may see any score of a response: gold, other people's labels, judge results.
+
+    The one rule every app calls before showing a score (the judge pages included). Reviewers
+    always may; on a blind exam an annotator only after submitting their own label.
+    Expects `response.question.exam` loaded (select_related) to stay at one query.
+    """
+    return labels_visible_to(user, response)
+
+
+def responses_with_visible_scores(user, response_ids):
+    """Of some response ids, the set whose scores `user` may see (two queries at most, for lists)."""
+    from accounts.roles import is_reviewer
+
+    from .models import Annotation
+
+    ids = set(response_ids)
+    if is_reviewer(user):
+        return ids
+    if not user.is_authenticated:
+        return set()
+    open_exams = set(Response.objects.filter(pk__in=ids, question__exam__blind=False).values_list("pk", flat=True))
+    submitted = set(
+        Annotation.objects.filter(response_id__in=ids - open_exams, annotator=user, submitted=True).values_list(
+            "response_id", flat=True
+        )
+    )
+    return open_exams | submitted
+
+
+def can_label(user, response, *, now=None):
+    """Whether a user may start their own label of a response.
+
+    Reviewers may label anything; an annotator what is assigned to them, an open slot they hold,
+    or a response they already started.
+    """
+    from django.utils import timezone
+
+    from accounts.roles import has_role, is_reviewer
+
+    from .models import Annotation, Assignment
+
+    if is_reviewer(user):
+        return True
+    if not has_role(user, "annotator"):
+        return False
+    now = now or timezone.now()
+    return (
+        Assignment.objects.filter(response=response)
+        .filter(Q(annotator=user) | Q(lock_holder=user, lock_expires__gt=now))
+        .exists()
+        or Annotation.objects.filter(response=response, annotator=user).exists()
+    )
+
+
+def can_edit_annotation(user, annotation):
+    """Imported labels are read-only; reviewers may correct any other; an annotator edits their own
+    until they submit it on a blind exam (after that they have seen the other labels)."""
+    from accounts.roles import is_reviewer
+
+    if annotation.is_imported:
+        return False
+    if is_reviewer(user):
+        return True
+    if annotation.annotator_id != user.pk:
+        return False
+    return not (annotation.submitted and annotation.response.question.exam.blind)
+
+
+# --- labelling: reads -----------------------------------------------------------------------
+
+
+def label_page_response(pk):
+    """A response with everything the labelling page shows, in three queries."""
+    return (
+        Response.objects.select_related("question", "question__exam")
+        .prefetch_related("question__sub_questions", "question__checkpoints")
+        .get(pk=pk)
+    )
+
+
+def submitted_labels(response):
+    """Submitted labels of a response (imported gold included), oldest first."""
+    return list(
+        response.annotations.filter(submitted=True)
+        .select_related("annotator")
+        .prefetch_related("step_labels")
+        .order_by("is_imported", "submitted_at", "pk")
+    )
+
+
+def labels_of_response(response, *, exclude_user=None):
+    """All labels of a response with their step labels (for people allowed to see them)."""
+    queryset = response.annotations.select_related("annotator", "updated_by").prefetch_related("step_labels")
+    if exclude_user is not None:
+        queryset = queryset.exclude(annotator=exclude_user)
+    return list(queryset.order_by("-is_imported", "pk"))
+
+
+def own_label(response, user):
+    from .models import Annotation
+
+    return (
+        Annotation.objects.filter(response=response, annotator=user)
+        .select_related("updated_by")
+        .prefetch_related("step_labels")
+        .first()
+    )
+
+
+def queue_of(user, *, now=None):
+    """A person's assignments (and open slots they hold) with their state, unfinished first."""
+    from django.db.models import BooleanField, Case, Exists, OuterRef, Value, When
+    from django.utils import timezone
+
+    from .models import Annotation, Assignment, LabelDraft
+
+    now = now or timezone.now()
+    started = Annotation.objects.filter(response=OuterRef("response"), annotator=user)
+    drafted = LabelDraft.objects.filter(response=OuterRef("response"), user=user)
+    return (
+        Assignment.objects.filter(Q(annotator=user) | Q(annotator__isnull=True, lock_holder=user, lock_expires__gt=now))
+        .select_related("response", "response__question")
+        .defer("response__transcript", "response__judge_query", "response__generator_prompt",
+               "response__question__reference_solution", "response__question__statement",
+               "response__question__task_description", "response__extra")
+        .annotate(
+            started=Exists(started),
+            drafted=Exists(drafted),
+            done=Case(When(completed_at__isnull=False, then=Value(True)), default=Value(False), output_field=BooleanField()),
+        )
+        .order_by("done", "response_id")
+    )
+
+
+def queue_counts(user):
+    from .models import Assignment
+
+    counts = Assignment.objects.filter(annotator=user).aggregate(
+        total=Count("id"), done=Count("id", filter=Q(completed_at__isnull=False))
+    )
+    counts["todo"] = counts["total"] - counts["done"]
+    return counts
+
+
+def neighbours(user, response):
+    """(previous, next) response ids around `response` in the user's queue; by question for
+    people without assignments there (reviewers)."""
+    from .models import Assignment
+
+    mine = Assignment.objects.filter(annotator=user)
+    if mine.filter(response=response).exists():
+        ids, key = mine.values_list("response_id", flat=True), "response_id"
+    else:
+        ids, key = Response.objects.filter(question_id=response.question_id).values_list("pk", flat=True), "pk"
+    previous = ids.filter(**{f"{key}__lt": response.pk}).order_by(f"-{key}").first()
+    following = ids.filter(**{f"{key}__gt": response.pk}).order_by(key).first()
+    return previous, following
+
+
+def adjudication_queue(threshold, params=None):
+    """Responses whose submitted labels (imported gold included) differ by at least `threshold`,
+    not adjudicated yet, largest disagreement first."""
+    from django.db.models import F, Max, Min
+
+    params = params or {}
+    labelled = Q(annotations__submitted=True, annotations__total__isnull=False)
+    queryset = (
+        Response.objects.exclude(gold_status=Response.GoldStatus.ADJUDICATED)
+        .annotate(
+            n_labels=Count("annotations", filter=labelled),
+            high=Max("annotations__total", filter=labelled),
+            low=Min("annotations__total", filter=labelled),
+        )
+        .annotate(spread=F("high") - F("low"))
+        .filter(n_labels__gte=2, spread__gte=threshold)
+        .select_related("question")
+        .defer("transcript", "judge_query", "generator_prompt", "extra", "question__reference_solution",
+               "question__statement", "question__task_description")
+    )
+    if str(params.get("question", "")).isdigit():
+        queryset = queryset.filter(question_id=int(params["question"]))
+    if str(params.get("exam", "")).isdigit():
+        queryset = queryset.filter(question__exam_id=int(params["exam"]))
+    return queryset.order_by("-spread", "pk")
+
+
+def assignment_overview():
+    """Per annotator: assigned, done, unfinished; per question: labels asked for and given."""
+    from django.contrib.auth import get_user_model
+
+    from .models import Assignment
+
+    people = (
+        get_user_model()
+        .objects.filter(assignments__isnull=False)
+        .annotate(
+            assigned=Count("assignments", distinct=True),
+            done=Count("assignments", filter=Q(assignments__completed_at__isnull=False), distinct=True),
+        )
+        .order_by("username")
+    )
+    questions = (
+        Question.objects.filter(responses__assignments__isnull=False)
+        .annotate(
+            slots=Count("responses__assignments", distinct=True),
+            done=Count("responses__assignments", filter=Q(responses__assignments__completed_at__isnull=False), distinct=True),
+            open_slots=Count("responses__assignments", filter=Q(responses__assignments__annotator__isnull=True), distinct=True),
+        )
+        .select_related("exam")
+        .only("id", "location", "external_id", "exam__name")
+        .order_by("exam__name", "location", "id")
+    )
+    return {"people": list(people), "questions": list(questions), "total": Assignment.objects.count()}
+
+
+def label_history(annotation):
+    """Every version of a label (who, when, what changed) and every save attempt, newest first."""
+    from .models import LabelSaveAttempt, StepLabel
+
+    records = list(annotation.history.select_related("history_user").order_by("history_date", "history_id"))
+    events = []
+    previous = None
+    for record in records:
+        changes = []
+        if previous is not None:
+            delta = record.diff_against(previous, excluded_fields=["updated", "version"])
+            changes = [{"field": c.field, "old": c.old, "new": c.new} for c in delta.changes]
+        events.append(
+            {
+                "kind": "version",
+                "when": record.history_date,
+                "who": record.history_user.username if record.history_user else "system",
+                "version": record.version,
+                "type": record.get_history_type_display(),
+                "changes": changes,
+                "total": record.total,
+                "submitted": record.submitted,
+            }
+        )
+        previous = record
+    steps = StepLabel.history.filter(annotation_id=annotation.pk).select_related("history_user")
+    for record in steps.order_by("history_date", "history_id"):
+        events.append(
+            {
+                "kind": "step",
+                "when": record.history_date,
+                "who": record.history_user.username if record.history_user else "system",
+                "type": record.get_history_type_display(),
+                "verdict": record.get_verdict_display(),
+                "span": f"{record.start}–{record.end}",
+                "quote": record.quote,
+            }
+        )
+    for attempt in LabelSaveAttempt.objects.filter(annotation=annotation).select_related("user"):
+        events.append(
+            {
+                "kind": "attempt",
+                "when": attempt.created,
+                "who": attempt.user.username,
+                "outcome": attempt.outcome,
+                "outcome_label": attempt.get_outcome_display(),
+                "base_version": attempt.base_version,
+                "found_version": attempt.found_version,
+                "new_version": attempt.new_version,
+                "submit": attempt.submit,
+                "detail": attempt.detail,
+            }
+        )
+    return sorted(events, key=lambda e: e["when"], reverse=True)
+
+
+def agreement_ratings(params=None, *, include_imported=True):
+    """(ratings, full scores, question names) for annotation.agreement.agreement_report.
+
+    Ratings are the totals of submitted labels as (response, question, rater, total) rows;
+    `params` filters like the response list (question, exam, source).
+    """
+    from .models import Annotation
+    from .models.labels import IMPORTED_RATER
+
+    params = params or {}
+    labels = Annotation.objects.filter(submitted=True, total__isnull=False)
+    if not include_imported:
+        labels = labels.filter(is_imported=False)
+    if str(params.get("question", "")).isdigit():
+        labels = labels.filter(response__question_id=int(params["question"]))
+    if str(params.get("exam", "")).isdigit():
+        labels = labels.filter(response__question__exam_id=int(params["exam"]))
+    if params.get("source") in Response.Source.values:
+        labels = labels.filter(response__source=params["source"])
+    rows = labels.values_list("response_id", "response__question_id", "annotator__username", "is_imported", "total")
+    ratings = [(r, q, IMPORTED_RATER if imported else name, total) for r, q, name, imported, total in rows]
+    question_ids = {row[1] for row in ratings}
+    questions = Question.objects.filter(pk__in=question_ids).values_list("pk", "full_score", "location", "external_id")
+    full_scores = {pk: full for pk, full, _, _ in questions}
+    names = {pk: f"{location or external_id} #{pk}".strip() for pk, _, location, external_id in questions}
+    return ratings, full_scores, names

@@ -8,6 +8,8 @@ from simple_history.models import HistoricalRecords
 
 from .dataset import Response, RubricCheckpoint, SubQuestion
 
+IMPORTED_RATER = "(imported)"  # never a username: those cannot contain brackets
+
 
 class Annotation(models.Model):
     """One expert's grading of one response.
@@ -68,7 +70,7 @@ class Annotation(models.Model):
 
     @property
     def rater_name(self):
-        return "imported" if self.is_imported else (self.annotator.username if self.annotator else "?")
+        return IMPORTED_RATER if self.is_imported else (self.annotator.username if self.annotator else "?")
 
 
 class StepLabel(models.Model):
