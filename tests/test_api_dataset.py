@@ -36,3 +36,13 @@ def test_questions_api_lists_rubric(annotator, sample_data):
 def test_annotator_cannot_create_exam(annotator, reviewer):
     assert api_client_for(annotator).post("/api/exams/", {"name": "x"}).status_code == 403
     assert api_client_for(reviewer).post("/api/exams/", {"name": "x"}).status_code == 201
+
+
+def test_deleting_an_exam_in_use_is_a_clear_409(reviewer, sample_data):
+    from annotation.models import Exam
+
+    exam = Exam.objects.first()
+    response = api_client_for(reviewer).delete(f"/api/exams/{exam.pk}/")
+    assert response.status_code == 409
+    assert "cannot be deleted" in response.json()["detail"]
+    assert Exam.objects.filter(pk=exam.pk).exists()
