@@ -98,7 +98,13 @@ def save_label(*, response, user, data, base_version, submit=False, annotation=N
     first save, from base version 0). Raises NotAllowed, LabelInvalid (field errors) or
     LabelConflict (stale base version). Every attempt, accepted or refused, is logged.
     """
-    if annotation is None:
+    return _retrying(lambda: _save_label(response, user, data, base_version, submit, annotation))
+
+
+def _save_label(response, user, data, base_version, submit, annotation):
+    if annotation is not None:
+        annotation = Annotation.objects.select_related("response__question__exam").get(pk=annotation.pk)
+    else:
         annotation = Annotation.objects.filter(response=response, annotator=user).first()
     if annotation is None and not selectors.can_label(user, response):
         raise NotAllowed("This response is not assigned to you.")
@@ -112,11 +118,11 @@ def save_label(*, response, user, data, base_version, submit=False, annotation=N
     try:
         clean = clean_label(response.question, response.transcript, data, submitting=submit)
     except LabelInvalid as exc:
-        _retrying(lambda: _log_attempt(response, annotation, user, submit, base_version, "invalid", str(exc), data))
+        _log_attempt(response, annotation, user, submit, base_version, "invalid", str(exc), data)
         raise
     if annotation is None:
-        return _retrying(lambda: _create_label(response, user, clean, base_version, submit, data))
-    return _retrying(lambda: _update_label(response, annotation.pk, user, clean, base_version, submit, data))
+        return _create_label(response, user, clean, base_version, submit, data)
+    return _update_label(response, annotation.pk, user, clean, base_version, submit, data)
 
 
 def _create_label(response, user, clean, base_version, submit, data):
@@ -217,6 +223,10 @@ def _payload(data):
 
 def save_draft(*, response, user, payload, base_version, annotation=None):
     """Keep unsaved work server-side (autosave). Needs the right to label or edit."""
+    return _retrying(lambda: _save_draft(response, user, payload, base_version, annotation))
+
+
+def _save_draft(response, user, payload, base_version, annotation):
     if annotation is not None and not selectors.can_edit_annotation(user, annotation):
         raise NotAllowed("You may not edit this label.")
     if annotation is None and not selectors.can_label(user, response):
@@ -224,17 +234,14 @@ def save_draft(*, response, user, payload, base_version, annotation=None):
     if not isinstance(payload, dict) or len(str(payload)) > MAX_DRAFT_CHARS:
         raise LabelInvalid({"draft": ["Expected an object of reasonable size."]})
 
-    def write():
-        with transaction.atomic():
-            draft, _ = LabelDraft.objects.update_or_create(
-                response=response, user=user,
-                defaults={"payload": payload, "base_version": base_version, "annotation": annotation},
-            )
-            if annotation is None or annotation.annotator_id == user.pk:
-                _take_slot(response, user, complete=False)
-            return draft
-
-    return _retrying(write)
+    with transaction.atomic():
+        draft, _ = LabelDraft.objects.update_or_create(
+            response=response, user=user,
+            defaults={"payload": payload, "base_version": base_version, "annotation": annotation},
+        )
+        if annotation is None or annotation.annotator_id == user.pk:
+            _take_slot(response, user, complete=False)
+        return draft
 
 
 def discard_draft(*, response, user):
@@ -288,20 +295,22 @@ def adjudicate(*, response, reviewer, reason="", gold_score=None, chosen_annotat
     `expected` is the (gold score, gold status) the reviewer saw; when the gold changed meanwhile
     the decision is refused with GoldConflict. Raises LabelInvalid on bad input.
     """
+    return _retrying(lambda: _adjudicate(response, reviewer, reason, gold_score, chosen_annotation, expected))
+
+
+def _adjudicate(response, reviewer, reason, gold_score, chosen_annotation, expected):
     if not is_reviewer(reviewer):
         raise NotAllowed("Adjudication needs the reviewer role.")
     score = _adjudicated_score(response, gold_score, chosen_annotation, reason)
     seen_score, seen_status = expected if expected is not None else (response.gold_score, response.gold_status)
     totals = {a.rater_name: str(a.total) for a in selectors.submitted_labels(response)}
 
-    def decide():
-        with transaction.atomic():
-            same_gold = Q(gold_score__isnull=True) if seen_score is None else Q(gold_score=seen_score)
-            claimed = Response.objects.filter(same_gold, pk=response.pk, gold_status=seen_status).update(
-                gold_score=score, gold_status=Response.GoldStatus.ADJUDICATED
-            )
-            if not claimed:
-                raise GoldConflict(Response.objects.get(pk=response.pk))
+    with transaction.atomic():
+        same_gold = Q(gold_score__isnull=True) if seen_score is None else Q(gold_score=seen_score)
+        claimed = Response.objects.filter(same_gold, pk=response.pk, gold_status=seen_status).update(
+            gold_score=score, gold_status=Response.GoldStatus.ADJUDICATED
+        )
+        if claimed:
             current = Response.objects.get(pk=response.pk)
             current.status = Response.Status.ADJUDICATED
             current._history_user = reviewer
@@ -311,8 +320,7 @@ def adjudicate(*, response, reviewer, reason="", gold_score=None, chosen_annotat
                 chosen_annotation=chosen_annotation, previous_gold_score=seen_score,
                 previous_gold_status=seen_status, label_totals=totals,
             )
-
-    return _retrying(decide)
+    raise GoldConflict(Response.objects.get(pk=response.pk))
 
 
 def _adjudicated_score(response, gold_score, chosen_annotation, reason):
@@ -434,7 +442,10 @@ def claim_next(user, *, now=None):
     First what the user already holds, then their own assignments, then open slots of responses
     they have not labelled. Two people pressing "next" at once never get the same slot.
     """
-    now = now or timezone.now()
+    return _retrying(lambda: _claim_next(user, now or timezone.now()))
+
+
+def _claim_next(user, now):
     expires = now + LOCK_TTL
     held = Assignment.objects.filter(lock_holder=user, lock_expires__gt=now, completed_at__isnull=True)
     held_id = held.order_by("response_id", "pk").values_list("pk", flat=True).first()
@@ -451,25 +462,33 @@ def claim_next(user, *, now=None):
         .exclude(Exists(Assignment.objects.filter(response=OuterRef("response"), lock_holder=user, lock_expires__gt=now)))
     )
     for candidates in (own, open_slots):
-        claimed = _retrying(lambda: _claim_first(candidates, user, now, expires))
+        claimed = _claim_first(candidates, user, now, expires)
         if claimed:
             return Assignment.objects.select_related("response").get(pk=claimed)
     return None
 
 
-def _claim_first(candidates, user, now, expires, batch=20):
-    """Lock the first free candidate with a conditional UPDATE; return its id or None."""
+def _claim_first(candidates, user, now, expires, attempts=20):
+    """Lock the first free candidate with a conditional UPDATE; return its id or None.
+
+    On PostgreSQL one candidate row at a time is picked with FOR UPDATE SKIP LOCKED, so a
+    concurrent claimer moves on to the next free row instead of waiting or failing.
+    """
     skip_locked = connection.features.has_select_for_update_skip_locked
-    with transaction.atomic() if skip_locked else _no_transaction():
-        ordered = candidates.order_by("response_id", "pk")
-        if skip_locked:
-            ordered = ordered.select_for_update(skip_locked=True, of=("self",))
-        for pk in list(ordered.values_list("pk", flat=True)[:batch]):
-            still_free = Assignment.objects.filter(pk=pk, completed_at__isnull=True).filter(
-                _free_lock(now) | Q(lock_holder=user)
-            )
-            if still_free.update(lock_holder=user, lock_expires=expires):
-                return pk
+    ordered = candidates.order_by("response_id", "pk")
+    batch = 1 if skip_locked else attempts
+    for _ in range(attempts if skip_locked else 1):
+        with transaction.atomic() if skip_locked else _no_transaction():
+            rows = ordered.select_for_update(skip_locked=True, of=("self",)) if skip_locked else ordered
+            ids = list(rows.values_list("pk", flat=True)[:batch])
+            if not ids:
+                return None
+            for pk in ids:
+                still_free = Assignment.objects.filter(pk=pk, completed_at__isnull=True).filter(
+                    _free_lock(now) | Q(lock_holder=user)
+                )
+                if still_free.update(lock_holder=user, lock_expires=expires):
+                    return pk
     return None
 
 
