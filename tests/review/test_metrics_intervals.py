@@ -1,0 +1,48 @@
+"""Bootstrap intervals from distinct deltas, against values worked out by hand."""
+import numpy as np
+import pytest
+
+from grading.metrics import bootstrap_interval, delta_intervals, evaluation_gap, mse, score_metrics
+
+
+def test_two_pairs_interval_by_hand():
+    # deltas 0 and 2; a resample of two pairs has MSE 0 (p = 1/4), 2 (p = 1/2) or 4 (p = 1/4).
+    # With 1,000 resamples about 250 sit at each end, so the 2.5th and 97.5th percentiles are 0 and 4.
+    ci = score_metrics([5, 7], [5, 5], bootstrap=1000).ci
+    assert ci["mse"] == (0.0, 4.0)
+    assert ci["fr_2"] == (0.0, 1.0)
+    assert ci["mae"] == (0.0, 2.0)
+    assert ci["fr_3"] == (0.0, 0.0)
+
+
+def test_interval_of_identical_deltas_is_the_value():
+    ci = delta_intervals([-3, -3, -3, -3], n_resamples=200)
+    assert ci["mse"] == (9.0, 9.0) and ci["mean_signed_error"] == (-3.0, -3.0) and ci["fr_3"] == (1.0, 1.0)
+
+
+def test_multinomial_bootstrap_matches_resampling_pairs():
+    rng = np.random.default_rng(11)
+    gold = rng.integers(0, 11, 400).astype(float)
+    pred = np.clip(gold + rng.choice([-3, -2, -1, 0, 0, 0, 1, 2, 4], 400), 0, 10)
+    fast = delta_intervals(pred - gold, n_resamples=4000, seed=1)["mse"]
+    slow = bootstrap_interval(pred, gold, mse, n_resamples=4000, seed=2)
+    assert fast[0] == pytest.approx(slow[0], rel=0.05) and fast[1] == pytest.approx(slow[1], rel=0.05)
+
+
+def test_intervals_are_repeatable_and_bracket_the_estimate():
+    judge, gold = [8, 3, 5, 6, 0.5, 10], [5, 5, 5, 5, 5, 10]
+    first = score_metrics(judge, gold, bootstrap=500, seed=4)
+    assert first.ci == score_metrics(judge, gold, bootstrap=500, seed=4).ci
+    assert first.ci["mse"][0] <= first.mse <= first.ci["mse"][1]
+    assert set(first.as_dict()) >= {"mse_ci", "fr_2_ci", "fr_5_ci", "mae_ci"}
+
+
+def test_gap_with_large_groups_stays_fast_and_sane():
+    rng = np.random.default_rng(0)
+    gold = rng.integers(0, 14, 200_000).astype(float)
+    human = np.clip(gold[:100_000] + rng.choice([-3, -1, 0, 1, 2], 100_000), 0, 14)
+    synthetic = np.clip(gold[100_000:] + rng.choice([-1, 0, 0, 1], 100_000), 0, 14)
+    gap = evaluation_gap(human, gold[:100_000], synthetic, gold[100_000:], n_resamples=1000)
+    low, high = gap.mse_ratio_ci
+    assert low < gap.mse_ratio < high
+    assert gap.fr2_synthetic == 0.0 and gap.fr2_difference_ci[0] > 0
