@@ -1,0 +1,251 @@
+"""
+The one way this project talks to an LLM: the `openai` client against any OpenAI-compatible
+endpoint, with our own retries.
+
+The client is built with ``max_retries=0``; `complete` retries 429s, 5xx answers, timeouts,
+dropped connections and unreadable bodies itself, with exponential backoff and jitter, waiting
+at least as long as a ``Retry-After`` (or ``retry-after-ms``) header asks, and telling the
+endpoint's limiter to pause every worker for that long. Each attempt holds a limiter slot only
+while the HTTP call runs. Every failed attempt is written down in the result.
+"""
+import email.utils
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from grading import ratelimit
+
+MAX_RETRY_AFTER = 300.0
+RETRYABLE_STATUS = {408, 409, 425, 429}
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    """Where to call and how hard: a plain snapshot of an LlmEndpoint row."""
+
+    key: str
+    base_url: str
+    api_key_env: str = ""
+    timeout: float = 120.0
+    max_attempts: int = 5
+    max_concurrency: int = 8
+    requests_per_minute: int = 0
+    tokens_per_minute: int = 0
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    model: str
+    temperature: float | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str = ""
+    extra_body: dict = field(default_factory=dict)
+
+
+@dataclass
+class Completion:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: int = 0
+    attempts: int = 1
+    errors: list = field(default_factory=list)
+    finish_reason: str = ""
+
+
+class LlmCallFailed(Exception):
+    """Every attempt failed (or the failure cannot be retried); `errors` says how."""
+
+    def __init__(self, message, *, errors, attempts, latency_ms=0):
+        super().__init__(message)
+        self.errors = errors
+        self.attempts = attempts
+        self.latency_ms = latency_ms
+
+
+class MissingApiKey(Exception):
+    pass
+
+
+def read_api_key(name):
+    """The key named by an endpoint: an environment variable, else a mounted secret file.
+
+    A blank name means the endpoint needs no key (local servers); the client still needs
+    some string.
+    """
+    if not name:
+        return "not-needed"
+    value = os.environ.get(name, "").strip()
+    if value:
+        return value
+    for directory in (os.environ.get("CREDENTIALS_DIRECTORY", ""), "/run/secrets"):
+        if directory:
+            path = os.path.join(directory, name)
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8") as handle:
+                    value = handle.read().strip()
+                if value:
+                    return value
+    raise MissingApiKey(f"The API key variable {name} is not set in this process's environment.")
+
+
+_clients = {}
+_clients_lock = threading.Lock()
+
+
+def openai_client(endpoint):
+    """One `openai.OpenAI` per process and endpoint (it is safe to share between threads)."""
+    from openai import OpenAI
+
+    api_key = read_api_key(endpoint.api_key_env)
+    key = (os.getpid(), endpoint.base_url, api_key, endpoint.timeout)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = OpenAI(base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.timeout, max_retries=0)
+            _clients[key] = client
+        return client
+
+
+def limiter_for(endpoint):
+    return ratelimit.Limiter(
+        ratelimit.Limits(
+            key=endpoint.key,
+            max_concurrency=endpoint.max_concurrency,
+            requests_per_minute=endpoint.requests_per_minute,
+            tokens_per_minute=endpoint.tokens_per_minute,
+            lease_seconds=endpoint.timeout + 60.0,
+            window=float(getattr(settings, "JUDGE_RATELIMIT_WINDOW_SECONDS", ratelimit.WINDOW)),
+        )
+    )
+
+
+def estimate_tokens(messages, max_tokens):
+    """A rough token count for the per-minute budget before the real usage is known."""
+    chars = sum(len(str(m.get("content", ""))) for m in messages)
+    return chars // 4 + 1 + min(max_tokens or 512, 1024)
+
+
+def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
+    """Send one chat completion; retry what can be retried; return a Completion or raise LlmCallFailed."""
+    from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError
+
+    limiter = limiter or limiter_for(endpoint)
+    try:
+        client = openai_client(endpoint)
+    except MissingApiKey as exc:
+        raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0)
+    kwargs = _request_kwargs(call, messages)
+    errors, spent_ms = [], 0
+    base = float(getattr(settings, "JUDGE_RETRY_BASE_SECONDS", 1.0))
+    cap = float(getattr(settings, "JUDGE_RETRY_MAX_SECONDS", 60.0))
+    estimate = estimate_tokens(messages, call.max_tokens)
+    attempts = max(1, endpoint.max_attempts)
+    for attempt in range(1, attempts + 1):
+        permit = limiter.acquire(estimate)
+        started = time.monotonic()
+        actual_tokens = None
+        try:
+            response = client.chat.completions.create(**kwargs)
+            elapsed = int((time.monotonic() - started) * 1000)
+            spent_ms += elapsed
+            text, prompt_tokens, completion_tokens, finish = _read(response)
+            actual_tokens = prompt_tokens + completion_tokens
+            return Completion(text, prompt_tokens, completion_tokens, elapsed, attempt, errors, finish)
+        except APIStatusError as exc:
+            error = _error(attempt, started, "http", str(exc)[:500], status=exc.status_code)
+            retry_after = parse_retry_after(exc.response.headers if exc.response is not None else {})
+            if retry_after is not None:
+                error["retry_after"] = retry_after
+            retryable = exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
+        except APITimeoutError as exc:
+            error, retry_after, retryable = _error(attempt, started, "timeout", str(exc)), None, True
+        except APIConnectionError as exc:
+            error, retry_after, retryable = _error(attempt, started, "connection", str(exc)[:500]), None, True
+        except (ValueError, OpenAIError) as exc:
+            # A body that is not the JSON the API promises (a proxy's error page, a cut stream).
+            error, retry_after, retryable = _error(attempt, started, "bad_response", f"{type(exc).__name__}: {exc}"[:500]), None, True
+        finally:
+            limiter.release(permit, actual_tokens)
+        spent_ms += error["latency_ms"]
+        errors.append(error)
+        if not retryable or attempt == attempts:
+            break
+        if retry_after is not None:
+            limiter.cooldown(retry_after)
+        sleep(backoff_delay(attempt, retry_after, base=base, cap=cap))
+    last = errors[-1]
+    raise LlmCallFailed(
+        f"{last['kind']} error after {len(errors)} attempt(s): {last['message']}",
+        errors=errors, attempts=len(errors), latency_ms=spent_ms,
+    )
+
+
+def _request_kwargs(call, messages):
+    kwargs = {"model": call.model, "messages": messages}
+    if call.temperature is not None:
+        kwargs["temperature"] = call.temperature
+    if call.max_tokens:
+        kwargs["max_tokens"] = call.max_tokens
+    if call.reasoning_effort:
+        kwargs["reasoning_effort"] = call.reasoning_effort
+    if call.extra_body:
+        kwargs["extra_body"] = dict(call.extra_body)
+    return kwargs
+
+
+def _read(response):
+    choice = response.choices[0] if response.choices else None
+    text = (choice.message.content if choice and choice.message else None) or ""
+    usage = response.usage
+    prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0
+    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0
+    return text, prompt_tokens, completion_tokens, (choice.finish_reason if choice else "") or ""
+
+
+def _error(attempt, started, kind, message, status=None):
+    error = {
+        "attempt": attempt,
+        "kind": kind,
+        "message": message,
+        "latency_ms": int((time.monotonic() - started) * 1000),
+        "at": round(time.time(), 3),
+    }
+    if status is not None:
+        error["status"] = status
+    return error
+
+
+def parse_retry_after(headers):
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    try:
+        millis = headers.get("retry-after-ms")
+        if millis:
+            return min(max(float(millis) / 1000.0, 0.0), MAX_RETRY_AFTER)
+    except (TypeError, ValueError):
+        pass
+    value = headers.get("retry-after") if headers else None
+    if not value:
+        return None
+    try:
+        return min(max(float(value), 0.0), MAX_RETRY_AFTER)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(when.timestamp() - time.time(), 0.0), MAX_RETRY_AFTER)
+
+
+def backoff_delay(attempt, retry_after=None, *, base=1.0, cap=60.0):
+    """Exponential backoff with jitter; never shorter than the server's Retry-After."""
+    delay = min(cap, base * (2 ** (attempt - 1)))
+    delay = random.uniform(delay / 2, delay)
+    if retry_after is not None:
+        delay = max(delay, retry_after * random.uniform(1.0, 1.1))
+    return delay

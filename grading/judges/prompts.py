@@ -1,0 +1,175 @@
+"""
+Default prompt templates of the judge kinds and of synthetic answer generation.
+
+Templates use ``{{ name }}`` placeholders, filled in one pass (text put in is never read again
+as a template, so student text containing braces is harmless). The wording is ours; the
+contracts they follow (what each judge sees and must answer) are in docs/judges.md.
+"""
+import re
+
+PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+
+VARIABLES = {
+    "problem": "the problem statement",
+    "reference": "the reference solution with its cumulative rubric markers",
+    "response": "the student's (or model's) answer",
+    "full_score": "the full score of the problem",
+    "gold_answer": "the correct final answer (IneqMath)",
+    "question_kind": "rubric, bound or relation",
+    "choices": "the answer options of a relation problem, one per line",
+    "extracted_answer": "the final answer found in the response",
+    "response_tail": "the last lines of the response",
+    "answer_format": "how the answer should end (generation)",
+}
+
+
+def render(template, values):
+    """Fill the placeholders of `template` from `values`; unknown names stay as written."""
+
+    def fill(match):
+        name = match.group(1)
+        return str(values[name]) if name in values else match.group(0)
+
+    return PLACEHOLDER.sub(fill, template or "")
+
+
+def unknown_placeholders(template):
+    return sorted({name for name in PLACEHOLDER.findall(template or "") if name not in VARIABLES})
+
+
+RUBRIC_SYSTEM = "You grade high-school mathematics exam answers that were handwritten and then transcribed to text."
+
+RUBRIC_TEMPLATE = """Grade the student's answer against the reference solution and its scoring rubric.
+
+How the rubric works: the reference solution is cut into pieces by markers such as "------3 points". A marker is a cumulative score: a student who gets as far as that marker, with every step before it correct, earns that many points. Markers can belong to different sub-questions; a student earns points in each sub-question separately, and the total is their sum.
+
+Work in this order:
+1. Follow the student's reasoning step by step and compare it with the reference. A different method counts when it is mathematically valid.
+2. For each sub-question, decide which markers the student reached with correct work, and note every error, gap or missing justification.
+3. Add up the points. The total lies between 0 and {{ full_score }}.
+
+Problem (worth {{ full_score }} points):
+{{ problem }}
+
+Reference solution with rubric:
+{{ reference }}
+
+Student answer:
+{{ response }}
+
+Answer in plain text: your reasoning first, then a line of the form
+Overall Score: X
+where X is the total the student earns out of {{ full_score }} points, then two or three sentences on the main strengths and errors."""
+
+FINAL_ANSWER_SYSTEM = "You check whether two final answers to a mathematics problem are the same."
+
+FINAL_ANSWER_TEMPLATE = """A student solved an inequality problem. Decide whether the student's final answer is the same as the correct answer.
+
+Problem type: {{ question_kind }} (bound: the answer is the best constant C; relation: the answer is one of the options below).
+{{ choices }}
+Problem:
+{{ problem }}
+
+Correct answer: {{ gold_answer }}
+Student's final answer, as found in the solution: {{ extracted_answer }}
+Last lines of the student's solution:
+{{ response_tail }}
+
+Rules: the same exact value written differently counts as the same (1/2 and 0.5, \\frac{\\sqrt{2}}{2} and 1/\\sqrt{2}). A decimal approximation of an irrational value does not (6.2832 is not 2\\pi). For a relation problem the chosen option must be the same, by letter or by symbol. A missing or ambiguous final answer is not the same.
+
+Explain briefly, then end with a line "Verdict: True" if the answers are the same, or "Verdict: False" if not."""
+
+STEP_SYSTEM = "You review the reasoning of solutions to olympiad inequality problems, looking for one kind of flaw at a time."
+
+STEP_FRAME = """You check a solution to an inequality problem for one kind of flaw only. Do not judge whether the final answer is right, and ignore other kinds of mistakes.
+
+The flaw: {flaw}
+Not the flaw: {not_flaw}
+
+Problem:
+{{{{ problem }}}}
+
+Solution:
+{{{{ response }}}}
+
+Reply in this form:
+Analysis: go through the solution and discuss each step where this flaw could occur.
+Flagged step: quote the first step that has this flaw, or write "none".
+Verdict: True if the solution is free of this flaw, False if it has it."""
+
+TOY_CASE_TEMPLATE = STEP_FRAME.format(
+    flaw=(
+        "the solution reaches a general conclusion (a bound, a relation, an optimum) from particular "
+        "cases only: trying specific numbers, setting the variables equal, or taking limits, without "
+        "an argument that covers every admissible value."
+    ),
+    not_flaw=(
+        "checking an equality case to show that a bound is attained, or giving one example as a "
+        "counterexample to disprove a claim."
+    ),
+)
+
+LOGICAL_GAP_TEMPLATE = STEP_FRAME.format(
+    flaw=(
+        "a step claims something non-trivial without justification: a derivation that is skipped, "
+        "an inequality used without saying why it holds, a maximum or minimum stated without proof, "
+        "or a 'numerical check' or 'verification' that does not show its numbers."
+    ),
+    not_flaw="routine algebra or arithmetic that a reader can verify at a glance.",
+)
+
+NUMERICAL_APPROXIMATION_TEMPLATE = STEP_FRAME.format(
+    flaw=(
+        "rounded or approximate decimal values are used inside the derivation, so that later steps "
+        "rest on numbers that are not exact (e.g. replacing sqrt(2) by 1.414 and continuing to compute)."
+    ),
+    not_flaw=(
+        "estimating two simple quantities to compare them when the estimate clearly settles the "
+        "comparison, or quoting a decimal value for the reader's information only."
+    ),
+)
+
+NUMERICAL_COMPUTATION_TEMPLATE = """You check a solution to an inequality problem for arithmetic mistakes only: explicit computations with concrete numbers whose stated result is wrong. Do not judge the method or the final answer.
+
+Problem:
+{{ problem }}
+
+Solution:
+{{ response }}
+
+First list every explicit numerical equality the solution states, where both sides contain only numbers (no variables), as a JSON block:
+```json
+{"equalities": [{"step": "a short quote", "lhs": "left side", "rhs": "right side"}]}
+```
+Write each side as plain math or LaTeX, as in the solution; leave out approximations written with \\approx.
+
+Then reply in this form:
+Analysis: check each computation.
+Flagged step: quote the first wrong computation, or write "none".
+Verdict: True if every computation is right, False if any is wrong."""
+
+HOLISTIC_TEMPLATE = """Decide whether this solution to an inequality problem is fully correct.
+
+A fully correct solution has the right final answer (the correct answer is {{ gold_answer }}) and rigorous reasoning: no general conclusion drawn only from special cases, no non-trivial step left unjustified, no rounded values carried through a derivation, and no arithmetic mistakes.
+{{ choices }}
+Problem:
+{{ problem }}
+
+Solution:
+{{ response }}
+
+Explain your assessment, then end with a line "Verdict: True" if the solution is fully correct, or "Verdict: False" if it is not."""
+
+GENERATION_SYSTEM = "You are a high-school student. You never mention being an AI or a language model."
+
+GENERATION_TEMPLATE = """You are sitting a mathematics exam. Write your answer to the problem below on the answer sheet, the way a student would: take the sub-questions in order, show your working step by step, and {{ answer_format }}
+
+Problem:
+{{ problem }}
+{{ choices }}"""
+
+ANSWER_FORMATS = {
+    "rubric": "mark each final answer clearly.",
+    "bound": 'end with the sentence "The answer is $C = X$", where X is the best constant.',
+    "relation": 'end with the sentence "The answer is (Letter) Symbol", choosing one of the options given.',
+}

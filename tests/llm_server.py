@@ -1,0 +1,329 @@
+"""
+A scriptable OpenAI-compatible HTTP server for tests and benchmarks.
+
+It answers ``POST /v1/chat/completions`` (and ``GET /v1/models``) on 127.0.0.1 and can be
+told, per request, to be slow, to answer 429 with ``Retry-After``, to fail with a 5xx, to
+hang past the client's timeout, to send a body that is not JSON, or to reply with any text
+(garbage, out-of-range scores...). It counts requests and records what it saw, so a test can
+assert how many calls a run made and how many were in flight at once.
+
+Use it from a test::
+
+    with LlmServer() as server:
+        server.script("student-7", Reply(status=429, retry_after=1), Reply("Overall Score: 4"))
+        server.default = lambda request: Reply("Overall Score: 5")
+        client = OpenAI(base_url=server.url, api_key="test", max_retries=0)
+        ...
+        assert server.request_count == 2
+
+or from the command line (the benchmark and a local demo do this)::
+
+    python tests/llm_server.py --port 8001 --latency 0.2
+
+A rule matches a request when its text appears in the request's messages; rules are tried
+in the order they were added and each consumes its replies in order, then stops matching.
+Requests no rule claims get ``server.default`` (a Reply, or a function of the request).
+"""
+import argparse
+import hashlib
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Reply:
+    """What the server does for one request."""
+
+    content: str = "Overall Score: 0"
+    status: int = 200
+    latency: float = 0.0
+    retry_after: float | str | None = None
+    hang: float | None = None
+    body: bytes | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str = "stop"
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class RecordedRequest:
+    started: float
+    finished: float
+    path: str
+    payload: dict
+    headers: dict
+    status: int
+
+    @property
+    def text(self):
+        return message_text(self.payload)
+
+
+def message_text(payload):
+    """All message contents of a chat request, joined."""
+    parts = []
+    for message in payload.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(piece.get("text", "")) for piece in content if isinstance(piece, dict))
+    return "\n".join(parts)
+
+
+class _Rule:
+    def __init__(self, match, replies):
+        self.match = match
+        self.replies = list(replies)
+        self.used = 0
+
+
+def demo_reply(payload):
+    """A plausible answer for demos and benchmarks: a stable pseudo-random score or verdict."""
+    text = message_text(payload)
+    digest = int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16)
+    if re.search(r"\bTrue\b.*\bFalse\b", text, re.S):
+        verdict = "True" if digest % 3 else "False"
+        return Reply(f"Analysis: the steps were checked one by one.\nFlagged step: none\nVerdict: {verdict}")
+    if "Overall Score" in text or "score" in text.lower():
+        match = re.search(r"out of (\d+(?:\.\d+)?) points", text)
+        full = float(match.group(1)) if match else 10.0
+        score = digest % (int(full) + 1)
+        return Reply(f"The answer reaches some rubric checkpoints.\n\nOverall Score: {score}\n\nBrief Explanation: demo.")
+    return Reply("(1) We compute step by step.\nThe answer is $C = 1$.")
+
+
+class LlmServer:
+    """An OpenAI-compatible chat-completions server in a background thread."""
+
+    def __init__(self, host="127.0.0.1", port=0, default=None, latency=0.0):
+        self.host = host
+        self.port = port
+        self.default = default if default is not None else demo_reply
+        self.latency = latency
+        self._rules = []
+        self._lock = threading.Lock()
+        self._release = threading.Event()
+        self._httpd = None
+        self._thread = None
+        self.requests = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    # --- lifecycle ---------------------------------------------------------------------
+    def start(self):
+        server = self
+
+        class Handler(_Handler):
+            owner = server
+
+        self._httpd = ThreadingHTTPServer((self.host, self.port), Handler)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="llm-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._release.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def url(self):
+        """The base URL to give the openai client (ends with /v1)."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    # --- scripting ---------------------------------------------------------------------
+    def script(self, match, *replies):
+        """Requests whose messages contain `match` (None: any request) get these replies in order."""
+        with self._lock:
+            self._rules.append(_Rule(match, replies))
+        return self
+
+    def reset(self):
+        """Forget rules, counters and the request log."""
+        with self._lock:
+            self._rules.clear()
+            self.requests.clear()
+            self.max_in_flight = self.in_flight
+
+    def release_hangs(self):
+        """Let requests that hang finish now, and later ones not hang at all."""
+        self._release.set()
+
+    # --- observations ------------------------------------------------------------------
+    @property
+    def request_count(self):
+        with self._lock:
+            return len(self.requests)
+
+    def count(self, match=None, status=None):
+        """Requests seen whose text contains `match` and (optionally) answered with `status`."""
+        with self._lock:
+            seen = list(self.requests)
+        return sum(
+            1 for r in seen if (match is None or match in r.text) and (status is None or r.status == status)
+        )
+
+    def max_requests_in_window(self, seconds):
+        """The largest number of requests that started within any window of this length."""
+        with self._lock:
+            starts = sorted(r.started for r in self.requests)
+        best, left = 0, 0
+        for right, start in enumerate(starts):
+            while start - starts[left] >= seconds:
+                left += 1
+            best = max(best, right - left + 1)
+        return best
+
+    # --- serving -----------------------------------------------------------------------
+    def _choose(self, payload):
+        text = message_text(payload)
+        with self._lock:
+            for rule in self._rules:
+                if rule.used < len(rule.replies) and (rule.match is None or rule.match in text):
+                    reply = rule.replies[rule.used]
+                    rule.used += 1
+                    return reply
+        default = self.default
+        return default(payload) if callable(default) else default
+
+    def _enter(self):
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self, record):
+        with self._lock:
+            self.in_flight -= 1
+            self.requests.append(record)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: LlmServer = None
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+    def do_GET(self):
+        if self.path.rstrip("/").endswith("/models"):
+            self._send_json(200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]})
+        else:
+            self._send_json(404, {"error": {"message": "not found"}})
+
+    def do_POST(self):
+        owner = self.owner
+        started = time.time()
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            payload = json.loads(raw or b"{}")
+        except ValueError:
+            payload = {}
+        owner._enter()
+        status = 0
+        try:
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                status = 404
+                self._send_json(404, {"error": {"message": "not found"}})
+                return
+            reply = owner._choose(payload)
+            delay = reply.latency or owner.latency
+            if delay:
+                time.sleep(delay)
+            if reply.hang is not None:
+                owner._release.wait(reply.hang)
+            status = reply.status
+            self._answer(reply, payload)
+        except (BrokenPipeError, ConnectionResetError):
+            status = status or 499
+        finally:
+            owner._leave(
+                RecordedRequest(
+                    started=started, finished=time.time(), path=self.path, payload=payload,
+                    headers=dict(self.headers), status=status,
+                )
+            )
+
+    def _answer(self, reply, payload):
+        headers = dict(reply.headers)
+        if reply.retry_after is not None:
+            headers["Retry-After"] = str(reply.retry_after)
+        if reply.body is not None:
+            self._send_raw(reply.status, reply.body, "application/json", headers)
+            return
+        if reply.status != 200:
+            kind = "rate_limit_exceeded" if reply.status == 429 else "server_error"
+            self._send_json(reply.status, {"error": {"message": f"scripted {reply.status}", "type": kind}}, headers)
+            return
+        prompt_tokens = reply.prompt_tokens
+        if prompt_tokens is None:
+            prompt_tokens = len(message_text(payload)) // 4 + 1
+        completion_tokens = reply.completion_tokens
+        if completion_tokens is None:
+            completion_tokens = len(reply.content) // 4 + 1
+        body = {
+            "id": f"chatcmpl-{time.monotonic_ns()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": payload.get("model", "test-model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.content},
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        self._send_json(200, body, headers)
+
+    def _send_json(self, status, body, headers=None):
+        self._send_raw(status, json.dumps(body).encode("utf-8"), "application/json", headers or {})
+
+    def _send_raw(self, status, data, content_type, headers):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Run the scriptable OpenAI-compatible test server.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8001, help="0 picks a free port")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each answer")
+    args = parser.parse_args()
+    server = LlmServer(host=args.host, port=args.port, latency=args.latency).start()
+    print(f"listening on {server.url}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
