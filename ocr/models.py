@@ -1,1 +1,182 @@
-"""Models of the ocr app."""
+"""Scans and OCR: batches of uploaded files, their pages, engine runs and corrected transcripts."""
+from django.conf import settings
+from django.db import models
+
+
+class ScanBatch(models.Model):
+    """One upload of scanned answers for one exam, OCR'd with the engine chosen for it."""
+
+    name = models.CharField(max_length=200)
+    exam = models.ForeignKey("annotation.Exam", on_delete=models.PROTECT, related_name="scan_batches")
+    engine = models.CharField(max_length=32, help_text="OCR engine for the pages of this batch.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        verbose_name_plural = "scan batches"
+
+    def __str__(self):
+        return self.name
+
+
+class ScanFile(models.Model):
+    """One uploaded file, accepted or refused, and what happened to it in words a person can act on."""
+
+    class Status(models.TextChoices):
+        ACCEPTED = "accepted", "Accepted"
+        REFUSED = "refused", "Refused"
+        DUPLICATE = "duplicate", "Duplicate"
+
+    batch = models.ForeignKey(ScanBatch, on_delete=models.CASCADE, related_name="files")
+    original_name = models.CharField(max_length=255)
+    declared_type = models.CharField(max_length=100, blank=True)
+    detected_format = models.CharField(max_length=16, blank=True)
+    size = models.PositiveBigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    message = models.TextField(blank=True)
+    stored = models.CharField(max_length=300, blank=True, help_text="Storage name of the original file.")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["batch", "id"]
+
+    def __str__(self):
+        return self.original_name
+
+
+class Page(models.Model):
+    """One page image, attached to a student and a question, with its renditions."""
+
+    class Status(models.TextChoices):
+        UPLOADED = "uploaded", "Uploaded"
+        PREPARED = "prepared", "Prepared"
+        FAILED = "failed", "Failed"
+
+    batch = models.ForeignKey(ScanBatch, on_delete=models.CASCADE, related_name="pages")
+    source_file = models.ForeignKey(ScanFile, on_delete=models.CASCADE, related_name="pages")
+    index_in_file = models.PositiveIntegerField(default=0)
+    student_id = models.CharField(max_length=200, blank=True)
+    question = models.ForeignKey(
+        "annotation.Question", on_delete=models.PROTECT, null=True, blank=True, related_name="scan_pages"
+    )
+    page_number = models.PositiveIntegerField(default=1)
+    assignment_note = models.CharField(max_length=500, blank=True)
+    checksum = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the oriented pixels.")
+    master = models.CharField(max_length=300, help_text="Storage name of the oriented page (PNG).")
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.UPLOADED)
+    prepare_error = models.TextField(blank=True)
+    skew_degrees = models.FloatField(null=True, blank=True)
+    web = models.CharField(max_length=300, blank=True, help_text="Deskewed page shown on screen (JPEG).")
+    web_width = models.PositiveIntegerField(null=True, blank=True)
+    web_height = models.PositiveIntegerField(null=True, blank=True)
+    processed = models.CharField(max_length=300, blank=True, help_text="Flattened, thresholded page (PNG).")
+    thumb = models.CharField(max_length=300, blank=True)
+    response = models.ForeignKey(
+        "annotation.Response", on_delete=models.SET_NULL, null=True, blank=True, related_name="scan_pages"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["batch", "student_id", "question_id", "page_number", "id"]
+        indexes = [models.Index(fields=["question", "student_id", "page_number"])]
+
+    def __str__(self):
+        return f"{self.student_id or '?'} / {self.question_id or '?'} p{self.page_number}"
+
+    @property
+    def is_assigned(self):
+        return bool(self.student_id and self.question_id)
+
+
+class OcrRun(models.Model):
+    """One engine's reading of one page: raw text, boxes with confidences, version and time taken.
+
+    `tokens` is a list of {"o": offset, "n": length, "c": confidence 0..1 or null,
+    "b": [x0, y0, x1, y1] in pixels of the page's web rendition, or null}.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="ocr_runs")
+    engine = models.CharField(max_length=32)
+    engine_version = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    raw_text = models.TextField(blank=True)
+    tokens = models.JSONField(default=list, blank=True)
+    seconds = models.FloatField(null=True, blank=True, help_text="Engine time, preprocessing excluded.")
+    error = models.TextField(blank=True)
+    cer_edits = models.PositiveIntegerField(null=True, blank=True)
+    cer_length = models.PositiveIntegerField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["page", "id"]
+
+    def __str__(self):
+        return f"{self.engine} on page {self.page_id}"
+
+    @property
+    def cer(self):
+        if self.cer_edits is None or not self.cer_length:
+            return None
+        return self.cer_edits / self.cer_length
+
+
+class Transcript(models.Model):
+    """The text of one page as people corrected it. `version` rises with every save."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        VERIFIED = "verified", "Verified"
+        CHANGED = "changed", "Changed since verified"
+
+    page = models.OneToOneField(Page, on_delete=models.CASCADE, related_name="transcript")
+    text = models.TextField(blank=True)
+    version = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT, db_index=True)
+    source_run = models.ForeignKey(OcrRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    verified_text = models.TextField(blank=True)
+    verified_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    verified_at = models.DateTimeField(null=True, blank=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    updated = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"transcript of page {self.page_id} v{self.version}"
+
+
+class TranscriptRevision(models.Model):
+    """A saved state of a transcript. Autosaves by one person in a row are merged into one."""
+
+    class Kind(models.TextChoices):
+        OCR = "ocr", "OCR output"
+        AUTOSAVE = "autosave", "Autosave"
+        SAVE = "save", "Save"
+        VERIFY = "verify", "Verified"
+
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["transcript", "-version", "-id"]
+
+    def __str__(self):
+        return f"v{self.version} of {self.transcript_id}"

@@ -1,0 +1,106 @@
+"""An OpenAI-compatible vision model: page image in, Markdown with LaTeX out.
+
+The endpoint comes from settings (OCR_VISION_BASE_URL, else OPENAI_BASE_URL) and the key from
+the environment variable that OCR_VISION_API_KEY_ENV names; neither is stored in the database.
+A chat model gives no positions, so tokens carry no boxes; when the server returns log
+probabilities, each token's probability is its confidence.
+"""
+import base64
+import math
+import os
+import re
+from urllib.parse import urlparse
+
+from .. import conf
+from ..imaging import encode_jpeg
+from .base import EngineFailed, EngineResult, EngineUnavailable, OcrEngine, Token
+
+PROMPT = (
+    "This is a scanned page of a student's handwritten answer to a Chinese high-school math exam. "
+    "Transcribe it exactly as written, mistakes included; do not solve, correct or summarise. "
+    "Keep the student's line breaks. Write every formula in LaTeX between single dollar signs, "
+    "e.g. $a_{n}=2n-1$. Reply with the transcription only, as Markdown."
+)
+_FENCE = re.compile(r"^```[a-zA-Z]*\n(.*?)\n```\s*$", re.S)
+
+
+class VisionEngine(OcrEngine):
+    name = "vision"
+    label = "Vision model (OpenAI-compatible)"
+    input_kind = "display"
+
+    def _settings(self):
+        return conf.get("OCR_VISION_BASE_URL"), conf.get("OCR_VISION_MODEL"), conf.get("OCR_VISION_API_KEY_ENV")
+
+    def availability(self):
+        base_url, model, key_env = self._settings()
+        if not base_url:
+            return "No endpoint: set OCR_VISION_BASE_URL (or OPENAI_BASE_URL) to an OpenAI-compatible /v1 URL."
+        if not model:
+            return "No model: set OCR_VISION_MODEL to the name of a vision model the endpoint serves."
+        if not os.environ.get(key_env):
+            return f"No API key: the environment variable {key_env} is empty."
+        return None
+
+    def version(self):
+        base_url, model, _ = self._settings()
+        return f"{model} at {urlparse(base_url).netloc or base_url}"
+
+    def recognise(self, image):
+        import openai
+
+        problem = self.availability()
+        if problem:
+            raise EngineUnavailable(problem)
+        base_url, model, key_env = self._settings()
+        client = openai.OpenAI(
+            base_url=base_url, api_key=os.environ[key_env], timeout=conf.get("OCR_ENGINE_TIMEOUT"), max_retries=2
+        )
+        data_url = "data:image/jpeg;base64," + base64.b64encode(encode_jpeg(image, quality=90)).decode("ascii")
+        try:
+            completion = client.chat.completions.create(
+                model=model,
+                temperature=0,
+                max_tokens=conf.get("OCR_VISION_MAX_TOKENS"),
+                logprobs=True,
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": PROMPT},
+                            {"type": "image_url", "image_url": {"url": data_url}},
+                        ],
+                    }
+                ],
+            )
+        except openai.APIError as exc:
+            raise EngineFailed(f"the vision endpoint refused the page: {exc}") from exc
+        if not completion.choices or completion.choices[0].message.content is None:
+            raise EngineFailed("the vision endpoint returned no text")
+        choice = completion.choices[0]
+        content = choice.message.content
+        text = unfence(content)
+        tokens = logprob_tokens(choice, content, text)
+        return EngineResult(text, tokens)
+
+
+def unfence(content):
+    """Drop a Markdown code fence that some models wrap their whole answer in."""
+    match = _FENCE.match(content.strip())
+    return match.group(1) if match else content.strip()
+
+
+def logprob_tokens(choice, content, text):
+    """Tokens with confidences from log probabilities, when the server sent them."""
+    items = getattr(getattr(choice, "logprobs", None), "content", None) or []
+    shift = content.find(text)
+    if not items or shift < 0:
+        return []
+    tokens, cursor = [], -shift
+    for item in items:
+        piece = item.token or ""
+        start, cursor = cursor, cursor + len(piece)
+        if start < 0 or cursor > len(text) or not piece.strip():
+            continue
+        tokens.append(Token(start, len(piece), math.exp(item.logprob) if item.logprob is not None else None))
+    return tokens

@@ -1,0 +1,69 @@
+"""The file-name convention that attaches an uploaded page to a student and a question.
+
+    <student>_<question>_<page>.<ext>      e.g. s0412_3-17_2.jpg
+    <student>_<question>.<ext>             page 1 (or, for a PDF or multi-page TIFF, pages 1, 2, ...)
+
+`<question>` is the question's location label within the batch's exam (e.g. `3-17`), or its
+number in this workbench written `q12` (or just `12` when no label reads `12`). The student id
+may itself contain underscores; the question and page are read from the right. A name that
+does not follow the convention, or names no single question, leaves the page unassigned with a
+note; assign it on the batch page.
+"""
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath, PureWindowsPath
+
+_PK = re.compile(r"^[qQ#]?(\d+)$")
+
+
+@dataclass
+class ParsedName:
+    student_id: str = ""
+    question_token: str = ""
+    page_number: int = 1
+
+
+def parse_name(name):
+    """Split a file name into student id, question token and first page number."""
+    base = PureWindowsPath(PurePosixPath(name or "").name).name
+    stem = base.rsplit(".", 1)[0] if "." in base else base
+    stem = stem.strip()
+    parts = stem.rsplit("_", 2)
+    if len(parts) == 3 and parts[2].isdigit() and parts[0] and parts[1]:
+        return ParsedName(parts[0], parts[1], max(1, int(parts[2])))
+    parts = stem.rsplit("_", 1)
+    if len(parts) == 2 and parts[0] and parts[1]:
+        return ParsedName(parts[0], parts[1], 1)
+    return ParsedName()
+
+
+class QuestionIndex:
+    """Looks up questions of one exam by location label or number (one query for the whole batch)."""
+
+    def __init__(self, exam):
+        self.exam = exam
+        self.by_label, self.by_pk = {}, {}
+        for pk, location in exam.questions.values_list("pk", "location"):
+            self.by_pk[pk] = location
+            if location:
+                self.by_label.setdefault(location.strip().lower(), []).append(pk)
+
+    def resolve(self, token):
+        """(question pk or None, note): the note says why no question was chosen."""
+        if not token:
+            return None, ""
+        labelled = self.by_label.get(token.strip().lower(), [])
+        match = _PK.match(token.strip())
+        numbered = [int(match.group(1))] if match and int(match.group(1)) in self.by_pk else []
+        if token[:1] in "qQ#" and numbered:
+            labelled = []  # q12 means question number 12, whatever the labels say
+        candidates = sorted(set(labelled) | set(numbered))
+        if len(candidates) == 1:
+            return candidates[0], ""
+        if not candidates:
+            return None, f"No question labelled or numbered “{token}” in exam “{self.exam.name}”."
+        listed = ", ".join(f"#{pk}" for pk in candidates)
+        return None, (
+            f"“{token}” names {len(candidates)} questions in exam “{self.exam.name}” ({listed}); "
+            "choose one on the batch page."
+        )

@@ -1,0 +1,86 @@
+"""Upload a folder of scans as one batch, the way the upload page does, and optionally wait for OCR."""
+import time
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Exam
+from ocr import conf, selectors, services
+from ocr.engines import ENGINES
+
+SUFFIXES = {".jpg", ".jpeg", ".png", ".tif", ".tiff", ".heic", ".heif", ".pdf"}
+
+
+class Command(BaseCommand):
+    help = (
+        "Ingest every scan in DIR (named <student>_<question>_<page>.<ext>) as one batch of an exam, "
+        "and queue OCR of each page. Files that cannot be read are reported; the others go on."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("directory")
+        parser.add_argument("--exam", required=True, help="name or id of the exam the questions belong to")
+        parser.add_argument("--engine", default=conf.get("OCR_DEFAULT_ENGINE"), choices=sorted(ENGINES))
+        parser.add_argument("--name", default="", help="batch name")
+        parser.add_argument("--user", default="", help="username recorded as the uploader")
+        parser.add_argument("--recursive", action="store_true", help="also read sub-folders")
+        parser.add_argument("--all-files", action="store_true", help="send every file, not only scan suffixes")
+        parser.add_argument("--wait", action="store_true", help="wait until OCR of the batch has finished")
+
+    def handle(self, *args, **options):
+        directory = Path(options["directory"])
+        if not directory.is_dir():
+            raise CommandError(f"{directory} is not a directory.")
+        exam = self._exam(options["exam"])
+        user = self._user(options["user"])
+        pattern = "**/*" if options["recursive"] else "*"
+        paths = sorted(
+            p for p in directory.glob(pattern)
+            if p.is_file() and (options["all_files"] or p.suffix.lower() in SUFFIXES)
+        )
+        if not paths:
+            raise CommandError(f"No scan files in {directory}.")
+        batch = services.create_batch(exam=exam, engine=options["engine"], user=user, name=options["name"])
+        uploads = [self._upload(path) for path in paths]
+        try:
+            results = services.ingest_uploads(batch, uploads)
+        except services.BatchError as exc:
+            batch.delete()
+            raise CommandError(str(exc)) from exc
+        for scan_file in results:
+            style = self.style.SUCCESS if scan_file.status == "accepted" else self.style.WARNING
+            self.stdout.write(style(f"{scan_file.status:9} {scan_file.original_name}: {scan_file.message}"))
+        pages = sum(getattr(f, "n_new_pages", 0) for f in results)
+        self.stdout.write(f"Batch #{batch.pk} “{batch.name}”: {pages} new page(s) queued for {batch.engine}.")
+        if options["wait"]:
+            self._wait(batch)
+
+    def _upload(self, path):
+        limit = conf.get("OCR_MAX_UPLOAD_BYTES")
+        size = path.stat().st_size
+        return services.Upload(name=path.name, data=path.read_bytes() if size <= limit else None, size=size)
+
+    def _exam(self, value):
+        exam = Exam.objects.filter(name=value).first()
+        if exam is None and value.isdigit():
+            exam = Exam.objects.filter(pk=int(value)).first()
+        if exam is None:
+            raise CommandError(f"No exam named or numbered {value!r}.")
+        return exam
+
+    def _user(self, username):
+        if not username:
+            return None
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise CommandError(f"No user {username!r}.")
+        return user
+
+    def _wait(self, batch):
+        while True:
+            progress = selectors.batch_progress(batch)
+            self.stdout.write(f"OCR {progress['finished']}/{progress['total']} ({progress['failed']} failed)")
+            if progress["complete"]:
+                return
+            time.sleep(2)

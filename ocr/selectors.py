@@ -1,0 +1,141 @@
+"""Read-side queries of the ocr app."""
+import difflib
+
+from django.db.models import Avg, Count, Max, Prefetch, Q, Sum
+
+from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript
+
+
+def batch_list():
+    return ScanBatch.objects.select_related("exam", "created_by").annotate(
+        n_pages=Count("pages", distinct=True),
+        n_refused=Count("files", filter=~Q(files__status=ScanFile.Status.ACCEPTED), distinct=True),
+        n_verified=Count("pages", filter=Q(pages__transcript__status=Transcript.Status.VERIFIED), distinct=True),
+    )
+
+
+def batch_progress(batch):
+    """Counts of the batch's OCR runs by status, and the share finished (done or failed)."""
+    counts = OcrRun.objects.filter(page__batch=batch).aggregate(
+        total=Count("pk"),
+        queued=Count("pk", filter=Q(status=OcrRun.Status.QUEUED)),
+        running=Count("pk", filter=Q(status=OcrRun.Status.RUNNING)),
+        done=Count("pk", filter=Q(status=OcrRun.Status.DONE)),
+        failed=Count("pk", filter=Q(status=OcrRun.Status.FAILED)),
+    )
+    finished = counts["done"] + counts["failed"]
+    counts["finished"] = finished
+    counts["percent"] = round(100 * finished / counts["total"]) if counts["total"] else 100
+    counts["complete"] = finished == counts["total"]
+    return counts
+
+
+def batch_pages(batch):
+    """Pages of a batch with what the batch page shows, in a fixed number of queries."""
+    return (
+        batch.pages.select_related("question", "transcript", "source_file")
+        .prefetch_related(Prefetch("ocr_runs", queryset=OcrRun.objects.only(
+            "id", "page_id", "engine", "status", "seconds", "error", "cer_edits", "cer_length"
+        )))
+        .order_by("student_id", "question_id", "page_number", "id")
+    )
+
+
+def batch_files(batch):
+    return batch.files.order_by("id")
+
+
+def page_order(batch):
+    """Page ids of a batch in the order the correction screen steps through them."""
+    return list(batch.pages.order_by("student_id", "question_id", "page_number", "id").values_list("pk", flat=True))
+
+
+def neighbours(page):
+    order = page_order(page.batch)
+    position = order.index(page.pk)
+    previous = order[position - 1] if position > 0 else None
+    following = order[position + 1] if position + 1 < len(order) else None
+    return previous, following, position + 1, len(order)
+
+
+def page_detail(pk):
+    return Page.objects.select_related("batch__exam", "question", "response", "source_file").get(pk=pk)
+
+
+def transcript_of(page):
+    return Transcript.objects.select_related("updated_by", "verified_by").filter(page=page).first()
+
+
+def runs_of(page):
+    return list(page.ocr_runs.order_by("id"))
+
+
+def display_run(page, transcript):
+    """The run whose boxes the correction screen shows: the one that seeded the transcript, else the latest done."""
+    runs = [run for run in runs_of(page) if run.status == OcrRun.Status.DONE]
+    if transcript is not None and transcript.source_run_id:
+        for run in runs:
+            if run.pk == transcript.source_run_id:
+                return run
+    return runs[-1] if runs else None
+
+
+def revisions_with_diffs(transcript):
+    """Revisions newest first, each with the character diff from the one before it."""
+    revisions = list(transcript.revisions.select_related("author").order_by("version", "id"))
+    previous_text, rows = "", []
+    for revision in revisions:
+        rows.append({"revision": revision, "diff": diff_segments(previous_text, revision.text)})
+        previous_text = revision.text
+    return list(reversed(rows))
+
+
+def diff_segments(old, new):
+    """[(op, text)] with op one of equal / delete / insert, at character level (difflib)."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    segments = []
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal":
+            segments.append(("equal", old[a0:a1]))
+            continue
+        if a1 > a0:
+            segments.append(("delete", old[a0:a1]))
+        if b1 > b0:
+            segments.append(("insert", new[b0:b1]))
+    return segments
+
+
+def quality_rows():
+    """CER per batch and engine over verified pages: total edits / total reference characters."""
+    rows = (
+        OcrRun.objects.filter(cer_edits__isnull=False)
+        .values("page__batch", "page__batch__name", "engine")
+        .annotate(pages=Count("pk"), edits=Sum("cer_edits"), length=Sum("cer_length"),
+                  seconds=Avg("seconds"), worst=Max("cer_edits"))
+        .order_by("-page__batch", "engine")
+    )
+    return [_with_cer(row) for row in rows]
+
+
+def quality_by_engine():
+    rows = (
+        OcrRun.objects.filter(cer_edits__isnull=False)
+        .values("engine")
+        .annotate(pages=Count("pk"), edits=Sum("cer_edits"), length=Sum("cer_length"), seconds=Avg("seconds"))
+        .order_by("engine")
+    )
+    return [_with_cer(row) for row in rows]
+
+
+def _with_cer(row):
+    row["cer"] = row["edits"] / row["length"] if row["length"] else None
+    return row
+
+
+def page_cer_rows(batch):
+    """Per verified page of a batch: each engine's CER (for the quality page's detail table)."""
+    return (
+        OcrRun.objects.filter(page__batch=batch, cer_edits__isnull=False)
+        .select_related("page")
+        .order_by("page__student_id", "page__page_number", "page_id", "engine")
+    )

@@ -1,0 +1,452 @@
+"""Writes of the ocr app: ingesting uploads, running engines, saving and verifying transcripts."""
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Question
+from annotation.transcripts import TranscriptConflict, record_transcript
+
+from . import conf, imaging
+from .engines import EngineFailed, EngineUnavailable, get_engine
+from .filenames import QuestionIndex, parse_name
+from .metrics import char_errors
+from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript, TranscriptRevision
+
+logger = logging.getLogger(__name__)
+
+AUTOSAVE_MERGE_SECONDS = 600
+
+
+class BatchError(Exception):
+    """A batch cannot be made as asked (unknown engine, too many files)."""
+
+
+class TranscriptError(Exception):
+    """A transcript action that cannot be done as asked; the message says what to do."""
+
+
+class StaleTranscript(TranscriptError):
+    """The transcript changed since the version the editor started from."""
+
+    def __init__(self, transcript, base_version):
+        self.transcript = transcript
+        who = transcript.updated_by.username if transcript.updated_by else "OCR"
+        when = timezone.localtime(transcript.updated).strftime("%H:%M:%S")
+        super().__init__(
+            f"Not saved: {who} saved version {transcript.version} at {when}, after the version {base_version} "
+            "you started from. Your text is still in the editor: copy it, reload the page to see theirs, "
+            "and merge."
+        )
+
+
+# --- batches and uploads ---------------------------------------------------------------------
+
+@dataclass
+class Upload:
+    """One file of a batch as received: its name, bytes and the MIME type the client declared."""
+
+    name: str
+    data: bytes | None
+    declared_type: str = ""
+    size: int | None = None
+
+    def __post_init__(self):
+        if self.size is None:
+            self.size = len(self.data or b"")
+
+
+def uploads_from(files):
+    """Django uploaded files as Uploads; a file over the size limit is passed on unread."""
+    limit = conf.get("OCR_MAX_UPLOAD_BYTES")
+    return [
+        Upload(
+            name=f.name,
+            data=f.read() if f.size <= limit else None,
+            declared_type=getattr(f, "content_type", "") or "",
+            size=f.size,
+        )
+        for f in files
+    ]
+
+
+def create_batch(*, exam, engine, user=None, name=""):
+    get_engine(engine)  # KeyError for an unknown engine
+    name = name.strip() or f"{exam.name} scans {timezone.localtime():%Y-%m-%d %H:%M}"
+    return ScanBatch.objects.create(name=name[:200], exam=exam, engine=engine, created_by=user)
+
+
+def ingest_uploads(batch, uploads):
+    """Read each upload into pages; a refused file is recorded with its reason and the rest go on.
+
+    Returns the ScanFile rows in upload order. OCR of the new pages is queued after commit.
+    """
+    uploads = list(uploads)
+    limit = conf.get("OCR_MAX_FILES_PER_BATCH")
+    if len(uploads) > limit:
+        raise BatchError(f"{len(uploads)} files in one batch; the limit is {limit}. Upload them in parts.")
+    index = QuestionIndex(batch.exam)
+    results = []
+    for upload in uploads:
+        try:
+            results.append(ingest_upload(batch, upload, index))
+        except Exception as exc:  # noqa: BLE001 - one bad file must never stop the batch
+            logger.exception("Unexpected failure ingesting %s", upload.name)
+            results.append(
+                _record_file(
+                    batch, upload, ScanFile.Status.REFUSED,
+                    f"Refused: an unexpected error occurred while reading it ({type(exc).__name__}). "
+                    "Nothing else was affected.",
+                )
+            )
+    return results
+
+
+def ingest_upload(batch, upload, index):
+    """Turn one upload into pages (or a refusal) and queue their OCR."""
+    try:
+        if upload.data is None or upload.size > conf.get("OCR_MAX_UPLOAD_BYTES"):
+            imaging.refuse_size(upload.size)
+        read = imaging.read_upload(upload.data)
+    except imaging.UploadRefused as exc:
+        return _record_file(batch, upload, ScanFile.Status.REFUSED, f"Refused: {exc}")
+    parsed = parse_name(upload.name)
+    question_pk, note = index.resolve(parsed.question_token)
+    if not parsed.student_id:
+        note = "The name does not follow <student>_<question>_<page>; assign the page on the batch page."
+    written = []
+    try:
+        with transaction.atomic():
+            scan_file = _record_file(batch, upload, ScanFile.Status.ACCEPTED, "", kind=read.kind)
+            messages, new_pages = list(read.notes), []
+            for offset, decoded in enumerate(read.pages):
+                label = f"page {offset + 1}" if len(read.pages) > 1 else "the page"
+                duplicate = Page.objects.filter(checksum=decoded.checksum).select_related("batch").first()
+                if duplicate is not None:
+                    messages.append(
+                        f"Skipped {label}: the same image is already stored as page #{duplicate.pk} "
+                        f"of batch “{duplicate.batch.name}”."
+                    )
+                    continue
+                page = _create_page(batch, scan_file, decoded, offset, parsed, question_pk, note, written)
+                new_pages.append(page)
+                if decoded.note:
+                    messages.append(f"{label.capitalize()}: {decoded.note}")
+            if new_pages:
+                scan_file.stored = _write(f"ocr/originals/{batch.pk}/{scan_file.pk}", upload.data, written)
+                if note:
+                    messages.append(note)
+            else:
+                scan_file.status = ScanFile.Status.DUPLICATE
+            scan_file.message = " ".join(messages) or f"Accepted: {len(new_pages)} page(s)."
+            scan_file.save(update_fields=["stored", "status", "message"])
+            scan_file.n_new_pages = len(new_pages)
+            queue_ocr(new_pages, batch.engine)
+    except IntegrityError:
+        # Another upload stored the same page between our check and our insert.
+        _delete_files(written)
+        return _record_file(
+            batch, upload, ScanFile.Status.DUPLICATE, "Skipped: the same page was stored by another upload just now."
+        )
+    except Exception:
+        _delete_files(written)
+        raise
+    return scan_file
+
+
+def _record_file(batch, upload, status, message, kind=""):
+    scan_file = ScanFile.objects.create(
+        batch=batch,
+        original_name=(upload.name or "unnamed")[:255],
+        declared_type=(upload.declared_type or "")[:100],
+        detected_format=kind or imaging.sniff(upload.data or b"")[:16],
+        size=upload.size,
+        sha256=hashlib.sha256(upload.data).hexdigest() if upload.data is not None else "",
+        status=status,
+        message=message,
+    )
+    scan_file.n_new_pages = 0
+    return scan_file
+
+
+def _create_page(batch, scan_file, decoded, offset, parsed, question_pk, note, written):
+    page = Page(
+        batch=batch,
+        source_file=scan_file,
+        index_in_file=offset,
+        student_id=parsed.student_id[:200],
+        question_id=question_pk,
+        page_number=parsed.page_number + offset,
+        assignment_note=note[:500],
+        checksum=decoded.checksum,
+        width=decoded.image.width,
+        height=decoded.image.height,
+    )
+    page.master = ""
+    page.save()
+    page.master = _write(f"ocr/pages/{page.pk}/master.png", imaging.encode_png(decoded.image), written)
+    page.save(update_fields=["master"])
+    return page
+
+
+def _write(name, data, written):
+    """Write bytes under an exact storage name (replacing what was there) and remember it."""
+    if default_storage.exists(name):
+        default_storage.delete(name)
+    stored = default_storage.save(name, ContentFile(data))
+    written.append(stored)
+    return stored
+
+
+def _delete_files(names):
+    for name in names:
+        try:
+            default_storage.delete(name)
+        except OSError:  # pragma: no cover - best effort clean-up of our own files
+            logger.warning("Could not delete %s", name)
+
+
+def assign_pages(batch, rows):
+    """Attach pages of a batch to students, questions and page numbers.
+
+    `rows` are dicts with page, student_id, question (pk or None) and page_number. A page whose
+    student or question changes is detached from the response it had fed.
+    """
+    allowed = set(batch.exam.questions.values_list("pk", flat=True))
+    pages = {page.pk: page for page in batch.pages.filter(pk__in=[row["page"] for row in rows])}
+    changed = []
+    for row in rows:
+        page = pages.get(row["page"])
+        if page is None:
+            continue
+        question = row.get("question")
+        if question is not None and question not in allowed:
+            raise BatchError(f"Question #{question} is not in exam “{batch.exam.name}”.")
+        student = (row.get("student_id") or "").strip()[:200]
+        number = max(1, int(row.get("page_number") or 1))
+        if (page.student_id, page.question_id, page.page_number) == (student, question, number):
+            continue
+        if (page.student_id, page.question_id) != (student, question):
+            page.response = None
+        page.student_id, page.question_id, page.page_number = student, question, number
+        page.assignment_note = ""
+        changed.append(page)
+    Page.objects.bulk_update(changed, ["student_id", "question", "page_number", "assignment_note", "response"])
+    return changed
+
+
+# --- OCR --------------------------------------------------------------------------------------
+
+def queue_ocr(pages, engine_name):
+    """Create a queued run per page and send one Celery task per page once the data is committed."""
+    from .tasks import run_ocr
+
+    runs = OcrRun.objects.bulk_create(OcrRun(page=page, engine=engine_name) for page in pages)
+    run_ids = [run.pk for run in runs]
+    transaction.on_commit(lambda: [run_ocr.delay(run_id) for run_id in run_ids])
+    return runs
+
+
+def queue_engine_on_batch(batch, engine_name):
+    """Run another engine on every page of a batch (to compare engines on the quality page)."""
+    get_engine(engine_name)
+    pages = list(batch.pages.exclude(ocr_runs__engine=engine_name))
+    return queue_ocr(pages, engine_name)
+
+
+def retry_failed_runs(batch):
+    runs = list(OcrRun.objects.filter(page__batch=batch, status=OcrRun.Status.FAILED))
+    OcrRun.objects.filter(pk__in=[run.pk for run in runs]).update(status=OcrRun.Status.QUEUED, error="")
+    ids = [run.pk for run in runs]
+    from .tasks import run_ocr
+
+    transaction.on_commit(lambda: [run_ocr.delay(run_id) for run_id in ids])
+    return len(ids)
+
+
+def perform_ocr_run(run_id):
+    """Prepare the page (once), run the engine on it, store text and boxes, seed the transcript."""
+    claimed = OcrRun.objects.filter(pk=run_id, status=OcrRun.Status.QUEUED).update(status=OcrRun.Status.RUNNING)
+    if not claimed:
+        return None  # already taken by another worker, or finished
+    run = OcrRun.objects.select_related("page__batch").get(pk=run_id)
+    try:
+        engine = get_engine(run.engine)
+        page = run.page
+        prepared = prepare_stored_page(page)
+        image, factor = engine_input(engine, prepared)
+        started = time.perf_counter()
+        result = engine.recognise(image)
+        seconds = time.perf_counter() - started
+        run.engine_version = engine.version()[:200]
+    except (EngineUnavailable, EngineFailed, imaging.UploadRefused) as exc:
+        return _fail(run, str(exc))
+    except Exception as exc:  # noqa: BLE001 - recorded on the run, then re-raised for the worker log
+        _fail(run, f"Unexpected error: {type(exc).__name__}: {exc}")
+        raise
+    run.raw_text = result.text
+    run.tokens = [token.scaled(factor) for token in result.tokens]
+    run.seconds = round(seconds, 3)
+    run.status = OcrRun.Status.DONE
+    run.finished = timezone.now()
+    run.save()
+    seed_transcript(run)
+    return run
+
+
+def _fail(run, message):
+    run.status = OcrRun.Status.FAILED
+    run.error = message[:2000]
+    run.finished = timezone.now()
+    run.save(update_fields=["status", "error", "finished"])
+    return run
+
+
+def engine_input(engine, prepared):
+    """The prepared image an engine reads, and the factor from its pixels to screen pixels."""
+    if engine.input_kind == "binary":
+        return prepared.binary, prepared.work_to_display
+    if engine.input_kind == "display":
+        return prepared.display, 1.0
+    return prepared.gray, prepared.work_to_display
+
+
+def prepare_stored_page(page):
+    """Prepare a stored page for OCR; the first time, also store its screen renditions."""
+    with default_storage.open(page.master, "rb") as handle:
+        master = imaging.open_stored_png(handle.read())
+    prepared = imaging.prepare_page(master)
+    if page.status != Page.Status.PREPARED:
+        written = []
+        page.web = _write(f"ocr/pages/{page.pk}/web.jpg", imaging.encode_jpeg(prepared.display), written)
+        page.thumb = _write(f"ocr/pages/{page.pk}/thumb.jpg", imaging.encode_jpeg(prepared.thumb, 80), written)
+        page.processed = _write(
+            f"ocr/pages/{page.pk}/processed.png", imaging.encode_png(prepared.binary.convert("1"), 6), written
+        )
+        page.web_width, page.web_height = prepared.display.size
+        page.skew_degrees = prepared.skew_degrees
+        page.status = Page.Status.PREPARED
+        page.save(update_fields=["web", "thumb", "processed", "web_width", "web_height", "skew_degrees", "status"])
+    return prepared
+
+
+def seed_transcript(run):
+    """Give a page its first transcript from the batch engine's output; never over people's edits."""
+    page = run.page
+    if run.engine != page.batch.engine:
+        return None
+    transcript, _ = Transcript.objects.get_or_create(page=page)
+    seeded = Transcript.objects.filter(pk=transcript.pk, version=0).update(
+        text=run.raw_text, version=1, source_run=run, updated=timezone.now()
+    )
+    if seeded:
+        TranscriptRevision.objects.create(transcript=transcript, version=1, text=run.raw_text, kind="ocr")
+    return transcript
+
+
+# --- transcripts --------------------------------------------------------------------------------
+
+def save_transcript(page, *, text, base_version, user, kind=TranscriptRevision.Kind.SAVE):
+    """Store a new text if the transcript is still at `base_version`; else raise StaleTranscript."""
+    text = text.replace("\r\n", "\n")
+    with transaction.atomic():
+        transcript, _ = Transcript.objects.get_or_create(page=page)
+        if transcript.version != base_version:
+            raise StaleTranscript(transcript, base_version)
+        if kind == TranscriptRevision.Kind.AUTOSAVE and text == transcript.text:
+            return transcript
+        status = transcript.status
+        if status != Transcript.Status.DRAFT:
+            status = Transcript.Status.VERIFIED if text == transcript.verified_text else Transcript.Status.CHANGED
+        now = timezone.now()
+        updated = Transcript.objects.filter(pk=transcript.pk, version=base_version).update(
+            text=text, version=base_version + 1, status=status, updated_by=user, updated=now
+        )
+        if not updated:
+            transcript.refresh_from_db()
+            raise StaleTranscript(transcript, base_version)
+        transcript.refresh_from_db()
+        _record_revision(transcript, text, kind, user, now)
+    return transcript
+
+
+def _record_revision(transcript, text, kind, user, now):
+    latest = transcript.revisions.order_by("-version", "-id").first()
+    merge = (
+        kind == TranscriptRevision.Kind.AUTOSAVE
+        and latest is not None
+        and latest.kind == TranscriptRevision.Kind.AUTOSAVE
+        and latest.author_id == getattr(user, "pk", None)
+        and (now - latest.created).total_seconds() < AUTOSAVE_MERGE_SECONDS
+    )
+    if merge:
+        latest.text, latest.version = text, transcript.version
+        latest.save(update_fields=["text", "version", "updated"])
+        return latest
+    return TranscriptRevision.objects.create(
+        transcript=transcript, version=transcript.version, text=text, kind=kind, author=user
+    )
+
+
+def verify_transcript(page, *, text, base_version, user):
+    """Save the text as verified and write the response it belongs to (history kept)."""
+    if not page.is_assigned:
+        raise TranscriptError("Assign a student and a question to this page before verifying it.")
+    with transaction.atomic():
+        transcript = save_transcript(
+            page, text=text, base_version=base_version, user=user, kind=TranscriptRevision.Kind.VERIFY
+        )
+        transcript.status = Transcript.Status.VERIFIED
+        transcript.verified_text = transcript.text
+        transcript.verified_by = user
+        transcript.verified_at = timezone.now()
+        transcript.save(update_fields=["status", "verified_text", "verified_by", "verified_at"])
+        score_runs(page, transcript.text)
+        try:
+            response = write_response(page, user)
+        except TranscriptConflict as exc:
+            raise TranscriptError(str(exc)) from exc
+    return transcript, response
+
+
+def score_runs(page, reference):
+    """Store each finished run's character errors against the verified text (for the quality page)."""
+    runs = list(page.ocr_runs.filter(status=OcrRun.Status.DONE))
+    for run in runs:
+        run.cer_edits, run.cer_length = char_errors(run.raw_text, reference)
+    OcrRun.objects.bulk_update(runs, ["cer_edits", "cer_length"])
+
+
+def write_response(page, user):
+    """Create or update the response of the page's student and question from all of its pages."""
+    group = list(
+        Page.objects.filter(question_id=page.question_id, student_id=page.student_id)
+        .select_related("transcript")
+        .order_by("page_number", "id")
+    )
+    texts, complete, response_id = [], True, None
+    for member in group:
+        transcript = getattr(member, "transcript", None)
+        verified = transcript is not None and transcript.status == Transcript.Status.VERIFIED
+        complete = complete and verified
+        if transcript is not None and (transcript.verified_text or transcript.text):
+            texts.append(transcript.verified_text if verified else transcript.text)
+        response_id = response_id or member.response_id
+    question = Question.objects.get(pk=page.question_id)
+    existing = question.responses.filter(pk=response_id).first() if response_id else None
+    response = record_transcript(
+        question=question,
+        student_id=page.student_id,
+        text="\n\n".join(text.strip() for text in texts),
+        response=existing,
+        user=user,
+        complete=complete,
+        reason=f"Verified scan page #{page.pk}",
+    )
+    Page.objects.filter(pk__in=[member.pk for member in group]).update(response=response)
+    return response

@@ -1,0 +1,34 @@
+/* Batch page: poll the OCR progress of the batch and reload once every page is done. */
+(function () {
+  "use strict";
+  var panel = document.getElementById("batch-progress");
+  if (!panel) return;
+  var bar = panel.querySelector(".progress > span");
+  var meter = panel.querySelector(".progress");
+  var text = document.getElementById("progress-text");
+  var url = panel.getAttribute("data-url");
+  var startedIncomplete = meter.getAttribute("aria-valuenow") !== "100";
+
+  function show(p) {
+    bar.style.width = p.percent + "%";
+    meter.setAttribute("aria-valuenow", String(p.percent));
+    text.textContent = "OCR " + p.finished + " / " + p.total + " pages" +
+      (p.running ? " · " + p.running + " running" : "") + (p.failed ? " · " + p.failed + " failed" : "");
+  }
+
+  function poll() {
+    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+      .then(function (p) {
+        show(p);
+        if (p.complete) {
+          if (startedIncomplete) window.location.reload();
+          return;
+        }
+        window.setTimeout(poll, 1500);
+      })
+      .catch(function () { window.setTimeout(poll, 5000); });
+  }
+
+  if (startedIncomplete) window.setTimeout(poll, 800);
+})();

@@ -1,0 +1,17 @@
+/* OCR quality page: a bar chart of CER (%) by engine, drawn with the vendored Chart.js. */
+(function () {
+  "use strict";
+  var canvas = document.getElementById("cer-chart");
+  if (!canvas || typeof window.Chart !== "function") return;
+  var data = JSON.parse(document.getElementById("cer-data").textContent);
+  new window.Chart(canvas, {
+    type: "bar",
+    data: { labels: data.labels, datasets: [{ label: "CER (%)", data: data.cer, backgroundColor: "#2f5fd0" }] },
+    options: {
+      animation: false,
+      maintainAspectRatio: false,
+      scales: { y: { beginAtZero: true, title: { display: true, text: "character error rate, %" } } },
+      plugins: { legend: { display: false } }
+    }
+  });
+})();
