@@ -1,0 +1,178 @@
+"""Concurrency and rate limits per endpoint, across threads and processes, on both stores."""
+import multiprocessing
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+from grading import ratelimit
+from grading.judges import client as llm
+from tests.llm_server import Reply
+
+from .helpers import API_KEY_ENV, make_config, make_endpoint, run_now, score_by_answer
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def redis_url():
+    """REDIS_URL when given (CI), else a private redis-server for this session."""
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    exe = shutil.which("redis-server")
+    if exe is None:
+        if os.environ.get("REALMATH_REQUIRE_SERVICES"):
+            pytest.fail("redis-server is required (REALMATH_REQUIRE_SERVICES=1) but not installed")
+        pytest.skip("neither REDIS_URL nor redis-server is available")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    import redis
+
+    client = redis.Redis(port=port)
+    for _ in range(100):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}/0"
+    proc.terminate()
+    proc.wait(5)
+
+
+@pytest.fixture(params=["file", "redis"])
+def store(request, tmp_path, settings):
+    if request.param == "file":
+        return ratelimit.FileStore(tmp_path / "rl")
+    url = request.getfixturevalue("redis_url")
+    return ratelimit.RedisStore.for_url(url, f"realmath-test:{os.getpid()}:{time.monotonic_ns()}:")
+
+
+def limits(**fields):
+    values = {"key": f"ep:{time.monotonic_ns()}", "lease_seconds": 30.0}
+    values.update(fields)
+    return ratelimit.Limits(**values)
+
+
+def test_concurrency_slots_and_lease_expiry(store):
+    lim = limits(max_concurrency=2, lease_seconds=0.3)
+    assert store.try_acquire(lim, "a", 0)[0]
+    assert store.try_acquire(lim, "b", 0)[0]
+    assert not store.try_acquire(lim, "c", 0)[0]
+    store.release(lim, "a")
+    assert store.try_acquire(lim, "c", 0)[0]
+    # "b" and "c" belong to a worker that was killed: their leases run out.
+    time.sleep(0.35)
+    assert store.try_acquire(lim, "d", 0)[0] and store.try_acquire(lim, "e", 0)[0]
+
+
+def test_requests_per_window(store):
+    lim = limits(requests_per_minute=3, window=0.4)
+    assert all(store.try_acquire(lim, f"h{i}", 0)[0] for i in range(3))
+    ok, wait = store.try_acquire(lim, "h3", 0)
+    assert not ok and 0 < wait <= 0.4
+    time.sleep(wait + 0.02)
+    assert store.try_acquire(lim, "h3", 0)[0]
+
+
+def test_tokens_per_window_with_correction(store):
+    lim = limits(tokens_per_minute=100, window=0.4)
+    assert store.try_acquire(lim, "a", 60)[0]
+    assert not store.try_acquire(lim, "b", 60)[0]
+    store.release(lim, "a", actual_tokens=20)  # the call used fewer tokens than estimated
+    assert store.try_acquire(lim, "b", 60)[0]
+    ok, wait = store.try_acquire(lim, "c", 60)
+    assert not ok and wait > 0
+    time.sleep(0.42)
+    assert store.try_acquire(lim, "c", 60)[0]
+
+
+def test_cooldown_pauses_everyone(store):
+    lim = limits(max_concurrency=5)
+    store.cooldown(lim, 0.3)
+    ok, wait = store.try_acquire(lim, "a", 0)
+    assert not ok and 0.2 < wait <= 0.3
+    limiter = ratelimit.Limiter(lim, store)
+    started = time.monotonic()
+    limiter.release(limiter.acquire())
+    assert time.monotonic() - started >= 0.2
+
+
+def _calls_in_a_process(spec, n, barrier):
+    barrier.wait()
+    call = llm.CallSpec(model="m", max_tokens=16)
+    for i in range(n):
+        llm.complete(spec, call, [{"role": "user", "content": f"process {os.getpid()} call {i}"}])
+
+
+@pytest.mark.parametrize("backend", ["file", "redis"])
+def test_concurrency_limit_holds_across_processes(backend, llm_server, settings, monkeypatch, request):
+    if backend == "redis":
+        settings.REDIS_URL = request.getfixturevalue("redis_url")
+    else:
+        settings.REDIS_URL = ""
+    llm_server.default = Reply("Overall Score: 1", latency=0.08)
+    spec = llm.EndpointSpec(
+        key=f"endpoint:procs:{time.monotonic_ns()}", base_url=llm_server.url, api_key_env=API_KEY_ENV,
+        timeout=5, max_attempts=2, max_concurrency=2,
+    )
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(3)
+    procs = [ctx.Process(target=_calls_in_a_process, args=(spec, 5, barrier)) for _ in range(3)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(30)
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    assert llm_server.request_count == 15
+    assert llm_server.max_in_flight == 2
+
+
+@pytest.mark.django_db
+def test_run_respects_endpoint_concurrency(llm_server, rubric_question, django_capture_on_commit_callbacks):
+    from tests.factories import make_responses
+
+    make_responses(rubric_question, 12)
+    llm_server.default = score_by_answer({})
+    llm_server.latency = 0.1
+    endpoint = make_endpoint(llm_server, max_concurrency=3)
+    run_now(django_capture_on_commit_callbacks, make_config(endpoint), chunk_size=12)
+    assert llm_server.request_count == 12
+    assert llm_server.max_in_flight == 3
+
+
+@pytest.mark.django_db
+def test_run_respects_requests_per_window(llm_server, rubric_question, settings, django_capture_on_commit_callbacks):
+    from tests.factories import make_responses
+
+    settings.JUDGE_RATELIMIT_WINDOW_SECONDS = 0.5
+    make_responses(rubric_question, 7)
+    llm_server.default = score_by_answer({})
+    endpoint = make_endpoint(llm_server, max_concurrency=8, requests_per_minute=3)
+    started = time.monotonic()
+    run_now(django_capture_on_commit_callbacks, make_config(endpoint))
+    assert time.monotonic() - started >= 1.0  # 7 requests at 3 per half second
+    assert llm_server.request_count == 7
+    assert llm_server.max_requests_in_window(0.45) <= 3
+
+
+def test_backoff_honours_retry_after():
+    assert llm.backoff_delay(1, retry_after=2.0, base=0.01, cap=0.05) >= 2.0
+    delays = [llm.backoff_delay(a, base=1.0, cap=8.0) for a in (1, 2, 3, 4, 5, 6)]
+    assert 0.5 <= delays[0] <= 1.0 and 4.0 <= delays[4] <= 8.0 and delays[5] <= 8.0
+    assert llm.parse_retry_after({"retry-after": "3"}) == 3.0
+    assert llm.parse_retry_after({"retry-after-ms": "250"}) == 0.25
+    assert llm.parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert llm.parse_retry_after({"retry-after": "soon"}) is None
