@@ -170,6 +170,8 @@ def evaluation_gap(human_pred, human_gold, synthetic_pred, synthetic_gold, *, n_
         return EvaluationGap(None, (None, None), failure_rate(hp, hg, 2), failure_rate(sp, sg, 2), (None, None))
     synthetic_mse = mse(sp, sg)
     ratio = mse(hp, hg) / synthetic_mse if synthetic_mse else None
+    if not n_resamples:
+        return EvaluationGap(ratio, (None, None), failure_rate(hp, hg, 2), failure_rate(sp, sg, 2), (None, None))
     rng = np.random.default_rng(seed)
     (h_values, h_counts), (s_values, s_counts) = _distinct_deltas(hp - hg), _distinct_deltas(sp - sg)
     h_draws, h_n = _draw_counts(rng, h_counts, n_resamples)
