@@ -1,0 +1,815 @@
+"""Comparison of two classified answers, by kind.
+
+Every function returns an :class:`Outcome`: ``True`` only with a reason that holds (an exact
+or symbolic identity, agreement to many digits, agreement at many random points), ``False``
+only with a witness (two different exact values, a point where they differ), and ``None``
+whenever neither could be established in the time available.
+"""
+import random
+from dataclasses import dataclass
+from itertools import permutations
+
+import mpmath
+import sympy as sp
+from sympy.solvers.inequalities import solve_univariate_inequality
+
+from . import parser as p
+from .answers import Answer, ClassifyError, _free_symbols
+from .budget import attempt, remaining
+from .numeric import close, format_value, is_real, rounding_matches, to_mpc
+
+HIGH_PRECISION = 60  # digits for constant comparisons
+AGREEMENT = mpmath.mpf(10) ** -45  # relative difference below which two constants agree
+POINT_TOLERANCE = mpmath.mpf(10) ** -10
+SEED = 20250607
+IDENTICAL = "identical"
+
+# IneqMath's fixed relation options.
+INEQMATH_OPTIONS = {"A": "<=", "B": ">=", "C": "=", "D": "<", "E": ">"}
+SYMBOL_TEXT = {"<=": "\u2264", ">=": "\u2265", "=": "=", "<": "<", ">": ">", "!=": "\u2260"}
+NUMERIC_KINDS = ("number", "expression")
+SET_KINDS = ("set", "inequality", "compound", "membership")
+
+
+@dataclass
+class Outcome:
+    equivalent: object  # True, False or None
+    method: str
+    explanation: str
+
+    def __bool__(self):  # pragma: no cover - guard against `if outcome:` mistakes
+        raise TypeError("use outcome.equivalent")
+
+
+def yes(method, explanation):
+    return Outcome(True, method, explanation)
+
+
+def no(method, explanation):
+    return Outcome(False, method, explanation)
+
+
+def unknown(method, explanation):
+    return Outcome(None, method, explanation)
+
+
+class Comparator:
+    """Compare a predicted answer with a gold answer under a mode and an absolute deadline."""
+
+    def __init__(self, mode, deadline):
+        self.mode = mode
+        self.deadline = deadline
+
+    def budget(self, share=0.5, cap=1.0):
+        return max(min(remaining(self.deadline) * share, cap), 0.01)
+
+    # --- dispatch -----------------------------------------------------------------------------
+    def compare(self, a, b):
+        if a.kind == "text" or b.kind == "text":
+            return self.texts(a, b)
+        if a.kind in ("choice", "relation_symbol") or b.kind in ("choice", "relation_symbol"):
+            return self.relation_choices(a, b)
+        if a.kind == "equation" or b.kind == "equation":
+            outcome = self.with_equation(a, b)
+            if outcome is not None:
+                return outcome
+        if a.kind in NUMERIC_KINDS and b.kind in NUMERIC_KINDS:
+            return self.values(a, b)
+        if a.kind == "system" or b.kind == "system":
+            return self.systems(a, b)
+        if _set_like(a, b) or _set_like(b, a):
+            return self.sets(a, b)
+        if a.kind in ("list", "set_literal") or b.kind in ("list", "set_literal"):
+            return self.collections(a, b)
+        if a.kind in ("pair", "tuple") and b.kind in ("pair", "tuple"):
+            return self.tuples(a, b)
+        if a.kind == "matrix" or b.kind == "matrix":
+            return self.matrices(a, b)
+        return no("kind", f"different kinds of answer: {a.kind_name} vs {b.kind_name}")
+
+    # --- text and relation answers ---------------------------------------------------------------
+    def texts(self, a, b):
+        if a.kind == "text" and b.kind == "text":
+            if a.value == b.value:
+                return yes("text", "same words")
+            return no("text", f"different words: {a.value!r} vs {b.value!r}")
+        return unknown("text", "one answer is words, the other is math")
+
+    def relation_choices(self, a, b):
+        def symbol(answer):
+            if answer.kind == "relation_symbol":
+                return answer.value
+            if answer.kind == "choice":
+                return INEQMATH_OPTIONS.get(answer.value, "none of the above")
+            return None
+
+        if a.kind == b.kind == "choice":
+            same = a.value == b.value
+            return Outcome(same, "choice", f"option ({a.value}) vs option ({b.value})")
+        sa, sb = symbol(a), symbol(b)
+        if sa is None or sb is None:
+            return no("kind", f"different kinds of answer: {a.kind_name} vs {b.kind_name}")
+        same = sa == sb
+        return Outcome(
+            same, "relation", f"{SYMBOL_TEXT.get(sa, sa)} vs {SYMBOL_TEXT.get(sb, sb)} (IneqMath options A \u2264, B \u2265, C =, D <, E >)"
+        )
+
+    # --- equations ---------------------------------------------------------------------------------
+    def with_equation(self, a, b):
+        """Assignments compare by value (``x = 3`` vs ``3``); other equations as equations."""
+        if a.kind == b.kind == "equation":
+            if a.head is not None and b.head is not None and _same_head(a.head, b.head):
+                outcome = self.compare(a.rhs, b.rhs)
+                return _prefixed(outcome, f"{a.head} = ...: ")
+            if a.value is not None and b.value is not None:
+                return self.equations(a, b)
+            return unknown("equation", "cannot compare these equations")
+        if a.kind == "equation" and a.rhs is not None and b.kind not in SET_KINDS:
+            return self.compare(a.rhs, b)
+        if b.kind == "equation" and b.rhs is not None and a.kind not in SET_KINDS:
+            return self.compare(a, b.rhs)
+        if a.kind == "equation" and b.kind in NUMERIC_KINDS or b.kind == "equation" and a.kind in NUMERIC_KINDS:
+            return no("kind", "an equation vs a value")
+        other = b if a.kind == "equation" else a
+        if other.kind in ("list", "set_literal") + SET_KINDS:
+            return self.sets(a, b)
+        return None
+
+    def equations(self, a, b):
+        e1 = sp.expand(a.value[0] - a.value[1]) if _small(a.value) else a.value[0] - a.value[1]
+        e2 = sp.expand(b.value[0] - b.value[1]) if _small(b.value) else b.value[0] - b.value[1]
+        if e1 == 0 or e2 == 0:
+            if e1 == e2:
+                return yes("equation", "both equations always hold")
+            return unknown("equation", "one equation is an identity")
+        if e1 == e2 or e1 == -e2:
+            return yes("equation", "same equation")
+        ratio = attempt(self.budget(0.3), lambda: sp.cancel(sp.together(e1 / e2)))
+        if ratio is not None and ratio.is_number and ratio != 0 and not ratio.has(sp.zoo, sp.nan):
+            return yes("equation-proportional", f"the equations differ by the constant factor {ratio}")
+        symbols = sorted(_free_symbols(e1) | _free_symbols(e2), key=lambda s: s.name)
+        if len(symbols) == 1:
+            outcome = self.solution_sets(e1, e2, symbols[0])
+            if outcome is not None:
+                return outcome
+        if not a.exact or not b.exact:
+            return unknown("equation", "equations with decimals are only compared when proportional")
+        witness = self.equation_witness(e1, e2, symbols) or self.equation_witness(e2, e1, symbols)
+        if witness:
+            return no("equation-witness", witness)
+        return unknown("equation", "not proportional and no point found where they differ")
+
+    def solution_sets(self, e1, e2, symbol):
+        def solve(expr):
+            return sp.solveset(expr, symbol, sp.S.Reals)
+
+        s1 = attempt(self.budget(0.3), solve, e1)
+        s2 = attempt(self.budget(0.3), solve, e2)
+        if not isinstance(s1, sp.FiniteSet) or not isinstance(s2, sp.FiniteSet):
+            if isinstance(s1, sp.Set) and isinstance(s2, sp.Set) and s1 == s2 and not isinstance(s1, sp.ConditionSet):
+                return yes("equation-solutions", f"same solution set {s1}")
+            return None
+        outcome = self.unordered([Answer("number", v) for v in s1.args], [Answer("number", v) for v in s2.args])
+        if outcome.equivalent is True:
+            return yes("equation-solutions", f"same real solutions {_set_text(s1)}")
+        if outcome.equivalent is False:
+            return no("equation-solutions", f"real solutions {_set_text(s1)} vs {_set_text(s2)}")
+        return None
+
+    def equation_witness(self, e1, e2, symbols):
+        """A real point on e1 = 0 where e2 != 0 proves the equations differ."""
+        rng = random.Random(SEED)
+        for variable in symbols:
+            others = [s for s in symbols if s != variable]
+            for _ in range(4):
+                if remaining(self.deadline) < 0.05:
+                    return None
+                values = {s: sp.Rational(rng.randint(-25, 25), rng.randint(3, 9)) for s in others}
+                section = e1.xreplace(values)
+                roots = attempt(self.budget(0.2, 0.3), _real_roots, section, variable)
+                for root in roots or []:
+                    point = dict(values)
+                    point[variable] = root
+                    value, scale = _value_and_scale(e2, point)
+                    if value is not None and abs(value) > mpmath.mpf(10) ** -8 * max(scale, 1):
+                        where = ", ".join(f"{s} = {format_value(to_mpc(v, 15), 8)}" for s, v in point.items())
+                        return f"at {where} the first equation holds and the second does not"
+        return None
+
+    # --- numbers and expressions -------------------------------------------------------------------
+    def values(self, a, b):
+        if a.unit == b.unit or not (a.unit or b.unit):
+            return self.plain_values(a, b)
+        outcomes = []
+        for left in _unit_readings(a):
+            for right in _unit_readings(b):
+                outcome = self.plain_values(left[0], right[0])
+                if outcome.equivalent is True:
+                    note = left[1] or right[1]
+                    return yes(outcome.method + "-" + (a.unit or b.unit), f"{outcome.explanation} ({note})")
+                outcomes.append(outcome)
+        if all(o.equivalent is False for o in outcomes):
+            return no(outcomes[0].method, outcomes[0].explanation + f" (also with the {a.unit or b.unit} sign read either way)")
+        return unknown("unit", f"undecided with the {a.unit or b.unit} sign read either way")
+
+    def plain_values(self, a, b):
+        if a.kind == b.kind == "number":
+            return self.numbers(a, b)
+        return self.expressions(a, b)
+
+    def numbers(self, a, b):
+        outcome = self.exact_numbers(a.value, b.value)
+        if outcome.equivalent is not False or outcome.method == "huge":
+            return outcome
+        approx = a.decimal if a.decimal is not None and b.exact else None
+        exact_side = b
+        if approx is None and b.decimal is not None and a.exact:
+            approx, exact_side = b.decimal, a
+        if approx is None:
+            return outcome
+        if self.mode == "strict":
+            return no("strict-decimal", f"{outcome.explanation}; a decimal approximation does not count in strict mode")
+        if approx.digits < 3:
+            return no("decimal", f"{outcome.explanation}; {approx.digits} significant digit(s) are too few to accept an approximation")
+        if rounding_matches(approx, exact_side.value, self.budget(0.5)):
+            value = format_value(to_mpc(exact_side.value, 20), 15)
+            return yes("decimal-rounding", f"{_dec_text(approx)} is {value}... rounded or truncated at its last written place")
+        return no("decimal", f"{outcome.explanation}; {_dec_text(approx)} is not the exact value rounded at its last place")
+
+    def exact_numbers(self, x, y):
+        if x == y:
+            return yes(IDENTICAL, "identical values")
+        if _is_huge(x) or _is_huge(y):
+            return self.huge_numbers(x, y)
+        if x.is_Rational and y.is_Rational:
+            return no("exact", f"{x} \u2260 {y}")
+        for value in (x, y):
+            if value in (sp.oo, -sp.oo):
+                return no("exact", f"{x} \u2260 {y}")
+        fx = attempt(self.budget(0.3), to_mpc, x, HIGH_PRECISION)
+        fy = attempt(self.budget(0.3), to_mpc, y, HIGH_PRECISION)
+        if fx is None or fy is None:
+            return unknown("numeric", "could not evaluate " + ("the first" if fx is None else "the second") + " value")
+        scale = max(abs(fx), abs(fy))
+        difference = attempt(self.budget(0.3), to_mpc, x - y, HIGH_PRECISION)
+        if difference is None:
+            difference = fx - fy
+        if abs(difference) > AGREEMENT * scale and abs(fx - fy) > AGREEMENT * scale:
+            return no("numeric", f"{format_value(fx)} \u2260 {format_value(fy)}")
+        proof = attempt(self.budget(0.4), _proves_zero, x - y)
+        if proof:
+            return yes("symbolic", "the difference simplifies to 0")
+        return yes("numeric-high-precision", f"equal to {HIGH_PRECISION - 15} significant digits ({format_value(fx)})")
+
+    def huge_numbers(self, x, y):
+        """Numbers too large to compute: compare signs and the logarithms of their sizes."""
+        lx = attempt(self.budget(0.3), _log_abs, x)
+        ly = attempt(self.budget(0.3), _log_abs, y)
+        if lx is not None and ly is not None:
+            if abs(lx - ly) > mpmath.mpf(10) ** -30 * max(abs(lx), abs(ly), 1):
+                return no("huge", f"different sizes: ln|a| = {format_value(mpmath.mpc(lx), 10)} vs ln|b| = {format_value(mpmath.mpc(ly), 10)}")
+            if x.is_positive is not None and y.is_positive is not None and x.is_positive != y.is_positive:
+                return no("huge", "different signs")
+            return unknown("huge", "too large to compare exactly; their sizes agree to 30 digits")
+        return unknown("huge", "too large to evaluate")
+
+    def expressions(self, a, b):
+        x, y = a.value, b.value
+        if x == y:
+            return yes(IDENTICAL, "identical expressions")
+        periodic = self.periodic(a, b)
+        if periodic is not None:
+            return periodic
+        exact = a.exact and b.exact
+        difference = x - y
+        small = _small((x, y))
+        if exact and small:
+            cheap = attempt(self.budget(0.15, 0.3), _cheap_zero, difference)
+            if cheap:
+                return yes("symbolic", "the difference expands to 0")
+        outcome = self.numeric_points(x, y, exact, min(a.digits or 99, b.digits or 99))
+        if outcome.equivalent is None and exact and small:
+            simplified = attempt(self.budget(0.6, 1.0), sp.simplify, difference)
+            if simplified == 0:
+                return yes("symbolic", "the difference simplifies to 0")
+        return outcome
+
+    def numeric_points(self, x, y, exact, digits):
+        symbols = sorted(_free_symbols(x) | _free_symbols(y), key=lambda s: s.name)
+        if exact or self.mode == "strict":
+            tolerance = POINT_TOLERANCE
+        elif digits < 3:
+            return unknown("numeric-points", "too few significant digits to compare approximately")
+        else:
+            tolerance = mpmath.mpf(5) * mpmath.mpf(10) ** -digits
+        rng = random.Random(SEED)
+        agree, disagree_elsewhere = 0, None
+        for index in range(12):
+            if remaining(self.deadline) < 0.05:
+                break
+            point = _random_point(rng, symbols, positive=index < 6)
+            fx = attempt(self.budget(0.15, 0.25), _evaluate_at, x, point)
+            fy = attempt(self.budget(0.15, 0.25), _evaluate_at, y, point)
+            if fx is None or fy is None:
+                continue
+            if close(fx, fy, tolerance):
+                agree += 1
+                continue
+            where = ", ".join(f"{s} = {format_value(to_mpc(v, 10), 6)}" for s, v in point.items())
+            if is_real(fx) and is_real(fy):
+                return no("numeric-points", f"at {where}: {format_value(fx)} vs {format_value(fy)}")
+            disagree_elsewhere = disagree_elsewhere or where
+        if disagree_elsewhere and agree >= 3:
+            return unknown(
+                "numeric-points", f"equal where both are real, different at {disagree_elsewhere} (a question of domain)"
+            )
+        if agree >= 4 and not disagree_elsewhere:
+            return yes("numeric-points", f"equal at {agree} random points (seeded)")
+        return unknown("numeric-points", f"only {agree} usable points")
+
+    def periodic(self, a, b):
+        """``\\pi/4 + k\\pi`` and ``5\\pi/4 + k\\pi`` with ``k`` an integer are the same set."""
+        integers = _integer_parameters(a) & _integer_parameters(b)
+        if len(integers) != 1:
+            return None
+        k = integers.pop()
+        x, y = a.value, b.value
+        px = attempt(self.budget(0.2), lambda: sp.Poly(x, k))
+        py = attempt(self.budget(0.2), lambda: sp.Poly(y, k))
+        if px is None or py is None or px.degree() != 1 or py.degree() != 1:
+            return None
+        (x1, x0), (y1, y0) = px.all_coeffs(), py.all_coeffs()
+        if _free_symbols(x1) or _free_symbols(y1) or _free_symbols(x0 - y0):
+            return None
+        if sp.simplify(x1 - y1) != 0 and sp.simplify(x1 + y1) != 0:
+            return None
+        shift = sp.simplify((x0 - y0) / y1)
+        if shift.is_integer:
+            return yes("periodic", f"same values for integer {k} (shift by {shift} periods)")
+        if shift.is_number and shift.is_integer is False:
+            return no("periodic", f"the offsets differ by {shift} periods, not a whole number")
+        return None
+
+    # --- sets, intervals, inequalities --------------------------------------------------------------
+    def sets(self, a, b):
+        if a.kind == "inequality" and b.kind == "inequality":
+            multi = self.multivariate_inequalities(a, b)
+            if multi is not None:
+                return multi
+        s1, why1 = self.as_set(a)
+        s2, why2 = self.as_set(b)
+        if s1 is None or s2 is None:
+            if (s1 is None and why1 == "kind") or (s2 is None and why2 == "kind"):
+                return no("kind", f"{a.kind_name} vs {b.kind_name}")
+            return unknown("set", why1 or why2)
+        return self.set_equality(s1, s2)
+
+    def as_set(self, answer):
+        """The answer as a set of real numbers, or (None, reason)."""
+        kind = answer.kind
+        try:
+            if kind == "set":
+                value = answer.value
+                if isinstance(value, tuple) and value[0] == "builder":
+                    return self.builder_set(value)
+                return value, ""
+            if kind == "pair":
+                return _interval_from_pair(answer), ""
+            if kind == "membership":
+                return self.as_set(answer.value[1])
+            if kind == "inequality":
+                return self.inequality_set(answer)
+            if kind == "compound":
+                parts, joiner = answer.value
+                sets = []
+                for part in parts:
+                    value, why = self.as_set(part)
+                    if value is None:
+                        return None, why
+                    sets.append(value)
+                if joiner == "mixed":
+                    return None, "mixed 'and'/'or'"
+                return (sp.Union(*sets) if joiner == "or" else sp.Intersection(*sets)), ""
+            if kind in ("list", "set_literal") and all(item.kind == "number" for item in answer.value):
+                return sp.FiniteSet(*[item.value for item in answer.value]), ""
+            if kind == "equation" and answer.rhs is not None and answer.rhs.kind in ("number", "list", "set_literal"):
+                return self.as_set(answer.rhs if answer.rhs.kind != "number" else Answer("list", [answer.rhs]))
+            if kind == "equation" and answer.value is not None:
+                return self.equation_set(answer)
+        except (ClassifyError, TypeError, ValueError) as exc:
+            return None, str(exc)
+        return None, "kind"
+
+    def inequality_set(self, answer):
+        sides, ops = answer.value
+        symbols = set()
+        for side in sides:
+            symbols |= _free_symbols(side)
+        if len(symbols) != 1:
+            return None, "inequality in several variables"
+        variable = symbols.pop()
+        result = sp.S.Reals
+        for left, op, right in zip(sides, ops, sides[1:]):
+            link = _interval_link(left, op, right, variable)
+            if link is None:
+                relation = _relational(left, op, right)
+                link = attempt(self.budget(0.3), solve_univariate_inequality, relation, variable, relational=False)
+            if link is None:
+                return None, "could not solve the inequality in time"
+            result = sp.Intersection(result, link)
+        return result, ""
+
+    def equation_set(self, answer):
+        left, right = answer.value
+        symbols = _free_symbols(left - right)
+        if len(symbols) != 1:
+            return None, "an equation in several unknowns is not a set of numbers"
+        solved = attempt(self.budget(0.3), sp.solveset, left - right, symbols.pop(), sp.S.Reals)
+        if not isinstance(solved, sp.Set) or isinstance(solved, sp.ConditionSet):
+            return None, "could not solve the equation in time"
+        return solved, ""
+
+    def builder_set(self, value):
+        _, variable, condition, domain = value
+        if condition.kind in ("inequality", "compound", "membership"):
+            inner, why = self.as_set(condition)
+            if inner is None:
+                return None, why
+            return sp.Intersection(inner, domain), ""
+        if condition.kind == "equation" and condition.value is not None:
+            left, right = condition.value
+            solved = attempt(self.budget(0.3), sp.solveset, left - right, variable, sp.S.Reals)
+            if isinstance(solved, sp.Set):
+                return sp.Intersection(solved, domain), ""
+        return None, "unsupported set-builder condition"
+
+    def set_equality(self, s1, s2):
+        if s1 == s2:
+            return yes("set", f"same set {_set_text(s1)}")
+        if isinstance(s1, sp.FiniteSet) and isinstance(s2, sp.FiniteSet):
+            outcome = self.unordered([Answer("number", v) for v in s1.args], [Answer("number", v) for v in s2.args])
+            return Outcome(outcome.equivalent, "set", f"{_set_text(s1)} vs {_set_text(s2)}: {outcome.explanation}")
+        left = attempt(self.budget(0.3), lambda: sp.Complement(s1, s2))
+        right = attempt(self.budget(0.3), lambda: sp.Complement(s2, s1))
+        if left is sp.S.EmptySet and right is sp.S.EmptySet:
+            return yes("set", f"same set {_set_text(s1)}")
+        for extra in (left, right):
+            if isinstance(extra, (sp.Interval, sp.FiniteSet, sp.Union)) and extra is not sp.S.EmptySet and _numeric_set(extra):
+                return no("set", f"{_set_text(s1)} vs {_set_text(s2)} (they differ on {_set_text(extra)})")
+        return unknown("set", f"could not decide whether {_set_text(s1)} equals {_set_text(s2)}")
+
+    def multivariate_inequalities(self, a, b):
+        (sides_a, ops_a), (sides_b, ops_b) = a.value, b.value
+        symbols = set()
+        for side in sides_a + sides_b:
+            symbols |= _free_symbols(side)
+        if len(symbols) <= 1:
+            return None
+        if len(ops_a) != 1 or len(ops_b) != 1 or "!=" in ops_a + ops_b:
+            return unknown("inequality", "chains of inequalities in several variables are not compared")
+        f1, strict1 = _positive_form(sides_a[0], ops_a[0], sides_a[1])
+        f2, strict2 = _positive_form(sides_b[0], ops_b[0], sides_b[1])
+        ratio = attempt(self.budget(0.3), lambda: sp.cancel(sp.together(f1 / f2)))
+        if ratio is not None and ratio.is_number and ratio != 0:
+            if ratio.is_positive and strict1 == strict2:
+                return yes("inequality", "the same inequality up to a positive factor")
+            if ratio.is_positive:
+                return no("inequality", "one inequality is strict, the other is not")
+            if ratio.is_negative:
+                return no("inequality", "the inequalities point in opposite directions")
+        rng = random.Random(SEED)
+        ordered = sorted(symbols, key=lambda s: s.name)
+        for index in range(24):
+            point = _random_point(rng, ordered, positive=index % 2 == 0)
+            v1 = attempt(self.budget(0.1, 0.2), _evaluate_at, f1, point)
+            v2 = attempt(self.budget(0.1, 0.2), _evaluate_at, f2, point)
+            if v1 is None or v2 is None or not is_real(v1) or not is_real(v2):
+                continue
+            margin = mpmath.mpf(10) ** -8
+            if abs(v1.real) > margin and abs(v2.real) > margin and (v1.real > 0) != (v2.real > 0):
+                where = ", ".join(f"{s} = {format_value(to_mpc(v, 10), 6)}" for s, v in point.items())
+                return no("inequality-witness", f"at {where} one inequality holds and the other does not")
+        return unknown("inequality", "not the same up to a positive factor, and no point found where they differ")
+
+    # --- collections ---------------------------------------------------------------------------------
+    def collections(self, a, b):
+        items_a = _items(a)
+        items_b = _items(b)
+        if items_a is None or items_b is None:
+            single_a = items_a if items_a is not None else [a]
+            single_b = items_b if items_b is not None else [b]
+            if len(single_a) == 1 and len(single_b) == 1 and (single_a[0] is not a or single_b[0] is not b):
+                return self.compare(single_a[0], single_b[0])
+            return no("kind", f"{a.kind_name} vs {b.kind_name}")
+        return self.unordered(items_a, items_b)
+
+    def unordered(self, items_a, items_b):
+        """Same answers in any order (each answer of one side matches one on the other)."""
+        if len(items_a) > 12 or len(items_b) > 12:
+            return unknown("list", "too many answers to match")
+        table = [[self.compare(x, y) for y in items_b] for x in items_a]
+        for i, row in enumerate(table):
+            if all(cell.equivalent is False for cell in row):
+                return no("list", f"answer {i + 1} of the first has no match in the second")
+        for j in range(len(items_b)):
+            if all(table[i][j].equivalent is False for i in range(len(items_a))):
+                return no("list", f"answer {j + 1} of the second has no match in the first")
+        if len(items_a) == len(items_b) and _perfect_matching(table):
+            return yes("list", f"the same {len(items_a)} answer(s) in some order")
+        covered_a = all(any(cell.equivalent is True for cell in row) for row in table)
+        covered_b = all(any(table[i][j].equivalent is True for i in range(len(items_a))) for j in range(len(items_b)))
+        if covered_a and covered_b:
+            return yes("list", "the same answers (repeats ignored)")
+        return unknown("list", "some answers could not be matched either way")
+
+    def tuples(self, a, b):
+        if a.kind == b.kind == "pair" and a.brackets != b.brackets:
+            return no("tuple", f"{a.brackets[0]}a, b{a.brackets[1]} vs {b.brackets[0]}a, b{b.brackets[1]}")
+        return self.ordered(a.value, b.value)
+
+    def ordered(self, items_a, items_b):
+        if len(items_a) != len(items_b):
+            return no("tuple", f"{len(items_a)} entries vs {len(items_b)}")
+        undecided = None
+        for index, (x, y) in enumerate(zip(items_a, items_b), start=1):
+            outcome = self.compare(x, y)
+            if outcome.equivalent is False:
+                return no("tuple", f"entry {index} differs: {outcome.explanation}")
+            if outcome.equivalent is None:
+                undecided = undecided or f"entry {index}: {outcome.explanation}"
+        if undecided:
+            return unknown("tuple", undecided)
+        return yes("tuple", f"all {len(items_a)} entries match in order")
+
+    def matrices(self, a, b):
+        if a.kind == b.kind == "matrix":
+            if a.shape != b.shape:
+                return no("matrix", f"shape {a.shape[0]}x{a.shape[1]} vs {b.shape[0]}x{b.shape[1]}")
+            outcome = self.ordered(a.value, b.value)
+            return Outcome(outcome.equivalent, "matrix", outcome.explanation.replace("entry", "matrix entry"))
+        matrix, other = (a, b) if a.kind == "matrix" else (b, a)
+        if other.kind in ("tuple", "pair") and 1 in matrix.shape:
+            return self.ordered(a.value, b.value)
+        return no("kind", f"{a.kind_name} vs {b.kind_name}")
+
+    def systems(self, a, b):
+        if a.kind == b.kind == "system":
+            if set(a.value) != set(b.value):
+                return no("system", "different unknowns")
+            keys = sorted(a.value, key=str)
+            outcome = self.ordered([a.value[k] for k in keys], [b.value[k] for k in keys])
+            return Outcome(outcome.equivalent, "system", outcome.explanation)
+        system, other = (a, b) if a.kind == "system" else (b, a)
+        if other.kind in ("pair", "tuple") and len(system.value) == len(other.value):
+            keys = sorted(system.value, key=str)
+            if not _conventional_order(keys):
+                return unknown("system", "cannot tell which unknown is which entry")
+            items = [system.value[k] for k in keys]
+            pair = (items, other.value) if system is a else (other.value, items)
+            outcome = self.ordered(*pair)
+            return Outcome(outcome.equivalent, "system", outcome.explanation + f" (unknowns in the order {', '.join(map(str, keys))})")
+        return no("kind", f"{a.kind_name} vs {b.kind_name}")
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+def _set_like(a, b):
+    if a.kind in SET_KINDS:
+        return True
+    return a.kind == "pair" and b.kind in SET_KINDS
+
+
+def _same_head(h1, h2):
+    return h1 == h2 or str(h1) == str(h2)
+
+
+def _prefixed(outcome, prefix):
+    return Outcome(outcome.equivalent, outcome.method, prefix + outcome.explanation)
+
+
+def _small(values):
+    return sum(sp.count_ops(v, visual=False) for v in values) < 400
+
+
+def _unit_readings(answer):
+    value = answer.value
+    if answer.unit == "percent":
+        scaled = _rescaled(answer, sp.Rational(1, 100))
+        return [(_plain(answer), "ignoring the % sign"), (scaled, f"{value}% = {scaled.value}")]
+    if answer.unit == "degree":
+        scaled = _rescaled(answer, sp.pi / 180)
+        return [(_plain(answer), "ignoring the degree sign"), (scaled, f"{value}\u00b0 = {scaled.value} rad")]
+    return [(answer, "")]
+
+
+def _plain(answer):
+    return Answer(answer.kind, answer.value, decimal=answer.decimal, exact=answer.exact, digits=answer.digits,
+                  conditions=answer.conditions)
+
+
+def _rescaled(answer, factor):
+    decimal = answer.decimal
+    if decimal is not None:
+        if factor.is_Rational:
+            decimal = p.DecimalLiteral(value=decimal.value * factor, ulp=decimal.ulp * factor, digits=decimal.digits)
+        else:
+            decimal = None
+    return Answer(answer.kind, answer.value * factor, decimal=decimal, exact=answer.exact,
+                  digits=answer.digits, conditions=answer.conditions)
+
+
+def _dec_text(literal):
+    value = literal.value
+    if value.is_Integer:
+        return str(value)
+    return format_value(to_mpc(value, 30), max(literal.digits, 1))
+
+
+def _is_huge(expr):
+    return p._has_huge(expr) or any(
+        isinstance(node, sp.binomial) and node.args[0].is_Integer and node.args[0] > 10 * p.MAX_FACTORIAL
+        for node in sp.preorder_traversal(expr)
+    )
+
+
+def _log_abs(expr):
+    """ln |expr| for numbers too large to write out (towers included), or None."""
+    with mpmath.workdps(45):
+        if isinstance(expr, p.HugePower):
+            base, exponent = expr.args
+            log_base = _log_abs(base)
+            if p._has_huge(exponent):
+                log_exponent = _log_abs(exponent)
+                if log_exponent is None or not exponent.is_positive:
+                    return None
+                exponent_value = mpmath.exp(log_exponent)
+            else:
+                value = to_mpc(exponent, 45)
+                exponent_value = value.real if value is not None and is_real(value) else None
+            if log_base is None or exponent_value is None:
+                return None
+            return exponent_value * log_base
+        if isinstance(expr, sp.factorial) and expr.args[0].is_Integer:
+            return mpmath.loggamma(mpmath.mpf(int(expr.args[0])) + 1)
+        if isinstance(expr, sp.Mul):
+            parts = [_log_abs(arg) for arg in expr.args]
+            return None if any(part is None for part in parts) else mpmath.fsum(parts)
+        if isinstance(expr, sp.Pow) and expr.exp.is_number and not p._has_huge(expr.exp):
+            log_base = _log_abs(expr.base)
+            exponent = to_mpc(expr.exp, 45)
+            if log_base is None or exponent is None or not is_real(exponent):
+                return None
+            return exponent.real * log_base
+        if isinstance(expr, sp.Add):
+            parts = sorted((_log_abs(arg) for arg in expr.args), key=lambda v: -1e400 if v is None else v)
+            if any(part is None for part in parts):
+                return None
+            if len(parts) == 1 or parts[-1] - parts[-2] > 200:
+                return parts[-1]  # one term dwarfs the rest beyond 45 digits
+            return None
+        if p._has_huge(expr):
+            return None
+        value = to_mpc(expr, 45)
+        if value is None or value == 0:
+            return None
+        return mpmath.log(abs(value))
+
+
+def _cheap_zero(expr):
+    return sp.expand(expr) == 0 or sp.cancel(sp.together(expr)) == 0
+
+
+def _proves_zero(expr):
+    if sp.simplify(expr) == 0:
+        return True
+    if expr.is_algebraic and expr.is_number:
+        x = sp.Dummy("x")
+        return sp.minimal_polynomial(expr, x) == x
+    return False
+
+
+def _random_point(rng, symbols, positive):
+    point = {}
+    for symbol in symbols:
+        magnitude = rng.uniform(0.35, 2.65)
+        sign = 1 if positive or rng.random() < 0.5 else -1
+        point[symbol] = sp.Float(sign * magnitude, 30)
+    return point
+
+
+def _evaluate_at(expr, point):
+    value = to_mpc(expr.xreplace(point), 30)
+    return value
+
+
+def _value_and_scale(expr, point):
+    value = to_mpc(expr.xreplace(point), 30)
+    terms = sp.Add.make_args(sp.expand(expr)) if sp.count_ops(expr) < 200 else (expr,)
+    scale = mpmath.mpf(0)
+    for term in terms:
+        term_value = to_mpc(term.xreplace(point), 30)
+        if term_value is not None:
+            scale = max(scale, abs(term_value))
+    return value, scale
+
+
+def _real_roots(expr, variable):
+    poly = sp.Poly(expr, variable)
+    if poly.degree() < 1 or poly.degree() > 8:
+        return []
+    roots = []
+    for root in poly.nroots(n=30):
+        if abs(sp.im(root)) < 1e-20:
+            roots.append(sp.Float(sp.re(root), 30))
+    return roots
+
+
+def _integer_parameters(answer):
+    found = set()
+    for condition in answer.conditions:
+        symbol = condition.operands[0]
+        found.add(symbol)
+    return {s for s in found if s in answer.value.free_symbols}
+
+
+def _interval_from_pair(answer):
+    left, right = answer.value
+    if left.kind != "number" or right.kind != "number":
+        raise ClassifyError("interval ends must be numbers")
+    from .answers import make_interval
+
+    openness = answer.brackets == "()"
+    return make_interval(left.value, right.value, openness, openness)
+
+
+def _interval_link(left, op, right, variable):
+    """``x op c`` or ``c op x`` with a constant c, straight to an interval."""
+    if op == "!=":
+        if left == variable and not _free_symbols(right):
+            return sp.Complement(sp.S.Reals, sp.FiniteSet(right))
+        if right == variable and not _free_symbols(left):
+            return sp.Complement(sp.S.Reals, sp.FiniteSet(left))
+        return None
+    if left == variable and not _free_symbols(right):
+        value, flipped = right, op
+    elif right == variable and not _free_symbols(left):
+        value, flipped = left, {"<": ">", ">": "<", "<=": ">=", ">=": "<="}[op]
+    else:
+        return None
+    if value in (sp.oo, -sp.oo) or not value.is_real:
+        return None
+    return {
+        "<": sp.Interval.open(-sp.oo, value), "<=": sp.Interval(-sp.oo, value),
+        ">": sp.Interval.open(value, sp.oo), ">=": sp.Interval(value, sp.oo),
+    }[flipped]
+
+
+def _relational(left, op, right):
+    builder = {"<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge, "!=": sp.Ne}[op]
+    return builder(left, right)
+
+
+def _positive_form(left, op, right):
+    """``left op right`` as ``f > 0`` / ``f >= 0``: returns (f, strict)."""
+    if op in (">", ">="):
+        return left - right, op == ">"
+    return right - left, op == "<"
+
+
+def _numeric_set(value):
+    return not value.free_symbols
+
+
+def _set_text(value):
+    text = str(value)
+    return text if len(text) < 120 else text[:117] + "..."
+
+
+def _items(answer):
+    if answer.kind in ("list", "set_literal"):
+        return answer.value
+    if answer.kind == "set" and isinstance(answer.value, sp.FiniteSet):
+        return [Answer("number", v) if not _free_symbols(v) else Answer("expression", v) for v in answer.value.args]
+    return None
+
+
+def _perfect_matching(table):
+    n = len(table)
+    if n <= 7:
+        return any(all(table[i][perm[i]].equivalent is True for i in range(n)) for perm in permutations(range(n)))
+    used = set()
+    for row in table:
+        match = next((j for j, cell in enumerate(row) if cell.equivalent is True and j not in used), None)
+        if match is None:
+            return False
+        used.add(match)
+    return True
+
+
+def _conventional_order(keys):
+    names = [str(k) for k in keys]
+    runs = ("xyz", "abc", "mnp", "pq", "uv", "st")
+    joined = "".join(names)
+    return all(len(n) == 1 for n in names) and any(joined in run or run.startswith(joined) for run in runs) or all(
+        n.split("_")[0] == names[0].split("_")[0] for n in names
+    )

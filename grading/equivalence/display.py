@@ -1,0 +1,161 @@
+"""Plain-text and LaTeX forms of a classified answer, for the verdict and the page."""
+import re
+
+import mpmath
+import sympy as sp
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.str import StrPrinter
+
+from .answers import Answer
+
+MAX_DIGITS_SHOWN = 40
+MAX_TEXT = 400
+
+
+def _approximate_integer(value):
+    with mpmath.workdps(12):
+        text = mpmath.nstr(mpmath.mpf(int(value)), 8)
+    mantissa, _, exponent = text.partition("e")
+    return mantissa, int(exponent or 0)
+
+
+def _is_long(integer):
+    return abs(int(integer)).bit_length() > MAX_DIGITS_SHOWN * 3.33
+
+
+class _ShortStr(StrPrinter):
+    def _print_Integer(self, expr):
+        if _is_long(expr.p):
+            mantissa, exponent = _approximate_integer(expr.p)
+            return f"{mantissa}e{exponent}"
+        return super()._print_Integer(expr)
+
+    def _print_Rational(self, expr):
+        if _is_long(expr.p) or _is_long(expr.q):
+            return f"{self._print(sp.Integer(expr.p))}/{self._print(sp.Integer(expr.q))}"
+        return super()._print_Rational(expr)
+
+
+class _ShortLatex(LatexPrinter):
+    def _print_Integer(self, expr):
+        if _is_long(expr.p):
+            mantissa, exponent = _approximate_integer(expr.p)
+            return rf"\approx {mantissa} \times 10^{{{exponent}}}"
+        return str(expr.p)
+
+    def _print_Rational(self, expr):
+        if _is_long(expr.p) or _is_long(expr.q):
+            return rf"\frac{{{self._print(sp.Integer(expr.p))}}}{{{self._print(sp.Integer(expr.q))}}}"
+        return super()._print_Rational(expr)
+
+    def _print_Symbol(self, expr, style="plain"):
+        name = expr.name
+        if "'" in name:
+            return name
+        return super()._print_Symbol(expr, style=style)
+
+
+def text_of(value):
+    return _clip(_ShortStr().doprint(value))
+
+
+def latex_of(value):
+    return _ShortLatex().doprint(value)
+
+
+RELATION_LATEX = {"=": "=", "<": "<", ">": ">", "<=": r"\leq", ">=": r"\geq", "!=": r"\neq", "approx": r"\approx"}
+RELATION_TEXT = {"<=": "<=", ">=": ">=", "!=": "!=", "approx": "~"}
+
+
+def describe(answer):
+    """(plain text, LaTeX) for an :class:`Answer`."""
+    kind = answer.kind
+    if kind in ("number", "expression"):
+        suffix_text = {"percent": "%", "degree": "\u00b0"}.get(answer.unit, "")
+        suffix_latex = {"percent": r"\%", "degree": r"^\circ"}.get(answer.unit, "")
+        return text_of(answer.value) + suffix_text, latex_of(answer.value) + suffix_latex
+    if kind == "equation":
+        if answer.head is not None and answer.rhs is not None:
+            text, latex = describe(answer.rhs)
+            return f"{text_of(answer.head)} = {text}", f"{latex_of(answer.head)} = {latex}"
+        left, right = answer.value
+        return f"{text_of(left)} = {text_of(right)}", f"{latex_of(left)} = {latex_of(right)}"
+    if kind == "inequality":
+        sides, ops = answer.value
+        text = text_of(sides[0])
+        latex = latex_of(sides[0])
+        for op, side in zip(ops, sides[1:]):
+            text += f" {RELATION_TEXT.get(op, op)} {text_of(side)}"
+            latex += f" {RELATION_LATEX[op]} {latex_of(side)}"
+        return text, latex
+    if kind == "set":
+        value = answer.value
+        if isinstance(value, tuple):
+            _, variable, condition, _domain = value
+            text, latex = describe(condition)
+            return f"{{{variable} | {text}}}", rf"\left\{{{latex_of(variable)} \mid {latex}\right\}}"
+        return text_of(value), latex_of(value)
+    if kind == "membership":
+        symbol, target = answer.value
+        text, latex = describe(target)
+        return f"{symbol} in {text}", rf"{latex_of(symbol)} \in {latex}"
+    if kind in ("pair", "tuple"):
+        left, right = (answer.brackets or "()")[0], (answer.brackets or "()")[-1]
+        parts = [describe(item) for item in answer.value]
+        return (
+            left + ", ".join(t for t, _ in parts) + right,
+            _latex_bracket(left) + ", ".join(l for _, l in parts) + _latex_bracket(right),
+        )
+    if kind in ("list", "set_literal", "compound"):
+        items = answer.value[0] if kind == "compound" else answer.value
+        joiner = f" {answer.value[1]} " if kind == "compound" else ", "
+        parts = [describe(item) for item in items]
+        text = joiner.join(t for t, _ in parts)
+        latex = (r" \text{ %s } " % answer.value[1] if kind == "compound" else ", ").join(l for _, l in parts)
+        if kind == "set_literal":
+            return "{" + text + "}", r"\left\{" + latex + r"\right\}"
+        return text, latex
+    if kind == "system":
+        parts = [(str(k), describe(v)) for k, v in answer.value.items()]
+        return ", ".join(f"{k} = {t}" for k, (t, _) in parts), ", ".join(
+            f"{latex_of(k)} = {l}" for k, (_, l) in zip(answer.value, [d for _, d in parts])
+        )
+    if kind == "matrix":
+        rows, cols = answer.shape
+        cells = [describe(cell) for cell in answer.value]
+        text = "[" + ", ".join(
+            "[" + ", ".join(cells[r * cols + c][0] for c in range(cols)) + "]" for r in range(rows)
+        ) + "]"
+        latex = r"\begin{pmatrix}" + r" \\ ".join(
+            " & ".join(cells[r * cols + c][1] for c in range(cols)) for r in range(rows)
+        ) + r"\end{pmatrix}"
+        return text, latex
+    if kind == "relation_symbol":
+        return RELATION_TEXT.get(answer.value, answer.value), RELATION_LATEX.get(answer.value, answer.value)
+    if kind == "choice":
+        return f"({answer.value})", rf"\text{{({answer.value})}}"
+    if kind == "text":
+        safe = re.sub(r"[^\w\s\u3400-\u9fff.,'-]", "", answer.value)[:MAX_TEXT]
+        return answer.value[:MAX_TEXT], rf"\text{{{safe}}}"
+    return kind, ""
+
+
+def _latex_bracket(char):
+    return {"(": r"\left(", ")": r"\right)", "[": r"\left[", "]": r"\right]"}.get(char, char)
+
+
+def _clip(text):
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
+
+
+def describe_safely(answer):
+    """Like :func:`describe` but never fails (a display problem must not lose a verdict)."""
+    if not isinstance(answer, Answer):
+        return "", ""
+    try:
+        text, latex = describe(answer)
+    except Exception:  # noqa: BLE001 - printing is best effort
+        return answer.kind, ""
+    if len(latex) > 4 * MAX_TEXT:
+        latex = ""
+    return text, latex

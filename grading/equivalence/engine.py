@@ -1,0 +1,98 @@
+"""The check itself: parse, classify and compare two answers (runs inside the worker process).
+
+:func:`judge` never raises: every failure becomes an undecided verdict with a reason. It keeps
+to its soft time budget where it can (the worker's main thread has ``SIGALRM``); the parent
+process kills it if it does not.
+"""
+import sys
+import time
+
+from . import budget
+from .answers import ClassifyError, classify
+from .compare import Comparator
+from .display import describe_safely
+from .extraction import last_boxed
+from .normalize import normalize
+from .parser import ParseError, parse_answer
+
+MODES = ("default", "strict")
+MAX_ANSWER_CHARS = 5000
+SOFT_SHARE = 0.85  # of the timeout, for the comparison; the rest is for replying in time
+
+
+def judge(pred, gold, mode="default", timeout=2.0):
+    """Compare ``pred`` with ``gold``; return the verdict as a plain dict."""
+    started = time.monotonic()
+    result = {
+        "equivalent": None, "method": "", "explanation": "", "pred_parsed": "", "gold_parsed": "",
+        "pred_latex": "", "gold_latex": "", "pred_kind": "", "gold_kind": "", "elapsed_ms": 0.0,
+    }
+    try:
+        with budget.time_budget(timeout * SOFT_SHARE):
+            _judge_into(result, pred, gold, mode, started + timeout * SOFT_SHARE)
+    except budget.BudgetExceeded:
+        _undecided(result, "timeout", f"no decision within {timeout:g} s")
+    except MemoryError:
+        _undecided(result, "memory", "the check ran out of memory")
+    except RecursionError:
+        _undecided(result, "error", "the answer is nested too deeply")
+    except Exception as exc:  # noqa: BLE001 - a verdict is always returned
+        _undecided(result, "error", f"internal error: {type(exc).__name__}")
+    result["elapsed_ms"] = round((time.monotonic() - started) * 1000, 3)
+    return result
+
+
+def _undecided(result, method, explanation):
+    result.update(equivalent=None, method=method, explanation=explanation)
+
+
+def _judge_into(result, pred, gold, mode, deadline):
+    if mode not in MODES:
+        _undecided(result, "error", f"unknown mode {mode!r} (use 'default' or 'strict')")
+        return
+    if not isinstance(pred, str) or not isinstance(gold, str):
+        _undecided(result, "error", "answers must be strings")
+        return
+    pred, gold = unwrap(pred), unwrap(gold)
+    for name, text in (("pred", pred), ("gold", gold)):
+        if len(text) > MAX_ANSWER_CHARS:
+            _undecided(result, "too-long", f"{name} is longer than {MAX_ANSWER_CHARS} characters")
+            return
+    answers = {}
+    errors = {}
+    for name, text in (("pred", pred), ("gold", gold)):
+        try:
+            answers[name] = classify(parse_answer(text))
+        except (ParseError, ClassifyError) as exc:
+            errors[name] = str(exc)
+            result[f"{name}_parsed"] = text[:200]
+            continue
+        text_form, latex_form = describe_safely(answers[name])
+        result[f"{name}_parsed"] = text_form
+        result[f"{name}_latex"] = latex_form
+        result[f"{name}_kind"] = answers[name].kind
+    if normalize(pred) == normalize(gold) and pred.strip():
+        result.update(equivalent=True, method="identical", explanation="the same answer after normalisation")
+        return
+    if errors:
+        which = " and ".join(errors)
+        reason = "; ".join(f"{k}: {v}" for k, v in errors.items())
+        _undecided(result, "unparsed", f"could not read {which} ({reason})")
+        return
+    outcome = Comparator(mode, deadline).compare(answers["pred"], answers["gold"])
+    result.update(equivalent=outcome.equivalent, method=outcome.method, explanation=outcome.explanation)
+
+
+def unwrap(text):
+    """The answer inside ``\\boxed{}`` if there is one; otherwise the text itself."""
+    if not isinstance(text, str):
+        return text
+    boxed = last_boxed(text) if "box" in text else None
+    return (boxed if boxed is not None else text).strip()
+
+
+def configure_process():
+    """Settings for a process that runs checks (large integers print, deep expressions recurse)."""
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(200_000)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))

@@ -1,0 +1,50 @@
+"""The result of one equivalence check."""
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether two answers are equivalent, and why.
+
+    ``equivalent`` is True, False, or None (undecided: the engine could not establish either
+    and does not guess). ``method`` names what decided (``symbolic``, ``numeric-points``,
+    ``decimal-rounding``, ``set``, ``timeout``...), ``explanation`` says it in one line.
+    ``pred_parsed``/``gold_parsed`` are the parsed forms as plain text, ``*_latex`` the same as
+    LaTeX for display, ``*_kind`` the kind of answer (number, expression, equation, set...).
+    """
+
+    equivalent: object
+    method: str
+    explanation: str
+    pred_parsed: str = ""
+    gold_parsed: str = ""
+    pred_latex: str = ""
+    gold_latex: str = ""
+    pred_kind: str = ""
+    gold_kind: str = ""
+    mode: str = "default"
+    elapsed_ms: float = 0.0
+
+    @property
+    def decided(self):
+        return self.equivalent is not None
+
+    @property
+    def label(self):
+        """"equivalent", "not equivalent" or "undecided"."""
+        if self.equivalent is None:
+            return "undecided"
+        return "equivalent" if self.equivalent else "not equivalent"
+
+    def as_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data, mode="default"):
+        fields = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        fields.setdefault("mode", mode)
+        return cls(**fields)
+
+    @classmethod
+    def undecided(cls, method, explanation, mode="default", elapsed_ms=0.0):
+        return cls(equivalent=None, method=method, explanation=explanation, mode=mode, elapsed_ms=elapsed_ms)
