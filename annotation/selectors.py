@@ -388,3 +388,15 @@ def agreement_ratings(params=None, *, include_imported=True):
     full_scores = {pk: full for pk, full, _, _ in questions}
     names = {pk: f"{location or external_id} #{pk}".strip() for pk, _, location, external_id in questions}
     return ratings, full_scores, names
+
+
+def assignable_responses(question=None, exam=None, source=None):
+    """The responses of a question or an exam (optionally of one source) to assign."""
+    queryset = Response.objects.all()
+    if question is not None:
+        queryset = queryset.filter(question=question)
+    if exam is not None:
+        queryset = queryset.filter(question__exam=exam)
+    if source in Response.Source.values:
+        queryset = queryset.filter(source=source)
+    return queryset

@@ -1,6 +1,21 @@
+from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from .models import Annotation, Exam, ImportReport, Question, Response, RubricCheckpoint, StepLabel, SubQuestion
+from .models import (
+    Adjudication,
+    Annotation,
+    Assignment,
+    Exam,
+    ImportReport,
+    LabelDraft,
+    Question,
+    Response,
+    RubricCheckpoint,
+    StepLabel,
+    SubQuestion,
+)
+
+User = get_user_model()
 
 
 class ExamSerializer(serializers.ModelSerializer):
@@ -83,3 +98,125 @@ class DatasetImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=["realmath", "ineqmath"])
     file = serializers.FileField()
     exam = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+
+# --- labelling ------------------------------------------------------------------------------
+
+
+class LabelStepSerializer(serializers.ModelSerializer):
+    sub_question = serializers.SlugRelatedField(slug_field="label", read_only=True)
+
+    class Meta:
+        model = StepLabel
+        fields = ["id", "start", "end", "quote", "verdict", "comment", "sub_question", "checkpoint"]
+
+
+class LabelSerializer(serializers.ModelSerializer):
+    """A label with its step labels, as the labelling page and the API show it."""
+
+    rater = serializers.CharField(read_only=True, source="rater_name")
+    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    updated_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    step_labels = LabelStepSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Annotation
+        fields = [
+            "id", "response", "rater", "annotator", "sub_scores", "total", "checkpoint_marks", "override_reason",
+            "comment", "step_labels", "submitted", "submitted_at", "is_imported", "provenance", "version",
+            "updated_by", "updated", "transcript_hash",
+        ]
+        read_only_fields = fields
+
+
+class LabelWriteSerializer(serializers.Serializer):
+    """The shape of a label save; the rubric rules are checked by annotation.labelling."""
+
+    base_version = serializers.IntegerField(min_value=0, help_text="Version the edit started from; 0 for a new label.")
+    submit = serializers.BooleanField(default=False)
+    sub_scores = serializers.DictField(required=False, default=dict, help_text="{sub-question label: points or null}")
+    total = serializers.JSONField(required=False, allow_null=True, help_text="Only for questions without sub-questions.")
+    checkpoint_marks = serializers.DictField(required=False, default=dict, help_text="{checkpoint id: reached | partly | not_reached}")
+    override_reason = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
+    comment = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
+    step_labels = serializers.ListField(child=serializers.DictField(), required=False, default=list)
+
+    def label_data(self):
+        data = dict(self.validated_data)
+        data.pop("base_version")
+        data.pop("submit")
+        return data
+
+
+class LabelDraftSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = LabelDraft
+        fields = ["response", "annotation", "base_version", "payload", "updated"]
+        read_only_fields = ["response", "updated"]
+
+
+class AssignmentSerializer(serializers.ModelSerializer):
+    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    lock_holder = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Assignment
+        fields = ["id", "response", "annotator", "strategy", "created", "lock_holder", "lock_expires", "completed_at"]
+        read_only_fields = fields
+
+
+class AssignRequestSerializer(serializers.Serializer):
+    question = serializers.PrimaryKeyRelatedField(queryset=Question.objects.all(), required=False, allow_null=True)
+    exam = serializers.PrimaryKeyRelatedField(queryset=Exam.objects.all(), required=False, allow_null=True)
+    source = serializers.ChoiceField(choices=Response.Source.choices, required=False, allow_blank=True)
+    annotators = serializers.SlugRelatedField(
+        slug_field="username", many=True, required=False, queryset=User.objects.filter(is_active=True)
+    )
+    per_response = serializers.IntegerField(min_value=1, max_value=20, default=2)
+    strategy = serializers.ChoiceField(choices=Assignment.Strategy.choices, default=Assignment.Strategy.ROUND_ROBIN)
+
+    def validate(self, attrs):
+        if not attrs.get("question") and not attrs.get("exam"):
+            raise serializers.ValidationError("Choose a question or an exam.")
+        return attrs
+
+
+class AdjudicationSerializer(serializers.ModelSerializer):
+    reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Adjudication
+        fields = [
+            "id", "response", "reviewer", "gold_score", "reason", "chosen_annotation", "previous_gold_score",
+            "previous_gold_status", "label_totals", "created",
+        ]
+        read_only_fields = fields
+
+
+class AdjudicateRequestSerializer(serializers.Serializer):
+    response = serializers.PrimaryKeyRelatedField(queryset=Response.objects.select_related("question"))
+    chosen_annotation = serializers.PrimaryKeyRelatedField(
+        queryset=Annotation.objects.all(), required=False, allow_null=True
+    )
+    gold_score = serializers.DecimalField(max_digits=7, decimal_places=2, required=False, allow_null=True)
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    expected_gold_score = serializers.DecimalField(max_digits=7, decimal_places=2, required=False, allow_null=True)
+    expected_gold_status = serializers.CharField(
+        required=False, max_length=16, help_text="The gold status seen when deciding (none, imported, single, agreed, adjudicated)."
+    )
+
+    def validate_expected_gold_status(self, value):
+        if value not in Response.GoldStatus.values:
+            raise serializers.ValidationError(f"One of {', '.join(Response.GoldStatus.values)}.")
+        return value
+
+
+class AdjudicationQueueSerializer(serializers.ModelSerializer):
+    n_labels = serializers.IntegerField()
+    high = serializers.DecimalField(max_digits=7, decimal_places=2)
+    low = serializers.DecimalField(max_digits=7, decimal_places=2)
+    spread = serializers.DecimalField(max_digits=7, decimal_places=2)
+
+    class Meta:
+        model = Response
+        fields = ["id", "question", "source", "student_id", "gold_score", "gold_status", "n_labels", "high", "low", "spread"]

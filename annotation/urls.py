@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, views_labels
 
 app_name = "annotation"
 urlpatterns = [
@@ -10,4 +10,13 @@ urlpatterns = [
     path("responses/<int:pk>/", views.response_detail, name="response_detail"),
     path("import/", views.dataset_import, name="import"),
     path("import/<int:pk>/", views.import_report, name="import_report"),
+    # labelling
+    path("label/", views_labels.label_queue, name="label_queue"),
+    path("label/next/", views_labels.label_next, name="label_next"),
+    path("label/<int:pk>/", views_labels.label_response, name="label"),
+    path("label/<int:pk>/history/", views_labels.label_history, name="label_history"),
+    path("assign/", views_labels.assign, name="assign"),
+    path("agreement/", views_labels.agreement, name="agreement"),
+    path("adjudication/", views_labels.adjudication_queue, name="adjudication_queue"),
+    path("adjudication/<int:pk>/", views_labels.adjudicate, name="adjudicate"),
 ]

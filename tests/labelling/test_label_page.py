@@ -1,0 +1,190 @@
+"""The labelling page: login and roles, blind mode, what it carries, flat query counts."""
+import json
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation import services
+from annotation.models import Annotation, LabelDraft, Response
+
+from ..factories import make_imported_gold, make_responses
+from .helpers import full_label, labelled_setup
+
+pytestmark = pytest.mark.django_db
+
+
+def assign(responses, *users, k=1):
+    services.assign_responses(
+        responses=Response.objects.filter(pk__in=[r.pk for r in responses]), annotators=list(users),
+        per_response=k, strategy="round_robin",
+    )
+
+
+def config_of(page):
+    html = page.content.decode()
+    start = html.index('<script id="label-config" type="application/json">') + len('<script id="label-config" type="application/json">')
+    return json.loads(html[start : html.index("</script>", start)])
+
+
+def test_anonymous_is_sent_to_login(client):
+    _, (response, *_) = labelled_setup(1)
+    page = client.get(reverse("annotation:label", args=[response.pk]))
+    assert page.status_code == 302 and "/accounts/login/" in page["Location"]
+
+
+def test_unassigned_annotator_gets_403(annotator_client):
+    _, (response, *_) = labelled_setup(1)
+    assert annotator_client.get(reverse("annotation:label", args=[response.pk])).status_code == 403
+
+
+def test_user_without_role_gets_403(client, django_user_model):
+    _, (response, *_) = labelled_setup(1)
+    client.force_login(django_user_model.objects.create_user("nobody", password="x-long-password"))
+    assert client.get(reverse("annotation:label", args=[response.pk])).status_code == 403
+
+
+def test_missing_response_is_404(reviewer_client):
+    assert reviewer_client.get(reverse("annotation:label", args=[999999])).status_code == 404
+
+
+def test_assigned_annotator_gets_the_page_with_rubric_and_transcript(annotator_client, annotator):
+    question, (response, *_) = labelled_setup(1)
+    assign([response], annotator)
+    page = annotator_client.get(reverse("annotation:label", args=[response.pk]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'class="checkpoint"' in html and "Keyboard" in html and response.transcript in html
+    config = config_of(page)
+    assert [g["label"] for g in config["groups"]] == ["(1)", "(2)"]
+    assert [c["points"] for c in config["groups"][1]["checkpoints"]] == ["2.00", "4.00"]
+    assert config["label"] is None and config["editable"] is True
+    assert config["urls"]["save"] == reverse("api-my-label", args=[response.pk])
+
+
+def test_student_text_is_escaped(annotator_client, annotator):
+    _, (response, *_) = labelled_setup(1)
+    Response.objects.filter(pk=response.pk).update(transcript='<script>alert("x")</script> $x$')
+    assign([response], annotator)
+    html = annotator_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
+    assert '<script>alert("x")</script>' not in html
+    assert "&lt;script&gt;alert" in html
+
+
+def test_blind_annotator_sees_no_other_label_or_gold_until_submitting(annotator_client, annotator, annotator2):
+    _, (response, *_) = labelled_setup(1, blind=True)
+    make_imported_gold([response], total=6)
+    Response.objects.filter(pk=response.pk).update(gold_score=6, gold_status="imported")
+    assign([response], annotator, annotator2, k=2)
+    services.save_label(response=response, user=annotator2, data=full_label(1, 1, comment="secret-note"), base_version=0, submit=True)
+    url = reverse("annotation:label", args=[response.pk])
+    html = annotator_client.get(url).content.decode()
+    assert "other-labels" not in html and "secret-note" not in html and 'id="blind-note"' in html
+    assert "gold-score" not in html
+    services.save_label(response=response, user=annotator, data=full_label(3, 3), base_version=0, submit=True)
+    html = annotator_client.get(url).content.decode()
+    assert 'id="other-labels"' in html and "ann2" in html and "(imported)" in html
+    assert 'id="read-only-note"' in html  # submitted on a blind exam: read-only for its annotator
+
+
+def test_open_exam_shows_other_labels_at_once(annotator_client, annotator, annotator2):
+    _, (response, *_) = labelled_setup(1, blind=False, exam_name="Open")
+    assign([response], annotator, annotator2, k=2)
+    services.save_label(response=response, user=annotator2, data=full_label(1, 1), base_version=0, submit=True)
+    html = annotator_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
+    assert 'id="other-labels"' in html and "ann2" in html
+
+
+def test_reviewer_edits_someone_elses_label(reviewer_client, annotator):
+    _, (response, *_) = labelled_setup(1)
+    assign([response], annotator)
+    annotation = services.save_label(response=response, user=annotator, data=full_label(), base_version=0).annotation
+    page = reviewer_client.get(reverse("annotation:label", args=[response.pk]) + f"?annotation={annotation.pk}")
+    config = config_of(page)
+    assert config["label"]["id"] == annotation.pk and config["editable"]
+    assert config["urls"]["save"] == reverse("annotation-detail", args=[annotation.pk])
+
+
+def test_server_draft_is_handed_to_the_page(annotator_client, annotator):
+    _, (response, *_) = labelled_setup(1)
+    assign([response], annotator)
+    services.save_draft(response=response, user=annotator, payload={"sub_scores": {"(1)": "2"}}, base_version=0)
+    config = config_of(annotator_client.get(reverse("annotation:label", args=[response.pk])))
+    assert config["draft"]["payload"] == {"sub_scores": {"(1)": "2"}}
+    assert LabelDraft.objects.count() == 1
+
+
+def count_queries(client, url):
+    with CaptureQueriesContext(connection) as ctx:
+        page = client.get(url)
+    assert page.status_code == 200
+    return len(ctx.captured_queries)
+
+
+def test_labelling_page_query_count_is_flat(annotator_client, annotator, annotator2):
+    question, first = labelled_setup(5, blind=False, exam_name="Open")
+    assign(first, annotator, annotator2, k=2)
+    for response in first:
+        services.save_label(response=response, user=annotator2, data=full_label(step_labels=[
+            {"start": 0, "end": 3, "verdict": "correct"}]), base_version=0, submit=True)
+    services.save_label(response=first[2], user=annotator, data=full_label(), base_version=0)
+    small = count_queries(annotator_client, reverse("annotation:label", args=[first[2].pk]))
+
+    more = make_responses(question, 1000, start=100)
+    make_imported_gold(more)
+    assign(more, annotator, annotator2, k=2)
+    for response in more[:50]:
+        services.save_label(response=response, user=annotator2, data=full_label(step_labels=[
+            {"start": 0, "end": 3, "verdict": "correct"}, {"start": 4, "end": 6, "verdict": "other"}]),
+            base_version=0, submit=True)
+    services.save_label(response=more[500], user=annotator, data=full_label(), base_version=0)
+    large = count_queries(annotator_client, reverse("annotation:label", args=[more[500].pk]))
+    assert small == large
+
+
+def test_queue_page_and_its_query_count(annotator_client, annotator):
+    question, first = labelled_setup(5)
+    assign(first, annotator)
+    services.save_label(response=first[0], user=annotator, data=full_label(), base_version=0, submit=True)
+    url = reverse("annotation:label_queue")
+    page = annotator_client.get(url)
+    assert page.status_code == 200 and page.context["counts"] == {"total": 5, "done": 1, "todo": 4}
+    small = count_queries(annotator_client, url)
+    assign(make_responses(question, 1000, start=100), annotator)
+    assert count_queries(annotator_client, url) == small
+    assert count_queries(annotator_client, url + "?page=7") == small
+
+
+def test_next_hands_out_and_redirects(annotator_client, annotator):
+    _, (first, second) = labelled_setup(2)
+    assign([first, second], annotator)
+    answer = annotator_client.post(reverse("annotation:label_next"))
+    assert answer.status_code == 302 and answer["Location"] == reverse("annotation:label", args=[first.pk])
+    services.save_label(response=first, user=annotator, data=full_label(), base_version=0, submit=True)
+    answer = annotator_client.post(reverse("annotation:label_next"))
+    assert answer["Location"] == reverse("annotation:label", args=[second.pk])
+    services.save_label(response=second, user=annotator, data=full_label(), base_version=0, submit=True)
+    answer = annotator_client.post(reverse("annotation:label_next"), follow=True)
+    assert "Nothing left" in answer.content.decode()
+    assert annotator_client.get(reverse("annotation:label_next")).status_code == 405
+
+
+def test_history_page_shows_versions_and_refused_attempts(annotator_client, annotator, reviewer):
+    _, (response, *_) = labelled_setup(1)
+    assign([response], annotator)
+    services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0)
+    annotation = Annotation.objects.get()
+    services.save_label(response=response, user=reviewer, data=full_label(2, 2), base_version=1, annotation=annotation)
+    with pytest.raises(services.LabelConflict):
+        services.save_label(response=response, user=annotator, data=full_label(3, 3), base_version=1)
+    html = annotator_client.get(reverse("annotation:label_history", args=[response.pk])).content.decode()
+    assert "Refused: stale version" in html and "outcome-conflict" in html and "outcome-saved" in html
+    assert "rev1" in html and "Version 2" in html and "sub_scores" in html
+
+
+def test_history_of_someone_else_is_hidden_in_blind_mode(annotator_client, annotator2):
+    _, (response, *_) = labelled_setup(1, blind=True)
+    assign([response], annotator2)
+    services.save_label(response=response, user=annotator2, data=full_label(), base_version=0)
+    assert annotator_client.get(reverse("annotation:label_history", args=[response.pk])).status_code == 403
