@@ -31,6 +31,7 @@ DEFAULTS = {
     "OCR_VISION_API_KEY_ENV": os.environ.get("OCR_VISION_API_KEY_ENV", "OPENAI_API_KEY"),
     "OCR_VISION_MODEL": os.environ.get("OCR_VISION_MODEL", ""),
     "OCR_VISION_MAX_TOKENS": 4096,
+    "OCR_VISION_MAX_RETRIES": 2,
 }
 
 

@@ -29,7 +29,9 @@ def parse_name(name):
     stem = base.rsplit(".", 1)[0] if "." in base else base
     stem = stem.strip()
     parts = stem.rsplit("_", 2)
-    if len(parts) == 3 and parts[2].isdigit() and parts[0] and parts[1]:
+    if len(parts) == 3 and parts[2].isdigit():
+        if not (parts[0] and parts[1]):
+            return ParsedName()
         return ParsedName(parts[0], parts[1], max(1, int(parts[2])))
     parts = stem.rsplit("_", 1)
     if len(parts) == 2 and parts[0] and parts[1]:

@@ -17,6 +17,8 @@ class MultipleFileField(forms.FileField):
         kwargs.setdefault("widget", MultipleFileInput(attrs={
             "accept": ".jpg,.jpeg,.png,.tif,.tiff,.heic,.heif,.pdf,image/*,application/pdf",
         }))
+        # Empty files reach the service, which refuses them with a message beside the others.
+        kwargs.setdefault("allow_empty_file", True)
         super().__init__(*args, **kwargs)
 
     def clean(self, data, initial=None):

@@ -113,6 +113,28 @@ _KIND_WORDS = {
 }
 
 
+_SUFFIX_KINDS = {
+    "jpg": "jpeg", "jpeg": "jpeg", "jpe": "jpeg", "png": "png", "tif": "tiff", "tiff": "tiff",
+    "heic": "heic", "heif": "heic", "pdf": "pdf",
+}
+_MIME_KINDS = {
+    "image/jpeg": "jpeg", "image/pjpeg": "jpeg", "image/png": "png", "image/tiff": "tiff",
+    "image/heic": "heic", "image/heif": "heic", "application/pdf": "pdf",
+}
+
+
+def mismatch_notes(name, declared_type, kind):
+    """Notes for a file whose name or declared MIME type disagrees with its content (content wins)."""
+    notes = []
+    suffix = (name or "").rsplit(".", 1)[-1].lower() if "." in (name or "") else ""
+    if _SUFFIX_KINDS.get(suffix, kind) != kind or (suffix and suffix not in _SUFFIX_KINDS):
+        notes.append(f"Named .{suffix} but the content is {kind.upper()}; read as {kind.upper()}.")
+    declared = (declared_type or "").split(";")[0].strip().lower()
+    if declared and _MIME_KINDS.get(declared) != kind:
+        notes.append(f"Sent as {declared} but the content is {kind.upper()}; read as {kind.upper()}.")
+    return notes
+
+
 def describe_kind(kind):
     return _KIND_WORDS.get(kind, kind.upper())
 
@@ -155,7 +177,9 @@ def read_image(data, kind):
         except Image.DecompressionBombWarning as exc:
             raise UploadRefused(f"Refused as a decompression bomb: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - any decoder failure on untrusted bytes is a refusal
-            raise UploadRefused(f"The {kind.upper()} file could not be read: {_reason(exc)}.") from exc
+            raise UploadRefused(
+                f"The {kind.upper()} file is truncated or corrupt ({_reason(exc)}); upload it again."
+            ) from exc
         with image:
             frames = getattr(image, "n_frames", 1) or 1
             if frames > max_pages:

@@ -115,6 +115,7 @@ def ingest_upload(batch, upload, index):
         read = imaging.read_upload(upload.data)
     except imaging.UploadRefused as exc:
         return _record_file(batch, upload, ScanFile.Status.REFUSED, f"Refused: {exc}")
+    read.notes.extend(imaging.mismatch_notes(upload.name, upload.declared_type, read.kind))
     parsed = parse_name(upload.name)
     question_pk, note = index.resolve(parsed.question_token)
     if not parsed.student_id:

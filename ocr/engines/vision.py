@@ -54,7 +54,8 @@ class VisionEngine(OcrEngine):
             raise EngineUnavailable(problem)
         base_url, model, key_env = self._settings()
         client = openai.OpenAI(
-            base_url=base_url, api_key=os.environ[key_env], timeout=conf.get("OCR_ENGINE_TIMEOUT"), max_retries=2
+            base_url=base_url, api_key=os.environ[key_env], timeout=conf.get("OCR_ENGINE_TIMEOUT"),
+            max_retries=conf.get("OCR_VISION_MAX_RETRIES"),
         )
         data_url = "data:image/jpeg;base64," + base64.b64encode(encode_jpeg(image, quality=90)).decode("ascii")
         try:

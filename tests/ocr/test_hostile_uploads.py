@@ -1,0 +1,109 @@
+"""Hostile uploads: each gets a clear message, the rest of the batch goes on, nothing stored is lost."""
+from pathlib import Path
+
+import pytest
+from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from ocr.models import OcrRun, Page, ScanFile
+from ocr.services import Upload, create_batch, ingest_uploads
+
+from .conftest import distinct_image, png_bytes
+from .hostile_files import hostile_cases, pdf_of_images
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def stored_page(make_batch):
+    """A page stored before the hostile batch arrives."""
+    data = png_bytes(distinct_image(1))
+    batch, results = make_batch([("early_3-17_1.png", data)])
+    page = Page.objects.get(batch=batch)
+    with default_storage.open(page.master, "rb") as handle:
+        master = handle.read()
+    return {"page": page, "upload": data, "master": master, "file": results[0]}
+
+
+def test_every_hostile_upload_is_refused_with_a_clear_message_and_the_batch_goes_on(
+    exam_questions, reviewer, stored_page, settings
+):
+    cases = hostile_cases(stored_page["upload"])
+    good = [
+        Upload("s01_3-17_1.png", png_bytes(distinct_image(201)), "image/png"),
+        Upload("s02_3-17.pdf", pdf_of_images([distinct_image(202, (300, 400)), distinct_image(203, (300, 400))]),
+               "application/pdf"),
+    ]
+    hostile = [Upload(case.name, case.data, case.declared_type) for case in cases]
+    refused = [case for case in cases if case.status == "refused"]
+    assert len(refused) >= 20
+
+    batch = create_batch(exam=exam_questions["exam"], engine="tesseract", user=reviewer)
+    # Good files first, in the middle and last: none of them may be affected by their neighbours.
+    uploads = [good[0], *hostile[: len(hostile) // 2], good[1], *hostile[len(hostile) // 2 :]]
+    results = ingest_uploads(batch, uploads)
+
+    assert len(results) == len(uploads)
+    by_name = {scan_file.original_name: scan_file for scan_file in results}
+    for case in cases:
+        scan_file = by_name[case.name]
+        assert scan_file.status == case.status, (case.name, scan_file.message)
+        assert case.phrase.lower() in scan_file.message.lower(), (case.name, scan_file.message)
+        assert scan_file.message.strip(), case.name
+        if case.status == "refused":
+            assert scan_file.message.startswith("Refused:"), scan_file.message
+            assert not scan_file.pages.exists()
+            assert scan_file.stored == ""
+    assert by_name["s01_3-17_1.png"].status == "accepted"
+    assert by_name["s02_3-17.pdf"].status == "accepted"
+    assert by_name["s02_3-17.pdf"].pages.count() == 2
+    accepted_awkward = [case for case in cases if case.status == "accepted"]
+    assert Page.objects.filter(batch=batch).count() == 3 + len(accepted_awkward)
+    # Every new page got its OCR run queued.
+    assert OcrRun.objects.filter(page__batch=batch).count() == Page.objects.filter(batch=batch).count()
+
+    # What was stored before is untouched.
+    before = stored_page["page"]
+    page = Page.objects.get(pk=before.pk)
+    assert (page.checksum, page.master, page.batch_id) == (before.checksum, before.master, before.batch_id)
+    with default_storage.open(page.master, "rb") as handle:
+        assert handle.read() == stored_page["master"]
+    assert ScanFile.objects.get(pk=stored_page["file"].pk).status == "accepted"
+
+    # A hostile file name never reaches the storage path.
+    traversal = by_name["../../../etc/passwd_3-18_6.png"]
+    stored_paths = [traversal.stored, *traversal.pages.values_list("master", flat=True)]
+    for name in stored_paths:
+        assert ".." not in name and name.startswith("ocr/")
+        assert Path(default_storage.path(name)).resolve().is_relative_to(Path(settings.MEDIA_ROOT).resolve())
+    assert traversal.pages.get().student_id == "passwd"
+
+
+def test_oversized_file_is_refused_without_being_read(make_batch, settings):
+    settings.OCR_MAX_UPLOAD_BYTES = 2000
+    small = png_bytes(distinct_image(5))
+    large = png_bytes(distinct_image(6, (900, 900))) + b"\x00" * 4000
+    batch, results = make_batch([("ok_3-17_1.png", small), ("big_3-17_2.png", large)])
+    assert [r.status for r in results] == ["accepted", "refused"]
+    assert "limit per file" in results[1].message
+
+
+def test_hostile_files_through_the_upload_page_keep_the_good_ones(reviewer_client, exam_questions):
+    files = [
+        SimpleUploadedFile("s05_3-17_1.png", png_bytes(distinct_image(301)), content_type="image/png"),
+        SimpleUploadedFile("evil_3-17_2.jpg", b"<svg onload=alert(1)></svg>", content_type="image/jpeg"),
+        SimpleUploadedFile("zero_3-17_3.jpg", b"", content_type="image/jpeg"),
+    ]
+    response = reviewer_client.post(
+        reverse("ocr:batch_list"),
+        {"exam": exam_questions["exam"].pk, "engine": "tesseract", "name": "mixed", "files": files},
+        follow=True,
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "1 of 3 file(s) accepted" in body
+    assert "evil_3-17_2.jpg: Refused" in body
+    assert "zero_3-17_3.jpg: Refused: The file is empty" in body
+    assert "&lt;svg" not in body and "<svg onload" not in body
+    assert Page.objects.filter(student_id="s05").count() == 1
