@@ -259,6 +259,8 @@ class _Context:
         else:
             result = self._combine(answers, joiners)
         result.conditions = conditions
+        if result.rhs is not None:
+            result.rhs.conditions = conditions
         return result
 
     def _combine(self, answers, joiners):

@@ -123,7 +123,7 @@ class Comparator:
                 return _prefixed(outcome, f"{a.head} = ...: ")
             if a.value is not None and b.value is not None:
                 return self.equations(a, b)
-            return unknown("equation", "cannot compare these equations")
+            return self.sets(a, b)
         if a.kind == "equation" and a.rhs is not None and b.kind not in SET_KINDS:
             return self.compare(a.rhs, b)
         if b.kind == "equation" and b.rhs is not None and a.kind not in SET_KINDS:
@@ -255,7 +255,8 @@ class Comparator:
         if difference is None:
             difference = fx - fy
         if abs(difference) > AGREEMENT * scale and abs(fx - fy) > AGREEMENT * scale:
-            return no("numeric", f"{format_value(fx)} \u2260 {format_value(fy)}")
+            digits = _digits_to_show(fx, fy)
+            return no("numeric", f"{format_value(fx, digits)} \u2260 {format_value(fy, digits)}")
         proof = attempt(self.budget(0.4), _proves_zero, x - y)
         if proof:
             return yes("symbolic", "the difference simplifies to 0")
@@ -573,6 +574,15 @@ class Comparator:
 
 # --- helpers ----------------------------------------------------------------------------------------
 
+def _digits_to_show(fx, fy):
+    """Enough significant digits for two close numbers to print differently."""
+    scale = max(abs(fx), abs(fy))
+    gap = abs(fx - fy)
+    if gap == 0 or scale == 0:
+        return 12
+    return int(min(max(12, -mpmath.log10(gap / scale) + 3), 60))
+
+
 def _set_like(a, b):
     if a.kind in SET_KINDS:
         return True
@@ -781,7 +791,9 @@ def _numeric_set(value):
 
 
 def _set_text(value):
-    text = str(value)
+    from .display import set_text
+
+    text = set_text(value)
     return text if len(text) < 120 else text[:117] + "..."
 
 

@@ -63,6 +63,29 @@ def latex_of(value):
     return _ShortLatex().doprint(value)
 
 
+def set_text(value):
+    """Sets in school notation: ``(2, ∞)``, ``[1, 3) ∪ {5}``, ``∅``."""
+    if value is sp.S.EmptySet:
+        return "\u2205"
+    named = {sp.S.Reals: "\u211d", sp.S.Integers: "\u2124", sp.S.Naturals: "\u2115+", sp.S.Naturals0: "\u2115",
+             sp.S.Rationals: "\u211a", sp.S.Complexes: "\u2102"}
+    if value in named:
+        return named[value]
+    if isinstance(value, sp.Interval):
+        def end(x):
+            return "\u221e" if x == sp.oo else "-\u221e" if x == -sp.oo else text_of(x)
+        return ("(" if value.left_open else "[") + f"{end(value.start)}, {end(value.end)}" + (")" if value.right_open else "]")
+    if isinstance(value, sp.Union):
+        return " \u222a ".join(set_text(part) for part in value.args)
+    if isinstance(value, sp.Intersection):
+        return " \u2229 ".join(set_text(part) for part in value.args)
+    if isinstance(value, sp.Complement):
+        return f"{set_text(value.args[0])} \\ {set_text(value.args[1])}"
+    if isinstance(value, sp.FiniteSet):
+        return "{" + ", ".join(text_of(item) for item in value.args) + "}"
+    return text_of(value)
+
+
 RELATION_LATEX = {"=": "=", "<": "<", ">": ">", "<=": r"\leq", ">=": r"\geq", "!=": r"\neq", "approx": r"\approx"}
 RELATION_TEXT = {"<=": "<=", ">=": ">=", "!=": "!=", "approx": "~"}
 
@@ -94,7 +117,7 @@ def describe(answer):
             _, variable, condition, _domain = value
             text, latex = describe(condition)
             return f"{{{variable} | {text}}}", rf"\left\{{{latex_of(variable)} \mid {latex}\right\}}"
-        return text_of(value), latex_of(value)
+        return set_text(value), latex_of(value)
     if kind == "membership":
         symbol, target = answer.value
         text, latex = describe(target)

@@ -11,7 +11,7 @@ from . import budget
 from .answers import ClassifyError, classify
 from .compare import Comparator
 from .display import describe_safely
-from .extraction import last_boxed
+from .extraction import ANSWER_IS, extract_answer, last_boxed
 from .normalize import normalize
 from .parser import ParseError, parse_answer
 
@@ -60,9 +60,12 @@ def _judge_into(result, pred, gold, mode, deadline):
             return
     answers = {}
     errors = {}
+    parsed_units = {}
     for name, text in (("pred", pred), ("gold", gold)):
         try:
-            answers[name] = classify(parse_answer(text))
+            parsed = parse_answer(text)
+            parsed_units[name] = parsed.units
+            answers[name] = classify(parsed)
         except (ParseError, ClassifyError) as exc:
             errors[name] = str(exc)
             result[f"{name}_parsed"] = text[:200]
@@ -79,16 +82,26 @@ def _judge_into(result, pred, gold, mode, deadline):
         reason = "; ".join(f"{k}: {v}" for k, v in errors.items())
         _undecided(result, "unparsed", f"could not read {which} ({reason})")
         return
+    units = {name: sorted(set(parsed_units[name])) for name in parsed_units}
+    if units.get("pred") and units.get("gold") and units["pred"] != units["gold"]:
+        _undecided(result, "units", f"different units ({', '.join(units['pred'])} vs {', '.join(units['gold'])}); no unit conversion is attempted")
+        return
     outcome = Comparator(mode, deadline).compare(answers["pred"], answers["gold"])
     result.update(equivalent=outcome.equivalent, method=outcome.method, explanation=outcome.explanation)
 
 
 def unwrap(text):
-    """The answer inside ``\\boxed{}`` if there is one; otherwise the text itself."""
+    """The answer inside ``\\boxed{}`` or after "the answer is"; otherwise the text itself."""
     if not isinstance(text, str):
         return text
     boxed = last_boxed(text) if "box" in text else None
-    return (boxed if boxed is not None else text).strip()
+    if boxed is not None:
+        return boxed.strip()
+    if ANSWER_IS.search(text):
+        found = extract_answer(text)
+        if found:
+            return found.strip()
+    return text.strip()
 
 
 def configure_process():

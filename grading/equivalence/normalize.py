@@ -73,7 +73,7 @@ def normalize(text):
     text = _unicode(text)
     text = _ENVIRONMENT_NOISE.sub(" ", text)
     text = _MATH_DELIMS.sub(" ", text)
-    text = text.replace(r"\!", "")
+    text = text.replace(r"\!", "").replace(r"\$", " ")
     text = _BRACED_COMMA_GROUPS.sub("", text)
     text = _SPACE_GROUPS.sub(_join_groups, text)
     text = _MACRO_ALIAS_RE.sub(lambda m: _MACRO_ALIAS_MAP[m.group(0)], text)

@@ -162,7 +162,8 @@ class ItemList:
 class Parsed:
     value: object
     decimals: list = field(default_factory=list)
-    dropped: list = field(default_factory=list)  # units or words ignored
+    dropped: list = field(default_factory=list)  # words ignored
+    units: list = field(default_factory=list)  # units written after values ("cm", "元")
     source: str = ""
 
 
@@ -227,7 +228,7 @@ def parse_answer(text):
         if isinstance(exc, ParseError):
             raise
         raise ParseError(f"cannot build this expression ({type(exc).__name__})") from exc
-    return Parsed(value=value, decimals=parser.decimals, dropped=parser.dropped, source=normal)
+    return Parsed(value=value, decimals=parser.decimals, dropped=parser.dropped, units=parser.units, source=normal)
 
 
 class _Parser:
@@ -237,8 +238,10 @@ class _Parser:
         self.imaginary_i = imaginary_i
         self.decimals = []
         self.dropped = []
+        self.units = []
         self.bar_depth = 0  # inside |...| or a set-builder head a bar closes instead of opening
         self.depth = 0
+        self.french_interval = 0  # inside ]a, b[ a "[" closes instead of opening
 
     # --- token helpers ---------------------------------------------------------------------
     @property
@@ -342,7 +345,8 @@ class _Parser:
         while self.tok.kind in ("unit", "text"):
             if self.tok.kind == "text" and self.peek().kind not in ("eof",) and not self._text_is_trailing():
                 break
-            self.dropped.append(self.advance().value)
+            token = self.advance()
+            (self.units if token.kind == "unit" else self.dropped).append(token.value)
             if self.tok.is_op("^") and self.peek().kind == "num":
                 self.advance()
                 self.advance()
@@ -532,7 +536,7 @@ class _Parser:
 
     def _skip_units(self):
         while self.tok.kind == "unit":
-            self.dropped.append(self.advance().value)
+            self.units.append(self.advance().value)
             if self.tok.is_op("^") and self.peek().kind == "num":
                 self.advance()
                 self.advance()
@@ -546,7 +550,9 @@ class _Parser:
         if token.kind == "op":
             if token.value == "|":
                 return self.bar_depth == 0
-            return token.value in ("(", "[", "{")
+            if token.value == "[":
+                return self.french_interval == 0
+            return token.value in ("(", "{")
         if token.kind == "cmd":
             return token.value in _ATOM_COMMANDS or token.value[1:] in GREEK or token.value in NAMED_SETS
         return False
@@ -846,6 +852,15 @@ class _Parser:
     def bracket(self, opener):
         saved = self.bar_depth
         self.bar_depth = 0
+        if opener == "]":
+            self.french_interval += 1
+            try:
+                return self._bracket(opener, saved)
+            finally:
+                self.french_interval -= 1
+        return self._bracket(opener, saved)
+
+    def _bracket(self, opener, saved):
         if self.tok.is_op(")") and opener == "(":
             raise ParseError("empty parentheses")
         items = [self.relation()]
