@@ -1,0 +1,28 @@
+"""Template hooks of the judges on pages other apps own (start page, response page)."""
+from django import template
+
+from accounts.roles import is_reviewer
+
+from .. import selectors
+
+register = template.Library()
+
+
+@register.inclusion_tag("grading/judge_results_panel.html", takes_context=True)
+def judge_results_panel(context, response):
+    """Judge results of a response: for reviewers, and for annotators only when the blind rule allows."""
+    user = context["request"].user
+    visible = selectors.can_see_scores(user, response)
+    results = selectors.results_for_response(response) if visible else []
+    return {
+        "visible": visible,
+        "results": results,
+        "overall": selectors.ineqmath_overall(results) if results else None,
+        "response": response,
+        "is_reviewer": is_reviewer(user),
+    }
+
+
+@register.inclusion_tag("grading/judge_home_panel.html")
+def judges_home_panel():
+    return {"runs": selectors.run_list()[:5]}

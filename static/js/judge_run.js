@@ -1,0 +1,85 @@
+/* Run page: live progress (polls the JSON endpoint), cancel/resume keys, result navigation. */
+(function () {
+  "use strict";
+  var panel = document.getElementById("run-progress");
+  if (!panel) { return; }
+  var url = panel.getAttribute("data-url");
+  var startedRunning = null;
+  var failures = 0;
+
+  function set(id, value) {
+    var el = document.getElementById(id);
+    if (el) { el.textContent = (value === null || value === undefined) ? "—" : value; }
+  }
+
+  function statusLabel(status) {
+    return { running: "Running", cancelled: "Cancelled", done: "Done" }[status] || status;
+  }
+
+  function show(p) {
+    var bar = document.getElementById("p-bar");
+    if (bar) {
+      bar.style.width = p.percent + "%";
+      bar.parentNode.setAttribute("aria-valuenow", p.percent);
+      bar.className = p.status === "done" ? "ok" : "";
+    }
+    set("p-status", statusLabel(p.status) + (p.status === "running" && p.pending ? " · " + p.pending + " to go" : ""));
+    set("p-count", p.done + " / " + p.total);
+    set("p-ok", p.ok); set("p-invalid", p.invalid); set("p-error", p.error); set("p-cached", p.cached);
+    set("p-tokens", p.prompt_tokens + p.completion_tokens); set("p-tin", p.prompt_tokens); set("p-tout", p.completion_tokens);
+    set("p-cost", p.cost); set("p-latency", p.latency_ms_p50); set("p-p95", p.latency_ms_p95); set("p-elapsed", p.elapsed_s);
+    var cancel = document.getElementById("cancel-button");
+    var resume = document.getElementById("resume-button");
+    if (cancel) { cancel.disabled = !p.can_cancel; }
+    if (resume) { resume.disabled = !p.can_resume; }
+  }
+
+  function poll() {
+    fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (r) { if (!r.ok) { throw new Error(r.status); } return r.json(); })
+      .then(function (p) {
+        failures = 0;
+        show(p);
+        if (startedRunning === null) { startedRunning = p.status === "running"; }
+        if (p.status === "running") {
+          window.setTimeout(poll, 1000);
+        } else if (startedRunning) {
+          // The run just ended: reload once so the results table shows every answer.
+          window.location.reload();
+        }
+      })
+      .catch(function () {
+        failures += 1;
+        window.setTimeout(poll, Math.min(10000, 1000 * Math.pow(2, failures)));
+      });
+  }
+  poll();
+
+  var rows = Array.prototype.slice.call(document.querySelectorAll("#results-table tbody tr[data-href]"));
+  var current = -1;
+  function focusRow(index) {
+    if (!rows.length) { return; }
+    current = Math.max(0, Math.min(rows.length - 1, index));
+    rows.forEach(function (row, i) { row.classList.toggle("active-row", i === current); row.style.outline = i === current ? "2px solid var(--accent)" : ""; });
+    rows[current].scrollIntoView({ block: "nearest" });
+  }
+
+  document.addEventListener("keydown", function (event) {
+    var target = event.target;
+    if (event.ctrlKey || event.metaKey || event.altKey) { return; }
+    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(target.tagName))) { return; }
+    var button = null;
+    if (event.key === "c") { button = document.getElementById("cancel-button"); }
+    if (event.key === "u") { button = document.getElementById("resume-button"); }
+    if (button) {
+      event.preventDefault();
+      if (!button.disabled) { button.form.requestSubmit(); }
+      return;
+    }
+    if (event.key === "j") { event.preventDefault(); focusRow(current + 1); }
+    if (event.key === "k") { event.preventDefault(); focusRow(current - 1); }
+    if (event.key === "Enter" && current >= 0 && rows[current].getAttribute("data-href")) {
+      window.location.href = rows[current].getAttribute("data-href");
+    }
+  });
+})();
