@@ -1,0 +1,129 @@
+"""The labelling screen in a real browser: keyboard-only labelling, step spans, drafts that
+survive leaving the page, and a conflict shown side by side."""
+import pytest
+
+from annotation import services
+from annotation.models import Annotation, LabelDraft, Response
+
+from ..conftest import login, screenshot
+from .helpers import full_label, labelled_setup
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def assign(user, n=2, **kwargs):
+    question, responses = labelled_setup(n, **kwargs)
+    Response.objects.filter(pk=responses[0].pk).update(
+        transcript="(1) Since $a=1$, we get $b=2$ and so $c=3$.\n(2) $f'(x)=2x$, so the minimum is $0$."
+    )
+    services.assign_responses(
+        responses=Response.objects.filter(question=question), annotators=[user], per_response=1, strategy="round_robin"
+    )
+    return question, responses
+
+
+def test_label_a_response_with_the_keyboard_alone(page, live_server, annotator):
+    _, (response, *_) = assign(annotator)
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/label/")
+    page.keyboard.press("n")  # next unlabelled response
+    page.wait_for_url(f"**/label/{response.pk}/")
+    page.wait_for_selector("#group-0.focused")
+    page.wait_for_selector("#transcript .katex")
+
+    page.keyboard.press("l")  # second checkpoint of (1): 3 points cumulative
+    page.keyboard.press("r")  # reached, with the one before: proposes 3
+    assert page.input_value("#group-0 input.points") == "3"
+    page.keyboard.press("j")  # to (2)
+    page.keyboard.press("r")  # first checkpoint of (2) reached: proposes 5 - 3 = 2
+    assert page.input_value("#group-1 input.points") == "2"
+    page.keyboard.press("3")  # the expert gives 3 instead: an override
+    assert page.input_value("#group-1 input.points") == "3"
+    assert page.inner_text("#total") == "6"
+    page.wait_for_selector("#group-1 .override:not([hidden])")
+    page.keyboard.press("Control+Enter")  # refused in the page: a reason is needed
+    page.wait_for_selector("#override_reason.needed")
+    assert page.evaluate("document.activeElement.id") == "override_reason"
+    page.keyboard.type("Found the minimum by another valid method.")
+    page.keyboard.press("Escape")
+    screenshot(page, "label_page_keyboard")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url("**?submitted=1")
+    page.wait_for_selector("#submitted-note")
+
+    response.refresh_from_db()
+    assert (response.gold_score, response.gold_status) == (6, "single")
+    annotation = Annotation.objects.get(response=response, annotator=annotator)
+    assert annotation.submitted and annotation.sub_scores == {"(1)": 3, "(2)": 3}
+    assert sorted(annotation.checkpoint_marks.values()) == ["reached", "reached", "reached"]
+    assert annotation.override_reason.startswith("Found the minimum")
+    page.keyboard.press("]")  # on to the next assigned response
+    page.wait_for_url(lambda url: f"/label/{response.pk}/" not in url and "/label/" in url)
+
+
+def test_step_label_on_a_selected_passage_and_the_draft_survives_leaving(page, live_server, annotator):
+    _, (response, *_) = assign(annotator)
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#transcript .katex")
+    # Select "we get" ... up to the math after it: the selection ends inside KaTeX output, so it
+    # snaps to the end of "$b=2$".
+    page.evaluate(
+        """() => {
+            const segs = [...document.querySelectorAll('#transcript .seg')];
+            const plain = segs.find(s => s.textContent.includes('we get'));
+            const math = plain.nextElementSibling;
+            const text = plain.firstChild;
+            const range = document.createRange();
+            range.setStart(text, text.data.indexOf('we get'));
+            range.setEnd(math.querySelector('.katex'), 1);
+            const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+        }"""
+    )
+    page.keyboard.press("e")
+    page.wait_for_selector("#step-form:not([hidden])")
+    page.keyboard.press("3")  # logical gap
+    page.fill("#step-comment", "b does not follow from a alone")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#step-list li")
+    assert "Logical gap" in page.inner_text("#step-list")
+    assert page.locator("#transcript .seg.step-logical_gap").count() >= 1
+    page.keyboard.press("2")  # 2 points on (1)
+    page.wait_for_function("document.getElementById('save-status').textContent.includes('Draft kept')")
+    screenshot(page, "label_page_step_label")
+
+    response.refresh_from_db()
+    draft = LabelDraft.objects.get(response=response, user=annotator)
+    step = draft.payload["step_labels"][0]
+    assert response.transcript[step["start"] : step["end"]] == "we get $b=2$"
+
+    page.goto(f"{live_server.url}/label/")
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#draft-note:not([hidden])")
+    assert page.input_value("#group-0 input.points") == "2"
+    assert "Logical gap" in page.inner_text("#step-list")
+
+    page.keyboard.press("s")
+    page.wait_for_function("document.getElementById('save-status').textContent.includes('Saved version 1')")
+    saved = Annotation.objects.get(response=response, annotator=annotator)
+    assert saved.step_labels.get().quote == "we get $b=2$"
+    assert not LabelDraft.objects.filter(response=response, user=annotator).exists()
+
+
+def test_a_stale_save_shows_both_versions(page, live_server, annotator, reviewer):
+    _, (response, *_) = assign(annotator)
+    annotation = services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0).annotation
+    login(page, live_server, reviewer.username)
+    page.goto(f"{live_server.url}/label/{response.pk}/?annotation={annotation.pk}")
+    page.wait_for_selector("#group-0.focused")
+    services.save_label(response=response, user=annotator, data=full_label(2, 2), base_version=1)  # meanwhile
+    page.keyboard.press("3")
+    page.keyboard.press("s")
+    page.wait_for_selector("#conflict:not([hidden])")
+    table = page.inner_text("#conflict-table")
+    assert "Yours (from version 1)" in table and "version 2 by ann1" in table
+    screenshot(page, "label_page_conflict")
+    assert Annotation.objects.get(pk=annotation.pk).sub_scores == {"(1)": 2, "(2)": 2}
+    page.click("#keep-mine")
+    page.wait_for_function("document.getElementById('save-status').textContent.includes('Saved version 3')")
+    assert Annotation.objects.get(pk=annotation.pk).sub_scores == {"(1)": 3, "(2)": 1}
