@@ -144,10 +144,11 @@ def results_for_response(response):
 def ineqmath_overall(results):
     """IneqMath: correct overall only if the final-answer judge and all four step judges pass.
 
-    Returns None until each of the five judges has a valid verdict (newest per kind).
+    Returns None until each of the five judges has a valid verdict; the newest result of each
+    kind counts.
     """
     by_kind = {}
-    for result in results:
+    for result in sorted(results, key=lambda r: r.pk, reverse=True):
         if result.status == JudgeResult.Status.OK and result.config.kind in ("ineq_final_answer", *INEQMATH_STEP_KINDS):
             by_kind.setdefault(result.config.kind, result)
     needed = ("ineq_final_answer", *INEQMATH_STEP_KINDS)

@@ -212,8 +212,11 @@ def cache_key(config, fingerprint):
 
 # --- judge runs ----------------------------------------------------------------------------
 
-def start_judge_run(config, *, params=None, response_ids=None, user=None, chunk_size=None, note=""):
-    """Fix the selection, create the run and queue it (after the transaction commits)."""
+def start_judge_run(config, *, params=None, response_ids=None, user=None, chunk_size=None, note="", enqueue=True):
+    """Fix the selection, create the run and queue it (after the transaction commits).
+
+    With ``enqueue=False`` nothing is sent to Celery: call `run_inline` to do the work here.
+    """
     if config.kind == JudgeConfig.Kind.EXTERNAL:
         raise RunRefused("Imported (external) settings cannot be run.")
     kind = get_kind(config.kind)
@@ -236,7 +239,8 @@ def start_judge_run(config, *, params=None, response_ids=None, user=None, chunk_
         )
         JudgeRunItem.objects.bulk_create((JudgeRunItem(run=run, response_id=pk) for pk in ids), batch_size=500)
         epoch = run.epoch
-        transaction.on_commit(lambda: enqueue_judge_run(run.pk, epoch))
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_judge_run(run.pk, epoch))
     return run
 
 
@@ -281,7 +285,7 @@ def cancel_judge_run(run):
     return run
 
 
-def resume_judge_run(run):
+def resume_judge_run(run, *, enqueue=True):
     """Queue again every item without a finished result (pending, failed, or lost with a worker)."""
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().get(pk=run.pk)
@@ -296,7 +300,18 @@ def resume_judge_run(run):
         run.finished = None
         run.save(update_fields=["epoch", "status", "resumed", "finished"])
         epoch = run.epoch
-        transaction.on_commit(lambda: enqueue_judge_run(run.pk, epoch))
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_judge_run(run.pk, epoch))
+    return run
+
+
+def run_inline(run):
+    """Do a run's open work in this process, chunk after chunk (no Celery worker needed)."""
+    ids = list(run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True))
+    for start in range(0, len(ids), run.chunk_size):
+        process_judge_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
+    _finish_if_complete(run.pk, run.epoch)
+    run.refresh_from_db()
     return run
 
 
@@ -586,7 +601,7 @@ def _wait_for_other_owner(run, epoch, item, key, lease, report):
 def start_generation_run(
     *, endpoint, models, temperatures, per_cell=1, questions=None, params=None, prompt_template="",
     system_prompt=None, max_tokens=4096, user=None, name="", price_input_per_1k=0, price_output_per_1k=0,
-    chunk_size=None,
+    chunk_size=None, enqueue=True,
 ):
     """Plan one synthetic answer per question × model × temperature × index and queue the run."""
     models = [m.strip() for m in models if m and m.strip()]
@@ -630,7 +645,19 @@ def start_generation_run(
         run.n_items = len(items)
         run.save(update_fields=["n_items"])
         epoch = run.epoch
-        transaction.on_commit(lambda: enqueue_generation_run(run.pk, epoch))
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_generation_run(run.pk, epoch))
+    return run
+
+
+def run_generation_inline(run):
+    """Write a generation run's missing answers in this process (no Celery worker needed)."""
+    open_states = (GenerationItem.State.PENDING, GenerationItem.State.ERROR)
+    ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
+    for start in range(0, len(ids), run.chunk_size):
+        process_generation_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
+    _finish_generation_if_complete(run.pk, run.epoch)
+    run.refresh_from_db()
     return run
 
 
@@ -701,7 +728,7 @@ def cancel_generation_run(run):
     return run
 
 
-def resume_generation_run(run):
+def resume_generation_run(run, *, enqueue=True):
     with transaction.atomic():
         run = GenerationRun.objects.select_for_update().get(pk=run.pk)
         if not run.items.filter(state__in=(GenerationItem.State.PENDING, GenerationItem.State.ERROR)).exists():
@@ -715,7 +742,8 @@ def resume_generation_run(run):
         run.finished = None
         run.save(update_fields=["epoch", "status", "resumed", "finished"])
         epoch = run.epoch
-        transaction.on_commit(lambda: enqueue_generation_run(run.pk, epoch))
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_generation_run(run.pk, epoch))
     return run
 
 

@@ -85,12 +85,12 @@ def extract_final_answer(text, question_kind):
     return (found or "").strip() if isinstance(found, str) else str(found or "")
 
 
-def cas_verdict(pred, gold, timeout=2.0):
+def cas_verdict(pred, gold, *, mode="default", timeout=2.0):
     """The CAS says True/False/None (undecided) and how; it never raises here."""
     if not pred:
         return {"equivalent": None, "method": "no-answer", "explanation": "No final answer found."}
     try:
-        verdict = equivalence().check_equivalence(pred, gold, timeout=timeout)
+        verdict = equivalence().check_equivalence(pred, gold, mode=mode, timeout=timeout)
     except Exception as exc:  # a crash in the engine is an undecided check, not a failed run
         return {"equivalent": None, "method": "error", "explanation": f"{type(exc).__name__}: {exc}"[:300]}
     return {
@@ -351,7 +351,7 @@ class CasFinalAnswerKind(Kind):
         detail = {"extracted": pred, "gold": judge_input.gold_answer}
         if same_text(pred, judge_input.gold_answer):
             return self._verdict(True, "exact", detail, "The final answer matches the gold answer as written.")
-        cas = cas_verdict(pred, judge_input.gold_answer)
+        cas = cas_verdict(pred, judge_input.gold_answer, mode="strict")
         detail["cas"] = cas
         if cas["equivalent"] is not None:
             return self._verdict(bool(cas["equivalent"]), "cas", detail, cas["explanation"] or f"CAS ({cas['method']}).")

@@ -1,0 +1,66 @@
+"""Write synthetic control-group answers over a model × temperature grid.
+
+    python manage.py generate_synthetic --endpoint local --models qwen2.5-7b,llama3-8b \\
+        --temperatures 0,0.5,1 --per-cell 1 [--question 3 --question 4 | --exam 1 | --kind bound] [--inline]
+"""
+import time
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Question
+from grading import selectors, services
+from grading.models import GenerationRun, LlmEndpoint
+
+
+class Command(BaseCommand):
+    help = "Generate synthetic (student-persona) answers as responses."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--endpoint", required=True, help="Endpoint name.")
+        parser.add_argument("--models", required=True, help="Comma-separated model names.")
+        parser.add_argument("--temperatures", default="0,0.5,1")
+        parser.add_argument("--per-cell", type=int, default=1)
+        parser.add_argument("--question", type=int, action="append", help="Question id (repeatable).")
+        parser.add_argument("--exam", type=int)
+        parser.add_argument("--kind", choices=Question.Kind.values)
+        parser.add_argument("--level", choices=["low", "high"])
+        parser.add_argument("--max-tokens", type=int, default=4096)
+        parser.add_argument("--name", default="")
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument("--inline", action="store_true", help="Do the work in this process (no Celery worker).")
+        mode.add_argument("--wait", action="store_true", help="Queue it, then follow the progress.")
+
+    def handle(self, *args, **options):
+        endpoint = LlmEndpoint.objects.filter(name=options["endpoint"]).first()
+        if endpoint is None:
+            raise CommandError(f"No endpoint {options['endpoint']!r}.")
+        try:
+            temperatures = [float(t) for t in options["temperatures"].split(",") if t.strip()]
+        except ValueError as exc:
+            raise CommandError("--temperatures takes numbers separated by commas.") from exc
+        questions = Question.objects.all()
+        if options["question"]:
+            questions = questions.filter(pk__in=options["question"])
+        params = {k: str(options[k]) for k in ("exam", "kind", "level") if options.get(k)}
+        questions = services._question_selection(params) & questions
+        try:
+            run = services.start_generation_run(
+                endpoint=endpoint, models=options["models"].split(","), temperatures=temperatures,
+                per_cell=options["per_cell"], questions=questions, max_tokens=options["max_tokens"],
+                name=options["name"], enqueue=not options["inline"],
+            )
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        self.stdout.write(f"Generation run {run.pk}: {run.n_items} answers to write.")
+        if options["inline"]:
+            run = services.run_generation_inline(run)
+        elif options["wait"]:
+            while run.status == GenerationRun.Status.RUNNING:
+                time.sleep(1.0)
+                run.refresh_from_db()
+        p = selectors.generation_progress(run)
+        self.stdout.write(
+            f"Run {run.pk}: {run.get_status_display()} · {p['ok']} written, {p['error']} failed, {p['pending']} pending "
+            f"· tokens {p['prompt_tokens']} in / {p['completion_tokens']} out · cost {p['cost']}"
+        )

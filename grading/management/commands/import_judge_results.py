@@ -1,0 +1,42 @@
+"""Import judge output produced elsewhere, attached to the matching responses.
+
+    python manage.py import_judge_results results.json --model gpt-5.2 [--setting NAME]
+
+Records are matched by ``response_id``, or by ``problem_statement`` + ``student_response``
+(+ ``student_id``). The score is ``model_score`` (or ``score``), else read from the raw judge
+text in ``response``. Unmatched records are listed; a file that cannot be read imports nothing.
+"""
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from grading import services
+
+
+class Command(BaseCommand):
+    help = "Import external judge results (JSON array or JSON Lines) and report what did not match."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+        parser.add_argument("--model", default="", help="Judge model name when the records do not carry one.")
+        parser.add_argument("--setting", default="", help="Name of the (external) setting to file them under.")
+
+    def handle(self, *args, **options):
+        path = Path(options["file"])
+        if not path.is_file():
+            raise CommandError(f"No such file: {path}")
+        try:
+            report = services.import_judge_results(
+                path.read_bytes(), str(path), model=options["model"], setting_name=options["setting"]
+            )
+        except (services.ImportRefused, UnicodeDecodeError) as exc:
+            raise CommandError(f"Nothing was imported. {exc}") from exc
+        self.stdout.write(
+            f"{report.records} records: {report.created} results created, {report.updated} updated, "
+            f"{report.invalid_scores} without a valid score, {len(report.unmatched)} unmatched. "
+            f"Setting(s): {', '.join(report.configs) or '—'}."
+        )
+        for row in report.unmatched:
+            self.stdout.write(f"  unmatched record {row['index']}: {row['reason']} (student {row['student_id'] or '—'}; {row['problem'] or 'no problem text'})")
+        for row in report.warnings:
+            self.stdout.write(f"  note on record {row['index']}: {row['message']}")

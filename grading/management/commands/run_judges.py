@@ -1,0 +1,103 @@
+"""Run a judge setting over responses from the command line (the same runs the pages show).
+
+    python manage.py run_judges --setting rubric-gpt [--setting-version 2] [--source human --level high ...]
+    python manage.py run_judges --setting rubric-gpt --inline      # no worker: work in this process
+    python manage.py run_judges --resume 12 --wait                 # resume run 12, follow it
+"""
+import time
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from grading import selectors, services
+from grading.models import JudgeConfig, JudgeRun
+
+FILTERS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
+
+
+class Command(BaseCommand):
+    help = "Start (or resume, or cancel) a judge run; filters are those of the response list."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--setting", help="Judge setting name (its newest version unless --setting-version).")
+        parser.add_argument("--setting-version", dest="setting_version", type=int, help="A specific version.")
+        for name in FILTERS:
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=f"response filter '{name}'")
+        parser.add_argument("--response-ids", help="Comma-separated response ids (combined with the filters).")
+        parser.add_argument("--note", default="")
+        parser.add_argument("--chunk-size", type=int)
+        parser.add_argument("--resume", type=int, metavar="RUN", help="Resume this run instead of starting one.")
+        parser.add_argument("--cancel", type=int, metavar="RUN", help="Cancel this run.")
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument("--inline", action="store_true", help="Do the work in this process (no Celery worker).")
+        mode.add_argument("--wait", action="store_true", help="Queue it, then follow the progress until it ends.")
+
+    def handle(self, *args, **options):
+        if options["cancel"]:
+            run = services.cancel_judge_run(self._run(options["cancel"]))
+            self.stdout.write(f"Run {run.pk}: {run.get_status_display()}.")
+            return
+        if options["resume"]:
+            run = services.resume_judge_run(self._run(options["resume"]), enqueue=not options["inline"])
+            self.stdout.write(f"Run {run.pk} resumed (epoch {run.epoch}).")
+        else:
+            run = self._start(options)
+        if options["inline"]:
+            run = services.run_inline(run)
+        elif options["wait"]:
+            run = self._follow(run)
+        self._summary(run)
+
+    def _run(self, pk):
+        try:
+            return JudgeRun.objects.get(pk=pk)
+        except JudgeRun.DoesNotExist as exc:
+            raise CommandError(f"No run {pk}.") from exc
+
+    def _start(self, options):
+        if not options["setting"]:
+            raise CommandError("Give --setting NAME (or --resume/--cancel RUN).")
+        configs = JudgeConfig.objects.filter(name=options["setting"])
+        if options["setting_version"]:
+            configs = configs.filter(version=options["setting_version"])
+        config = configs.order_by("-version").first()
+        if config is None:
+            known = ", ".join(sorted(set(JudgeConfig.objects.values_list("name", flat=True)))) or "none yet"
+            raise CommandError(f"No setting {options['setting']!r} (version {options['setting_version'] or 'any'}). Known: {known}.")
+        params = {name: str(options[name]) for name in FILTERS if options.get(name) not in (None, "")}
+        ids = None
+        if options["response_ids"]:
+            try:
+                ids = [int(x) for x in options["response_ids"].split(",") if x.strip()]
+            except ValueError as exc:
+                raise CommandError("--response-ids takes numbers separated by commas.") from exc
+        try:
+            run = services.start_judge_run(
+                config, params=params, response_ids=ids, note=options["note"], chunk_size=options["chunk_size"],
+                enqueue=not options["inline"],
+            )
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        self.stdout.write(f"Run {run.pk} of {config}: {run.n_items} responses ({'in this process' if options['inline'] else 'queued'}).")
+        return run
+
+    def _follow(self, run):
+        last = None
+        while True:
+            run.refresh_from_db()
+            progress = selectors.run_progress(run)
+            line = f"{progress['done']}/{progress['total']} done, {progress['error']} failed, {progress['cached']} cached"
+            if line != last:
+                self.stdout.write(f"  {line}")
+                last = line
+            if run.status != JudgeRun.Status.RUNNING:
+                return run
+            time.sleep(1.0)
+
+    def _summary(self, run):
+        p = selectors.run_progress(run)
+        self.stdout.write(
+            f"Run {run.pk}: {run.get_status_display()} · {p['done']}/{p['total']} · ok {p['ok']}, invalid {p['invalid']}, "
+            f"failed {p['error']}, from cache {p['cached']} · tokens {p['prompt_tokens']} in / {p['completion_tokens']} out "
+            f"· cost {p['cost']} · latency p50 {p['latency_ms_p50']} ms · /grading/judges/runs/{run.pk}/"
+        )

@@ -1,0 +1,133 @@
+"""IneqMath judges: final answer (CAS first, LLM only when undecided), the four step judges,
+the holistic baseline, the CAS-only judge, and the five-judge overall verdict."""
+import pytest
+
+from annotation.models import Response, content_hash
+from grading import selectors
+from grading.models import JudgeConfig, JudgeResult
+from tests.factories import make_question
+from tests.llm_server import Reply
+
+from .helpers import make_config, run_now
+
+pytestmark = pytest.mark.django_db
+
+SOLUTIONS = {
+    "exact": "By AM-GM the minimum is reached at a=b=c.\nThe answer is $C = \\frac{1}{2}$",
+    "decimal": "Working it out carefully gives one half.\nThe answer is $C = 0.5$",
+    "approx": "We get 2 pi roughly.\nThe answer is $C = 6.28$",
+    "unreadable": "After a long computation.\nThe answer is $C = \\sum_{k} f(k)$",
+}
+
+
+@pytest.fixture
+def bound_question(db):
+    return make_question(
+        "Find the largest constant $C$ such that ... for all positive $a, b, c$.",
+        exam_name="IneqMath test", full_score=1, kind="bound", gold_answer="$$C = \\frac{1}{2}$$", location="",
+        external_id="42",
+    )
+
+
+@pytest.fixture
+def solutions(bound_question):
+    return {
+        key: Response.objects.create(
+            question=bound_question, source="synthetic", student_id=key, transcript=text, transcript_hash=content_hash(text)
+        )
+        for key, text in SOLUTIONS.items()
+    }
+
+
+def result_of(config, response):
+    return JudgeResult.objects.get(config=config, response=response)
+
+
+def test_cas_only_judge_makes_no_call(solutions, django_capture_on_commit_callbacks, llm_server):
+    config = make_config(None, kind=JudgeConfig.Kind.CAS_FINAL_ANSWER, model="")
+    run = run_now(django_capture_on_commit_callbacks, config)
+    assert run.status == "done" and llm_server.request_count == 0
+    exact, decimal, approx, unreadable = (result_of(config, solutions[k]) for k in SOLUTIONS)
+    assert (exact.score, exact.step_verdicts["method"]) == (1.0, "cas")
+    assert (decimal.score, decimal.step_verdicts["method"]) == (1.0, "cas")
+    assert approx.score == 0.0 and approx.step_verdicts["cas"]["method"] == "strict-decimal"
+    assert (unreadable.status, unreadable.parse_status, unreadable.score) == ("invalid", "undecided", None)
+
+
+def test_final_answer_judge_asks_the_llm_only_when_the_cas_is_undecided(
+    endpoint, solutions, django_capture_on_commit_callbacks, llm_server
+):
+    llm_server.default = Reply("The sum is not a closed form equal to one half.\nVerdict: False")
+    config = make_config(endpoint, kind=JudgeConfig.Kind.INEQ_FINAL_ANSWER)
+    run_now(django_capture_on_commit_callbacks, config)
+    assert llm_server.request_count == 1
+    assert "\\sum_{k} f(k)" in llm_server.requests[0].text and "C = \\frac{1}{2}" in llm_server.requests[0].text
+    undecided = result_of(config, solutions["unreadable"])
+    assert (undecided.status, undecided.score, undecided.step_verdicts["method"]) == ("ok", 0.0, "llm")
+    assert undecided.prompt_tokens > 0
+    assert result_of(config, solutions["exact"]).score == 1.0
+    assert result_of(config, solutions["approx"]).score == 0.0
+
+
+@pytest.mark.parametrize(
+    "kind, flaw_words",
+    [
+        (JudgeConfig.Kind.INEQ_TOY_CASE, "particular"),
+        (JudgeConfig.Kind.INEQ_LOGICAL_GAP, "without justification"),
+        (JudgeConfig.Kind.INEQ_NUMERICAL_APPROXIMATION, "rounded"),
+    ],
+)
+def test_step_judges_read_the_final_verdict(kind, flaw_words, endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
+    llm_server.default = Reply("Analysis: fine.\nFlagged step: none\nVerdict: True")
+    llm_server.script("a=b=c", Reply("Analysis: only the equal case.\nFlagged step: minimum is reached at a=b=c\nVerdict: False"))
+    config = make_config(endpoint, kind=kind)
+    run_now(django_capture_on_commit_callbacks, config)
+    assert flaw_words in llm_server.requests[0].text
+    assert "The answer is" in llm_server.requests[0].text and "\\frac{1}{2}$$" not in llm_server.requests[0].text  # no gold
+    flagged = result_of(config, solutions["exact"])
+    assert (flagged.score, flagged.step_verdicts[kind]) == (0.0, False)
+    assert flagged.step_verdicts["flagged_step"].startswith("minimum is reached")
+    assert result_of(config, solutions["decimal"]).score == 1.0
+
+
+def test_numerical_computation_rechecks_equalities_with_the_cas(endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
+    wrong = '```json\n{"equalities": [{"step": "3+4=8", "lhs": "3+4", "rhs": "8"}, {"step": "2*3=6", "lhs": "2\\\\cdot 3", "rhs": "6"}]}\n```\nAnalysis: all fine.\nFlagged step: none\nVerdict: True'
+    right = '```json\n{"equalities": [{"step": "1/2+1/2=1", "lhs": "\\\\frac{1}{2}+\\\\frac{1}{2}", "rhs": "1"}]}\n```\nVerdict: True'
+    llm_server.default = Reply(right)
+    llm_server.script("AM-GM", Reply(wrong))
+    config = make_config(endpoint, kind=JudgeConfig.Kind.INEQ_NUMERICAL_COMPUTATION)
+    run_now(django_capture_on_commit_callbacks, config)
+    overruled = result_of(config, solutions["exact"])
+    assert overruled.score == 0.0 and overruled.step_verdicts["decided_by"] == "cas"
+    assert overruled.step_verdicts["model_verdict"] is True
+    assert [c["equivalent"] for c in overruled.step_verdicts["checked_equalities"]] == [False, True]
+    confirmed = result_of(config, solutions["decimal"])
+    assert confirmed.score == 1.0 and confirmed.step_verdicts["decided_by"] == "model"
+
+
+def test_holistic_sees_the_gold_answer_and_samples_vote(endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
+    llm_server.script("AM-GM", Reply("Verdict: True"), Reply("Verdict: False"), Reply("Verdict: True"))
+    llm_server.default = Reply("Verdict: False")
+    config = make_config(endpoint, kind=JudgeConfig.Kind.INEQ_HOLISTIC, samples=3)
+    run_now(django_capture_on_commit_callbacks, config)
+    assert "\\frac{1}{2}$$" in llm_server.requests[0].text
+    voted = result_of(config, solutions["exact"])
+    assert voted.score == 1.0 and len(voted.samples) == 3 and voted.spread == pytest.approx(1 / 3)
+    assert llm_server.request_count == 12
+
+
+def test_overall_needs_all_five_judges(endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
+    llm_server.default = Reply("Verdict: True")
+    response = solutions["exact"]
+    configs = [make_config(endpoint, kind=JudgeConfig.Kind.INEQ_FINAL_ANSWER)]
+    run_now(django_capture_on_commit_callbacks, configs[0], response_ids=[response.pk])
+    assert selectors.ineqmath_overall(selectors.results_for_response(response)) is None
+    for kind in ("ineq_toy_case", "ineq_logical_gap", "ineq_numerical_approximation", "ineq_numerical_computation"):
+        run_now(django_capture_on_commit_callbacks, make_config(endpoint, kind=kind), response_ids=[response.pk])
+    assert selectors.ineqmath_overall(selectors.results_for_response(response)) is True
+    llm_server.default = Reply("Verdict: False")
+    run_now(django_capture_on_commit_callbacks, make_config(endpoint, kind="ineq_logical_gap"), response_ids=[response.pk])
+    results = selectors.results_for_response(response)
+    assert len(results) == 6
+    # the newest result of each kind counts: the second logical-gap judge fails the solution
+    assert selectors.ineqmath_overall(results) is False
