@@ -60,14 +60,6 @@ def _latest_usable_proposal(meta):
     return meta.proposals.filter(status=MetaEvalProposal.Status.OK).order_by("-id").first()
 
 
-def _meta_for_update(result):
-    try:
-        meta, _ = MetaEvaluation.objects.get_or_create(result=result)
-    except IntegrityError:  # created by a concurrent request between the get and the create
-        pass
-    return MetaEvaluation.objects.select_for_update().select_related("confirmed_by").get(result=result)
-
-
 def confirm_meta_evaluation(result, *, user, category, analysis="", is_ood=False, base_version=None):
     """Save a person's category and analysis for one judge result.
 
@@ -81,10 +73,11 @@ def confirm_meta_evaluation(result, *, user, category, analysis="", is_ood=False
     if len(analysis) > 20000:
         raise ValidationError({"analysis": "Keep the analysis under 20,000 characters."})
     with transaction.atomic():
-        meta = _meta_for_update(result)
+        meta = MetaEvaluation.objects.select_for_update().select_related("confirmed_by").filter(result=result).first()
+        meta = meta or MetaEvaluation(result=result)
         if base_version is not None and int(base_version) != meta.version:
             raise StaleMetaEvaluation(meta)
-        proposal = _latest_usable_proposal(meta)
+        proposal = _latest_usable_proposal(meta) if meta.pk else None
         gold = _gold(result)
         if not meta.category:
             meta.proposed_by = MetaEvaluation.Source.LLM if proposal else MetaEvaluation.Source.PERSON
@@ -98,7 +91,11 @@ def confirm_meta_evaluation(result, *, user, category, analysis="", is_ood=False
         meta.confirmed_by, meta.confirmed_at = user, timezone.now()
         meta.version += 1
         meta._history_user = user
-        meta.save()
+        try:
+            with transaction.atomic():
+                meta.save()
+        except IntegrityError:  # another reviewer's first save of this case got in first
+            raise StaleMetaEvaluation(MetaEvaluation.objects.select_related("confirmed_by").get(result=result))
     return meta
 
 

@@ -1,0 +1,72 @@
+"""Print the figures of the metrics page: `manage.py metrics [--setting NAME [--version N] | --run ID] --format json`."""
+import csv
+import json
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from grading import review_selectors as selectors
+
+
+class Command(BaseCommand):
+    help = (
+        "Judge-vs-gold metrics (n, MSE, MAE, signed error, FR_1..5, Pearson, Spearman, evaluation gap, bootstrap "
+        "95% intervals) by source, question, level and batch, for one judge setting version, one run, or every "
+        "setting with results."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--setting", help="Judge setting name (its newest version unless --setting-version).")
+        parser.add_argument("--setting-version", type=int, dest="setting_version", help="Setting version.")
+        parser.add_argument("--run", type=int, help="One judge run instead of a setting.")
+        parser.add_argument("--format", choices=["json", "csv", "text"], default="text")
+        parser.add_argument("--bootstrap", type=int, default=selectors.BOOTSTRAP_RESAMPLES,
+                            help="Bootstrap resamples for the intervals (0: none).")
+
+    def handle(self, *args, **options):
+        if options["bootstrap"] < 0:
+            raise CommandError("--bootstrap must be 0 or more.")
+        reports = [selectors.metrics_report(scope, bootstrap=options["bootstrap"]) for scope in self._scopes(options)]
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(reports if len(reports) != 1 else reports[0], indent=2, ensure_ascii=False))
+        elif options["format"] == "csv":
+            writer = csv.writer(self.stdout)
+            for index, report in enumerate(reports):
+                rows = selectors.metrics_table(report)
+                writer.writerows(rows if index == 0 else rows[1:])
+        else:
+            for report in reports:
+                self._text(report)
+
+    def _scopes(self, options):
+        try:
+            if options["run"] is not None:
+                return [selectors.resolve_scope({"run": str(options["run"])})]
+            if options["setting"]:
+                return [selectors.Scope(config=selectors.find_setting(options["setting"], options["setting_version"]))]
+        except selectors.ScopeError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["setting_version"] is not None:
+            raise CommandError("--setting-version needs --setting.")
+        scopes = [selectors.Scope(config=config) for config in selectors.settings_with_results()]
+        if not scopes:
+            raise CommandError("No judge setting has results yet.")
+        return scopes
+
+    def _text(self, report):
+        out = self.stdout
+        overall = report["overall"]
+        out.write(f"{report['scope_label']}: {report['n_counted']} of {report['n_results']} results counted")
+        for row in report["left_out"]:
+            out.write(f"  left out: {row['n']} {row['label']}")
+        fmt = lambda v: "—" if v is None else f"{v:.3f}"  # noqa: E731
+        out.write(f"  MSE {fmt(overall['mse'])} {overall.get('mse_ci', '')}  MAE {fmt(overall['mae'])}  "
+                  f"signed {fmt(overall['mean_signed_error'])}  FR_2 {fmt(overall['fr_2'])}")
+        gap = report["gap"]
+        out.write(f"  gap: MSE human/synthetic {fmt(gap['mse_ratio'])} {gap['mse_ratio_ci']}, "
+                  f"FR_2 human {fmt(gap['fr2_human'])} vs synthetic {fmt(gap['fr2_synthetic'])}")
+        for group in ("source", "level", "exam", "question"):
+            for entry in report[f"by_{group}"]:
+                out.write(f"  {group:8} {entry['label'][:40]:40} n={entry['n']:<6} MSE {fmt(entry['mse'])}  "
+                          f"FR_2 {fmt(entry['fr_2'])}")
+        sys.stdout.flush()
