@@ -23,8 +23,10 @@ class MultipleFileField(forms.FileField):
 
     def clean(self, data, initial=None):
         single = super().clean
-        if isinstance(data, (list, tuple)):
+        if isinstance(data, (list, tuple)) and data:
             return [single(item, initial) for item in data]
+        if isinstance(data, (list, tuple)):
+            data = None
         return [single(data, initial)]
 
 
@@ -38,7 +40,7 @@ class UploadForm(EngineChoiceMixin, forms.Form):
     exam = forms.ModelChoiceField(queryset=Exam.objects.all(), help_text="Questions are looked up in this exam.")
     engine = forms.ChoiceField()
     name = forms.CharField(required=False, max_length=200, help_text="Batch name (optional).")
-    files = MultipleFileField(help_text="JPEG, PNG, TIFF, HEIC or PDF; one or many.")
+    scans = MultipleFileField(help_text="JPEG, PNG, TIFF, HEIC or PDF; one or many.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -46,7 +48,7 @@ class UploadForm(EngineChoiceMixin, forms.Form):
 
 
 class AddFilesForm(forms.Form):
-    files = MultipleFileField()
+    scans = MultipleFileField()
 
 
 class EngineForm(EngineChoiceMixin, forms.Form):

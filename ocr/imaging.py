@@ -432,22 +432,32 @@ def _local_mean_std(array, window):
 
 
 def estimate_skew(gray, max_degrees=8.0):
-    """The rotation (degrees, counter-clockwise) that makes text lines horizontal.
+    """The rotation (degrees, counter-clockwise, as Image.rotate takes it) that levels text lines.
 
     Level text lines concentrate ink in few rows, which maximises the variance of the row
-    profile of ink: try angles on a small thresholded copy, coarse then fine, keep the best.
+    profile of ink. For each candidate angle, every ink pixel of a small thresholded copy is
+    projected onto the row it would land on after rotating (split linearly between two rows,
+    so the measure is smooth); the angle with the largest variance wins, coarse then fine.
     """
-    small = fit_within(gray, 900)
-    ink = Image.fromarray(np.where(np.asarray(small) < 160, 255, 0).astype(np.uint8), "L")
-    if np.asarray(ink).mean() < 0.5:  # a blank page has no lines to level
+    small = np.asarray(fit_within(gray, 900).convert("L"))
+    ys, xs = np.nonzero(small < 160)
+    if len(ys) < 50:  # a blank page has no lines to level
         return 0.0
+    ys = ys.astype(np.float64)
+    xs = xs.astype(np.float64) - small.shape[1] / 2.0
+    margin = small.shape[1] * np.tan(np.radians(max_degrees)) + 2
 
     def spread(angle):
-        rotated = np.asarray(ink.rotate(angle, resample=Image.Resampling.NEAREST, expand=False, fillcolor=0))
-        return float(np.var(rotated.sum(axis=1, dtype=np.float64)))
+        rows = ys - xs * np.tan(np.radians(angle)) + margin
+        low = np.floor(rows)
+        upper_weight = rows - low
+        size = int(small.shape[0] + 2 * margin + 2)
+        profile = np.bincount(low.astype(np.int64), weights=1.0 - upper_weight, minlength=size)
+        profile += np.bincount(low.astype(np.int64) + 1, weights=upper_weight, minlength=size)[:size]
+        return float(np.var(profile))
 
     coarse = np.arange(-max_degrees, max_degrees + 0.01, 0.5)
     best = max(coarse, key=spread)
-    fine = np.arange(best - 0.5, best + 0.51, 0.1)
+    fine = np.arange(best - 0.5, best + 0.51, 0.05)
     best = max(fine, key=spread)
     return 0.0 if abs(best) < 0.15 else round(float(best), 2)

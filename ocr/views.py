@@ -34,9 +34,9 @@ def batch_list(request):
         data = form.cleaned_data
         try:
             batch = services.create_batch(exam=data["exam"], engine=data["engine"], user=request.user, name=data["name"])
-            scan_files = services.ingest_uploads(batch, services.uploads_from(data["files"]))
+            scan_files = services.ingest_uploads(batch, services.uploads_from(data["scans"]))
         except services.BatchError as exc:
-            form.add_error("files", str(exc))
+            form.add_error("scans", str(exc))
         else:
             _report_ingest(request, scan_files)
             return redirect("ocr:batch_detail", pk=batch.pk)
@@ -75,7 +75,7 @@ def batch_add_files(request, pk):
         messages.error(request, "Choose one or more files to add.")
         return redirect("ocr:batch_detail", pk=pk)
     try:
-        scan_files = services.ingest_uploads(batch, services.uploads_from(form.cleaned_data["files"]))
+        scan_files = services.ingest_uploads(batch, services.uploads_from(form.cleaned_data["scans"]))
     except services.BatchError as exc:
         messages.error(request, str(exc))
     else:

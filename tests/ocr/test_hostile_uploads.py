@@ -97,7 +97,7 @@ def test_hostile_files_through_the_upload_page_keep_the_good_ones(reviewer_clien
     ]
     response = reviewer_client.post(
         reverse("ocr:batch_list"),
-        {"exam": exam_questions["exam"].pk, "engine": "tesseract", "name": "mixed", "files": files},
+        {"exam": exam_questions["exam"].pk, "engine": "tesseract", "name": "mixed", "scans": files},
         follow=True,
     )
     assert response.status_code == 200
