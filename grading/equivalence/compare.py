@@ -96,6 +96,8 @@ class Comparator:
         return unknown("text", "one answer is words, the other is math")
 
     def relation_choices(self, a, b):
+        a, b = _as_option(a), _as_option(b)
+
         def symbol(answer):
             if answer.kind == "relation_symbol":
                 return answer.value
@@ -242,10 +244,10 @@ class Comparator:
         if _is_huge(x) or _is_huge(y):
             return self.huge_numbers(x, y)
         if x.is_Rational and y.is_Rational:
-            return no("exact", f"{x} \u2260 {y}")
+            return no("exact", f"{_number_text(x)} \u2260 {_number_text(y)}")
         for value in (x, y):
             if value in (sp.oo, -sp.oo):
-                return no("exact", f"{x} \u2260 {y}")
+                return no("exact", f"{_number_text(x)} \u2260 {_number_text(y)}")
         fx = attempt(self.budget(0.3), to_mpc, x, HIGH_PRECISION)
         fy = attempt(self.budget(0.3), to_mpc, y, HIGH_PRECISION)
         if fx is None or fy is None:
@@ -257,7 +259,7 @@ class Comparator:
         if abs(difference) > AGREEMENT * scale and abs(fx - fy) > AGREEMENT * scale:
             digits = _digits_to_show(fx, fy)
             return no("numeric", f"{format_value(fx, digits)} \u2260 {format_value(fy, digits)}")
-        proof = attempt(self.budget(0.4), _proves_zero, x - y)
+        proof = attempt(self.budget(0.2, 0.15), _proves_zero, x - y)
         if proof:
             return yes("symbolic", "the difference simplifies to 0")
         return yes("numeric-high-precision", f"equal to {HIGH_PRECISION - 15} significant digits ({format_value(fx)})")
@@ -296,29 +298,51 @@ class Comparator:
         return outcome
 
     def numeric_points(self, x, y, exact, digits):
+        """Compare at seeded random points: exact rationals where the expressions allow it.
+
+        At a rational point a polynomial or rational function has an exact value, so a
+        difference as small as 10^-30 next to values of 10^40 is still seen. Elsewhere values
+        are compared to 30 digits with a relative tolerance, and the difference itself is also
+        evaluated at the point (SymPy cancels what the two have in common first).
+        """
         symbols = sorted(_free_symbols(x) | _free_symbols(y), key=lambda s: s.name)
+        difference = x - y
+        if not _free_symbols(difference):
+            return self.constant_difference(difference)
         if exact or self.mode == "strict":
             tolerance = POINT_TOLERANCE
         elif digits < 3:
             return unknown("numeric-points", "too few significant digits to compare approximately")
         else:
             tolerance = mpmath.mpf(5) * mpmath.mpf(10) ** -digits
+        rational_points = _safe_for_exact_points(x) and _safe_for_exact_points(y)
         rng = random.Random(SEED)
         agree, disagree_elsewhere = 0, None
         for index in range(12):
-            if remaining(self.deadline) < 0.05:
+            if remaining(self.deadline) < 0.05 or (agree >= 8 and not disagree_elsewhere):
                 break
-            point = _random_point(rng, symbols, positive=index < 6)
-            fx = attempt(self.budget(0.15, 0.25), _evaluate_at, x, point)
-            fy = attempt(self.budget(0.15, 0.25), _evaluate_at, y, point)
+            point = _random_point(rng, symbols, positive=index % 2 == 0, exact=rational_points)
+            values = attempt(self.budget(0.15, 0.3), _values_at, x, y, difference, point)
+            if values is None:
+                continue
+            (ex, fx), (ey, fy), fd = values
+            where = ", ".join(f"{s} = {_number_text(v)}" for s, v in point.items())
+            if ex is not None and ey is not None:
+                if ex == ey:
+                    agree += 1
+                    continue
+                return no("numeric-points", f"at {where}: {_number_text(ex)} vs {_number_text(ey)}")
             if fx is None or fy is None:
                 continue
-            if close(fx, fy, tolerance):
+            if _agree_at_point(fx, fy, fd, tolerance, exact):
                 agree += 1
                 continue
-            where = ", ".join(f"{s} = {format_value(to_mpc(v, 10), 6)}" for s, v in point.items())
             if is_real(fx) and is_real(fy):
-                return no("numeric-points", f"at {where}: {format_value(fx)} vs {format_value(fy)}")
+                shown = _digits_to_show(fx, fy)
+                text = f"at {where}: {format_value(fx, shown)} vs {format_value(fy, shown)}"
+                if format_value(fx, shown) == format_value(fy, shown) and fd is not None:
+                    text = f"at {where} they differ by {format_value(fd[0], 6)} (far above rounding noise)"
+                return no("numeric-points", text)
             disagree_elsewhere = disagree_elsewhere or where
         if disagree_elsewhere and agree >= 3:
             return unknown(
@@ -327,6 +351,23 @@ class Comparator:
         if agree >= 4 and not disagree_elsewhere:
             return yes("numeric-points", f"equal at {agree} random points (seeded)")
         return unknown("numeric-points", f"only {agree} usable points")
+
+    def constant_difference(self, difference):
+        """The two expressions differ by a constant (their variable parts cancel)."""
+        if difference == 0:
+            return yes("symbolic", "the difference is 0")
+        if difference.is_Rational:
+            return no("symbolic", f"they differ by the constant {_number_text(difference)}")
+        value = attempt(self.budget(0.3), to_mpc, difference, HIGH_PRECISION)
+        terms = [attempt(self.budget(0.1), to_mpc, term, HIGH_PRECISION) for term in sp.Add.make_args(difference)]
+        if value is None or any(term is None for term in terms):
+            return unknown("symbolic", "they differ by a constant that could not be evaluated")
+        scale = max([abs(term) for term in terms] + [abs(value)])
+        if abs(value) > AGREEMENT * scale:
+            return no("symbolic", f"they differ by the constant {format_value(value)}")
+        if attempt(self.budget(0.3, 0.3), _proves_zero, difference):
+            return yes("symbolic", "the difference simplifies to 0")
+        return yes("numeric-high-precision", f"the difference is a constant equal to 0 to {HIGH_PRECISION - 15} digits")
 
     def periodic(self, a, b):
         """``\\pi/4 + k\\pi`` and ``5\\pi/4 + k\\pi`` with ``k`` an integer are the same set."""
@@ -414,7 +455,7 @@ class Comparator:
             link = _interval_link(left, op, right, variable)
             if link is None:
                 relation = _relational(left, op, right)
-                link = attempt(self.budget(0.3), solve_univariate_inequality, relation, variable, relational=False)
+                link = attempt(self.budget(0.5, 1.0), solve_univariate_inequality, relation, variable, relational=False)
             if link is None:
                 return None, "could not solve the inequality in time"
             result = sp.Intersection(result, link)
@@ -574,6 +615,25 @@ class Comparator:
 
 # --- helpers ----------------------------------------------------------------------------------------
 
+def _number_text(value):
+    """``0.0015`` rather than ``3/2000`` when the decimal is short; long integers abbreviated."""
+    from .display import text_of
+
+    if isinstance(value, sp.Rational) and not value.is_Integer:
+        q = value.q
+        twos = fives = 0
+        while q % 2 == 0:
+            q //= 2
+            twos += 1
+        while q % 5 == 0:
+            q //= 5
+            fives += 1
+        places = max(twos, fives)
+        if q == 1 and places <= 12:
+            return format(sp.Float(value, places + len(str(abs(value.p))) + 2), f".{places}f")
+    return text_of(value)
+
+
 def _digits_to_show(fx, fy):
     """Enough significant digits for two close numbers to print differently."""
     scale = max(abs(fx), abs(fy))
@@ -581,6 +641,14 @@ def _digits_to_show(fx, fy):
     if gap == 0 or scale == 0:
         return 12
     return int(min(max(12, -mpmath.log10(gap / scale) + 3), 60))
+
+
+def _as_option(answer):
+    """A bare capital A-F next to an option answer is that option letter."""
+    value = answer.value
+    if answer.kind == "expression" and isinstance(value, sp.Symbol) and value.name in ("A", "B", "C", "D", "E", "F"):
+        return Answer("choice", value.name)
+    return answer
 
 
 def _set_like(a, b):
@@ -605,10 +673,10 @@ def _unit_readings(answer):
     value = answer.value
     if answer.unit == "percent":
         scaled = _rescaled(answer, sp.Rational(1, 100))
-        return [(_plain(answer), "ignoring the % sign"), (scaled, f"{value}% = {scaled.value}")]
+        return [(_plain(answer), "ignoring the % sign"), (scaled, f"{_number_text(value)}% = {_number_text(scaled.value)}")]
     if answer.unit == "degree":
         scaled = _rescaled(answer, sp.pi / 180)
-        return [(_plain(answer), "ignoring the degree sign"), (scaled, f"{value}\u00b0 = {scaled.value} rad")]
+        return [(_plain(answer), "ignoring the degree sign"), (scaled, f"{_number_text(value)}\u00b0 = {_number_text(scaled.value)} rad")]
     return [(answer, "")]
 
 
@@ -650,8 +718,8 @@ def _log_abs(expr):
             log_base = _log_abs(base)
             if p._has_huge(exponent):
                 log_exponent = _log_abs(exponent)
-                if log_exponent is None or not exponent.is_positive:
-                    return None
+                if log_exponent is None or not exponent.is_positive or log_exponent > 10**15:
+                    return None  # a tower whose height cannot even be written down
                 exponent_value = mpmath.exp(log_exponent)
             else:
                 value = to_mpc(exponent, 45)
@@ -698,18 +766,82 @@ def _proves_zero(expr):
     return False
 
 
-def _random_point(rng, symbols, positive):
+def _random_point(rng, symbols, positive, exact=False):
     point = {}
     for symbol in symbols:
-        magnitude = rng.uniform(0.35, 2.65)
         sign = 1 if positive or rng.random() < 0.5 else -1
-        point[symbol] = sp.Float(sign * magnitude, 30)
+        if exact:
+            denominator = rng.randint(3, 11)
+            numerator = rng.randint(int(0.35 * denominator) + 1, int(2.65 * denominator))
+            point[symbol] = sp.Rational(sign * numerator, denominator)
+        else:
+            point[symbol] = sp.Float(sign * rng.uniform(0.35, 2.65), 30)
     return point
 
 
+def _safe_for_exact_points(expr):
+    """Exact substitution is cheap unless a power has a big exponent (x^{10^{10}})."""
+    for node in sp.preorder_traversal(expr):
+        if isinstance(node, p.HugePower):
+            return False
+        if isinstance(node, sp.Pow) and node.exp.is_number and (not node.exp.is_Rational or abs(node.exp) > 400):
+            return False
+    return True
+
+
+def _values_at(x, y, difference, point):
+    """((exact or None, mpc), (exact or None, mpc), difference) at ``point``.
+
+    The difference comes as (value to 50 digits, size bound of its terms), or None.
+    """
+    results = []
+    for expr in (x, y):
+        value = expr.xreplace(point)
+        if value.is_Rational:
+            results.append((value, to_mpc(value, 30)))
+        else:
+            results.append((None, to_mpc(value, 30)))
+    if results[0][0] is not None and results[1][0] is not None:
+        return results[0], results[1], None
+    at_point = difference.xreplace(point)
+    value = to_mpc(at_point, 50)
+    bound = _size_bound(at_point) if sp.count_ops(at_point) < 300 else None
+    return results[0], results[1], (value, bound) if value is not None and bound is not None else None
+
+
+DIFFERENCE_NOISE = mpmath.mpf(10) ** -35
+
+
+def _agree_at_point(fx, fy, fd, tolerance, exact):
+    """Equal at a point: close values and, for exact answers, a difference that is only noise.
+
+    The difference is compared with the size of the terms it is made of (not of the answers),
+    so ``e^x (x+1)^{30}`` and the same plus ``10^{-40} e^x`` are told apart.
+    """
+    if not close(fx, fy, tolerance):
+        return False
+    if not exact or fd is None:
+        return True
+    value, bound = fd
+    return abs(value) <= DIFFERENCE_NOISE * max(bound, mpmath.mpf(10) ** -300)
+
+
+def _size_bound(expr):
+    """An upper estimate of the magnitudes that meet in evaluating a numeric ``expr``."""
+    if isinstance(expr, sp.Add):
+        return mpmath.fsum(_size_bound(arg) for arg in expr.args)
+    if isinstance(expr, sp.Mul):
+        return mpmath.fprod(_size_bound(arg) for arg in expr.args)
+    if isinstance(expr, sp.Pow) and expr.exp.is_Integer and expr.exp > 0:
+        return _size_bound(expr.base) ** int(expr.exp)
+    value = to_mpc(expr, 20)
+    if value is None:
+        raise ValueError("no value")
+    return abs(value)
+
+
 def _evaluate_at(expr, point):
-    value = to_mpc(expr.xreplace(point), 30)
-    return value
+    return to_mpc(expr.xreplace(point), 30)
 
 
 def _value_and_scale(expr, point):

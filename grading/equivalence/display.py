@@ -1,7 +1,7 @@
 """Plain-text and LaTeX forms of a classified answer, for the verdict and the page."""
+import math
 import re
 
-import mpmath
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.str import StrPrinter
@@ -13,10 +13,15 @@ MAX_TEXT = 400
 
 
 def _approximate_integer(value):
-    with mpmath.workdps(12):
-        text = mpmath.nstr(mpmath.mpf(int(value)), 8)
-    mantissa, _, exponent = text.partition("e")
-    return mantissa, int(exponent or 0)
+    """(mantissa text, decimal exponent) of a huge integer, from its top 64 bits (fast)."""
+    value = int(value)
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    shift = max(value.bit_length() - 64, 0)
+    log10 = math.log10(value >> shift) + shift * math.log10(2)
+    exponent = math.floor(log10)
+    mantissa = 10 ** (log10 - exponent)
+    return f"{sign}{mantissa:.7f}".rstrip("0").rstrip("."), exponent
 
 
 def _is_long(integer):
@@ -93,6 +98,11 @@ RELATION_TEXT = {"<=": "<=", ">=": ">=", "!=": "!=", "approx": "~"}
 def describe(answer):
     """(plain text, LaTeX) for an :class:`Answer`."""
     kind = answer.kind
+    if kind == "number" and answer.decimal is not None and not answer.value.is_Integer:
+        written = decimal_text(answer.decimal)
+        if written:
+            suffix = {"percent": ("%", r"\%"), "degree": ("\u00b0", r"^\circ")}.get(answer.unit, ("", ""))
+            return written + suffix[0], written + suffix[1]
     if kind in ("number", "expression"):
         suffix_text = {"percent": "%", "degree": "\u00b0"}.get(answer.unit, "")
         suffix_latex = {"percent": r"\%", "degree": r"^\circ"}.get(answer.unit, "")
@@ -161,6 +171,22 @@ def describe(answer):
         safe = re.sub(r"[^\w\s\u3400-\u9fff.,'-]", "", answer.value)[:MAX_TEXT]
         return answer.value[:MAX_TEXT], rf"\text{{{safe}}}"
     return kind, ""
+
+
+def decimal_text(literal):
+    """A decimal literal as written (to its last place): ``6.28318``, ``0.0015``."""
+    value, ulp = literal.value, literal.ulp
+    if not (value.is_Rational and ulp.is_Rational and ulp.p == 1):
+        return ""
+    places = len(str(ulp.q)) - 1
+    if ulp.q != 10**places or places > 60:
+        return ""
+    units = value / ulp
+    if not units.is_Integer:
+        return ""
+    digits = str(abs(int(units))).rjust(places + 1, "0")
+    text = digits[:-places] + "." + digits[-places:] if places else digits
+    return ("-" if units < 0 else "") + text
 
 
 def _latex_bracket(char):

@@ -34,7 +34,10 @@ DEFAULT_POOL_SIZE = int(os.environ.get("REALMATH_EQUIVALENCE_WORKERS", "2"))
 WARMUP = [
     (r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}"), (r"\cos^2 x - \sin^2 x", r"\cos 2x"),
     (r"x \geq 2", r"[2, \infty)"), ("0.333", "1/3"), ("x^2 - 1 = 0", r"\{1, -1\}"),
-    (r"\ln(2x) - \ln x", r"\ln 2"), ("(x+1)^2", "x^2+2x+1"),
+    (r"\ln(2x) - \ln x", r"\ln 2"), ("(x+1)^2", "x^2+2x+1"), ("x^2 < 4", "-2 < x < 2"),
+    (r"\frac{x-1}{x+2} \ge 0", r"x < -2 \text{ or } x \ge 1"), (r"\log_2 3 + \log_2 5", r"\log_2 15"),
+    ("x^2+y^2=1", r"y=\sqrt{1-x^2}"), (r"\sqrt{2}e^{i\pi/4}", "1+i"), ("x+y>1", "x+y>2"),
+    (r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", "[[1,2],[3,4]]"), ("2^{2^{2^{2^2}}}", "2^{65535}"),
 ]
 
 
@@ -119,21 +122,25 @@ class WorkerProcess:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
 
-    def kill(self):
+    def kill(self, wait=False):
+        """SIGKILL the worker; it is reaped in the background unless ``wait``.
+
+        Freeing a large address space can take a noticeable time; the caller need not wait.
+        """
         if self.process.poll() is None:
             try:
                 self.process.kill()
             except OSError:
                 pass
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         for stream in (self.process.stdin, self.process.stdout):
             try:
                 stream.close()
             except OSError:
                 pass
+        if wait:
+            _reap(self.process)
+        else:
+            threading.Thread(target=_reap, args=(self.process,), daemon=True).start()
 
     def abandon(self):
         """Forget an inherited worker in a forked child without touching the parent's process."""
@@ -143,6 +150,13 @@ class WorkerProcess:
             except OSError:
                 pass
         self.process.returncode = 0  # so Popen.__del__ does not track it here
+
+
+def _reap(process):
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 class WorkerPool:
@@ -212,7 +226,7 @@ class WorkerPool:
             if os.getpid() != self._pid:
                 return
             for worker in self._idle:
-                worker.kill()
+                worker.kill(wait=True)
             self._count -= len(self._idle)
             self._idle = []
 

@@ -1,0 +1,44 @@
+"""The labelled case set: zero false positives, and the accuracy figure."""
+from collections import Counter
+
+from grading.equivalence import check_many
+
+from .cases import accuracy, load_cases, score
+
+REQUIRED_CATEGORIES = {
+    "number", "decimal", "decimal-strict", "expression", "equation", "inequality", "interval",
+    "inequality-vs-interval", "set", "tuple", "matrix", "complex", "degree", "percent",
+    "units-thousands", "latex-variants", "relation", "bound", "tiny-huge", "multiple-answers",
+}
+
+
+def test_case_set_is_well_formed():
+    cases = load_cases()
+    assert len(cases) >= 300
+    assert REQUIRED_CATEGORIES <= {case["category"] for case in cases}
+    for case in cases:
+        assert isinstance(case["pred"], str) and isinstance(case["gold"], str)
+        assert case["label"] in (True, False)
+        assert case["mode"] in ("default", "strict")
+    labels = Counter(case["label"] for case in cases)
+    assert labels[True] >= 100 and labels[False] >= 100  # both sides are exercised
+    pairs = Counter((case["pred"], case["gold"], case["mode"]) for case in cases)
+    assert max(pairs.values()) == 1, "duplicate cases"
+
+
+def test_zero_false_positives_on_the_case_set(capsys):
+    cases = load_cases()
+    predictions = []
+    for mode in ("default", "strict"):
+        subset = [case for case in cases if case["mode"] == mode]
+        verdicts = check_many([(case["pred"], case["gold"]) for case in subset], mode=mode)
+        for case, verdict in zip(subset, verdicts):
+            case["verdict"] = verdict
+    predictions = [case["verdict"].equivalent for case in cases]
+    total, per_category = score(cases, predictions)
+    with capsys.disabled():
+        print(f"\nequivalence case set: {total['n']} pairs, accuracy {accuracy(total):.3f}, "
+              f"false positives {total['fp']}, false negatives {total['fn']}, undecided {total['undecided']}")
+    false_positives = [(c["pred"], c["gold"], c["verdict"].explanation) for c in cases if c["verdict"].equivalent and not c["label"]]
+    assert false_positives == []
+    assert accuracy(total) >= 0.95, per_category

@@ -1,0 +1,117 @@
+"""The engine in-process: normalisation, parsing, comparison rules, and that nothing is eval'd."""
+import builtins
+import json
+
+import pytest
+
+from grading.equivalence import engine, normalize, parser
+from grading.equivalence.engine import judge
+
+from .cases import load_cases
+
+
+@pytest.mark.parametrize("text, expected", [
+    (r"\dfrac{1}{2}", r"\frac{1}{2}"),
+    (r"\left( x \right)", "( x )"),
+    ("x ≥ 2", r"x \ge 2"),
+    (r"x \geqslant 2", r"x \ge 2"),
+    ("１２３", "123"),
+    ("1{,}000", "1000"),
+    (r"1\,000\,000", "1000000"),
+    ("x²", "x^{2}"),
+    ("30°", r"30 \degree"),
+    ("50%", r"50 \%"),
+    (r"$\frac12$.", r"\frac12"),
+])
+def test_normalisation(text, expected):
+    assert normalize.normalize(text) == expected
+
+
+def test_thousands_are_joined_only_outside_brackets():
+    assert str(parser.parse_answer("1,000,000").value) == "1000000"
+    assert isinstance(parser.parse_answer("(1,000)").value, parser.Bracket)
+
+
+@pytest.mark.parametrize("text", [r"10^{10^{10}}", r"2^{2^{2^{2^{2^2}}}}", "100000!", r"\binom{10^{9}}{3}"])
+def test_huge_numbers_are_built_without_computing_them(text):
+    parsed = parser.parse_answer(text)  # returns at once: nothing is expanded
+    assert parsed.value.free_symbols == set()
+
+
+@pytest.mark.parametrize("pred, gold, mode, expected, method", [
+    ("6.28318", r"2\pi", "default", True, "decimal-rounding"),
+    ("6.28318", r"2\pi", "strict", False, "strict-decimal"),
+    ("0.5", r"\frac12", "strict", True, "identical"),
+    (r"\frac{1}{2^{98}}", r"\frac{1}{2^{99}}", "default", False, "exact"),
+    (r"e^{\pi\sqrt{163}}", "640320^3+744", "default", False, "numeric"),
+    ("(x+y+z+1)^{40}", "(x+y+z+1)^{40} + 10^{-30}", "default", False, "symbolic"),
+    (r"e^{x}(x+1)^{30}", r"e^{x}(x+1)^{30}+10^{-40}e^x", "default", False, "numeric-points"),
+    (r"\ln(x^2)", r"2\ln x", "default", None, "numeric-points"),
+    ("5 cm", "50 mm", "default", None, "units"),
+    (r"10^{10^{10}}", r"10^{10^{10}}+1", "default", None, "huge"),
+])
+def test_rules(pred, gold, mode, expected, method):
+    verdict = judge(pred, gold, mode, 5.0)
+    assert (verdict["equivalent"], verdict["method"]) == (expected, method), verdict["explanation"]
+
+
+def test_i_is_a_variable_when_it_is_an_index():
+    assert judge("i^2", "-1", "default", 5.0)["equivalent"] is True
+    assert judge("x_i + i", "x_i + i", "default", 5.0)["equivalent"] is True
+    assert parser.parse_answer("a_i + i").value.free_symbols == {parser.sp.Symbol("a_i", real=True), parser.sp.Symbol("i", real=True)}
+
+
+def test_unknown_mode_and_non_strings_are_undecided_not_errors():
+    assert judge("1", "1", "loose", 1.0)["method"] == "error"
+    assert judge(1, "1", "default", 1.0)["method"] == "error"
+
+
+def test_no_answer_text_reaches_eval_or_sympify(monkeypatch):
+    """Run a slice of the case set with every string-evaluating entry point booby-trapped.
+
+    ``parse_expr`` and ``sympify`` must never see a string at all. ``eval``/``exec`` are used
+    by SymPy itself for code it generates (monomial arithmetic), so for them the trap fires
+    when the code contains the answer being checked.
+    """
+    import sys
+
+    import sympy
+    import sympy.parsing.sympy_parser as sympy_parser
+
+    sympify_module = sys.modules["sympy.core.sympify"]  # the package attribute is the function
+    calls = []
+    current = {"texts": []}
+
+    def strict_trap(name, real):
+        def trapped(*args, **kwargs):
+            if args and isinstance(args[0], str):
+                calls.append((name, args[0][:60]))
+                raise AssertionError(f"{name} called on text")
+            return real(*args, **kwargs)
+        return trapped
+
+    def code_trap(name, real):
+        def trapped(code, *args, **kwargs):
+            if isinstance(code, str) and any(text in code for text in current["texts"]):
+                calls.append((name, code[:60]))
+                raise AssertionError(f"{name} called on answer text")
+            return real(code, *args, **kwargs)
+        return trapped
+
+    monkeypatch.setattr(builtins, "eval", code_trap("eval", builtins.eval))
+    monkeypatch.setattr(builtins, "exec", code_trap("exec", builtins.exec))
+    monkeypatch.setattr(sympify_module, "sympify", strict_trap("sympify", sympify_module.sympify))
+    monkeypatch.setattr(sympy, "sympify", strict_trap("sympify", sympify_module.sympify))
+    monkeypatch.setattr(sympy_parser, "parse_expr", strict_trap("parse_expr", sympy_parser.parse_expr))
+    cases = load_cases()[::4] + [{"pred": "__import__('os').getcwd()", "gold": "1", "mode": "default"}]
+    for case in cases:
+        current["texts"] = [t for t in (case["pred"].strip(), case["gold"].strip()) if len(t) >= 3]
+        result = judge(case["pred"], case["gold"], case["mode"], 5.0)
+        assert result["method"] != "error", (case, result)
+    assert calls == []
+
+
+def test_verdict_is_json_serialisable():
+    result = judge(r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", "[[1,2],[3,4]]", "default", 5.0)
+    assert json.loads(json.dumps(result))["equivalent"] is True
+    assert engine.unwrap(r"so \boxed{\frac{1}{2}} is it") == r"\frac{1}{2}"
