@@ -69,6 +69,9 @@ def label_response(request, pk):
         draft = None
     question = response.question
     previous, following = selectors.neighbours(user, response)
+    # Scan images are served by the ocr app to reviewers only (ocr.views.page_image).
+    can_view_scans = is_reviewer(user)
+    scan_pages = list(response.scan_pages.only("id", "page_number", "response_id").order_by("page_number", "id")) if can_view_scans else []
     config = {
         "responseId": response.pk,
         "transcript": response.transcript,
@@ -101,6 +104,7 @@ def label_response(request, pk):
         "counts": selectors.queue_counts(user),
         "previous": previous,
         "following": following,
+        "scan_pages": scan_pages,
         "transcript_changed": bool(annotation and annotation.transcript_hash and annotation.transcript_hash != response.transcript_hash),
     }
     return render(request, "annotation/label.html", context)

@@ -188,3 +188,23 @@ def test_history_of_someone_else_is_hidden_in_blind_mode(annotator_client, annot
     assign([response], annotator2)
     services.save_label(response=response, user=annotator2, data=full_label(), base_version=0)
     assert annotator_client.get(reverse("annotation:label_history", args=[response.pk])).status_code == 403
+
+
+def test_scanned_pages_are_shown_to_reviewers(reviewer, annotator):
+    from django.test import Client
+
+    from ocr.models import Page, ScanBatch, ScanFile
+
+    reviewer_client, annotator_client = Client(), Client()
+    reviewer_client.force_login(reviewer)
+    annotator_client.force_login(annotator)
+    question, (response, *_) = labelled_setup(1)
+    assign([response], annotator)
+    batch = ScanBatch.objects.create(name="b", exam=question.exam, engine="tesseract")
+    source = ScanFile.objects.create(batch=batch, original_name="a.png", status="accepted")
+    page = Page.objects.create(batch=batch, source_file=source, checksum="c" * 64, master="m.png", width=10, height=10,
+                               response=response, page_number=1)
+    html = reviewer_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
+    assert 'id="scan-pages"' in html and reverse("ocr:page_image", args=[page.pk, "web"]) in html
+    # ocr.views.page_image serves reviewers only, so annotators get no broken images.
+    assert 'id="scan-pages"' not in annotator_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
