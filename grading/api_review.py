@@ -93,7 +93,7 @@ class MetaEvaluationSerializer(serializers.ModelSerializer):
 
 
 class ConfirmSerializer(serializers.Serializer):
-    category = serializers.ChoiceField(choices=list(CATEGORIES))
+    category = serializers.CharField(max_length=1, help_text="A, B, C, D or E (either case).")
     analysis = serializers.CharField(required=False, allow_blank=True, max_length=20000, default="")
     is_ood = serializers.BooleanField(required=False, default=False)
     version = serializers.IntegerField(required=False, min_value=0, allow_null=True, default=None,

@@ -464,7 +464,7 @@ def _store_label(result, record, code, index, file_name, how, user, report):
     report.matched += 1
     report.matches.append({"sample_id": record.get("sample_id"), "result": result.pk,
                            "response": result.response_id, "category": code, "how": how})
-    if meta.category and meta.proposed_by != MetaEvaluation.Source.IMPORT:
+    if meta.category and (meta.confirmed_by_id is not None or meta.proposed_by != MetaEvaluation.Source.IMPORT):
         if meta.category != code:
             report.kept_expert.append({"sample_id": record.get("sample_id"), "result": result.pk,
                                        "expert": meta.category, "file": code})

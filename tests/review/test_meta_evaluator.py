@@ -1,0 +1,124 @@
+"""The LLM meta-evaluator: the real openai client against the scripted server in tests/llm_server.py.
+
+Good JSON becomes a proposal; garbage is kept raw and marked unreadable; a failing endpoint is
+marked failed; nothing crashes. A person then confirms or changes, and the kept rate follows.
+"""
+import json
+
+import pytest
+
+from grading import review_selectors as sel
+from grading import review_services as services
+from grading.models import LlmEndpoint, MetaEvalProposal, MetaEvalRun, MetaEvaluation
+from tests.factories import make_question, make_responses
+from tests.llm_server import LlmServer, Reply
+
+from .helpers import make_results, make_setting, set_gold
+
+pytestmark = pytest.mark.django_db
+
+
+def _answer(code, analysis):
+    return json.dumps({
+        "model_score": 8, "gt_score": 5, "score_diff": 3, "analysis": analysis,
+        "primary_category_code": code, "primary_category_name": "whatever",
+        "ood_details": {"is_ood": False, "justification": "", "suggested_new_category": None},
+    })
+
+
+@pytest.fixture
+def server():
+    with LlmServer() as running:
+        yield running
+
+
+@pytest.fixture
+def setup(settings, server):
+    settings.JUDGE_RETRY_BASE_SECONDS = 0.01
+    settings.JUDGE_RETRY_MAX_SECONDS = 0.02
+    question = make_question("Prove the inequality for all real $x$.", location="3-09")
+    responses = make_responses(question, 5, source="human", start=700)  # "Answer 700: ..." .. "Answer 704: ..."
+    set_gold(responses, [5, 5, 5, 5, 5])
+    config = make_setting("judge-under-study")
+    results = make_results(config, responses, [8, 2, 9, 1, 5])  # the last is not in the queue
+    endpoint = LlmEndpoint.objects.create(name="local", base_url=server.url, api_key_env="", max_attempts=2,
+                                          timeout_seconds=10)
+    return {"config": config, "results": results, "endpoint": endpoint}
+
+
+def _start(setup, django_capture_on_commit_callbacks, **kwargs):
+    with django_capture_on_commit_callbacks(execute=True):
+        return services.start_meta_eval_run(
+            endpoint=setup["endpoint"], model="meta-model", scope=sel.Scope(config=setup["config"]), threshold=2,
+            **kwargs,
+        )
+
+
+def test_proposals_garbage_and_failures(setup, server, reviewer, django_capture_on_commit_callbacks):
+    server.script("Answer 700:", Reply("```json\n" + _answer("B", "The gold deducts for the missing step.") + "\n```"))
+    server.script("Answer 701:", Reply("I would say it is probably category B, but who knows {"))
+    server.script("Answer 702:", Reply(status=500), Reply(status=500))
+    server.script("Answer 703:", Reply(_answer("c", "Missing case x < 0.")))
+    run = _start(setup, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert run.n_items == 4 and run.status == MetaEvalRun.Status.DONE
+    progress = sel.meta_eval_run_progress(run)
+    assert {k: progress[k] for k in ("done", "ok", "invalid", "error", "fraction")} == {
+        "done": 4, "ok": 2, "invalid": 1, "error": 1, "fraction": 1.0}
+
+    by_answer = {p.meta_evaluation.result.response.transcript[:11]: p for p in
+                 MetaEvalProposal.objects.select_related("meta_evaluation__result__response")}
+    good = by_answer["Answer 700:"]
+    assert (good.status, good.category, good.model) == ("ok", "B", "meta-model")
+    assert good.analysis == "The gold deducts for the missing step." and good.prompt_tokens > 0
+    garbage = by_answer["Answer 701:"]
+    assert garbage.status == "invalid" and garbage.category == "" and garbage.raw_output.startswith("I would say")
+    failed = by_answer["Answer 702:"]
+    assert failed.status == "error" and len(failed.errors) == 2 and "500" in failed.error
+    assert by_answer["Answer 703:"].category == "C"
+    # the machine never writes a label
+    assert not MetaEvaluation.objects.exclude(category="").exists()
+
+    # what was asked: our prompt, the case and the JSON contract, through the openai client
+    request = next(r for r in server.requests if "Answer 700:" in r.text)
+    assert request.payload["model"] == "meta-model" and request.payload["temperature"] == 0.0
+    for part in ("Error severity & follow-through", "primary_category_code", "ood_details", "Answer 700:",
+                 "=== Teacher's score ===\n5", "=== Automatic grader's score ===\n8", "rationale 0"):
+        assert part in request.text
+
+    # the expert keeps one proposal and changes the other
+    results = setup["results"]
+    kept = services.confirm_meta_evaluation(results[0], user=reviewer, category="B")
+    changed = services.confirm_meta_evaluation(results[3], user=reviewer, category="A")
+    assert (kept.proposed_by, kept.kept_proposal, changed.kept_proposal) == ("llm", True, False)
+    prelabel = sel.category_summary()["prelabel"]
+    assert (prelabel["with_proposal"], prelabel["kept"], prelabel["kept_rate"]) == (2, 1, 0.5)
+    assert prelabel["confusion"][1][1] == 1 and prelabel["confusion"][2][0] == 1  # B->B, C->A
+
+    # a second run only asks about the cases still open without a usable proposal
+    server.reset()
+    server.default = Reply(_answer("E", "Garbled transcript."))
+    second = _start(setup, django_capture_on_commit_callbacks)
+    assert second.n_items == 2 and server.request_count == 2
+    assert sel.queue_stats(sel.disagreement_queue(sel.Scope(config=setup["config"]), 2))["confirmed"] == 2
+
+
+def test_refusals(setup):
+    from grading.services import RunRefused
+
+    scope = sel.Scope(config=setup["config"])
+    with pytest.raises(RunRefused, match="model"):
+        services.start_meta_eval_run(endpoint=setup["endpoint"], model=" ", scope=scope)
+    with pytest.raises(RunRefused, match="No case"):
+        services.start_meta_eval_run(endpoint=setup["endpoint"], model="m", scope=scope, threshold=50)
+    keyed = LlmEndpoint.objects.create(name="keyed", base_url="http://127.0.0.1:9/v1", api_key_env="NO_SUCH_KEY_VAR")
+    with pytest.raises(RunRefused, match="NO_SUCH_KEY_VAR"):
+        services.start_meta_eval_run(endpoint=keyed, model="m", scope=scope)
+    assert not MetaEvalRun.objects.exists()
+
+
+def test_cancelled_run_stops_asking(setup, server, django_capture_on_commit_callbacks):
+    run = MetaEvalRun.objects.create(endpoint=setup["endpoint"], model="m", prompt_version="x", n_items=4)
+    services.cancel_meta_eval_run(run)
+    assert services.process_meta_eval_chunk(run.pk, [r.pk for r in setup["results"]]) == 0
+    assert server.request_count == 0
