@@ -116,10 +116,16 @@ def _local_semaphore(key, size):
 
 
 def default_store():
+    """Redis when REDIS_URL is set, else files under JUDGE_RATELIMIT_DIR (or REALMATH_RATELIMIT_DIR)."""
     url = getattr(settings, "REDIS_URL", "")
     if url:
-        return RedisStore.for_url(url, getattr(settings, "JUDGE_RATELIMIT_PREFIX", "realmath:rl:"))
-    directory = getattr(settings, "JUDGE_RATELIMIT_DIR", None) or Path(settings.VAR_DIR) / "ratelimit"
+        prefix = getattr(settings, "JUDGE_RATELIMIT_PREFIX", "") or os.environ.get("REALMATH_RATELIMIT_PREFIX", "realmath:rl:")
+        return RedisStore.for_url(url, prefix)
+    directory = (
+        getattr(settings, "JUDGE_RATELIMIT_DIR", None)
+        or os.environ.get("REALMATH_RATELIMIT_DIR")
+        or Path(settings.VAR_DIR) / "ratelimit"
+    )
     return FileStore(directory)
 
 

@@ -5,6 +5,10 @@ piece of work and skip or take over what is already claimed.
 """
 from celery import shared_task
 
+# Loaded here, in the worker's main process, so that forked pool processes inherit it
+# instead of each importing the client on its first call.
+import openai  # noqa: F401
+
 from . import services
 
 

@@ -118,7 +118,8 @@ def limiter_for(endpoint):
             max_concurrency=endpoint.max_concurrency,
             requests_per_minute=endpoint.requests_per_minute,
             tokens_per_minute=endpoint.tokens_per_minute,
-            lease_seconds=endpoint.timeout + 60.0,
+            # A call cannot outlive its timeout; a killed worker's slot frees itself after this.
+            lease_seconds=endpoint.timeout * 1.5 + 5.0,
             window=float(getattr(settings, "JUDGE_RATELIMIT_WINDOW_SECONDS", ratelimit.WINDOW)),
         )
     )
