@@ -240,7 +240,7 @@ class Comparator:
 
     def exact_numbers(self, x, y):
         if x == y:
-            return yes(IDENTICAL, "identical values")
+            return yes(IDENTICAL, "the same value once parsed (SymPy's normal form)")
         if _is_huge(x) or _is_huge(y):
             return self.huge_numbers(x, y)
         if x.is_Rational and y.is_Rational:
@@ -279,7 +279,7 @@ class Comparator:
     def expressions(self, a, b):
         x, y = a.value, b.value
         if x == y:
-            return yes(IDENTICAL, "identical expressions")
+            return yes(IDENTICAL, "the same expression once parsed (SymPy's normal form)")
         periodic = self.periodic(a, b)
         if periodic is not None:
             return periodic

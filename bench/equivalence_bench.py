@@ -1,0 +1,148 @@
+"""Final-answer equivalence: our engine vs Math-Verify vs plain string matching.
+
+Runs the labelled case set (tests/equivalence/cases.jsonl, or --cases FILE) through three
+checkers and prints, per category and overall: accuracy, false positives (called equivalent
+but not), false negatives (called different but equivalent), undecided, and the median and
+99th-percentile time per check.
+
+- ours: ``grading.equivalence.check_many`` (worker process, hard 2 s limit per check).
+  ``--workers 1`` (default) keeps it on one core like the others; the time per check is the
+  round trip to the worker, the pool start-up is reported separately.
+- Math-Verify: ``math_verify.parse`` on both answers (wrapped in ``$...$`` when they have no
+  math delimiters, as its documentation shows), then ``math_verify.verify(gold, pred)``. Its
+  own SIGALRM timeouts apply (this script runs in the main thread). An exception counts as
+  undecided.
+- string: equal after removing ``$`` and whitespace.
+
+Undecided counts against accuracy but is neither a false positive nor a false negative.
+
+    .venv/bin/python bench/equivalence_bench.py [--cases FILE] [--workers 1] [--timeout 2]
+"""
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _setup import print_table  # noqa: E402
+
+from tests.equivalence.cases import CASES_PATH, accuracy, load_cases, score  # noqa: E402
+
+
+def run_ours(cases, workers, timeout):
+    from grading.equivalence import check_many
+    from grading.equivalence.worker import pool
+
+    started = time.perf_counter()
+    check_many([("1", "1")] * max(workers, 1), workers=workers)  # start (and warm) the workers
+    startup = time.perf_counter() - started
+    predictions, times = [None] * len(cases), [0.0] * len(cases)
+    wall = time.perf_counter()
+    for mode in ("default", "strict"):
+        indexes = [i for i, case in enumerate(cases) if case["mode"] == mode]
+        verdicts = check_many([(cases[i]["pred"], cases[i]["gold"]) for i in indexes], mode=mode,
+                              timeout=timeout, workers=workers)
+        for i, verdict in zip(indexes, verdicts):
+            predictions[i] = verdict.equivalent
+            times[i] = verdict.elapsed_ms / 1000
+    wall = time.perf_counter() - wall
+    pool().shutdown()
+    return predictions, times, {"startup_s": startup, "wall_s": wall}
+
+
+def run_math_verify(cases):
+    from math_verify import parse, verify
+
+    def parsed(text):
+        wrapped = text if "$" in text or "\\boxed" in text else f"${text}$"
+        result = parse(wrapped)
+        return result if result else parse(text)
+
+    predictions, times = [], []
+    wall = time.perf_counter()
+    for case in cases:
+        started = time.perf_counter()
+        try:
+            gold = parsed(case["gold"])
+            pred = parsed(case["pred"])
+            predictions.append(bool(verify(gold, pred)))
+        except Exception:  # noqa: BLE001 - any failure of the peer is its "undecided"
+            predictions.append(None)
+        times.append(time.perf_counter() - started)
+    return predictions, times, {"wall_s": time.perf_counter() - wall}
+
+
+def run_strings(cases):
+    def canonical(text):
+        return "".join(text.replace("$", "").split())
+
+    predictions, times = [], []
+    for case in cases:
+        started = time.perf_counter()
+        predictions.append(canonical(case["pred"]) == canonical(case["gold"]))
+        times.append(time.perf_counter() - started)
+    return predictions, times, {}
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    index = min(int(round(fraction * (len(ordered) - 1))), len(ordered) - 1)
+    return ordered[index]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default=str(CASES_PATH))
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=2.0)
+    args = parser.parse_args()
+    cases = load_cases(args.cases)
+    print(f"{len(cases)} labelled pairs from {args.cases} "
+          f"({sum(c['label'] for c in cases)} equivalent, {sum(not c['label'] for c in cases)} not)")
+
+    systems = {
+        "ours": run_ours(cases, args.workers, args.timeout),
+        "math-verify": run_math_verify(cases),
+        "string": run_strings(cases),
+    }
+    scored = {name: score(cases, result[0]) for name, result in systems.items()}
+
+    categories = sorted({case["category"] for case in cases})
+    header = ["category", "n"] + [f"{name} {column}" for name in systems for column in ("acc", "FP", "FN", "und")]
+    rows = []
+    for category in categories:
+        row = [category, scored["ours"][1][category]["n"]]
+        for name in systems:
+            bucket = scored[name][1][category]
+            row += [f"{accuracy(bucket):.2f}", bucket["fp"], bucket["fn"], bucket["undecided"]]
+        rows.append(row)
+    total_row = ["ALL", len(cases)]
+    for name in systems:
+        bucket = scored[name][0]
+        total_row += [f"{accuracy(bucket):.3f}", bucket["fp"], bucket["fn"], bucket["undecided"]]
+    rows.append(total_row)
+    print_table("Accuracy, false positives, false negatives and undecided per category", header, rows)
+
+    timing_rows = []
+    for name, (_, times, extra) in systems.items():
+        timing_rows.append([
+            name, f"{statistics.median(times) * 1000:.2f}", f"{percentile(times, 0.99) * 1000:.1f}",
+            f"{max(times) * 1000:.1f}", f"{extra.get('wall_s', sum(times)):.2f}",
+            f"{extra['startup_s']:.2f}" if "startup_s" in extra else "-",
+        ])
+    print_table("Time per check", ["checker", "median ms", "p99 ms", "max ms", "total s", "start-up s"], timing_rows)
+
+    ours, peer = scored["ours"][0], scored["math-verify"][0]
+    print(f"\nours: accuracy {accuracy(ours):.3f} with {ours['fp']} false positives; "
+          f"Math-Verify: {accuracy(peer):.3f} with {peer['fp']} false positives; "
+          f"string matching: {accuracy(scored['string'][0]):.3f}.")
+
+
+if __name__ == "__main__":
+    main()

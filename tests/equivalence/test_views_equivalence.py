@@ -1,0 +1,77 @@
+"""The answer-check page: login, any role, verdict with both parsed forms, escaping."""
+import pytest
+from django.contrib.auth.models import User
+from django.urls import reverse
+
+URL = reverse("grading:equivalence")
+
+
+@pytest.mark.django_db
+def test_anonymous_users_are_sent_to_login(client):
+    response = client.get(URL)
+    assert response.status_code == 302
+    assert "/accounts/login/" in response["Location"]
+    assert client.post(URL, {"pred": "1", "gold": "1", "mode": "default"}).status_code == 302
+
+
+@pytest.mark.django_db
+def test_any_logged_in_user_may_use_it_even_without_a_role(client):
+    user = User.objects.create_user("norole", password="a-long-test-password")
+    client.force_login(user)
+    response = client.get(URL)
+    assert response.status_code == 200
+    assert b'name="pred"' in response.content and b'name="gold"' in response.content
+
+
+def test_page_is_linked_from_the_navigation(annotator_client):
+    response = annotator_client.get(reverse("annotation:question_list"))
+    assert f'href="{URL}"'.encode() in response.content
+    assert b"Answer check" in response.content
+
+
+def test_verdict_and_both_parsed_forms_are_shown(annotator_client):
+    response = annotator_client.post(URL, {"pred": r"x \geq 2", "gold": r"[2, +\infty)", "mode": "default"})
+    assert response.status_code == 200
+    verdict = response.context["verdict"]
+    assert verdict.equivalent is True
+    html = response.content.decode()
+    assert 'id="eq-label">Equivalent<' in html
+    assert 'id="eq-pred-math"' in html and 'id="eq-gold-math"' in html
+    assert "$$x \\geq 2$$" in html  # sympy's LaTeX, for KaTeX to render
+    assert "[2, \u221e)" in html
+
+
+def test_not_equivalent_and_strict_mode(annotator_client):
+    response = annotator_client.post(URL, {"pred": "6.28318", "gold": r"2\pi", "mode": "strict"})
+    assert response.context["verdict"].equivalent is False
+    assert 'id="eq-label">Not equivalent<' in response.content.decode()
+    response = annotator_client.post(URL, {"pred": "6.28318", "gold": r"2\pi", "mode": "default"})
+    assert response.context["verdict"].equivalent is True
+
+
+def test_undecided_is_shown_as_such(annotator_client):
+    response = annotator_client.post(URL, {"pred": "2^{-x}", "gold": "1 +", "mode": "default"})
+    assert response.context["verdict"].equivalent is None
+    assert 'id="eq-label">Undecided<' in response.content.decode()
+
+
+def test_user_text_is_escaped(annotator_client):
+    hostile = '<script>alert("x")</script>'
+    response = annotator_client.post(URL, {"pred": hostile, "gold": "\\text{<img src=x onerror=alert(1)>}", "mode": "default"})
+    html = response.content.decode()
+    assert "<script>alert" not in html
+    assert "<img src=x" not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_missing_fields_are_form_errors_not_crashes(annotator_client):
+    response = annotator_client.post(URL, {"pred": "1", "mode": "default"})
+    assert response.status_code == 200
+    assert response.context["verdict"] is None
+    assert response.context["form"].errors["gold"]
+
+
+def test_get_parameters_prefill_the_form(annotator_client):
+    response = annotator_client.get(URL, {"pred": "1/2", "gold": "0.5", "mode": "strict"})
+    form = response.context["form"]
+    assert form.initial == {"pred": "1/2", "gold": "0.5", "mode": "strict"}
