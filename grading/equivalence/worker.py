@@ -48,13 +48,15 @@ class WorkerError(RuntimeError):
 class WorkerProcess:
     """One persistent checking process and the pipe protocol to it."""
 
-    def __init__(self, memory_mb=DEFAULT_MEMORY_MB):
+    def __init__(self, memory_mb=DEFAULT_MEMORY_MB, warmup=None):
+        if warmup is None:
+            warmup = os.environ.get("REALMATH_EQUIVALENCE_WARMUP", "1") != "0"
         env = dict(os.environ)
         env["PYTHONPATH"] = str(PROJECT_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
         env.pop("DJANGO_SETTINGS_MODULE", None)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grading.equivalence.worker", str(int(memory_mb))],
+            [sys.executable, "-m", "grading.equivalence.worker", str(int(memory_mb)), "warm" if warmup else "cold"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if os.environ.get("REALMATH_EQUIVALENCE_DEBUG") else subprocess.DEVNULL,
@@ -162,9 +164,10 @@ def _reap(process):
 class WorkerPool:
     """Up to ``size`` workers shared by the threads of this process."""
 
-    def __init__(self, size=DEFAULT_POOL_SIZE, memory_mb=DEFAULT_MEMORY_MB):
+    def __init__(self, size=DEFAULT_POOL_SIZE, memory_mb=DEFAULT_MEMORY_MB, warmup=None):
         self.size = max(1, size)
         self.memory_mb = memory_mb
+        self.warmup = warmup
         self._idle = []
         self._count = 0
         self._condition = threading.Condition()
@@ -193,7 +196,7 @@ class WorkerPool:
                 worker = None
         if worker is None:
             try:
-                worker = WorkerProcess(self.memory_mb)
+                worker = WorkerProcess(self.memory_mb, self.warmup)
             except OSError as exc:
                 with self._condition:
                     self._count -= 1
@@ -217,7 +220,7 @@ class WorkerPool:
         """Kill the held worker and start its replacement now (it warms up in the background)."""
         holder[0].kill()
         try:
-            holder[0] = WorkerProcess(self.memory_mb)
+            holder[0] = WorkerProcess(self.memory_mb, self.warmup)
         except OSError:
             holder[0] = None
 
@@ -254,8 +257,12 @@ def _limit_resources(memory_mb):
         pass
 
 
-def serve(memory_mb):
-    """Main loop of a worker process: one JSON request per line in, one verdict per line out."""
+def serve(memory_mb, warmup=True):
+    """Main loop of a worker process: one JSON request per line in, one verdict per line out.
+
+    ``warmup`` runs a few typical checks first, so SymPy's caches and lazy imports are ready
+    before the first real check (which then takes milliseconds).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # anything a library prints goes to stderr, never into the protocol
@@ -263,7 +270,7 @@ def serve(memory_mb):
     from .engine import configure_process, judge
 
     configure_process()
-    for pred, gold in WARMUP:
+    for pred, gold in WARMUP if warmup else []:
         judge(pred, gold, "default", 5.0)
     protocol_out.write(b"ready\n")
     parent = os.getppid()
@@ -298,4 +305,4 @@ def _write_all(stream, data):
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_MEMORY_MB)
+    serve(int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_MEMORY_MB, warmup=sys.argv[2:3] != ["cold"])

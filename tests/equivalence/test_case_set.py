@@ -1,9 +1,13 @@
 """The labelled case set: zero false positives, and the accuracy figure."""
 from collections import Counter
 
+import pytest
+
 from grading.equivalence import check_many
 
-from .cases import accuracy, load_cases, score
+from .cases import CASES_PATH, accuracy, load_cases, score
+
+HELDOUT_PATH = CASES_PATH.with_name("heldout.jsonl")
 
 REQUIRED_CATEGORIES = {
     "number", "decimal", "decimal-strict", "expression", "equation", "inequality", "interval",
@@ -26,9 +30,9 @@ def test_case_set_is_well_formed():
     assert max(pairs.values()) == 1, "duplicate cases"
 
 
-def test_zero_false_positives_on_the_case_set(capsys):
-    cases = load_cases()
-    predictions = []
+@pytest.mark.parametrize("path", [CASES_PATH, HELDOUT_PATH], ids=["cases", "heldout"])
+def test_zero_false_positives_on_the_case_set(path, capsys):
+    cases = load_cases(path)
     for mode in ("default", "strict"):
         subset = [case for case in cases if case["mode"] == mode]
         verdicts = check_many([(case["pred"], case["gold"]) for case in subset], mode=mode)
@@ -37,7 +41,7 @@ def test_zero_false_positives_on_the_case_set(capsys):
     predictions = [case["verdict"].equivalent for case in cases]
     total, per_category = score(cases, predictions)
     with capsys.disabled():
-        print(f"\nequivalence case set: {total['n']} pairs, accuracy {accuracy(total):.3f}, "
+        print(f"\nequivalence {path.name}: {total['n']} pairs, accuracy {accuracy(total):.3f}, "
               f"false positives {total['fp']}, false negatives {total['fn']}, undecided {total['undecided']}")
     false_positives = [(c["pred"], c["gold"], c["verdict"].explanation) for c in cases if c["verdict"].equivalent and not c["label"]]
     assert false_positives == []

@@ -103,7 +103,7 @@ def test_no_answer_text_reaches_eval_or_sympify(monkeypatch):
     monkeypatch.setattr(sympify_module, "sympify", strict_trap("sympify", sympify_module.sympify))
     monkeypatch.setattr(sympy, "sympify", strict_trap("sympify", sympify_module.sympify))
     monkeypatch.setattr(sympy_parser, "parse_expr", strict_trap("parse_expr", sympy_parser.parse_expr))
-    cases = load_cases()[::4] + [{"pred": "__import__('os').getcwd()", "gold": "1", "mode": "default"}]
+    cases = load_cases()[::6] + [{"pred": "__import__('os').getcwd()", "gold": "1", "mode": "default"}]
     for case in cases:
         current["texts"] = [t for t in (case["pred"].strip(), case["gold"].strip()) if len(t) >= 3]
         result = judge(case["pred"], case["gold"], case["mode"], 5.0)

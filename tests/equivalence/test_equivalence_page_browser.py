@@ -6,7 +6,7 @@ from ..conftest import login, screenshot
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_check_two_answers_with_the_keyboard(page, live_server, annotator):
+def test_check_answers_with_the_keyboard_and_the_examples(page, live_server, annotator):
     login(page, live_server, annotator.username)
     page.click("text=Answer check")
     page.fill("textarea[name=pred]", r"\frac{1}{\sqrt{2}}")
@@ -20,19 +20,16 @@ def test_check_two_answers_with_the_keyboard(page, live_server, annotator):
     assert "\\frac" not in page.inner_text("#eq-pred-math")
     screenshot(page, "equivalence_page_equivalent")
 
-
-def test_example_buttons_and_undecided(page, live_server, annotator):
-    login(page, live_server, annotator.username)
-    page.goto(f"{live_server.url}/grading/equivalence/")
-    page.click(".eq-example >> nth=4")  # 1/2^98 vs 1/2^99: the tiny-number trap
-    page.wait_for_selector("#eq-result")
+    # An example button submits its pair.
+    with page.expect_navigation():
+        page.click(".eq-example >> nth=4")  # 1/2^98 vs 1/2^99: the tiny-number trap
     assert page.inner_text("#eq-label") == "Not equivalent"
     page.fill("textarea[name=pred]", "<b>no</b> \\ln(x^2)")
     page.fill("textarea[name=gold]", "2\\ln x")
     page.keyboard.press("Alt+s")  # swap
     assert page.input_value("textarea[name=pred]") == "2\\ln x"
-    page.press("textarea[name=pred]", "Control+Enter")
-    page.wait_for_selector("#eq-result")
+    with page.expect_navigation():
+        page.press("textarea[name=pred]", "Control+Enter")
     assert page.inner_text("#eq-label") in ("Undecided", "Not equivalent")
     assert page.locator("b", has_text="no").count() == 0  # user text stays text
     screenshot(page, "equivalence_page_undecided")
