@@ -200,28 +200,48 @@ def own_label(response, user):
     )
 
 
-def queue_of(user, *, now=None):
-    """A person's assignments (and open slots they hold) with their state, unfinished first."""
-    from django.db.models import BooleanField, Case, Exists, OuterRef, Value, When
-    from django.utils import timezone
+QUEUE_STATES = {"todo": "To do", "done": "Submitted", "all": "All"}
+
+
+def queue_of(user, state="todo"):
+    """A person's assignments in response order: unfinished ("todo"), submitted ("done") or all.
+
+    Filtering on (annotator, completed_at) and ordering by response keeps every page an index
+    range however long the queue is.
+    """
+    from django.db.models import Exists, OuterRef
 
     from .models import Annotation, Assignment, LabelDraft
 
-    now = now or timezone.now()
-    started = Annotation.objects.filter(response=OuterRef("response"), annotator=user)
-    drafted = LabelDraft.objects.filter(response=OuterRef("response"), user=user)
+    queryset = Assignment.objects.filter(annotator=user)
+    if state == "todo":
+        queryset = queryset.filter(completed_at__isnull=True)
+    elif state == "done":
+        queryset = queryset.filter(completed_at__isnull=False)
     return (
-        Assignment.objects.filter(Q(annotator=user) | Q(annotator__isnull=True, lock_holder=user, lock_expires__gt=now))
-        .select_related("response", "response__question")
-        .defer("response__transcript", "response__judge_query", "response__generator_prompt",
-               "response__question__reference_solution", "response__question__statement",
-               "response__question__task_description", "response__extra")
+        queryset.select_related("response", "response__question")
+        .only("id", "response_id", "annotator_id", "created", "lock_holder_id", "lock_expires", "completed_at",
+              "response__id", "response__source", "response__question_id",
+              "response__question__id", "response__question__location")
         .annotate(
-            started=Exists(started),
-            drafted=Exists(drafted),
-            done=Case(When(completed_at__isnull=False, then=Value(True)), default=Value(False), output_field=BooleanField()),
+            started=Exists(Annotation.objects.filter(response=OuterRef("response"), annotator=user)),
+            drafted=Exists(LabelDraft.objects.filter(response=OuterRef("response"), user=user)),
         )
-        .order_by("done", "response_id")
+        .order_by("response_id")
+    )
+
+
+def held_open_slots(user, *, now=None):
+    """Open-pool slots the user holds right now (not theirs until they start labelling)."""
+    from django.utils import timezone
+
+    from .models import Assignment
+
+    now = now or timezone.now()
+    return list(
+        Assignment.objects.filter(lock_holder=user, lock_expires__gt=now, annotator__isnull=True, completed_at__isnull=True)
+        .only("id", "response_id", "lock_expires")
+        .order_by("response_id")
     )
 
 
@@ -252,20 +272,16 @@ def neighbours(user, response):
 
 def adjudication_queue(threshold, params=None):
     """Responses whose submitted labels (imported gold included) differ by at least `threshold`,
-    not adjudicated yet, largest disagreement first."""
-    from django.db.models import F, Max, Min
+    not adjudicated yet, largest disagreement first. Reads the label summary kept by
+    annotation.services.refresh_gold, so it is an index range, not a scan of every label."""
+    from django.db.models import F
 
     params = params or {}
-    labelled = Q(annotations__submitted=True, annotations__total__isnull=False)
     queryset = (
-        Response.objects.exclude(gold_status=Response.GoldStatus.ADJUDICATED)
-        .annotate(
-            n_labels=Count("annotations", filter=labelled),
-            high=Max("annotations__total", filter=labelled),
-            low=Min("annotations__total", filter=labelled),
-        )
-        .annotate(spread=F("high") - F("low"))
-        .filter(n_labels__gte=2, spread__gte=threshold)
+        Response.objects.filter(label_summary__adjudicated=False, label_summary__spread__gte=threshold,
+                                label_summary__n_labels__gte=2)
+        .annotate(n_labels=F("label_summary__n_labels"), high=F("label_summary__high"), low=F("label_summary__low"),
+                  spread=F("label_summary__spread"))
         .select_related("question")
         .defer("transcript", "judge_query", "generator_prompt", "extra", "question__reference_solution",
                "question__statement", "question__task_description")
@@ -274,7 +290,7 @@ def adjudication_queue(threshold, params=None):
         queryset = queryset.filter(question_id=int(params["question"]))
     if str(params.get("exam", "")).isdigit():
         queryset = queryset.filter(question__exam_id=int(params["exam"]))
-    return queryset.order_by("-spread", "pk")
+    return queryset.order_by("-label_summary__spread", "pk")
 
 
 def assignment_overview():

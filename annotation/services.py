@@ -31,7 +31,16 @@ from accounts.roles import is_reviewer
 
 from . import selectors
 from .labelling import LabelInvalid, clean_label
-from .models import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, Response, StepLabel
+from .models import (
+    Adjudication,
+    Annotation,
+    Assignment,
+    LabelDraft,
+    LabelSaveAttempt,
+    LabelSummary,
+    Response,
+    StepLabel,
+)
 
 LOCK_TTL = timedelta(minutes=getattr(settings, "REALMATH_LABEL_LOCK_MINUTES", 30))
 ADJUDICATION_THRESHOLD = Decimal(str(getattr(settings, "REALMATH_ADJUDICATION_THRESHOLD", 2)))
@@ -275,9 +284,10 @@ def refresh_gold(response_id, *, user=None):
     """Recompute a response's gold score and status from its submitted labels (history kept)."""
     with transaction.atomic():
         response = _locked_response(response_id)
+        rows = list(response.annotations.filter(submitted=True).values_list("is_imported", "total"))
+        _summarise(response, [t for _, t in rows if t is not None])
         if response.gold_status == Response.GoldStatus.ADJUDICATED:
             return response
-        rows = list(response.annotations.filter(submitted=True).values_list("is_imported", "total"))
         score, status = gold_from_totals([t for imp, t in rows if imp], [t for imp, t in rows if not imp])
         new_state = response.status
         if any(not imp for imp, _ in rows) and response.status == Response.Status.READY:
@@ -287,6 +297,17 @@ def refresh_gold(response_id, *, user=None):
             response._history_user = user
             response.save(update_fields=["gold_score", "gold_status", "status", "updated"])
         return response
+
+
+def _summarise(response, totals):
+    low, high = (min(totals), max(totals)) if totals else (None, None)
+    LabelSummary.objects.update_or_create(
+        response=response,
+        defaults={
+            "n_labels": len(totals), "low": low, "high": high, "spread": (high - low) if totals else 0,
+            "adjudicated": response.gold_status == Response.GoldStatus.ADJUDICATED,
+        },
+    )
 
 
 def adjudicate(*, response, reviewer, reason="", gold_score=None, chosen_annotation=None, expected=None):
@@ -315,6 +336,7 @@ def _adjudicate(response, reviewer, reason, gold_score, chosen_annotation, expec
             current.status = Response.Status.ADJUDICATED
             current._history_user = reviewer
             current.save(update_fields=["status", "gold_score", "gold_status", "updated"])
+            LabelSummary.objects.filter(response=current).update(adjudicated=True)
             return Adjudication.objects.create(
                 response=current, reviewer=reviewer, gold_score=score, reason=reason.strip(),
                 chosen_annotation=chosen_annotation, previous_gold_score=seen_score,

@@ -24,10 +24,19 @@ from .views import _reference_segments
 
 @annotator_required
 def label_queue(request):
-    page = Paginator(selectors.queue_of(request.user), 50).get_page(request.GET.get("page"))
+    state = request.GET.get("state") if request.GET.get("state") in selectors.QUEUE_STATES else "todo"
+    page = Paginator(selectors.queue_of(request.user, state), 50).get_page(request.GET.get("page"))
     counts = selectors.queue_counts(request.user)
-    percent = round(100 * counts["done"] / counts["total"]) if counts["total"] else 0
-    context = {"page": page, "counts": counts, "percent": percent, "lock_minutes": int(services.LOCK_TTL.total_seconds() // 60)}
+    context = {
+        "page": page,
+        "state": state,
+        "states": selectors.QUEUE_STATES,
+        "querystring": f"state={state}",
+        "held": selectors.held_open_slots(request.user),
+        "counts": counts,
+        "percent": round(100 * counts["done"] / counts["total"]) if counts["total"] else 0,
+        "lock_minutes": int(services.LOCK_TTL.total_seconds() // 60),
+    }
     return render(request, "annotation/label_queue.html", context)
 
 
@@ -89,7 +98,8 @@ def label_response(request, pk):
             else reverse("annotation-detail", args=[annotation.pk]),
             "draft": reverse("api-label-draft", args=[response.pk]),
             "previous": reverse("annotation:label", args=[previous]) if previous else None,
-            "page": reverse("annotation:label", args=[response.pk]),
+            "page": reverse("annotation:label", args=[response.pk])
+            + (f"?annotation={annotation.pk}" if annotation and annotation.annotator_id != user.pk else ""),
         },
     }
     context = {

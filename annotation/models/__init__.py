@@ -1,5 +1,5 @@
 from .dataset import Exam, ImportReport, Question, Response, RubricCheckpoint, SubQuestion, content_hash
-from .labels import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, StepLabel
+from .labels import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, LabelSummary, StepLabel
 
 __all__ = [
     "Adjudication",
@@ -9,6 +9,7 @@ __all__ = [
     "ImportReport",
     "LabelDraft",
     "LabelSaveAttempt",
+    "LabelSummary",
     "Question",
     "Response",
     "RubricCheckpoint",

@@ -193,6 +193,7 @@ class Assignment(models.Model):
         ]
         indexes = [
             models.Index(fields=["annotator", "completed_at", "response"]),
+            models.Index(fields=["annotator", "response"]),
             models.Index(fields=["lock_holder", "lock_expires"]),
         ]
 
@@ -220,3 +221,22 @@ class Adjudication(models.Model):
 
     def __str__(self):
         return f"gold {self.gold_score} for response {self.response_id}"
+
+
+class LabelSummary(models.Model):
+    """The spread of a response's submitted labels (imported gold included), kept up to date on
+    every submission so the adjudication queue is an index lookup, not a scan of all labels."""
+
+    response = models.OneToOneField(Response, on_delete=models.CASCADE, primary_key=True, related_name="label_summary")
+    n_labels = models.PositiveIntegerField(default=0)
+    low = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    high = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    spread = models.DecimalField(max_digits=7, decimal_places=2, default=0)
+    adjudicated = models.BooleanField(default=False)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["adjudicated", "spread"])]
+
+    def __str__(self):
+        return f"response {self.response_id}: {self.n_labels} labels, spread {self.spread}"

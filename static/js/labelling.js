@@ -463,7 +463,7 @@
         $("draft-note").hidden = true;
         $("form-errors").textContent = "";
         status((submit ? "Submitted" : "Saved") + " version " + version + " at " + new Date().toLocaleTimeString(), "ok");
-        if (submit) window.location.assign(config.urls.page + "?submitted=1");
+        if (submit) window.location.assign(config.urls.page + (config.urls.page.indexOf("?") >= 0 ? "&" : "?") + "submitted=1");
       } else if (answer.code === 409) {
         showConflict(answer.data);
         status("Not saved: someone saved this label meanwhile. Compare below.", "bad");

@@ -75,9 +75,9 @@ def test_annotator_queue(page, live_server, sample_data, annotator, annotator2):
     services.assign_responses(responses=Response.objects.filter(question=question), annotators=[annotator],
                               per_response=1, strategy="round_robin")
     login(page, live_server, annotator.username)
-    page.goto(f"{live_server.url}/label/")
+    page.goto(f"{live_server.url}/label/?state=all")
     page.wait_for_selector("#queue-table")
-    assert "submitted" in page.inner_text("#queue-table")
+    assert "submitted" in page.inner_text("#queue-table") and "to do" in page.inner_text("#queue-table")
     screenshot(page, "label_queue")
     page.goto(f"{live_server.url}/")
     page.wait_for_selector("#labelling-home")
