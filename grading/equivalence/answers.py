@@ -45,6 +45,7 @@ class Answer:
     conditions: list = field(default_factory=list)  # e.g. k in Z
     head: object = None  # equations like x = 3 or f(x) = 2x: what is being given (x, f(x))
     rhs: object = None  # ... and the given value as an Answer
+    symbol: str = ""  # for an option letter: the relation written after it
 
     @property
     def kind_name(self):
@@ -88,7 +89,7 @@ class _Context:
         if isinstance(value, p.RelationSymbol):
             return self.make("relation_symbol", value.op)
         if isinstance(value, p.Choice):
-            return self.make("choice", value.letter)
+            return self.make("choice", value.letter, symbol=value.symbol)
         if isinstance(value, p.Text):
             return self.text(value.text)
         if isinstance(value, p.ItemList):
@@ -172,7 +173,7 @@ class _Context:
     # --- brackets, sets, matrices --------------------------------------------------------------
     def bracket(self, bracket):
         items = bracket.items
-        if bracket.left == "[" and all(isinstance(i, p.Bracket) and i.left == "[" for i in items):
+        if bracket.left + bracket.right == "[]" and all(isinstance(i, p.Bracket) and i.left + i.right == "[]" for i in items):
             rows = [row.items for row in items]
             if len(rows) > 1 and all(len(r) == len(rows[0]) for r in rows):
                 return self.matrix(rows)
@@ -182,6 +183,8 @@ class _Context:
             return self.make("pair", answers, brackets=shape)
         if len(items) == 2:
             return self.make("set", self.interval(answers, shape), brackets=shape)
+        if shape not in ("()", "[]"):
+            raise ClassifyError(f"a tuple written {shape[0]}...{shape[1]}")
         return self.make("tuple", answers, brackets=shape)
 
     def interval(self, answers, shape):
@@ -281,9 +284,11 @@ class _Context:
 
 
 def make_interval(left, right, left_open, right_open):
-    """A SymPy interval; infinite ends are always open."""
+    """A SymPy interval; an infinite end must be written open."""
     if left == sp.oo or right == -sp.oo:
         raise ClassifyError("interval with ends in the wrong order")
+    if (left == -sp.oo and not left_open) or (right == sp.oo and not right_open):
+        raise ClassifyError("an infinite end of an interval must be open")
     comparison = sp.Gt(left, right) if left.is_number and right.is_number else None
     if comparison is sp.true:
         raise ClassifyError("interval with ends in the wrong order")

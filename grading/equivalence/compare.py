@@ -102,10 +102,12 @@ class Comparator:
             if answer.kind == "relation_symbol":
                 return answer.value
             if answer.kind == "choice":
-                return INEQMATH_OPTIONS.get(answer.value, "none of the above")
+                return answer.symbol or INEQMATH_OPTIONS.get(answer.value, "none of the above")
             return None
 
         if a.kind == b.kind == "choice":
+            if a.value == b.value and a.symbol and b.symbol and a.symbol != b.symbol:
+                return unknown("choice", f"option ({a.value}) written with different relations")
             same = a.value == b.value
             return Outcome(same, "choice", f"option ({a.value}) vs option ({b.value})")
         sa, sb = symbol(a), symbol(b)
@@ -404,6 +406,10 @@ class Comparator:
             if (s1 is None and why1 == "kind") or (s2 is None and why2 == "kind"):
                 return no("kind", f"{a.kind_name} vs {b.kind_name}")
             return unknown("set", why1 or why2)
+        unknowns_a, unknowns_b = _unknowns(a), _unknowns(b)
+        if unknowns_a and unknowns_b and unknowns_a != unknowns_b:
+            names = lambda found: ", ".join(sorted(map(str, found)))  # noqa: E731
+            return unknown("set", f"the answers are about different unknowns ({names(unknowns_a)} vs {names(unknowns_b)})")
         return self.set_equality(s1, s2)
 
     def as_set(self, answer):
@@ -423,6 +429,8 @@ class Comparator:
                 return self.inequality_set(answer)
             if kind == "compound":
                 parts, joiner = answer.value
+                if len(_unknowns(answer)) > 1:
+                    return None, "conditions on different unknowns do not make one set of numbers"
                 sets = []
                 for part in parts:
                     value, why = self.as_set(part)
@@ -473,6 +481,8 @@ class Comparator:
 
     def builder_set(self, value):
         _, variable, condition, domain = value
+        if _unknowns(condition) - {variable}:
+            return None, "the condition is not about the set-builder variable"
         if condition.kind in ("inequality", "compound", "membership"):
             inner, why = self.as_set(condition)
             if inner is None:
@@ -641,6 +651,29 @@ def _digits_to_show(fx, fy):
     if gap == 0 or scale == 0:
         return 12
     return int(min(max(12, -mpmath.log10(gap / scale) + 3), 60))
+
+
+def _unknowns(answer):
+    """The variables a set-like answer constrains (x for ``x > 2``, none for ``(2, oo)``)."""
+    kind = answer.kind
+    if kind == "inequality":
+        found = set()
+        for side in answer.value[0]:
+            found |= _free_symbols(side)
+        return found
+    if kind == "membership":
+        return {answer.value[0]}
+    if kind == "compound":
+        found = set()
+        for part in answer.value[0]:
+            found |= _unknowns(part)
+        return found
+    if kind == "equation":
+        if answer.head is not None:
+            return {answer.head} if isinstance(answer.head, sp.Symbol) else set()
+        if answer.value is not None:
+            return _free_symbols(answer.value[0] - answer.value[1])
+    return set()
 
 
 def _as_option(answer):

@@ -25,6 +25,12 @@ MAX_FACTORIAL = 3000
 MAX_DECIMAL_EXPONENT = 400
 MAX_NESTING = 60
 MAX_EVALF_EXPONENT_BITS = 4096
+MAX_DROPPED_WORDS = 4
+NEGATIONS = {
+    "no", "not", "none", "never", "wrong", "incorrect", "false", "impossible", "undefined", "dne",
+    "except", "unless", "but", "or", "neither", "nor", "isn't", "cannot", "invalid", "rejected",
+}
+CJK_NEGATIONS = ("不", "非", "无", "没", "舍", "否", "错")
 
 
 class ParseError(ValueError):
@@ -145,6 +151,7 @@ class RelationSymbol:
 @dataclass
 class Choice:
     letter: str
+    symbol: str = ""  # the relation written after the letter, if any: (B) $\geq$
 
 
 @dataclass
@@ -300,8 +307,10 @@ class _Parser:
         letters = [t for t in kinds if t.kind == "ident" and t.value in "ABCDEF"]
         if len(letters) == 1 and len(kinds) >= 3 and values[:3] == ["(", letters[0].value, ")"]:
             rest = kinds[3:]
-            if not rest or (len(rest) == 1 and _relation_symbol(rest[0])) or all(t.kind == "text" for t in rest):
+            if not rest or all(t.kind == "text" for t in rest):
                 return Choice(letters[0].value)
+            if len(rest) == 1 and _relation_symbol(rest[0]):
+                return Choice(letters[0].value, _relation_symbol(rest[0]))
         return None
 
     def _joiner(self):
@@ -329,10 +338,19 @@ class _Parser:
                 words.append(self.advance().value)
             if self.tok.kind == "eof" or self._at_joiner():
                 return Text(" ".join(words))
-            self.dropped.extend(words)
+            self._drop_words(words)
         value = self.relation()
         self._skip_noise()
         return value
+
+    def _drop_words(self, words):
+        """Prose around an answer ("答案是", "apples") is ignored, but not a negation or a paragraph."""
+        texts = list(words)
+        if any(w.lower() in NEGATIONS or any(n in w for n in CJK_NEGATIONS) for w in texts):
+            raise ParseError("the answer is qualified in words (" + " ".join(texts)[:40] + ")")
+        self.dropped.extend(texts)
+        if len(self.dropped) > MAX_DROPPED_WORDS:
+            raise ParseError("too much prose around the answer")
 
     def _at_joiner(self):
         token = self.tok
@@ -346,7 +364,10 @@ class _Parser:
             if self.tok.kind == "text" and self.peek().kind not in ("eof",) and not self._text_is_trailing():
                 break
             token = self.advance()
-            (self.units if token.kind == "unit" else self.dropped).append(token.value)
+            if token.kind == "unit":
+                self.units.append(token.value)
+            else:
+                self._drop_words([token.value])
             if self.tok.is_op("^") and self.peek().kind == "num":
                 self.advance()
                 self.advance()
@@ -436,6 +457,8 @@ class _Parser:
                 if mixed is not None:
                     left = mixed
                     continue
+                if token.kind == "num" and self.tokens[self.i - 1].kind == "num":
+                    raise ParseError("two numbers side by side (a mixed number like 2 1/2 or a missing operator?)")
                 left = _mul(left, self.power())
             else:
                 return left
