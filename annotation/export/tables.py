@@ -4,8 +4,8 @@ Each table has a fixed, typed column list so that chunks written one after anoth
 one schema. A response is named in every table by `response_key` (question key prefix and
 student id) plus its question location and source, so tables join without database ids.
 Sections of other apps (lists of objects in a response line, e.g. judge results) become
-tables of their own: columns listed in `<app>.exchange.FLAT_COLUMNS` when given, else every
-field as text (JSON for nested values).
+tables of their own: with the columns of `<app>.exchange.FLAT_COLUMNS` and rows from its
+`flat_rows(items)` when given, else every field as text (JSON for nested values).
 """
 import json
 
@@ -48,8 +48,12 @@ class TableBuilder:
     def __init__(self):
         self.questions = {}
         self.columns = dict(CORE_TABLES)
+        self.flatteners = {}
         for module in section_modules():
             self.columns.update(getattr(module, "FLAT_COLUMNS", {}))
+            for table in getattr(module, "FLAT_COLUMNS", {}):
+                if hasattr(module, "flat_rows"):
+                    self.flatteners[table] = module.flat_rows
 
     def add_question(self, line):
         self.questions[line["key"]] = line
@@ -90,9 +94,9 @@ class TableBuilder:
         for section, items in line.items():
             if section in CORE_SECTIONS or not isinstance(items, list) or not items or not isinstance(items[0], dict):
                 continue
-            tables.setdefault(section, [])
-            for item in items:
-                tables[section].append({**key, **{k: self._cell(v) for k, v in item.items()}})
+            flatten = self.flatteners.get(section)
+            rows = flatten(items) if flatten else [{k: self._cell(v) for k, v in item.items()} for item in items]
+            tables.setdefault(section, []).extend({**key, **row} for row in rows)
         return tables
 
     @staticmethod

@@ -32,24 +32,56 @@ def _annotate(annotator, reviewer):
                                 chosen_annotation=annotation, previous_gold_score=3, previous_gold_status="imported")
 
 
+def _judge(reviewer):
+    from grading.models import JudgeConfig, JudgeResult, LlmEndpoint, MetaEvalProposal, MetaEvaluation, StepJudgeValidation
+
+    endpoint = LlmEndpoint.objects.create(name="local", base_url="http://127.0.0.1:9/v1", api_key_env="JUDGE_KEY")
+    v1 = JudgeConfig.objects.create(name="rubric", version=1, kind="rubric", endpoint=endpoint, model="m1")
+    v2 = JudgeConfig.objects.create(name="rubric", version=2, kind="rubric", endpoint=endpoint, model="m1", previous=v1)
+    step = JudgeConfig.objects.create(name="toy", kind="ineq_toy_case", endpoint=endpoint, model="m2")
+    for i, response in enumerate(Response.objects.order_by("id")[:5]):
+        result = JudgeResult.objects.create(
+            config=v2, response=response, cache_key=f"k{i}", status="ok", score=float(response.gold_score) + 2,
+            rationale="Overall Score: ...", raw_output="Overall Score: 9", prompt_tokens=10, completion_tokens=5,
+            cost="0.001000", latency_ms=120, attempts=1,
+        )
+        meta = MetaEvaluation.objects.create(result=result, category="A", analysis="carried forward", direction="over",
+                                             judge_score=result.score, gold_score=float(response.gold_score),
+                                             proposed_by="llm", kept_proposal=True, confirmed_by=reviewer, version=1)
+        proposal = MetaEvalProposal.objects.create(meta_evaluation=meta, model="m3", status="ok", category="A",
+                                                   data={"primary_category_code": "A"}, raw_output="{}")
+        meta.proposal = proposal
+        meta.save()
+        toy = JudgeResult.objects.create(config=step, response=response, cache_key=f"t{i}", status="ok", score=1.0,
+                                         step_verdicts={"pass": True})
+        StepJudgeValidation.objects.create(result=toy, judge_says_pass=True, verdict_right=i % 2 == 0,
+                                           validated_by=reviewer)
+
+
 def _files(folder):
     return {p.name: p.read_bytes() for p in Path(folder).iterdir() if p.name != "manifest.json"}
 
 
 @pytest.mark.parametrize("fmt", ["jsonl"])
 def test_round_trip_gives_identical_files(sample_data, annotator, reviewer, tmp_path, fmt):
+    from grading.models import JudgeResult, MetaEvaluation
+
     _annotate(annotator, reviewer)
+    _judge(reviewer)
     first = write_export(Response.objects.all(), "jsonl", tmp_path / "a")
     raw = (tmp_path / "a" / "dataset.jsonl").read_bytes()
     _flush()
     assert Response.objects.count() == 0
     result = import_dataset(raw, "dataset.jsonl")
     assert result.counts["responses_created"] == 64
+    assert JudgeResult.objects.count() == 10 and MetaEvaluation.objects.filter(category="A").count() == 5
     second = write_export(Response.objects.all(), "jsonl", tmp_path / "b")
-    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+    a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
+    assert a == b, _first_difference(a["dataset.jsonl"], b["dataset.jsonl"])
     assert first["files"] == second["files"]
     for other in ("realmath", "csv", "parquet"):
-        write_export(Response.objects.all(), other, tmp_path / f"b-{other}")
+        manifest = write_export(Response.objects.all(), other, tmp_path / f"b-{other}")
+    assert manifest["files"]["judge_results.parquet"]["rows"] == 10
 
 
 def test_import_is_idempotent(sample_data, tmp_path):
@@ -88,3 +120,12 @@ def test_bad_value_deep_in_file_rolls_back(sample_data, tmp_path):
     with pytest.raises(ImportFormatError, match="'gold_score' is not a number"):
         import_dataset("\n".join(lines).encode(), "bad.jsonl")
     assert Response.objects.count() == 0 and Question.objects.count() == 0
+
+
+def _first_difference(a, b):
+    for number, (x, y) in enumerate(zip(a.splitlines(), b.splitlines()), start=1):
+        if x != y:
+            import difflib
+
+            return number, [d for d in difflib.ndiff([x.decode()], [y.decode()]) if d[0] in "?+-"][:3]
+    return None

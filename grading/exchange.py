@@ -1,0 +1,214 @@
+"""The grading app's part of the full export (see annotation.export.sections).
+
+Judge endpoints and settings are global lines; each response line carries its judge results,
+each with the setting it names by (name, version), its meta-evaluation (with the LLM's
+proposals) and the experts' verdict on it when it is a step judge. Keys are never exported:
+an endpoint only names the environment variable that holds its key.
+"""
+from datetime import datetime
+from decimal import Decimal
+
+from django.db.models import Prefetch
+
+from .models import JudgeConfig, JudgeResult, LlmEndpoint, MetaEvalProposal, MetaEvaluation, StepJudgeValidation
+
+GLOBAL_TYPES = {"judge_endpoint", "judge_config"}
+ENDPOINT_FIELDS = ["base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
+                   "timeout_seconds", "max_attempts"]
+CONFIG_FIELDS = ["kind", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
+                 "system_prompt", "prompt_template", "extra_body", "parse_retries", "notes"]
+RESULT_FIELDS = ["cache_key", "status", "score", "spread", "rationale", "raw_output", "parse_status", "step_verdicts",
+                 "samples", "prompt_tokens", "completion_tokens", "latency_ms", "attempts", "errors", "provenance"]
+PROPOSAL_FIELDS = ["model", "status", "category", "analysis", "is_ood", "data", "raw_output", "error", "errors",
+                   "prompt_tokens", "completion_tokens", "latency_ms"]
+META_FIELDS = ["category", "analysis", "is_ood", "direction", "judge_score", "gold_score", "proposed_by",
+               "kept_proposal", "provenance", "version"]
+
+FLAT_COLUMNS = {
+    "judge_results": [
+        ("response_key", "string"), ("question_location", "string"), ("source", "string"),
+        ("config", "string"), ("config_version", "int"), ("status", "string"), ("score", "float"),
+        ("spread", "float"), ("parse_status", "string"), ("prompt_tokens", "int"), ("completion_tokens", "int"),
+        ("cost", "float"), ("latency_ms", "int"), ("attempts", "int"), ("meta_category", "string"),
+        ("meta_direction", "string"), ("validation_right", "bool"), ("rationale", "string"),
+    ],
+}
+
+
+def _stamp(value):
+    return None if value is None else value.isoformat()
+
+
+def _time(value):
+    return datetime.fromisoformat(value) if value else None
+
+
+def _configs_for(response_ids):
+    config_ids = set()
+    for start in range(0, len(response_ids), 500):
+        config_ids.update(
+            JudgeResult.objects.filter(response_id__in=response_ids[start : start + 500]).values_list("config_id", flat=True)
+        )
+    # Earlier versions come along, so that each version's lineage survives the round trip.
+    frontier = set(config_ids)
+    while frontier:
+        frontier = set(
+            JudgeConfig.objects.filter(id__in=frontier, previous__isnull=False).values_list("previous_id", flat=True)
+        ) - config_ids
+        config_ids |= frontier
+    return JudgeConfig.objects.filter(id__in=config_ids).select_related("endpoint", "previous").order_by("name", "version")
+
+
+def export_global(response_ids):
+    configs = list(_configs_for(response_ids))
+    endpoints = sorted({c.endpoint for c in configs if c.endpoint}, key=lambda e: e.name)
+    for endpoint in endpoints:
+        yield {"type": "judge_endpoint", "name": endpoint.name, **{f: getattr(endpoint, f) for f in ENDPOINT_FIELDS}}
+    for config in configs:
+        yield {
+            "type": "judge_config",
+            "name": config.name,
+            "version": config.version,
+            "endpoint": config.endpoint.name if config.endpoint else None,
+            **{f: getattr(config, f) for f in CONFIG_FIELDS},
+            "price_input_per_1k": str(config.price_input_per_1k),
+            "price_output_per_1k": str(config.price_output_per_1k),
+            "previous": [config.previous.name, config.previous.version] if config.previous else None,
+            "created": _stamp(config.created),
+        }
+
+
+def _meta_line(meta):
+    if meta is None:
+        return None
+    return {
+        **{f: getattr(meta, f) for f in META_FIELDS},
+        "confirmed_by": meta.confirmed_by.username if meta.confirmed_by else None,
+        "confirmed_at": _stamp(meta.confirmed_at),
+        "proposals": [
+            {**{f: getattr(p, f) for f in PROPOSAL_FIELDS}, "created": _stamp(p.created),
+             "shown": meta.proposal_id == p.pk}
+            for p in meta.proposals.all()
+        ],
+    }
+
+
+def _result_line(result):
+    meta = getattr(result, "meta_evaluation", None)
+    validation = getattr(result, "validation", None)
+    return {
+        "config": result.config.name,
+        "config_version": result.config.version,
+        **{f: getattr(result, f) for f in RESULT_FIELDS},
+        "cost": str(result.cost),
+        "finished": _stamp(result.finished),
+        "meta_evaluation": _meta_line(meta),
+        "validation": None if validation is None else {
+            "judge_says_pass": validation.judge_says_pass, "verdict_right": validation.verdict_right,
+            "note": validation.note, "validated_by": validation.validated_by.username,
+        },
+    }
+
+
+def _results_queryset(response_ids):
+    return (
+        JudgeResult.objects.filter(response_id__in=response_ids)
+        .exclude(status=JudgeResult.Status.RUNNING)
+        .select_related("config", "meta_evaluation__confirmed_by", "validation__validated_by")
+        .prefetch_related(Prefetch("meta_evaluation__proposals", queryset=MetaEvalProposal.objects.order_by("id")))
+        .order_by("response_id", "config__name", "config__version", "cache_key")
+    )
+
+
+def export_responses(response_ids):
+    sections = {response_id: {"judge_results": []} for response_id in response_ids}
+    for result in _results_queryset(response_ids):
+        sections[result.response_id]["judge_results"].append(_result_line(result))
+    return sections
+
+
+def flat_rows(line_results):
+    """judge_results table rows of one response line (the key columns are added by the caller)."""
+    rows = []
+    for result in line_results:
+        meta = result.get("meta_evaluation") or {}
+        validation = result.get("validation") or {}
+        rows.append({
+            "config": result["config"], "config_version": result["config_version"], "status": result["status"],
+            "score": result["score"], "spread": result["spread"], "parse_status": result["parse_status"],
+            "prompt_tokens": result["prompt_tokens"], "completion_tokens": result["completion_tokens"],
+            "cost": float(result["cost"]), "latency_ms": result["latency_ms"], "attempts": result["attempts"],
+            "meta_category": meta.get("category") or None, "meta_direction": meta.get("direction") or None,
+            "validation_right": validation.get("verdict_right"), "rationale": result["rationale"],
+        })
+    return rows
+
+
+# --- import ---------------------------------------------------------------------------------
+
+def import_global(line, context):
+    if line["type"] == "judge_endpoint":
+        endpoint, _ = LlmEndpoint.objects.get_or_create(
+            name=line["name"], defaults={f: line[f] for f in ENDPOINT_FIELDS if f in line}
+        )
+        context.setdefault("endpoints", {})[endpoint.name] = endpoint
+        return
+    configs = context.setdefault("judge_configs", {})
+    previous = configs.get(tuple(line["previous"])) if line.get("previous") else None
+    endpoint = context.get("endpoints", {}).get(line.get("endpoint")) if line.get("endpoint") else None
+    config, created = JudgeConfig.objects.get_or_create(
+        name=line["name"], version=line["version"],
+        defaults={
+            **{f: line[f] for f in CONFIG_FIELDS if f in line},
+            "endpoint": endpoint, "previous": previous,
+            "price_input_per_1k": Decimal(line.get("price_input_per_1k", "0")),
+            "price_output_per_1k": Decimal(line.get("price_output_per_1k", "0")),
+        },
+    )
+    if created and line.get("created"):
+        JudgeConfig.objects.filter(pk=config.pk).update(created=_time(line["created"]))
+    configs[(config.name, config.version)] = config
+
+
+def _user(context, username):
+    from annotation.export.load import _user as load_user
+
+    return load_user(context, username)
+
+
+def _import_meta(result, data, context):
+    meta = MetaEvaluation.objects.create(
+        result=result, **{f: data[f] for f in META_FIELDS if f in data},
+        confirmed_by=_user(context, data.get("confirmed_by")), confirmed_at=_time(data.get("confirmed_at")),
+    )
+    for proposal_data in data.get("proposals", []):
+        proposal = MetaEvalProposal.objects.create(
+            meta_evaluation=meta, **{f: proposal_data[f] for f in PROPOSAL_FIELDS if f in proposal_data}
+        )
+        if proposal_data.get("created"):
+            MetaEvalProposal.objects.filter(pk=proposal.pk).update(created=_time(proposal_data["created"]))
+        if proposal_data.get("shown"):
+            MetaEvaluation.objects.filter(pk=meta.pk).update(proposal=proposal)
+
+
+def import_response(response, line, context):
+    configs = context.setdefault("judge_configs", {})
+    for data in line.get("judge_results", []):
+        key = (data["config"], data["config_version"])
+        config = configs.get(key) or JudgeConfig.objects.filter(name=key[0], version=key[1]).first()
+        if config is None:
+            from annotation.importers import ImportFormatError
+
+            raise ImportFormatError(f"line {line['_line']}: judge result names an unknown setting {key[0]} v{key[1]}.")
+        result = JudgeResult.objects.create(
+            config=config, response=response, **{f: data[f] for f in RESULT_FIELDS if f in data},
+            cost=Decimal(data.get("cost", "0")), finished=_time(data.get("finished")),
+        )
+        if data.get("meta_evaluation"):
+            _import_meta(result, data["meta_evaluation"], context)
+        if data.get("validation"):
+            validation = data["validation"]
+            StepJudgeValidation.objects.create(
+                result=result, judge_says_pass=validation["judge_says_pass"], verdict_right=validation["verdict_right"],
+                note=validation.get("note", ""), validated_by=_user(context, validation["validated_by"]),
+            )
