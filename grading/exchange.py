@@ -59,6 +59,12 @@ def _configs_for(response_ids):
     return JudgeConfig.objects.filter(id__in=config_ids).select_related("endpoint", "previous").order_by("name", "version")
 
 
+def referenced_usernames(response_ids):
+    names = set(MetaEvaluation.objects.filter(result__response_id__in=response_ids).values_list("confirmed_by__username", flat=True))
+    names.update(StepJudgeValidation.objects.filter(result__response_id__in=response_ids).values_list("validated_by__username", flat=True))
+    return names
+
+
 def export_global(response_ids):
     configs = list(_configs_for(response_ids))
     endpoints = sorted({c.endpoint for c in configs if c.endpoint}, key=lambda e: e.name)

@@ -171,6 +171,10 @@ def _users(response_ids):
         names.update(Annotation.objects.filter(response_id__in=ids, annotator__isnull=False).values_list("annotator__username", flat=True))
         names.update(Adjudication.objects.filter(response_id__in=ids).values_list("reviewer__username", flat=True))
         names.update(Assignment.objects.filter(response_id__in=ids, annotator__isnull=False).values_list("annotator__username", flat=True))
+        for module in section_modules():
+            if hasattr(module, "referenced_usernames"):
+                names.update(module.referenced_usernames(ids))
+    names.discard(None)
     for user in User.objects.filter(username__in=names).prefetch_related("groups").order_by("username"):
         yield {"type": "user", "username": user.username, "role": user_role(user)}
 

@@ -4,6 +4,7 @@ An app joins the full JSONL export with a module `<app>.exchange` that may defin
 
 - `GLOBAL_TYPES`: line types it writes before the responses (e.g. {"judge_config"});
 - `export_global(response_ids)`: yields those lines (dicts with a "type");
+- `referenced_usernames(response_ids)`: users its sections name (exported as user lines);
 - `export_responses(response_ids)`: {response_id: {section: data}} merged into response lines;
 - `import_global(line, context)`: creates what one of its global lines describes;
 - `import_response(response, line, context)`: creates its sections of one response line.

@@ -58,6 +58,24 @@ def _judge(reviewer):
                                            validated_by=reviewer)
 
 
+def _scan(reviewer):
+    from ocr.models import OcrRun, Page, ScanBatch, ScanFile, Transcript, TranscriptRevision
+
+    response = Response.objects.filter(source="human").order_by("id")[1]
+    batch = ScanBatch.objects.create(name="batch 1", exam=response.question.exam, engine="rapidocr")
+    scan = ScanFile.objects.create(batch=batch, original_name="s1_3-07_1.jpg", sha256="ab" * 32, size=1234,
+                                   detected_format="JPEG", status="accepted")
+    page = Page.objects.create(batch=batch, source_file=scan, student_id=response.student_id, question=response.question,
+                               page_number=1, checksum="cd" * 32, master="m.png", width=800, height=1000,
+                               status="prepared", response=response)
+    run = OcrRun.objects.create(page=page, engine="rapidocr", engine_version="3.10", status="done", raw_text="x = 1",
+                                tokens=[{"o": 0, "n": 1, "c": 0.5, "b": [1, 2, 3, 4]}], seconds=0.5)
+    transcript = Transcript.objects.create(page=page, text="x = 2", version=2, status="verified", source_run=run,
+                                           verified_text="x = 2", verified_by=reviewer)
+    TranscriptRevision.objects.create(transcript=transcript, version=1, text="x = 1", kind="ocr")
+    TranscriptRevision.objects.create(transcript=transcript, version=2, text="x = 2", kind="verify", author=reviewer)
+
+
 def _files(folder):
     return {p.name: p.read_bytes() for p in Path(folder).iterdir() if p.name != "manifest.json"}
 
@@ -66,14 +84,18 @@ def _files(folder):
 def test_round_trip_gives_identical_files(sample_data, annotator, reviewer, tmp_path, fmt):
     from grading.models import JudgeResult, MetaEvaluation
 
+    from ocr.models import TranscriptRevision
+
     _annotate(annotator, reviewer)
     _judge(reviewer)
+    _scan(reviewer)
     first = write_export(Response.objects.all(), "jsonl", tmp_path / "a")
     raw = (tmp_path / "a" / "dataset.jsonl").read_bytes()
     _flush()
     assert Response.objects.count() == 0
     result = import_dataset(raw, "dataset.jsonl")
     assert result.counts["responses_created"] == 64
+    assert TranscriptRevision.objects.count() == 2
     assert JudgeResult.objects.count() == 10 and MetaEvaluation.objects.filter(category="A").count() == 5
     second = write_export(Response.objects.all(), "jsonl", tmp_path / "b")
     a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
