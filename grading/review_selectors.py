@@ -11,6 +11,7 @@ response: the newest, since a newer one means the response's text changed), or o
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+import numpy as np
 from django.db.models import Count, Exists, F, FloatField, OuterRef, Q
 from django.db.models.functions import Abs, Cast
 
@@ -128,91 +129,118 @@ def current_results(scope):
 # --- metrics -------------------------------------------------------------------------------
 
 _ROW_FIELDS = (
-    "pk", "status", "score", "response__gold_score", "response__source", "response__question_id",
-    "response__question__level", "response__question__exam_id",
+    "status", "score", "gold", "response__source", "response__question_id", "response__question__level",
+    "response__question__exam_id",
 )
 
 
-def _split_rows(rows):
-    """(counted rows, Counter of left-out reasons)."""
-    counted, left_out = [], Counter()
-    for row in rows:
-        status, score, gold = row[1], row[2], row[3]
-        if status != JudgeResult.Status.OK:
-            left_out[status if status in LEFT_OUT_REASONS else "error"] += 1
-        elif score is None:
-            left_out["no_score"] += 1
-        elif gold is None:
-            left_out["no_gold"] += 1
-        else:
-            counted.append(row)
-    return counted, left_out
+@dataclass
+class _Columns:
+    """The counted results as parallel numpy arrays (judge, gold and the grouping keys)."""
+
+    pred: np.ndarray
+    gold: np.ndarray
+    source: np.ndarray
+    question: np.ndarray
+    level: np.ndarray
+    exam: np.ndarray
+
+    def subset(self, mask):
+        return _Columns(*(getattr(self, name)[mask] for name in ("pred", "gold", "source", "question", "level", "exam")))
 
 
-def _group_metrics(rows, key_index, labels, *, bootstrap):
-    groups = defaultdict(lambda: ([], []))
-    for row in rows:
-        pred, gold = groups[row[key_index]]
-        pred.append(row[2])
-        gold.append(float(row[3]))
+def _columns(rows):
+    """(counted columns, Counter of left-out reasons) from the rows of one query."""
+    if not rows:
+        empty = np.array([], dtype=float)
+        return _Columns(empty, empty, *(np.array([], dtype=object) for _ in range(4))), Counter()
+    status, score, gold, source, question, level, exam = (np.array(column, dtype=object) for column in zip(*rows))
+    score, gold = score.astype(float), gold.astype(float)
+    ok = status == JudgeResult.Status.OK
+    has_score, has_gold = ~np.isnan(score), ~np.isnan(gold)
+    left_out = Counter({key: int(n) for key, n in Counter(status[~ok]).items()})
+    for reason in list(left_out):
+        if reason not in LEFT_OUT_REASONS:
+            left_out["error"] += left_out.pop(reason)
+    left_out["no_score"] = int(np.sum(ok & ~has_score))
+    left_out["no_gold"] = int(np.sum(ok & has_score & ~has_gold))
+    counted = ok & has_score & has_gold
+    columns = _Columns(score[counted], gold[counted], source[counted], question[counted], level[counted], exam[counted])
+    return columns, left_out
+
+
+def _group_metrics(columns, key, labels, *, bootstrap):
+    keys = getattr(columns, key)
     out = []
-    for key in sorted(groups, key=lambda k: (str(labels.get(k, k)), str(k))):
-        pred, gold = groups[key]
-        figures = metrics.score_metrics(pred, gold, bootstrap=bootstrap).as_dict()
-        out.append({"key": key, "label": labels.get(key, str(key) or "—"), **figures})
+    for value in sorted(set(keys.tolist()), key=lambda k: (str(labels.get(k, k)), str(k))):
+        mask = keys == value
+        figures = metrics.score_metrics(columns.pred[mask], columns.gold[mask], bootstrap=bootstrap).as_dict()
+        out.append({"key": value, "label": labels.get(value, str(value) or "—"), **figures})
     return out
 
 
-def _scatter(rows):
+def _scatter(columns):
     """{source: [[gold, judge, count], ...]}: distinct points with their multiplicity."""
-    points = defaultdict(Counter)
-    for row in rows:
-        points[row[4]][(round(float(row[3]), 2), round(row[2], 2))] += 1
-    return {source: [[g, j, n] for (g, j), n in sorted(counter.items())] for source, counter in points.items()}
+    out = {}
+    for source in sorted(set(columns.source.tolist())):
+        mask = columns.source == source
+        gold, pred = np.round(columns.gold[mask] * 100), np.round(columns.pred[mask] * 100)
+        offset = pred.min() if pred.size else 0
+        span = (pred.max() - offset + 1) if pred.size else 1
+        keys, counts = np.unique(gold * span + (pred - offset), return_counts=True)  # one sort, not a row sort
+        out[source] = [
+            [float(k // span) / 100, float(k % span + offset) / 100, int(n)] for k, n in zip(keys, counts)
+        ]
+    return out
 
 
-def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
-    """Every figure of the metrics page for a scope, as plain data (JSON-ready)."""
-    rows = list(current_results(scope).values_list(*_ROW_FIELDS)) if scope else []
-    counted, left_out = _split_rows(rows)
-    question_ids = {row[5] for row in counted}
-    exam_ids = {row[7] for row in counted}
-    question_labels = {
+def _labels(question_ids, exam_ids):
+    questions = {
         pk: f"{location or external_id or 'question'} #{pk}"
         for pk, location, external_id in Question.objects.filter(pk__in=question_ids).values_list(
             "pk", "location", "external_id"
         )
     } if question_ids else {}
-    exam_labels = dict(Exam.objects.filter(pk__in=exam_ids).values_list("pk", "name")) if exam_ids else {}
-    by_source = defaultdict(lambda: ([], []))
-    for row in counted:
-        by_source[row[4]][0].append(row[2])
-        by_source[row[4]][1].append(float(row[3]))
-    human, synthetic = by_source[Response.Source.HUMAN], by_source[Response.Source.SYNTHETIC]
-    all_pred = [row[2] for row in counted]
-    all_gold = [float(row[3]) for row in counted]
+    exams = dict(Exam.objects.filter(pk__in=exam_ids).values_list("pk", "name")) if exam_ids else {}
+    return questions, exams
+
+
+def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
+    """Every figure of the metrics page for a scope, as plain data (JSON-ready). Three queries."""
+    rows = list(
+        current_results(scope).annotate(gold=Cast("response__gold_score", FloatField())).values_list(*_ROW_FIELDS)
+    ) if scope else []
+    columns, left_out = _columns(rows)
+    question_labels, exam_labels = _labels(set(columns.question.tolist()), set(columns.exam.tolist()))
+    by_source = {source: columns.subset(columns.source == source) for source in sorted(set(columns.source.tolist()))}
+    empty = (np.array([]), np.array([]))
+    human = (by_source[Response.Source.HUMAN].pred, by_source[Response.Source.HUMAN].gold) if Response.Source.HUMAN in by_source else empty
+    synthetic = (
+        (by_source[Response.Source.SYNTHETIC].pred, by_source[Response.Source.SYNTHETIC].gold)
+        if Response.Source.SYNTHETIC in by_source else empty
+    )
     return {
         "scope": scope.as_dict(),
         "scope_label": scope.label,
         "n_results": len(rows),
-        "n_counted": len(counted),
+        "n_counted": int(columns.pred.size),
         "left_out": [
             {"reason": reason, "label": LEFT_OUT_REASONS[reason], "n": left_out[reason]}
             for reason in LEFT_OUT_REASONS if left_out[reason]
         ],
-        "overall": metrics.score_metrics(all_pred, all_gold, bootstrap=bootstrap).as_dict(),
-        "by_source": _group_metrics(counted, 4, dict(Response.Source.choices), bootstrap=bootstrap),
-        "by_question": _group_metrics(counted, 5, question_labels, bootstrap=bootstrap),
-        "by_level": _group_metrics(counted, 6, {"low": "Low", "high": "High", "": "—"}, bootstrap=bootstrap),
-        "by_exam": _group_metrics(counted, 7, exam_labels, bootstrap=bootstrap),
+        "overall": metrics.score_metrics(columns.pred, columns.gold, bootstrap=bootstrap).as_dict(),
+        "by_source": _group_metrics(columns, "source", dict(Response.Source.choices), bootstrap=bootstrap),
+        "by_question": _group_metrics(columns, "question", question_labels, bootstrap=bootstrap),
+        "by_level": _group_metrics(columns, "level", {"low": "Low", "high": "High", "": "—"}, bootstrap=bootstrap),
+        "by_exam": _group_metrics(columns, "exam", exam_labels, bootstrap=bootstrap),
         "gap": metrics.evaluation_gap(*human, *synthetic, n_resamples=bootstrap).as_dict(),
         "plots": {
-            "scatter": _scatter(counted),
+            "scatter": _scatter(columns),
             "fr_curve": {
                 "distances": list(metrics.FR_DISTANCES),
-                **{source: metrics.fr_curve(*pairs) for source, pairs in by_source.items() if pairs[0]},
+                **{source: metrics.fr_curve(part.pred, part.gold) for source, part in by_source.items()},
             },
-            "delta_histogram": {source: metrics.delta_histogram(*pairs) for source, pairs in by_source.items()},
+            "delta_histogram": {source: metrics.delta_histogram(part.pred, part.gold) for source, part in by_source.items()},
         },
     }
 

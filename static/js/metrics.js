@@ -57,7 +57,7 @@
         labels: distances.map(function (d) { return "d = " + d; }),
         datasets: sources(data).map(function (s) {
           return { label: LABELS[s], data: data[s].map(function (v) { return v === null ? null : 100 * v; }),
-            borderColor: COLORS[s], backgroundColor: alpha(COLORS[s], 0.2), tension: 0.15, pointRadius: 4 };
+            borderColor: COLORS[s], backgroundColor: alpha(COLORS[s], 0.2), tension: 0, pointRadius: 4 };
         })
       },
       options: { maintainAspectRatio: false, animation: false,
@@ -93,17 +93,21 @@
   function categoryChart(canvas, summary, groupKey) {
     var groups = summary[groupKey] || [];
     var codes = summary.categories.map(function (c) { return c.code; });
+    var horizontal = groups.length > 8;
     return new Chart(canvas, {
       type: "bar",
       data: {
         labels: groups.map(function (g) { return g.label; }),
         datasets: codes.map(function (code, i) {
           return { label: code + ". " + summary.categories[i].name, data: groups.map(function (g) { return g.counts[i]; }),
-            backgroundColor: CATEGORY_COLORS[code] };
+            backgroundColor: CATEGORY_COLORS[code], maxBarThickness: 56 };
         })
       },
-      options: { maintainAspectRatio: false, animation: false, indexAxis: groups.length > 8 ? "y" : "x",
-        scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } }
+      options: { maintainAspectRatio: false, animation: false, indexAxis: horizontal ? "y" : "x",
+        plugins: { legend: { position: "bottom", labels: { boxWidth: 12, font: { size: 11 } } } },
+        scales: horizontal
+          ? { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true } }
+          : { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } }
     });
   }
 
