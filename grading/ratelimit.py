@@ -159,7 +159,8 @@ def _decide(state, limits, holder, tokens, now):
                     break
             return False, max(wait, 0.01)
     state["holders"][holder] = now + limits.lease_seconds
-    state["requests"].append(now)
+    if limits.requests_per_minute:
+        state["requests"].append(now)
     if limits.tokens_per_minute:
         state["tokens"].append([now, tokens, holder])
     return True, 0.0
@@ -174,34 +175,45 @@ def _settle(state, holder, actual_tokens):
 
 
 class FileStore:
-    """Shared state in a JSON file per endpoint, guarded by an exclusive fcntl lock."""
+    """Shared state in a JSON file per endpoint, guarded by an exclusive fcntl lock.
+
+    Each process keeps the file open; its threads take a threading lock first (fcntl locks
+    belong to the process, not the thread), then the file lock for the other processes.
+    """
+
+    _handles = {}
+    _handles_lock = threading.Lock()
 
     def __init__(self, directory):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
 
-    def _path(self, key):
-        return self.directory / f"{sha1(key.encode()).hexdigest()[:20]}.json"
+    def _handle(self, key):
+        path = self.directory / f"{sha1(key.encode()).hexdigest()[:20]}.json"
+        with self._handles_lock:
+            entry = self._handles.get((os.getpid(), path))
+            if entry is None:
+                entry = (os.open(path, os.O_RDWR | os.O_CREAT, 0o644), threading.Lock())
+                self._handles[(os.getpid(), path)] = entry
+            return entry
 
     @contextmanager
     def _state(self, key):
-        path = self._path(key)
-        with open(path, "a+", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+        fd, lock = self._handle(key)
+        with lock:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                handle.seek(0)
-                raw = handle.read()
+                raw = os.pread(fd, 1 << 22, 0)
                 try:
                     state = json.loads(raw) if raw else {}
                 except ValueError:
                     state = {}
                 yield state
-                handle.seek(0)
-                handle.truncate()
-                handle.write(json.dumps(state))
-                handle.flush()
+                data = json.dumps(state, separators=(",", ":")).encode()
+                os.pwrite(fd, data, 0)
+                os.ftruncate(fd, len(data))
             finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
     def try_acquire(self, limits, holder, tokens):
         with self._state(limits.key) as state:
@@ -255,7 +267,7 @@ if tpm > 0 then
   end
 end
 redis.call('ZADD', holders, now + lease, holder)
-redis.call('ZADD', reqs, now, holder)
+if rpm > 0 then redis.call('ZADD', reqs, now, holder) end
 if tpm > 0 then
   redis.call('ZADD', toks, now, holder)
   redis.call('HSET', tokn, holder, tokens)

@@ -27,6 +27,7 @@ import json
 import os
 import time
 import uuid
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -34,7 +35,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
@@ -245,9 +246,11 @@ def start_judge_run(config, *, params=None, response_ids=None, user=None, chunk_
 
 
 def _default_chunk_size(config):
+    """Several rounds of the endpoint's concurrency per task: few broker round trips, and a
+    chunk streams its calls, so one slow answer does not hold up the rest."""
     if config.endpoint is None:
-        return 16
-    return max(4, min(32, config.endpoint.max_concurrency))
+        return 32
+    return max(16, min(256, 4 * config.endpoint.max_concurrency))
 
 
 def _clean_params(params):
@@ -392,38 +395,143 @@ def process_judge_chunk(run_id, epoch, item_ids, task_id=None):
         .select_related("response__question")
         .order_by("id")
     )
-    deferred = []
-    todo = [(item, judge_input(item.response)) for item in items]
-    while todo and _run_is_live(run.pk, epoch):
-        # Responses with the same content as one judged in this round wait for the next
-        # round, where they are answered by a copy (or claimed, if the first one failed).
-        jobs, later, keys = [], [], set()
-        for item, the_input in todo:
-            key = cache_key(config, kind.fingerprint(spec, the_input))
-            if key in keys:
-                later.append((item, the_input))
-                continue
-            claimed = _reuse_or_claim(run, item, key, owner, task_id, lease, report)
-            if claimed == "deferred":
-                deferred.append((item, key))
-            elif claimed is not None:
-                keys.add(key)
-                jobs.append(_Job(item, claimed, the_input))
-        report.claimed += len(jobs)
-        if jobs:
-            _execute(run, epoch, kind, spec, jobs, owner, report)
-        todo = later
+    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report)
     for item, key in deferred:
         _wait_for_other_owner(run, epoch, item, key, lease, report)
     _finish_if_complete(run.pk, epoch)
     return report
 
 
-def _link(item, result, cached):
-    state = {JudgeResult.Status.OK: JudgeRunItem.State.OK, JudgeResult.Status.INVALID: JudgeRunItem.State.INVALID}.get(
+def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
+    """Keep up to `width` judgements in flight, claiming items in small batches just before
+    they start and writing answers in batches as they come back.
+
+    A response whose content is being judged right now waits for that answer and then gets
+    a copy (or claims the work itself if that judgement failed). Returns the items a live
+    worker elsewhere is on.
+    """
+    config = run.config
+    call = make_caller(config.endpoint, spec)
+    width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
+    queue = deque((item, judge_input(item.response)) for item in items)
+    waiting, in_flight, deferred = {}, {}, []
+    live, checked = True, time.monotonic()
+    with ThreadPoolExecutor(max_workers=min(width, max(1, len(items))), thread_name_prefix="judge") as pool:
+        while in_flight or (queue and live):
+            if live and queue and len(in_flight) < width:
+                batch, busy = [], {job.result.cache_key for job in in_flight.values()}
+                while queue and len(batch) < width - len(in_flight):
+                    item, the_input = queue.popleft()
+                    key = cache_key(config, kind.fingerprint(spec, the_input))
+                    if key in busy:
+                        waiting.setdefault(key, []).append((item, the_input))
+                        continue
+                    busy.add(key)
+                    batch.append((item, the_input, key))
+                for item, the_input, key, claimed in _claim_batch(run, batch, owner, task_id, lease, report):
+                    if claimed == "deferred":
+                        deferred.append((item, key))
+                    if claimed is None or claimed == "deferred":
+                        queue.extendleft(reversed(waiting.pop(key, [])))
+                        continue
+                    report.claimed += 1
+                    in_flight[pool.submit(kind.evaluate, spec, the_input, call)] = _Job(item, claimed, the_input)
+            if not in_flight:
+                if queue and live:
+                    continue
+                break
+            done, _ = wait(list(in_flight), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
+            finished = [(in_flight.pop(future), _outcome_of(future)) for future in done]
+            _record_many(run, config, finished, owner)
+            report.recorded += len(finished)
+            for job, _ in finished:
+                queue.extendleft(reversed(waiting.pop(job.result.cache_key, [])))
+            if time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
+                live, checked = _run_is_live(run.pk, epoch), time.monotonic()
+    return deferred
+
+
+def _claim_batch(run, batch, owner, task_id, lease, report):
+    """Claim (or answer from the cache) a batch of (item, input, key): new claims in one insert.
+
+    Yields (item, input, key, claimed) with claimed a result row, None or "deferred".
+    """
+    if not batch:
+        return []
+    config = run.config
+    rows = {}
+    for row in JudgeResult.objects.filter(config=config, cache_key__in={key for _, _, key in batch}).order_by("id"):
+        rows.setdefault(row.cache_key, []).append(row)
+    out, fresh, links = [], [], []
+    for item, the_input, key in batch:
+        existing = rows.get(key, [])
+        own = next((r for r in existing if r.response_id == item.response_id), None)
+        if own is not None and own.status in FINAL_RESULT:
+            links.append((item, own, own.run_id != run.pk))
+            out.append((item, the_input, key, None))
+        elif own is None and not any(r.status in FINAL_RESULT for r in existing):
+            fresh.append((item, the_input, key))
+        else:  # a copy, a failed or a running claim: the careful one-by-one path
+            out.append((item, the_input, key, _reuse_or_claim(run, item, key, owner, task_id, lease, report)))
+    _link_many(links)
+    report.cached += sum(1 for _, _, cached in links if cached)
+    if fresh:
+        now = timezone.now()
+        claims = [
+            JudgeResult(config=config, response_id=item.response_id, cache_key=key, run=run,
+                        status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=now)
+            for item, _, key in fresh
+        ]
+        try:
+            with transaction.atomic():
+                JudgeResult.objects.bulk_create(claims)
+        except IntegrityError:  # someone claimed one of them meanwhile: settle each on its own
+            claims = [_reuse_or_claim(run, item, key, owner, task_id, lease, report) for item, _, key in fresh]
+        out.extend((item, the_input, key, claim) for (item, the_input, key), claim in zip(fresh, claims))
+    return out
+
+
+def _item_state(result):
+    return {JudgeResult.Status.OK: JudgeRunItem.State.OK, JudgeResult.Status.INVALID: JudgeRunItem.State.INVALID}.get(
         result.status, JudgeRunItem.State.ERROR
     )
-    JudgeRunItem.objects.filter(pk=item.pk).update(state=state, result=result, cached=cached, cache_key=result.cache_key)
+
+
+def _link(item, result, cached):
+    JudgeRunItem.objects.filter(pk=item.pk).update(
+        state=_item_state(result), result=result, cached=cached, cache_key=result.cache_key
+    )
+
+
+def _link_many(links):
+    """Point items at their results, [(item, result, cached)], in one batched statement."""
+    if not links:
+        return
+    rows = [(_item_state(result), result.pk, cached, result.cache_key, item.pk) for item, result, cached in links]
+    _executemany(JudgeRunItem, ["state", "result", "cached", "cache_key"], rows)
+
+
+def _executemany(model, fields, rows, where="id"):
+    """UPDATE model SET fields... WHERE <where> for many rows with one prepared statement.
+
+    The ORM's bulk_update builds a CASE per row and field, which costs more CPU than the
+    calls it records; values are prepared by the model's own fields, so JSON, decimals and
+    dates reach SQLite and PostgreSQL as the ORM would send them.
+    """
+    meta = model._meta
+    quote = connection.ops.quote_name
+    columns = [meta.get_field(name) for name in fields]
+    where_fields = [meta.get_field(name) for name in where.split(",")]
+    sql = "UPDATE {} SET {} WHERE {}".format(
+        quote(meta.db_table),
+        ", ".join(f"{quote(f.column)} = %s" for f in columns),
+        " AND ".join(f"{quote(f.column)} = %s" for f in where_fields),
+    )
+    every = columns + where_fields
+    prepared = [[f.get_db_prep_save(v, connection) for f, v in zip(every, row)] for row in rows]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, prepared)
+        return cursor.rowcount
 
 
 def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
@@ -506,31 +614,6 @@ def make_caller(endpoint, spec):
     return call
 
 
-def _execute(run, epoch, kind, spec, jobs, owner, report):
-    config = run.config
-    call = make_caller(config.endpoint, spec)
-    width = config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS
-    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), width)), thread_name_prefix="judge") as pool:
-        futures = {pool.submit(kind.evaluate, spec, job.judge_input, call): job for job in jobs}
-        pending = set(futures)
-        live = True
-        while pending:
-            done, pending = wait(pending, timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
-            for future in done:
-                job = futures[future]
-                if future.cancelled():
-                    continue
-                _record(run, config, job, _outcome_of(future), owner)
-                report.recorded += 1
-            if live and pending and not _run_is_live(run.pk, epoch):
-                live = False
-                for future in list(pending):
-                    if future.cancel():
-                        pending.discard(future)
-                        _release(futures[future], owner)
-                        report.released += 1
-
-
 def _outcome_of(future):
     from .judges.kinds import Outcome
 
@@ -546,36 +629,38 @@ def _cost(config, prompt_tokens, completion_tokens):
     ) / Decimal(1000)
 
 
-def _record(run, config, job, outcome, owner):
-    fields = {
-        "status": outcome.status,
-        "score": outcome.score,
-        "spread": outcome.spread,
-        "rationale": outcome.rationale,
-        "raw_output": outcome.raw_output,
-        "parse_status": outcome.parse_status,
-        "step_verdicts": outcome.step_verdicts,
-        "samples": outcome.samples,
-        "prompt_tokens": outcome.prompt_tokens,
-        "completion_tokens": outcome.completion_tokens,
-        "cost": _cost(config, outcome.prompt_tokens, outcome.completion_tokens),
-        "latency_ms": outcome.latency_ms,
-        "attempts": outcome.attempts,
-        "errors": outcome.errors,
-        "finished": timezone.now(),
-        "run": run,
-    }
+RESULT_FIELDS = [
+    "status", "score", "spread", "rationale", "raw_output", "parse_status", "step_verdicts", "samples",
+    "prompt_tokens", "completion_tokens", "cost", "latency_ms", "attempts", "errors", "finished", "run",
+]
+
+
+def _record_many(run, config, finished, owner):
+    """Write answers that came back, in one transaction; only where this worker still owns the claim."""
+    if not finished:
+        return
+    now = timezone.now()
+    rows = [
+        (
+            outcome.status, outcome.score, outcome.spread, outcome.rationale, outcome.raw_output,
+            outcome.parse_status, outcome.step_verdicts, outcome.samples, outcome.prompt_tokens,
+            outcome.completion_tokens, _cost(config, outcome.prompt_tokens, outcome.completion_tokens),
+            outcome.latency_ms, outcome.attempts, outcome.errors, now, run.pk, job.result.pk, owner,
+        )
+        for job, outcome in finished
+    ]
     with transaction.atomic():
-        written = JudgeResult.objects.filter(pk=job.result.pk, claim_owner=owner).update(**fields)
-        if written:
+        written = _executemany(JudgeResult, RESULT_FIELDS, rows, where="id,claim_owner")
+        jobs = [job for job, _ in finished]
+        if written != len(jobs):  # some claims were taken over meanwhile: link only what is ours
+            ours = set(
+                JudgeResult.objects.filter(pk__in=[j.result.pk for j in jobs], claim_owner=owner, finished=now)
+                .values_list("pk", flat=True)
+            )
+            finished = [(job, outcome) for job, outcome in finished if job.result.pk in ours]
+        for job, outcome in finished:
             job.result.status = outcome.status
-            _link(job.item, job.result, cached=False)
-    return bool(written)
-
-
-def _release(job, owner):
-    """Give back work claimed but never started (the run was cancelled)."""
-    JudgeResult.objects.filter(pk=job.result.pk, claim_owner=owner, status=JudgeResult.Status.RUNNING).delete()
+        _link_many([(job.item, job.result, False) for job, _ in finished])
 
 
 def _wait_for_other_owner(run, epoch, item, key, lease, report):

@@ -20,6 +20,8 @@ or from the command line (the benchmark and a local demo do this)::
 
     python tests/llm_server.py --port 8001 --latency 0.2
 
+and read its counters from another process with ``GET /v1/stats`` (``POST /v1/stats/reset``).
+
 A rule matches a request when its text appears in the request's messages; rules are tried
 in the order they were added and each consumes its replies in order, then stops matching.
 Requests no rule claims get ``server.default`` (a Reply, or a function of the request).
@@ -122,7 +124,7 @@ class LlmServer:
         class Handler(_Handler):
             owner = server
 
-        self._httpd = ThreadingHTTPServer((self.host, self.port), Handler)
+        self._httpd = _Server((self.host, self.port), Handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="llm-server", daemon=True)
@@ -213,6 +215,13 @@ class LlmServer:
             self.requests.append(record)
 
 
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog of 5 drops bursts of new connections (the client then
+    # waits a second to retry): far below the concurrency tests and benchmarks use.
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: LlmServer = None
     protocol_version = "HTTP/1.1"
@@ -221,13 +230,22 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        if self.path.rstrip("/").endswith("/models"):
+        if self.path.rstrip("/").endswith("/stats"):
+            owner = self.owner
+            self._send_json(200, {"requests": owner.request_count, "max_in_flight": owner.max_in_flight,
+                                  "in_flight": owner.in_flight})
+        elif self.path.rstrip("/").endswith("/models"):
             self._send_json(200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]})
         else:
             self._send_json(404, {"error": {"message": "not found"}})
 
     def do_POST(self):
         owner = self.owner
+        if self.path.rstrip("/").endswith("/stats/reset"):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            owner.reset()
+            self._send_json(200, {"reset": True})
+            return
         started = time.time()
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
