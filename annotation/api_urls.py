@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from . import api, api_labels
+from . import api, api_export, api_labels
 
 router = DefaultRouter()
 router.register("exams", api.ExamViewSet, basename="exam")
@@ -11,6 +11,7 @@ router.register("import-reports", api.ImportReportViewSet, basename="import-repo
 router.register("annotations", api_labels.AnnotationViewSet, basename="annotation")
 router.register("assignments", api_labels.AssignmentViewSet, basename="assignment")
 router.register("adjudications", api_labels.AdjudicationViewSet, basename="adjudication")
+router.register("exports", api_export.ExportJobViewSet, basename="export")
 
 urlpatterns = [
     path("import/", api.DatasetImportView.as_view(), name="api-import"),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views, views_labels
+from . import views, views_export, views_labels
 
 app_name = "annotation"
 urlpatterns = [
@@ -19,4 +19,9 @@ urlpatterns = [
     path("agreement/", views_labels.agreement, name="agreement"),
     path("adjudication/", views_labels.adjudication_queue, name="adjudication_queue"),
     path("adjudication/<int:pk>/", views_labels.adjudicate, name="adjudicate"),
+    # export
+    path("export/", views_export.export_page, name="export"),
+    path("export/<int:pk>/", views_export.export_job, name="export_job"),
+    path("export/<int:pk>/progress/", views_export.export_job_progress, name="export_progress"),
+    path("export/<int:pk>/download/", views_export.export_download, name="export_download"),
 ]

@@ -1,4 +1,5 @@
 from .dataset import Exam, ImportReport, Question, Response, RubricCheckpoint, SubQuestion, content_hash
+from .exports import ExportJob
 from .labels import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, LabelSummary, StepLabel
 
 __all__ = [
@@ -6,6 +7,7 @@ __all__ = [
     "Annotation",
     "Assignment",
     "Exam",
+    "ExportJob",
     "ImportReport",
     "LabelDraft",
     "LabelSaveAttempt",
