@@ -14,7 +14,7 @@ class TesseractEngine(OcrEngine):
     name = "tesseract"
     label = "Tesseract (chi_sim + eng)"
     input_kind = "binary"
-    config = "--oem 1 --psm 6"
+    config = "--oem 1 --psm 3"
 
     def __init__(self, lang=None):
         self.lang = lang or conf.get("OCR_TESSERACT_LANG")
