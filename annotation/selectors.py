@@ -204,22 +204,28 @@ QUEUE_STATES = {"todo": "To do", "done": "Submitted", "all": "All"}
 
 
 def queue_of(user, state="todo"):
-    """A person's assignments in response order: unfinished ("todo"), submitted ("done") or all.
-
-    Filtering on (annotator, completed_at) and ordering by response keeps every page an index
-    range however long the queue is.
-    """
-    from django.db.models import Exists, OuterRef
-
-    from .models import Annotation, Assignment, LabelDraft
+    """Ids of a person's assignments in response order: unfinished ("todo"), submitted ("done")
+    or all. Paginate these, then load the page with queue_rows: filtering on (annotator,
+    completed_at) and ordering by response keeps any page an index range."""
+    from .models import Assignment
 
     queryset = Assignment.objects.filter(annotator=user)
     if state == "todo":
         queryset = queryset.filter(completed_at__isnull=True)
     elif state == "done":
         queryset = queryset.filter(completed_at__isnull=False)
-    return (
-        queryset.select_related("response", "response__question")
+    return queryset.order_by("response_id").values_list("pk", flat=True)
+
+
+def queue_rows(user, ids):
+    """One page of the queue: the assignments with their response and whether work started."""
+    from django.db.models import Exists, OuterRef
+
+    from .models import Annotation, Assignment, LabelDraft
+
+    return list(
+        Assignment.objects.filter(pk__in=list(ids))
+        .select_related("response", "response__question")
         .only("id", "response_id", "annotator_id", "created", "lock_holder_id", "lock_expires", "completed_at",
               "response__id", "response__source", "response__question_id",
               "response__question__id", "response__question__location")

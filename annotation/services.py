@@ -88,7 +88,7 @@ def _retrying(operation, attempts=6):
 
 def _locked_response(response_id):
     """The response row, locked until the transaction ends (a no-op on SQLite: it has one writer)."""
-    return Response.objects.select_for_update().select_related("question").get(pk=response_id)
+    return Response.objects.select_for_update(of=("self",)).select_related("question").get(pk=response_id)
 
 
 # --- labels -------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ def label_queue(request):
     counts = selectors.queue_counts(request.user)
     context = {
         "page": page,
+        "rows": selectors.queue_rows(request.user, page.object_list),
         "state": state,
         "states": selectors.QUEUE_STATES,
         "querystring": f"state={state}",

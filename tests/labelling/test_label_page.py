@@ -150,8 +150,8 @@ def test_queue_page_and_its_query_count(annotator_client, annotator):
     url = reverse("annotation:label_queue")
     page = annotator_client.get(url)
     assert page.status_code == 200 and page.context["counts"] == {"total": 5, "done": 1, "todo": 4}
-    assert [a.response_id for a in page.context["page"]] == [r.pk for r in first[1:]]
-    done = annotator_client.get(url, {"state": "done"}).context["page"]
+    assert [a.response_id for a in page.context["rows"]] == [r.pk for r in first[1:]]
+    done = annotator_client.get(url, {"state": "done"}).context["rows"]
     assert [a.response_id for a in done] == [first[0].pk]
     assert annotator_client.get(url, {"state": "all"}).context["page"].paginator.count == 5
     small = count_queries(annotator_client, url)
