@@ -76,3 +76,39 @@ def test_metrics_page_draws_its_plots(page, live_server, sample_data, reviewer):
     with page.expect_download() as download:
         page.click("#csv-link")
     assert download.value.suggested_filename == f"metrics-{config.pk}.csv"
+
+
+def test_expert_marks_step_judge_verdicts_by_keyboard(page, live_server, reviewer):
+    from annotation.models import Exam, Question, Response, content_hash
+    from grading.models import StepJudgeValidation
+
+    exam = Exam.objects.create(name="IneqMath sample")
+    statement = "Let $a, b > 0$. Find the largest constant $C$ such that $a^2 + b^2 \\geq C ab$."
+    question = Question.objects.create(exam=exam, statement=statement, statement_hash=content_hash(statement),
+                                       kind="bound", gold_answer="$C = 2$")
+    answer = "By AM-GM, $a^2 + b^2 \\geq 2ab$ with equality at $a = b$.\nThe answer is $C = 2$."
+    response = Response.objects.create(question=question, source="synthetic", student_id="model-x_t_0.7_1",
+                                       generator_model="model-x", transcript=answer, transcript_hash=content_hash(answer))
+    kinds = [JudgeConfig.Kind.INEQ_FINAL_ANSWER, JudgeConfig.Kind.INEQ_TOY_CASE, JudgeConfig.Kind.INEQ_LOGICAL_GAP,
+             JudgeConfig.Kind.INEQ_NUMERICAL_APPROXIMATION, JudgeConfig.Kind.INEQ_NUMERICAL_COMPUTATION]
+    results = [make_results(make_setting(f"ineq {kind}", kind=kind), [response], [verdict],
+                            rationale="The derivation uses AM-GM; equality holds at $a=b$.")[0]
+               for kind, verdict in zip(kinds, [1, 1, 0, 1, 1])]
+    login(page, live_server, reviewer.username)
+    page.goto(f"{live_server.url}/grading/review/validation/")
+    page.click(f"#validation-table a >> text=#{response.pk}")
+    page.wait_for_selector("#validation-form")
+    page.wait_for_selector("#problem .katex")
+    page.keyboard.press("1")
+    page.keyboard.press("r")  # final answer right, moves to the toy-case judge
+    page.keyboard.press("r")
+    page.keyboard.press("w")  # the logical-gap judge was wrong to fail it
+    screenshot(page, "review_validation_case")
+    page.keyboard.press("Control+s")
+    page.wait_for_selector("text=Saved 3 verdict mark(s)")
+    marks = dict(StepJudgeValidation.objects.values_list("result_id", "verdict_right"))
+    assert marks == {results[0].pk: True, results[1].pk: True, results[2].pk: False}
+    page.goto(f"{live_server.url}/grading/review/validation/report/")
+    page.wait_for_selector("#accuracy-table")
+    assert "model-x" in page.inner_text("#accuracy-table")
+    screenshot(page, "review_validation_report")
