@@ -6,7 +6,7 @@
   var data = JSON.parse(document.getElementById("cer-data").textContent);
   new window.Chart(canvas, {
     type: "bar",
-    data: { labels: data.labels, datasets: [{ label: "CER (%)", data: data.cer, backgroundColor: "#2f5fd0" }] },
+    data: { labels: data.labels, datasets: [{ label: "CER (%)", data: data.cer, backgroundColor: "#2f5fd0", maxBarThickness: 70 }] },
     options: {
       animation: false,
       maintainAspectRatio: false,

@@ -29,6 +29,7 @@ def upload_and_open_page(page, live_server, exam_questions, scan_file):
     page.select_option("select[name=engine]", "rapidocr")
     page.fill("input[name=name]", "Browser batch")
     page.set_input_files("input[name=scans]", str(scan_file))
+    screenshot(page, "ocr_upload")
     # Tasks run eagerly in tests: the upload request itself runs the OCR, which takes a while.
     with page.expect_navigation(url=re.compile(r"/ocr/batches/\d+/$"), timeout=180_000):
         page.click("#upload-form button[type=submit]", no_wait_after=True)
@@ -90,6 +91,31 @@ def test_upload_ocr_correct_a_word_and_verify(page, live_server, exam_questions,
     page.wait_for_selector("#transcript .katex")
     assert "故结果为" in page.inner_text("#transcript")
     assert page.locator(".ocr-response-scans a", has_text="page 1").count() == 1
+
+    page.click("text=OCR quality")
+    page.wait_for_selector("#quality-table")
+    assert "rapidocr" in page.inner_text("#quality-table")
+    screenshot(page, "ocr_quality")
+
+
+def test_batch_progress_bar_follows_the_runs(page, live_server, make_batch, reviewer):
+    from ocr.models import OcrRun
+
+    from .conftest import distinct_image
+
+    batch, _ = make_batch([(f"s{i}_3-17_1.png", png_bytes(distinct_image(50 + i))) for i in range(2)],
+                          engine="vision")  # no endpoint configured here: the runs fail at once
+    OcrRun.objects.filter(page__batch=batch).update(status="queued", error="")
+    login(page, live_server, reviewer.username)
+    page.goto(f"{live_server.url}/ocr/batches/{batch.pk}/")
+    assert page.inner_text("#progress-text") == "OCR 0 / 2 pages"
+    run = OcrRun.objects.filter(page__batch=batch).first()
+    OcrRun.objects.filter(pk=run.pk).update(status="done")
+    page.wait_for_selector("#progress-text:has-text('OCR 1 / 2 pages')")
+    assert page.get_attribute(".progress", "aria-valuenow") == "50"
+    OcrRun.objects.filter(page__batch=batch).exclude(pk=run.pk).update(status="failed", error="no endpoint")
+    page.wait_for_selector("text=Retry failed")  # the page reloads itself when the batch is complete
+    assert page.inner_text("#progress-text") == "OCR 2 / 2 pages · 1 failed"
 
 
 def test_a_second_editor_gets_a_clear_stale_message(page, browser, live_server, exam_questions, reviewer, admin_user,
