@@ -1,0 +1,62 @@
+"""The judges' REST API: versioned settings, runs with progress/cancel/resume, results."""
+import pytest
+
+from grading.models import JudgeConfig, JudgeRun
+from tests.conftest import api_client_for
+
+from .helpers import make_config, score_by_answer
+
+pytestmark = pytest.mark.django_db
+
+
+def test_settings_api_versions_on_change(reviewer, endpoint, llm_server, responses, django_capture_on_commit_callbacks):
+    api = api_client_for(reviewer)
+    created = api.post("/api/judge-configs/", {"name": "api-judge", "kind": "rubric", "endpoint": endpoint.pk,
+                                               "model": "m", "temperature": 0.5}, format="json")
+    assert created.status_code == 201, created.json()
+    pk = created.json()["id"]
+    assert api.patch(f"/api/judge-configs/{pk}/", {"temperature": 0.1}, format="json").status_code == 200
+    assert JudgeConfig.objects.get(pk=pk).temperature == 0.1
+
+    llm_server.default = score_by_answer({})
+    with django_capture_on_commit_callbacks(execute=True):
+        run = api.post("/api/judge-runs/", {"config": pk, "filters": {"q": "Answer 1"}}, format="json")
+    assert run.status_code == 201 and run.json()["n_items"] == 1
+    changed = api.patch(f"/api/judge-configs/{pk}/", {"temperature": 0.9}, format="json")
+    assert changed.status_code == 201 and changed.json()["version"] == 2 and changed.json()["previous"] == pk
+    assert JudgeConfig.objects.get(pk=pk).temperature == 0.1
+    bad = api.post("/api/judge-configs/", {"name": "x", "kind": "rubric", "prompt_template": "{{ nope }}"}, format="json")
+    assert bad.status_code == 400 and "nope" in str(bad.json())
+    bad = api.post("/api/judge-configs/", {"name": "y", "kind": "rubric"}, format="json")
+    assert bad.status_code == 400 and "endpoint" in bad.json()
+
+
+def test_runs_api_progress_cancel_resume_results(reviewer, endpoint, llm_server, responses, django_capture_on_commit_callbacks):
+    api = api_client_for(reviewer)
+    llm_server.default = score_by_answer({2: 8})
+    config = make_config(endpoint)
+    with django_capture_on_commit_callbacks(execute=False):
+        created = api.post("/api/judge-runs/", {"config": config.pk, "response_ids": [r.pk for r in responses[:3]]}, format="json")
+    run_id = created.json()["id"]
+    assert api.get(f"/api/judge-runs/{run_id}/progress/").json()["pending"] == 3
+    assert api.post(f"/api/judge-runs/{run_id}/cancel/").json()["status"] == "cancelled"
+    with django_capture_on_commit_callbacks(execute=True):
+        resumed = api.post(f"/api/judge-runs/{run_id}/resume/").json()
+    assert resumed["epoch"] == 2
+    assert JudgeRun.objects.get(pk=run_id).status == "done"
+    results = api.get("/api/judge-results/", {"run": run_id}).json()["results"]
+    assert len(results) == 3 and {r["config_version"] for r in results} == {1}
+    assert sorted(r["score"] for r in results) == [5, 5, 8]
+    assert all(r["cache_key"] and r["prompt_tokens"] > 0 for r in results)
+    empty = api.post("/api/judge-runs/", {"config": config.pk, "filters": {"q": "nothing like this"}}, format="json")
+    assert empty.status_code == 400
+
+
+def test_generation_api(reviewer, endpoint, llm_server, rubric_question, django_capture_on_commit_callbacks):
+    api = api_client_for(reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        created = api.post("/api/generation-runs/", {"endpoint": endpoint.pk, "model_names": ["g-7b"], "temperatures": [0, 1],
+                                                      "per_cell": 1, "questions": [rubric_question.pk]}, format="json")
+    assert created.status_code == 201, created.json()
+    progress = api.get(f"/api/generation-runs/{created.json()['id']}/progress/").json()
+    assert (progress["ok"], progress["status"]) == (2, "done")
