@@ -21,6 +21,8 @@ DEFAULTS = {
     "OCR_WORK_MAX_SIDE": 2400,
     "OCR_WEB_MAX_SIDE": 1600,
     "OCR_THUMB_MAX_SIDE": 240,
+    # Celery queue of the page tasks ("" = Celery's default queue); lets OCR have its own workers.
+    "OCR_QUEUE": os.environ.get("OCR_QUEUE", ""),
     # Engines
     "OCR_DEFAULT_ENGINE": os.environ.get("OCR_DEFAULT_ENGINE", "rapidocr"),
     "OCR_ENGINE_THREADS": int(os.environ.get("OCR_ENGINE_THREADS", 1)),

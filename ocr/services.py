@@ -245,12 +245,21 @@ def assign_pages(batch, rows):
 
 def queue_ocr(pages, engine_name):
     """Create a queued run per page and send one Celery task per page once the data is committed."""
+    runs = OcrRun.objects.bulk_create(OcrRun(page=page, engine=engine_name) for page in pages)
+    _send_on_commit([run.pk for run in runs])
+    return runs
+
+
+def _send_on_commit(run_ids):
     from .tasks import run_ocr
 
-    runs = OcrRun.objects.bulk_create(OcrRun(page=page, engine=engine_name) for page in pages)
-    run_ids = [run.pk for run in runs]
-    transaction.on_commit(lambda: [run_ocr.delay(run_id) for run_id in run_ids])
-    return runs
+    queue = conf.get("OCR_QUEUE") or None
+
+    def send():
+        for run_id in run_ids:
+            run_ocr.apply_async((run_id,), queue=queue)
+
+    transaction.on_commit(send)
 
 
 def queue_engine_on_batch(batch, engine_name):
@@ -263,11 +272,8 @@ def queue_engine_on_batch(batch, engine_name):
 def retry_failed_runs(batch):
     runs = list(OcrRun.objects.filter(page__batch=batch, status=OcrRun.Status.FAILED))
     OcrRun.objects.filter(pk__in=[run.pk for run in runs]).update(status=OcrRun.Status.QUEUED, error="")
-    ids = [run.pk for run in runs]
-    from .tasks import run_ocr
-
-    transaction.on_commit(lambda: [run_ocr.delay(run_id) for run_id in ids])
-    return len(ids)
+    _send_on_commit([run.pk for run in runs])
+    return len(runs)
 
 
 def perform_ocr_run(run_id):

@@ -1,0 +1,110 @@
+"""OCR through a real Celery worker on the real broker: one task per page, transcripts seeded.
+
+The worker is another process, so it must reach the test database (PostgreSQL's test database
+by name, or SQLite in a file) and the test's media folder. On SQLite's in-memory test database
+this test runs itself again in a child pytest whose test database is a file.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from ocr import synthetic
+from ocr.models import OcrRun, Page
+from ocr.selectors import batch_progress
+
+from .conftest import png_bytes
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def database_url():
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+def test_pages_are_ocrd_by_a_real_worker(tmp_path, make_batch, settings):
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        if os.environ.get("REALMATH_INTEGRATION_CHILD"):
+            pytest.fail("The child run still got an in-memory SQLite database.")
+        env = dict(os.environ, SQLITE_TEST_NAME=str(tmp_path / "ocr-test-db.sqlite3"), REALMATH_INTEGRATION_CHILD="1")
+        node = f"{Path(__file__).relative_to(ROOT)}::test_pages_are_ocrd_by_a_real_worker"
+        child = subprocess.run(
+            [sys.executable, "-m", "pytest", node, "-q", "-x", "-p", "no:cacheprovider", "-W", "ignore"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=280,
+        )
+        assert child.returncode == 0, f"child pytest failed:\n{child.stdout[-6000:]}\n{child.stderr[-3000:]}"
+        assert "1 passed" in child.stdout
+        return
+
+    queue = f"ocr-test-{uuid.uuid4().hex[:10]}"
+    settings.OCR_QUEUE = queue  # this process sends the page tasks there; only our worker reads it
+    env = dict(
+        os.environ,
+        DATABASE_URL=database_url(),
+        REALMATH_MEDIA_ROOT=str(settings.MEDIA_ROOT),
+        OCR_QUEUE=queue,
+        DJANGO_SETTINGS_MODULE="config.settings",
+        OMP_THREAD_LIMIT="1",
+    )
+    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    log_path = tmp_path / "worker.log"
+    pages = [synthetic.render_page([line], width=520, font_size=30, margin=24) for line in synthetic.EXAM_LINES[:2]]
+    batch, results = make_batch(
+        [(f"w{i}_3-17_1.png", png_bytes(image)) for i, image in enumerate(pages)], engine="tesseract"
+    )  # autocommit: the tasks are on the broker now, before any worker exists
+    assert [r.status for r in results] == ["accepted", "accepted"]
+    assert batch_progress(batch)["queued"] == 2
+
+    with open(log_path, "w") as log:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--concurrency", "2",
+             "--pool", "prefork", "--without-gossip", "--without-mingle", "--without-heartbeat",
+             "--loglevel", "INFO", "-n", f"{queue}@%h"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 180
+            while not batch_progress(batch)["complete"]:
+                if worker.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"worker exited or timed out:\n{log_path.read_text()[-4000:]}")
+                time.sleep(0.3)
+        finally:
+            os.killpg(worker.pid, signal.SIGTERM)
+            try:
+                worker.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait(10)
+            _purge(queue)
+
+    runs = list(OcrRun.objects.filter(page__batch=batch))
+    assert [run.status for run in runs] == ["done", "done"], [run.error for run in runs]
+    assert all(run.raw_text and run.tokens and run.engine_version.startswith("tesseract") for run in runs)
+    assert all(page.transcript.version == 1 and page.web for page in Page.objects.filter(batch=batch))
+    log = log_path.read_text()
+    assert len(re.findall(r"Task ocr\.run_ocr\[[0-9a-f-]+\] succeeded", log)) == 2  # one task per page
+
+
+def _purge(queue):
+    from config.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.default_channel.queue_purge(queue)
+    except Exception:  # noqa: BLE001 - the queue may be gone already; nothing to clean then
+        pass
