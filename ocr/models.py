@@ -116,6 +116,7 @@ class OcrRun(models.Model):
     cer_edits = models.PositiveIntegerField(null=True, blank=True)
     cer_length = models.PositiveIntegerField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:

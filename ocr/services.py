@@ -3,10 +3,12 @@ import hashlib
 import logging
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Question
@@ -269,8 +271,15 @@ def queue_engine_on_batch(batch, engine_name):
     return queue_ocr(pages, engine_name)
 
 
+def _stuck_after():
+    """A run 'running' for longer than this lost its worker (killed, restarted): it may be taken again."""
+    return timedelta(seconds=2 * conf.get("OCR_ENGINE_TIMEOUT") + 60)
+
+
 def retry_failed_runs(batch):
-    runs = list(OcrRun.objects.filter(page__batch=batch, status=OcrRun.Status.FAILED))
+    """Queue again the runs that failed, and those whose worker died under them."""
+    stuck = Q(status=OcrRun.Status.RUNNING, started__lt=timezone.now() - _stuck_after())
+    runs = list(OcrRun.objects.filter(Q(status=OcrRun.Status.FAILED) | stuck, page__batch=batch))
     OcrRun.objects.filter(pk__in=[run.pk for run in runs]).update(status=OcrRun.Status.QUEUED, error="")
     _send_on_commit([run.pk for run in runs])
     return len(runs)
@@ -278,9 +287,11 @@ def retry_failed_runs(batch):
 
 def perform_ocr_run(run_id):
     """Prepare the page (once), run the engine on it, store text and boxes, seed the transcript."""
-    claimed = OcrRun.objects.filter(pk=run_id, status=OcrRun.Status.QUEUED).update(status=OcrRun.Status.RUNNING)
+    now = timezone.now()
+    claimable = Q(status=OcrRun.Status.QUEUED) | Q(status=OcrRun.Status.RUNNING, started__lt=now - _stuck_after())
+    claimed = OcrRun.objects.filter(claimable, pk=run_id).update(status=OcrRun.Status.RUNNING, started=now)
     if not claimed:
-        return None  # already taken by another worker, or finished
+        return None  # taken by another worker (and not stuck), or finished
     run = OcrRun.objects.select_related("page__batch").get(pk=run_id)
     try:
         engine = get_engine(run.engine)

@@ -166,3 +166,18 @@ def test_a_run_is_claimed_once(make_batch, run_tasks):
     run = page.ocr_runs.get()
     assert services.perform_ocr_run(run.pk) is None  # already done: nothing happens
     assert TranscriptRevision.objects.filter(transcript__page=page).count() == 1
+
+
+def test_a_run_whose_worker_died_can_be_taken_again(make_batch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    page = page_with_text(make_batch)
+    run = page.ocr_runs.get()
+    OcrRun.objects.filter(pk=run.pk).update(status="running", started=timezone.now())
+    assert services.perform_ocr_run(run.pk) is None  # someone is on it
+    assert services.retry_failed_runs(page.batch) == 0
+    OcrRun.objects.filter(pk=run.pk).update(started=timezone.now() - timedelta(hours=1))
+    assert services.retry_failed_runs(page.batch) == 1
+    assert OcrRun.objects.get(pk=run.pk).status == "queued"
