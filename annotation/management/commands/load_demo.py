@@ -1,19 +1,38 @@
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from annotation.models import Assignment, Response
+
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
+DEMO_ANNOTATORS = ("annotator1", "annotator2")
 
 
 class Command(BaseCommand):
-    help = "Load the demo data (RealMath-Eval and IneqMath samples from fixtures/demo). Idempotent."
+    help = (
+        "Load the demo data: the RealMath-Eval and IneqMath samples, the released judge outputs and "
+        "meta-evaluation labels, and a few assignments for the demo annotators. Idempotent."
+    )
 
     def handle(self, *args, **options):
-        call_command("import_realmath", str(DEMO_DIR / "realmath_eval.json"), exam="RealMath-Eval sample", stdout=self.stdout)
-        call_command(
-            "import_realmath", str(DEMO_DIR / "realmath_eval_llm_answer.json"), exam="RealMath-Eval sample",
-            stdout=self.stdout,
-        )
-        call_command("import_ineqmath", str(DEMO_DIR / "ineqmath_train_sample.json"), stdout=self.stdout)
+        out = {"stdout": self.stdout}
+        for name in ("realmath_eval.json", "realmath_eval_llm_answer.json"):
+            call_command("import_realmath", str(DEMO_DIR / name), exam="RealMath-Eval sample", **out)
+        call_command("import_ineqmath", str(DEMO_DIR / "ineqmath_train_sample.json"), **out)
+        call_command("import_judge_results", str(DEMO_DIR / "meta_eval_input_examples.json"),
+                     setting="released-judge", **out)
+        call_command("import_meta_eval_labels", str(DEMO_DIR / "meta_eval_labels_examples.json"), **out)
+        self._assign_demo_work()
+
+    def _assign_demo_work(self):
+        from annotation.services import assign_responses
+
+        annotators = list(get_user_model().objects.filter(username__in=DEMO_ANNOTATORS))
+        if len(annotators) < 2 or Assignment.objects.filter(annotator__in=annotators).exists():
+            return
+        responses = Response.objects.filter(source=Response.Source.HUMAN, question__location="3-07")
+        assign_responses(responses=responses, annotators=annotators, per_response=2, strategy="round_robin")
+        self.stdout.write(f"Assigned {responses.count()} human answers to {', '.join(DEMO_ANNOTATORS)} (2 labels each).")
