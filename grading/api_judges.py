@@ -140,7 +140,13 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        return ApiResponse(self.get_serializer(services.resume_judge_run(self.get_object())).data)
+        """Re-queue what has no finished result. Refused (409) while the run still makes progress,
+        unless ``force`` is given (e.g. right after stopping a worker by hand)."""
+        run = self.get_object()
+        if not (selectors.run_progress(run)["can_resume"] or str(request.data.get("force", "")).lower() in ("1", "true")):
+            return ApiResponse({"detail": "The run is still making progress; resume it once it is cancelled or stalls, or pass force."},
+                               status=status.HTTP_409_CONFLICT)
+        return ApiResponse(self.get_serializer(services.resume_judge_run(run)).data)
 
 
 class JudgeResultSerializer(serializers.ModelSerializer):
@@ -220,4 +226,8 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        return ApiResponse(self.get_serializer(services.resume_generation_run(self.get_object())).data)
+        run = self.get_object()
+        if not (selectors.generation_progress(run)["can_resume"] or str(request.data.get("force", "")).lower() in ("1", "true")):
+            return ApiResponse({"detail": "The run is still making progress; pass force to resume anyway."},
+                               status=status.HTTP_409_CONFLICT)
+        return ApiResponse(self.get_serializer(services.resume_generation_run(run)).data)

@@ -8,6 +8,15 @@ from django.utils import timezone
 from .judges.kinds import INEQMATH_STEP_KINDS, KINDS
 from .models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
 
+STALL_SECONDS = 60
+
+
+def _stalled(status, last_activity, started):
+    """A running run with no answer for a while: its worker may be gone; resuming is offered."""
+    if status != "running":
+        return False
+    return (timezone.now() - (last_activity or started)).total_seconds() > STALL_SECONDS
+
 
 def endpoint_list():
     return LlmEndpoint.objects.annotate(n_configs=Count("judge_configs", distinct=True)).order_by("name")
@@ -81,6 +90,8 @@ def run_progress(run):
     pending = counts.get(JudgeRunItem.State.PENDING, 0)
     done = run.n_items - pending
     end = run.finished or timezone.now()
+    last = max(filter(None, (totals["last"], run.resumed)), default=None)
+    stalled = _stalled(run.status, last, run.resumed or run.created)
     elapsed = max((end - (run.resumed or run.created)).total_seconds(), 0.0)
     return {
         "run": run.pk,
@@ -104,8 +115,10 @@ def run_progress(run):
         "latency_ms_p95": _percentile(latencies, 95),
         "elapsed_s": round(elapsed, 1),
         "last_activity": totals["last"].isoformat() if totals["last"] else None,
+        "stalled": stalled,
         "can_cancel": run.status == JudgeRun.Status.RUNNING,
-        "can_resume": run.status != JudgeRun.Status.DONE or counts.get(JudgeRunItem.State.ERROR, 0) > 0,
+        "can_resume": run.status == JudgeRun.Status.CANCELLED or stalled
+        or (run.status == JudgeRun.Status.DONE and counts.get(JudgeRunItem.State.ERROR, 0) > 0),
     }
 
 
@@ -203,6 +216,8 @@ def generation_progress(run):
     pending = counts.get(GenerationItem.State.PENDING, 0)
     done = run.n_items - pending
     end = run.finished or timezone.now()
+    last = max(filter(None, (totals["last"], run.resumed)), default=None)
+    stalled = _stalled(run.status, last, run.resumed or run.created)
     return {
         "run": run.pk,
         "status": run.status,
@@ -219,8 +234,10 @@ def generation_progress(run):
         "latency_ms_mean": round(totals["latency"] / totals["answered"]) if totals["answered"] else None,
         "elapsed_s": round(max((end - (run.resumed or run.created)).total_seconds(), 0.0), 1),
         "last_activity": totals["last"].isoformat() if totals["last"] else None,
+        "stalled": stalled,
         "can_cancel": run.status == GenerationRun.Status.RUNNING,
-        "can_resume": run.status != GenerationRun.Status.DONE or counts.get(GenerationItem.State.ERROR, 0) > 0,
+        "can_resume": run.status == GenerationRun.Status.CANCELLED or stalled
+        or (run.status == GenerationRun.Status.DONE and counts.get(GenerationItem.State.ERROR, 0) > 0),
     }
 
 

@@ -213,7 +213,11 @@ def run_cancel(request, pk):
 @reviewer_required
 @require_POST
 def run_resume(request, pk):
-    run = services.resume_judge_run(get_object_or_404(JudgeRun, pk=pk))
+    run = get_object_or_404(JudgeRun, pk=pk)
+    if not selectors.run_progress(run)["can_resume"]:
+        messages.error(request, f"Run {run.pk} is still making progress (or has nothing left to do); resume it once it is cancelled or stalls.")
+        return redirect("grading:judge_run_detail", pk=run.pk)
+    run = services.resume_judge_run(run)
     messages.success(request, f"Run {run.pk} resumed: everything without a finished result is queued again.")
     return redirect("grading:judge_run_detail", pk=run.pk)
 
@@ -281,6 +285,10 @@ def generation_cancel(request, pk):
 @reviewer_required
 @require_POST
 def generation_resume(request, pk):
-    run = services.resume_generation_run(get_object_or_404(GenerationRun, pk=pk))
+    run = get_object_or_404(GenerationRun, pk=pk)
+    if not selectors.generation_progress(run)["can_resume"]:
+        messages.error(request, f"Generation run {run.pk} is still making progress (or has nothing left to do).")
+        return redirect("grading:judge_generation_detail", pk=run.pk)
+    run = services.resume_generation_run(run)
     messages.success(request, f"Generation run {run.pk} resumed.")
     return redirect("grading:judge_generation_detail", pk=run.pk)

@@ -20,6 +20,7 @@ def judge_results_panel(context, response):
         "overall": selectors.ineqmath_overall(results) if results else None,
         "response": response,
         "is_reviewer": is_reviewer(user),
+        "open": context["request"].GET.get("judges") == "open",
     }
 
 

@@ -23,7 +23,9 @@
       bar.parentNode.setAttribute("aria-valuenow", p.percent);
       bar.className = p.status === "done" ? "ok" : "";
     }
-    set("p-status", statusLabel(p.status) + (p.status === "running" && p.pending ? " · " + p.pending + " to go" : ""));
+    var status = statusLabel(p.status) + (p.status === "running" && p.pending ? " · " + p.pending + " to go" : "");
+    if (p.stalled) { status += " · no progress for a while: is a worker running? Resume re-queues the rest"; }
+    set("p-status", status);
     set("p-count", p.done + " / " + p.total);
     set("p-ok", p.ok); set("p-invalid", p.invalid); set("p-error", p.error); set("p-cached", p.cached);
     set("p-tokens", p.prompt_tokens + p.completion_tokens); set("p-tin", p.prompt_tokens); set("p-tout", p.completion_tokens);

@@ -57,7 +57,11 @@ def test_detail_progress_cancel_resume(reviewer_client, endpoint, llm_server, ru
     assert (progress["done"], progress["total"], progress["ok"], progress["invalid"]) == (3, 6, 2, 1)
     assert progress["status"] == "running" and progress["percent"] == 50.0
     assert progress["prompt_tokens"] > 0 and progress["latency_ms_p50"] is not None
-    assert progress["can_cancel"] and progress["can_resume"]
+    assert progress["can_cancel"] and not progress["can_resume"] and not progress["stalled"]
+    # Resuming a run that is making progress is refused (it would only duplicate calls).
+    reviewer_client.post(reverse("grading:judge_run_resume", args=[run.pk]))
+    run.refresh_from_db()
+    assert run.epoch == 1
 
     page = reviewer_client.get(reverse("grading:judge_run_detail", args=[run.pk]))
     html = page.content.decode()
@@ -119,3 +123,28 @@ def test_query_counts_stay_flat(reviewer_client, endpoint, llm_server, django_ca
     small = count_queries(2, "a")
     large = count_queries(30, "bb")
     assert small == large
+
+
+def test_a_stalled_run_offers_resume(reviewer_client, endpoint, llm_server, rubric_question,
+                                     django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from grading.models import JudgeResult
+
+    make_responses(rubric_question, 4)
+    llm_server.default = score_by_answer({})
+    with django_capture_on_commit_callbacks(execute=False):
+        run = services.start_judge_run(make_config(endpoint), chunk_size=2)
+    ids = list(run.items.order_by("id").values_list("pk", flat=True))
+    services.process_judge_chunk(run.pk, run.epoch, ids[:2], task_id="t1")  # then the worker died
+    long_ago = timezone.now() - timedelta(minutes=5)
+    JudgeRun.objects.filter(pk=run.pk).update(created=long_ago)
+    JudgeResult.objects.update(finished=long_ago)
+    progress = reviewer_client.get(reverse("grading:judge_run_progress", args=[run.pk])).json()
+    assert progress["stalled"] and progress["can_resume"]
+    with django_capture_on_commit_callbacks(execute=True):
+        reviewer_client.post(reverse("grading:judge_run_resume", args=[run.pk]))
+    run.refresh_from_db()
+    assert run.status == "done" and run.epoch == 2 and llm_server.request_count == 4
