@@ -51,28 +51,35 @@ class StaleTranscript(TranscriptError):
 
 @dataclass
 class Upload:
-    """One file of a batch as received: its name, bytes and the MIME type the client declared."""
+    """One file of a batch as received: its name, bytes and the MIME type the client declared.
+
+    The bytes may come later from `source` (a file object), read only when the file's turn
+    comes and dropped after it, so a batch holds one file in memory at a time.
+    """
 
     name: str
-    data: bytes | None
+    data: bytes | None = None
     declared_type: str = ""
     size: int | None = None
+    source: object = None
 
     def __post_init__(self):
         if self.size is None:
-            self.size = len(self.data or b"")
+            self.size = len(self.data) if self.data is not None else getattr(self.source, "size", 0)
+
+    def read(self):
+        if self.data is None and self.source is not None:
+            self.data = self.source.read()
+        return self.data
+
+    def release(self):
+        self.data = None
 
 
 def uploads_from(files):
-    """Django uploaded files as Uploads; a file over the size limit is passed on unread."""
-    limit = conf.get("OCR_MAX_UPLOAD_BYTES")
+    """Django uploaded files (or any file objects with name and size) as Uploads, read lazily."""
     return [
-        Upload(
-            name=f.name,
-            data=f.read() if f.size <= limit else None,
-            declared_type=getattr(f, "content_type", "") or "",
-            size=f.size,
-        )
+        Upload(name=f.name, declared_type=getattr(f, "content_type", "") or "", size=f.size, source=f)
         for f in files
     ]
 
@@ -106,15 +113,17 @@ def ingest_uploads(batch, uploads):
                     "Nothing else was affected.",
                 )
             )
+        finally:
+            upload.release()
     return results
 
 
 def ingest_upload(batch, upload, index):
     """Turn one upload into pages (or a refusal) and queue their OCR."""
     try:
-        if upload.data is None or upload.size > conf.get("OCR_MAX_UPLOAD_BYTES"):
+        if upload.size > conf.get("OCR_MAX_UPLOAD_BYTES"):
             imaging.refuse_size(upload.size)
-        read = imaging.read_upload(upload.data)
+        read = imaging.read_upload(upload.read())
     except imaging.UploadRefused as exc:
         return _record_file(batch, upload, ScanFile.Status.REFUSED, f"Refused: {exc}")
     read.notes.extend(imaging.mismatch_notes(upload.name, upload.declared_type, read.kind))

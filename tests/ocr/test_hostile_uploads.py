@@ -107,3 +107,28 @@ def test_hostile_files_through_the_upload_page_keep_the_good_ones(reviewer_clien
     assert "zero_3-17_3.jpg: Refused: The file is empty" in body
     assert "&lt;svg" not in body and "<svg onload" not in body
     assert Page.objects.filter(student_id="s05").count() == 1
+
+
+class Source:
+    """A file object that counts reads; `broken` makes reading fail like a vanished temp file."""
+
+    def __init__(self, data, broken=False):
+        self.data, self.broken, self.reads = data, broken, 0
+        self.size = len(data)
+
+    def read(self):
+        self.reads += 1
+        if self.broken:
+            raise OSError("temporary upload file vanished")
+        return self.data
+
+
+def test_files_are_read_one_at_a_time_and_a_failing_read_stops_only_that_file(exam_questions, reviewer):
+    sources = [Source(png_bytes(distinct_image(401))), Source(b"", broken=True), Source(png_bytes(distinct_image(402)))]
+    uploads = [Upload(f"s{i}_3-17_1.png", declared_type="image/png", source=s) for i, s in enumerate(sources)]
+    batch = create_batch(exam=exam_questions["exam"], engine="tesseract", user=reviewer)
+    results = ingest_uploads(batch, uploads)
+    assert [r.status for r in results] == ["accepted", "refused", "accepted"]
+    assert "unexpected error" in results[1].message and "OSError" in results[1].message
+    assert [s.reads for s in sources] == [1, 1, 1]
+    assert all(upload.data is None for upload in uploads)  # nothing kept in memory after its turn

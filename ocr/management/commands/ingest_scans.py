@@ -12,6 +12,16 @@ from ocr.engines import ENGINES
 SUFFIXES = {".jpg", ".jpeg", ".png", ".tif", ".tiff", ".heic", ".heif", ".pdf"}
 
 
+class _LazyFile:
+    """A file read only when its turn comes in the batch."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def read(self):
+        return self.path.read_bytes()
+
+
 class Command(BaseCommand):
     help = (
         "Ingest every scan in DIR (named <student>_<question>_<page>.<ext>) as one batch of an exam, "
@@ -57,9 +67,7 @@ class Command(BaseCommand):
             self._wait(batch)
 
     def _upload(self, path):
-        limit = conf.get("OCR_MAX_UPLOAD_BYTES")
-        size = path.stat().st_size
-        return services.Upload(name=path.name, data=path.read_bytes() if size <= limit else None, size=size)
+        return services.Upload(name=path.name, size=path.stat().st_size, source=_LazyFile(path))
 
     def _exam(self, value):
         exam = Exam.objects.filter(name=value).first()
