@@ -26,6 +26,7 @@ def stored_page(make_batch):
     return {"page": page, "upload": data, "master": master, "file": results[0]}
 
 
+@pytest.mark.filterwarnings("ignore:Corrupt EXIF data")
 def test_every_hostile_upload_is_refused_with_a_clear_message_and_the_batch_goes_on(
     exam_questions, reviewer, stored_page, settings
 ):
