@@ -408,8 +408,7 @@ class Comparator:
             return unknown("set", why1 or why2)
         unknowns_a, unknowns_b = _unknowns(a), _unknowns(b)
         if unknowns_a and unknowns_b and unknowns_a != unknowns_b:
-            names = lambda found: ", ".join(sorted(map(str, found)))  # noqa: E731
-            return unknown("set", f"the answers are about different unknowns ({names(unknowns_a)} vs {names(unknowns_b)})")
+            return unknown("set", f"the answers are about different unknowns ({_names(unknowns_a)} vs {_names(unknowns_b)})")
         return self.set_equality(s1, s2)
 
     def as_set(self, answer):
@@ -651,6 +650,10 @@ def _digits_to_show(fx, fy):
     if gap == 0 or scale == 0:
         return 12
     return int(min(max(12, -mpmath.log10(gap / scale) + 3), 60))
+
+
+def _names(symbols):
+    return ", ".join(sorted(map(str, symbols)))
 
 
 def _unknowns(answer):

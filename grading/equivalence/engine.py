@@ -10,13 +10,12 @@ import time
 from . import budget
 from .answers import ClassifyError, classify
 from .compare import Comparator
+from .constants import MAX_ANSWER_CHARS, MODES
 from .display import describe_safely
 from .extraction import ANSWER_IS, extract_answer, last_boxed
 from .normalize import normalize
 from .parser import ParseError, parse_answer
 
-MODES = ("default", "strict")
-MAX_ANSWER_CHARS = 5000
 SOFT_SHARE = 0.85  # of the timeout, for the comparison; the rest is for replying in time
 
 

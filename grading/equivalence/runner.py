@@ -2,12 +2,9 @@
 import threading
 import time
 
+from .constants import MAX_ANSWER_CHARS, MAX_TIMEOUT, MODES
 from .verdict import Verdict
 from .worker import WorkerError, pool
-
-MODES = ("default", "strict")
-MAX_ANSWER_CHARS = 5000
-MAX_TIMEOUT = 120.0
 
 
 def run_checks(pairs, *, mode="default", timeout=2.0, workers=None):
