@@ -58,7 +58,7 @@ class RecordedRequest:
     finished: float
     path: str
     payload: dict
-    headers: dict
+    headers: dict  # names in lower case
     status: int
 
     @property
@@ -274,7 +274,7 @@ class _Handler(BaseHTTPRequestHandler):
             owner._leave(
                 RecordedRequest(
                     started=started, finished=time.time(), path=self.path, payload=payload,
-                    headers=dict(self.headers), status=status,
+                    headers={k.lower(): v for k, v in self.headers.items()}, status=status,
                 )
             )
 
