@@ -163,8 +163,21 @@ def _units(ratings):
     return units
 
 
-def pair_agreement(units, a, b, max_score):
-    shared = [(u[a], u[b]) for u in units.values() if a in u and b in u]
+def _by_rater(units):
+    """{rater: {response: score}}: a pair is then found by walking the smaller rater's labels."""
+    by_rater = defaultdict(dict)
+    for unit, labels in units.items():
+        for rater, score in labels.items():
+            by_rater[rater][unit] = score
+    return by_rater
+
+
+def pair_agreement(units, a, b, max_score, by_rater=None):
+    by_rater = by_rater if by_rater is not None else _by_rater(units)
+    first, second = by_rater.get(a, {}), by_rater.get(b, {})
+    small, large = (first, second) if len(first) <= len(second) else (second, first)
+    shared_units = sorted((u for u in small if u in large), key=str)
+    shared = [(first[u], second[u]) for u in shared_units]
     exact, within, mad = pair_differences(shared)
     xs, ys = [p[0] for p in shared], [p[1] for p in shared]
     return PairAgreement(
@@ -175,15 +188,16 @@ def pair_agreement(units, a, b, max_score):
     )
 
 
-def group_agreement(units, max_score):
+def group_agreement(units, max_score, pair_kappas=None):
+    """Agreement of everyone on `units`; `pair_kappas` saves recomputing the pairwise kappas."""
     multi = [u for u in units.values() if len(u) >= 2]
     pairs = [(u[r], u[s]) for u in multi for r, s in combinations(sorted(u), 2)]
     exact, within, mad = pair_differences(pairs)
-    raters = sorted({r for u in multi for r in u})
-    kappas = [
-        k for r, s in combinations(raters, 2)
-        if (k := pair_agreement(units, r, s, max_score).kappa) is not None
-    ]
+    if pair_kappas is None:
+        by_rater = _by_rater(units)
+        raters = sorted({r for u in multi for r in u})
+        pair_kappas = [pair_agreement(units, r, s, max_score, by_rater).kappa for r, s in combinations(raters, 2)]
+    kappas = [k for k in pair_kappas if k is not None]
     return GroupAgreement(
         responses=len(multi), label_pairs=len(pairs), exact=exact, within_one=within, mad=mad,
         kappa=sum(kappas) / len(kappas) if kappas else None,
@@ -221,7 +235,8 @@ def agreement_report(ratings, full_scores, question_names=None):
         for q, rows in sorted(by_question.items(), key=lambda item: question_names.get(item[0], str(item[0])))
     ]
     raters = sorted({row[2] for row in ratings})
-    pairs = [pair_agreement(units, a, b, top) for a, b in combinations(raters, 2)]
+    by_rater = _by_rater(units)
+    pairs = [pair_agreement(units, a, b, top, by_rater) for a, b in combinations(raters, 2)]
     pairs = [p for p in pairs if p.n]
     lookup = {(p.a, p.b): p for p in pairs} | {(p.b, p.a): p for p in pairs}
     matrix = {
@@ -230,7 +245,7 @@ def agreement_report(ratings, full_scores, question_names=None):
     }
     return {
         "raters": raters,
-        "overall": asdict(group_agreement(units, top)),
+        "overall": asdict(group_agreement(units, top, pair_kappas=[p.kappa for p in pairs])),
         "questions": questions,
         "pairs": [asdict(p) for p in pairs],
         "matrix": matrix,

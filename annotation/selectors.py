@@ -300,32 +300,40 @@ def adjudication_queue(threshold, params=None):
 
 
 def assignment_overview():
-    """Per annotator: assigned, done, unfinished; per question: labels asked for and given."""
+    """Per annotator: assigned and submitted; per question: labels asked, open-pool slots, submitted.
+
+    One grouped pass over the assignments each (no joins fanning out, no DISTINCT)."""
     from django.contrib.auth import get_user_model
 
     from .models import Assignment
 
-    people = (
-        get_user_model()
-        .objects.filter(assignments__isnull=False)
-        .annotate(
-            assigned=Count("assignments", distinct=True),
-            done=Count("assignments", filter=Q(assignments__completed_at__isnull=False), distinct=True),
-        )
-        .order_by("username")
-    )
-    questions = (
-        Question.objects.filter(responses__assignments__isnull=False)
-        .annotate(
-            slots=Count("responses__assignments", distinct=True),
-            done=Count("responses__assignments", filter=Q(responses__assignments__completed_at__isnull=False), distinct=True),
-            open_slots=Count("responses__assignments", filter=Q(responses__assignments__annotator__isnull=True), distinct=True),
-        )
+    done = Q(completed_at__isnull=False)
+    by_person = {
+        row["annotator"]: row
+        for row in Assignment.objects.filter(annotator__isnull=False)
+        .values("annotator")
+        .annotate(assigned=Count("id"), done=Count("id", filter=done))
+        .order_by()
+    }
+    people = list(get_user_model().objects.filter(pk__in=by_person).only("id", "username").order_by("username"))
+    for person in people:
+        person.assigned, person.done = by_person[person.pk]["assigned"], by_person[person.pk]["done"]
+    by_question = {
+        row["response__question"]: row
+        for row in Assignment.objects.values("response__question")
+        .annotate(slots=Count("id"), done=Count("id", filter=done), open_slots=Count("id", filter=Q(annotator__isnull=True)))
+        .order_by()
+    }
+    questions = list(
+        Question.objects.filter(pk__in=by_question)
         .select_related("exam")
         .only("id", "location", "external_id", "exam__name")
         .order_by("exam__name", "location", "id")
     )
-    return {"people": list(people), "questions": list(questions), "total": Assignment.objects.count()}
+    for question in questions:
+        row = by_question[question.pk]
+        question.slots, question.done, question.open_slots = row["slots"], row["done"], row["open_slots"]
+    return {"people": people, "questions": questions, "total": sum(r["slots"] for r in by_question.values())}
 
 
 def label_history(annotation):
