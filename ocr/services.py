@@ -151,11 +151,12 @@ def ingest_upload(batch, upload, index):
                     messages.append(f"{label.capitalize()}: {decoded.note}")
             if new_pages:
                 scan_file.stored = _write(f"ocr/originals/{batch.pk}/{scan_file.pk}", upload.data, written)
+                messages.insert(0, f"Accepted: {len(new_pages)} page(s).")
                 if note:
                     messages.append(note)
             else:
                 scan_file.status = ScanFile.Status.DUPLICATE
-            scan_file.message = " ".join(messages) or f"Accepted: {len(new_pages)} page(s)."
+            scan_file.message = " ".join(messages)
             scan_file.save(update_fields=["stored", "status", "message"])
             scan_file.n_new_pages = len(new_pages)
             queue_ocr(new_pages, batch.engine)
