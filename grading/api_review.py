@@ -32,6 +32,10 @@ QUEUE_PARAMETERS = SCOPE_PARAMETERS + [
     OpenApiParameter("category", OpenApiTypes.STR, enum=list(CATEGORIES)),
     OpenApiParameter("state", OpenApiTypes.STR, enum=list(selectors.QUEUE_STATES)),
 ]
+def _path_id(name):
+    return OpenApiParameter(name, OpenApiTypes.INT, OpenApiParameter.PATH)
+
+
 QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state")
 
 
@@ -40,6 +44,14 @@ def _scope(params):
         return selectors.resolve_scope(params)
     except selectors.ScopeError as exc:
         raise NotFound(str(exc)) from exc
+
+
+def _id(value):
+    """A path id, or 404 (paths take any text so that the role check answers first)."""
+    text = str(value)
+    if not text.isdigit() or len(text) > 18:
+        raise NotFound("No such object.")
+    return int(text)
 
 
 def _threshold(params):
@@ -164,17 +176,18 @@ class MetaEvaluationView(APIView):
 
     permission_classes = [IsReviewer]
 
-    @extend_schema(responses=MetaEvaluationSerializer)
+    @extend_schema(parameters=[_path_id("result_id")], responses=MetaEvaluationSerializer)
     def get(self, request, result_id):
-        result = get_object_or_404(JudgeResult, pk=result_id)
+        result = get_object_or_404(JudgeResult, pk=_id(result_id))
         meta = MetaEvaluation.objects.filter(result=result).select_related("confirmed_by", "proposal").first()
         if meta is None:
             raise NotFound("This judge result has no meta-evaluation yet.")
         return ApiResponse(MetaEvaluationSerializer(meta).data)
 
-    @extend_schema(request=ConfirmSerializer, responses={200: MetaEvaluationSerializer, 409: OpenApiTypes.OBJECT})
+    @extend_schema(parameters=[_path_id("result_id")], request=ConfirmSerializer,
+                   responses={200: MetaEvaluationSerializer, 409: OpenApiTypes.OBJECT})
     def post(self, request, result_id):
-        result = get_object_or_404(JudgeResult.objects.select_related("response"), pk=result_id)
+        result = get_object_or_404(JudgeResult.objects.select_related("response"), pk=_id(result_id))
         form = ConfirmSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
@@ -233,17 +246,17 @@ class PrelabelRunListView(APIView):
 class PrelabelRunDetailView(APIView):
     permission_classes = [IsReviewer]
 
-    @extend_schema(responses=PrelabelRunSerializer)
+    @extend_schema(parameters=[_path_id("pk")], responses=PrelabelRunSerializer)
     def get(self, request, pk):
-        return ApiResponse(selectors.meta_eval_run_progress(get_object_or_404(MetaEvalRun, pk=pk)))
+        return ApiResponse(selectors.meta_eval_run_progress(get_object_or_404(MetaEvalRun, pk=_id(pk))))
 
 
 class PrelabelRunCancelView(APIView):
     permission_classes = [IsReviewer]
 
-    @extend_schema(request=None, responses=PrelabelRunSerializer)
+    @extend_schema(parameters=[_path_id("pk")], request=None, responses=PrelabelRunSerializer)
     def post(self, request, pk):
-        run = get_object_or_404(MetaEvalRun, pk=pk)
+        run = get_object_or_404(MetaEvalRun, pk=_id(pk))
         services.cancel_meta_eval_run(run)
         run.refresh_from_db()
         return ApiResponse(selectors.meta_eval_run_progress(run))
@@ -254,9 +267,9 @@ class ValidationMarksView(APIView):
 
     permission_classes = [IsReviewer]
 
-    @extend_schema(request=ValidationMarksSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[_path_id("response_id")], request=ValidationMarksSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request, response_id):
-        response = get_object_or_404(Response, pk=response_id)
+        response = get_object_or_404(Response, pk=_id(response_id))
         form = ValidationMarksSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         marks = {}

@@ -73,7 +73,8 @@ def confirm_meta_evaluation(result, *, user, category, analysis="", is_ood=False
     if len(analysis) > 20000:
         raise ValidationError({"analysis": "Keep the analysis under 20,000 characters."})
     with transaction.atomic():
-        meta = MetaEvaluation.objects.select_for_update().select_related("confirmed_by").filter(result=result).first()
+        # No select_related here: PostgreSQL refuses FOR UPDATE on the nullable side of an outer join.
+        meta = MetaEvaluation.objects.select_for_update().filter(result=result).first()
         meta = meta or MetaEvaluation(result=result)
         if base_version is not None and int(base_version) != meta.version:
             raise StaleMetaEvaluation(meta)

@@ -160,7 +160,7 @@ def disagreement_review(request, pk):
         raise Http404("No such judge result.") from exc
     queue = selectors.disagreement_queue(scope, threshold, params)
     query = _queue_query(scope, threshold, params)
-    error = None
+    error, stale = None, False
     if request.method == "POST":
         try:
             services.confirm_meta_evaluation(
@@ -169,7 +169,7 @@ def disagreement_review(request, pk):
                 base_version=request.POST.get("version") or 0,
             )
         except services.StaleMetaEvaluation as exc:
-            error = str(exc)
+            error, stale = str(exc), True
         except ValidationError as exc:
             error = " ".join(m for ms in exc.message_dict.values() for m in ms)
         else:
@@ -195,7 +195,7 @@ def disagreement_review(request, pk):
         "posted": request.POST if error else None,
         "selected_category": _selected_category(request.POST if error else None, case),
     }
-    return render(request, "grading/disagreement_review.html", context, status=409 if error and "meanwhile" in error else 200)
+    return render(request, "grading/disagreement_review.html", context, status=409 if stale else 200)
 
 
 def _selected_category(posted, case):
