@@ -101,7 +101,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
     from django.core.management import call_command
     from django.db.models import Count
 
-    from annotation.models import Question, Response, content_hash
+    from annotation.models import Response, content_hash
     from grading import services
     from grading.models import JudgeRun, JudgeRunItem, LlmEndpoint
 

@@ -227,10 +227,6 @@ class FileStore:
         with self._state(limits.key) as state:
             state["cooldown_until"] = max(state.get("cooldown_until", 0.0), time.time() + seconds)
 
-    def snapshot(self, limits):
-        with self._state(limits.key) as state:
-            return json.loads(json.dumps(state))
-
 
 _ACQUIRE_LUA = """
 local holders, reqs, toks, tokn, cool = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]

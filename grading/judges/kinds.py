@@ -8,11 +8,11 @@ the raw text kept.
 """
 import json
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from . import prompts
 from .client import LlmCallFailed
-from .parsing import OK, UNPARSEABLE, parse_json_object, parse_score, parse_verdict, strip_thinking
+from .parsing import OK, parse_json_object, parse_score, parse_verdict, strip_thinking
 
 NO_INPUT = "no_input"
 UNDECIDED = "undecided"
@@ -423,7 +423,3 @@ def get_kind(key):
 def _number(value):
     value = float(value)
     return str(int(value)) if value.is_integer() else str(value)
-
-
-def outcome_dict(outcome):
-    return asdict(outcome)

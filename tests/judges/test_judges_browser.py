@@ -1,5 +1,5 @@
 """The judge pages in a real browser: start a run, watch the live progress bar, cancel and
-resume with the keyboard, read results on the response page."""
+resume with the keyboard, read results on the response page, fill a setting's default prompt."""
 import re
 
 import pytest
@@ -55,6 +55,13 @@ def test_start_a_run_from_the_pages(page, live_server, llm_server, reviewer):
     page.wait_for_selector("#results-table .katex")  # the rationale's math is rendered
     screenshot(page, "judge_run_done")
 
+    page.goto(f"{live_server.url}/grading/judges/settings/new/")
+    page.select_option("select[name=kind]", "ineq_logical_gap")
+    assert "unjustified" in page.inner_text("#kind-help")
+    page.click("#use-default")
+    assert "Flagged step" in page.input_value("textarea[name=prompt_template]")
+    screenshot(page, "judge_setting_form")
+
 
 def test_live_progress_cancel_and_resume(page, live_server, llm_server, reviewer, django_capture_on_commit_callbacks):
     call_command("import_realmath", str(REALMATH_HUMAN))
@@ -101,14 +108,3 @@ def test_response_page_shows_judge_results(page, live_server, llm_server, review
     page.wait_for_selector("#judge-results .katex")
     page.locator("#judge-results").scroll_into_view_if_needed()
     screenshot(page, "response_judge_results")
-
-
-def test_setting_form_fills_the_default_prompt(page, live_server, llm_server, admin_user):
-    make_endpoint(llm_server, name="local")
-    login(page, live_server, admin_user.username)
-    page.goto(f"{live_server.url}/grading/judges/settings/new/")
-    page.select_option("select[name=kind]", "ineq_logical_gap")
-    assert "unjustified" in page.inner_text("#kind-help")
-    page.click("#use-default")
-    assert "Flagged step" in page.input_value("textarea[name=prompt_template]")
-    screenshot(page, "judge_setting_form")

@@ -1,6 +1,6 @@
 """Scores and verdicts read from real-looking model output."""
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grading.judges.parsing import parse_json_object, parse_score, parse_verdict
@@ -46,6 +46,7 @@ def test_unparseable(text):
     assert parse_score(text, full_score=10).status == "unparseable"
 
 
+@settings(max_examples=60, deadline=None)
 @given(st.text(max_size=400))
 def test_parse_score_never_raises(text):
     parsed = parse_score(text, full_score=10)
@@ -78,6 +79,7 @@ def test_verdict_flagged_step_and_unparseable():
     assert parse_verdict("The solution seems fine overall.").status == "unparseable"
 
 
+@settings(max_examples=60, deadline=None)
 @given(st.text(max_size=400))
 def test_parse_verdict_never_raises(text):
     assert parse_verdict(text).status in {"ok", "unparseable"}

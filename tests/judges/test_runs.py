@@ -1,8 +1,7 @@
 """Judge runs end to end through the real openai client and the scripted server."""
 import pytest
 
-from grading.models import JudgeResult, JudgeRun, JudgeRunItem
-from tests.llm_server import Reply
+from grading.models import JudgeResult, JudgeRun
 
 from .helpers import make_config, run_now, score_by_answer
 
