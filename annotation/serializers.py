@@ -153,6 +153,12 @@ class LabelDraftSerializer(serializers.ModelSerializer):
         model = LabelDraft
         fields = ["response", "annotation", "base_version", "payload", "updated"]
         read_only_fields = ["response", "updated"]
+        extra_kwargs = {"payload": {"required": True}, "base_version": {"required": True}}
+
+    def validate_payload(self, value):
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("The draft must be a JSON object.")
+        return value
 
 
 class AssignmentSerializer(serializers.ModelSerializer):

@@ -203,3 +203,14 @@ def test_open_pool_next_via_api(annotator, annotator2):
     assert api_client_for(annotator).post(reverse("api-label-next")).status_code == 200
     assert api_client_for(annotator2).post(reverse("api-label-next")).status_code == 204
     assert Assignment.objects.get().lock_holder == annotator
+
+
+def test_draft_without_payload_or_version_is_a_400(annotator):
+    # Found by the schema fuzzer: a missing field used to end in a 500.
+    _, (response, *_) = labelled_setup(1)
+    assign([response], annotator)
+    api = api_client_for(annotator)
+    url = reverse("api-label-draft", args=[response.pk])
+    assert api.put(url, {}, format="json").status_code == 400
+    assert api.put(url, {"payload": {}}, format="json").status_code == 400
+    assert api.put(url, {"base_version": 0}, format="json").status_code == 400
