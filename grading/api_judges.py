@@ -3,6 +3,7 @@
 Reviewers and admins manage and run judges. Annotators may read judge results, but only for
 responses whose scores the blind rule lets them see.
 """
+import django_filters
 from django.core.exceptions import ValidationError
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -17,12 +18,51 @@ from .judges import prompts
 from .models import GenerationRun, JudgeConfig, JudgeResult, JudgeRun, LlmEndpoint
 
 
+ID = r"[0-9]{1,18}"  # ids in URLs: digits a database column can hold
+
+
+def _id_filter(field_name):
+    return django_filters.NumberFilter(field_name=field_name, min_value=1, max_value=2**63 - 1)
+
+
+class ResultFilter(django_filters.FilterSet):
+    response = _id_filter("response_id")
+    config = _id_filter("config_id")
+    run = _id_filter("run_id")
+
+    class Meta:
+        model = JudgeResult
+        fields = ["status"]
+
+
+class RunFilter(django_filters.FilterSet):
+    config = _id_filter("config_id")
+
+    class Meta:
+        model = JudgeRun
+        fields = ["status"]
+
+
+class IdRelatedField(serializers.PrimaryKeyRelatedField):
+    """A primary key that must be a positive id a database column can hold (else a 400)."""
+
+    def to_internal_value(self, data):
+        text = str(data)
+        if isinstance(data, bool) or not text.isdigit() or not 0 < int(text) < 2**63:
+            self.fail("incorrect_type", data_type=type(data).__name__)
+        return super().to_internal_value(int(text))
+
+
+MAX_ID = 2**63 - 1
+
+
 def _refusal(exc):
     detail = exc.message_dict if hasattr(exc, "message_dict") else {"detail": " ".join(exc.messages)}
     return ApiResponse(detail, status=status.HTTP_400_BAD_REQUEST)
 
 
 class LlmEndpointSerializer(serializers.ModelSerializer):
+    serializer_related_field = IdRelatedField
     class Meta:
         model = LlmEndpoint
         fields = [
@@ -33,6 +73,7 @@ class LlmEndpointSerializer(serializers.ModelSerializer):
 
 
 class JudgeConfigSerializer(serializers.ModelSerializer):
+    serializer_related_field = IdRelatedField
     kind = serializers.ChoiceField(choices=[c for c in JudgeConfig.Kind.choices if c[0] != JudgeConfig.Kind.EXTERNAL])
 
     class Meta:
@@ -58,6 +99,7 @@ class JudgeConfigViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, views
     serializer_class = JudgeConfigSerializer
     permission_classes = [IsReviewer]
     filterset_fields = ["name", "kind", "model"]
+    lookup_value_regex = ID
 
     def get_queryset(self):
         return JudgeConfig.objects.select_related("endpoint").order_by("name", "-version")
@@ -90,12 +132,16 @@ class LlmEndpointViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, views
     serializer_class = LlmEndpointSerializer
     permission_classes = [IsReviewer]
     queryset = LlmEndpoint.objects.order_by("name")
+    lookup_value_regex = ID
 
 
 class JudgeRunSerializer(serializers.ModelSerializer):
+    serializer_related_field = IdRelatedField
     filters = serializers.DictField(child=serializers.CharField(), required=False, write_only=True,
                                     help_text="Response-list filters: source, level, question, exam, status, gold_status, score_min, score_max, q.")
-    response_ids = serializers.ListField(child=serializers.IntegerField(), required=False, write_only=True)
+    response_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), required=False, write_only=True, max_length=100000
+    )
 
     class Meta:
         model = JudgeRun
@@ -109,7 +155,8 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     serializer_class = JudgeRunSerializer
     permission_classes = [IsReviewer]
-    filterset_fields = ["config", "status"]
+    filterset_class = RunFilter
+    lookup_value_regex = ID
 
     def get_queryset(self):
         return JudgeRun.objects.select_related("config").order_by("-created")
@@ -150,6 +197,7 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
 
 class JudgeResultSerializer(serializers.ModelSerializer):
+    serializer_related_field = IdRelatedField
     config_name = serializers.CharField(source="config.name", read_only=True)
     config_version = serializers.IntegerField(source="config.version", read_only=True)
     kind = serializers.CharField(source="config.kind", read_only=True)
@@ -170,14 +218,20 @@ class JudgeResultViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = JudgeResultSerializer
     permission_classes = [IsAnnotator]
-    filterset_fields = ["response", "config", "run", "status"]
+    filterset_class = ResultFilter
+    lookup_value_regex = ID
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no user
+            return JudgeResult.objects.none()
         return selectors.visible_results(self.request.user).select_related("config").order_by("id")
 
 
 class GenerationRunSerializer(serializers.ModelSerializer):
-    questions = serializers.PrimaryKeyRelatedField(queryset=Question.objects.all(), many=True, write_only=True)
+    serializer_related_field = IdRelatedField
+    questions = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), write_only=True, allow_empty=False, max_length=10000
+    )
 
     class Meta:
         model = GenerationRun
@@ -193,6 +247,7 @@ class GenerationRunSerializer(serializers.ModelSerializer):
 class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = GenerationRunSerializer
     permission_classes = [IsReviewer]
+    lookup_value_regex = ID
 
     def get_queryset(self):
         return GenerationRun.objects.select_related("endpoint").order_by("-created")
@@ -204,7 +259,7 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         try:
             run = services.start_generation_run(
                 endpoint=data["endpoint"], models=data["model_names"], temperatures=data["temperatures"],
-                per_cell=data.get("per_cell", 1), questions=Question.objects.filter(pk__in=[q.pk for q in data["questions"]]),
+                per_cell=data.get("per_cell", 1), questions=Question.objects.filter(pk__in=data["questions"]),
                 prompt_template=data.get("prompt_template", ""), system_prompt=data.get("system_prompt"),
                 max_tokens=data.get("max_tokens") or 4096, user=request.user, name=data.get("name", ""),
                 price_input_per_1k=data.get("price_input_per_1k", 0), price_output_per_1k=data.get("price_output_per_1k", 0),

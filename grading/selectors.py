@@ -66,8 +66,9 @@ def run_list(params=None):
     params = params or {}
     if params.get("status") in JudgeRun.Status.values:
         queryset = queryset.filter(status=params["status"])
-    if str(params.get("config", "")).isdigit():
-        queryset = queryset.filter(config_id=int(params["config"]))
+    config = str(params.get("config", ""))
+    if config.isdigit() and int(config) < 2**63:
+        queryset = queryset.filter(config_id=int(config))
     return queryset.order_by("-created")
 
 

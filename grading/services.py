@@ -228,7 +228,8 @@ def start_judge_run(config, *, params=None, response_ids=None, user=None, chunk_
     queryset = Response.objects.all()
     if response_ids is not None:
         queryset = queryset.filter(pk__in=list(response_ids))
-    queryset = filter_responses(queryset, params or {}).order_by("question_id", "id")
+    params = _usable_filters(params)
+    queryset = filter_responses(queryset, params).order_by("question_id", "id")
     ids = list(queryset.values_list("pk", flat=True))
     if not ids:
         raise RunRefused("No response matches this selection.")
@@ -251,6 +252,17 @@ def _default_chunk_size(config):
     if config.endpoint is None:
         return 32
     return max(16, min(256, 4 * config.endpoint.max_concurrency))
+
+
+def _usable_filters(params):
+    """Response-list filters without id values no database column can hold (they match nothing
+    anyway, and would overflow SQLite's integers)."""
+    params = dict(params.items()) if params else {}
+    for key in ("question", "exam"):
+        value = str(params.get(key, ""))
+        if value.isdigit() and int(value) >= 2**63:
+            params[key] = "0"
+    return params
 
 
 def _clean_params(params):

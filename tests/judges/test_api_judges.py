@@ -60,3 +60,23 @@ def test_generation_api(reviewer, endpoint, llm_server, rubric_question, django_
     assert created.status_code == 201, created.json()
     progress = api.get(f"/api/generation-runs/{created.json()['id']}/progress/").json()
     assert (progress["ok"], progress["status"]) == (2, "done")
+
+
+def test_ids_no_column_can_hold_are_refused_not_crashing(reviewer, reviewer_client, endpoint, responses):
+    api = api_client_for(reviewer)
+    huge = "9" * 30
+    assert api.get("/api/judge-results/", {"response": huge}).status_code == 400
+    assert api.get(f"/api/judge-runs/{huge}/").status_code == 404
+    assert api.get("/api/judge-runs/abc/").status_code == 404
+    assert api.post("/api/judge-runs/", {"config": int(huge)}, format="json").status_code == 400
+    assert api.post("/api/judge-runs/", {"config": True}, format="json").status_code == 400
+    config = make_config(endpoint)
+    refused = api.post("/api/judge-runs/", {"config": config.pk, "filters": {"question": huge}}, format="json")
+    assert refused.status_code == 400 and "No response matches" in str(refused.json())
+    assert api.post("/api/judge-runs/", {"config": config.pk, "response_ids": [int(huge)]}, format="json").status_code == 400
+    assert api.post("/api/generation-runs/", {"endpoint": endpoint.pk, "model_names": ["m"], "temperatures": [0],
+                                              "questions": [int(huge)]}, format="json").status_code == 400
+    assert reviewer_client.get(f"/grading/judges/runs/{huge}/").status_code == 404
+    assert reviewer_client.get("/grading/judges/settings/new/", {"copy": "abc"}).status_code == 200
+    assert reviewer_client.get("/grading/judges/runs/", {"config": huge}).status_code == 200
+    assert reviewer_client.get("/grading/judges/runs/new/", {"question": huge}).status_code == 200
