@@ -4,11 +4,11 @@ and gold scores only once they submitted their own label (annotation.selectors.c
 from decimal import Decimal, InvalidOperation
 
 from django.db.models import Exists, OuterRef, Q
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
+from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
@@ -97,7 +97,7 @@ class DraftView(APIView):
     """Autosaved, unsaved work on a response's label (mine, or the one I edit as reviewer)."""
 
     def _draft(self, request, response_id):
-        return LabelDraft.objects.filter(response_id=response_id, user=request.user).first()
+        return LabelDraft.objects.filter(response=_response_or_404(response_id), user=request.user).first()
 
     @extend_schema(responses=LabelDraftSerializer)
     def get(self, request, response_id):

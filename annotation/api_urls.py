@@ -16,8 +16,8 @@ router.register("exports", api_export.ExportJobViewSet, basename="export")
 urlpatterns = [
     path("import/", api.DatasetImportView.as_view(), name="api-import"),
     path("labels/next/", api_labels.NextView.as_view(), name="api-label-next"),
-    path("labels/<int:response_id>/", api_labels.MyLabelView.as_view(), name="api-my-label"),
-    path("labels/<int:response_id>/draft/", api_labels.DraftView.as_view(), name="api-label-draft"),
+    path("labels/<str:response_id>/", api_labels.MyLabelView.as_view(), name="api-my-label"),
+    path("labels/<str:response_id>/draft/", api_labels.DraftView.as_view(), name="api-label-draft"),
     path("agreement/", api_labels.AgreementView.as_view(), name="api-agreement"),
     path("adjudication/queue/", api_labels.AdjudicationQueueView.as_view(), name="api-adjudication-queue"),
     *router.urls,

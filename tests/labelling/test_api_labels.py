@@ -214,3 +214,19 @@ def test_draft_without_payload_or_version_is_a_400(annotator):
     assert api.put(url, {}, format="json").status_code == 400
     assert api.put(url, {"payload": {}}, format="json").status_code == 400
     assert api.put(url, {"base_version": 0}, format="json").status_code == 400
+
+
+def test_malformed_requests_get_4xx_not_5xx(annotator):
+    _, (response, *_) = labelled_setup(1)
+    assign([response], annotator)
+    api = api_client_for(annotator)
+    assert APIClient().get("/api/labels/abc/").status_code in (401, 403)  # the role check comes first
+    assert api.get("/api/labels/abc/").status_code == 404
+    assert api.put("/api/labels/0.5/draft/", {"base_version": 0, "payload": {}}, format="json").status_code == 404
+    draft_url = reverse("api-label-draft", args=[response.pk])
+    assert api.put(draft_url, {"base_version": 0}, format="json").status_code == 400  # no payload
+    assert api.put(draft_url, {"payload": {}}, format="json").status_code == 400  # no base version
+    label_url = my_label_url(response)
+    for body in ({"base_version": "x"}, {"base_version": 0, "sub_scores": []}, {"base_version": 0, "step_labels": [1]},
+                 {"base_version": 0, "total": {"a": 1}}, {"base_version": 0, "checkpoint_marks": {"1": 5}}):
+        assert api.put(label_url, body, format="json").status_code == 400, body
