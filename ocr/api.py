@@ -94,6 +94,7 @@ class ScanBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
 
     queryset = ScanBatch.objects.order_by("-id")
     serializer_class = ScanBatchSerializer
+    lookup_value_regex = "[^/]+"  # a malformed id reaches the view: 401/403 before any 404
     permission_classes = [IsReviewer]
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
@@ -129,6 +130,7 @@ class PageViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
 
     serializer_class = PageSerializer
     permission_classes = [IsReviewer]
+    lookup_value_regex = "[^/]+"
     filterset_fields = ["batch", "student_id", "question"]
 
     def get_queryset(self):

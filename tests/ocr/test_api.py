@@ -102,3 +102,9 @@ def test_session_saves_need_the_csrf_token(reviewer, make_batch):
     response = client.post(reverse("ocr-api-page-transcript", args=[pages[0].pk]),
                            {"text": "x", "base_version": 1}, content_type="application/json")
     assert response.status_code == 403
+
+
+def test_a_malformed_id_is_refused_before_it_is_looked_up(reviewer, db):
+    for url in ("/api/ocr/batches/0.5/", "/api/ocr/pages/0.5/", "/api/ocr/batches/0.5/progress/"):
+        assert APIClient().get(url).status_code == 403
+        assert api_client_for(reviewer).get(url).status_code == 404
