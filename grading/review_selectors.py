@@ -150,11 +150,16 @@ class _Columns:
 
 
 def _columns(rows):
-    """(counted columns, Counter of left-out reasons) from the rows of one query."""
+    """(counted columns, Counter of left-out reasons) from grouped rows: the fields, then how many
+    results share them (scores are mostly whole points, so there are far fewer rows than results)."""
     if not rows:
         empty = np.array([], dtype=float)
         return _Columns(empty, empty, *(np.array([], dtype=object) for _ in range(4))), Counter()
-    status, score, gold, source, question, level, exam = (np.array(column, dtype=object) for column in zip(*rows))
+    *fields, counts = zip(*rows)
+    counts = np.array(counts, dtype=int)
+    status, score, gold, source, question, level, exam = (
+        np.repeat(np.array(column, dtype=object), counts) for column in fields
+    )
     score, gold = score.astype(float), gold.astype(float)
     ok = status == JudgeResult.Status.OK
     has_score, has_gold = ~np.isnan(score), ~np.isnan(gold)
@@ -206,9 +211,12 @@ def _labels(question_ids, exam_ids):
 
 
 def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
-    """Every figure of the metrics page for a scope, as plain data (JSON-ready). Three queries."""
+    """Every figure of the metrics page for a scope, as plain data (JSON-ready). Three queries: the
+    scope's results grouped by (status, judge, gold, source, question, level, exam) with counts,
+    then the question and exam names."""
     rows = list(
-        current_results(scope).annotate(gold=Cast("response__gold_score", FloatField())).values_list(*_ROW_FIELDS)
+        current_results(scope).annotate(gold=Cast("response__gold_score", FloatField()))
+        .values(*_ROW_FIELDS).annotate(n=Count("pk")).order_by().values_list(*_ROW_FIELDS, "n")
     ) if scope else []
     columns, left_out = _columns(rows)
     question_labels, exam_labels = _labels(set(columns.question.tolist()), set(columns.exam.tolist()))
@@ -222,7 +230,7 @@ def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
     return {
         "scope": scope.as_dict(),
         "scope_label": scope.label,
-        "n_results": len(rows),
+        "n_results": sum(row[-1] for row in rows),
         "n_counted": int(columns.pred.size),
         "left_out": [
             {"reason": reason, "label": LEFT_OUT_REASONS[reason], "n": left_out[reason]}

@@ -136,3 +136,16 @@ def test_metrics_query_count_is_flat():
             list(sel.queue_page_rows(sel.disagreement_queue(scope, 2))[:50])
         counts.append(len(queries))
     assert counts[0] == counts[1]
+
+
+def test_identical_pairs_each_count():
+    # the report groups equal rows in SQL and expands them again: three (7, 4) and one (4, 4)
+    question = make_question("Repeated pairs", location="R-01")
+    responses = make_responses(question, 4, source="human", start=3000)
+    set_gold(responses, [4, 4, 4, 4])
+    config = make_setting("repeat")
+    make_results(config, responses, [7, 7, 7, 4])
+    report = sel.metrics_report(sel.Scope(config=config), bootstrap=0)
+    assert report["n_results"] == report["n_counted"] == 4
+    assert report["overall"]["mse"] == pytest.approx(27 / 4) and report["overall"]["fr_3"] == pytest.approx(3 / 4)
+    assert report["plots"]["scatter"]["human"] == [[4.0, 4.0, 1], [4.0, 7.0, 3]]
