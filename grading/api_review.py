@@ -48,10 +48,10 @@ def _scope(params):
 
 def _id(value):
     """A path id, or 404 (paths take any text so that the role check answers first)."""
-    text = str(value)
-    if not text.isdigit() or len(text) > 18:
+    pk = selectors.as_id(value)
+    if pk is None:
         raise NotFound("No such object.")
-    return int(text)
+    return pk
 
 
 def _threshold(params):
@@ -125,10 +125,10 @@ class PrelabelRunSerializer(serializers.Serializer):
 
 
 class StartPrelabelSerializer(serializers.Serializer):
-    endpoint = serializers.IntegerField(min_value=1)
+    endpoint = serializers.IntegerField(min_value=1, max_value=2**62)
     model = serializers.CharField(max_length=200)
-    setting = serializers.IntegerField(required=False, min_value=1)
-    run = serializers.IntegerField(required=False, min_value=1)
+    setting = serializers.IntegerField(required=False, min_value=1, max_value=2**62)
+    run = serializers.IntegerField(required=False, min_value=1, max_value=2**62)
     threshold = serializers.FloatField(required=False, min_value=0, max_value=1e6, default=selectors.DEFAULT_THRESHOLD)
     include_done = serializers.BooleanField(required=False, default=False,
                                             help_text="Also cases already proposed or classified.")
@@ -274,10 +274,10 @@ class ValidationMarksView(APIView):
         form.is_valid(raise_exception=True)
         marks = {}
         for key, value in form.validated_data["marks"].items():
-            if not str(key).isdigit():
+            if selectors.as_id(key) is None:
                 raise ApiValidationError({"marks": f"{key!r} is not a judge result id."})
-            marks[int(key)] = value
-        notes = {int(k): v for k, v in form.validated_data.get("notes", {}).items() if str(k).isdigit()}
+            marks[selectors.as_id(key)] = value
+        notes = {selectors.as_id(k): v for k, v in form.validated_data.get("notes", {}).items() if selectors.as_id(k)}
         try:
             saved = services.save_step_validations(response, marks, user=request.user, notes=notes)
         except ValidationError as exc:

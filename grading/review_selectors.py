@@ -34,6 +34,12 @@ LEFT_OUT_REASONS = {
 }
 
 
+def as_id(value):
+    """A database id from user input, or None (digits only, small enough for any integer column)."""
+    text = str(value if value is not None else "").strip()
+    return int(text) if text.isdigit() and len(text) <= 18 else None
+
+
 class ScopeError(ValueError):
     """The requested setting or run does not exist."""
 
@@ -89,12 +95,12 @@ def resolve_scope(params, *, default=True):
     Without either, the most recently used setting version (when `default`)."""
     run_id, setting = str(params.get("run") or "").strip(), str(params.get("setting") or "").strip()
     if run_id:
-        run = JudgeRun.objects.select_related("config").filter(pk=run_id if run_id.isdigit() else 0).first()
+        run = JudgeRun.objects.select_related("config").filter(pk=as_id(run_id) or 0).first()
         if run is None:
             raise ScopeError(f"No judge run {run_id}.")
         return Scope(config=run.config, run=run)
     if setting:
-        config = JudgeConfig.objects.filter(pk=setting if setting.isdigit() else 0).first()
+        config = JudgeConfig.objects.filter(pk=as_id(setting) or 0).first()
         if config is None:
             raise ScopeError(f"No judge setting version with id {setting}.")
         return Scope(config=config)
@@ -311,10 +317,10 @@ def disagreement_queue(scope, threshold=DEFAULT_THRESHOLD, params=None):
     ).filter(abs_delta__gte=threshold - _EPS)
     if params.get("source") in Response.Source.values:
         queryset = queryset.filter(response__source=params["source"])
-    if str(params.get("question", "")).isdigit():
-        queryset = queryset.filter(response__question_id=int(params["question"]))
-    if str(params.get("exam", "")).isdigit():
-        queryset = queryset.filter(response__question__exam_id=int(params["exam"]))
+    if as_id(params.get("question")) is not None:
+        queryset = queryset.filter(response__question_id=as_id(params["question"]))
+    if as_id(params.get("exam")) is not None:
+        queryset = queryset.filter(response__question__exam_id=as_id(params["exam"]))
     if params.get("level") in ("low", "high"):
         queryset = queryset.filter(response__question__level=params["level"])
     if params.get("direction") == "over":
@@ -438,8 +444,8 @@ def category_summary(params=None):
     how often the expert kept the LLM's proposal (two queries)."""
     params = params or {}
     labels = MetaEvaluation.objects.exclude(category="")
-    if str(params.get("setting", "")).isdigit():
-        labels = labels.filter(result__config_id=int(params["setting"]))
+    if as_id(params.get("setting")) is not None:
+        labels = labels.filter(result__config_id=as_id(params["setting"]))
     rows = list(labels.values_list(
         "category", "direction", "result__config_id", "result__response__source", "result__response__question_id",
         "proposed_by", "kept_proposal", "proposal__category",
@@ -563,8 +569,8 @@ def validation_response_ids(chosen, params=None):
         results = results.filter(status=JudgeResult.Status.OK, validation__isnull=True)
     elif params.get("state") == "done":
         results = results.filter(validation__isnull=False)
-    if str(params.get("question", "")).isdigit():
-        results = results.filter(response__question_id=int(params["question"]))
+    if as_id(params.get("question")) is not None:
+        results = results.filter(response__question_id=as_id(params["question"]))
     return results.order_by("response_id").values_list("response_id", flat=True).distinct()
 
 

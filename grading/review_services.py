@@ -60,6 +60,13 @@ def _latest_usable_proposal(meta):
     return meta.proposals.filter(status=MetaEvalProposal.Status.OK).order_by("-id").first()
 
 
+def _version(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValidationError({"version": "The version must be a whole number."}) from None
+
+
 def confirm_meta_evaluation(result, *, user, category, analysis="", is_ood=False, base_version=None):
     """Save a person's category and analysis for one judge result.
 
@@ -76,7 +83,7 @@ def confirm_meta_evaluation(result, *, user, category, analysis="", is_ood=False
         # No select_related here: PostgreSQL refuses FOR UPDATE on the nullable side of an outer join.
         meta = MetaEvaluation.objects.select_for_update().filter(result=result).first()
         meta = meta or MetaEvaluation(result=result)
-        if base_version is not None and int(base_version) != meta.version:
+        if base_version is not None and _version(base_version) != meta.version:
             raise StaleMetaEvaluation(meta)
         proposal = _latest_usable_proposal(meta) if meta.pk else None
         gold = _gold(result)

@@ -171,7 +171,7 @@ def disagreement_review(request, pk):
         except services.StaleMetaEvaluation as exc:
             error, stale = str(exc), True
         except ValidationError as exc:
-            error = " ".join(m for ms in exc.message_dict.values() for m in ms)
+            error = " ".join(exc.messages)
         else:
             messages.success(request, f"Saved category {request.POST.get('category', '').upper()} for case {pk}.")
             around = selectors.neighbours(queue, pk)
@@ -215,7 +215,7 @@ def start_prelabel(request):
     scope = _scope_or_404(request.POST)
     threshold = selectors.parse_threshold(request.POST.get("threshold"))
     params = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key) and key != "state"}
-    endpoint = LlmEndpoint.objects.filter(pk=request.POST.get("endpoint") or 0).first()
+    endpoint = LlmEndpoint.objects.filter(pk=selectors.as_id(request.POST.get("endpoint")) or 0).first()
     back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, params)}"
     if endpoint is None or threshold is None:
         messages.error(request, "Choose an endpoint and a threshold ≥ 0.")

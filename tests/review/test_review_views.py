@@ -195,3 +195,15 @@ def test_review_screen_query_count_is_flat(reviewer_client):
             assert reviewer_client.get(reverse("grading:review_case", args=[result.pk]), {"setting": config.pk}).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
+
+
+def test_odd_input_never_fails(reviewer_client, cases):
+    big = "9" * 30
+    assert reviewer_client.get(reverse("grading:review_metrics"), {"setting": big}).status_code == 404
+    assert reviewer_client.get(reverse("grading:review_disagreements"), {"question": big, "exam": "x"}).status_code == 200
+    assert reviewer_client.get(reverse("grading:review_categories"), {"setting": big}).status_code == 200
+    url = reverse("grading:review_case", args=[cases["results"][0].pk])
+    response = reviewer_client.post(url, {"category": "A", "version": "abc"})
+    assert response.status_code == 200 and "whole number" in response.content.decode()
+    response = reviewer_client.post(reverse("grading:review_prelabel"), {"endpoint": "abc", "setting": cases["config"].pk})
+    assert response.status_code == 302
