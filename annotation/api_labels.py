@@ -148,6 +148,7 @@ class AnnotationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 
     serializer_class = LabelSerializer
     filterset_fields = ["response", "submitted", "is_imported"]
+    lookup_value_regex = "[^/]+"  # any id reaches the role check; a malformed one is then a 404
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):

@@ -90,6 +90,16 @@ def labels_visible_to(user, response):
 # --- labelling: visibility ------------------------------------------------------------------
 
 
+MAX_ID = 2**63 - 1
+
+
+def id_param(value):
+    """A database id from request input (a query parameter, a form field), or None."""
+    text = str(value or "").strip()
+    return int(text) if text.isdigit() and int(text) <= MAX_ID else None
+
+
+
 def can_see_scores(user, response):
     """Whether a user may see any score of a response: gold, other people's labels, judge results.
 
@@ -292,10 +302,10 @@ def adjudication_queue(threshold, params=None):
         .defer("transcript", "judge_query", "generator_prompt", "extra", "question__reference_solution",
                "question__statement", "question__task_description")
     )
-    if str(params.get("question", "")).isdigit():
-        queryset = queryset.filter(question_id=int(params["question"]))
-    if str(params.get("exam", "")).isdigit():
-        queryset = queryset.filter(question__exam_id=int(params["exam"]))
+    if id_param(params.get("question")) is not None:
+        queryset = queryset.filter(question_id=id_param(params["question"]))
+    if id_param(params.get("exam")) is not None:
+        queryset = queryset.filter(question__exam_id=id_param(params["exam"]))
     return queryset.order_by("-label_summary__spread", "pk")
 
 
@@ -405,10 +415,10 @@ def agreement_ratings(params=None, *, include_imported=True):
     labels = Annotation.objects.filter(submitted=True, total__isnull=False)
     if not include_imported:
         labels = labels.filter(is_imported=False)
-    if str(params.get("question", "")).isdigit():
-        labels = labels.filter(response__question_id=int(params["question"]))
-    if str(params.get("exam", "")).isdigit():
-        labels = labels.filter(response__question__exam_id=int(params["exam"]))
+    if id_param(params.get("question")) is not None:
+        labels = labels.filter(response__question_id=id_param(params["question"]))
+    if id_param(params.get("exam")) is not None:
+        labels = labels.filter(response__question__exam_id=id_param(params["exam"]))
     if params.get("source") in Response.Source.values:
         labels = labels.filter(response__source=params["source"])
     rows = labels.values_list("response_id", "response__question_id", "annotator__username", "is_imported", "total")

@@ -49,9 +49,9 @@ def label_next(request):
     assignment = services.claim_next(request.user)
     if assignment is not None:
         return redirect("annotation:label", pk=assignment.response_id)
-    after = request.POST.get("after", "")
-    if after.isdigit() and is_reviewer(request.user):
-        response = Response.objects.filter(pk=int(after)).only("pk", "question_id").first()
+    after = selectors.id_param(request.POST.get("after"))
+    if after is not None and is_reviewer(request.user):
+        response = Response.objects.filter(pk=after).only("pk", "question_id").first()
         if response is not None:
             _, following = selectors.neighbours(request.user, response)
             if following:
@@ -123,11 +123,11 @@ def label_response(request, pk):
 
 def _edited_annotation(request, response):
     """The label this page edits: ?annotation=<id> for a reviewer, else the user's own."""
-    wanted = request.GET.get("annotation", "")
-    if wanted.isdigit() and is_reviewer(request.user):
+    wanted = selectors.id_param(request.GET.get("annotation"))
+    if wanted is not None and is_reviewer(request.user):
         return get_object_or_404(
             Annotation.objects.select_related("annotator", "updated_by").prefetch_related("step_labels__sub_question"),
-            pk=int(wanted), response=response,
+            pk=wanted, response=response,
         )
     return selectors.own_label(response, request.user)
 
@@ -182,8 +182,9 @@ def assign(request):
 
 def _assign_from_form(request, annotators):
     post = request.POST
-    question = Question.objects.filter(pk=post.get("question") or None).first() if post.get("question", "").isdigit() else None
-    exam = Exam.objects.filter(pk=post.get("exam")).first() if post.get("exam", "").isdigit() else None
+    question_id, exam_id = selectors.id_param(post.get("question")), selectors.id_param(post.get("exam"))
+    question = Question.objects.filter(pk=question_id).first() if question_id is not None else None
+    exam = Exam.objects.filter(pk=exam_id).first() if exam_id is not None else None
     if question is None and exam is None:
         messages.error(request, "Choose a question or an exam: nothing was changed.")
         return

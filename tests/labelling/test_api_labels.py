@@ -230,3 +230,11 @@ def test_malformed_requests_get_4xx_not_5xx(annotator):
     for body in ({"base_version": "x"}, {"base_version": 0, "sub_scores": []}, {"base_version": 0, "step_labels": [1]},
                  {"base_version": 0, "total": {"a": 1}}, {"base_version": 0, "checkpoint_marks": {"1": 5}}):
         assert api.put(label_url, body, format="json").status_code == 400, body
+
+
+def test_huge_or_odd_ids_in_filters_are_ignored(reviewer):
+    api = api_client_for(reviewer)
+    huge = "9" * 30
+    assert api.get(reverse("api-agreement"), {"question": huge, "exam": "٣"}).status_code == 200
+    assert api.get(reverse("api-adjudication-queue"), {"question": huge}).status_code == 200
+    assert api.get("/api/annotations/0.5/").status_code == 404

@@ -68,3 +68,8 @@ def test_query_count_is_flat(reviewer_client, annotator, annotator2):
     with CaptureQueriesContext(connection) as large:
         reviewer_client.get(URL)
     assert len(small.captured_queries) == len(large.captured_queries)
+
+
+def test_huge_ids_are_refused_cleanly(reviewer_client):
+    answer = reviewer_client.post(URL, {"question": "9" * 30, "per_response": 1}, follow=True)
+    assert answer.status_code == 200 and "Choose a question or an exam" in answer.content.decode()
