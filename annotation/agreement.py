@@ -32,10 +32,15 @@ from sklearn.metrics import cohen_kappa_score
 GRID_STEPS = (Decimal(1), Decimal("0.5"), Decimal("0.25"), Decimal("0.1"), Decimal("0.05"), Decimal("0.01"))
 
 
+def _dec(value):
+    return value if isinstance(value, Decimal) else Decimal(str(value))
+
+
 def score_step(scores):
     """The coarsest step of GRID_STEPS that every score is a multiple of."""
+    scores = {_dec(s) for s in scores}
     for step in GRID_STEPS:
-        if all(Decimal(str(s)) % step == 0 for s in scores):
+        if all(s % step == 0 for s in scores):
             return step
     return GRID_STEPS[-1]
 
@@ -48,7 +53,7 @@ def pair_differences(pairs):
     """(exact, within one point, mean absolute difference) over (a, b) score pairs."""
     if not pairs:
         return None, None, None
-    diffs = [abs(Decimal(str(a)) - Decimal(str(b))) for a, b in pairs]
+    diffs = [abs(_dec(a) - _dec(b)) for a, b in pairs]
     n = len(diffs)
     return (
         sum(d == 0 for d in diffs) / n,
@@ -62,9 +67,9 @@ def weighted_kappa(a, b, *, max_score, step=None):
     if len(a) < 2:
         return None
     step = step or score_step(list(a) + list(b))
-    top = max(Decimal(str(max_score)), *(Decimal(str(x)) for x in list(a) + list(b)))
+    top = max(_dec(max_score), *(_dec(x) for x in list(a) + list(b)))
     levels = list(range(int(top / step) + 1))
-    to_level = lambda xs: [int(Decimal(str(x)) / step) for x in xs]  # noqa: E731
+    to_level = lambda xs: [int(_dec(x) / step) for x in xs]  # noqa: E731
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # undefined kappa (no variance) comes back as NaN: None here
         value = cohen_kappa_score(to_level(a), to_level(b), labels=levels, weights="quadratic")
