@@ -75,15 +75,18 @@ class NotAllowed(Exception):
     pass
 
 
-def _retrying(operation, attempts=6):
+def _retrying(operation, timeout=15.0):
     """Run an all-or-nothing database operation, again if SQLite reports a lock instead of waiting."""
-    for attempt in range(attempts):
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
         try:
             return operation()
         except OperationalError as exc:
-            if "locked" not in str(exc).lower() or attempt == attempts - 1 or connection.in_atomic_block:
+            if "locked" not in str(exc).lower() or connection.in_atomic_block or time.monotonic() + delay > deadline:
                 raise
-            time.sleep(0.02 * 2**attempt)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
 
 def _locked_response(response_id):

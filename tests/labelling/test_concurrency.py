@@ -17,14 +17,20 @@ ROUNDS = 4
 
 
 def race(*operations):
-    """Start the operations together in threads; return ("ok", value) or ("error", exception) each."""
+    """Start the operations together in threads; return ("ok", value) or ("error", exception) each.
+
+    An operation is a callable, or a (prepare, act) pair: `prepare` runs before the start line
+    (the page load that precedes a save), `act(prepared)` is what races.
+    """
     barrier = threading.Barrier(len(operations))
     results = [None] * len(operations)
 
     def run(index, operation):
+        prepare, act = operation if isinstance(operation, tuple) else (lambda: None, lambda _: operation())
         try:
+            prepared = prepare()
             barrier.wait(timeout=10)
-            results[index] = ("ok", operation())
+            results[index] = ("ok", act(prepared))
         except Exception as exc:  # noqa: BLE001 - the outcome is what the test checks
             results[index] = ("error", exc)
         finally:
@@ -39,14 +45,19 @@ def race(*operations):
 
 
 def save_from(user, annotation_id, base_version, points):
-    def operation():
+    """Load the label and its response as the page does, then save from `base_version`."""
+
+    def load():
         annotation = Annotation.objects.select_related("response__question__exam").get(pk=annotation_id)
-        response = selectors.label_page_response(annotation.response_id)
+        return annotation, selectors.label_page_response(annotation.response_id)
+
+    def save(loaded):
+        annotation, response = loaded
         return services.save_label(
             response=response, user=user, data=full_label(*points), base_version=base_version, annotation=annotation
         )
 
-    return operation
+    return load, save
 
 
 def test_two_users_save_the_same_label_from_the_same_version(annotator, reviewer):
@@ -108,9 +119,11 @@ def test_two_submissions_at_once_leave_a_gold_from_both_labels(annotator, annota
     )
 
     def submit(user, points):
-        return lambda: services.save_label(
-            response=selectors.label_page_response(response.pk), user=user, data=full_label(*points),
-            base_version=0, submit=True,
+        return (
+            lambda: selectors.label_page_response(response.pk),
+            lambda loaded: services.save_label(
+                response=loaded, user=user, data=full_label(*points), base_version=0, submit=True
+            ),
         )
 
     results = race(submit(annotator, (3, 2)), submit(annotator2, (3, 1)))
