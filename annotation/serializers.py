@@ -154,7 +154,6 @@ class LabelDraftSerializer(serializers.ModelSerializer):
         fields = ["response", "annotation", "base_version", "payload", "updated"]
         read_only_fields = ["response", "updated"]
         extra_kwargs = {"payload": {"required": True}, "base_version": {"required": True}}
-        extra_kwargs = {"payload": {"required": True}, "base_version": {"required": True}}
 
     def validate_payload(self, value):
         if not isinstance(value, dict):
