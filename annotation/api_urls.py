@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 from . import api, api_export, api_labels
 
 router = DefaultRouter()
+router.include_format_suffixes = False  # JSON only: no /api/exams/1.json routes
 router.register("exams", api.ExamViewSet, basename="exam")
 router.register("questions", api.QuestionViewSet, basename="question")
 router.register("responses", api.ResponseViewSet, basename="response")

@@ -60,6 +60,15 @@ def test_api_export(reviewer, sample_data):
     assert api.post("/api/exports/", {"format": "nope"}, format="json").status_code == 400
 
 
+def test_api_lists_exports_filtered_by_format(reviewer, sample_data):
+    api = api_client_for(reviewer)
+    api.post("/api/exports/", {"format": "csv"}, format="json")
+    api.post("/api/exports/", {"format": "jsonl"}, format="json")
+    listed = api.get("/api/exports/", {"format": "csv"})
+    assert listed.status_code == 200  # `format` is our filter, not DRF's renderer switch
+    assert [job["format"] for job in listed.json()["results"]] == ["csv"]
+
+
 def test_failed_export_is_recorded(reviewer, sample_data, monkeypatch):
     from annotation.export import jobs
 
