@@ -6,7 +6,9 @@ in-memory broker here (nothing runs), so a fuzzed "start a run" cannot reach any
 """
 import pytest
 import schemathesis
+from django.core import signals
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
@@ -28,7 +30,14 @@ def fuzz_env(db, settings):
     app.conf.task_always_eager = False
     previous = app.conf.broker_url
     app.conf.broker_url = "memory://"
+    # Requests reach the WSGI handler directly, not through Django's test client, so the
+    # end-of-request hook would close the connection that holds the test's transaction
+    # (PostgreSQL; SQLite's in-memory database is never closed). Unhook it as the test client does.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
     yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
     app.conf.broker_url = previous
 
 
