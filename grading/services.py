@@ -51,6 +51,7 @@ from .models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, Jud
 
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
 OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
+GENERATION_OPEN_STATES = (GenerationItem.State.PENDING, GenerationItem.State.ERROR)
 CANCEL_CHECK_SECONDS = 0.5
 CAS_THREADS = 4
 
@@ -281,42 +282,57 @@ def enqueue_judge_run(run_id, epoch):
     """Send every open item of a run to the workers, in chunks tagged with `epoch`."""
     from . import tasks
 
-    run = JudgeRun.objects.get(pk=run_id)
-    ids = list(run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True))
-    if not ids:
-        _finish_if_complete(run_id, epoch)
-        return 0
-    for start in range(0, len(ids), run.chunk_size):
-        tasks.run_judge_chunk.apply_async(args=[run_id, epoch, ids[start : start + run.chunk_size]], queue=task_queue())
-    return len(ids)
+    return _enqueue_open_items(JudgeRun.objects.get(pk=run_id), epoch, OPEN_ITEM_STATES, tasks.run_judge_chunk, _finish_if_complete)
 
 
 def cancel_judge_run(run):
     """Stop a run: workers finish the calls in flight and take no new work."""
-    JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
-        status=JudgeRun.Status.CANCELLED, finished=timezone.now()
+    return _cancel_run(run)
+
+
+def resume_judge_run(run, *, enqueue=True):
+    """Queue again every item without a finished result (pending, failed, or lost with a worker)."""
+    return _resume_run(run, OPEN_ITEM_STATES, _finish_if_complete, enqueue_judge_run if enqueue else None)
+
+
+def _enqueue_open_items(run, epoch, open_states, chunk_task, finish_if_complete):
+    ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
+    if not ids:
+        finish_if_complete(run.pk, epoch)
+        return 0
+    for start in range(0, len(ids), run.chunk_size):
+        chunk_task.apply_async(args=[run.pk, epoch, ids[start : start + run.chunk_size]], queue=task_queue())
+    return len(ids)
+
+
+def _cancel_run(run):
+    """Cancel a judge or generation run that is still running."""
+    model = type(run)
+    model.objects.filter(pk=run.pk, status=model.Status.RUNNING).update(
+        status=model.Status.CANCELLED, finished=timezone.now()
     )
     run.refresh_from_db()
     return run
 
 
-def resume_judge_run(run, *, enqueue=True):
-    """Queue again every item without a finished result (pending, failed, or lost with a worker)."""
+def _resume_run(run, open_states, finish_if_complete, enqueue_run):
+    """Start a new epoch for a run with open items; chunks of older epochs are then ignored."""
+    model = type(run)
     with transaction.atomic():
-        run = JudgeRun.objects.select_for_update().get(pk=run.pk)
-        if not run.items.filter(state__in=OPEN_ITEM_STATES).exists():
-            if run.status == JudgeRun.Status.RUNNING:
-                _finish_if_complete(run.pk, run.epoch)
+        run = model.objects.select_for_update().get(pk=run.pk)
+        if not run.items.filter(state__in=open_states).exists():
+            if run.status == model.Status.RUNNING:
+                finish_if_complete(run.pk, run.epoch)
                 run.refresh_from_db()
             return run
         run.epoch += 1
-        run.status = JudgeRun.Status.RUNNING
+        run.status = model.Status.RUNNING
         run.resumed = timezone.now()
         run.finished = None
         run.save(update_fields=["epoch", "status", "resumed", "finished"])
         epoch = run.epoch
-        if enqueue:
-            transaction.on_commit(lambda: enqueue_judge_run(run.pk, epoch))
+        if enqueue_run:
+            transaction.on_commit(lambda: enqueue_run(run.pk, epoch))
     return run
 
 
@@ -749,7 +765,7 @@ def start_generation_run(
 
 def run_generation_inline(run):
     """Write a generation run's missing answers in this process (no Celery worker needed)."""
-    open_states = (GenerationItem.State.PENDING, GenerationItem.State.ERROR)
+    open_states = GENERATION_OPEN_STATES
     ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
     for start in range(0, len(ids), run.chunk_size):
         process_generation_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
@@ -804,44 +820,15 @@ def enqueue_generation_run(run_id, epoch):
     from . import tasks
 
     run = GenerationRun.objects.get(pk=run_id)
-    ids = list(
-        run.items.filter(state__in=(GenerationItem.State.PENDING, GenerationItem.State.ERROR))
-        .order_by("id")
-        .values_list("pk", flat=True)
-    )
-    if not ids:
-        _finish_generation_if_complete(run_id, epoch)
-        return 0
-    for start in range(0, len(ids), run.chunk_size):
-        tasks.run_generation_chunk.apply_async(args=[run_id, epoch, ids[start : start + run.chunk_size]], queue=task_queue())
-    return len(ids)
+    return _enqueue_open_items(run, epoch, GENERATION_OPEN_STATES, tasks.run_generation_chunk, _finish_generation_if_complete)
 
 
 def cancel_generation_run(run):
-    GenerationRun.objects.filter(pk=run.pk, status=GenerationRun.Status.RUNNING).update(
-        status=GenerationRun.Status.CANCELLED, finished=timezone.now()
-    )
-    run.refresh_from_db()
-    return run
+    return _cancel_run(run)
 
 
 def resume_generation_run(run, *, enqueue=True):
-    with transaction.atomic():
-        run = GenerationRun.objects.select_for_update().get(pk=run.pk)
-        if not run.items.filter(state__in=(GenerationItem.State.PENDING, GenerationItem.State.ERROR)).exists():
-            if run.status == GenerationRun.Status.RUNNING:
-                _finish_generation_if_complete(run.pk, run.epoch)
-                run.refresh_from_db()
-            return run
-        run.epoch += 1
-        run.status = GenerationRun.Status.RUNNING
-        run.resumed = timezone.now()
-        run.finished = None
-        run.save(update_fields=["epoch", "status", "resumed", "finished"])
-        epoch = run.epoch
-        if enqueue:
-            transaction.on_commit(lambda: enqueue_generation_run(run.pk, epoch))
-    return run
+    return _resume_run(run, GENERATION_OPEN_STATES, _finish_generation_if_complete, enqueue_generation_run if enqueue else None)
 
 
 def _finish_generation_if_complete(run_id, epoch):
@@ -880,7 +867,7 @@ def process_generation_chunk(run_id, epoch, item_ids, task_id=None):
     limiter = llm.limiter_for(target)
     items = list(
         GenerationItem.objects.filter(
-            run=run, pk__in=item_ids, state__in=(GenerationItem.State.PENDING, GenerationItem.State.ERROR)
+            run=run, pk__in=item_ids, state__in=GENERATION_OPEN_STATES
         ).select_related("question")
     )
     claimed = [item for item in items if _claim_generation_item(item, run, epoch, task_id, owner, lease)]
@@ -930,7 +917,7 @@ def _claim_generation_item(item, run, epoch, task_id, owner, lease):
             return False
     return bool(
         GenerationItem.objects.filter(
-            pk=item.pk, claim_owner=current, state__in=(GenerationItem.State.PENDING, GenerationItem.State.ERROR)
+            pk=item.pk, claim_owner=current, state__in=GENERATION_OPEN_STATES
         ).update(claim_owner=owner, claimed_at=timezone.now())
     )
 
