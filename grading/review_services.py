@@ -183,7 +183,7 @@ def _check_endpoint(endpoint):
     try:
         llm.read_api_key(endpoint.api_key_env)
     except llm.MissingApiKey as exc:
-        raise RunRefused(f"{exc} Set it where the web server and the workers run.") from exc
+        raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
 
 
 def start_meta_eval_run(*, endpoint, model, scope, threshold=selectors.DEFAULT_THRESHOLD, params=None, user=None,

@@ -185,7 +185,7 @@ def _check_endpoint_usable(endpoint):
     try:
         llm.read_api_key(endpoint.api_key_env)
     except llm.MissingApiKey as exc:
-        raise RunRefused(f"{exc} Set it where the web server and the workers run.") from exc
+        raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
 
 
 # --- judge inputs and cache keys -----------------------------------------------------------

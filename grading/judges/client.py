@@ -93,6 +93,11 @@ def read_api_key(name):
     raise MissingApiKey(f"The API key variable {name} is not set in this process's environment.")
 
 
+MISSING_KEY_HINT = (
+    "Set it where the web server and the workers run, or leave the endpoint's API key variable blank "
+    "if the server needs no key."
+)
+
 _clients = {}
 _clients_lock = threading.Lock()
 

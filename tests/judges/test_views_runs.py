@@ -9,7 +9,7 @@ from grading.models import JudgeRun
 from tests.factories import make_question, make_responses
 from tests.llm_server import Reply
 
-from .helpers import make_config, score_by_answer
+from .helpers import make_config, make_endpoint, score_by_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -40,6 +40,27 @@ def test_start_refuses_an_empty_selection(reviewer_client, endpoint, rubric_ques
     assert response.status_code == 200
     assert "No response matches" in response.content.decode()
     assert not JudgeRun.objects.exists()
+
+
+def test_start_names_a_missing_key_and_starts_nothing(reviewer_client, llm_server, rubric_question, monkeypatch):
+    make_responses(rubric_question, 2)
+    monkeypatch.delenv("REALMATH_UNSET_KEY", raising=False)
+    config = make_config(make_endpoint(llm_server, api_key_env="REALMATH_UNSET_KEY"))
+    response = reviewer_client.post(reverse("grading:judge_run_start"), {"config": config.pk})
+    page = response.content.decode()
+    assert response.status_code == 200 and "REALMATH_UNSET_KEY is not set" in page
+    assert "leave the endpoint&#x27;s API key variable blank" in page
+    assert not JudgeRun.objects.exists() and llm_server.request_count == 0
+
+
+def test_an_endpoint_without_key_variable_needs_no_key(reviewer_client, llm_server, rubric_question,
+                                                       django_capture_on_commit_callbacks):
+    make_responses(rubric_question, 2)
+    llm_server.default = score_by_answer({})
+    config = make_config(make_endpoint(llm_server, api_key_env=""))
+    with django_capture_on_commit_callbacks(execute=True):
+        reviewer_client.post(reverse("grading:judge_run_start"), {"config": config.pk})
+    assert JudgeRun.objects.get().status == "done" and llm_server.request_count == 2
 
 
 def test_detail_progress_cancel_resume(reviewer_client, endpoint, llm_server, rubric_question,
