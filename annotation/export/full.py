@@ -94,7 +94,7 @@ def annotation_line(annotation, checkpoint_orders):
         "submitted_at": stamp(annotation.submitted_at),
         "provenance": annotation.provenance,
         "version": annotation.version,
-        "step_labels": [step_label_line(s) for s in annotation.step_labels.all()],
+        "step_labels": [step_label_line(s) for s in annotation.exported_steps],
     }
 
 
@@ -105,7 +105,7 @@ def _rater_key(annotation):
 
 
 def response_line(response, checkpoint_orders):
-    annotations = list(response.annotations.all())
+    annotations = response.exported_annotations
     by_id = {a.pk: a for a in annotations}
     return {
         "type": "response",
@@ -137,16 +137,17 @@ def response_line(response, checkpoint_orders):
                 "label_totals": a.label_totals,
                 "created": stamp(a.created),
             }
-            for a in response.adjudications.all()
+            for a in response.exported_adjudications
         ],
         "assignments": [
             {"annotator": _username(a.annotator), "strategy": a.strategy, "completed_at": stamp(a.completed_at)}
-            for a in response.assignments.all()
+            for a in response.exported_assignments
         ],
     }
 
 
 def _response_chunk(ids):
+    # Prefetches land in plain lists (to_attr): Django would otherwise build a queryset per object.
     return (
         Response.objects.filter(id__in=ids)
         .select_related("question")
@@ -154,11 +155,21 @@ def _response_chunk(ids):
             Prefetch(
                 "annotations",
                 queryset=Annotation.objects.select_related("annotator").prefetch_related(
-                    Prefetch("step_labels", queryset=StepLabel.objects.select_related("checkpoint", "sub_question"))
+                    Prefetch(
+                        "step_labels", queryset=StepLabel.objects.select_related("checkpoint", "sub_question"),
+                        to_attr="exported_steps",
+                    )
                 ).order_by("is_imported", "annotator__username", "id"),
+                to_attr="exported_annotations",
             ),
-            Prefetch("adjudications", queryset=Adjudication.objects.select_related("reviewer").order_by("created", "id")),
-            Prefetch("assignments", queryset=Assignment.objects.select_related("annotator").order_by("annotator__username", "id")),
+            Prefetch(
+                "adjudications", queryset=Adjudication.objects.select_related("reviewer").order_by("created", "id"),
+                to_attr="exported_adjudications",
+            ),
+            Prefetch(
+                "assignments", queryset=Assignment.objects.select_related("annotator").order_by("annotator__username", "id"),
+                to_attr="exported_assignments",
+            ),
         )
         .order_by("id")
     )
