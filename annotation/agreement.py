@@ -27,7 +27,6 @@ from itertools import combinations
 
 import krippendorff
 import numpy as np
-from sklearn.metrics import cohen_kappa_score
 
 GRID_STEPS = (Decimal(1), Decimal("0.5"), Decimal("0.25"), Decimal("0.1"), Decimal("0.05"), Decimal("0.01"))
 
@@ -70,6 +69,8 @@ def weighted_kappa(a, b, *, max_score, step=None):
     top = max(_dec(max_score), *(_dec(x) for x in list(a) + list(b)))
     levels = list(range(int(top / step) + 1))
     to_level = lambda xs: [int(_dec(x) / step) for x in xs]  # noqa: E731
+    from sklearn.metrics import cohen_kappa_score  # imported here: scikit-learn adds ~2 s to every process start
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # undefined kappa (no variance) comes back as NaN: None here
         value = cohen_kappa_score(to_level(a), to_level(b), labels=levels, weights="quadratic")
