@@ -6,7 +6,6 @@ FR_d is the share of answers with |judge - gold| >= d (FR_2 is the paper's "seri
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 FR_DISTANCES = (1, 2, 3, 4, 5)
 _EPS = 1e-9
@@ -61,6 +60,8 @@ class ScoreMetrics:
 def score_metrics(pred, gold, *, bootstrap=0, seed=0):
     """All figures for one group of paired scores; bootstrap > 0 adds 95% intervals
     (MSE, MAE, mean signed error, FR_1..FR_5), from `bootstrap` resamples of the pairs."""
+    from scipy import stats  # imported here: scipy.stats adds ~1 s to every process start
+
     pred, gold = _arrays(pred, gold)
     if not pred.size:
         return ScoreMetrics(n=0, mse=None, mae=None, mean_signed_error=None, fr={d: None for d in FR_DISTANCES})
