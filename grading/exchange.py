@@ -99,15 +99,13 @@ def _meta_line(meta):
     }
 
 
-def _result_line(result):
-    meta = getattr(result, "meta_evaluation", None)
-    validation = getattr(result, "validation", None)
+def _result_line(row, meta, validation):
     return {
-        "config": result.config.name,
-        "config_version": result.config.version,
-        **{f: getattr(result, f) for f in RESULT_FIELDS},
-        "cost": str(result.cost),
-        "finished": _stamp(result.finished),
+        "config": row["config__name"],
+        "config_version": row["config__version"],
+        **{f: row[f] for f in RESULT_FIELDS},
+        "cost": str(row["cost"]),
+        "finished": _stamp(row["finished"]),
         "meta_evaluation": _meta_line(meta),
         "validation": None if validation is None else {
             "judge_says_pass": validation.judge_says_pass, "verdict_right": validation.verdict_right,
@@ -116,20 +114,29 @@ def _result_line(result):
     }
 
 
-def _results_queryset(response_ids):
-    return (
+def export_responses(response_ids):
+    # Results come as plain rows (there are many; model instances cost more than the rest of the
+    # export); their meta-evaluations and validations, which are few, as objects.
+    rows = (
         JudgeResult.objects.filter(response_id__in=response_ids)
         .exclude(status=JudgeResult.Status.RUNNING)
-        .select_related("config", "meta_evaluation__confirmed_by", "validation__validated_by")
-        .prefetch_related(Prefetch("meta_evaluation__proposals", queryset=MetaEvalProposal.objects.order_by("id")))
         .order_by("response_id", "config__name", "config__version", "cache_key")
+        .values("id", "response_id", "config__name", "config__version", "cost", "finished", *RESULT_FIELDS)
     )
-
-
-def export_responses(response_ids):
+    metas = {
+        meta.result_id: meta
+        for meta in MetaEvaluation.objects.filter(result__response_id__in=response_ids)
+        .select_related("confirmed_by")
+        .prefetch_related(Prefetch("proposals", queryset=MetaEvalProposal.objects.order_by("id")))
+    }
+    validations = {
+        validation.result_id: validation
+        for validation in StepJudgeValidation.objects.filter(result__response_id__in=response_ids).select_related("validated_by")
+    }
     sections = {response_id: {"judge_results": []} for response_id in response_ids}
-    for result in _results_queryset(response_ids):
-        sections[result.response_id]["judge_results"].append(_result_line(result))
+    for row in rows.iterator(chunk_size=2000):
+        line = _result_line(row, metas.get(row["id"]), validations.get(row["id"]))
+        sections[row["response_id"]]["judge_results"].append(line)
     return sections
 
 
