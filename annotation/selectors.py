@@ -36,16 +36,32 @@ def _decimal_or_none(value):
         return None
 
 
+MAX_ID = 2**63 - 1  # the largest value of a database id column
+
+
+def id_param(value):
+    """A database id from request input (a query parameter, a form field), or None."""
+    text = str(value or "").strip()
+    return int(text) if text.isdigit() and int(text) <= MAX_ID else None
+
+
+def filter_by_id(queryset, field, value):
+    """Filter on an id given as request text: no filter without digits, nothing for an id no
+    column can hold (it names no row, and would overflow SQLite's integers)."""
+    if not str(value or "").strip().isdigit():
+        return queryset
+    pk = id_param(value)
+    return queryset.filter(**{field: pk}) if pk is not None else queryset.none()
+
+
 def filter_responses(queryset, params):
     """Apply the response-list filters (a dict of strings, e.g. request.GET) to a queryset."""
     if params.get("source") in Response.Source.values:
         queryset = queryset.filter(source=params["source"])
     if params.get("level") in ("low", "high"):
         queryset = queryset.filter(question__level=params["level"])
-    if str(params.get("question", "")).isdigit():
-        queryset = queryset.filter(question_id=int(params["question"]))
-    if str(params.get("exam", "")).isdigit():
-        queryset = queryset.filter(question__exam_id=int(params["exam"]))
+    queryset = filter_by_id(queryset, "question_id", params.get("question"))
+    queryset = filter_by_id(queryset, "question__exam_id", params.get("exam"))
     if params.get("status") in Response.Status.values:
         queryset = queryset.filter(status=params["status"])
     if params.get("gold_status") in Response.GoldStatus.values:
@@ -88,16 +104,6 @@ def labels_visible_to(user, response):
 
 
 # --- labelling: visibility ------------------------------------------------------------------
-
-
-MAX_ID = 2**63 - 1
-
-
-def id_param(value):
-    """A database id from request input (a query parameter, a form field), or None."""
-    text = str(value or "").strip()
-    return int(text) if text.isdigit() and int(text) <= MAX_ID else None
-
 
 
 def can_see_scores(user, response):

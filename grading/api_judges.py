@@ -12,6 +12,7 @@ from rest_framework.response import Response as ApiResponse
 
 from accounts.permissions import IsAnnotator, IsReviewer
 from annotation.models import Question
+from annotation.selectors import MAX_ID, id_param
 
 from . import selectors, services
 from .judges import prompts
@@ -22,7 +23,7 @@ ID = r"[0-9]{1,18}"  # ids in URLs: digits a database column can hold
 
 
 def _id_filter(field_name):
-    return django_filters.NumberFilter(field_name=field_name, min_value=1, max_value=2**63 - 1)
+    return django_filters.NumberFilter(field_name=field_name, min_value=1, max_value=MAX_ID)
 
 
 class ResultFilter(django_filters.FilterSet):
@@ -47,13 +48,10 @@ class IdRelatedField(serializers.PrimaryKeyRelatedField):
     """A primary key that must be a positive id a database column can hold (else a 400)."""
 
     def to_internal_value(self, data):
-        text = str(data)
-        if isinstance(data, bool) or not text.isdigit() or not 0 < int(text) < 2**63:
+        pk = None if isinstance(data, bool) else id_param(data)
+        if not pk:
             self.fail("incorrect_type", data_type=type(data).__name__)
-        return super().to_internal_value(int(text))
-
-
-MAX_ID = 2**63 - 1
+        return super().to_internal_value(pk)
 
 
 def _refusal(exc):

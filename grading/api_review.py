@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from accounts.permissions import IsReviewer
 from annotation.models import Response
+from annotation.selectors import MAX_ID
 
 from . import review_selectors as selectors
 from . import review_services as services
@@ -48,7 +49,7 @@ def _scope(params):
 
 def _id(value):
     """A path id, or 404 (paths take any text so that the role check answers first)."""
-    pk = selectors.as_id(value)
+    pk = selectors.id_param(value)
     if pk is None:
         raise NotFound("No such object.")
     return pk
@@ -125,10 +126,10 @@ class PrelabelRunSerializer(serializers.Serializer):
 
 
 class StartPrelabelSerializer(serializers.Serializer):
-    endpoint = serializers.IntegerField(min_value=1, max_value=2**62)
+    endpoint = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     model = serializers.CharField(max_length=200)
-    setting = serializers.IntegerField(required=False, min_value=1, max_value=2**62)
-    run = serializers.IntegerField(required=False, min_value=1, max_value=2**62)
+    setting = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+    run = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     threshold = serializers.FloatField(required=False, min_value=0, max_value=1e6, default=selectors.DEFAULT_THRESHOLD)
     include_done = serializers.BooleanField(required=False, default=False,
                                             help_text="Also cases already proposed or classified.")
@@ -274,10 +275,10 @@ class ValidationMarksView(APIView):
         form.is_valid(raise_exception=True)
         marks = {}
         for key, value in form.validated_data["marks"].items():
-            if selectors.as_id(key) is None:
+            if selectors.id_param(key) is None:
                 raise ApiValidationError({"marks": f"{key!r} is not a judge result id."})
-            marks[selectors.as_id(key)] = value
-        notes = {selectors.as_id(k): v for k, v in form.validated_data.get("notes", {}).items() if selectors.as_id(k)}
+            marks[selectors.id_param(key)] = value
+        notes = {selectors.id_param(k): v for k, v in form.validated_data.get("notes", {}).items() if selectors.id_param(k)}
         try:
             saved = services.save_step_validations(response, marks, user=request.user, notes=notes)
         except ValidationError as exc:

@@ -16,6 +16,7 @@ from django.db.models import Count, Exists, F, FloatField, OuterRef, Q
 from django.db.models.functions import Abs, Cast
 
 from annotation.models import Exam, Question, Response
+from annotation.selectors import id_param
 
 from . import metrics
 from .meta_eval import CATEGORIES, direction
@@ -32,12 +33,6 @@ LEFT_OUT_REASONS = {
     "no_score": "no judge score",
     "no_gold": "no gold score",
 }
-
-
-def as_id(value):
-    """A database id from user input, or None (digits only, small enough for any integer column)."""
-    text = str(value if value is not None else "").strip()
-    return int(text) if text.isdigit() and len(text) <= 18 else None
 
 
 class ScopeError(ValueError):
@@ -95,12 +90,12 @@ def resolve_scope(params, *, default=True):
     Without either, the most recently used setting version (when `default`)."""
     run_id, setting = str(params.get("run") or "").strip(), str(params.get("setting") or "").strip()
     if run_id:
-        run = JudgeRun.objects.select_related("config").filter(pk=as_id(run_id) or 0).first()
+        run = JudgeRun.objects.select_related("config").filter(pk=id_param(run_id) or 0).first()
         if run is None:
             raise ScopeError(f"No judge run {run_id}.")
         return Scope(config=run.config, run=run)
     if setting:
-        config = JudgeConfig.objects.filter(pk=as_id(setting) or 0).first()
+        config = JudgeConfig.objects.filter(pk=id_param(setting) or 0).first()
         if config is None:
             raise ScopeError(f"No judge setting version with id {setting}.")
         return Scope(config=config)
@@ -317,10 +312,10 @@ def disagreement_queue(scope, threshold=DEFAULT_THRESHOLD, params=None):
     ).filter(abs_delta__gte=threshold - _EPS)
     if params.get("source") in Response.Source.values:
         queryset = queryset.filter(response__source=params["source"])
-    if as_id(params.get("question")) is not None:
-        queryset = queryset.filter(response__question_id=as_id(params["question"]))
-    if as_id(params.get("exam")) is not None:
-        queryset = queryset.filter(response__question__exam_id=as_id(params["exam"]))
+    if id_param(params.get("question")) is not None:
+        queryset = queryset.filter(response__question_id=id_param(params["question"]))
+    if id_param(params.get("exam")) is not None:
+        queryset = queryset.filter(response__question__exam_id=id_param(params["exam"]))
     if params.get("level") in ("low", "high"):
         queryset = queryset.filter(response__question__level=params["level"])
     if params.get("direction") == "over":
@@ -444,8 +439,8 @@ def category_summary(params=None):
     how often the expert kept the LLM's proposal (two queries)."""
     params = params or {}
     labels = MetaEvaluation.objects.exclude(category="")
-    if as_id(params.get("setting")) is not None:
-        labels = labels.filter(result__config_id=as_id(params["setting"]))
+    if id_param(params.get("setting")) is not None:
+        labels = labels.filter(result__config_id=id_param(params["setting"]))
     rows = list(labels.values_list(
         "category", "direction", "result__config_id", "result__response__source", "result__response__question_id",
         "proposed_by", "kept_proposal", "proposal__category",
@@ -569,8 +564,8 @@ def validation_response_ids(chosen, params=None):
         results = results.filter(status=JudgeResult.Status.OK, validation__isnull=True)
     elif params.get("state") == "done":
         results = results.filter(validation__isnull=False)
-    if as_id(params.get("question")) is not None:
-        results = results.filter(response__question_id=as_id(params["question"]))
+    if id_param(params.get("question")) is not None:
+        results = results.filter(response__question_id=id_param(params["question"]))
     return results.order_by("response_id").values_list("response_id", flat=True).distinct()
 
 

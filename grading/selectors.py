@@ -5,6 +5,8 @@ from decimal import Decimal
 from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
 from django.utils import timezone
 
+from annotation.selectors import id_param
+
 from .judges.kinds import INEQMATH_STEP_KINDS, KINDS
 from .models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
 
@@ -66,9 +68,8 @@ def run_list(params=None):
     params = params or {}
     if params.get("status") in JudgeRun.Status.values:
         queryset = queryset.filter(status=params["status"])
-    config = str(params.get("config", ""))
-    if config.isdigit() and int(config) < 2**63:
-        queryset = queryset.filter(config_id=int(config))
+    if id_param(params.get("config")) is not None:
+        queryset = queryset.filter(config_id=id_param(params["config"]))
     return queryset.order_by("-created")
 
 

@@ -40,7 +40,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation.models import Question, Response, content_hash
-from annotation.selectors import filter_responses
+from annotation.selectors import filter_by_id, filter_responses
 
 from .judges import client as llm
 from .judges import prompts
@@ -229,8 +229,7 @@ def start_judge_run(config, *, params=None, response_ids=None, user=None, chunk_
     queryset = Response.objects.all()
     if response_ids is not None:
         queryset = queryset.filter(pk__in=list(response_ids))
-    params = _usable_filters(params)
-    queryset = filter_responses(queryset, params).order_by("question_id", "id")
+    queryset = filter_responses(queryset, params or {}).order_by("question_id", "id")
     ids = list(queryset.values_list("pk", flat=True))
     if not ids:
         raise RunRefused("No response matches this selection.")
@@ -253,17 +252,6 @@ def _default_chunk_size(config):
     if config.endpoint is None:
         return 32
     return max(16, min(256, 4 * config.endpoint.max_concurrency))
-
-
-def _usable_filters(params):
-    """Response-list filters without id values no database column can hold (they match nothing
-    anyway, and would overflow SQLite's integers)."""
-    params = dict(params.items()) if params else {}
-    for key in ("question", "exam"):
-        value = str(params.get(key, ""))
-        if value.isdigit() and int(value) >= 2**63:
-            params[key] = "0"
-    return params
 
 
 def _clean_params(params):
@@ -781,10 +769,8 @@ def synthetic_student_id(model, temperature, index):
 
 def _question_selection(params):
     queryset = Question.objects.all()
-    if str(params.get("question", "")).isdigit():
-        queryset = queryset.filter(pk=int(params["question"]))
-    if str(params.get("exam", "")).isdigit():
-        queryset = queryset.filter(exam_id=int(params["exam"]))
+    queryset = filter_by_id(queryset, "pk", params.get("question"))
+    queryset = filter_by_id(queryset, "exam_id", params.get("exam"))
     if params.get("kind") in Question.Kind.values:
         queryset = queryset.filter(kind=params["kind"])
     if params.get("level") in ("low", "high"):

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
 from annotation.models import Exam, Question, Response
-from annotation.selectors import filter_responses
+from annotation.selectors import MAX_ID, filter_responses, id_param
 
 from . import selectors, services
 from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeConfigForm, RunStartForm
@@ -23,20 +23,11 @@ from .judges.kinds import KINDS
 from .models import GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
 
 
-MAX_ID = 2**63 - 1
-
-
 def get_object_or_404(model_or_queryset, pk):
     """Like Django's, but an id no database column can hold is a 404 too (not an overflow)."""
     if not 0 < int(pk) <= MAX_ID:
         raise Http404("No such object.")
     return _get_object_or_404(model_or_queryset, pk=pk)
-
-
-def _small_id(value):
-    """A request parameter that is a usable id, or None."""
-    value = str(value or "")
-    return int(value) if value.isdigit() and 0 < int(value) <= MAX_ID else None
 
 
 def _errors_text(exc):
@@ -59,7 +50,7 @@ def judges_home(request):
 
 @reviewer_required
 def config_create(request):
-    copy_id = _small_id(request.GET.get("copy"))
+    copy_id = id_param(request.GET.get("copy"))
     copy_of = JudgeConfig.objects.filter(pk=copy_id).first() if copy_id else None
     initial = {}
     if copy_of is not None:
@@ -152,12 +143,7 @@ RESPONSE_FILTER_KEYS = ("source", "level", "question", "exam", "status", "gold_s
 
 
 def _filters_from(data):
-    """The response-list filters of a request; ids that cannot be ids are dropped."""
-    filters = {key: data.get(key, "") for key in RESPONSE_FILTER_KEYS if data.get(key, "") != ""}
-    for key in ("question", "exam"):
-        if key in filters and _small_id(filters[key]) is None:
-            filters.pop(key)
-    return filters
+    return {key: data.get(key, "") for key in RESPONSE_FILTER_KEYS if data.get(key, "") != ""}
 
 
 @reviewer_required

@@ -215,7 +215,7 @@ def start_prelabel(request):
     scope = _scope_or_404(request.POST)
     threshold = selectors.parse_threshold(request.POST.get("threshold"))
     params = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key) and key != "state"}
-    endpoint = LlmEndpoint.objects.filter(pk=selectors.as_id(request.POST.get("endpoint")) or 0).first()
+    endpoint = LlmEndpoint.objects.filter(pk=selectors.id_param(request.POST.get("endpoint")) or 0).first()
     back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, params)}"
     if endpoint is None or threshold is None:
         messages.error(request, "Choose an endpoint and a threshold ≥ 0.")

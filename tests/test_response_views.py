@@ -83,3 +83,12 @@ def test_student_text_is_escaped(reviewer_client):
     response.save()
     page = reviewer_client.get(reverse("annotation:response_detail", args=[response.pk])).content.decode()
     assert "<img src=x" not in page and "&lt;img src=x" in page
+
+
+def test_response_list_with_an_id_no_column_can_hold_lists_nothing(reviewer_client):
+    question = make_question()
+    make_responses(question, 3)
+    url = reverse("annotation:response_list")
+    assert reviewer_client.get(url, {"question": question.pk}).context["page"].paginator.count == 3
+    assert reviewer_client.get(url, {"question": "9" * 30}).context["page"].paginator.count == 0
+    assert reviewer_client.get(url, {"question": "abc"}).context["page"].paginator.count == 3
