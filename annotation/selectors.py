@@ -295,7 +295,7 @@ def neighbours(user, response):
 def adjudication_queue(threshold, params=None):
     """Responses whose submitted labels (imported gold included) differ by at least `threshold`,
     not adjudicated yet, largest disagreement first. Reads the label summary kept by
-    annotation.services.refresh_gold, so it is an index range, not a scan of every label."""
+    annotation.labelling.services.refresh_gold, so it is an index range, not a scan of every label."""
     from django.db.models import F
 
     params = params or {}
@@ -409,7 +409,7 @@ def label_history(annotation):
 
 
 def agreement_ratings(params=None, *, include_imported=True):
-    """(ratings, full scores, question names) for annotation.agreement.agreement_report.
+    """(ratings, full scores, question names) for annotation.labelling.agreement.agreement_report.
 
     Ratings are the totals of submitted labels as (response, question, rater, total) rows;
     `params` filters like the response list (question, exam, source).

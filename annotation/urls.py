@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import views, views_export, views_labels
+from . import views
+from .export import views as views_export
+from .labelling import views as views_labels
 
 app_name = "annotation"
 urlpatterns = [

@@ -102,7 +102,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
     from django.db.models import Count
 
     from annotation.models import Response, content_hash
-    from grading import services
+    from grading.judges import services
     from grading.models import JudgeRun, JudgeRunItem, LlmEndpoint
 
     call_command("migrate", verbosity=0)

@@ -2,7 +2,7 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from . import services
+from .judges import services
 from .models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, JudgeRun, LlmEndpoint
 
 

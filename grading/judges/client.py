@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from grading import ratelimit
+from . import ratelimit
 
 MAX_RETRY_AFTER = 300.0
 RETRYABLE_STATUS = {408, 409, 425, 429}

@@ -2,7 +2,7 @@
 
 Judge output is kept apart from expert labels (annotation.Annotation): a JudgeResult names
 the exact setting version that produced it, and a setting that has produced anything is
-never changed again (editing makes a new version; see grading.services).
+never changed again (editing makes a new version; see grading.judges.services).
 """
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator

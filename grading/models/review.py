@@ -1,7 +1,7 @@
 """Judge-vs-human review: meta-evaluation of disagreements and expert validation of step judges.
 
 A MetaEvaluation says why one judge result and the expert gold differ (category A-E, see
-grading.meta_eval). Proposals of the LLM meta-evaluator are kept in their own rows
+grading.review.meta_eval). Proposals of the LLM meta-evaluator are kept in their own rows
 (MetaEvalProposal), apart from the confirmed label, so that one can count how often the
 expert kept the machine's proposal.
 """
@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
 
-from grading.meta_eval import CATEGORY_CHOICES
+from grading.review.meta_eval import CATEGORY_CHOICES
 
 from .judges import JudgeResult, LlmEndpoint
 

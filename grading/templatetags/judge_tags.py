@@ -3,7 +3,7 @@ from django import template
 
 from accounts.roles import is_reviewer
 
-from .. import selectors
+from ..judges import selectors
 
 register = template.Library()
 

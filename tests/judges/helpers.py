@@ -2,7 +2,7 @@
 import re
 import uuid
 
-from grading import services
+from grading.judges import services
 from grading.models import JudgeConfig, LlmEndpoint
 from tests.llm_server import Reply, message_text
 

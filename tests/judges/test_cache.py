@@ -2,7 +2,7 @@
 import pytest
 
 from annotation.models import Response, content_hash
-from grading import services
+from grading.judges import services
 from grading.models import JudgeResult, JudgeRun
 from tests.factories import make_responses
 

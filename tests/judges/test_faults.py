@@ -97,7 +97,7 @@ def test_unreadable_output_is_asked_again_when_configured(
 
 
 def test_missing_key_refuses_the_run(llm_server, responses, monkeypatch):
-    from grading.services import RunRefused, start_judge_run
+    from grading.judges.services import RunRefused, start_judge_run
 
     endpoint = make_endpoint(llm_server, api_key_env="REALMATH_NO_SUCH_KEY")
     monkeypatch.delenv("REALMATH_NO_SUCH_KEY", raising=False)

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Response
-from grading import services
+from grading.judges import services
 from grading.models import JudgeRun
 from tests.conftest import REALMATH_HUMAN, login, screenshot
 from tests.llm_server import Reply

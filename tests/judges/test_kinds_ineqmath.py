@@ -3,7 +3,7 @@ the holistic baseline, the CAS-only judge, and the five-judge overall verdict.""
 import pytest
 
 from annotation.models import Response, content_hash
-from grading import selectors
+from grading.judges import selectors
 from grading.models import JudgeConfig, JudgeResult
 from tests.factories import make_question
 from tests.llm_server import Reply

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from grading import ratelimit
+from grading.judges import ratelimit
 from grading.judges import client as llm
 from tests.llm_server import Reply
 

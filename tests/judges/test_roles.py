@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def objects(endpoint, responses, django_capture_on_commit_callbacks, llm_server):
-    from grading import services
+    from grading.judges import services
     from grading.models import JudgeResult
 
     from .helpers import score_by_answer

@@ -4,7 +4,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from grading import services
+from grading.judges import services
 from grading.models import JudgeRun
 from tests.factories import make_question, make_responses
 from tests.llm_server import Reply

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from grading import services
+from grading.judges import services
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
 from tests.factories import make_question, make_responses
 from tests.llm_server import LlmServer, Reply, message_text

@@ -5,7 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation import services
+from annotation.labelling import services
 from annotation.models import Adjudication, Response
 
 from ..factories import make_responses

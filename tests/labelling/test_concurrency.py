@@ -7,7 +7,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation import selectors, services
+from annotation import selectors
+from annotation.labelling import services
 from annotation.models import Annotation, Assignment, LabelSaveAttempt, Response
 
 from .helpers import full_label, labelled_setup

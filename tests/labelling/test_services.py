@@ -5,8 +5,9 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from annotation import selectors, services
-from annotation.labelling import LabelInvalid
+from annotation import selectors
+from annotation.labelling import services
+from annotation.labelling.rules import LabelInvalid
 from annotation.models import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, Response
 
 from ..conftest import make_user

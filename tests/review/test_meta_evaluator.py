@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from grading import review_selectors as sel
-from grading import review_services as services
+from grading.review import selectors as sel
+from grading.review import services
 from grading.models import LlmEndpoint, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from tests.factories import make_question, make_responses
 from tests.llm_server import LlmServer, Reply
@@ -104,7 +104,7 @@ def test_proposals_garbage_and_failures(setup, server, reviewer, django_capture_
 
 
 def test_refusals(setup):
-    from grading.services import RunRefused
+    from grading.judges.services import RunRefused
 
     scope = sel.Scope(config=setup["config"])
     with pytest.raises(RunRefused, match="model"):

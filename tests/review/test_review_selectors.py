@@ -3,7 +3,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from grading import review_selectors as sel
+from grading.review import selectors as sel
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
 from tests.factories import make_question, make_responses
 

@@ -153,7 +153,7 @@ def test_student_text_is_escaped(reviewer_client, cases):
 
 
 def test_category_page_counts(reviewer_client, reviewer, cases):
-    from grading import review_services
+    from grading.review import services as review_services
 
     review_services.confirm_meta_evaluation(cases["results"][0], user=reviewer, category="A")
     review_services.confirm_meta_evaluation(cases["results"][1], user=reviewer, category="C")

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from grading import review_selectors as sel
+from grading.review import selectors as sel
 from grading.models import JudgeConfig, MetaEvaluation
 from tests.conftest import DEMO_DIR
 
@@ -85,7 +85,7 @@ def test_label_examples_show_their_categories(imported):
 
 
 def test_an_expert_label_is_never_overwritten_by_an_import(imported, reviewer):
-    from grading import review_services
+    from grading.review import services as review_services
 
     _run("import_meta_eval_labels", str(LABELS))
     meta = MetaEvaluation.objects.get(result__response__student_id__startswith="32076523")

@@ -4,8 +4,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from grading import review_selectors as sel
-from grading import review_services as services
+from grading.review import selectors as sel
+from grading.review import services
 from grading.models import JudgeConfig, StepJudgeValidation
 from tests.factories import make_question, make_responses
 

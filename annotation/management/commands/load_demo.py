@@ -28,7 +28,7 @@ class Command(BaseCommand):
         self._assign_demo_work()
 
     def _assign_demo_work(self):
-        from annotation.services import assign_responses
+        from annotation.labelling.services import assign_responses
 
         annotators = list(get_user_model().objects.filter(username__in=DEMO_ANNOTATORS))
         if len(annotators) < 2 or Assignment.objects.filter(annotator__in=annotators).exists():

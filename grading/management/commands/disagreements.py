@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grading import review_selectors as selectors
+from grading.review import selectors
 
 FIELDS = ("result", "response", "question", "question_location", "source", "student_id", "setting", "version",
           "gold", "judge_score", "delta", "direction", "category", "proposed_by")

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Question
-from grading import selectors, services
+from grading.judges import selectors, services
 from grading.models import GenerationRun, LlmEndpoint
 
 

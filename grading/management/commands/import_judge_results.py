@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grading import services
+from grading.judges import services
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grading import review_selectors as selectors
+from grading.review import selectors
 
 
 class Command(BaseCommand):

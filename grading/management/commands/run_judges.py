@@ -9,7 +9,7 @@ import time
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from grading import selectors, services
+from grading.judges import selectors, services
 from grading.models import JudgeConfig, JudgeRun
 
 FILTERS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
