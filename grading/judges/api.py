@@ -14,10 +14,8 @@ from accounts.permissions import IsAnnotator, IsReviewer
 from annotation.models import Question
 from annotation.selectors import MAX_ID, id_param
 
-from . import selectors, services
-from . import prompts
 from ..models import GenerationRun, JudgeConfig, JudgeResult, JudgeRun, LlmEndpoint
-
+from . import generation, prompts, selectors, services
 
 ID = r"[0-9]{1,18}"  # ids in URLs: digits a database column can hold
 
@@ -255,7 +253,7 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            run = services.start_generation_run(
+            run = generation.start_generation_run(
                 endpoint=data["endpoint"], models=data["model_names"], temperatures=data["temperatures"],
                 per_cell=data.get("per_cell", 1), questions=Question.objects.filter(pk__in=data["questions"]),
                 prompt_template=data.get("prompt_template", ""), system_prompt=data.get("system_prompt"),
@@ -274,7 +272,7 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        return ApiResponse(self.get_serializer(services.cancel_generation_run(self.get_object())).data)
+        return ApiResponse(self.get_serializer(generation.cancel_generation_run(self.get_object())).data)
 
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
@@ -283,4 +281,4 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         if not (selectors.generation_progress(run)["can_resume"] or str(request.data.get("force", "")).lower() in ("1", "true")):
             return ApiResponse({"detail": "The run is still making progress; pass force to resume anyway."},
                                status=status.HTTP_409_CONFLICT)
-        return ApiResponse(self.get_serializer(services.resume_generation_run(run)).data)
+        return ApiResponse(self.get_serializer(generation.resume_generation_run(run)).data)

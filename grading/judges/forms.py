@@ -5,9 +5,9 @@ from django import forms
 
 from annotation.models import Question
 
+from ..models import JudgeConfig, LlmEndpoint
 from . import prompts
 from .kinds import KINDS
-from ..models import JudgeConfig, LlmEndpoint
 
 
 class EndpointForm(forms.ModelForm):

@@ -7,8 +7,8 @@ from django.utils import timezone
 
 from annotation.selectors import id_param
 
-from .kinds import INEQMATH_STEP_KINDS, KINDS
 from ..models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
+from .kinds import INEQMATH_STEP_KINDS, KINDS
 
 STALL_SECONDS = 60
 

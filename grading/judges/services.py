@@ -23,7 +23,6 @@ LLM calls run in threads inside a chunk task (up to the endpoint's concurrency);
 task's main thread touches the database.
 """
 import hashlib
-import json
 import os
 import time
 import uuid
@@ -36,22 +35,18 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Max
+from django.db.models import Max
 from django.utils import timezone
 
-from annotation.models import Question, Response, content_hash
-from annotation.selectors import filter_by_id, filter_responses
+from annotation.models import Response
+from annotation.selectors import filter_responses
 
+from ..models import JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
 from . import client as llm
-from . import prompts
 from .kinds import JudgeInput, JudgeSpec, get_kind
-from .parsing import OK as PARSE_OK
-from .parsing import parse_score
-from ..models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
 
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
 OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
-GENERATION_OPEN_STATES = (GenerationItem.State.PENDING, GenerationItem.State.ERROR)
 CANCEL_CHECK_SECONDS = 0.5
 CAS_THREADS = 4
 
@@ -179,7 +174,7 @@ def endpoint_spec(endpoint):
     )
 
 
-def _check_endpoint_usable(endpoint):
+def check_endpoint_usable(endpoint):
     if not (endpoint.base_url or settings.OPENAI_BASE_URL):
         raise RunRefused(f"Endpoint {endpoint} has no base URL and OPENAI_BASE_URL is not set.")
     try:
@@ -225,7 +220,7 @@ def start_judge_run(config, *, params=None, response_ids=None, user=None, chunk_
     if kind.uses_llm:
         if config.endpoint is None or not config.model:
             raise RunRefused(f"Setting {config} needs an endpoint and a model.")
-        _check_endpoint_usable(config.endpoint)
+        check_endpoint_usable(config.endpoint)
     queryset = Response.objects.all()
     if response_ids is not None:
         queryset = queryset.filter(pk__in=list(response_ids))
@@ -236,7 +231,7 @@ def start_judge_run(config, *, params=None, response_ids=None, user=None, chunk_
     chunk_size = chunk_size or _default_chunk_size(config)
     with transaction.atomic():
         run = JudgeRun.objects.create(
-            config=config, selection=_clean_params(params), n_items=len(ids), chunk_size=chunk_size,
+            config=config, selection=clean_params(params), n_items=len(ids), chunk_size=chunk_size,
             created_by=user, note=note[:300],
         )
         JudgeRunItem.objects.bulk_create((JudgeRunItem(run=run, response_id=pk) for pk in ids), batch_size=500)
@@ -254,7 +249,7 @@ def _default_chunk_size(config):
     return max(16, min(256, 4 * config.endpoint.max_concurrency))
 
 
-def _clean_params(params):
+def clean_params(params):
     if not params:
         return {}
     getter = params.get
@@ -270,20 +265,20 @@ def enqueue_judge_run(run_id, epoch):
     """Send every open item of a run to the workers, in chunks tagged with `epoch`."""
     from . import tasks
 
-    return _enqueue_open_items(JudgeRun.objects.get(pk=run_id), epoch, OPEN_ITEM_STATES, tasks.run_judge_chunk, _finish_if_complete)
+    return enqueue_open_items(JudgeRun.objects.get(pk=run_id), epoch, OPEN_ITEM_STATES, tasks.run_judge_chunk, _finish_if_complete)
 
 
 def cancel_judge_run(run):
     """Stop a run: workers finish the calls in flight and take no new work."""
-    return _cancel_run(run)
+    return cancel_run(run)
 
 
 def resume_judge_run(run, *, enqueue=True):
     """Queue again every item without a finished result (pending, failed, or lost with a worker)."""
-    return _resume_run(run, OPEN_ITEM_STATES, _finish_if_complete, enqueue_judge_run if enqueue else None)
+    return resume_run(run, OPEN_ITEM_STATES, _finish_if_complete, enqueue_judge_run if enqueue else None)
 
 
-def _enqueue_open_items(run, epoch, open_states, chunk_task, finish_if_complete):
+def enqueue_open_items(run, epoch, open_states, chunk_task, finish_if_complete):
     ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
     if not ids:
         finish_if_complete(run.pk, epoch)
@@ -293,7 +288,7 @@ def _enqueue_open_items(run, epoch, open_states, chunk_task, finish_if_complete)
     return len(ids)
 
 
-def _cancel_run(run):
+def cancel_run(run):
     """Cancel a judge or generation run that is still running."""
     model = type(run)
     model.objects.filter(pk=run.pk, status=model.Status.RUNNING).update(
@@ -303,7 +298,7 @@ def _cancel_run(run):
     return run
 
 
-def _resume_run(run, open_states, finish_if_complete, enqueue_run):
+def resume_run(run, open_states, finish_if_complete, enqueue_run):
     """Start a new epoch for a run with open items; chunks of older epochs are then ignored."""
     model = type(run)
     with transaction.atomic():
@@ -352,7 +347,7 @@ def owner_tag(run_id, epoch, task_id):
     return f"{run_id}:{epoch}:{task_id}"
 
 
-def _lease(endpoint, samples=1, retries=0):
+def lease_for(endpoint, samples=1, retries=0):
     if endpoint is None:
         return timedelta(minutes=10)
     per_call = endpoint.timeout_seconds * endpoint.max_attempts + 120
@@ -405,7 +400,7 @@ def process_judge_chunk(run_id, epoch, item_ids, task_id=None):
     config = run.config
     kind, spec = get_kind(config.kind), judge_spec(config)
     owner = owner_tag(run.pk, epoch, task_id)
-    lease = _lease(config.endpoint, config.samples, config.parse_retries)
+    lease = lease_for(config.endpoint, config.samples, config.parse_retries)
     items = list(
         JudgeRunItem.objects.filter(run=run, pk__in=item_ids, state__in=OPEN_ITEM_STATES)
         .select_related("response__question")
@@ -695,417 +690,3 @@ def _wait_for_other_owner(run, epoch, item, key, lease, report):
         if row is None or row.status == JudgeResult.Status.ERROR:
             return  # the other worker gave up; the next resume takes it
         time.sleep(0.5)
-
-
-# --- synthetic answers -----------------------------------------------------------------------
-
-def start_generation_run(
-    *, endpoint, models, temperatures, per_cell=1, questions=None, params=None, prompt_template="",
-    system_prompt=None, max_tokens=4096, user=None, name="", price_input_per_1k=0, price_output_per_1k=0,
-    chunk_size=None, enqueue=True,
-):
-    """Plan one synthetic answer per question × model × temperature × index and queue the run."""
-    models = [m.strip() for m in models if m and m.strip()]
-    temperatures = [float(t) for t in temperatures]
-    if not models or not temperatures:
-        raise RunRefused("Give at least one model and one temperature.")
-    if any(t < 0 or t > 2 for t in temperatures):
-        raise RunRefused("Temperatures lie between 0 and 2.")
-    _check_endpoint_usable(endpoint)
-    question_qs = questions if questions is not None else _question_selection(params or {})
-    question_ids = list(question_qs.order_by("id").values_list("pk", flat=True))
-    if not question_ids:
-        raise RunRefused("No question matches this selection.")
-    template = prompt_template or prompts.GENERATION_TEMPLATE
-    unknown = prompts.unknown_placeholders(template)
-    if unknown:
-        raise RunRefused(f"Unknown placeholders in the prompt: {', '.join(unknown)}.")
-    with transaction.atomic():
-        run = GenerationRun.objects.create(
-            name=name[:200], endpoint=endpoint, model_names=models, temperatures=temperatures, per_cell=per_cell,
-            system_prompt=prompts.GENERATION_SYSTEM if system_prompt is None else system_prompt,
-            prompt_template=template, max_tokens=max_tokens, selection=_clean_params(params),
-            price_input_per_1k=Decimal(str(price_input_per_1k)), price_output_per_1k=Decimal(str(price_output_per_1k)),
-            chunk_size=chunk_size or max(4, min(32, endpoint.max_concurrency)), created_by=user,
-        )
-        next_index = _next_generation_indexes(question_ids, models, temperatures)
-        items = []
-        for question_id in question_ids:
-            for model in models:
-                for temperature in temperatures:
-                    first = next_index.get((question_id, model, temperature), 0)
-                    for offset in range(per_cell):
-                        index = first + offset
-                        items.append(
-                            GenerationItem(
-                                run=run, question_id=question_id, model=model, temperature=temperature, index=index,
-                                student_id=synthetic_student_id(model, temperature, index),
-                            )
-                        )
-        GenerationItem.objects.bulk_create(items, batch_size=500)
-        run.n_items = len(items)
-        run.save(update_fields=["n_items"])
-        epoch = run.epoch
-        if enqueue:
-            transaction.on_commit(lambda: enqueue_generation_run(run.pk, epoch))
-    return run
-
-
-def run_generation_inline(run):
-    """Write a generation run's missing answers in this process (no Celery worker needed)."""
-    open_states = GENERATION_OPEN_STATES
-    ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
-    for start in range(0, len(ids), run.chunk_size):
-        process_generation_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
-    _finish_generation_if_complete(run.pk, run.epoch)
-    run.refresh_from_db()
-    return run
-
-
-def synthetic_student_id(model, temperature, index):
-    """`<model>_t_<temperature>_<n>`, as in the RealMath-Eval release."""
-    return f"{model}_t_{float(temperature):g}_{index}"
-
-
-def _question_selection(params):
-    queryset = Question.objects.all()
-    queryset = filter_by_id(queryset, "pk", params.get("question"))
-    queryset = filter_by_id(queryset, "exam_id", params.get("exam"))
-    if params.get("kind") in Question.Kind.values:
-        queryset = queryset.filter(kind=params["kind"])
-    if params.get("level") in ("low", "high"):
-        queryset = queryset.filter(level=params["level"])
-    return queryset
-
-
-def _next_generation_indexes(question_ids, models, temperatures):
-    """Per (question, model, temperature): the first free answer index (planned or written)."""
-    nxt = {}
-    planned = (
-        GenerationItem.objects.filter(question_id__in=question_ids, model__in=models)
-        .values("question_id", "model", "temperature")
-        .annotate(top=Max("index"))
-    )
-    for row in planned:
-        key = (row["question_id"], row["model"], row["temperature"])
-        nxt[key] = max(nxt.get(key, 0), row["top"] + 1)
-    written = (
-        Response.objects.filter(
-            question_id__in=question_ids, source=Response.Source.SYNTHETIC, generator_model__in=models
-        )
-        .values("question_id", "generator_model", "generator_temperature")
-        .annotate(n=Count("id"))
-    )
-    for row in written:
-        key = (row["question_id"], row["generator_model"], row["generator_temperature"])
-        nxt[key] = max(nxt.get(key, 0), row["n"])
-    return {k: v for k, v in nxt.items() if k[2] in temperatures}
-
-
-def enqueue_generation_run(run_id, epoch):
-    from . import tasks
-
-    run = GenerationRun.objects.get(pk=run_id)
-    return _enqueue_open_items(run, epoch, GENERATION_OPEN_STATES, tasks.run_generation_chunk, _finish_generation_if_complete)
-
-
-def cancel_generation_run(run):
-    return _cancel_run(run)
-
-
-def resume_generation_run(run, *, enqueue=True):
-    return _resume_run(run, GENERATION_OPEN_STATES, _finish_generation_if_complete, enqueue_generation_run if enqueue else None)
-
-
-def _finish_generation_if_complete(run_id, epoch):
-    if GenerationItem.objects.filter(run_id=run_id, state=GenerationItem.State.PENDING).exists():
-        return False
-    return bool(
-        GenerationRun.objects.filter(pk=run_id, epoch=epoch, status=GenerationRun.Status.RUNNING).update(
-            status=GenerationRun.Status.DONE, finished=timezone.now()
-        )
-    )
-
-
-def generation_messages(run, question):
-    values = {
-        "problem": question.statement,
-        "choices": ("Options:\n" + "\n".join(str(c) for c in question.choices) + "\n") if question.choices else "",
-        "answer_format": prompts.ANSWER_FORMATS.get(question.kind, prompts.ANSWER_FORMATS["rubric"]),
-        "full_score": str(question.full_score),
-    }
-    messages = [{"role": "system", "content": run.system_prompt}] if run.system_prompt else []
-    messages.append({"role": "user", "content": prompts.render(run.prompt_template, values)})
-    return messages
-
-
-def process_generation_chunk(run_id, epoch, item_ids, task_id=None):
-    """Write the synthetic answers of the given items (the body of the Celery chunk task)."""
-    task_id = str(task_id or uuid.uuid4().hex)
-    report = ChunkReport()
-    run = GenerationRun.objects.select_related("endpoint").filter(pk=run_id).first()
-    if run is None or run.epoch != epoch or run.status != GenerationRun.Status.RUNNING:
-        report.skipped = len(item_ids)
-        return report
-    owner = f"gen{owner_tag(run.pk, epoch, task_id)}"
-    lease = _lease(run.endpoint)
-    target = endpoint_spec(run.endpoint)
-    limiter = llm.limiter_for(target)
-    items = list(
-        GenerationItem.objects.filter(
-            run=run, pk__in=item_ids, state__in=GENERATION_OPEN_STATES
-        ).select_related("question")
-    )
-    claimed = [item for item in items if _claim_generation_item(item, run, epoch, task_id, owner, lease)]
-    report.claimed = len(claimed)
-
-    def generate(item):
-        call = llm.CallSpec(model=item.model, temperature=item.temperature, max_tokens=run.max_tokens)
-        messages = generation_messages(run, item.question)
-        try:
-            return messages, llm.complete(target, call, messages, limiter=limiter)
-        except llm.LlmCallFailed as exc:
-            return messages, exc
-        except Exception as exc:  # never let one answer stop the others
-            return messages, llm.LlmCallFailed(str(exc), errors=[{"kind": "exception", "message": str(exc)[:500]}], attempts=0)
-
-    if claimed:
-        width = max(1, min(len(claimed), run.endpoint.max_concurrency))
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="generate") as pool:
-            futures = {pool.submit(generate, item): item for item in claimed}
-            pending, live = set(futures), True
-            while pending:
-                done, pending = wait(pending, timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
-                for future in done:
-                    if not future.cancelled():
-                        _record_generation(run, futures[future], *future.result(), owner)
-                        report.recorded += 1
-                if live and pending and not GenerationRun.objects.filter(
-                    pk=run.pk, epoch=epoch, status=GenerationRun.Status.RUNNING
-                ).exists():
-                    live = False
-                    for future in list(pending):
-                        if future.cancel():
-                            pending.discard(future)
-                            GenerationItem.objects.filter(pk=futures[future].pk, claim_owner=owner).update(
-                                claim_owner="", claimed_at=None
-                            )
-                            report.released += 1
-    _finish_generation_if_complete(run.pk, epoch)
-    return report
-
-
-def _claim_generation_item(item, run, epoch, task_id, owner, lease):
-    current = item.claim_owner
-    if current:
-        run_part = current[3:] if current.startswith("gen") else current
-        if not _may_take_over_generation(run_part, item.claimed_at, run.pk, epoch, task_id, lease):
-            return False
-    return bool(
-        GenerationItem.objects.filter(
-            pk=item.pk, claim_owner=current, state__in=GENERATION_OPEN_STATES
-        ).update(claim_owner=owner, claimed_at=timezone.now())
-    )
-
-
-def _may_take_over_generation(claim, claimed_at, run_id, epoch, task_id, lease):
-    parts = claim.split(":")
-    if len(parts) != 3 or parts[2] == str(task_id) or parts[1] != str(epoch):
-        return True
-    return claimed_at is None or claimed_at < timezone.now() - lease
-
-
-def _record_generation(run, item, messages, answer, owner):
-    now = timezone.now()
-    if isinstance(answer, llm.LlmCallFailed):
-        GenerationItem.objects.filter(pk=item.pk, claim_owner=owner).update(
-            state=GenerationItem.State.ERROR, errors=answer.errors, attempts=answer.attempts,
-            latency_ms=answer.latency_ms, finished=now,
-        )
-        return
-    text = answer.text.strip()
-    fields = {
-        "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
-        "cost": (Decimal(answer.prompt_tokens) * run.price_input_per_1k
-                 + Decimal(answer.completion_tokens) * run.price_output_per_1k) / Decimal(1000),
-        "latency_ms": answer.latency_ms, "attempts": answer.attempts, "errors": answer.errors, "finished": now,
-    }
-    if not text:
-        fields["errors"] = answer.errors + [{"kind": "empty", "message": "The model returned no text."}]
-        GenerationItem.objects.filter(pk=item.pk, claim_owner=owner).update(state=GenerationItem.State.ERROR, **fields)
-        return
-    prompt_text = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
-    with transaction.atomic():
-        if not GenerationItem.objects.filter(pk=item.pk, claim_owner=owner).update(**fields):
-            return  # another worker took this item over; its answer counts
-        response, _ = Response.objects.get_or_create(
-            question_id=item.question_id, student_id=item.student_id, transcript_hash=content_hash(text),
-            defaults={
-                "source": Response.Source.SYNTHETIC, "transcript": text, "generator_model": item.model,
-                "generator_temperature": item.temperature, "generator_prompt": prompt_text,
-                "extra": {"generation_run": run.pk, "generation_item": item.pk},
-            },
-        )
-        GenerationItem.objects.filter(pk=item.pk).update(state=GenerationItem.State.OK, response=response)
-
-
-# --- results produced elsewhere ------------------------------------------------------------
-
-class ImportRefused(ValueError):
-    """The file cannot be read as judge results; nothing was imported."""
-
-
-@dataclass
-class JudgeImportReport:
-    records: int = 0
-    created: int = 0
-    updated: int = 0
-    invalid_scores: int = 0
-    unmatched: list = field(default_factory=list)
-    warnings: list = field(default_factory=list)
-    configs: list = field(default_factory=list)
-
-
-SCORE_FIELDS = ("model_score", "score", "judge_score", "pred_score")
-RAW_FIELDS = ("response", "raw_output", "judge_output", "output", "model_output")
-MODEL_FIELDS = ("model", "judge_model", "model_name")
-
-
-def read_records(raw):
-    """A JSON array of objects, or JSON Lines."""
-    text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                data.append(json.loads(line))
-            except ValueError as exc:
-                raise ImportRefused(f"Line {number} is neither part of a JSON array nor a JSON object: {exc}.") from exc
-    if isinstance(data, dict):
-        data = data.get("results") or data.get("records") or [data]
-    if not isinstance(data, list):
-        raise ImportRefused("Expected a JSON array of records (or JSON Lines).")
-    for index, record in enumerate(data):
-        if not isinstance(record, dict):
-            raise ImportRefused(f"Record {index} is not a JSON object.")
-    return data
-
-
-def import_judge_results(raw, file_name, *, model="", setting_name="", user=None):
-    """Attach judge output produced elsewhere to the matching responses (idempotent).
-
-    A record names its response by ``response_id``, or by ``problem_statement`` and
-    ``student_response`` (plus ``student_id`` when several students wrote the same text). The
-    score is ``model_score`` (or ``score``), else read from the raw judge text (``response``).
-    Records that match nothing are reported, never guessed.
-    """
-    records = read_records(raw)
-    report = JudgeImportReport(records=len(records))
-    configs = {}
-    with transaction.atomic():
-        for index, record in enumerate(records):
-            responses, reason = match_record(record)
-            if not responses:
-                report.unmatched.append({"index": index, "reason": reason, **_record_label(record)})
-                continue
-            model_name = model or next((str(record[k]) for k in MODEL_FIELDS if record.get(k)), "") or "unknown"
-            name = setting_name or f"imported: {model_name}"
-            if name not in configs:
-                configs[name] = _external_config(name, model_name, user)
-            for response in responses:
-                _store_imported(configs[name], response, record, index, file_name, report)
-    report.configs = [str(c) for c in configs.values()]
-    return report
-
-
-def _record_label(record):
-    return {
-        "student_id": str(record.get("student_id", ""))[:80],
-        "problem": " ".join(str(record.get("problem_statement", "")).split())[:80],
-    }
-
-
-def match_record(record):
-    """The responses a judge-result record is about, or ([], why not)."""
-    if record.get("response_id") not in (None, ""):
-        try:
-            pk = int(record["response_id"])
-        except (TypeError, ValueError):
-            return [], f"response_id {record['response_id']!r} is not a number"
-        found = list(Response.objects.select_related("question").filter(pk=pk))
-        return (found, "") if found else ([], f"no response #{pk}")
-    problem, answer = record.get("problem_statement"), record.get("student_response")
-    if not isinstance(problem, str) or not isinstance(answer, str) or not problem.strip():
-        return [], "the record has neither response_id nor problem_statement + student_response"
-    question = Question.objects.filter(statement_hash=content_hash(problem)).first()
-    if question is None:
-        return [], "no question has this problem statement"
-    responses = Response.objects.select_related("question").filter(question=question, transcript_hash=content_hash(answer))
-    if record.get("student_id"):
-        narrowed = responses.filter(student_id=str(record["student_id"]))
-        if narrowed.exists():
-            responses = narrowed
-    found = list(responses)
-    return (found, "") if found else ([], f"question #{question.pk} has no response with this text")
-
-
-def _external_config(name, model_name, user):
-    config = JudgeConfig.objects.filter(name=name).order_by("-version").first()
-    if config is not None:
-        if config.kind != JudgeConfig.Kind.EXTERNAL:
-            raise ImportRefused(f"The setting {name!r} is a runnable judge; import under another name.")
-        return config
-    return JudgeConfig.objects.create(
-        name=name, version=1, kind=JudgeConfig.Kind.EXTERNAL, model=model_name, temperature=None, max_tokens=None,
-        created_by=user, notes="Results imported from a file.",
-    )
-
-
-def _store_imported(config, response, record, index, file_name, report):
-    full = float(response.question.full_score)
-    raw = next((str(record[k]) for k in RAW_FIELDS if isinstance(record.get(k), str)), "")
-    parsed = parse_score(raw, full_score=full) if raw else None
-    score, status, parse_status = None, JudgeResult.Status.INVALID, "unparseable"
-    given = next((record[k] for k in SCORE_FIELDS if record.get(k) not in (None, "")), None)
-    if given is not None:
-        try:
-            value = float(given)
-        except (TypeError, ValueError):
-            value = None
-        if value is not None and 0 <= value <= full:
-            score, status, parse_status = value, JudgeResult.Status.OK, "imported"
-        else:
-            parse_status = "out_of_range" if value is not None else "unparseable"
-        if parsed and parsed.status == PARSE_OK and value is not None and abs(parsed.score - value) > 1e-9:
-            report.warnings.append(
-                {"index": index, "message": f"model_score {value:g} differs from the score in the text ({parsed.score:g}); kept model_score"}
-            )
-    elif parsed is not None:
-        score, parse_status = parsed.score, parsed.status
-        status = JudgeResult.Status.OK if parsed.status == PARSE_OK else JudgeResult.Status.INVALID
-    if status != JudgeResult.Status.OK:
-        report.invalid_scores += 1
-    gold = record.get("gt")
-    if gold not in (None, "") and response.gold_score is not None:
-        try:
-            if abs(float(gold) - float(response.gold_score)) > 1e-9:
-                report.warnings.append({"index": index, "message": f"gt {gold} differs from the gold score {response.gold_score} of response #{response.pk}"})
-        except (TypeError, ValueError):
-            pass
-    key = cache_key(config, f"{response.question.statement_hash}\n{response.transcript_hash}")
-    _, created = JudgeResult.objects.update_or_create(
-        config=config, response=response, cache_key=key,
-        defaults={
-            "status": status, "score": score, "raw_output": raw, "rationale": parsed.rationale if parsed else "",
-            "parse_status": parse_status, "finished": timezone.now(),
-            "provenance": {"file": os.path.basename(file_name), "record_index": index},
-        },
-    )
-    if created:
-        report.created += 1
-    else:
-        report.updated += 1

@@ -6,8 +6,7 @@ rule allows). Views parse input, call grading.judges.services / grading.judges.s
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import JsonResponse
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404 as _get_object_or_404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -16,11 +15,10 @@ from accounts.decorators import reviewer_required
 from annotation.models import Exam, Question, Response
 from annotation.selectors import MAX_ID, filter_responses, id_param
 
-from . import selectors, services
-from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeConfigForm, RunStartForm
-from . import prompts
-from .kinds import KINDS
 from ..models import GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
+from . import generation, prompts, selectors, services
+from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeConfigForm, RunStartForm
+from .kinds import KINDS
 
 
 def get_object_or_404(model_or_queryset, pk):
@@ -254,7 +252,7 @@ def generation_start(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            run = services.start_generation_run(
+            run = generation.start_generation_run(
                 endpoint=data["endpoint"], models=data["models"], temperatures=data["temperatures"],
                 per_cell=data["per_cell"], questions=Question.objects.filter(pk__in=[q.pk for q in data["questions"]]),
                 prompt_template=data["prompt_template"], system_prompt=data["system_prompt"],
@@ -287,7 +285,7 @@ def generation_progress(request, pk):
 @reviewer_required
 @require_POST
 def generation_cancel(request, pk):
-    run = services.cancel_generation_run(get_object_or_404(GenerationRun, pk=pk))
+    run = generation.cancel_generation_run(get_object_or_404(GenerationRun, pk=pk))
     messages.success(request, f"Generation run {run.pk} cancelled.")
     return redirect("grading:judge_generation_detail", pk=run.pk)
 
@@ -299,6 +297,6 @@ def generation_resume(request, pk):
     if not selectors.generation_progress(run)["can_resume"]:
         messages.error(request, f"Generation run {run.pk} is still making progress (or has nothing left to do).")
         return redirect("grading:judge_generation_detail", pk=run.pk)
-    run = services.resume_generation_run(run)
+    run = generation.resume_generation_run(run)
     messages.success(request, f"Generation run {run.pk} resumed.")
     return redirect("grading:judge_generation_detail", pk=run.pk)

@@ -14,10 +14,9 @@ from accounts.permissions import IsReviewer
 from annotation.models import Response
 from annotation.selectors import MAX_ID
 
-from . import selectors
-from . import services
-from .meta_eval import CATEGORIES
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun, MetaEvaluation
+from . import selectors, services
+from .meta_eval import CATEGORIES
 
 SCOPE_PARAMETERS = [
     OpenApiParameter("setting", OpenApiTypes.INT, description="Judge setting version id (default: the latest used)."),

@@ -18,9 +18,9 @@ from django.db.models.functions import Abs, Cast
 from annotation.models import Exam, Question, Response
 from annotation.selectors import id_param
 
+from ..models import JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from . import metrics
 from .meta_eval import CATEGORIES, direction
-from ..models import JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 
 DEFAULT_THRESHOLD = 2.0
 BOOTSTRAP_RESAMPLES = 1000

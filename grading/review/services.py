@@ -18,9 +18,7 @@ from django.utils import timezone
 
 from annotation.models import Response
 
-from . import selectors
 from ..judges import client as llm
-from .meta_eval import CATEGORIES, direction, parse_meta_eval_output
 from ..models import (
     JudgeConfig,
     JudgeResult,
@@ -30,6 +28,8 @@ from ..models import (
     MetaEvaluation,
     StepJudgeValidation,
 )
+from . import selectors
+from .meta_eval import CATEGORIES, direction, parse_meta_eval_output
 
 PROMPT_VERSION = "meta-eval-1"
 CHUNK_SIZE = 8
@@ -351,7 +351,7 @@ def _same(a, b):
 
 def _candidate_responses(record, input_records):
     """Responses a label may be about, and notes on how they were found (or why not)."""
-    from ..judges.services import match_record
+    from ..judges.result_import import match_record
 
     gt, notes = _float(record.get("gt")), []
     sample = record.get("sample_id")
@@ -395,7 +395,7 @@ def _results_fitting(responses, model_score, setting):
 
 
 def _create_result(response, record, index, file_name, setting, user, report):
-    from ..judges.services import import_judge_results
+    from ..judges.result_import import import_judge_results
 
     name = setting or RELEASED_LABELS_SETTING
     payload = [{"response_id": response.pk, "model_score": record.get("model_score"), "gt": record.get("gt")}]
@@ -421,7 +421,7 @@ def import_meta_eval_labels(raw, file_name, *, user=None, setting=None, input_ra
     records = read_label_records(raw)
     input_records = None
     if input_raw is not None:
-        from ..judges.services import read_records
+        from ..judges.result_import import read_records
 
         input_records = {r.get("sample_id"): r for r in read_records(input_raw) if r.get("sample_id") is not None}
     report = LabelImportReport(records=len(records))

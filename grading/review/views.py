@@ -16,10 +16,9 @@ from accounts.decorators import reviewer_required
 from annotation.models import Question, Response
 from annotation.views import _reference_segments
 
-from . import selectors
-from . import services
-from .meta_eval import CATEGORIES
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
+from . import selectors, services
+from .meta_eval import CATEGORIES
 
 QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "order")
 

@@ -100,7 +100,7 @@ def test_live_claim_of_a_sibling_task_is_waited_for(endpoint, llm_server, respon
                                        claim_owner=services.owner_tag(run.pk, run.epoch, "task-other"),
                                        claimed_at=timezone.now())
     assert not services.may_take_over(claim.claim_owner, claim.claimed_at, run_id=run.pk, epoch=run.epoch,
-                                      task_id="task-mine", lease=services._lease(endpoint))
+                                      task_id="task-mine", lease=services.lease_for(endpoint))
     # The sibling finishes while we wait: we link its answer and call nothing.
     JudgeResult.objects.filter(pk=claim.pk).update(status="ok", score=3)
     services.process_judge_chunk(run.pk, run.epoch, [item.pk], task_id="task-mine")

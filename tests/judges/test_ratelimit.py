@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from grading.judges import ratelimit
 from grading.judges import client as llm
+from grading.judges import ratelimit
 from tests.llm_server import Reply
 
 from .helpers import API_KEY_ENV, make_config, make_endpoint, run_now, score_by_answer

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def objects(endpoint, responses, django_capture_on_commit_callbacks, llm_server):
-    from grading.judges import services
+    from grading.judges import generation, services
     from grading.models import JudgeResult
 
     from .helpers import score_by_answer
@@ -20,7 +20,7 @@ def objects(endpoint, responses, django_capture_on_commit_callbacks, llm_server)
     config = make_config(endpoint)
     with django_capture_on_commit_callbacks(execute=True):
         run = services.start_judge_run(config)
-    gen = services.start_generation_run(endpoint=endpoint, models=["m"], temperatures=[0], questions=None,
+    gen = generation.start_generation_run(endpoint=endpoint, models=["m"], temperatures=[0], questions=None,
                                         params={"question": str(responses[0].question_id)})
     return {"config": config, "run": run, "endpoint": endpoint, "result": JudgeResult.objects.first(), "gen": gen}
 

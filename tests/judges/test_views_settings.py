@@ -2,8 +2,8 @@
 import pytest
 from django.urls import reverse
 
-from grading.models import JudgeConfig, LlmEndpoint
 from grading.judges import prompts
+from grading.models import JudgeConfig, LlmEndpoint
 
 from .helpers import API_KEY_ENV, make_config, run_now, score_by_answer
 

@@ -32,7 +32,7 @@ class Command(BaseCommand):
             if not input_path.is_file():
                 raise CommandError(f"No file {input_path}.")
             input_raw = input_path.read_bytes()
-        from grading.judges.services import ImportRefused
+        from grading.judges.result_import import ImportRefused
 
         try:
             report = services.import_meta_eval_labels(
