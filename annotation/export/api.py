@@ -6,10 +6,10 @@ from rest_framework.response import Response as ApiResponse
 
 from accounts.permissions import IsReviewer
 
-from .jobs import create_export_job, export_path
-from .writers import FORMATS
 from ..models import ExportJob
 from ..selectors import RESPONSE_FILTERS
+from .jobs import create_export_job, export_path
+from .writers import FORMATS
 
 
 class ExportJobSerializer(serializers.ModelSerializer):

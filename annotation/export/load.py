@@ -10,8 +10,17 @@ from accounts.services import ensure_role_groups
 
 from ..importers.common import ImportFormatError, ImportResult, sha256_of
 from ..models import (
-    Adjudication, Annotation, Assignment, Exam, ImportReport, Question, Response, RubricCheckpoint, StepLabel,
-    SubQuestion, content_hash,
+    Adjudication,
+    Annotation,
+    Assignment,
+    Exam,
+    ImportReport,
+    Question,
+    Response,
+    RubricCheckpoint,
+    StepLabel,
+    SubQuestion,
+    content_hash,
 )
 from .sections import section_modules
 

@@ -5,10 +5,10 @@ from django.urls import reverse
 
 from accounts.decorators import reviewer_required
 
-from .jobs import clean_filters, create_export_job, export_path
-from .writers import FORMATS
 from ..models import Exam, ExportJob, Question, Response
 from ..selectors import filter_responses
+from .jobs import clean_filters, create_export_job, export_path
+from .writers import FORMATS
 
 FORMAT_LABELS = {
     "realmath": "RealMath-Eval release (JSON array, as published)",

@@ -15,11 +15,8 @@ from rest_framework.views import APIView
 from accounts.permissions import IsReviewer
 from accounts.roles import is_reviewer
 
-from .. import selectors
-from . import services
-from .agreement import agreement_report
-from .rules import LabelInvalid
 from ..models import Adjudication, Annotation, Assignment, LabelDraft, Response
+from ..selectors import can_see_scores
 from ..serializers import (
     AdjudicateRequestSerializer,
     AdjudicationQueueSerializer,
@@ -30,6 +27,9 @@ from ..serializers import (
     LabelSerializer,
     LabelWriteSerializer,
 )
+from . import selectors, services
+from .agreement import agreement_report
+from .rules import LabelInvalid
 
 
 def _response_or_404(pk):
@@ -77,7 +77,7 @@ class MyLabelView(APIView):
         mine = selectors.own_label(response, request.user)
         if mine is None and not selectors.can_label(request.user, response):
             raise PermissionDenied("This response is not assigned to you.")
-        visible = selectors.can_see_scores(request.user, response)
+        visible = can_see_scores(request.user, response)
         body = {
             "label": LabelSerializer(mine).data if mine else None,
             "scores_visible": visible,
@@ -165,7 +165,7 @@ class AnnotationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     def get_object(self):
         annotation = super().get_object()
         user = self.request.user
-        if annotation.annotator_id != user.pk and not selectors.can_see_scores(user, annotation.response):
+        if annotation.annotator_id != user.pk and not can_see_scores(user, annotation.response):
             raise PermissionDenied("Blind mode: other labels stay hidden until you submit your own.")
         return annotation
 

@@ -29,8 +29,6 @@ from simple_history.utils import bulk_create_with_history
 
 from accounts.roles import is_reviewer
 
-from .. import selectors
-from .rules import LabelInvalid, clean_label
 from ..models import (
     Adjudication,
     Annotation,
@@ -41,6 +39,8 @@ from ..models import (
     Response,
     StepLabel,
 )
+from . import selectors
+from .rules import LabelInvalid, clean_label
 
 LOCK_TTL = timedelta(minutes=getattr(settings, "REALMATH_LABEL_LOCK_MINUTES", 30))
 ADJUDICATION_THRESHOLD = Decimal(str(getattr(settings, "REALMATH_ADJUDICATION_THRESHOLD", 2)))

@@ -14,13 +14,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.decorators import annotator_required, reviewer_required
 from accounts.roles import is_reviewer
 
-from .. import selectors
-from . import services
-from .agreement import MATRIX_METRICS, agreement_report
-from .rules import LabelInvalid, rubric_groups
 from ..models import Annotation, Assignment, Exam, LabelDraft, Question, Response, StepLabel
+from ..selectors import can_see_scores, id_param
 from ..serializers import LabelDraftSerializer, LabelSerializer
 from ..views import _reference_segments
+from . import selectors, services
+from .agreement import MATRIX_METRICS, agreement_report
+from .rules import LabelInvalid, rubric_groups
 
 
 @annotator_required
@@ -50,7 +50,7 @@ def label_next(request):
     assignment = services.claim_next(request.user)
     if assignment is not None:
         return redirect("annotation:label", pk=assignment.response_id)
-    after = selectors.id_param(request.POST.get("after"))
+    after = id_param(request.POST.get("after"))
     if after is not None and is_reviewer(request.user):
         response = Response.objects.filter(pk=after).only("pk", "question_id").first()
         if response is not None:
@@ -73,7 +73,7 @@ def label_response(request, pk):
     if annotation is None and not selectors.can_label(user, response):
         raise PermissionDenied("This response is not assigned to you. Use “Next” on your queue.")
     editable = selectors.can_edit_annotation(user, annotation) if annotation else True
-    can_see = selectors.can_see_scores(user, response)
+    can_see = can_see_scores(user, response)
     others = [a for a in selectors.labels_of_response(response) if a.pk != getattr(annotation, "pk", None)] if can_see else []
     draft = LabelDraft.objects.filter(response=response, user=user).first()
     if draft is not None and draft.annotation_id != getattr(annotation, "pk", None):
@@ -124,7 +124,7 @@ def label_response(request, pk):
 
 def _edited_annotation(request, response):
     """The label this page edits: ?annotation=<id> for a reviewer, else the user's own."""
-    wanted = selectors.id_param(request.GET.get("annotation"))
+    wanted = id_param(request.GET.get("annotation"))
     if wanted is not None and is_reviewer(request.user):
         return get_object_or_404(
             Annotation.objects.select_related("annotator", "updated_by").prefetch_related("step_labels__sub_question"),
@@ -152,7 +152,7 @@ def label_history(request, pk):
     """History of the labels of a response the user may see: versions, step labels, attempts."""
     response = get_object_or_404(Response.objects.select_related("question__exam"), pk=pk)
     labels = selectors.labels_of_response(response)
-    if not selectors.can_see_scores(request.user, response):
+    if not can_see_scores(request.user, response):
         labels = [a for a in labels if a.annotator_id == request.user.pk]
         if not labels:
             raise PermissionDenied("Blind mode: you have no label on this response yet.")
@@ -183,7 +183,7 @@ def assign(request):
 
 def _assign_from_form(request, annotators):
     post = request.POST
-    question_id, exam_id = selectors.id_param(post.get("question")), selectors.id_param(post.get("exam"))
+    question_id, exam_id = id_param(post.get("question")), id_param(post.get("exam"))
     question = Question.objects.filter(pk=question_id).first() if question_id is not None else None
     exam = Exam.objects.filter(pk=exam_id).first() if exam_id is not None else None
     if question is None and exam is None:

@@ -1,7 +1,6 @@
 import pytest
 
 from annotation.models import Annotation
-
 from tests.conftest import api_client_for
 from tests.factories import make_question, make_responses
 

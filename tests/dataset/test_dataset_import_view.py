@@ -2,7 +2,6 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import ImportReport, Response
-
 from tests.conftest import REALMATH_HUMAN, REALMATH_SYNTHETIC, api_client_for
 
 pytestmark = pytest.mark.django_db

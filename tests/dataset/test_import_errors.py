@@ -6,7 +6,6 @@ from django.core.management import CommandError, call_command
 
 from annotation.importers import ImportFormatError, import_ineqmath, import_realmath
 from annotation.models import Exam, ImportReport, Question, Response
-
 from tests.conftest import INEQMATH_SAMPLE, REALMATH_HUMAN
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,6 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Question
-
 from tests.conftest import INEQMATH_SAMPLE
 
 pytestmark = pytest.mark.django_db

@@ -4,9 +4,8 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Annotation, ImportReport, Question, Response, RubricCheckpoint, SubQuestion
 from annotation.importers.realmath import parse_student_id
-
+from annotation.models import Annotation, ImportReport, Question, Response, RubricCheckpoint, SubQuestion
 from tests.conftest import REALMATH_HUMAN, REALMATH_SYNTHETIC
 
 pytestmark = pytest.mark.django_db

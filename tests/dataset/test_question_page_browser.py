@@ -1,9 +1,7 @@
 import pytest
-
 from django.core.management import call_command
 
 from annotation.models import Question
-
 from tests.conftest import INEQMATH_SAMPLE, login, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

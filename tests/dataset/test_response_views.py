@@ -4,7 +4,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Annotation, Response
-
 from tests.factories import make_imported_gold, make_question, make_responses
 
 pytestmark = pytest.mark.django_db

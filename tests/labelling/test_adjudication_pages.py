@@ -1,7 +1,7 @@
 """The adjudication queue and decision page (reviewers)."""
 import pytest
-from django.test import Client
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 

@@ -7,8 +7,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation import selectors
-from annotation.labelling import services
+from annotation.labelling import selectors, services
 from annotation.models import Annotation, Assignment, LabelSaveAttempt, Response
 
 from .helpers import full_label, labelled_setup
