@@ -17,9 +17,8 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.conf import settings
 from PIL import Image, ImageFilter, ImageOps
-
-from . import conf
 
 try:  # HEIC/HEIF photos from phones; the decoder is an optional extra.
     import pillow_heif
@@ -31,7 +30,7 @@ except ImportError:  # pragma: no cover - pillow-heif is in requirements.txt
 
 # Pillow's own guard, set to our limit: above it Pillow warns (turned into an error below),
 # above twice it raises DecompressionBombError. We also check sizes ourselves before decoding.
-Image.MAX_IMAGE_PIXELS = conf.DEFAULTS["OCR_MAX_PIXELS"]
+Image.MAX_IMAGE_PIXELS = settings.OCR_MAX_PIXELS
 
 ACCEPTED_KINDS = "JPEG, PNG, TIFF, HEIC and PDF"
 PILLOW_FORMATS = {"jpeg": ["JPEG"], "png": ["PNG"], "tiff": ["TIFF"], "heic": ["HEIF"]}
@@ -145,7 +144,7 @@ def read_upload(data, *, max_bytes=None):
     """Decode an uploaded file into upright pages, or raise UploadRefused with the reason."""
     if not data:
         raise UploadRefused("The file is empty (0 bytes).")
-    if len(data) > (max_bytes or conf.get("OCR_MAX_UPLOAD_BYTES")):
+    if len(data) > (max_bytes or settings.OCR_MAX_UPLOAD_BYTES):
         refuse_size(len(data), max_bytes)
     kind = sniff(data)
     if kind == "pdf":
@@ -158,7 +157,7 @@ def read_upload(data, *, max_bytes=None):
 
 
 def refuse_size(size, max_bytes=None):
-    max_bytes = max_bytes or conf.get("OCR_MAX_UPLOAD_BYTES")
+    max_bytes = max_bytes or settings.OCR_MAX_UPLOAD_BYTES
     raise UploadRefused(
         f"The file is {_megabytes(size)}, over the {_megabytes(max_bytes)} limit per file; "
         "scan at 300 dpi or split it."
@@ -167,7 +166,7 @@ def refuse_size(size, max_bytes=None):
 
 def read_image(data, kind):
     """Decode a JPEG/PNG/TIFF/HEIC file (all frames of a multi-page TIFF) into pages."""
-    max_pages = conf.get("OCR_MAX_PDF_PAGES")
+    max_pages = settings.OCR_MAX_PDF_PAGES
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
@@ -215,7 +214,7 @@ def _decode_frame(image, kind):
 
 def check_dimensions(width, height):
     """Refuse pages too large to decode safely or too small to be a page, before decoding them."""
-    max_pixels, max_side, min_side = conf.get("OCR_MAX_PIXELS"), conf.get("OCR_MAX_SIDE"), conf.get("OCR_MIN_SIDE")
+    max_pixels, max_side, min_side = settings.OCR_MAX_PIXELS, settings.OCR_MAX_SIDE, settings.OCR_MIN_SIDE
     if width * height > max_pixels:
         raise UploadRefused(
             f"Refused as a decompression bomb: {width}×{height} is {width * height / 1e6:.0f} megapixels, "
@@ -261,8 +260,8 @@ def read_pdf(data):
     """Rasterise every page of a PDF with PDFium, within the page-count and pixel limits."""
     import pypdfium2 as pdfium
 
-    max_pages = conf.get("OCR_MAX_PDF_PAGES")
-    dpi = conf.get("OCR_PDF_DPI")
+    max_pages = settings.OCR_MAX_PDF_PAGES
+    dpi = settings.OCR_PDF_DPI
     with _PDFIUM_LOCK:
         try:
             document = pdfium.PdfDocument(data)
@@ -289,7 +288,7 @@ def _render_pdf_page(page, dpi):
     try:
         width_pt, height_pt = page.get_size()
         scale = dpi / 72.0
-        max_pixels, max_side = conf.get("OCR_MAX_PIXELS"), conf.get("OCR_MAX_SIDE")
+        max_pixels, max_side = settings.OCR_MAX_PIXELS, settings.OCR_MAX_SIDE
         # A huge media box is rendered smaller rather than refused: the page itself is fine.
         scale = min(scale, max_side / max(width_pt, height_pt, 1.0))
         scale = min(scale, (max_pixels / max(width_pt * height_pt, 1.0)) ** 0.5)
@@ -349,9 +348,9 @@ class PreparedPage:
 def prepare_page(image, *, deskew=True):
     """Flatten, threshold and deskew a page; make the screen rendition and a thumbnail."""
     work_side, web_side, thumb_side = (
-        conf.get("OCR_WORK_MAX_SIDE"),
-        conf.get("OCR_WEB_MAX_SIDE"),
-        conf.get("OCR_THUMB_MAX_SIDE"),
+        settings.OCR_WORK_MAX_SIDE,
+        settings.OCR_WEB_MAX_SIDE,
+        settings.OCR_THUMB_MAX_SIDE,
     )
     colour = fit_within(image, work_side)
     # A 3x3 median removes sensor noise and dust specks without thinning pen strokes.

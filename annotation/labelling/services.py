@@ -42,8 +42,8 @@ from ..models import (
 from . import selectors
 from .rules import LabelInvalid, clean_label
 
-LOCK_TTL = timedelta(minutes=getattr(settings, "REALMATH_LABEL_LOCK_MINUTES", 30))
-ADJUDICATION_THRESHOLD = Decimal(str(getattr(settings, "REALMATH_ADJUDICATION_THRESHOLD", 2)))
+LOCK_TTL = timedelta(minutes=settings.REALMATH_LABEL_LOCK_MINUTES)
+ADJUDICATION_THRESHOLD = Decimal(str(settings.REALMATH_ADJUDICATION_THRESHOLD))
 MAX_DRAFT_CHARS = 200_000
 
 

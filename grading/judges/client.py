@@ -125,7 +125,7 @@ def limiter_for(endpoint):
             tokens_per_minute=endpoint.tokens_per_minute,
             # A call cannot outlive its timeout; a killed worker's slot frees itself after this.
             lease_seconds=endpoint.timeout * 1.5 + 5.0,
-            window=float(getattr(settings, "JUDGE_RATELIMIT_WINDOW_SECONDS", ratelimit.WINDOW)),
+            window=float(settings.JUDGE_RATELIMIT_WINDOW_SECONDS),
         )
     )
 
@@ -147,8 +147,8 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
         raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0)
     kwargs = _request_kwargs(call, messages)
     errors, spent_ms = [], 0
-    base = float(getattr(settings, "JUDGE_RETRY_BASE_SECONDS", 1.0))
-    cap = float(getattr(settings, "JUDGE_RETRY_MAX_SECONDS", 60.0))
+    base = float(settings.JUDGE_RETRY_BASE_SECONDS)
+    cap = float(settings.JUDGE_RETRY_MAX_SECONDS)
     estimate = estimate_tokens(messages, call.max_tokens)
     attempts = max(1, endpoint.max_attempts)
     for attempt in range(1, attempts + 1):

@@ -116,17 +116,10 @@ def _local_semaphore(key, size):
 
 
 def default_store():
-    """Redis when REDIS_URL is set, else files under JUDGE_RATELIMIT_DIR (or REALMATH_RATELIMIT_DIR)."""
-    url = getattr(settings, "REDIS_URL", "")
-    if url:
-        prefix = getattr(settings, "JUDGE_RATELIMIT_PREFIX", "") or os.environ.get("REALMATH_RATELIMIT_PREFIX", "realmath:rl:")
-        return RedisStore.for_url(url, prefix)
-    directory = (
-        getattr(settings, "JUDGE_RATELIMIT_DIR", None)
-        or os.environ.get("REALMATH_RATELIMIT_DIR")
-        or Path(settings.VAR_DIR) / "ratelimit"
-    )
-    return FileStore(directory)
+    """Redis when REDIS_URL is set, else files under JUDGE_RATELIMIT_DIR."""
+    if settings.REDIS_URL:
+        return RedisStore.for_url(settings.REDIS_URL, settings.JUDGE_RATELIMIT_PREFIX)
+    return FileStore(settings.JUDGE_RATELIMIT_DIR)
 
 
 def backend_name():

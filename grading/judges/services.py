@@ -23,7 +23,6 @@ LLM calls run in threads inside a chunk task (up to the endpoint's concurrency);
 task's main thread touches the database.
 """
 import hashlib
-import os
 import time
 import uuid
 from collections import deque
@@ -257,8 +256,8 @@ def clean_params(params):
 
 
 def task_queue():
-    """The Celery queue for judge and generation tasks (REALMATH_JUDGE_QUEUE; default queue if unset)."""
-    return getattr(settings, "JUDGE_TASK_QUEUE", "") or os.environ.get("REALMATH_JUDGE_QUEUE", "") or None
+    """The Celery queue for judge and generation tasks (settings.JUDGE_TASK_QUEUE; default queue if unset)."""
+    return settings.JUDGE_TASK_QUEUE or None
 
 
 def enqueue_judge_run(run_id, epoch):

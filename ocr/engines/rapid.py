@@ -10,8 +10,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
 
-from .. import conf
 from .base import EngineUnavailable, OcrEngine, TextBuilder, needs_space
 
 _ENGINE = None
@@ -63,7 +63,7 @@ class RapidOcrEngine(OcrEngine):
                 raise EngineUnavailable(problem)
             from rapidocr import RapidOCR
 
-            threads = conf.get("OCR_ENGINE_THREADS")
+            threads = settings.OCR_ENGINE_THREADS
             params = {
                 "Global.log_level": "error",
                 "EngineConfig.onnxruntime.intra_op_num_threads": threads,

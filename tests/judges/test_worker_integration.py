@@ -53,12 +53,12 @@ def _in_memory_sqlite():
     return connection.vendor == "sqlite" and connection.is_in_memory_db()
 
 
-def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
+def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, settings):
     if _in_memory_sqlite():
         with file_backed_database(tmp_path / "test-db.sqlite3"):
-            _scenario(tmp_path)
+            _scenario(tmp_path, settings)
     else:
-        _scenario(tmp_path)
+        _scenario(tmp_path, settings)
 
 
 @contextmanager
@@ -145,9 +145,9 @@ def _purge(queue):
         pass
 
 
-def _scenario(tmp_path):
+def _scenario(tmp_path, settings):
     queue = f"judges-test-{uuid.uuid4().hex[:10]}"
-    os.environ["REALMATH_JUDGE_QUEUE"] = queue  # the producer (this process) routes there too
+    settings.JUDGE_TASK_QUEUE = queue  # the producer (this process) routes there too
     env = dict(
         os.environ,
         DATABASE_URL=_database_url(),
@@ -193,7 +193,6 @@ def _scenario(tmp_path):
             for worker in workers:
                 worker.stop()
             _purge(queue)
-            os.environ.pop("REALMATH_JUDGE_QUEUE", None)
 
         results = JudgeResult.objects.filter(config=config)
         assert results.count() == N_RESPONSES, "zero missing, zero duplicated"
