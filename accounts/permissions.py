@@ -1,6 +1,6 @@
 from rest_framework.permissions import BasePermission
 
-from .roles import ADMIN, ANNOTATOR, REVIEWER, has_role
+from .roles import ANNOTATOR, REVIEWER, has_role
 
 
 class _RolePermission(BasePermission):
@@ -16,10 +16,6 @@ class IsAnnotator(_RolePermission):
 
 class IsReviewer(_RolePermission):
     role = REVIEWER
-
-
-class IsAdmin(_RolePermission):
-    role = ADMIN
 
 
 class ReadAnnotatorWriteReviewer(BasePermission):

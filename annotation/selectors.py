@@ -3,7 +3,9 @@ from decimal import Decimal, InvalidOperation
 
 from django.db.models import Count, Q
 
-from .models import Question, Response
+from accounts.roles import is_reviewer
+
+from .models import Annotation, Question, Response
 
 
 def question_list():
@@ -94,8 +96,6 @@ def labels_visible_to(user, response):
     Reviewers always may. On a blind exam an annotator may only after submitting
     their own annotation of that response.
     """
-    from accounts.roles import is_reviewer
-
     if is_reviewer(user):
         return True
     if not response.question.exam.blind:
@@ -118,10 +118,6 @@ def can_see_scores(user, response):
 
 def responses_with_visible_scores(user, response_ids):
     """Of some response ids, the set whose scores `user` may see (two queries at most, for lists)."""
-    from accounts.roles import is_reviewer
-
-    from .models import Annotation
-
     ids = set(response_ids)
     if is_reviewer(user):
         return ids
@@ -134,3 +130,16 @@ def responses_with_visible_scores(user, response_ids):
         )
     )
     return open_exams | submitted
+
+
+def reference_segments(question):
+    """Split the reference solution into plain text and checkpoint-marked pieces for highlighting."""
+    text, pieces, cursor = question.reference_solution, [], 0
+    for checkpoint in question.checkpoints.all():
+        if checkpoint.start > cursor:
+            pieces.append({"text": text[cursor : checkpoint.start], "checkpoint": None})
+        pieces.append({"text": text[checkpoint.start : checkpoint.end], "checkpoint": checkpoint})
+        cursor = max(cursor, checkpoint.end)
+    if cursor < len(text):
+        pieces.append({"text": text[cursor:], "checkpoint": None})
+    return pieces

@@ -37,21 +37,8 @@ def question_detail(request, pk):
     return render(
         request,
         "annotation/question_detail.html",
-        {"question": question, "segments": _reference_segments(question)},
+        {"question": question, "segments": selectors.reference_segments(question)},
     )
-
-
-def _reference_segments(question):
-    """Split the reference solution into plain text and checkpoint-marked pieces for highlighting."""
-    text, pieces, cursor = question.reference_solution, [], 0
-    for checkpoint in question.checkpoints.all():
-        if checkpoint.start > cursor:
-            pieces.append({"text": text[cursor : checkpoint.start], "checkpoint": None})
-        pieces.append({"text": text[checkpoint.start : checkpoint.end], "checkpoint": checkpoint})
-        cursor = max(cursor, checkpoint.end)
-    if cursor < len(text):
-        pieces.append({"text": text[cursor:], "checkpoint": None})
-    return pieces
 
 
 @annotator_required

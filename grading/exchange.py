@@ -10,6 +10,9 @@ from decimal import Decimal
 
 from django.db.models import Prefetch
 
+from annotation.export.load import user_named
+from annotation.importers import ImportFormatError
+
 from .models import JudgeConfig, JudgeResult, LlmEndpoint, MetaEvalProposal, MetaEvaluation, StepJudgeValidation
 
 GLOBAL_TYPES = {"judge_endpoint", "judge_config"}
@@ -183,16 +186,10 @@ def import_global(line, context):
     configs[(config.name, config.version)] = config
 
 
-def _user(context, username):
-    from annotation.export.load import _user as load_user
-
-    return load_user(context, username)
-
-
 def _import_meta(result, data, context):
     meta = MetaEvaluation.objects.create(
         result=result, **{f: data[f] for f in META_FIELDS if f in data},
-        confirmed_by=_user(context, data.get("confirmed_by")), confirmed_at=_time(data.get("confirmed_at")),
+        confirmed_by=user_named(context, data.get("confirmed_by")), confirmed_at=_time(data.get("confirmed_at")),
     )
     for proposal_data in data.get("proposals", []):
         proposal = MetaEvalProposal.objects.create(
@@ -210,8 +207,6 @@ def import_response(response, line, context):
         key = (data["config"], data["config_version"])
         config = configs.get(key) or JudgeConfig.objects.filter(name=key[0], version=key[1]).first()
         if config is None:
-            from annotation.importers import ImportFormatError
-
             raise ImportFormatError(f"line {line['_line']}: judge result names an unknown setting {key[0]} v{key[1]}.")
         result = JudgeResult.objects.create(
             config=config, response=response, **{f: data[f] for f in RESULT_FIELDS if f in data},
@@ -223,5 +218,5 @@ def import_response(response, line, context):
             validation = data["validation"]
             StepJudgeValidation.objects.create(
                 result=result, judge_says_pass=validation["judge_says_pass"], verdict_right=validation["verdict_right"],
-                note=validation.get("note", ""), validated_by=_user(context, validation["validated_by"]),
+                note=validation.get("note", ""), validated_by=user_named(context, validation["validated_by"]),
             )

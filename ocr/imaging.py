@@ -258,7 +258,7 @@ def pixel_checksum(image):
 
 def read_pdf(data):
     """Rasterise every page of a PDF with PDFium, within the page-count and pixel limits."""
-    import pypdfium2 as pdfium
+    import pypdfium2 as pdfium  # imported here: only PDF uploads need PDFium
 
     max_pages = settings.OCR_MAX_PDF_PAGES
     dpi = settings.OCR_PDF_DPI

@@ -264,7 +264,7 @@ def queue_ocr(pages, engine_name):
 
 
 def _send_on_commit(run_ids):
-    from .tasks import run_ocr
+    from .tasks import run_ocr  # cycle: ocr.tasks imports this module
 
     queue = settings.OCR_QUEUE or None
 

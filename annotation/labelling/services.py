@@ -547,9 +547,3 @@ def _take_slot(response, user, *, complete):
         own.filter(completed_at__isnull=True).update(lock_holder=user, lock_expires=now + LOCK_TTL)
 
 
-def release_lock(*, response, user):
-    """Give back the lock on a response (leaving it for later); started work stays the user's."""
-    return Assignment.objects.filter(response=response, lock_holder=user, completed_at__isnull=True).update(
-        lock_holder=None, lock_expires=None
-    )
-

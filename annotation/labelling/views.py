@@ -15,9 +15,8 @@ from accounts.decorators import annotator_required, reviewer_required
 from accounts.roles import is_reviewer
 
 from ..models import Annotation, Assignment, Exam, LabelDraft, Question, Response, StepLabel
-from ..selectors import can_see_scores, id_param
+from ..selectors import can_see_scores, id_param, reference_segments
 from ..serializers import LabelDraftSerializer, LabelSerializer
-from ..views import _reference_segments
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report
 from .rules import LabelInvalid, rubric_groups
@@ -107,7 +106,7 @@ def label_response(request, pk):
     context = {
         "response": response,
         "question": question,
-        "segments": _reference_segments(question),
+        "segments": reference_segments(question),
         "annotation": annotation,
         "editable": editable,
         "can_see_scores": can_see,

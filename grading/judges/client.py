@@ -104,7 +104,7 @@ _clients_lock = threading.Lock()
 
 def openai_client(endpoint):
     """One `openai.OpenAI` per process and endpoint (it is safe to share between threads)."""
-    from openai import OpenAI
+    from openai import OpenAI  # imported here: ~2 s; web processes that never call an LLM skip it
 
     api_key = read_api_key(endpoint.api_key_env)
     key = (os.getpid(), endpoint.base_url, api_key, endpoint.timeout)
@@ -138,7 +138,7 @@ def estimate_tokens(messages, max_tokens):
 
 def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
     """Send one chat completion; retry what can be retried; return a Completion or raise LlmCallFailed."""
-    from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError
+    from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError  # slow import, as above
 
     limiter = limiter or limiter_for(endpoint)
     try:

@@ -139,7 +139,7 @@ def _next_generation_indexes(question_ids, models, temperatures):
 
 
 def enqueue_generation_run(run_id, epoch):
-    from . import tasks
+    from . import tasks  # cycle: judges.tasks imports this module
 
     run = GenerationRun.objects.get(pk=run_id)
     return enqueue_open_items(run, epoch, GENERATION_OPEN_STATES, tasks.run_generation_chunk, _finish_generation_if_complete)

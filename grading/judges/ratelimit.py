@@ -122,10 +122,6 @@ def default_store():
     return FileStore(settings.JUDGE_RATELIMIT_DIR)
 
 
-def backend_name():
-    return "redis" if getattr(settings, "REDIS_URL", "") else "file"
-
-
 # --- the shared state: one algorithm, two stores -------------------------------------------
 
 def _decide(state, limits, holder, tokens, now):
@@ -298,7 +294,7 @@ class RedisStore:
 
     @classmethod
     def for_url(cls, url, prefix):
-        import redis
+        import redis  # imported here: only with REDIS_URL, and ~0.5 s
 
         with cls._lock:
             key = (os.getpid(), url)

@@ -5,10 +5,12 @@ from decimal import Decimal
 from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
 from django.utils import timezone
 
+from accounts.roles import is_reviewer
+from annotation.models import Annotation
 from annotation.selectors import id_param
 
 from ..models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
-from .kinds import INEQMATH_STEP_KINDS, KINDS
+from .kinds import INEQMATH_STEP_KINDS
 
 STALL_SECONDS = 60
 
@@ -174,27 +176,11 @@ def ineqmath_overall(results):
 
 def visible_results(user):
     """Judge results a user may see: all for reviewers; on blind exams only after their own label."""
-    from accounts.roles import is_reviewer
-
     queryset = JudgeResult.objects.exclude(status=JudgeResult.Status.RUNNING)
     if is_reviewer(user):
         return queryset
-    from annotation.models import Annotation
-
     submitted = Annotation.objects.filter(response=OuterRef("response"), annotator=user, submitted=True)
     return queryset.filter(Q(response__question__exam__blind=False) | Exists(submitted))
-
-
-def can_see_scores(user, response):
-    """The annotation app's blind rule for judge scores (labels_visible_to before it existed)."""
-    from annotation import selectors as annotation_selectors
-
-    rule = getattr(annotation_selectors, "can_see_scores", None) or annotation_selectors.labels_visible_to
-    return rule(user, response)
-
-
-def kind_choices():
-    return [(key, kind.label) for key, kind in KINDS.items()]
 
 
 def generation_run_list():

@@ -42,7 +42,8 @@ from annotation.selectors import filter_responses
 
 from ..models import JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
 from . import client as llm
-from .kinds import JudgeInput, JudgeSpec, get_kind
+from . import prompts
+from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
 OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
@@ -85,9 +86,7 @@ def config_is_used(config):
 
 
 def _check_config(config):
-    from . import prompts as judge_prompts
-
-    unknown = judge_prompts.unknown_placeholders(config.prompt_template) + judge_prompts.unknown_placeholders(
+    unknown = prompts.unknown_placeholders(config.prompt_template) + prompts.unknown_placeholders(
         config.system_prompt
     )
     if unknown:
@@ -262,7 +261,7 @@ def task_queue():
 
 def enqueue_judge_run(run_id, epoch):
     """Send every open item of a run to the workers, in chunks tagged with `epoch`."""
-    from . import tasks
+    from . import tasks  # cycle: judges.tasks imports this module
 
     return enqueue_open_items(JudgeRun.objects.get(pk=run_id), epoch, OPEN_ITEM_STATES, tasks.run_judge_chunk, _finish_if_complete)
 
@@ -625,8 +624,6 @@ def make_caller(endpoint, spec):
 
 
 def _outcome_of(future):
-    from .kinds import Outcome
-
     try:
         return future.result()
     except Exception as exc:  # kinds catch their own errors; this is the last line of defence

@@ -149,9 +149,5 @@ class StepJudgeValidation(models.Model):
     def __str__(self):
         return f"{'right' if self.verdict_right else 'wrong'} verdict on {self.result_id}"
 
-    @property
-    def expert_says_pass(self):
-        return self.judge_says_pass == self.verdict_right
-
 
 __all__ = ["Direction", "MetaEvalRun", "MetaEvaluation", "MetaEvalProposal", "StepJudgeValidation"]

@@ -14,6 +14,7 @@ from accounts.permissions import IsReviewer
 from annotation.models import Response
 from annotation.selectors import MAX_ID
 
+from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun, MetaEvaluation
 from . import selectors, services
 from .meta_eval import CATEGORIES
@@ -224,8 +225,6 @@ class PrelabelRunListView(APIView):
 
     @extend_schema(request=StartPrelabelSerializer, responses={201: PrelabelRunSerializer})
     def post(self, request):
-        from ..judges.services import RunRefused
-
         form = StartPrelabelSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data

@@ -19,6 +19,8 @@ from django.utils import timezone
 from annotation.models import Response
 
 from ..judges import client as llm
+from ..judges.result_import import import_judge_results, match_record, read_records
+from ..judges.services import RunRefused, endpoint_spec
 from ..models import (
     JudgeConfig,
     JudgeResult,
@@ -176,8 +178,6 @@ def meta_eval_messages(result):
 
 
 def _check_endpoint(endpoint):
-    from ..judges.services import RunRefused
-
     if not (endpoint.base_url or settings.OPENAI_BASE_URL):
         raise RunRefused(f"Endpoint {endpoint} has no base URL and OPENAI_BASE_URL is not set.")
     try:
@@ -190,8 +190,6 @@ def start_meta_eval_run(*, endpoint, model, scope, threshold=selectors.DEFAULT_T
                         only_open=True, temperature=0.0, max_tokens=2048):
     """Queue the LLM meta-evaluator over a disagreement queue (cases still unclassified and
     without a usable proposal, unless `only_open` is false). Returns the run."""
-    from ..judges.services import RunRefused
-
     if not str(model or "").strip():
         raise RunRefused("Name the model the meta-evaluator should use.")
     _check_endpoint(endpoint)
@@ -217,7 +215,7 @@ def start_meta_eval_run(*, endpoint, model, scope, threshold=selectors.DEFAULT_T
 
 
 def _enqueue(run_id, result_ids):
-    from .tasks import propose_meta_eval_chunk
+    from .tasks import propose_meta_eval_chunk  # cycle: review.tasks imports this module
 
     for start in range(0, len(result_ids), CHUNK_SIZE):
         propose_meta_eval_chunk.delay(run_id, result_ids[start : start + CHUNK_SIZE])
@@ -257,8 +255,6 @@ def process_meta_eval_chunk(run_id, result_ids):
 
 
 def _endpoint_spec(endpoint):
-    from ..judges.services import endpoint_spec
-
     return endpoint_spec(endpoint)
 
 
@@ -351,8 +347,6 @@ def _same(a, b):
 
 def _candidate_responses(record, input_records):
     """Responses a label may be about, and notes on how they were found (or why not)."""
-    from ..judges.result_import import match_record
-
     gt, notes = _float(record.get("gt")), []
     sample = record.get("sample_id")
     if input_records is not None and sample in input_records:
@@ -395,8 +389,6 @@ def _results_fitting(responses, model_score, setting):
 
 
 def _create_result(response, record, index, file_name, setting, user, report):
-    from ..judges.result_import import import_judge_results
-
     name = setting or RELEASED_LABELS_SETTING
     payload = [{"response_id": response.pk, "model_score": record.get("model_score"), "gt": record.get("gt")}]
     outcome = import_judge_results(
@@ -421,8 +413,6 @@ def import_meta_eval_labels(raw, file_name, *, user=None, setting=None, input_ra
     records = read_label_records(raw)
     input_records = None
     if input_raw is not None:
-        from ..judges.result_import import read_records
-
         input_records = {r.get("sample_id"): r for r in read_records(input_raw) if r.get("sample_id") is not None}
     report = LabelImportReport(records=len(records))
     with transaction.atomic():

@@ -14,8 +14,9 @@ from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
 from annotation.models import Question, Response
-from annotation.views import _reference_segments
+from annotation.selectors import reference_segments
 
+from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
 from . import selectors, services
 from .meta_eval import CATEGORIES
@@ -187,7 +188,7 @@ def disagreement_review(request, pk):
         "around": around,
         "stats": stats,
         "in_queue": queue.filter(pk=pk).exists(),
-        "segments": _reference_segments(case["question"]),
+        "segments": reference_segments(case["question"]),
         "categories": CATEGORIES,
         "history": selectors.meta_history(case["meta"]),
         "error": error,
@@ -209,8 +210,6 @@ def _selected_category(posted, case):
 @reviewer_required
 @require_POST
 def start_prelabel(request):
-    from ..judges.services import RunRefused
-
     scope = _scope_or_404(request.POST)
     threshold = selectors.parse_threshold(request.POST.get("threshold"))
     params = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key) and key != "state"}
@@ -328,7 +327,7 @@ def validation_case(request, pk):
     ids = selectors.validation_response_ids(judges["chosen"])
     context = {
         **case,
-        "segments": _reference_segments(case["question"]) if case["question"].reference_solution else [],
+        "segments": reference_segments(case["question"]) if case["question"].reference_solution else [],
         "previous": ids.filter(response_id__lt=pk).order_by("-response_id").first(),
         "next": ids.filter(response_id__gt=pk).first(),
         "query": query,

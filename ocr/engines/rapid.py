@@ -25,7 +25,7 @@ BUNDLED_MODELS = {
 
 
 def models_dir():
-    import rapidocr
+    import rapidocr  # imported here: the engine loads onnxruntime; processes without OCR skip it
 
     return Path(rapidocr.__file__).resolve().parent / "models"
 
@@ -61,7 +61,7 @@ class RapidOcrEngine(OcrEngine):
             problem = self.availability()
             if problem:
                 raise EngineUnavailable(problem)
-            from rapidocr import RapidOCR
+            from rapidocr import RapidOCR  # see models_dir
 
             threads = settings.OCR_ENGINE_THREADS
             params = {

@@ -24,7 +24,7 @@ class TesseractEngine(OcrEngine):
         if not shutil.which("tesseract"):
             return "The tesseract program is not installed (Debian: apt-get install tesseract-ocr tesseract-ocr-chi-sim)."
         try:
-            import pytesseract
+            import pytesseract  # imported here (~1 s), as in version and recognise: only OCR uses it
 
             installed = set(pytesseract.get_languages(config=""))
         except Exception as exc:  # noqa: BLE001 - report any failure to query the binary

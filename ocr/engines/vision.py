@@ -49,7 +49,7 @@ class VisionEngine(OcrEngine):
         return f"{model} at {urlparse(base_url).netloc or base_url}"
 
     def recognise(self, image):
-        import openai
+        import openai  # imported here: ~2 s, only this engine needs it
 
         problem = self.availability()
         if problem:
