@@ -52,7 +52,7 @@ def populate(n, tag, seed=5):
     config = JudgeConfig.objects.create(name=f"bench judge {tag}", kind=JudgeConfig.Kind.EXTERNAL)
     JudgeResult.objects.bulk_create(
         (JudgeResult(config=config, response_id=pk, cache_key=f"k{pk}", status="ok", score=float(judge[i]),
-                     rationale="Overall Score: %d" % judge[i]) for i, pk in enumerate(ids)),
+                     rationale=f"Overall Score: {judge[i]:d}") for i, pk in enumerate(ids)),
         batch_size=5000,
     )
     return config
@@ -81,6 +81,7 @@ def baseline(config):
 
 def run(sizes):
     import numpy as np
+    import pandas  # noqa: F401  (imported before timing the baseline)
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
@@ -89,8 +90,6 @@ def run(sizes):
     from accounts.services import create_user_with_role
     from grading.review import metrics
     from grading.review import selectors as review_selectors
-
-    import pandas  # noqa: F401  (imported before timing the baseline)
 
     create_user_with_role("bench-reviewer", "bench-password-123", "reviewer")
     client = Client()

@@ -144,7 +144,7 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
     try:
         client = openai_client(endpoint)
     except MissingApiKey as exc:
-        raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0)
+        raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0) from exc
     kwargs = _request_kwargs(call, messages)
     errors, spent_ms = [], 0
     base = float(settings.JUDGE_RETRY_BASE_SECONDS)

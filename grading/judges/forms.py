@@ -45,7 +45,7 @@ class JudgeConfigForm(forms.ModelForm):
         self.fields["kind"].choices = [(k, label) for k, label in JudgeConfig.Kind.choices if k != JudgeConfig.Kind.EXTERNAL]
         self.fields["prompt_template"].help_text = (
             "Leave empty for the kind's default. Placeholders: "
-            + ", ".join("{{ %s }}" % name for name in prompts.VARIABLES)
+            + ", ".join(f"{{{{ {name} }}}}" for name in prompts.VARIABLES)
         )
         if self.instance.pk:
             self.initial["extra_body"] = json.dumps(self.instance.extra_body or {})

@@ -223,6 +223,9 @@ class JudgeRunItem(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "response"], name="unique_run_item")]
         indexes = [models.Index(fields=["run", "state"])]
 
+    def __str__(self):
+        return f"run {self.run_id}, response {self.response_id}"
+
 
 class GenerationRun(models.Model):
     """Synthetic answers: every selected question × model × temperature, `per_cell` times."""
@@ -291,6 +294,9 @@ class GenerationItem(models.Model):
             models.UniqueConstraint(fields=["run", "question", "model", "temperature", "index"], name="unique_generation_item"),
         ]
         indexes = [models.Index(fields=["run", "state"])]
+
+    def __str__(self):
+        return self.student_id or f"generation item {self.pk}"
 
 
 __all__ = [

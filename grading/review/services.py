@@ -104,8 +104,8 @@ def confirm_meta_evaluation(result, *, user, category, analysis="", is_ood=False
         try:
             with transaction.atomic():
                 meta.save()
-        except IntegrityError:  # another reviewer's first save of this case got in first
-            raise StaleMetaEvaluation(MetaEvaluation.objects.select_related("confirmed_by").get(result=result))
+        except IntegrityError as exc:  # another reviewer's first save of this case got in first
+            raise StaleMetaEvaluation(MetaEvaluation.objects.select_related("confirmed_by").get(result=result)) from exc
     return meta
 
 

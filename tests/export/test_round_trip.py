@@ -33,7 +33,14 @@ def _annotate(annotator, reviewer):
 
 
 def _judge(reviewer):
-    from grading.models import JudgeConfig, JudgeResult, LlmEndpoint, MetaEvalProposal, MetaEvaluation, StepJudgeValidation
+    from grading.models import (
+        JudgeConfig,
+        JudgeResult,
+        LlmEndpoint,
+        MetaEvalProposal,
+        MetaEvaluation,
+        StepJudgeValidation,
+    )
 
     endpoint = LlmEndpoint.objects.create(name="local", base_url="http://127.0.0.1:9/v1", api_key_env="JUDGE_KEY")
     v1 = JudgeConfig.objects.create(name="rubric", version=1, kind="rubric", endpoint=endpoint, model="m1")
@@ -83,7 +90,6 @@ def _files(folder):
 @pytest.mark.parametrize("fmt", ["jsonl"])
 def test_round_trip_gives_identical_files(sample_data, annotator, reviewer, tmp_path, fmt):
     from grading.models import JudgeResult, MetaEvaluation
-
     from ocr.models import TranscriptRevision
 
     _annotate(annotator, reviewer)

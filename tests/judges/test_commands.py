@@ -30,7 +30,7 @@ def test_run_judges_inline_with_filters_then_rerun_is_free(endpoint, llm_server,
     out = call("run_judges", "--setting", "cli-judge", "--source", "human", "--inline")
     run = JudgeRun.objects.get()
     assert run.status == "done" and run.n_items == 3 and run.selection == {"source": "human"}
-    assert "Run %d" % run.pk in out and "ok 3" in out
+    assert f"Run {run.pk}" in out and "ok 3" in out
     assert llm_server.request_count == 3
     out = call("run_judges", "--setting", "cli-judge", "--source", "human", "--inline")
     assert llm_server.request_count == 3 and "from cache 3" in out

@@ -109,7 +109,7 @@ def test_missing_key_refuses_the_run(llm_server, responses, monkeypatch):
 def test_all_faults_in_one_run(llm_server, rubric_question, django_capture_on_commit_callbacks):
     from tests.factories import make_responses
 
-    responses = make_responses(rubric_question, 12)
+    make_responses(rubric_question, 12)
     endpoint = make_endpoint(llm_server, timeout_seconds=0.3, max_attempts=2)
     llm_server.default = score_by_answer({})
     llm_server.script("Answer 0:", Reply(status=429, retry_after=0.1), Reply(status=429, retry_after=0.1))

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from grading.models import LlmEndpoint, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from grading.review import selectors as sel
 from grading.review import services
-from grading.models import LlmEndpoint, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from tests.factories import make_question, make_responses
 from tests.llm_server import LlmServer, Reply
 

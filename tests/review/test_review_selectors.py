@@ -3,8 +3,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from grading.review import selectors as sel
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
+from grading.review import selectors as sel
 from tests.factories import make_question, make_responses
 
 from .helpers import make_results, make_setting, set_gold

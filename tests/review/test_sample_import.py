@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from grading.review import selectors as sel
 from grading.models import JudgeConfig, MetaEvaluation
+from grading.review import selectors as sel
 from tests.conftest import DEMO_DIR
 
 pytestmark = pytest.mark.django_db

@@ -4,9 +4,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from grading.models import JudgeConfig, StepJudgeValidation
 from grading.review import selectors as sel
 from grading.review import services
-from grading.models import JudgeConfig, StepJudgeValidation
 from tests.factories import make_question, make_responses
 
 from .helpers import make_results, make_setting
