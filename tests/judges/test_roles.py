@@ -3,8 +3,7 @@ import pytest
 from django.urls import reverse
 
 from tests.conftest import api_client_for
-
-from .helpers import make_config
+from tests.factories import make_setting
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +16,7 @@ def objects(endpoint, responses, django_capture_on_commit_callbacks, llm_server)
     from .helpers import score_by_answer
 
     llm_server.default = score_by_answer({})
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=True):
         run = services.start_judge_run(config)
     gen = generation.start_generation_run(endpoint=endpoint, models=["m"], temperatures=[0], questions=None,

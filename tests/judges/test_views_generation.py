@@ -37,7 +37,7 @@ def test_generation_form_run_and_pages(reviewer_client, endpoint, llm_server, ru
 
 def test_generation_errors_cancel_and_resume(reviewer_client, llm_server, rubric_question,
                                              django_capture_on_commit_callbacks):
-    from .helpers import make_endpoint
+    from tests.factories import make_endpoint
 
     endpoint = make_endpoint(llm_server, max_attempts=2)
     llm_server.script(None, Reply(status=503), Reply(status=503))

@@ -4,8 +4,9 @@ from django.urls import reverse
 
 from grading.judges import prompts
 from grading.models import JudgeConfig, LlmEndpoint
+from tests.factories import API_KEY_ENV, make_setting
 
-from .helpers import API_KEY_ENV, make_config, run_now, score_by_answer
+from .helpers import run_now, score_by_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +60,7 @@ def test_bad_input_is_refused_with_a_reason(admin_client_, endpoint):
     assert "Not valid JSON" in page.content.decode()
     page = admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint, endpoint="", model=""))
     assert "choose an endpoint" in page.content.decode()
-    make_config(endpoint, name="taken")
+    make_setting(endpoint, name="taken")
     page = admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint, name="taken"))
     assert "edit it to make a new version" in page.content.decode()
     assert JudgeConfig.objects.count() == 1
@@ -69,7 +70,7 @@ def test_bad_input_is_refused_with_a_reason(admin_client_, endpoint):
 
 
 def test_copy_prefills_the_form(admin_client_, endpoint):
-    config = make_config(endpoint, name="orig", prompt_template="Grade {{ response }}")
+    config = make_setting(endpoint, name="orig", prompt_template="Grade {{ response }}")
     page = admin_client_.get(reverse("grading:judge_config_create"), {"copy": config.pk})
     assert page.context["form"].initial["prompt_template"] == "Grade {{ response }}"
     assert page.context["form"].initial["name"] == "orig copy"

@@ -23,10 +23,8 @@ from django.db import connection
 
 from grading.judges import services
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
-from tests.factories import make_question, make_responses
+from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_responses, make_setting
 from tests.llm_server import LlmServer, Reply, message_text
-
-from .helpers import API_KEY_ENV, make_config, make_endpoint
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -170,7 +168,7 @@ def _scenario(tmp_path, settings):
             question = make_question("Integration problem: find x.", full_score=10)
             make_responses(question, N_RESPONSES)
             endpoint = make_endpoint(server, max_concurrency=CONCURRENCY, timeout_seconds=1.0, max_attempts=3)
-            config = make_config(endpoint, name=f"integration-{queue}")
+            config = make_setting(endpoint, name=f"integration-{queue}")
 
             # Two workers share the queue; one of them is killed in the middle of the run.
             workers = [Worker(env, tmp_path / f"worker{n}.log") for n in (1, 2)]

@@ -7,9 +7,7 @@ from django.urls import reverse
 from grading.models import JudgeConfig, StepJudgeValidation
 from grading.review import selectors as sel
 from grading.review import services
-from tests.factories import make_question, make_responses
-
-from .helpers import make_results, make_setting
+from tests.factories import make_question, make_responses, make_results, make_stored_setting
 
 pytestmark = pytest.mark.django_db
 K = JudgeConfig.Kind
@@ -32,7 +30,7 @@ def judged():
         response.save()
     results = {}
     for kind, verdicts in VERDICTS.items():
-        results[kind] = make_results(make_setting(f"ineq {kind}", kind=kind), responses, verdicts)
+        results[kind] = make_results(make_stored_setting(f"ineq {kind}", kind=kind), responses, verdicts)
     return {"responses": responses, "results": results}
 
 
