@@ -1,8 +1,10 @@
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404
+from django.shortcuts import redirect, render
 
 from accounts.decorators import annotator_required, reviewer_required
+from config.shortcuts import get_object_or_404
 
 from . import selectors
 from .forms import DatasetImportForm
@@ -32,8 +34,8 @@ def question_list(request):
 def question_detail(request, pk):
     try:
         question = selectors.question_detail(pk)
-    except Question.DoesNotExist:
-        return render(request, "404.html", status=404)
+    except Question.DoesNotExist as exc:
+        raise Http404("No such question.") from exc
     return render(
         request,
         "annotation/question_detail.html",
@@ -63,8 +65,8 @@ def response_list(request):
 def response_detail(request, pk):
     try:
         response = selectors.response_detail(pk)
-    except Response.DoesNotExist:
-        return render(request, "404.html", status=404)
+    except Response.DoesNotExist as exc:
+        raise Http404("No such response.") from exc
     can_see = selectors.labels_visible_to(request.user, response)
     annotations = (
         response.annotations.select_related("annotator").prefetch_related("step_labels") if can_see else []

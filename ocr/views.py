@@ -5,11 +5,12 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
+from config.shortcuts import get_object_or_404
 
 from . import selectors, services
 from .engines import ENGINES

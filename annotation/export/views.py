@@ -1,9 +1,10 @@
 """Export pages: start an export of the (filtered) responses, follow its progress, download it."""
 from django.http import FileResponse, Http404, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from accounts.decorators import reviewer_required
+from config.shortcuts import get_object_or_404
 
 from ..models import Exam, ExportJob, Question, Response
 from ..selectors import filter_responses

@@ -7,12 +7,14 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
 from accounts.roles import is_reviewer
+from config.shortcuts import get_object_or_404
 
 from ..models import Annotation, Assignment, Exam, LabelDraft, Question, Response, StepLabel
 from ..selectors import can_see_scores, id_param, reference_segments
@@ -65,8 +67,8 @@ def label_response(request, pk):
     """The labelling screen for one response: problem, rubric, transcript and the score form."""
     try:
         response = selectors.label_page_response(pk)
-    except Response.DoesNotExist:
-        return render(request, "404.html", status=404)
+    except Response.DoesNotExist as exc:
+        raise Http404("No such response.") from exc
     user = request.user
     annotation = _edited_annotation(request, response)
     if annotation is None and not selectors.can_label(user, response):

@@ -6,26 +6,19 @@ rule allows). Views parse input, call grading.judges.services / grading.judges.s
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, JsonResponse
-from django.shortcuts import get_object_or_404 as _get_object_or_404
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
 from annotation.models import Exam, Question, Response
-from annotation.selectors import MAX_ID, filter_responses, id_param
+from annotation.selectors import filter_responses, id_param
+from config.shortcuts import get_object_or_404
 
 from ..models import GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
 from . import generation, prompts, selectors, services
 from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeConfigForm, RunStartForm
 from .kinds import KINDS
-
-
-def get_object_or_404(model_or_queryset, pk):
-    """Like Django's, but an id no database column can hold is a 404 too (not an overflow)."""
-    if not 0 < int(pk) <= MAX_ID:
-        raise Http404("No such object.")
-    return _get_object_or_404(model_or_queryset, pk=pk)
 
 
 def _errors_text(exc):
