@@ -4,18 +4,20 @@ A run plans one item per question x model x temperature x index and is worked th
 chunk tasks with the same claim, epoch and resume rules as a judge run (see
 grading.judges.services); each written answer becomes a synthetic Response.
 """
+from __future__ import annotations
+
 import uuid
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
 from annotation.models import Question, Response, content_hash
 from annotation.selectors import filter_by_id
 
-from ..models import GenerationItem, GenerationRun
+from ..models import GenerationItem, GenerationRun, LlmEndpoint
 from . import client as llm
 from . import prompts
 from .services import (
@@ -36,10 +38,11 @@ GENERATION_OPEN_STATES = (GenerationItem.State.PENDING, GenerationItem.State.ERR
 
 
 def start_generation_run(
-    *, endpoint, models, temperatures, per_cell=1, questions=None, params=None, prompt_template="",
-    system_prompt=None, max_tokens=4096, user=None, name="", price_input_per_1k=0, price_output_per_1k=0,
-    chunk_size=None, enqueue=True,
-):
+    *, endpoint: LlmEndpoint, models: list[str], temperatures: list[float], per_cell: int = 1,
+    questions: QuerySet[Question] | None = None, params=None, prompt_template: str = "",
+    system_prompt: str | None = None, max_tokens: int = 4096, user=None, name: str = "", price_input_per_1k=0,
+    price_output_per_1k=0, chunk_size: int | None = None, enqueue: bool = True,
+) -> GenerationRun:
     """Plan one synthetic answer per question × model × temperature × index and queue the run."""
     models = [m.strip() for m in models if m and m.strip()]
     temperatures = [float(t) for t in temperatures]
@@ -87,7 +90,7 @@ def start_generation_run(
     return run
 
 
-def run_generation_inline(run):
+def run_generation_inline(run: GenerationRun) -> GenerationRun:
     """Write a generation run's missing answers in this process (no Celery worker needed)."""
     open_states = GENERATION_OPEN_STATES
     ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
@@ -98,12 +101,12 @@ def run_generation_inline(run):
     return run
 
 
-def synthetic_student_id(model, temperature, index):
+def synthetic_student_id(model: str, temperature: float, index: int) -> str:
     """`<model>_t_<temperature>_<n>`, as in the RealMath-Eval release."""
     return f"{model}_t_{float(temperature):g}_{index}"
 
 
-def question_selection(params):
+def question_selection(params) -> QuerySet[Question]:
     queryset = Question.objects.all()
     queryset = filter_by_id(queryset, "pk", params.get("question"))
     queryset = filter_by_id(queryset, "exam_id", params.get("exam"))
@@ -138,18 +141,18 @@ def _next_generation_indexes(question_ids, models, temperatures):
     return {k: v for k, v in nxt.items() if k[2] in temperatures}
 
 
-def enqueue_generation_run(run_id, epoch):
+def enqueue_generation_run(run_id: int, epoch: int) -> int:
     from . import tasks  # cycle: judges.tasks imports this module
 
     run = GenerationRun.objects.get(pk=run_id)
     return enqueue_open_items(run, epoch, GENERATION_OPEN_STATES, tasks.run_generation_chunk, _finish_generation_if_complete)
 
 
-def cancel_generation_run(run):
+def cancel_generation_run(run: GenerationRun) -> GenerationRun:
     return cancel_run(run)
 
 
-def resume_generation_run(run, *, enqueue=True):
+def resume_generation_run(run: GenerationRun, *, enqueue: bool = True) -> GenerationRun:
     return resume_run(run, GENERATION_OPEN_STATES, _finish_generation_if_complete, enqueue_generation_run if enqueue else None)
 
 
@@ -163,7 +166,7 @@ def _finish_generation_if_complete(run_id, epoch):
     )
 
 
-def generation_messages(run, question):
+def generation_messages(run: GenerationRun, question: Question) -> list[dict]:
     values = {
         "problem": question.statement,
         "choices": ("Options:\n" + "\n".join(str(c) for c in question.choices) + "\n") if question.choices else "",
@@ -175,7 +178,7 @@ def generation_messages(run, question):
     return messages
 
 
-def process_generation_chunk(run_id, epoch, item_ids, task_id=None):
+def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None) -> ChunkReport:
     """Write the synthetic answers of the given items (the body of the Celery chunk task)."""
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()

@@ -3,6 +3,8 @@
 The results belong to an *external* setting (kind ``external``; it cannot be run). Used by the
 ``import_judge_results`` command and by the meta-evaluation label import (grading.review.services).
 """
+from __future__ import annotations
+
 import json
 import os
 from dataclasses import dataclass, field
@@ -38,7 +40,7 @@ RAW_FIELDS = ("response", "raw_output", "judge_output", "output", "model_output"
 MODEL_FIELDS = ("model", "judge_model", "model_name")
 
 
-def read_records(raw):
+def read_records(raw: bytes | str) -> list[dict]:
     """A JSON array of objects, or JSON Lines."""
     text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
     try:
@@ -62,7 +64,9 @@ def read_records(raw):
     return data
 
 
-def import_judge_results(raw, file_name, *, model="", setting_name="", user=None):
+def import_judge_results(
+    raw: bytes | str, file_name: str, *, model: str = "", setting_name: str = "", user=None
+) -> JudgeImportReport:
     """Attach judge output produced elsewhere to the matching responses (idempotent).
 
     A record names its response by ``response_id``, or by ``problem_statement`` and
@@ -96,7 +100,7 @@ def _record_label(record):
     }
 
 
-def match_record(record):
+def match_record(record: dict) -> tuple[list[Response], str]:
     """The responses a judge-result record is about, or ([], why not)."""
     if record.get("response_id") not in (None, ""):
         try:

@@ -22,13 +22,16 @@ How a run stays correct with many workers, redeliveries and kills (SQLite and Po
 LLM calls run in threads inside a chunk task (up to the endpoint's concurrency); only the
 task's main thread touches the database.
 """
+from __future__ import annotations
+
 import hashlib
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -68,7 +71,7 @@ CONFIG_FIELDS = (
 )
 
 
-def save_endpoint(endpoint=None, **fields):
+def save_endpoint(endpoint: LlmEndpoint | None = None, **fields) -> LlmEndpoint:
     """Create or change an endpoint. Limits may change at any time: they do not change results."""
     endpoint = endpoint or LlmEndpoint()
     for name, value in fields.items():
@@ -80,7 +83,7 @@ def save_endpoint(endpoint=None, **fields):
     return endpoint
 
 
-def config_is_used(config):
+def config_is_used(config: JudgeConfig) -> bool:
     """A setting that has produced results or runs is frozen: every result names what made it."""
     return config.results.exists() or config.runs.exists()
 
@@ -104,7 +107,7 @@ def _check_config(config):
     config.full_clean(validate_unique=False)
 
 
-def create_judge_config(*, name, user=None, **fields):
+def create_judge_config(*, name: str, user=None, **fields) -> JudgeConfig:
     """A new setting (version 1). The name must be new; edit an existing setting instead."""
     if JudgeConfig.objects.filter(name=name).exists():
         raise ValidationError({"name": f"A setting named {name!r} exists; edit it to make a new version."})
@@ -115,7 +118,7 @@ def create_judge_config(*, name, user=None, **fields):
     return config
 
 
-def update_judge_config(config, *, user=None, **fields):
+def update_judge_config(config: JudgeConfig, *, user=None, **fields) -> JudgeConfig:
     """Change a setting: in place while unused, else as a new version (returned)."""
     changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
     if not changed:
@@ -143,7 +146,7 @@ def _apply_config_fields(config, fields):
         setattr(config, name, value)
 
 
-def judge_spec(config):
+def judge_spec(config: JudgeConfig) -> JudgeSpec:
     return JudgeSpec(
         kind=config.kind,
         model=config.model,
@@ -159,7 +162,7 @@ def judge_spec(config):
     )
 
 
-def endpoint_spec(endpoint):
+def endpoint_spec(endpoint: LlmEndpoint) -> llm.EndpointSpec:
     return llm.EndpointSpec(
         key=f"endpoint:{endpoint.pk}",
         base_url=endpoint.base_url or settings.OPENAI_BASE_URL,
@@ -172,7 +175,7 @@ def endpoint_spec(endpoint):
     )
 
 
-def check_endpoint_usable(endpoint):
+def check_endpoint_usable(endpoint: LlmEndpoint) -> None:
     if not (endpoint.base_url or settings.OPENAI_BASE_URL):
         raise RunRefused(f"Endpoint {endpoint} has no base URL and OPENAI_BASE_URL is not set.")
     try:
@@ -183,7 +186,7 @@ def check_endpoint_usable(endpoint):
 
 # --- judge inputs and cache keys -----------------------------------------------------------
 
-def judge_input(response):
+def judge_input(response: Response) -> JudgeInput:
     question = response.question
     return JudgeInput(
         response_id=response.pk,
@@ -198,7 +201,7 @@ def judge_input(response):
     )
 
 
-def cache_key(config, fingerprint):
+def cache_key(config: JudgeConfig, fingerprint: str) -> str:
     """Hash of (setting version, everything the judge is shown about the response)."""
     digest = hashlib.sha256(f"{config.pk}:{config.name}:{config.version}\n".encode())
     digest.update(fingerprint.encode("utf-8"))
@@ -207,7 +210,10 @@ def cache_key(config, fingerprint):
 
 # --- judge runs ----------------------------------------------------------------------------
 
-def start_judge_run(config, *, params=None, response_ids=None, user=None, chunk_size=None, note="", enqueue=True):
+def start_judge_run(
+    config: JudgeConfig, *, params=None, response_ids: Iterable[int] | None = None, user=None,
+    chunk_size: int | None = None, note: str = "", enqueue: bool = True,
+) -> JudgeRun:
     """Fix the selection, create the run and queue it (after the transaction commits).
 
     With ``enqueue=False`` nothing is sent to Celery: call `run_inline` to do the work here.
@@ -247,36 +253,36 @@ def _default_chunk_size(config):
     return max(16, min(256, 4 * config.endpoint.max_concurrency))
 
 
-def clean_params(params):
+def clean_params(params) -> dict:
     if not params:
         return {}
     getter = params.get
     return {key: getter(key) for key in params if getter(key) not in (None, "") and key != "page"}
 
 
-def task_queue():
+def task_queue() -> str | None:
     """The Celery queue for judge and generation tasks (settings.JUDGE_TASK_QUEUE; default queue if unset)."""
     return settings.JUDGE_TASK_QUEUE or None
 
 
-def enqueue_judge_run(run_id, epoch):
+def enqueue_judge_run(run_id: int, epoch: int) -> int:
     """Send every open item of a run to the workers, in chunks tagged with `epoch`."""
     from . import tasks  # cycle: judges.tasks imports this module
 
     return enqueue_open_items(JudgeRun.objects.get(pk=run_id), epoch, OPEN_ITEM_STATES, tasks.run_judge_chunk, _finish_if_complete)
 
 
-def cancel_judge_run(run):
+def cancel_judge_run(run: JudgeRun) -> JudgeRun:
     """Stop a run: workers finish the calls in flight and take no new work."""
     return cancel_run(run)
 
 
-def resume_judge_run(run, *, enqueue=True):
+def resume_judge_run(run: JudgeRun, *, enqueue: bool = True) -> JudgeRun:
     """Queue again every item without a finished result (pending, failed, or lost with a worker)."""
     return resume_run(run, OPEN_ITEM_STATES, _finish_if_complete, enqueue_judge_run if enqueue else None)
 
 
-def enqueue_open_items(run, epoch, open_states, chunk_task, finish_if_complete):
+def enqueue_open_items(run, epoch: int, open_states, chunk_task, finish_if_complete: Callable) -> int:
     ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
     if not ids:
         finish_if_complete(run.pk, epoch)
@@ -317,7 +323,7 @@ def resume_run(run, open_states, finish_if_complete, enqueue_run):
     return run
 
 
-def run_inline(run):
+def run_inline(run: JudgeRun) -> JudgeRun:
     """Do a run's open work in this process, chunk after chunk (no Celery worker needed)."""
     ids = list(run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True))
     for start in range(0, len(ids), run.chunk_size):
@@ -341,18 +347,21 @@ def _finish_if_complete(run_id, epoch):
     )
 
 
-def owner_tag(run_id, epoch, task_id):
+def owner_tag(run_id: int, epoch: int, task_id: str) -> str:
     return f"{run_id}:{epoch}:{task_id}"
 
 
-def lease_for(endpoint, samples=1, retries=0):
+def lease_for(endpoint: LlmEndpoint | None, samples: int = 1, retries: int = 0) -> timedelta:
     if endpoint is None:
         return timedelta(minutes=10)
     per_call = endpoint.timeout_seconds * endpoint.max_attempts + 120
     return timedelta(seconds=per_call * max(1, samples) * (1 + retries) + 60)
 
 
-def may_take_over(claim_owner, claimed_at, *, run_id, epoch, task_id, lease, now=None):
+def may_take_over(
+    claim_owner: str, claimed_at: datetime | None, *, run_id: int, epoch: int, task_id: str, lease: timedelta,
+    now: datetime | None = None,
+) -> bool:
     """Whether a running claim by `claim_owner` may be taken by task `task_id` of run:epoch."""
     parts = (claim_owner or "").split(":")
     if len(parts) != 3:
@@ -387,7 +396,7 @@ class ChunkReport:
     notes: list = field(default_factory=list)
 
 
-def process_judge_chunk(run_id, epoch, item_ids, task_id=None):
+def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None) -> ChunkReport:
     """Judge the given items of a run (the body of the Celery chunk task)."""
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
@@ -601,7 +610,7 @@ def _copy_result(donor, item, run):
     return copy
 
 
-def make_caller(endpoint, spec):
+def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec) -> Callable:
     """The function kinds call to reach the LLM (no database access: it runs in threads)."""
     if endpoint is None:
         def no_llm(messages):
