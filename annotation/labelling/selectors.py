@@ -3,9 +3,13 @@ the adjudication queue and the ratings behind agreement figures.
 
 Who may see scores (the blind rule) is dataset-wide and lives in annotation.selectors.
 """
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from accounts.roles import has_role, is_reviewer
@@ -15,7 +19,7 @@ from ..models.labels import IMPORTED_RATER
 from ..selectors import id_param
 
 
-def can_label(user, response, *, now=None):
+def can_label(user, response: Response, *, now: datetime | None = None) -> bool:
     """Whether a user may start their own label of a response.
 
     Reviewers may label anything; an annotator what is assigned to them, an open slot they hold,
@@ -34,7 +38,7 @@ def can_label(user, response, *, now=None):
     )
 
 
-def can_edit_annotation(user, annotation):
+def can_edit_annotation(user, annotation: Annotation) -> bool:
     """Imported labels are read-only; reviewers may correct any other; an annotator edits their own
     until they submit it on a blind exam (after that they have seen the other labels)."""
     if annotation.is_imported:
@@ -49,7 +53,7 @@ def can_edit_annotation(user, annotation):
 # --- labelling: reads -----------------------------------------------------------------------
 
 
-def label_page_response(pk):
+def label_page_response(pk: int) -> Response:
     """A response with everything the labelling page shows, in three queries."""
     return (
         Response.objects.select_related("question", "question__exam")
@@ -58,7 +62,7 @@ def label_page_response(pk):
     )
 
 
-def submitted_labels(response):
+def submitted_labels(response: Response) -> QuerySet[Annotation]:
     """Submitted labels of a response (imported gold included), oldest first."""
     return list(
         response.annotations.filter(submitted=True)
@@ -68,7 +72,7 @@ def submitted_labels(response):
     )
 
 
-def labels_of_response(response, *, exclude_user=None):
+def labels_of_response(response: Response, *, exclude_user=None) -> list[Annotation]:
     """All labels of a response with their step labels (for people allowed to see them)."""
     queryset = response.annotations.select_related("annotator", "updated_by").prefetch_related("step_labels")
     if exclude_user is not None:
@@ -76,7 +80,7 @@ def labels_of_response(response, *, exclude_user=None):
     return list(queryset.order_by("-is_imported", "pk"))
 
 
-def own_label(response, user):
+def own_label(response: Response, user) -> Annotation | None:
     return (
         Annotation.objects.filter(response=response, annotator=user)
         .select_related("updated_by")
@@ -88,7 +92,7 @@ def own_label(response, user):
 QUEUE_STATES = {"todo": "To do", "done": "Submitted", "all": "All"}
 
 
-def queue_of(user, state="todo"):
+def queue_of(user, state: str = "todo") -> QuerySet:
     """Ids of a person's assignments in response order: unfinished ("todo"), submitted ("done")
     or all. Paginate these, then load the page with queue_rows: filtering on (annotator,
     completed_at) and ordering by response keeps any page an index range."""
@@ -116,7 +120,7 @@ def queue_rows(user, ids):
     )
 
 
-def held_open_slots(user, *, now=None):
+def held_open_slots(user, *, now: datetime | None = None) -> list:
     """Open-pool slots the user holds right now (not theirs until they start labelling)."""
     now = now or timezone.now()
     return list(
@@ -126,7 +130,7 @@ def held_open_slots(user, *, now=None):
     )
 
 
-def queue_counts(user):
+def queue_counts(user) -> dict:
     counts = Assignment.objects.filter(annotator=user).aggregate(
         total=Count("id"), done=Count("id", filter=Q(completed_at__isnull=False))
     )
@@ -147,7 +151,7 @@ def neighbours(user, response):
     return previous, following
 
 
-def adjudication_queue(threshold, params=None):
+def adjudication_queue(threshold: Decimal, params=None) -> QuerySet[Response]:
     """Responses whose submitted labels (imported gold included) differ by at least `threshold`,
     not adjudicated yet, largest disagreement first. Reads the label summary kept by
     annotation.labelling.services.refresh_gold, so it is an index range, not a scan of every label."""
@@ -201,7 +205,7 @@ def assignment_overview():
     return {"people": people, "questions": questions, "total": sum(r["slots"] for r in by_question.values())}
 
 
-def label_history(annotation):
+def label_history(annotation: Annotation) -> list[dict]:
     """Every version of a label (who, when, what changed) and every save attempt, newest first."""
     records = list(annotation.history.select_related("history_user").order_by("history_date", "history_id"))
     events = []
@@ -255,7 +259,7 @@ def label_history(annotation):
     return sorted(events, key=lambda e: e["when"], reverse=True)
 
 
-def agreement_ratings(params=None, *, include_imported=True):
+def agreement_ratings(params=None, *, include_imported: bool = True) -> tuple:
     """(ratings, full scores, question names) for annotation.labelling.agreement.agreement_report.
 
     Ratings are the totals of submitted labels as (response, question, rater, total) rows;
@@ -280,7 +284,7 @@ def agreement_ratings(params=None, *, include_imported=True):
     return ratings, full_scores, names
 
 
-def assignable_responses(question=None, exam=None, source=None):
+def assignable_responses(question=None, exam=None, source=None) -> QuerySet[Response]:
     """The responses of a question or an exam (optionally of one source) to assign."""
     queryset = Response.objects.all()
     if question is not None:

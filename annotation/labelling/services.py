@@ -15,10 +15,12 @@ SQLite answers "database is locked" instead of waiting in a few cases (shared-ca
 databases, a reader upgrading to a writer); such operations are retried whole, which is safe
 because each one either commits entirely or not at all.
 """
+from __future__ import annotations
+
 import statistics
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
@@ -256,14 +258,14 @@ def _save_draft(response, user, payload, base_version, annotation):
         return draft
 
 
-def discard_draft(*, response, user):
+def discard_draft(*, response: Response, user) -> None:
     LabelDraft.objects.filter(response=response, user=user).delete()
 
 
 # --- gold ---------------------------------------------------------------------------------
 
 
-def gold_from_totals(imported, expert, threshold=ADJUDICATION_THRESHOLD):
+def gold_from_totals(imported, expert, threshold: Decimal = ADJUDICATION_THRESHOLD):
     """(gold score, gold status) from submitted totals; adjudication is decided elsewhere.
 
     One expert label: single. Several labels (an imported gold counts as one) closer than the
@@ -283,7 +285,7 @@ def gold_from_totals(imported, expert, threshold=ADJUDICATION_THRESHOLD):
     return (imported[0], Response.GoldStatus.IMPORTED) if imported else (None, Response.GoldStatus.NONE)
 
 
-def refresh_gold(response_id, *, user=None):
+def refresh_gold(response_id: int, *, user=None):
     """Recompute a response's gold score and status from its submitted labels (history kept)."""
     with transaction.atomic():
         response = _locked_response(response_id)
@@ -384,7 +386,7 @@ class AssignResult:
     per_annotator: dict = field(default_factory=dict)
 
 
-def assign_responses(*, responses, annotators, per_response, strategy, assigned_by=None):
+def assign_responses(*, responses, annotators, per_response: int, strategy: str, assigned_by=None) -> AssignResult:
     """Ask for `per_response` labels of every response in a queryset.
 
     Labels already asked for (assignments, open slots) or given (labels by anyone who was not
@@ -442,7 +444,7 @@ def assign_responses(*, responses, annotators, per_response, strategy, assigned_
     return result
 
 
-def withdraw_assignments(*, responses, annotators=None):
+def withdraw_assignments(*, responses, annotators=None) -> int:
     """Remove unfinished, unstarted assignments (no label, no live lock) of some responses."""
     now = timezone.now()
     started = Annotation.objects.filter(response=OuterRef("response"), annotator=OuterRef("annotator"))
@@ -461,7 +463,7 @@ def _free_lock(now):
     return Q(lock_holder__isnull=True) | Q(lock_expires__lte=now)
 
 
-def claim_next(user, *, now=None):
+def claim_next(user, *, now: datetime | None = None) -> Assignment | None:
     """Hand out the user's next unlabelled response, locked for LOCK_TTL. None when nothing is left.
 
     First what the user already holds, then their own assignments, then open slots of responses

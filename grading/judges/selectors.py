@@ -1,8 +1,10 @@
 """Read-side queries of judges: settings, runs and their progress, results per response."""
+from __future__ import annotations
+
 import statistics
 from decimal import Decimal
 
-from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
 from accounts.roles import is_reviewer
@@ -22,11 +24,11 @@ def _stalled(status, last_activity, started):
     return (timezone.now() - (last_activity or started)).total_seconds() > STALL_SECONDS
 
 
-def endpoint_list():
+def endpoint_list() -> QuerySet[LlmEndpoint]:
     return LlmEndpoint.objects.annotate(n_configs=Count("judge_configs", distinct=True)).order_by("name")
 
 
-def config_list(*, include_old=False):
+def config_list(*, include_old: bool = False) -> QuerySet[JudgeConfig]:
     """Judge settings, newest version of each name first (all versions with include_old)."""
     queryset = JudgeConfig.objects.select_related("endpoint").annotate(
         n_results=Count("results", distinct=True), n_runs=Count("runs", distinct=True)
@@ -37,7 +39,7 @@ def config_list(*, include_old=False):
     return queryset.order_by("name", "-version")
 
 
-def config_versions(config):
+def config_versions(config: JudgeConfig) -> QuerySet[JudgeConfig]:
     return (
         JudgeConfig.objects.filter(name=config.name)
         .select_related("created_by")
@@ -46,11 +48,11 @@ def config_versions(config):
     )
 
 
-def latest_config(name):
+def latest_config(name: str) -> JudgeConfig | None:
     return JudgeConfig.objects.filter(name=name).order_by("-version").first()
 
 
-def runnable_configs():
+def runnable_configs() -> QuerySet[JudgeConfig]:
     return config_list().exclude(kind=JudgeConfig.Kind.EXTERNAL)
 
 
@@ -65,7 +67,7 @@ def _item_counts():
     }
 
 
-def run_list(params=None):
+def run_list(params=None) -> QuerySet[JudgeRun]:
     queryset = JudgeRun.objects.select_related("config", "created_by").annotate(**_item_counts())
     params = params or {}
     if params.get("status") in JudgeRun.Status.values:
@@ -75,11 +77,11 @@ def run_list(params=None):
     return queryset.order_by("-created")
 
 
-def run_detail(pk):
+def run_detail(pk: int) -> JudgeRun:
     return JudgeRun.objects.select_related("config__endpoint", "created_by").get(pk=pk)
 
 
-def run_progress(run):
+def run_progress(run: JudgeRun) -> dict:
     """Counts, tokens, cost and latency of a run, for the live progress bar (three queries)."""
     counts = dict(run.items.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
     n_cached = run.items.filter(cached=True).count()
@@ -133,7 +135,7 @@ def _percentile(values, q):
     return values[index]
 
 
-def run_items(run, params=None):
+def run_items(run: JudgeRun, params=None) -> QuerySet[JudgeRunItem]:
     """The run's items with their results, for the results table."""
     queryset = run.items.select_related("response", "result").order_by("id")
     params = params or {}
@@ -144,7 +146,7 @@ def run_items(run, params=None):
     return queryset.defer("response__transcript", "response__judge_query", "response__generator_prompt")
 
 
-def results_for_response(response):
+def results_for_response(response) -> list[JudgeResult]:
     """The newest finished result of each setting for a response (one query)."""
     rows = (
         JudgeResult.objects.filter(response=response)
@@ -158,7 +160,7 @@ def results_for_response(response):
     return list(newest.values())
 
 
-def ineqmath_overall(results):
+def ineqmath_overall(results) -> bool | None:
     """IneqMath: correct overall only if the final-answer judge and all four step judges pass.
 
     Returns None until each of the five judges has a valid verdict; the newest result of each
@@ -174,7 +176,7 @@ def ineqmath_overall(results):
     return all(by_kind[kind].score == 1.0 for kind in needed)
 
 
-def visible_results(user):
+def visible_results(user) -> QuerySet[JudgeResult]:
     """Judge results a user may see: all for reviewers; on blind exams only after their own label."""
     queryset = JudgeResult.objects.exclude(status=JudgeResult.Status.RUNNING)
     if is_reviewer(user):
@@ -183,7 +185,7 @@ def visible_results(user):
     return queryset.filter(Q(response__question__exam__blind=False) | Exists(submitted))
 
 
-def generation_run_list():
+def generation_run_list() -> QuerySet[GenerationRun]:
     states = GenerationItem.State
     return (
         GenerationRun.objects.select_related("endpoint", "created_by")
@@ -195,7 +197,7 @@ def generation_run_list():
     )
 
 
-def generation_progress(run):
+def generation_progress(run: GenerationRun) -> dict:
     counts = dict(run.items.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
     totals = run.items.aggregate(
         prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost"), latency=Sum("latency_ms"),
@@ -229,5 +231,5 @@ def generation_progress(run):
     }
 
 
-def generation_items(run):
+def generation_items(run: GenerationRun) -> QuerySet[GenerationItem]:
     return run.items.select_related("question", "response").order_by("id")
