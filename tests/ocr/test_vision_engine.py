@@ -65,9 +65,9 @@ def vision_server(settings, monkeypatch):
     thread.start()
     settings.OCR_VISION_BASE_URL = f"http://127.0.0.1:{server.server_port}/v1"
     settings.OCR_VISION_MODEL = "test-vision"
-    settings.OCR_VISION_API_KEY_ENV = "OCR_TEST_VISION_KEY"
+    settings.OCR_VISION_API_KEY_ENV = "REALMATH_LLM_KEY_OCR_TEST"
     settings.OCR_VISION_MAX_RETRIES = 0
-    monkeypatch.setenv("OCR_TEST_VISION_KEY", "vision-test-key")
+    monkeypatch.setenv("REALMATH_LLM_KEY_OCR_TEST", "vision-test-key")
     yield VisionHandler
     server.shutdown()
     server.server_close()
@@ -98,9 +98,9 @@ def test_vision_engine_explains_what_is_missing(settings, monkeypatch):
     assert "OCR_VISION_BASE_URL" in get_engine("vision").availability()
     settings.OCR_VISION_BASE_URL = "http://127.0.0.1:9/v1"
     settings.OCR_VISION_MODEL = "m"
-    settings.OCR_VISION_API_KEY_ENV = "OCR_TEST_NO_SUCH_KEY"
-    monkeypatch.delenv("OCR_TEST_NO_SUCH_KEY", raising=False)
-    with pytest.raises(EngineUnavailable, match="OCR_TEST_NO_SUCH_KEY"):
+    settings.OCR_VISION_API_KEY_ENV = "REALMATH_LLM_KEY_OCR_NO_SUCH"
+    monkeypatch.delenv("REALMATH_LLM_KEY_OCR_NO_SUCH", raising=False)
+    with pytest.raises(EngineUnavailable, match="REALMATH_LLM_KEY_OCR_NO_SUCH"):
         get_engine("vision").recognise(Image.new("L", (64, 64), 255))
 
 
@@ -111,7 +111,7 @@ def test_vision_batch_page_is_ocrd_and_a_server_error_fails_only_that_run(vision
     run = OcrRun.objects.get(page__batch=batch)
     assert run.status == "done" and run.raw_text == ANSWER
     assert run.page.transcript.text == ANSWER
-    assert "OCR_TEST_VISION_KEY" not in json.dumps(run.tokens) and "vision-test-key" not in run.engine_version
+    assert "REALMATH_LLM_KEY_OCR_TEST" not in json.dumps(run.tokens) and "vision-test-key" not in run.engine_version
 
     vision_server.script["mode"] = "error"
     second = synthetic.render_page(["第二页"], width=400)
