@@ -127,3 +127,23 @@ def test_vision_engine_failure_is_an_engine_error(vision_server):
     vision_server.script["mode"] = "error"
     with pytest.raises(EngineFailed, match="model crashed"):
         get_engine("vision").recognise(Image.new("L", (64, 64), 255))
+
+
+@pytest.mark.parametrize("name", ["HOME", "DJANGO_SECRET_KEY"])
+def test_vision_engine_reads_only_allowed_key_variables(vision_server, settings, monkeypatch, name):
+    monkeypatch.setenv(name, "vision-test-key")  # the value the server accepts: a leak would succeed
+    settings.OCR_VISION_API_KEY_ENV = name
+    engine = get_engine("vision")
+    assert "not an allowed API key variable" in engine.availability()
+    with pytest.raises(EngineUnavailable, match="not an allowed API key variable"):
+        engine.recognise(Image.new("L", (64, 64), 255))
+    assert vision_server.requests == []
+
+
+def test_vision_engine_calls_only_allowed_hosts(vision_server, settings):
+    settings.REALMATH_LLM_ALLOWED_HOSTS = ["llm.example.org"]
+    with pytest.raises(EngineUnavailable, match="REALMATH_LLM_ALLOWED_HOSTS"):
+        get_engine("vision").recognise(Image.new("L", (64, 64), 255))
+    assert vision_server.requests == []
+    settings.REALMATH_LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+    assert get_engine("vision").availability() is None
