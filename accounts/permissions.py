@@ -36,6 +36,8 @@ class ReadAnnotatorWriteReviewer(BasePermission):
 class ReadReviewerWriteAdmin(BasePermission):
     """Reviewers may read; writing needs the admin role."""
 
+    role = REVIEWER  # the least role that may do anything here
+
     def has_permission(self, request, view):
         if not (request.user and request.user.is_authenticated):
             return False
