@@ -219,3 +219,11 @@ def test_the_output_cap_is_a_setting_and_covers_synthetic_answers(settings, llm_
     assert item.response.transcript.endswith("The answer is $x = 2$.")
     assert any(e["kind"] == "truncated" and e["chars"] > 50_000 for e in item.errors)
     assert access.cap_output("short") == ("short", 0)
+
+
+def test_the_django_admin_applies_the_same_allow_list(admin_client_, llm_server):
+    url = reverse("admin:grading_llmendpoint_add")
+    page = admin_client_.post(url, endpoint_data(llm_server, api_key_env="DJANGO_SECRET_KEY"))
+    assert page.status_code == 200 and "not an allowed API key variable" in page.content.decode()
+    assert not LlmEndpoint.objects.exists()
+    assert admin_client_.post(url, endpoint_data(llm_server, api_key_env=API_KEY_ENV)).status_code == 302
