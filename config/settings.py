@@ -213,6 +213,11 @@ else:
 # LLM endpoint defaults (judges may name their own); the key is read from the environment only.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
+# Which variables an endpoint may name for its key (a trailing * is a prefix), which hosts LLM
+# calls may go to (empty: any; Django ALLOWED_HOSTS syntax), and how much of an answer is kept.
+REALMATH_LLM_KEY_ENV_ALLOWED = env_list("REALMATH_LLM_KEY_ENV_ALLOWED", "OPENAI_API_KEY,REALMATH_LLM_KEY_*")
+REALMATH_LLM_ALLOWED_HOSTS = env_list("REALMATH_LLM_ALLOWED_HOSTS")
+REALMATH_LLM_MAX_OUTPUT_CHARS = env_int("REALMATH_LLM_MAX_OUTPUT_CHARS", 50_000)
 
 # Labelling (annotation.labelling): how long a handed-out open slot stays held, and the label
 # spread from which a response goes to adjudication.

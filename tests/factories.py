@@ -11,7 +11,7 @@ from annotation.models import Annotation, Exam, Question, Response, SubQuestion,
 from grading.judges import services as judge_services
 from grading.models import JudgeConfig, JudgeResult, LlmEndpoint
 
-API_KEY_ENV = "REALMATH_TEST_LLM_KEY"  # tests/judges/conftest.py puts a key here for every judge test
+API_KEY_ENV = "REALMATH_LLM_KEY_TEST"  # tests/judges/conftest.py puts a key here for every judge test
 
 
 def make_question(statement="Find x such that $x^2 = 4$.", *, exam_name="Test exam", full_score=10, blind=True, **extra):

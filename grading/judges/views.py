@@ -10,7 +10,7 @@ from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts.decorators import reviewer_required
+from accounts.decorators import admin_required, reviewer_required
 from annotation.models import Exam, Question, Response
 from annotation.selectors import filter_responses, id_param
 from config.shortcuts import get_object_or_404
@@ -113,8 +113,9 @@ def config_detail(request, pk):
     return render(request, "grading/judge_config_detail.html", context)
 
 
-@reviewer_required
+@admin_required
 def endpoint_edit(request, pk=None):
+    """Admins only: an endpoint says which key variable is read and where it is sent."""
     endpoint = get_object_or_404(LlmEndpoint, pk=pk) if pk else None
     form = EndpointForm(request.POST or None, instance=endpoint)
     if request.method == "POST" and form.is_valid():
@@ -124,8 +125,11 @@ def endpoint_edit(request, pk=None):
             form.add_error(None, _errors_text(exc))
         else:
             messages.success(request, f"Saved endpoint {endpoint}.")
+            for warning in services.endpoint_warnings(endpoint):
+                messages.warning(request, warning)
             return redirect("grading:judges_home")
-    return render(request, "grading/judge_endpoint_form.html", {"form": form, "endpoint": endpoint})
+    warnings = services.endpoint_warnings(endpoint) if endpoint and request.method != "POST" else []
+    return render(request, "grading/judge_endpoint_form.html", {"form": form, "endpoint": endpoint, "warnings": warnings})
 
 
 # --- runs ----------------------------------------------------------------------------------

@@ -100,9 +100,9 @@ def test_unreadable_output_is_asked_again_when_configured(
 def test_missing_key_refuses_the_run(llm_server, responses, monkeypatch):
     from grading.judges.services import RunRefused, start_judge_run
 
-    endpoint = make_endpoint(llm_server, api_key_env="REALMATH_NO_SUCH_KEY")
-    monkeypatch.delenv("REALMATH_NO_SUCH_KEY", raising=False)
-    with pytest.raises(RunRefused, match="REALMATH_NO_SUCH_KEY"):
+    endpoint = make_endpoint(llm_server, api_key_env="REALMATH_LLM_KEY_NO_SUCH")
+    monkeypatch.delenv("REALMATH_LLM_KEY_NO_SUCH", raising=False)
+    with pytest.raises(RunRefused, match="REALMATH_LLM_KEY_NO_SUCH"):
         start_judge_run(make_setting(endpoint))
     assert not JudgeRun.objects.exists()
 
