@@ -27,7 +27,7 @@ def populate(n, tag, seed=5):
     import numpy as np
 
     from annotation.models import Exam, Question, Response, content_hash
-    from grading.models import JudgeConfig, JudgeResult
+    from grading.models import JudgeResult, JudgeSetting
 
     rng = np.random.default_rng(seed)
     exam = Exam.objects.create(name=f"bench exam {tag}")
@@ -49,7 +49,7 @@ def populate(n, tag, seed=5):
     ]
     Response.objects.bulk_create(responses, batch_size=5000)
     ids = list(Response.objects.filter(student_id__startswith=f"{tag}-").order_by("pk").values_list("pk", flat=True))
-    config = JudgeConfig.objects.create(name=f"bench judge {tag}", kind=JudgeConfig.Kind.EXTERNAL)
+    config = JudgeSetting.objects.create(name=f"bench judge {tag}", kind=JudgeSetting.Kind.EXTERNAL)
     JudgeResult.objects.bulk_create(
         (JudgeResult(config=config, response_id=pk, cache_key=f"k{pk}", status="ok", score=float(judge[i]),
                      rationale=f"Overall Score: {judge[i]:d}") for i, pk in enumerate(ids)),

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from annotation.models import Annotation, Exam, Question, Response, SubQuestion, content_hash
 from grading.judges import services as judge_services
-from grading.models import JudgeConfig, JudgeResult, LlmEndpoint
+from grading.models import JudgeResult, JudgeSetting, LlmEndpoint
 
 API_KEY_ENV = "REALMATH_LLM_KEY_TEST"  # tests/judges/conftest.py puts a key here for every judge test
 
@@ -74,18 +74,18 @@ def make_endpoint(server, **fields):
     return LlmEndpoint.objects.create(**values)
 
 
-def make_setting(endpoint=None, *, name=None, kind=JudgeConfig.Kind.RUBRIC, **fields):
+def make_setting(endpoint=None, *, name=None, kind=JudgeSetting.Kind.RUBRIC, **fields):
     """A judge setting made through the service, as the settings page makes it."""
     values = {"model": "judge-model", "temperature": 0.0, "max_tokens": 512, "parse_retries": 0}
     values.update(fields)
-    return judge_services.create_judge_config(
+    return judge_services.create_judge_setting(
         name=name or f"judge-{uuid.uuid4().hex[:6]}", kind=kind, endpoint=endpoint, **values
     )
 
 
-def make_stored_setting(name="judge-a", kind=JudgeConfig.Kind.EXTERNAL, version=1, **fields):
+def make_stored_setting(name="judge-a", kind=JudgeSetting.Kind.EXTERNAL, version=1, **fields):
     """A judge setting row saved as given (no validation, no endpoint needed)."""
-    return JudgeConfig.objects.create(name=name, version=version, kind=kind, model=fields.pop("model", "m"), **fields)
+    return JudgeSetting.objects.create(name=name, version=version, kind=kind, model=fields.pop("model", "m"), **fields)
 
 
 def make_results(config, responses, scores, *, status=JudgeResult.Status.OK, key_prefix="k", **fields):

@@ -15,7 +15,7 @@ from accounts.permissions import IsAnnotator, IsReviewer, ReadReviewerWriteAdmin
 from annotation.models import Question
 from annotation.selectors import MAX_ID, id_param
 
-from ..models import GenerationRun, JudgeConfig, JudgeResult, JudgeRun, LlmEndpoint
+from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
 from . import access, generation, prompts, selectors, services
 
 ID = r"[0-9]{1,18}"  # ids in URLs: digits a database column can hold
@@ -90,10 +90,10 @@ class LlmEndpointSerializer(serializers.ModelSerializer):
 
 class JudgeConfigSerializer(serializers.ModelSerializer):
     serializer_related_field = IdRelatedField
-    kind = serializers.ChoiceField(choices=[c for c in JudgeConfig.Kind.choices if c[0] != JudgeConfig.Kind.EXTERNAL])
+    kind = serializers.ChoiceField(choices=[c for c in JudgeSetting.Kind.choices if c[0] != JudgeSetting.Kind.EXTERNAL])
 
     class Meta:
-        model = JudgeConfig
+        model = JudgeSetting
         fields = [
             "id", "name", "version", "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort",
             "samples", "aggregate", "system_prompt", "prompt_template", "extra_body", "parse_retries",
@@ -118,12 +118,12 @@ class JudgeConfigViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, views
     lookup_value_regex = ID
 
     def get_queryset(self):
-        return JudgeConfig.objects.select_related("endpoint").order_by("name", "-version")
+        return JudgeSetting.objects.select_related("endpoint").order_by("name", "-version")
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
         name = data.pop("name")
-        serializer.instance = services.create_judge_config(name=name, user=self.request.user, **data)
+        serializer.instance = services.create_judge_setting(name=name, user=self.request.user, **data)
 
     def create(self, request, *args, **kwargs):
         try:
@@ -137,7 +137,7 @@ class JudgeConfigViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, views
         serializer.is_valid(raise_exception=True)
         fields = {k: v for k, v in serializer.validated_data.items() if k not in ("name", "kind")}
         try:
-            saved = services.update_judge_config(JudgeConfig.objects.get(pk=config.pk), user=request.user, **fields)
+            saved = services.update_judge_setting(JudgeSetting.objects.get(pk=config.pk), user=request.user, **fields)
         except ValidationError as exc:
             return _refusal(exc)
         code = status.HTTP_201_CREATED if saved.pk != config.pk else status.HTTP_200_OK

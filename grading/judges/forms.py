@@ -5,7 +5,7 @@ from django import forms
 
 from annotation.models import Question
 
-from ..models import JudgeConfig, LlmEndpoint
+from ..models import JudgeSetting, LlmEndpoint
 from . import access, prompts
 from .kinds import KINDS
 
@@ -30,8 +30,8 @@ class EndpointForm(forms.ModelForm):
         )
 
 
-class JudgeConfigForm(forms.ModelForm):
-    """A judge setting. Saving a used setting makes a new version (see services.update_judge_config)."""
+class JudgeSettingForm(forms.ModelForm):
+    """A judge setting. Saving a used setting makes a new version (see services.update_judge_setting)."""
 
     extra_body = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 2, "class": "mono"}),
@@ -39,7 +39,7 @@ class JudgeConfigForm(forms.ModelForm):
     )
 
     class Meta:
-        model = JudgeConfig
+        model = JudgeSetting
         fields = [
             "name", "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples",
             "aggregate", "parse_retries", "price_input_per_1k", "price_output_per_1k", "system_prompt",
@@ -53,7 +53,7 @@ class JudgeConfigForm(forms.ModelForm):
 
     def __init__(self, *args, editing=False, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["kind"].choices = [(k, label) for k, label in JudgeConfig.Kind.choices if k != JudgeConfig.Kind.EXTERNAL]
+        self.fields["kind"].choices = [(k, label) for k, label in JudgeSetting.Kind.choices if k != JudgeSetting.Kind.EXTERNAL]
         self.fields["prompt_template"].help_text = (
             "Leave empty for the kind's default. Placeholders: "
             + ", ".join(f"{{{{ {name} }}}}" for name in prompts.VARIABLES)
@@ -92,12 +92,12 @@ class JudgeConfigForm(forms.ModelForm):
 
 
 class RunStartForm(forms.Form):
-    config = forms.ModelChoiceField(queryset=JudgeConfig.objects.none(), label="Judge setting")
+    config = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), label="Judge setting")
     note = forms.CharField(max_length=300, required=False)
 
     def __init__(self, *args, configs=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["config"].queryset = configs if configs is not None else JudgeConfig.objects.all()
+        self.fields["config"].queryset = configs if configs is not None else JudgeSetting.objects.all()
 
 
 def _split(value):

@@ -38,7 +38,7 @@ class JudgeInput:
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """The parts of a judge setting a kind needs (a plain snapshot of a JudgeConfig row)."""
+    """The parts of a judge setting a kind needs (a plain snapshot of a JudgeSetting row)."""
 
     kind: str
     model: str = ""

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Question, Response, content_hash
 
-from ..models import JudgeConfig, JudgeResult
+from ..models import JudgeResult, JudgeSetting
 from .parsing import OK as PARSE_OK
 from .parsing import parse_score
 from .services import cache_key
@@ -125,13 +125,13 @@ def match_record(record: dict) -> tuple[list[Response], str]:
 
 
 def _external_config(name, model_name, user):
-    config = JudgeConfig.objects.filter(name=name).order_by("-version").first()
+    config = JudgeSetting.objects.filter(name=name).order_by("-version").first()
     if config is not None:
-        if config.kind != JudgeConfig.Kind.EXTERNAL:
+        if config.kind != JudgeSetting.Kind.EXTERNAL:
             raise ImportRefused(f"The setting {name!r} is a runnable judge; import under another name.")
         return config
-    return JudgeConfig.objects.create(
-        name=name, version=1, kind=JudgeConfig.Kind.EXTERNAL, model=model_name, temperature=None, max_tokens=None,
+    return JudgeSetting.objects.create(
+        name=name, version=1, kind=JudgeSetting.Kind.EXTERNAL, model=model_name, temperature=None, max_tokens=None,
         created_by=user, notes="Results imported from a file.",
     )
 

@@ -11,7 +11,7 @@ from accounts.roles import is_reviewer
 from annotation.models import Annotation
 from annotation.selectors import id_param
 
-from ..models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
+from ..models import GenerationItem, GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from .kinds import INEQMATH_STEP_KINDS
 
 STALL_SECONDS = 60
@@ -28,32 +28,32 @@ def endpoint_list() -> QuerySet[LlmEndpoint]:
     return LlmEndpoint.objects.annotate(n_configs=Count("judge_configs", distinct=True)).order_by("name")
 
 
-def config_list(*, include_old: bool = False) -> QuerySet[JudgeConfig]:
+def setting_list(*, include_old: bool = False) -> QuerySet[JudgeSetting]:
     """Judge settings, newest version of each name first (all versions with include_old)."""
-    queryset = JudgeConfig.objects.select_related("endpoint").annotate(
+    queryset = JudgeSetting.objects.select_related("endpoint").annotate(
         n_results=Count("results", distinct=True), n_runs=Count("runs", distinct=True)
     )
     if not include_old:
-        newer = JudgeConfig.objects.filter(name=OuterRef("name"), version__gt=OuterRef("version"))
+        newer = JudgeSetting.objects.filter(name=OuterRef("name"), version__gt=OuterRef("version"))
         queryset = queryset.annotate(superseded=Exists(newer)).filter(superseded=False)
     return queryset.order_by("name", "-version")
 
 
-def config_versions(config: JudgeConfig) -> QuerySet[JudgeConfig]:
+def setting_versions(config: JudgeSetting) -> QuerySet[JudgeSetting]:
     return (
-        JudgeConfig.objects.filter(name=config.name)
+        JudgeSetting.objects.filter(name=config.name)
         .select_related("created_by")
         .annotate(n_results=Count("results", distinct=True), n_runs=Count("runs", distinct=True))
         .order_by("-version")
     )
 
 
-def latest_config(name: str) -> JudgeConfig | None:
-    return JudgeConfig.objects.filter(name=name).order_by("-version").first()
+def latest_setting(name: str) -> JudgeSetting | None:
+    return JudgeSetting.objects.filter(name=name).order_by("-version").first()
 
 
-def runnable_configs() -> QuerySet[JudgeConfig]:
-    return config_list().exclude(kind=JudgeConfig.Kind.EXTERNAL)
+def runnable_settings() -> QuerySet[JudgeSetting]:
+    return setting_list().exclude(kind=JudgeSetting.Kind.EXTERNAL)
 
 
 def _item_counts():

@@ -43,7 +43,7 @@ from django.utils import timezone
 from annotation.models import Response
 from annotation.selectors import filter_responses
 
-from ..models import JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
+from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from . import client as llm
 from . import prompts
 from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
@@ -102,7 +102,7 @@ def endpoint_warnings(endpoint: LlmEndpoint) -> list[str]:
     return []
 
 
-def config_is_used(config: JudgeConfig) -> bool:
+def setting_is_used(config: JudgeSetting) -> bool:
     """A setting that has produced results or runs is frozen: every result names what made it."""
     return config.results.exists() or config.runs.exists()
 
@@ -113,7 +113,7 @@ def _check_config(config):
     )
     if unknown:
         raise ValidationError({"prompt_template": f"Unknown placeholders: {', '.join(unknown)}."})
-    if config.kind not in (JudgeConfig.Kind.CAS_FINAL_ANSWER, JudgeConfig.Kind.EXTERNAL):
+    if config.kind not in (JudgeSetting.Kind.CAS_FINAL_ANSWER, JudgeSetting.Kind.EXTERNAL):
         errors = {}
         if config.endpoint_id is None:
             errors["endpoint"] = "This kind of judge calls an LLM: choose an endpoint."
@@ -126,34 +126,34 @@ def _check_config(config):
     config.full_clean(validate_unique=False)
 
 
-def create_judge_config(*, name: str, user=None, **fields) -> JudgeConfig:
+def create_judge_setting(*, name: str, user=None, **fields) -> JudgeSetting:
     """A new setting (version 1). The name must be new; edit an existing setting instead."""
-    if JudgeConfig.objects.filter(name=name).exists():
+    if JudgeSetting.objects.filter(name=name).exists():
         raise ValidationError({"name": f"A setting named {name!r} exists; edit it to make a new version."})
-    config = JudgeConfig(name=name, version=1, created_by=user)
+    config = JudgeSetting(name=name, version=1, created_by=user)
     _apply_config_fields(config, fields)
     _check_config(config)
     config.save()
     return config
 
 
-def update_judge_config(config: JudgeConfig, *, user=None, **fields) -> JudgeConfig:
+def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeSetting:
     """Change a setting: in place while unused, else as a new version (returned).
 
     Imported (external) settings describe results made elsewhere and are never changed."""
-    if config.kind == JudgeConfig.Kind.EXTERNAL:
+    if config.kind == JudgeSetting.Kind.EXTERNAL:
         raise ValidationError("Imported settings describe results made elsewhere and cannot be edited or versioned.")
     changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
     if not changed:
         return config
-    if not config_is_used(config):
+    if not setting_is_used(config):
         _apply_config_fields(config, changed)
         _check_config(config)
         config.save()
         return config
     with transaction.atomic():
-        latest = JudgeConfig.objects.filter(name=config.name).aggregate(v=Max("version"))["v"] or config.version
-        new = JudgeConfig(name=config.name, version=latest + 1, previous=config, created_by=user)
+        latest = JudgeSetting.objects.filter(name=config.name).aggregate(v=Max("version"))["v"] or config.version
+        new = JudgeSetting(name=config.name, version=latest + 1, previous=config, created_by=user)
         for name in CONFIG_FIELDS:
             setattr(new, name, getattr(config, name))
         _apply_config_fields(new, changed)
@@ -169,7 +169,7 @@ def _apply_config_fields(config, fields):
         setattr(config, name, value)
 
 
-def judge_spec(config: JudgeConfig) -> JudgeSpec:
+def judge_spec(config: JudgeSetting) -> JudgeSpec:
     return JudgeSpec(
         kind=config.kind,
         model=config.model,
@@ -227,7 +227,7 @@ def judge_input(response: Response) -> JudgeInput:
     )
 
 
-def cache_key(config: JudgeConfig, fingerprint: str) -> str:
+def cache_key(config: JudgeSetting, fingerprint: str) -> str:
     """Hash of (setting version, everything the judge is shown about the response)."""
     digest = hashlib.sha256(f"{config.pk}:{config.name}:{config.version}\n".encode())
     digest.update(fingerprint.encode("utf-8"))
@@ -237,14 +237,14 @@ def cache_key(config: JudgeConfig, fingerprint: str) -> str:
 # --- judge runs ----------------------------------------------------------------------------
 
 def start_judge_run(
-    config: JudgeConfig, *, params=None, response_ids: Iterable[int] | None = None, user=None,
+    config: JudgeSetting, *, params=None, response_ids: Iterable[int] | None = None, user=None,
     chunk_size: int | None = None, note: str = "", enqueue: bool = True,
 ) -> JudgeRun:
     """Fix the selection, create the run and queue it (after the transaction commits).
 
     With ``enqueue=False`` nothing is sent to Celery: call `run_inline` to do the work here.
     """
-    if config.kind == JudgeConfig.Kind.EXTERNAL:
+    if config.kind == JudgeSetting.Kind.EXTERNAL:
         raise RunRefused("Imported (external) settings cannot be run.")
     kind = get_kind(config.kind)
     if kind.uses_llm:

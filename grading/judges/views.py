@@ -15,9 +15,9 @@ from annotation.models import Exam, Question, Response
 from annotation.selectors import filter_responses, id_param
 from config.shortcuts import get_object_or_404
 
-from ..models import GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
+from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from . import generation, prompts, selectors, services
-from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeConfigForm, RunStartForm
+from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeSettingForm, RunStartForm
 from .kinds import KINDS
 
 
@@ -32,7 +32,7 @@ def _errors_text(exc):
 @reviewer_required
 def judges_home(request):
     context = {
-        "configs": selectors.config_list(),
+        "configs": selectors.setting_list(),
         "endpoints": selectors.endpoint_list(),
         "runs": selectors.run_list()[:8],
     }
@@ -40,17 +40,17 @@ def judges_home(request):
 
 
 @reviewer_required
-def config_create(request):
+def setting_create(request):
     copy_id = id_param(request.GET.get("copy"))
-    copy_of = JudgeConfig.objects.filter(pk=copy_id).first() if copy_id else None
+    copy_of = JudgeSetting.objects.filter(pk=copy_id).first() if copy_id else None
     initial = {}
     if copy_of is not None:
         initial = {f: getattr(copy_of, f) for f in services.CONFIG_FIELDS}
         initial["name"] = f"{copy_of.name} copy"
-    form = JudgeConfigForm(request.POST or None, initial=initial)
+    form = JudgeSettingForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            config = services.create_judge_config(
+            config = services.create_judge_setting(
                 name=form.cleaned_data["name"], user=request.user, **form.setting_fields()
             )
         except ValidationError as exc:
@@ -68,23 +68,23 @@ def _config_form_context(form, config):
         "kind_help": KIND_HELP,
         "defaults": {key: {"system": kind.default_system, "template": kind.default_template} for key, kind in KINDS.items()},
         "variables": prompts.VARIABLES,
-        "used": bool(config and services.config_is_used(config)),
+        "used": bool(config and services.setting_is_used(config)),
     }
 
 
 @reviewer_required
-def config_edit(request, pk):
-    config = get_object_or_404(JudgeConfig, pk=pk)
-    if config.kind == JudgeConfig.Kind.EXTERNAL:
+def setting_edit(request, pk):
+    config = get_object_or_404(JudgeSetting, pk=pk)
+    if config.kind == JudgeSetting.Kind.EXTERNAL:
         messages.error(request, "Imported settings describe results made elsewhere and cannot be edited.")
         return redirect("grading:judge_config_detail", pk=config.pk)
-    form = JudgeConfigForm(request.POST or None, instance=config, editing=True)
+    form = JudgeSettingForm(request.POST or None, instance=config, editing=True)
     if request.method == "POST" and form.is_valid():
         fields = form.setting_fields()
         fields.pop("kind", None)
-        original = JudgeConfig.objects.get(pk=config.pk)
+        original = JudgeSetting.objects.get(pk=config.pk)
         try:
-            saved = services.update_judge_config(original, user=request.user, **fields)
+            saved = services.update_judge_setting(original, user=request.user, **fields)
         except ValidationError as exc:
             form.add_error(None, _errors_text(exc))
         else:
@@ -97,18 +97,18 @@ def config_edit(request, pk):
 
 
 @reviewer_required
-def config_detail(request, pk):
-    config = get_object_or_404(JudgeConfig.objects.select_related("endpoint", "created_by", "previous"), pk=pk)
+def setting_detail(request, pk):
+    config = get_object_or_404(JudgeSetting.objects.select_related("endpoint", "created_by", "previous"), pk=pk)
     kind = KINDS.get(config.kind)
     context = {
         "config": config,
-        "versions": selectors.config_versions(config),
+        "versions": selectors.setting_versions(config),
         "runs": selectors.run_list({"config": str(config.pk)})[:20],
         "kind_help": kind.help if kind else "Results imported from a file.",
         "effective_system": config.system_prompt or (kind.default_system if kind and not config.prompt_template else ""),
         "effective_template": config.prompt_template or (kind.default_template if kind else ""),
-        "used": services.config_is_used(config),
-        "latest": selectors.latest_config(config.name),
+        "used": services.setting_is_used(config),
+        "latest": selectors.latest_setting(config.name),
     }
     return render(request, "grading/judge_config_detail.html", context)
 
@@ -155,7 +155,7 @@ def run_list(request):
 @reviewer_required
 def run_start(request):
     data = request.POST if request.method == "POST" else request.GET
-    configs = selectors.runnable_configs()
+    configs = selectors.runnable_settings()
     form = RunStartForm(data if request.method == "POST" else None, configs=configs,
                         initial={"config": request.GET.get("config")})
     filters = _filters_from(data)

@@ -64,7 +64,7 @@ class LlmEndpoint(models.Model):
             raise ValidationError(errors)
 
 
-class JudgeConfig(models.Model):
+class JudgeSetting(models.Model):
     """One version of a judge setting. Immutable once it has results or runs."""
 
     class Kind(models.TextChoices):
@@ -136,7 +136,7 @@ class JudgeRun(models.Model):
         CANCELLED = "cancelled", "Cancelled"
         DONE = "done", "Done"
 
-    config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="runs")
+    config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs")
     selection = models.JSONField(default=dict, blank=True, help_text="The response-list filters used.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
     epoch = models.PositiveIntegerField(
@@ -171,7 +171,7 @@ class JudgeResult(models.Model):
         INVALID = "invalid", "Invalid output"
         ERROR = "error", "Call failed"
 
-    config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="results")
+    config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="results")
     response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="judge_results")
     run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="produced")
     cache_key = models.CharField(max_length=64)
@@ -318,5 +318,5 @@ class GenerationItem(models.Model):
 
 
 __all__ = [
-    "LlmEndpoint", "JudgeConfig", "JudgeRun", "JudgeResult", "JudgeRunItem", "GenerationRun", "GenerationItem",
+    "LlmEndpoint", "JudgeSetting", "JudgeRun", "JudgeResult", "JudgeRunItem", "GenerationRun", "GenerationItem",
 ]

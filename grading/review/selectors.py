@@ -18,7 +18,7 @@ from django.db.models.functions import Abs, Cast
 from annotation.models import Exam, Question, Response
 from annotation.selectors import id_param
 
-from ..models import JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, MetaEvalProposal, MetaEvalRun, MetaEvaluation
+from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from . import metrics
 from .meta_eval import CATEGORIES, direction
 
@@ -41,7 +41,7 @@ class ScopeError(ValueError):
 
 @dataclass
 class Scope:
-    config: JudgeConfig | None = None
+    config: JudgeSetting | None = None
     run: JudgeRun | None = None
 
     def __bool__(self):
@@ -71,7 +71,7 @@ class Scope:
 def settings_with_results():
     """Judge setting versions that have produced results, for the setting picker (one query)."""
     return list(
-        JudgeConfig.objects.annotate(n_results=Count("results"))
+        JudgeSetting.objects.annotate(n_results=Count("results"))
         .filter(n_results__gt=0)
         .only("id", "name", "version", "kind", "model")
         .order_by("name", "-version")
@@ -95,19 +95,19 @@ def resolve_scope(params, *, default=True):
             raise ScopeError(f"No judge run {run_id}.")
         return Scope(config=run.config, run=run)
     if setting:
-        config = JudgeConfig.objects.filter(pk=id_param(setting) or 0).first()
+        config = JudgeSetting.objects.filter(pk=id_param(setting) or 0).first()
         if config is None:
             raise ScopeError(f"No judge setting version with id {setting}.")
         return Scope(config=config)
     if not default:
         return Scope()
     latest = JudgeResult.objects.order_by("-id").values_list("config_id", flat=True).first()
-    return Scope(config=JudgeConfig.objects.filter(pk=latest).first()) if latest else Scope()
+    return Scope(config=JudgeSetting.objects.filter(pk=latest).first()) if latest else Scope()
 
 
 def find_setting(name, version=None):
     """A setting version by name (the newest version unless `version` is given)."""
-    configs = JudgeConfig.objects.filter(name=name)
+    configs = JudgeSetting.objects.filter(name=name)
     if version is not None:
         configs = configs.filter(version=version)
     config = configs.order_by("-version").first()
@@ -447,7 +447,7 @@ def category_summary(params=None):
     ))
     config_ids = {r[2] for r in rows}
     question_ids = {r[4] for r in rows}
-    config_labels = {c.pk: str(c) for c in JudgeConfig.objects.filter(pk__in=config_ids).only("name", "version")}
+    config_labels = {c.pk: str(c) for c in JudgeSetting.objects.filter(pk__in=config_ids).only("name", "version")}
     question_labels = {
         pk: f"{location or external_id or 'question'} #{pk}"
         for pk, location, external_id in Question.objects.filter(pk__in=question_ids).values_list(
@@ -506,14 +506,14 @@ def recent_meta_eval_runs(limit=10):
 
 # --- step-judge validation (IneqMath) ------------------------------------------------------
 
-FINAL_ANSWER_KINDS = (JudgeConfig.Kind.INEQ_FINAL_ANSWER, JudgeConfig.Kind.CAS_FINAL_ANSWER)
+FINAL_ANSWER_KINDS = (JudgeSetting.Kind.INEQ_FINAL_ANSWER, JudgeSetting.Kind.CAS_FINAL_ANSWER)
 JUDGE_SLOTS = (
     ("final_answer", "Final answer", FINAL_ANSWER_KINDS),
-    ("toy_case", "Toy case", (JudgeConfig.Kind.INEQ_TOY_CASE,)),
-    ("logical_gap", "Logical gap", (JudgeConfig.Kind.INEQ_LOGICAL_GAP,)),
-    ("numerical_approximation", "Numerical approximation", (JudgeConfig.Kind.INEQ_NUMERICAL_APPROXIMATION,)),
-    ("numerical_computation", "Numerical computation", (JudgeConfig.Kind.INEQ_NUMERICAL_COMPUTATION,)),
-    ("holistic", "Holistic baseline", (JudgeConfig.Kind.INEQ_HOLISTIC,)),
+    ("toy_case", "Toy case", (JudgeSetting.Kind.INEQ_TOY_CASE,)),
+    ("logical_gap", "Logical gap", (JudgeSetting.Kind.INEQ_LOGICAL_GAP,)),
+    ("numerical_approximation", "Numerical approximation", (JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION,)),
+    ("numerical_computation", "Numerical computation", (JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION,)),
+    ("holistic", "Holistic baseline", (JudgeSetting.Kind.INEQ_HOLISTIC,)),
 )
 STEP_SLOTS = ("toy_case", "logical_gap", "numerical_approximation", "numerical_computation")
 OVERALL_SLOTS = ("final_answer", *STEP_SLOTS)
@@ -527,7 +527,7 @@ def validation_judges(params=None):
     params = params or {}
     kinds = {kind: slot for slot, _, slot_kinds in JUDGE_SLOTS for kind in slot_kinds}
     configs = (
-        JudgeConfig.objects.filter(kind__in=list(kinds))
+        JudgeSetting.objects.filter(kind__in=list(kinds))
         .annotate(n_results=Count("results"))
         .filter(n_results__gt=0)
         .only("id", "name", "version", "kind", "model")

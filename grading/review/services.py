@@ -21,8 +21,8 @@ from ..judges import client as llm
 from ..judges.result_import import import_judge_results, match_record, read_records
 from ..judges.services import RunRefused, check_endpoint_usable, endpoint_spec
 from ..models import (
-    JudgeConfig,
     JudgeResult,
+    JudgeSetting,
     LlmEndpoint,
     MetaEvalProposal,
     MetaEvalRun,
@@ -389,7 +389,7 @@ def _create_result(response, record, index, file_name, setting, user, report):
         json.dumps(payload), f"{os.path.basename(file_name)} (record {index})", setting_name=name, user=user
     )
     report.results_created += outcome.created
-    config = JudgeConfig.objects.filter(name=name).order_by("-version").first()
+    config = JudgeSetting.objects.filter(name=name).order_by("-version").first()
     return JudgeResult.objects.filter(config=config, response=response).order_by("-id").first()
 
 

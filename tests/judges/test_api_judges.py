@@ -1,7 +1,7 @@
 """The judges' REST API: versioned settings, runs with progress/cancel/resume, results."""
 import pytest
 
-from grading.models import JudgeConfig, JudgeRun
+from grading.models import JudgeRun, JudgeSetting
 from tests.conftest import api_client_for
 from tests.factories import make_setting
 
@@ -17,7 +17,7 @@ def test_settings_api_versions_on_change(reviewer, endpoint, llm_server, respons
     assert created.status_code == 201, created.json()
     pk = created.json()["id"]
     assert api.patch(f"/api/judge-configs/{pk}/", {"temperature": 0.1}, format="json").status_code == 200
-    assert JudgeConfig.objects.get(pk=pk).temperature == 0.1
+    assert JudgeSetting.objects.get(pk=pk).temperature == 0.1
 
     llm_server.default = score_by_answer({})
     with django_capture_on_commit_callbacks(execute=True):
@@ -25,7 +25,7 @@ def test_settings_api_versions_on_change(reviewer, endpoint, llm_server, respons
     assert run.status_code == 201 and run.json()["n_items"] == 1
     changed = api.patch(f"/api/judge-configs/{pk}/", {"temperature": 0.9}, format="json")
     assert changed.status_code == 201 and changed.json()["version"] == 2 and changed.json()["previous"] == pk
-    assert JudgeConfig.objects.get(pk=pk).temperature == 0.1
+    assert JudgeSetting.objects.get(pk=pk).temperature == 0.1
     bad = api.post("/api/judge-configs/", {"name": "x", "kind": "rubric", "prompt_template": "{{ nope }}"}, format="json")
     assert bad.status_code == 400 and "nope" in str(bad.json())
     bad = api.post("/api/judge-configs/", {"name": "y", "kind": "rubric"}, format="json")

@@ -35,7 +35,7 @@ def test_new_version_or_edited_answer_calls_again(endpoint, llm_server, response
     assert llm_server.request_count == 7  # only the edited answer
     assert JudgeResult.objects.filter(response=edited).count() == 2
 
-    newer = services.update_judge_config(config, temperature=0.3)
+    newer = services.update_judge_setting(config, temperature=0.3)
     assert newer.version == 2 and newer.pk != config.pk
     run_now(django_capture_on_commit_callbacks, newer)
     assert llm_server.request_count == 13

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Response
-from grading.models import JudgeConfig, JudgeResult, JudgeRun
+from grading.models import JudgeResult, JudgeRun, JudgeSetting
 from tests.conftest import DEMO_DIR
 from tests.factories import make_setting
 
@@ -60,7 +60,7 @@ def test_run_judges_errors(endpoint, responses):
 def test_import_meta_eval_sample_attaches_to_imported_responses(sample_data):
     out = call("import_judge_results", str(DEMO_DIR / "meta_eval_input_examples.json"), "--model", "gemini-3-pro")
     assert "4 records: 4 results created" in out and "0 unmatched" in out
-    config = JudgeConfig.objects.get(name="imported: gemini-3-pro")
+    config = JudgeSetting.objects.get(name="imported: gemini-3-pro")
     assert config.kind == "external"
     records = json.loads((DEMO_DIR / "meta_eval_input_examples.json").read_text())
     for record in records:

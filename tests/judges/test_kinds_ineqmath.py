@@ -4,7 +4,7 @@ import pytest
 
 from annotation.models import Response, content_hash
 from grading.judges import selectors
-from grading.models import JudgeConfig, JudgeResult
+from grading.models import JudgeResult, JudgeSetting
 from tests.factories import make_question, make_setting
 from tests.llm_server import Reply
 
@@ -44,7 +44,7 @@ def result_of(config, response):
 
 
 def test_cas_only_judge_makes_no_call(solutions, django_capture_on_commit_callbacks, llm_server):
-    config = make_setting(None, kind=JudgeConfig.Kind.CAS_FINAL_ANSWER, model="")
+    config = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="")
     run = run_now(django_capture_on_commit_callbacks, config)
     assert run.status == "done" and llm_server.request_count == 0
     exact, decimal, approx, unreadable = (result_of(config, solutions[k]) for k in SOLUTIONS)
@@ -58,7 +58,7 @@ def test_final_answer_judge_asks_the_llm_only_when_the_cas_is_undecided(
     endpoint, solutions, django_capture_on_commit_callbacks, llm_server
 ):
     llm_server.default = Reply("The sum is not a closed form equal to one half.\nVerdict: False")
-    config = make_setting(endpoint, kind=JudgeConfig.Kind.INEQ_FINAL_ANSWER)
+    config = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_FINAL_ANSWER)
     run_now(django_capture_on_commit_callbacks, config)
     assert llm_server.request_count == 1
     assert "\\sum_{k} f(k)" in llm_server.requests[0].text and "C = \\frac{1}{2}" in llm_server.requests[0].text
@@ -72,9 +72,9 @@ def test_final_answer_judge_asks_the_llm_only_when_the_cas_is_undecided(
 @pytest.mark.parametrize(
     "kind, flaw_words",
     [
-        (JudgeConfig.Kind.INEQ_TOY_CASE, "particular"),
-        (JudgeConfig.Kind.INEQ_LOGICAL_GAP, "without justification"),
-        (JudgeConfig.Kind.INEQ_NUMERICAL_APPROXIMATION, "rounded"),
+        (JudgeSetting.Kind.INEQ_TOY_CASE, "particular"),
+        (JudgeSetting.Kind.INEQ_LOGICAL_GAP, "without justification"),
+        (JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION, "rounded"),
     ],
 )
 def test_step_judges_read_the_final_verdict(kind, flaw_words, endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
@@ -95,7 +95,7 @@ def test_numerical_computation_rechecks_equalities_with_the_cas(endpoint, soluti
     right = '```json\n{"equalities": [{"step": "1/2+1/2=1", "lhs": "\\\\frac{1}{2}+\\\\frac{1}{2}", "rhs": "1"}]}\n```\nVerdict: True'
     llm_server.default = Reply(right)
     llm_server.script("AM-GM", Reply(wrong))
-    config = make_setting(endpoint, kind=JudgeConfig.Kind.INEQ_NUMERICAL_COMPUTATION)
+    config = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION)
     run_now(django_capture_on_commit_callbacks, config)
     overruled = result_of(config, solutions["exact"])
     assert overruled.score == 0.0 and overruled.step_verdicts["decided_by"] == "cas"
@@ -108,7 +108,7 @@ def test_numerical_computation_rechecks_equalities_with_the_cas(endpoint, soluti
 def test_holistic_sees_the_gold_answer_and_samples_vote(endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
     llm_server.script("AM-GM", Reply("Verdict: True"), Reply("Verdict: False"), Reply("Verdict: True"))
     llm_server.default = Reply("Verdict: False")
-    config = make_setting(endpoint, kind=JudgeConfig.Kind.INEQ_HOLISTIC, samples=3)
+    config = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_HOLISTIC, samples=3)
     run_now(django_capture_on_commit_callbacks, config)
     assert "\\frac{1}{2}$$" in llm_server.requests[0].text
     voted = result_of(config, solutions["exact"])
@@ -119,7 +119,7 @@ def test_holistic_sees_the_gold_answer_and_samples_vote(endpoint, solutions, dja
 def test_overall_needs_all_five_judges(endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
     llm_server.default = Reply("Verdict: True")
     response = solutions["exact"]
-    configs = [make_setting(endpoint, kind=JudgeConfig.Kind.INEQ_FINAL_ANSWER)]
+    configs = [make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_FINAL_ANSWER)]
     run_now(django_capture_on_commit_callbacks, configs[0], response_ids=[response.pk])
     assert selectors.ineqmath_overall(selectors.results_for_response(response)) is None
     for kind in ("ineq_toy_case", "ineq_logical_gap", "ineq_numerical_approximation", "ineq_numerical_computation"):

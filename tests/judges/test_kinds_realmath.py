@@ -4,7 +4,7 @@ import statistics
 import pytest
 
 from annotation.models import Response
-from grading.models import JudgeConfig, JudgeResult
+from grading.models import JudgeResult, JudgeSetting
 from tests.factories import make_setting
 from tests.llm_server import Reply
 
@@ -17,7 +17,7 @@ def test_rubric_prompt_carries_problem_rubric_and_answer(endpoint, llm_server, s
     response = Response.objects.filter(source="human").order_by("id").first()
     question = response.question
     llm_server.default = Reply("Overall Score: 3")
-    config = make_setting(endpoint, name="rubric", kind=JudgeConfig.Kind.RUBRIC, temperature=0.7, max_tokens=8192)
+    config = make_setting(endpoint, name="rubric", kind=JudgeSetting.Kind.RUBRIC, temperature=0.7, max_tokens=8192)
     run_now(django_capture_on_commit_callbacks, config, response_ids=[response.pk])
     sent = llm_server.requests[0]
     assert question.statement in sent.text and question.reference_solution in sent.text and response.transcript in sent.text
@@ -32,7 +32,7 @@ def test_replay_sends_the_records_own_prompt(endpoint, llm_server, sample_data, 
     replayed = list(Response.objects.exclude(judge_query="").order_by("id")[:3])
     bare = Response.objects.create(question=replayed[0].question, student_id="no-query", transcript="x", transcript_hash="h")
     llm_server.default = Reply("**Overall Score:** 2\n\nBrief Explanation: replayed.")
-    config = make_setting(endpoint, kind=JudgeConfig.Kind.REPLAY)
+    config = make_setting(endpoint, kind=JudgeSetting.Kind.REPLAY)
     run_now(django_capture_on_commit_callbacks, config, response_ids=[r.pk for r in replayed] + [bare.pk])
     assert llm_server.request_count == 3
     sent = sorted(r.payload["messages"][-1]["content"] for r in llm_server.requests)

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from grading.judges import access, generation, result_import, services
-from grading.models import GenerationItem, JudgeConfig, JudgeResult, JudgeRun, LlmEndpoint
+from grading.models import GenerationItem, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
 from tests.conftest import api_client_for
 from tests.factories import API_KEY_ENV, make_endpoint, make_setting
 from tests.llm_server import Reply
@@ -134,7 +134,7 @@ def test_a_secret_file_cannot_be_reached_through_the_key_name(settings, llm_serv
     settings.REALMATH_LLM_KEY_ENV_ALLOWED = ["REALMATH_LLM_KEY_*"]
     endpoint = LlmEndpoint.objects.create(name="dots", base_url=llm_server.url, api_key_env="REALMATH_LLM_KEY_/../../secret")
     run = services.start_judge_run(make_setting(make_endpoint(llm_server)), enqueue=False)
-    JudgeConfig.objects.filter(pk=run.config_id).update(endpoint=endpoint)
+    JudgeSetting.objects.filter(pk=run.config_id).update(endpoint=endpoint)
     services.run_inline(JudgeRun.objects.get(pk=run.pk))
     assert llm_server.request_count == 0
     assert "not a key" in JudgeResult.objects.filter(run=run).first().errors[-1]["message"]
@@ -174,13 +174,13 @@ def test_the_host_allow_list_refuses_other_hosts(settings, admin_user, admin_cli
 def test_the_api_cannot_version_an_imported_setting(reviewer, responses):
     report = result_import.import_judge_results(json.dumps([{"response_id": responses[0].pk, "model_score": 4}]),
                                            "judged.json", model="elsewhere")
-    config = JudgeConfig.objects.get(kind=JudgeConfig.Kind.EXTERNAL)
-    assert report.created == 1 and services.config_is_used(config)
+    config = JudgeSetting.objects.get(kind=JudgeSetting.Kind.EXTERNAL)
+    assert report.created == 1 and services.setting_is_used(config)
     api = api_client_for(reviewer)
     for change in ({"temperature": 0.5}, {"model": "other"}, {"notes": "x"}):
         refused = api.patch(f"/api/judge-configs/{config.pk}/", change, format="json")
         assert refused.status_code == 400 and "Imported settings" in str(refused.json()), change
-    assert JudgeConfig.objects.filter(name=config.name).count() == 1
+    assert JudgeSetting.objects.filter(name=config.name).count() == 1
 
 
 # --- output size ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ import pytest
 from django.urls import reverse
 
 from grading.judges import prompts
-from grading.models import JudgeConfig, LlmEndpoint
+from grading.models import JudgeSetting, LlmEndpoint
 from tests.factories import API_KEY_ENV, make_setting
 
 from .helpers import run_now, score_by_answer
@@ -25,20 +25,20 @@ def form_data(ep, **overrides):
 def test_create_edit_in_place_then_new_version(admin_client_, endpoint, llm_server, responses,
                                                 django_capture_on_commit_callbacks):
     response = admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint))
-    config = JudgeConfig.objects.get(name="rubric-a")
+    config = JudgeSetting.objects.get(name="rubric-a")
     assert response.status_code == 302 and config.version == 1 and config.created_by is not None
 
     edit_url = reverse("grading:judge_config_edit", args=[config.pk])
     admin_client_.post(edit_url, form_data(endpoint, temperature="0.2", name="ignored"))
     config.refresh_from_db()
-    assert config.temperature == 0.2 and config.name == "rubric-a" and JudgeConfig.objects.count() == 1
+    assert config.temperature == 0.2 and config.name == "rubric-a" and JudgeSetting.objects.count() == 1
 
     llm_server.default = score_by_answer({})
     run_now(django_capture_on_commit_callbacks, config)
     page = admin_client_.get(edit_url)
     assert "saving creates version 2" in page.content.decode()
     response = admin_client_.post(edit_url, form_data(endpoint, temperature="0.9", extra_body='{"top_p": 0.5}'))
-    newer = JudgeConfig.objects.get(name="rubric-a", version=2)
+    newer = JudgeSetting.objects.get(name="rubric-a", version=2)
     assert response["Location"] == reverse("grading:judge_config_detail", args=[newer.pk])
     assert (newer.temperature, newer.extra_body, newer.previous_id) == (0.9, {"top_p": 0.5}, config.pk)
     config.refresh_from_db()
@@ -63,10 +63,10 @@ def test_bad_input_is_refused_with_a_reason(admin_client_, endpoint):
     make_setting(endpoint, name="taken")
     page = admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint, name="taken"))
     assert "edit it to make a new version" in page.content.decode()
-    assert JudgeConfig.objects.count() == 1
+    assert JudgeSetting.objects.count() == 1
     # A CAS judge needs no endpoint.
     admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint, name="cas", kind="cas_final_answer", endpoint="", model=""))
-    assert JudgeConfig.objects.filter(name="cas", endpoint__isnull=True).exists()
+    assert JudgeSetting.objects.filter(name="cas", endpoint__isnull=True).exists()
 
 
 def test_copy_prefills_the_form(admin_client_, endpoint):

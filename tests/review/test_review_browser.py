@@ -3,7 +3,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Response
-from grading.models import JudgeConfig, MetaEvaluation
+from grading.models import JudgeSetting, MetaEvaluation
 from tests.conftest import DEMO_DIR, login, screenshot
 from tests.factories import make_results, make_stored_setting
 
@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_reviewer_classifies_queued_cases_by_keyboard(page, live_server, sample_data, reviewer):
     call_command("import_judge_results", str(DEMO_DIR / "meta_eval_input_examples.json"))
-    config = JudgeConfig.objects.get(kind=JudgeConfig.Kind.EXTERNAL)
+    config = JudgeSetting.objects.get(kind=JudgeSetting.Kind.EXTERNAL)
     login(page, live_server, reviewer.username)
     page.click("text=Judge vs human")
     page.wait_for_selector("#metrics-table")
@@ -88,8 +88,8 @@ def test_expert_marks_step_judge_verdicts_by_keyboard(page, live_server, reviewe
     answer = "By AM-GM, $a^2 + b^2 \\geq 2ab$ with equality at $a = b$.\nThe answer is $C = 2$."
     response = Response.objects.create(question=question, source="synthetic", student_id="model-x_t_0.7_1",
                                        generator_model="model-x", transcript=answer, transcript_hash=content_hash(answer))
-    kinds = [JudgeConfig.Kind.INEQ_FINAL_ANSWER, JudgeConfig.Kind.INEQ_TOY_CASE, JudgeConfig.Kind.INEQ_LOGICAL_GAP,
-             JudgeConfig.Kind.INEQ_NUMERICAL_APPROXIMATION, JudgeConfig.Kind.INEQ_NUMERICAL_COMPUTATION]
+    kinds = [JudgeSetting.Kind.INEQ_FINAL_ANSWER, JudgeSetting.Kind.INEQ_TOY_CASE, JudgeSetting.Kind.INEQ_LOGICAL_GAP,
+             JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION, JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION]
     results = [make_results(make_stored_setting(f"ineq {kind}", kind=kind), [response], [verdict],
                             rationale="The derivation uses AM-GM; equality holds at $a=b$.")[0]
                for kind, verdict in zip(kinds, [1, 1, 0, 1, 1])]
