@@ -664,7 +664,7 @@ class _Parser:
         return digits
 
     def _mixed_fraction(self, left):
-        """``2\\frac{1}{2}`` is two and a half when both are integer literals."""
+        """``2\\frac{1}{2}`` and ``2\\frac12`` are two and a half when both are integer literals."""
         if not self.tok.is_cmd(r"\frac"):
             return None
         previous = self.tokens[self.i - 1] if self.i else None
@@ -673,26 +673,39 @@ class _Parser:
             return None
         if before is not None and (before.kind in ("num", "ident") or before.is_op("^", "_", ")", "/")):
             return None
-        k = self.i + 1
-        pattern = [self.tokens[k + j] for j in range(6)] if k + 6 <= len(self.tokens) else []
-        if len(pattern) < 6:
+        parts = self._fraction_digits(self.i + 1)
+        if parts is None:
             return None
-        if not (pattern[0].is_op("{") and pattern[1].kind == "num" and pattern[2].is_op("}")
-                and pattern[3].is_op("{") and pattern[4].kind == "num" and pattern[5].is_op("}")):
-            return None
-        if not (pattern[1].value.isdigit() and pattern[4].value.isdigit()):
-            return None
-        self.i = k + 6
-        whole = sp.Integer(int(previous.value))
-        fraction = sp.Rational(int(pattern[1].value), int(pattern[4].value)) if int(pattern[4].value) else None
-        if fraction is None:
+        numerator, denominator, end = parts
+        if denominator == 0:
             raise ParseError("division by zero")
+        self.i = end
+        whole = sp.Integer(int(previous.value))
+        fraction = sp.Rational(numerator, denominator)
         if not isinstance(left, sp.Integer) or left != whole:
             # "-2\frac12" parsed as -(2) so far: the fraction continues the same sign.
             if isinstance(left, sp.Integer) and left == -whole:
-                return left - fraction
+                return self._postfix_ops(left - fraction)
             return None
-        return whole + fraction
+        return self._postfix_ops(whole + fraction)
+
+    def _fraction_digits(self, k):
+        """(numerator, denominator, next index) of ``{n}{d}``, ``{n}d``, ``n{d}`` or ``nd`` at ``k``."""
+        tokens = self.tokens
+        if k + 1 < len(tokens) and tokens[k].kind == "num" and len(tokens[k].value) == 2 and tokens[k].value.isdigit():
+            return int(tokens[k].value[0]), int(tokens[k].value[1]), k + 1  # \frac12
+        values = []
+        for _ in range(2):
+            if k + 2 < len(tokens) and tokens[k].is_op("{") and tokens[k + 1].kind == "num" and tokens[k + 2].is_op("}"):
+                text, k = tokens[k + 1].value, k + 3
+            elif k < len(tokens) and tokens[k].kind == "num" and len(tokens[k].value) == 1:
+                text, k = tokens[k].value, k + 1
+            else:
+                return None
+            if not text.isdigit():
+                return None
+            values.append(int(text))
+        return values[0], values[1], k
 
     def identifier(self):
         name = self.advance().value
