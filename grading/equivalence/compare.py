@@ -720,10 +720,10 @@ def _small(values):
 def _unit_readings(answer):
     value = answer.value
     if answer.unit == "percent":
-        scaled = _rescaled(answer, sp.Rational(1, 100))
+        scaled = rescaled(answer, sp.Rational(1, 100))
         return [(_plain(answer), "ignoring the % sign"), (scaled, f"{_number_text(value)}% = {_number_text(scaled.value)}")]
     if answer.unit == "degree":
-        scaled = _rescaled(answer, sp.pi / 180)
+        scaled = rescaled(answer, sp.pi / 180)
         return [(_plain(answer), "ignoring the degree sign"), (scaled, f"{_number_text(value)}\u00b0 = {_number_text(scaled.value)} rad")]
     return [(answer, "")]
 
@@ -733,7 +733,8 @@ def _plain(answer):
                   conditions=answer.conditions)
 
 
-def _rescaled(answer, factor):
+def rescaled(answer, factor):
+    """``answer`` (a number) times ``factor``, its written decimal scaled along when the factor is rational."""
     decimal = answer.decimal
     if decimal is not None:
         if factor.is_Rational:

@@ -137,21 +137,21 @@ def describe(answer):
         parts = [describe(item) for item in answer.value]
         return (
             left + ", ".join(t for t, _ in parts) + right,
-            _latex_bracket(left) + ", ".join(l for _, l in parts) + _latex_bracket(right),
+            _latex_bracket(left) + ", ".join(tex for _, tex in parts) + _latex_bracket(right),
         )
     if kind in ("list", "set_literal", "compound"):
         items = answer.value[0] if kind == "compound" else answer.value
         joiner = f" {answer.value[1]} " if kind == "compound" else ", "
         parts = [describe(item) for item in items]
         text = joiner.join(t for t, _ in parts)
-        latex = (r" \text{ %s } " % answer.value[1] if kind == "compound" else ", ").join(l for _, l in parts)
+        latex = (r" \text{ %s } " % answer.value[1] if kind == "compound" else ", ").join(tex for _, tex in parts)
         if kind == "set_literal":
             return "{" + text + "}", r"\left\{" + latex + r"\right\}"
         return text, latex
     if kind == "system":
         parts = [(str(k), describe(v)) for k, v in answer.value.items()]
         return ", ".join(f"{k} = {t}" for k, (t, _) in parts), ", ".join(
-            f"{latex_of(k)} = {l}" for k, (_, l) in zip(answer.value, [d for _, d in parts])
+            f"{latex_of(k)} = {tex}" for k, (_, tex) in zip(answer.value, [d for _, d in parts])
         )
     if kind == "matrix":
         rows, cols = answer.shape

@@ -363,11 +363,11 @@ class _Parser:
         while self.tok.kind in ("unit", "text"):
             if self.tok.kind == "text" and self.peek().kind not in ("eof",) and not self._text_is_trailing():
                 break
+            if self.tok.kind == "unit":
+                self._skip_units()
+                continue
             token = self.advance()
-            if token.kind == "unit":
-                self.units.append(token.value)
-            else:
-                self._drop_words([token.value])
+            self._drop_words([token.value])
             if self.tok.is_op("^") and self.peek().kind == "num":
                 self.advance()
                 self.advance()
@@ -558,11 +558,28 @@ class _Parser:
         return not (nxt.kind in ("num", "ident") or nxt.is_op("("))
 
     def _skip_units(self):
+        """Units after a value are recorded, not computed with: ``\\mathrm{m}/\\mathrm{s}^{2}`` is m/s^2."""
         while self.tok.kind == "unit":
-            self.units.append(self.advance().value)
-            if self.tok.is_op("^") and self.peek().kind == "num":
+            unit = self.advance().value + self._unit_power()
+            while self.tok.is_op("/") and self.peek().kind == "unit":
                 self.advance()
-                self.advance()
+                unit += "/" + self.advance().value + self._unit_power()
+            self.units.append(unit)
+
+    def _unit_power(self):
+        if not self.tok.is_op("^"):
+            return ""
+        nxt, after = self.peek(), self.peek(2)
+        if nxt.kind == "num":
+            self.advance()
+            return "^" + self.advance().value
+        if nxt.is_op("{") and after.kind == "num" and self.peek(3).is_op("}"):
+            self.advance()
+            self.advance()
+            power = self.advance().value
+            self.advance()
+            return "^" + power
+        return ""
 
     # --- atoms -----------------------------------------------------------------------------------
     def _starts_atom(self, token):

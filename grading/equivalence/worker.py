@@ -38,6 +38,7 @@ WARMUP = [
     (r"\frac{x-1}{x+2} \ge 0", r"x < -2 \text{ or } x \ge 1"), (r"\log_2 3 + \log_2 5", r"\log_2 15"),
     ("x^2+y^2=1", r"y=\sqrt{1-x^2}"), (r"\sqrt{2}e^{i\pi/4}", "1+i"), ("x+y>1", "x+y>2"),
     (r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", "[[1,2],[3,4]]"), ("2^{2^{2^{2^2}}}", "2^{65535}"),
+    ("5 cm", "50 mm"),  # loads SymPy's units library
 ]
 
 
