@@ -13,7 +13,7 @@ from .answers import ClassifyError, classify
 from .compare import Comparator, Outcome, rescaled
 from .constants import MAX_ANSWER_CHARS, MODES
 from .display import describe_safely
-from .extraction import ANSWER_IS, extract_answer, last_boxed
+from .extraction import ANSWER_IS, extract_answer, final_boxed
 from .normalize import normalize
 from .parser import ParseError, parse_answer
 from .units import canonical_set, conversion_factor, known_dimensions_differ
@@ -121,7 +121,7 @@ def unwrap(text):
     """The answer inside ``\\boxed{}`` or after "the answer is"; otherwise the text itself."""
     if not isinstance(text, str):
         return text
-    boxed = last_boxed(text) if "box" in text else None
+    boxed = final_boxed(text) if "box" in text else None
     if boxed is not None:
         return boxed.strip()
     if ANSWER_IS.search(text):
