@@ -119,8 +119,15 @@ class _Context:
 
     def _single_decimal(self, expr):
         """The decimal literal that alone makes up this number (``-0.333``, ``1.5 \\times 10^3``)."""
-        if len(self.decimals) != 1 or not expr.is_number:
+        if not self.decimals or not expr.is_number:
             return None
+        if len(self.decimals) > 1:
+            # Entries of a tuple or matrix: the decimal written as this very entry, if any.
+            matching = {(d.value, d.ulp, d.digits) for d in self.decimals if d.value == expr or d.value == -expr}
+            if len(matching) != 1:
+                return None
+            value, ulp, digits = matching.pop()
+            return p.DecimalLiteral(value=expr, ulp=ulp, digits=digits)
         literal = self.decimals[0]
         if literal.value == 0:
             return literal if expr == 0 else None

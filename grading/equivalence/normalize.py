@@ -58,7 +58,7 @@ _LAYOUT_MACROS = re.compile(
 )
 _SIZED_SPACE = re.compile(r"\\(?:hspace|vspace|kern|mkern|hskip|phantom|hphantom|vphantom)\*?\{[^{}]*\}")
 _LEFT_RIGHT = re.compile(r"\\(?:left|right|middle)(?![a-zA-Z])\s*(\.)?")
-_SPACING = re.compile(r"\\[,;:! ]|~")
+_SPACING = re.compile(r"\\\\|\\[,;:! ]|~")  # a row break \\ is kept, even before a space
 _MATH_DELIMS = re.compile(r"\$+|\\\(|\\\)|\\\[|\\\]")
 _ENVIRONMENT_NOISE = re.compile(r"\\(?:begin|end)\{(?:aligned|align\*?|equation\*?|gathered|split|eqnarray\*?|displaymath|math)\}")
 
@@ -83,7 +83,7 @@ def normalize(text):
     text = _SIZED_SPACE.sub(" ", text)
     text = _LEFT_RIGHT.sub("", text)
     text = _LAYOUT_MACROS.sub(" ", text)
-    text = _SPACING.sub(" ", text)
+    text = _SPACING.sub(lambda m: m.group(0) if m.group(0) == "\\\\" else " ", text)
     text = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree", r" \\degree ", text)
     text = re.sub(r"\\%|%|％", r" \\% ", text)
     text = re.sub(r"\s+", " ", text).strip()

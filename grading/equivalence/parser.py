@@ -483,10 +483,29 @@ class _Parser:
         base = self.postfix()
         if self.tok.is_op("^"):
             self.advance()
+            if isinstance(base, (MatrixLiteral, Bracket)) and self._transpose_mark():
+                return self._postfix_ops(_transpose(base))
             exponent = self.exponent()
             base = _pow(base, exponent)
             base = self._postfix_ops(base)
         return base
+
+    def _transpose_mark(self):
+        """``^T``, ``^{T}``, ``^\\top``, ``^{\\mathsf{T}}``, ``^\\intercal`` after a matrix or vector."""
+        k = self.i
+        braced = self.tokens[k].is_op("{")
+        if braced:
+            k += 1
+        token = self.tokens[k]
+        if not (token.kind == "ident" and token.value == "T" or token.is_cmd(r"\top", r"\intercal")):
+            return False
+        k += 1
+        if braced:
+            if not self.tokens[k].is_op("}"):
+                return False
+            k += 1
+        self.i = k
+        return True
 
     def exponent(self):
         if self.tok.is_op("{"):
@@ -635,6 +654,8 @@ class _Parser:
             inner = self.additive()
             self.bar_depth -= 1
             self.expect_op("|")
+            if isinstance(inner, MatrixLiteral):
+                return _determinant(inner)  # \\left|\\begin{array}...\\end{array}\\right|
             return sp.Abs(_expr(inner))
         if token.kind == "eof":
             raise ParseError("answer ends too early")
@@ -793,6 +814,8 @@ class _Parser:
             return (sp.floor if name == r"\lfloor" else sp.ceiling)(_expr(inner))
         if name == r"\overline":
             raise ParseError("\\overline outside a repeating decimal")
+        if name in (r"\vec", r"\overrightarrow"):
+            return sp.Symbol("vec_" + self._subscript_text(), real=True)  # \vec{a} = (1, 2)
         if bare in GREEK:
             canonical = {"varepsilon": "epsilon", "vartheta": "theta", "varphi": "phi", "varrho": "rho"}.get(bare, bare)
             return sp.Symbol(canonical, real=True)
@@ -960,10 +983,9 @@ class _Parser:
         if env == "cases":
             return ItemList([r[0] for r in rows], ["and"] * (len(rows) - 1))
         if env in ("vmatrix", "Vmatrix"):
-            matrix = sp.Matrix([[_expr(c) for c in r] for r in rows]) if _rectangular(rows) else None
-            if matrix is None or not matrix.is_square:
+            if not _rectangular(rows):
                 raise ParseError("a determinant needs a square array")
-            return matrix.det()
+            return _determinant(MatrixLiteral(rows))
         if not rows or not _rectangular(rows):
             raise ParseError("matrix rows have different lengths")
         return MatrixLiteral(rows)
@@ -990,7 +1012,7 @@ class _Parser:
             argument = self._function_argument()
             if not isinstance(argument, MatrixLiteral):
                 raise ParseError("det needs a matrix")
-            return sp.Matrix([[_expr(c) for c in r] for r in argument.rows]).det()
+            return _determinant(argument)
         argument = _expr(self._function_argument())
         if power is not None and power == -1 and name in _INVERSE:
             return _INVERSE[name](argument)
@@ -1098,25 +1120,90 @@ def _expr(value):
 
 
 def _add(a, b):
+    if isinstance(a, MatrixLiteral) or isinstance(b, MatrixLiteral):
+        return _from_matrix(_to_matrix(a) + _to_matrix(b))
     return sp.Add(_expr(a), _expr(b))
 
 
 def _neg(a):
+    if isinstance(a, MatrixLiteral):
+        return _scaled(a, sp.Integer(-1))
     return -_expr(a)
 
 
 def _mul(a, b):
+    if isinstance(a, MatrixLiteral) and isinstance(b, MatrixLiteral):
+        return _from_matrix(_to_matrix(a) * _to_matrix(b))
+    if isinstance(b, MatrixLiteral):
+        return _scaled(b, _expr(a))  # 2\\begin{pmatrix}...\\end{pmatrix}, \\frac12 A
+    if isinstance(a, MatrixLiteral):
+        return _scaled(a, _expr(b))
     return sp.Mul(_expr(a), _expr(b))
 
 
 def _div(a, b):
+    if isinstance(a, MatrixLiteral):
+        return _scaled(a, _div(1, b))
     a, b = _expr(a), _expr(b)
     if b == 0:
         raise ParseError("division by zero")
     return sp.Mul(a, sp.Pow(b, -1))
 
 
+MAX_MATRIX_SIDE = 8
+MAX_MATRIX_POWER = 12
+
+
+def _matrix_cells(matrix):
+    cells = [[_expr(cell) for cell in row] for row in matrix.rows]
+    if len(cells) > MAX_MATRIX_SIDE or len(cells[0]) > MAX_MATRIX_SIDE:
+        raise ParseError("matrix too large to compute with")
+    return cells
+
+
+def _to_matrix(value):
+    if not isinstance(value, MatrixLiteral):
+        raise ParseError("a matrix added to a number")
+    return sp.Matrix(_matrix_cells(value))
+
+
+def _from_matrix(matrix):
+    return MatrixLiteral([list(matrix.row(r)) for r in range(matrix.rows)])
+
+
+def _scaled(matrix, factor):
+    return MatrixLiteral([[sp.Mul(factor, cell) for cell in row] for row in _matrix_cells(matrix)])
+
+
+def _transpose(value):
+    if isinstance(value, Bracket):  # (1, 2)^T is a column
+        if value.left + value.right not in ("()", "[]"):
+            raise ParseError("transpose of an interval")
+        return MatrixLiteral([[_expr(item)] for item in value.items])
+    return _from_matrix(_to_matrix(value).T)
+
+
+def _determinant(value):
+    matrix = _to_matrix(value)
+    if not matrix.is_square:
+        raise ParseError("a determinant needs a square array")
+    return matrix.det()
+
+
+def _matrix_power(matrix, exponent):
+    matrix = _to_matrix(matrix)
+    if not (exponent.is_Integer and abs(exponent) <= MAX_MATRIX_POWER and matrix.is_square):
+        raise ParseError("only small integer powers of square matrices are computed")
+    if exponent < 0:
+        if matrix.det() == 0:
+            raise ParseError("the matrix is not invertible")
+        matrix, exponent = matrix.inv(), -exponent
+    return _from_matrix(matrix ** int(exponent))
+
+
 def _pow(base, exponent):
+    if isinstance(base, MatrixLiteral):
+        return _matrix_power(base, _expr(exponent))
     base, exponent = _expr(base), _expr(exponent)
     if _power_is_huge(base, exponent):
         if base.is_Integer and base > 1:
