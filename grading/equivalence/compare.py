@@ -14,6 +14,7 @@ import mpmath
 import sympy as sp
 from sympy.solvers.inequalities import solve_univariate_inequality
 
+from . import families
 from . import parser as p
 from .answers import Answer, ClassifyError, _free_symbols
 from .budget import attempt, remaining
@@ -66,6 +67,8 @@ class Comparator:
 
     # --- dispatch -----------------------------------------------------------------------------
     def compare(self, a, b):
+        if a.kind == "family" or b.kind == "family":
+            return self.families(a, b)
         if a.kind == "text" or b.kind == "text":
             return self.texts(a, b)
         if a.kind in ("choice", "relation_symbol") or b.kind in ("choice", "relation_symbol"):
@@ -87,6 +90,18 @@ class Comparator:
         if a.kind == "matrix" or b.kind == "matrix":
             return self.matrices(a, b)
         return no("kind", f"different kinds of answer: {a.kind_name} vs {b.kind_name}")
+
+    # --- solution families --------------------------------------------------------------------
+    def families(self, a, b):
+        """Sets with one piece per integer k (``[k\\pi - \\frac{3\\pi}{8}, k\\pi + \\frac{\\pi}{8}]``)."""
+        first = _as_family(a, b.value.shape if b.kind == "family" else None)
+        second = _as_family(b, a.value.shape if a.kind == "family" else None)
+        if first is None or second is None:
+            return no("kind", f"{a.kind_name} vs {b.kind_name}")
+        if first.variable is not None and second.variable is not None and first.variable != second.variable:
+            return unknown("family", f"the answers are about different unknowns ({first.variable} vs {second.variable})")
+        equivalent, method, explanation = families.compare(first, second, self.budget(0.7, 1.5))
+        return Outcome(equivalent, method, explanation)
 
     # --- text and relation answers ---------------------------------------------------------------
     def texts(self, a, b):
@@ -283,9 +298,6 @@ class Comparator:
         x, y = a.value, b.value
         if x == y:
             return yes(IDENTICAL, "the same expression once parsed (SymPy's normal form)")
-        periodic = self.periodic(a, b)
-        if periodic is not None:
-            return periodic
         exact = a.exact and b.exact
         difference = x - y
         small = _small((x, y))
@@ -377,29 +389,6 @@ class Comparator:
         if attempt(self.budget(0.3, 0.3), _proves_zero, difference):
             return yes("symbolic", "the difference simplifies to 0")
         return yes("numeric-high-precision", f"the difference is a constant equal to 0 to {HIGH_PRECISION - 15} digits")
-
-    def periodic(self, a, b):
-        """``\\pi/4 + k\\pi`` and ``5\\pi/4 + k\\pi`` with ``k`` an integer are the same set."""
-        integers = _integer_parameters(a) & _integer_parameters(b)
-        if len(integers) != 1:
-            return None
-        k = integers.pop()
-        x, y = a.value, b.value
-        px = attempt(self.budget(0.2), lambda: sp.Poly(x, k))
-        py = attempt(self.budget(0.2), lambda: sp.Poly(y, k))
-        if px is None or py is None or px.degree() != 1 or py.degree() != 1:
-            return None
-        (x1, x0), (y1, y0) = px.all_coeffs(), py.all_coeffs()
-        if _free_symbols(x1) or _free_symbols(y1) or _free_symbols(x0 - y0):
-            return None
-        if sp.simplify(x1 - y1) != 0 and sp.simplify(x1 + y1) != 0:
-            return None
-        shift = sp.simplify((x0 - y0) / y1)
-        if shift.is_integer:
-            return yes("periodic", f"same values for integer {k} (shift by {shift} periods)")
-        if shift.is_number and shift.is_integer is False:
-            return no("periodic", f"the offsets differ by {shift} periods, not a whole number")
-        return None
 
     # --- sets, intervals, inequalities --------------------------------------------------------------
     def sets(self, a, b):
@@ -689,6 +678,16 @@ def _unknowns(answer):
         if answer.value is not None:
             return _free_symbols(answer.value[0] - answer.value[1])
     return set()
+
+
+def _as_family(answer, other_shape=None):
+    """A family answer's value, or any other answer as a family of constant pieces (or None)."""
+    if answer.kind == "family":
+        return answer.value
+    try:
+        return families.constant_family(answer, pairs_as="tuple" if other_shape == "tuple" else "interval")
+    except families.NotFamily:
+        return None
 
 
 def _as_option(answer):
@@ -996,14 +995,6 @@ def _real_roots(expr, variable):
         if abs(sp.im(root)) < 1e-20:
             roots.append(sp.Float(sp.re(root), 30))
     return roots
-
-
-def _integer_parameters(answer):
-    found = set()
-    for condition in answer.conditions:
-        symbol = condition.operands[0]
-        found.add(symbol)
-    return {s for s in found if s in answer.value.free_symbols}
 
 
 def _interval_from_pair(answer):

@@ -163,6 +163,8 @@ def describe(answer):
             " & ".join(cells[r * cols + c][1] for c in range(cols)) for r in range(rows)
         ) + r"\end{pmatrix}"
         return text, latex
+    if kind == "family":
+        return _describe_family(answer.value)
     if kind == "relation_symbol":
         return RELATION_TEXT.get(answer.value, answer.value), RELATION_LATEX.get(answer.value, answer.value)
     if kind == "choice":
@@ -171,6 +173,31 @@ def describe(answer):
         safe = re.sub(r"[^\w\s\u3400-\u9fff.,'-]", "", answer.value)[:MAX_TEXT]
         return answer.value[:MAX_TEXT], rf"\text{{{safe}}}"
     return kind, ""
+
+
+def _describe_family(family):
+    """``[πk - 3π/8, πk + π/8], k ∈ ℤ`` (and its LaTeX)."""
+    texts, latexes = [], []
+    for member in family.members:
+        if hasattr(member, "coords"):
+            texts.append("(" + ", ".join(text_of(c) for c in member.coords) + ")")
+            latexes.append(r"\left(" + ", ".join(latex_of(c) for c in member.coords) + r"\right)")
+        elif member.is_point:
+            texts.append(text_of(member.lo))
+            latexes.append(latex_of(member.lo))
+        else:
+            left, right = "(" if member.lo_open else "[", ")" if member.hi_open else "]"
+            texts.append(f"{left}{text_of(member.lo)}, {text_of(member.hi)}{right}")
+            latexes.append(rf"\left{left}{latex_of(member.lo)}, {latex_of(member.hi)}\right{right}")
+    names = ", ".join(sorted(family.params)) or "k"
+    joiner = " or " if all(getattr(m, "is_point", False) for m in family.members) else " \u222a "
+    latex_joiner = r" \text{ or } " if joiner == " or " else r" \cup "
+    text, latex = joiner.join(texts), latex_joiner.join(latexes)
+    if family.variable is not None:
+        relation = "=" if joiner == " or " else "\u2208"
+        text = f"{family.variable} {relation} {text}"
+        latex = f"{latex_of(family.variable)} {'=' if relation == '=' else chr(92) + 'in'} {latex}"
+    return f"{text}, {names} \u2208 \u2124", rf"{latex}, \; {names} \in \mathbb{{Z}}"
 
 
 def decimal_text(literal):

@@ -62,15 +62,18 @@ def _judge_into(result, pred, gold, mode, deadline):
     answers = {}
     errors = {}
     parsed_units = {}
+    parsed = {}
     for name, text in (("pred", pred), ("gold", gold)):
         try:
-            parsed = parse_answer(text)
-            parsed_units[name] = parsed.units
-            answers[name] = classify(parsed)
+            parsed[name] = parse_answer(text)
+            parsed_units[name] = parsed[name].units
+            answers[name] = classify(parsed[name])
         except (ParseError, ClassifyError) as exc:
             errors[name] = str(exc)
             result[f"{name}_parsed"] = text[:200]
             continue
+    implicit = _implicit_family(answers, parsed)
+    for name in answers:
         text_form, latex_form = describe_safely(answers[name])
         result[f"{name}_parsed"] = text_form
         result[f"{name}_latex"] = latex_form
@@ -95,9 +98,37 @@ def _judge_into(result, pred, gold, mode, deadline):
             return
         answers["pred"], note = converted
     outcome = Comparator(mode, deadline).compare(answers["pred"], answers["gold"])
+    if implicit:
+        outcome = Outcome(outcome.equivalent, outcome.method, f"{outcome.explanation} ({implicit})")
     if note:
         outcome = Outcome(outcome.equivalent, outcome.method + "-units", f"{note}: {outcome.explanation}")
     result.update(equivalent=outcome.equivalent, method=outcome.method, explanation=outcome.explanation)
+
+
+IMPLICIT_PARAMETERS = frozenset({"k", "n", "m"})
+
+
+def _implicit_family(answers, parsed):
+    """``x = k\\pi + \\frac{\\pi}{4}`` beside a family with ``k \\in \\mathbb{Z}``: k is an integer there too.
+
+    Replaces the undeclared answer by its family reading and returns a note, or "".
+    """
+    if len(answers) != 2 or (answers["pred"].kind == "family") == (answers["gold"].kind == "family"):
+        return ""
+    family_side = "pred" if answers["pred"].kind == "family" else "gold"
+    other = "gold" if family_side == "pred" else "pred"
+    names = IMPLICIT_PARAMETERS | answers[family_side].value.params
+    try:
+        reading = classify(parsed[other], params=names)
+    except ClassifyError:
+        return ""
+    if reading.kind != "family":
+        return ""
+    answers[other] = reading
+    used = sorted(name for name in reading.value.params if any(
+        getattr(member, "param", None) is not None and member.param.name == name for member in reading.value.members))
+    names = {"pred": "predicted", "gold": "gold"}
+    return f"{', '.join(used) or 'k'} read as an integer in the {names[other]} answer, as in the {names[family_side]} one"
 
 
 def _convert_units(answer, source, target):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import mpmath
 import sympy as sp
 
+from .declarations import strip_declarations
 from .lexer import LexError, Token, tokenize
 from .normalize import join_thousands, normalize
 
@@ -172,6 +173,7 @@ class Parsed:
     dropped: list = field(default_factory=list)  # words ignored
     units: list = field(default_factory=list)  # units written after values ("cm", "元")
     source: str = ""
+    integer_params: frozenset = frozenset()  # letters declared integers ("k" of "k \in \mathbb{Z}")
 
 
 RELATION_OPS = {
@@ -226,6 +228,18 @@ def parse_answer(text):
     except LexError as exc:
         raise ParseError(str(exc)) from exc
     imaginary_i = not _SUBSCRIPT_I.search(normal)
+    stripped, params = strip_declarations(tokens)
+    if params:
+        # "..., k \in \mathbb{Z}" names an integer parameter; if the answer does not read
+        # without it, the declaration was part of the answer after all.
+        try:
+            return _parse_tokens(stripped, imaginary_i, normal, params)
+        except ParseError:
+            pass
+    return _parse_tokens(tokens, imaginary_i, normal, set())
+
+
+def _parse_tokens(tokens, imaginary_i, normal, params):
     parser = _Parser(tokens, imaginary_i=imaginary_i)
     try:
         value = parser.answer()
@@ -235,7 +249,8 @@ def parse_answer(text):
         if isinstance(exc, ParseError):
             raise
         raise ParseError(f"cannot build this expression ({type(exc).__name__})") from exc
-    return Parsed(value=value, decimals=parser.decimals, dropped=parser.dropped, units=parser.units, source=normal)
+    return Parsed(value=value, decimals=parser.decimals, dropped=parser.dropped, units=parser.units, source=normal,
+                  integer_params=frozenset(params))
 
 
 class _Parser:
