@@ -40,6 +40,8 @@ WARMUP = [
     ("x^2+y^2=1", r"y=\sqrt{1-x^2}"), (r"\sqrt{2}e^{i\pi/4}", "1+i"), ("x+y>1", "x+y>2"),
     (r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", "[[1,2],[3,4]]"), ("2^{2^{2^{2^2}}}", "2^{65535}"),
     ("5 cm", "50 mm"),  # loads SymPy's units library
+    ("[kπ+5π/8, kπ+9π/8], k ∈ Z", r"x = (-1)^k \frac{\pi}{6} + k\pi, k \in \mathbb{Z}"),  # families
+    ("(x-1)^{500}(x+1)^{500}", "(x^2-1)^{500}"),
 ]
 
 
