@@ -347,12 +347,15 @@ class CasFinalAnswerKind(Kind):
     help = "Extracts the final answer and compares it with the gold answer in the CAS; no LLM."
 
     def fingerprint(self, spec, judge_input):
-        return json.dumps(
-            {"answer": extract_final_answer(judge_input.response, judge_input.question_kind),
-             "gold": judge_input.gold_answer, "kind": judge_input.question_kind,
-             "tolerance": spec.answer_tolerance, "second_opinion": spec.second_opinion},
-            ensure_ascii=False, sort_keys=True,
-        )
+        shown = {"answer": extract_final_answer(judge_input.response, judge_input.question_kind),
+                 "gold": judge_input.gold_answer, "kind": judge_input.question_kind}
+        # Only settings that differ from the original behaviour enter the key, so results of
+        # existing settings stay cached.
+        if _tolerance(spec) != "strict":
+            shown["tolerance"] = _tolerance(spec)
+        if spec.second_opinion:
+            shown["second_opinion"] = True
+        return json.dumps(shown, ensure_ascii=False, sort_keys=True)
 
     def evaluate(self, spec, judge_input, call):
         try:
