@@ -9,11 +9,12 @@ How it is decided (:func:`compare`):
 1. Every member (one interval or point per k) is made affine in k: ``a + Tk`` (``(-1)^k`` and
    other parity-dependent terms are split into even and odd k, twice at most).
 2. All periods must be rational multiples of each other; the common period P is the least
-   whole multiple of all of them. Each member becomes P/T copies, each reduced exactly to the
-   window [o, o + P) (o: where the second answer's first member starts). The union of the
-   reduced pieces is the set modulo P, exactly (SymPy sets with exact ends such as 5π/8).
-3. Equal sets modulo P: equivalent. A point in one and not the other: not equivalent, with
-   that point as the witness.
+   whole multiple of all of them. Each member becomes P/T copies, each reduced exactly to arcs
+   of a circle of length 1 (positions measured in periods from o, where the second answer's
+   first member starts): ``[-3π/8, π/8] + kπ`` is the arc [0, 1/2].
+3. Two finite unions of arcs and points are equal iff they agree at every end point and inside
+   every gap between consecutive end points; that is checked exactly. A point in one and not
+   the other is the witness of a "not equivalent".
 4. Otherwise (periods not commensurable, constant members beside periodic ones, families of
    points in the plane) the members are *sampled*: for k = -6..6 each instance of one side is
    looked up exactly in the other (solving a + Tk' = x for an integer k'). A missing instance
@@ -655,10 +656,3 @@ def _text(value):
     from .display import text_of
 
     return _pretty(text_of(value))
-
-
-def _set_text(value):
-    from .display import set_text
-
-    text = _pretty(set_text(value))
-    return text if len(text) < 160 else text[:157] + "..."
