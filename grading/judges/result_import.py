@@ -45,6 +45,8 @@ def read_records(raw: bytes | str) -> list[dict]:
     text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
     try:
         data = json.loads(text)
+    except RecursionError:  # the decoder recurses once per level of [[[...]]]
+        raise ImportRefused("The file's JSON is nested too deeply to read.") from None
     except ValueError:
         data = []
         for number, line in enumerate(text.splitlines(), 1):
@@ -54,6 +56,8 @@ def read_records(raw: bytes | str) -> list[dict]:
                 data.append(json.loads(line))
             except ValueError as exc:
                 raise ImportRefused(f"Line {number} is neither part of a JSON array nor a JSON object: {exc}.") from exc
+            except RecursionError:
+                raise ImportRefused(f"Line {number}: the JSON is nested too deeply to read.") from None
     if isinstance(data, dict):
         data = data.get("results") or data.get("records") or [data]
     if not isinstance(data, list):

@@ -5,7 +5,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("grading", "0002_review"),
+        ("grading", "0003_judgeconfig_cas_answer_tolerance_second_opinion"),
     ]
 
     operations = [
