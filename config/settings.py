@@ -260,8 +260,8 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT failures for one username, or from
-# one address, logins are refused for the cool-off, before any password hash is computed.
+# Login throttling (django-axes): after REALMATH_LOGIN_FAILURE_LIMIT failures for one username, or
+# from one address, logins are refused for the cool-off, before any password hash is computed.
 AXES_FAILURE_LIMIT = env_int("REALMATH_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("REALMATH_LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
