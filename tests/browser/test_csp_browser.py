@@ -46,6 +46,7 @@ DETAIL_LINKS = [
     r"^/grading/judges/results/\d+/$", r"^/grading/review/disagreements/\d+/",
     r"^/grading/review/validation/\d+/",
 ]
+ADMIN_DETAIL_LINKS = [r"^/admin/auth/user/\d+/change/$"]
 # What a page's own script visibly does, so a blocked script cannot pass unseen.
 SCRIPT_DID_WORK = {
     "/api/docs/": ".swagger-ui .opblock",
@@ -119,7 +120,7 @@ class Walk:
         links = []
         for path in paths:
             links += self.visit(path)
-        for pattern in DETAIL_LINKS:
+        for pattern in DETAIL_LINKS + ADMIN_DETAIL_LINKS:
             match = next((href for href in links if re.match(pattern, href)), None)
             if match and match not in self.seen:
                 links += self.visit(match)
@@ -147,6 +148,7 @@ def test_main_pages_pass_the_csp_without_console_errors(page, live_server, site,
         missing = [p for p in DETAIL_LINKS if not any(re.match(p, path) for path in seen[role])]
         assert not missing, (role, missing)
     assert set(seen["admin"]) >= set(ADMIN)
+    assert any(re.match(ADMIN_DETAIL_LINKS[0], path) for path in seen["admin"]), seen["admin"]
 
 
 def check_moved_behaviour(page, walk, role):
