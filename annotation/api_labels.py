@@ -160,6 +160,10 @@ class AnnotationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             return queryset
         return queryset.filter(Q(annotator=self.request.user) | visible)
 
+    def filter_queryset(self, queryset):
+        # Filters select lists. On one label they would answer 404 or 403 by its hidden fields.
+        return super().filter_queryset(queryset) if self.action == "list" else queryset
+
     def get_object(self):
         annotation = super().get_object()
         user = self.request.user
