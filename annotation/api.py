@@ -40,13 +40,17 @@ class QuestionViewSet(viewsets.ReadOnlyModelViewSet):
         )
 
 
+class IdField(forms.IntegerField):
+    """A database id: ASCII digits ("²" and "٣" are digits to int(), not ids), at most MAX_ID."""
+
+    def to_python(self, value):
+        if value not in self.empty_values and not selectors.id_param(value):
+            raise forms.ValidationError("A database id: digits 0-9, from 1 to 2**63 - 1.", code="invalid")
+        return super().to_python(value)
+
+
 class IdFilter(django_filters.NumberFilter):
-    """A database id: a whole number a column can hold (else a 400)."""
-
-    field_class = forms.IntegerField
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, min_value=1, max_value=selectors.MAX_ID, **kwargs)
+    field_class = IdField
 
 
 extend_schema_field(OpenApiTypes.INT)(IdFilter)

@@ -280,3 +280,97 @@ def test_no_filter_narrows_by_hidden_data(world):
     # The walk has teeth: for a reviewer, each hidden-data parameter changes some answer.
     changed = {name for key in reviewer_before if reviewer_before[key] != reviewer_after[key] for name, _ in key[2]}
     assert HIDDEN_DATA_PARAMS <= changed, HIDDEN_DATA_PARAMS - changed
+
+
+# --- the rule, one filter at a time ----------------------------------------------------------
+
+
+def _api_ids(user, params):
+    body = api_client_for(user).get("/api/responses/", params).json()
+    return [row["id"] for row in body["results"]]
+
+
+def _page_ids(user, params):
+    client = Client()
+    client.force_login(user)
+    return [r.pk for r in client.get("/responses/", params).context["page"].object_list]
+
+
+def test_issue_example_lists_no_hidden_gold(world):
+    """GET /api/responses/?question=1&score_min=8&score_max=8 listed the unlabelled responses
+    whose gold is 8; now only those whose scores the annotator may see."""
+    params = {"question": world["blind_q"].pk, "score_min": "8", "score_max": "8"}
+    eight = Response.objects.get(question=world["blind_q"], gold_score=8)
+    assert eight in world["hidden"]
+    assert _api_ids(world["reviewer"], params) == [eight.pk]
+    assert _api_ids(world["annotator"], params) == []
+    assert _page_ids(world["reviewer"], params) == [eight.pk]
+    assert _page_ids(world["annotator"], params) == []
+
+
+def test_gold_filters_select_among_visible_responses(world):
+    """Own submitted labels and exams that are not blind: the gold filters work there."""
+    own, public = [r.pk for r in world["own"]], [r.pk for r in world["public"]]
+    for params, expected in [
+        ({"score_min": "4", "score_max": "5", "gold_status": "single"}, own),
+        ({"score_min": "7"}, public[1:]),
+        ({"gold_status": "single"}, own + public),
+        ({"gold_status": "none"}, []),
+    ]:
+        assert _api_ids(world["annotator"], params) == expected, params
+        assert _page_ids(world["annotator"], params) == expected, params
+    reviewer_none = Response.objects.filter(gold_status="none").values_list("pk", flat=True)
+    assert _api_ids(world["reviewer"], {"gold_status": "none"}) == sorted(reviewer_none) != []
+
+
+def test_page_hides_gold_filters_and_blind_statuses(world):
+    client = Client()
+    client.force_login(world["annotator"])
+    page = client.get("/responses/", {"score_min": "8", "gold_status": "imported"})
+    html = page.content.decode()
+    assert 'name="score_min"' not in html and 'name="gold_status"' not in html
+    assert page.context["page"].paginator.count == 0
+    labelled = [r for r in world["hidden"] if Response.objects.get(pk=r.pk).status != "ready"
+                and Response.objects.get(pk=r.pk).status != "transcribing"]
+    listing = client.get("/responses/", {"exam": world["blind_q"].exam_id})
+    html = listing.content.decode()
+    assert labelled
+    for response in labelled:
+        row = re.search(rf'<a href="/responses/{response.pk}/">{response.pk}</a>.*?</tr>', html, re.S).group(0)
+        assert "<td>Ready to label</td>" in row, row
+    shown = {r.pk: r.status_shown_display for r in listing.context["page"].object_list}
+    assert shown[world["own"][0].pk] == "Labelled"
+    rows = {row["id"]: row for row in api_client_for(world["annotator"]).get("/api/responses/").json()["results"]}
+    for response in labelled:
+        assert rows[response.pk]["status"] == "ready" and "gold_score" not in rows[response.pk]
+    assert rows[world["own"][0].pk]["status"] == "labelled" and rows[world["own"][0].pk]["gold_score"] == "4.00"
+
+
+def test_status_filter_matches_the_status_shown(world):
+    """A blind annotator's "ready" includes hidden responses others labelled; "labelled" and
+    "adjudicated" only responses whose scores they see."""
+    hidden = {r.pk for r in world["hidden"]}
+    ready = set(_api_ids(world["annotator"], {"status": "ready"}))
+    not_transcribing = set(Response.objects.filter(pk__in=hidden).exclude(status="transcribing").values_list("pk", flat=True))
+    assert ready == not_transcribing
+    assert set(_api_ids(world["annotator"], {"status": "labelled"})) == {r.pk for r in [*world["own"], *world["public"]]}
+    assert _api_ids(world["annotator"], {"status": "adjudicated"}) == []
+    assert set(_page_ids(world["annotator"], {"status": "ready"})) == ready
+    assert set(_api_ids(world["reviewer"], {"status": "adjudicated"})) <= hidden != set()
+
+
+def test_annotator_response_list_query_count_is_flat(world):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client()
+    client.force_login(world["annotator"])
+
+    def queries(params):
+        with CaptureQueriesContext(connection) as context:
+            assert client.get("/responses/", params).status_code == 200
+        return len(context.captured_queries)
+
+    small = queries({"score_min": "1"})
+    make_responses(world["blind_q"], 200, start=100)
+    assert queries({"score_min": "1"}) == small == queries({"status": "ready", "page": "2"})
