@@ -18,7 +18,7 @@ from django.urls import URLResolver, get_resolver, resolve, reverse
 from drf_spectacular.generators import SchemaGenerator
 
 from annotation.models import Annotation, Assignment, Response
-from annotation.selectors import RESPONSE_FILTERS
+from annotation.selectors import RESPONSE_FILTERS, SCORE_FILTERS
 from grading.models import JudgeConfig, JudgeResult
 
 from .conftest import api_client_for, make_user
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.django_db
 
 N_HIDDEN = 10
 SCORES = ["2.5", "5", "8"]
-HIDDEN_DATA_PARAMS = {"gold_status", "score_min", "score_max", "status", "submitted", "is_imported"}
+HIDDEN_DATA_PARAMS = {*SCORE_FILTERS, "status", "submitted", "is_imported"}
 # Query parameters that select by hidden data on some route: each must show a change to a reviewer.
 
 # Pages an annotator may open, each with the query parameters it reads.
