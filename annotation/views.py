@@ -45,7 +45,8 @@ def question_detail(request, pk):
 
 @annotator_required
 def response_list(request):
-    page = Paginator(selectors.response_list(request.GET), 50).get_page(request.GET.get("page"))
+    responses = selectors.response_list(request.GET, viewer=request.user)
+    page = Paginator(responses, 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -67,7 +68,7 @@ def response_detail(request, pk):
         response = selectors.response_detail(pk)
     except Response.DoesNotExist as exc:
         raise Http404("No such response.") from exc
-    can_see = selectors.labels_visible_to(request.user, response)
+    can_see = selectors.can_see_scores(request.user, response)
     annotations = (
         response.annotations.select_related("annotator").prefetch_related("step_labels") if can_see else []
     )

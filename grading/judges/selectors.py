@@ -7,9 +7,7 @@ from decimal import Decimal
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
-from accounts.roles import is_reviewer
-from annotation.models import Annotation
-from annotation.selectors import id_param
+from annotation.selectors import id_param, scores_visible_to
 
 from ..models import GenerationItem, GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from .kinds import INEQMATH_STEP_KINDS
@@ -177,12 +175,10 @@ def ineqmath_overall(results) -> bool | None:
 
 
 def visible_results(user) -> QuerySet[JudgeResult]:
-    """Judge results a user may see: all for reviewers; on blind exams only after their own label."""
+    """Judge results a user may see (the blind rule, annotation.selectors.scores_visible_to)."""
     queryset = JudgeResult.objects.exclude(status=JudgeResult.Status.RUNNING)
-    if is_reviewer(user):
-        return queryset
-    submitted = Annotation.objects.filter(response=OuterRef("response"), annotator=user, submitted=True)
-    return queryset.filter(Q(response__question__exam__blind=False) | Exists(submitted))
+    visible = scores_visible_to(user, via="response__")
+    return queryset if visible is None else queryset.filter(visible)
 
 
 def generation_run_list() -> QuerySet[GenerationRun]:
