@@ -16,7 +16,7 @@ from accounts.permissions import IsReviewer
 from accounts.roles import is_reviewer
 
 from ..models import Adjudication, Annotation, Assignment, LabelDraft, Response
-from ..selectors import can_see_scores
+from ..selectors import can_see_scores, scores_visible_to
 from ..serializers import (
     AdjudicateRequestSerializer,
     AdjudicationQueueSerializer,
@@ -156,7 +156,7 @@ class AnnotationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             return Annotation.objects.none()
         queryset = Annotation.objects.select_related("annotator", "updated_by", "response__question__exam")
         queryset = queryset.prefetch_related("step_labels__sub_question").order_by("pk")
-        visible = selectors.scores_visible_to(self.request.user, via="response__")
+        visible = scores_visible_to(self.request.user, via="response__")
         if self.action != "list" or visible is None:
             return queryset
         return queryset.filter(Q(annotator=self.request.user) | visible)
