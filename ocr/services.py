@@ -301,11 +301,9 @@ def queue_ocr(pages, engine_name):
 def _send_on_commit(run_ids):
     from .tasks import run_ocr  # cycle: ocr.tasks imports this module
 
-    queue = settings.OCR_QUEUE or None
-
-    def send():
+    def send():  # the queue comes from CELERY_TASK_ROUTES (OCR_QUEUE)
         for run_id in run_ids:
-            run_ocr.apply_async((run_id,), queue=queue)
+            run_ocr.delay(run_id)
 
     transaction.on_commit(send)
 
