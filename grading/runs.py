@@ -33,7 +33,7 @@ STALL_SECONDS = 60
 QUEUE_SETTINGS = {
     "grading.judges.tasks.": "JUDGE_TASK_QUEUE",
     "grading.review.tasks.": "JUDGE_TASK_QUEUE",
-    "ocr.tasks.": "OCR_QUEUE",
+    "ocr.": "OCR_QUEUE",  # ocr.run_ocr
 }
 
 
@@ -70,6 +70,7 @@ class RunEngine:
     chunk_task: str  # dotted path of the Celery task taking (run_id, epoch, ids)
     open_ids: Callable  # run -> ids of the work still to do, in order
     nothing_left: Callable  # run_id -> True once every piece of work has an answer (or a failure)
+    on_resume: Callable | None = None  # run -> None, inside resume's transaction: reopen failed work
 
     def task(self):
         return import_string(self.chunk_task)
@@ -129,6 +130,8 @@ class RunEngine:
             run.resumed = timezone.now()
             run.finished = None
             run.save(update_fields=["epoch", "status", "resumed", "finished"])
+            if self.on_resume is not None:
+                self.on_resume(run)
             if enqueue:
                 self.enqueue_on_commit(run)
         return run

@@ -230,9 +230,14 @@ def _nothing_left(run_id):
     return MetaEvalProposal.objects.filter(run_id=run_id).count() >= run.n_items
 
 
+def _forget_failures(run):
+    """Failed calls are asked again: until then the run is not complete."""
+    MetaEvalProposal.objects.filter(run=run, status=MetaEvalProposal.Status.ERROR).delete()
+
+
 META_EVAL_RUNS = RunEngine(
     run_model=MetaEvalRun, chunk_task="grading.review.tasks.propose_meta_eval_chunk",
-    open_ids=_open_result_ids, nothing_left=_nothing_left,
+    open_ids=_open_result_ids, nothing_left=_nothing_left, on_resume=_forget_failures,
 )
 
 
