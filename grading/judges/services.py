@@ -366,7 +366,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
     config = run.config
     call = make_caller(config.endpoint, spec)
     width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
-    queue = deque((item, judge_input(item.response)) for item in items)
+    queue = deque((item, None) for item in items)  # inputs are built as items start: calls begin at once
     waiting, in_flight, deferred = {}, {}, []
     live, checked = True, time.monotonic()
     with ThreadPoolExecutor(max_workers=min(width, max(1, len(items))), thread_name_prefix="judge") as pool:
@@ -375,6 +375,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
                 batch, busy = [], {job.result.cache_key for job in in_flight.values()}
                 while queue and len(batch) < width - len(in_flight):
                     item, the_input = queue.popleft()
+                    the_input = the_input or judge_input(item.response)
                     key = cache_key(config, kind.fingerprint(spec, the_input))
                     if key in busy:
                         waiting.setdefault(key, []).append((item, the_input))
