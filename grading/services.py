@@ -350,11 +350,14 @@ def _resume_run(run, open_states, finish_if_complete, enqueue_run):
     return run
 
 
-def run_inline(run):
-    """Do a run's open work in this process, chunk after chunk (no Celery worker needed)."""
+def run_inline(run, *, complete=None):
+    """Do a run's open work in this process, chunk after chunk (no Celery worker needed).
+
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
     ids = list(run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True))
     for start in range(0, len(ids), run.chunk_size):
-        process_judge_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
+        process_judge_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}",
+                            complete=complete)
     _finish_if_complete(run.pk, run.epoch)
     run.refresh_from_db()
     return run
@@ -420,7 +423,7 @@ class ChunkReport:
     notes: list = field(default_factory=list)
 
 
-def process_judge_chunk(run_id, epoch, item_ids, task_id=None):
+def process_judge_chunk(run_id, epoch, item_ids, task_id=None, complete=None):
     """Judge the given items of a run (the body of the Celery chunk task)."""
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
@@ -437,14 +440,14 @@ def process_judge_chunk(run_id, epoch, item_ids, task_id=None):
         .select_related("response__question")
         .order_by("id")
     )
-    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report)
+    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete)
     for item, key in deferred:
         _wait_for_other_owner(run, epoch, item, key, lease, report)
     _finish_if_complete(run.pk, epoch)
     return report
 
 
-def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
+def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete=None):
     """Keep up to `width` judgements in flight, claiming items in small batches just before
     they start and writing answers in batches as they come back.
 
@@ -453,7 +456,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
     worker elsewhere is on.
     """
     config = run.config
-    call = make_caller(config.endpoint, spec)
+    call = make_caller(config.endpoint, spec, complete)
     width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
     queue = deque((item, judge_input(item.response)) for item in items)
     waiting, in_flight, deferred = {}, {}, []
@@ -634,7 +637,7 @@ def _copy_result(donor, item, run):
     return copy
 
 
-def make_caller(endpoint, spec):
+def make_caller(endpoint, spec, complete=None):
     """The function kinds call to reach the LLM (no database access: it runs in threads)."""
     if endpoint is None:
         def no_llm(messages):
@@ -649,9 +652,10 @@ def make_caller(endpoint, spec):
         reasoning_effort=spec.reasoning_effort, extra_body=spec.extra_body,
     )
     limiter = llm.limiter_for(target)
+    complete = complete or llm.complete
 
     def call(messages):
-        return llm.complete(target, call_spec, messages, limiter=limiter)
+        return complete(target, call_spec, messages, limiter=limiter)
 
     return call
 
@@ -777,12 +781,14 @@ def start_generation_run(
     return run
 
 
-def run_generation_inline(run):
-    """Write a generation run's missing answers in this process (no Celery worker needed)."""
+def run_generation_inline(run, *, complete=None):
+    """Write a generation run's missing answers in this process (no Celery worker needed);
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
     open_states = GENERATION_OPEN_STATES
     ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
     for start in range(0, len(ids), run.chunk_size):
-        process_generation_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
+        process_generation_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size],
+                                 task_id=f"inline-{uuid.uuid4().hex}", complete=complete)
     _finish_generation_if_complete(run.pk, run.epoch)
     run.refresh_from_db()
     return run
@@ -865,7 +871,7 @@ def generation_messages(run, question):
     return messages
 
 
-def process_generation_chunk(run_id, epoch, item_ids, task_id=None):
+def process_generation_chunk(run_id, epoch, item_ids, task_id=None, complete=None):
     """Write the synthetic answers of the given items (the body of the Celery chunk task)."""
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
@@ -877,6 +883,7 @@ def process_generation_chunk(run_id, epoch, item_ids, task_id=None):
     lease = _lease(run.endpoint)
     target = endpoint_spec(run.endpoint)
     limiter = llm.limiter_for(target)
+    complete = complete or llm.complete
     items = list(
         GenerationItem.objects.filter(
             run=run, pk__in=item_ids, state__in=GENERATION_OPEN_STATES
@@ -889,7 +896,7 @@ def process_generation_chunk(run_id, epoch, item_ids, task_id=None):
         call = llm.CallSpec(model=item.model, temperature=item.temperature, max_tokens=run.max_tokens)
         messages = generation_messages(run, item.question)
         try:
-            return messages, llm.complete(target, call, messages, limiter=limiter)
+            return messages, complete(target, call, messages, limiter=limiter)
         except llm.LlmCallFailed as exc:
             return messages, exc
         except Exception as exc:  # never let one answer stop the others

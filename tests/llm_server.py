@@ -96,7 +96,8 @@ class _Rule:
 def demo_reply(payload):
     """The scripted model's answer (grading.judges.scripted): each prompt the app sends gets a
     made-up answer in the form the app expects (score, verdicts, JSON, a synthetic answer)."""
-    return Reply(scripted.answer(payload.get("messages") or []))
+    return Reply(scripted.answer(payload.get("messages") or [], model=payload.get("model", ""),
+                                 temperature=payload.get("temperature")))
 
 
 class LlmServer:

@@ -86,10 +86,24 @@ def prompt_kind(messages):
     return OTHER
 
 
-def answer(messages):
-    """The scripted model's reply to `messages` (a list of chat messages)."""
+def answer(messages, *, model="", temperature=None):
+    """The scripted model's reply to `messages` (a list of chat messages). Synthetic answers also
+    depend on the model name and temperature asked for, so a grid of them is not one answer."""
     kind = prompt_kind(messages)
-    return ANSWERS[kind](message_text(messages))
+    text = message_text(messages)
+    if kind == GENERATION:
+        text = f"{text}\n[model {model} at temperature {temperature}]"
+    return ANSWERS[kind](text)
+
+
+def complete(endpoint, call, messages, *, limiter=None):
+    """Stands in for ``grading.judges.client.complete`` in-process (no server, no network):
+    ``load_demo`` records its scripted runs through the real run services with it."""
+    from .client import Completion
+
+    text = answer(messages, model=call.model, temperature=call.temperature)
+    return Completion(text=text, prompt_tokens=len(message_text(messages)) // 4 + 1,
+                      completion_tokens=len(text) // 4 + 1, latency_ms=0, attempts=1, finish_reason="stop")
 
 
 def _digest(text, salt=""):
@@ -277,6 +291,10 @@ def generation_answer(text):
         "(1) Setting $a = b = c = 1$ we get $1 + 1 + 1 = 3$, so equality can hold.",
         "(2) By AM-GM, $a + b + c \\geq 3\\sqrt[3]{abc}$, and $2 \\times 3 = 6$.",
     ]
+    if digest % 5 == 0:  # a slip for the numerical-computation judge (and its CAS check) to catch
+        lines.append("(3) Checking another case, $3 \\times 4 = 13$ is still larger.")
+    if digest % 3 == 0:  # rounded values carried on
+        lines.append("(3) Numerically $\\sqrt{2} \\approx 1.414$, and $1.414 \\times 2 = 2.828$.")
     if "The answer is $C = X$" in text:
         lines.append(f"The answer is $C = {digest % 4 + 1}$.")
     elif "The answer is (Letter) Symbol" in text:
