@@ -295,8 +295,7 @@
     state.step_labels.forEach(function (s, index) {
       var li = el("li", { tabindex: "0", "data-step": index });
       li.appendChild(el("span", { "class": "verdict verdict-" + s.verdict }, verdictName(s.verdict)));
-      var quote = chars.slice(s.start, s.end).join("");
-      li.appendChild(el("span", { "class": "q" }, quote.length > 160 ? quote.slice(0, 160) + "…" : quote));
+      li.appendChild(el("span", { "class": "q math" }, stepQuote(s)));
       var del = el("button", { type: "button", "data-remove": index, title: "Remove (Delete)" }, "×");
       if (!config.editable) del.disabled = true;
       li.appendChild(del);
@@ -304,8 +303,37 @@
       if (extra) li.appendChild(el("span", { "class": "c" }, extra));
       list.appendChild(li);
     });
+    RM.renderMath(list);
     $("no-steps").hidden = state.step_labels.length > 0;
     $("step-count").textContent = state.step_labels.length ? String(state.step_labels.length) : "";
+  }
+
+  // The quoted passage of a step label, cut after about 160 characters but never inside a
+  // formula (an unpaired $ would show raw TeX instead of rendered math).
+  function stepQuote(s) {
+    var end = s.end;
+    if (end - s.start > 160) end = Math.max(s.start, snap(s.start + 160, "start"));
+    var quote = chars.slice(s.start, end).join("");
+    return end < s.end ? quote + "…" : quote;
+  }
+
+  // The sub-question a passage lies in: the last sub-question marker such as "(2)" written at
+  // or before its start (not inside a formula), else the sub-question being scored.
+  function subQuestionAt(start) {
+    var text = chars.slice(0, Math.min(chars.length, start + 6)).join("");
+    var best = "", bestAt = -1;
+    groups.forEach(function (g) {
+      if (!g.label) return;
+      var inner = g.label.replace(/^[(（]|[)）]$/g, "");
+      var pattern = new RegExp("(^|[^\\w$])[(（]" + inner.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "[)）]", "g");
+      var match;
+      while ((match = pattern.exec(text)) !== null) {
+        var at = match.index + match[1].length;
+        if (at <= start && at > bestAt && snap(at, "start") === at) { bestAt = at; best = g.label; }
+        pattern.lastIndex = match.index + 1;
+      }
+    });
+    return best;
   }
 
   function renderAll() { renderForm(); renderTranscript(); renderSteps(); }
@@ -346,7 +374,7 @@
     pendingStep = span;
     $("step-quote").textContent = chars.slice(span.start, span.end).join("");
     var g = groups[focus.group];
-    $("step-sub").value = g && g.label ? g.label : "";
+    $("step-sub").value = subQuestionAt(span.start) || (g && g.label ? g.label : "");
     $("step-comment").value = "";
     $("step-form").hidden = false;
     var checked = document.querySelector('input[name="step-verdict"]:checked');
