@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.utils import timezone
 
+from .csv_cells import safe_row
 from .full import SCHEMA_VERSION, iter_full_lines
 from .release import iter_release_records
 from .tables import TableBuilder
@@ -48,6 +49,8 @@ def _write_jsonl(queryset, out_dir, on_progress):
 
 
 class _CsvSink:
+    """A CSV table; text cells that a spreadsheet would run as a formula are neutralised (csv_cells)."""
+
     suffix = ".csv"
 
     def __init__(self, path, columns):
@@ -56,7 +59,7 @@ class _CsvSink:
         self.writer.writeheader()
 
     def write(self, rows):
-        self.writer.writerows(rows)
+        self.writer.writerows(safe_row(row) for row in rows)
 
     def close(self):
         self.handle.close()
