@@ -432,7 +432,8 @@ def agreement_ratings(params=None, *, include_imported=True):
     question_ids = {row[1] for row in ratings}
     questions = Question.objects.filter(pk__in=question_ids).values_list("pk", "full_score", "location", "external_id")
     full_scores = {pk: full for pk, full, _, _ in questions}
-    names = {pk: f"{location or external_id} #{pk}".strip() for pk, _, location, external_id in questions}
+    names = {pk: " · ".join(filter(None, [location or external_id, f"question #{pk}"]))
+             for pk, _, location, external_id in questions}
     return ratings, full_scores, names
 
 

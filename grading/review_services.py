@@ -360,8 +360,8 @@ def _candidate_responses(record, input_records):
         if fitting:
             return fitting, f"sample_id {sample} of the input file"
         notes.append(
-            f"sample_id {sample} of the input file is response "
-            + (", ".join(f"#{r.pk} (gold {_number(_float(r.gold_score))})" for r in found) or f"nothing ({reason})")
+            f"sample_id {sample} of the input file is "
+            + (", ".join(f"response #{r.pk} (gold {_number(_float(r.gold_score))})" for r in found) or f"nothing ({reason})")
             + f", not gold {_number(gt)}"
         )
     student = str(record.get("student_id_mapped") or record.get("student_id") or "").strip()
@@ -378,7 +378,7 @@ def _candidate_responses(record, input_records):
     fitting = [r for r in pool if _same(_float(r.gold_score), gt)]
     if fitting:
         return fitting, f"student {student[:12]}" + (f" at {location}" if at_location else "")
-    seen = ", ".join(f"#{r.pk} at {r.question.location or '?'} (gold {_number(_float(r.gold_score))})" for r in pool)
+    seen = ", ".join(f"response #{r.pk} at {r.question.location or '?'} (gold {_number(_float(r.gold_score))})" for r in pool)
     where = f" at {location}" if at_location else (f" (none at {location})" if location else "")
     notes.append(f"student {student[:12]} has {seen}{where}; none with gold {_number(gt)}")
     return [], "; ".join(notes)
