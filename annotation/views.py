@@ -6,10 +6,16 @@ from accounts.decorators import annotator_required, reviewer_required
 
 from . import selectors
 from .forms import DatasetImportForm
+from .export.load import import_dataset, read_dataset_upload
 from .importers import ImportFormatError, import_ineqmath, import_realmath
 from .models import Exam, ImportReport, Question, Response
 
-IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath}
+def _import_full_export(raw, file_name, *, user=None, exam_name=None):
+    """A full JSONL export (or its zip): exams come from the file, so no exam name applies."""
+    return import_dataset(read_dataset_upload(raw, file_name), file_name, user=user)
+
+
+IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath, "dataset": _import_full_export}
 
 
 @annotator_required

@@ -6,12 +6,13 @@ from django.urls import reverse
 from accounts.decorators import reviewer_required
 
 from .export.jobs import clean_filters, create_export_job, export_path, fail_stale_jobs
+from .export.release import release_scope
 from .export.writers import FORMATS
 from .models import Exam, ExportJob, Question, Response
 from .selectors import filter_responses
 
 FORMAT_LABELS = {
-    "realmath": "RealMath-Eval release (JSON array, as published)",
+    "realmath": "RealMath-Eval release (JSON array, as published): rubric-scored answers with a gold score only",
     "jsonl": "Full JSONL (everything; re-importable with import_dataset)",
     "csv": "Flat CSV tables (responses, annotations, step labels, judge results, ...)",
     "parquet": "Flat Parquet tables (same tables as CSV)",
@@ -39,10 +40,12 @@ def export_page(request):
         else:
             return redirect("annotation:export_job", pk=job.pk)
     filters = clean_filters(request.POST or request.GET)
+    matching = filter_responses(Response.objects.all(), filters)
     context = {
         "formats": [(f, FORMAT_LABELS[f]) for f in FORMATS],
         "filters": filters,
-        "matching": filter_responses(Response.objects.all(), filters).count(),
+        "matching": matching.count(),
+        "matching_release": release_scope(matching).count(),
         "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
         "exams": Exam.objects.only("id", "name"),
         "sources": Response.Source.choices,

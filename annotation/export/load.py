@@ -96,8 +96,16 @@ def _user(context, username):
 def _load_user(line, context):
     user = _user(context, line["username"])
     role = line.get("role")
-    if role and not user.groups.exists():
+    if role and not user.groups.exists() and _may_grant(context.get("importer"), role):
         user.groups.add(context["groups"][role])
+
+
+def _may_grant(importer, role):
+    """An import started by a person (the import page, the API) gives no one a higher role than
+    that person's own; the command line (no importer) restores every role."""
+    from accounts.roles import ROLES, has_role
+
+    return role in ROLES and (importer is None or has_role(importer, role))
 
 
 def _load_exam(line, context):
@@ -213,12 +221,38 @@ def _load_response(line, context, result, modules):
     result.count("responses_created")
 
 
+def read_dataset_upload(raw, file_name):
+    """The JSONL bytes of an upload: the file itself, or `dataset.jsonl` inside an export's zip
+    (read no further than REALMATH_IMPORT_MAX_BYTES, whatever the zip claims)."""
+    import io
+    import zipfile
+
+    from django.conf import settings
+
+    if len(raw) > settings.IMPORT_MAX_BYTES:
+        raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+    if not raw.startswith(b"PK\x03\x04"):
+        return raw
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+        with archive.open("dataset.jsonl") as handle:
+            data = handle.read(settings.IMPORT_MAX_BYTES + 1)
+    except KeyError as exc:
+        raise ImportFormatError(f"{file_name}: the zip holds no dataset.jsonl (export it as full JSONL).") from exc
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+        raise ImportFormatError(f"{file_name}: not a readable zip ({exc}).") from exc
+    if len(data) > settings.IMPORT_MAX_BYTES:
+        raise ImportFormatError(f"{file_name}: dataset.jsonl is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+    return data
+
+
 @transaction.atomic
 def import_dataset(raw, file_name, *, user=None):
     """Import a full JSONL export given as bytes."""
     lines = parse_lines(raw, file_name)
     result = ImportResult(kind="dataset", file_name=file_name, sha256=sha256_of(raw))
-    context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups()}
+    context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups(), "importer": user}
     modules = section_modules()
     for line in lines:
         kind = line["type"]
