@@ -156,12 +156,12 @@ def test_every_page_fits_each_width_for_each_role(browser, live_server):
                 errors.clear()
                 answer = page.goto(f"{live_server.url}{url}")
                 page.wait_for_load_state("load")
-                page.evaluate("document.fonts.ready.then(() => true)")
+                page.evaluate("() => document.fonts.ready.then(() => true)")
                 where = f"{role} {url} at {width}px"
                 if answer is None or answer.status != 200:
                     problems.append(f"{where}: status {answer and answer.status}")
                     continue
-                scroll, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+                scroll, inner = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
                 if scroll > inner:
                     wide = page.evaluate(_WIDEST)
                     problems.append(f"{where}: {scroll} px wide ({wide})")

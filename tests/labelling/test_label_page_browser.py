@@ -170,6 +170,9 @@ def test_step_dialog_takes_the_sub_question_of_the_passage_and_the_list_renders_
     page.keyboard.press("e")
     page.wait_for_selector("#step-form:not([hidden])")
     assert page.input_value("#step-sub") == "(1)"
+    page.keyboard.press("Escape")
+    # The step label's draft save must be done before the test's database is emptied.
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Draft kept')")
 
 
 @pytest.mark.parametrize("width, height", [(1280, 800), (1024, 768)])
@@ -183,13 +186,13 @@ def test_labelling_screen_at_laptop_and_tablet_sizes(browser, live_server, annot
     login(page, live_server, reviewer.username)
     page.goto(f"{live_server.url}/label/{response.pk}/")
     page.wait_for_selector("#transcript .katex")
-    size = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth, window.innerHeight]")
+    size = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth, window.innerHeight]")
     assert size[0] <= size[1]
     boxes = {name: page.locator(name).bounding_box() for name in ("#col-transcript", "#col-score", "#label-form")}
     assert boxes["#col-score"]["x"] > boxes["#col-transcript"]["x"]  # side by side
     assert boxes["#label-form"]["y"] < size[2] and boxes["#col-transcript"]["y"] < size[2]
     if width == 1280:
-        assert page.evaluate("getComputedStyle(document.getElementById('col-score')).overflowY") == "visible"
+        assert page.evaluate("() => getComputedStyle(document.getElementById('col-score')).overflowY") == "visible"
         assert page.locator("#other-labels h2").bounding_box()["y"] < size[2]
     screenshot(page, f"label_page_{width}x{height}")
     context.close()
