@@ -93,6 +93,7 @@ def label_response(request, pk):
         "draft": LabelDraftSerializer(draft).data if draft else None,
         "editable": editable,
         "ownLabel": annotation is None or annotation.annotator_id == user.pk,
+        "activeIdleSeconds": services.ACTIVE_IDLE_SECONDS,
         "verdicts": StepLabel.Verdict.choices,
         "urls": {
             "save": reverse("api-my-label", args=[response.pk])
@@ -248,6 +249,7 @@ def agreement(request):
         "metrics": MATRIX_METRICS,
         "filters": request.GET,
         "include_imported": include_imported,
+        "work": selectors.work_time(request.GET),
         "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
         "exams": Exam.objects.only("id", "name"),
     }

@@ -165,7 +165,7 @@ def _load_annotation(response, data, line, context):
         override_reason=data.get("override_reason", ""), comment=data.get("comment", ""),
         transcript_hash=data.get("transcript_hash", ""), submitted=bool(data.get("submitted")),
         submitted_at=_time(data.get("submitted_at"), line, "submitted_at"), provenance=data.get("provenance") or {},
-        version=data.get("version", 1),
+        version=data.get("version", 1), active_seconds=_active_seconds(data.get("active_seconds"), line),
     )
     StepLabel.objects.bulk_create(
         StepLabel(
@@ -219,6 +219,14 @@ def _load_response(line, context, result, modules):
         if hasattr(module, "import_response"):
             module.import_response(response, line, context)
     result.count("responses_created")
+
+
+def _active_seconds(value, line):
+    if value in (None, ""):
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10**9:
+        raise ImportFormatError(f"line {line['_line']}: active_seconds must be a whole number of seconds ≥ 0.")
+    return value
 
 
 def read_dataset_upload(raw, file_name):

@@ -26,10 +26,31 @@
   var draftPending = false;
   var pendingStep = null;
   var busy = false;
+  var active = activeTimer((config.activeIdleSeconds || 60) * 1000);
 
   var $ = function (id) { return document.getElementById(id); };
   var groupsEl = $("groups");
   var transcriptEl = $("transcript");
+
+  // Active time: it counts while the page is visible, has the focus and had input (a key, a
+  // click, the wheel, a touch, a scroll) in the last `idleMs`; whole seconds go out with each
+  // draft and save as an increment, and come back to the count if the request fails.
+  function activeTimer(idleMs) {
+    var lastInput = Date.now(), lastTick = Date.now(), ms = 0;
+    function input() { lastInput = Date.now(); }
+    ["keydown", "mousedown", "wheel", "touchstart", "scroll", "input"].forEach(function (name) {
+      window.addEventListener(name, input, { capture: true, passive: true });
+    });
+    window.setInterval(function () {
+      var now = Date.now(), step = Math.min(now - lastTick, 2000);  // a sleeping laptop adds nothing
+      lastTick = now;
+      if (document.visibilityState === "visible" && document.hasFocus() && now - lastInput < idleMs) ms += step;
+    }, 1000);
+    return {
+      take: function () { var s = Math.floor(ms / 1000); ms -= s * 1000; return s; },
+      giveBack: function (s) { ms += s * 1000; }
+    };
+  }
 
   function emptyState() {
     return { sub_scores: {}, total: null, checkpoint_marks: {}, override_reason: "", comment: "", step_labels: [] };
@@ -452,8 +473,11 @@
     clearTimeout(draftTimer);
     if (!draftPending || !config.editable) return Promise.resolve();
     draftPending = false;
-    var body = { base_version: version, payload: payload(), annotation: config.label ? config.label.id : null };
+    var seconds = active.take();
+    var body = { base_version: version, payload: payload(), annotation: config.label ? config.label.id : null,
+                 active_seconds_delta: seconds };
     return api(config.urls.draft, "PUT", body, keepalive).then(function (res) {
+      if (!res.ok) active.giveBack(seconds);
       if (res.ok) {
         status("Draft kept " + new Date().toLocaleTimeString() + (version ? " · saved version " + version : ""), "ok");
       } else {
@@ -461,6 +485,7 @@
         status("The draft was not kept (" + res.status + "); it stays in this browser.", "bad");
       }
     }).catch(function () {
+      active.giveBack(seconds);
       draftPending = true;
       status("Offline: the draft stays in this browser until the server answers.", "bad");
     });
@@ -476,12 +501,14 @@
     }
     busy = true;
     clearTimeout(draftTimer);
-    var body = Object.assign({ base_version: version, submit: !!submit }, payload());
+    var seconds = active.take();
+    var body = Object.assign({ base_version: version, submit: !!submit, active_seconds_delta: seconds }, payload());
     status(submit ? "Submitting…" : "Saving…");
     api(config.urls.save, "PUT", body).then(function (res) {
       return res.json().catch(function () { return {}; }).then(function (data) { return { code: res.status, data: data }; });
     }).then(function (answer) {
       busy = false;
+      if (answer.code !== 200 && answer.code !== 201) active.giveBack(seconds);
       if (answer.code === 200 || answer.code === 201) {
         version = answer.data.version;
         config.label = answer.data;
@@ -504,6 +531,7 @@
       }
     }).catch(function () {
       busy = false;
+      active.giveBack(seconds);
       status("Not saved: no connection. Your draft stays in this browser; try again.", "bad");
     });
   }

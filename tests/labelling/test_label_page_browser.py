@@ -196,3 +196,25 @@ def test_labelling_screen_at_laptop_and_tablet_sizes(browser, live_server, annot
         assert page.locator("#other-labels h2").bounding_box()["y"] < size[2]
     screenshot(page, f"label_page_{width}x{height}")
     context.close()
+
+
+def test_active_time_counts_input_and_not_idle_time(page, live_server, annotator, monkeypatch):
+    """Time counts while there was input in the last N seconds (2 here), not while the person is idle."""
+    import time
+
+    monkeypatch.setattr(services, "ACTIVE_IDLE_SECONDS", 2)
+    _, (response, *_) = assign(annotator)
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#group-0.focused")
+    started = time.monotonic()
+    for _ in range(8):  # four seconds of work
+        page.keyboard.press("j")
+        page.wait_for_timeout(500)
+    page.wait_for_timeout(5000)  # idle: only the first 2 seconds of it count
+    page.keyboard.press("2")
+    page.keyboard.press("s")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved version 1')")
+    wall = time.monotonic() - started
+    seconds = Annotation.objects.get(response=response, annotator=annotator).active_seconds
+    assert 4 <= seconds <= wall - 2, (seconds, wall)
