@@ -5,7 +5,7 @@ from decimal import Decimal
 from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
 from django.utils import timezone
 
-from annotation.selectors import id_param
+from annotation.selectors import id_param, scores_visible_to
 
 from .judges.kinds import INEQMATH_STEP_KINDS, KINDS
 from .models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
@@ -173,24 +173,10 @@ def ineqmath_overall(results):
 
 
 def visible_results(user):
-    """Judge results a user may see: all for reviewers; on blind exams only after their own label."""
-    from accounts.roles import is_reviewer
-
+    """Judge results a user may see (the blind rule, annotation.selectors.scores_visible_to)."""
     queryset = JudgeResult.objects.exclude(status=JudgeResult.Status.RUNNING)
-    if is_reviewer(user):
-        return queryset
-    from annotation.models import Annotation
-
-    submitted = Annotation.objects.filter(response=OuterRef("response"), annotator=user, submitted=True)
-    return queryset.filter(Q(response__question__exam__blind=False) | Exists(submitted))
-
-
-def can_see_scores(user, response):
-    """The annotation app's blind rule for judge scores (labels_visible_to before it existed)."""
-    from annotation import selectors as annotation_selectors
-
-    rule = getattr(annotation_selectors, "can_see_scores", None) or annotation_selectors.labels_visible_to
-    return rule(user, response)
+    visible = scores_visible_to(user, via="response__")
+    return queryset if visible is None else queryset.filter(visible)
 
 
 def kind_choices():
