@@ -56,3 +56,20 @@ def test_query_count_is_flat_and_large_data_stays_quick(reviewer_client):
     assert n == 3000 and page.context["report"]["overall"]["responses"] == 610
     assert len(page.context["work"]["people"]) == 8
     assert elapsed < 3.0, elapsed  # ~0.5 s on a quiet machine; the bound only catches a per-label blow-up
+
+
+def test_the_agreement_figures_do_not_import_scikit_learn():
+    """scikit-learn's import took seconds and 190 MB in every web process's first agreement page."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from annotation.agreement import agreement_report\n"
+        "rows = [(r, 1, name, (r + shift) % 8) for r in range(40) for name, shift in (('a', 0), ('b', r % 2))]\n"
+        "report = agreement_report(rows, {1: 7})\n"
+        "assert report['pairs'][0]['kappa'] is not None\n"
+        "print('sklearn' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"
