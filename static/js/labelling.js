@@ -587,7 +587,9 @@
       tr.appendChild(a); tr.appendChild(b); body.appendChild(tr);
     });
     table.appendChild(body);
-    box.appendChild(table);
+    var wrap = el("div", { "class": "table-wrap" });
+    wrap.appendChild(table);
+    box.appendChild(wrap);
     var actions = el("p", { "class": "form-actions" });
     var keep = el("button", { type: "button", "class": "primary", id: "keep-mine" }, "Save mine over version " + (theirs ? theirs.version : "?"));
     var take = el("button", { type: "button", id: "take-theirs" }, "Take the saved version");

@@ -171,8 +171,27 @@ def test_every_page_fits_each_width_for_each_role(browser, live_server):
                     problems.append(f"{where}: console {errors[:2]}")
                 (SCREENSHOT_DIR / "layout").mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(SCREENSHOT_DIR / "layout" / f"{role}-{width}-{_slug(url)}.png"))
+        if role == "reviewer":
+            problems += _tablet_correction_screen(page, live_server, data)
         context.close()
     assert not problems, "\n".join(problems)
+
+
+def _tablet_correction_screen(page, live_server, data):
+    """The OCR correction screen on a tablet in landscape: the scan and the text side by side."""
+    from ocr.models import Page
+
+    page.set_viewport_size({"width": 1024, "height": 768})
+    scan = Page.objects.filter(batch=data["batch"]).first()
+    page.goto(f"{live_server.url}{reverse('ocr:page_correct', args=[scan.pk])}")
+    page.wait_for_load_state("load")
+    scroll, inner = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    image, text = page.locator(".ocr-image-panel").bounding_box(), page.locator(".ocr-text-panel").bounding_box()
+    page.screenshot(path=str(SCREENSHOT_DIR / "layout" / "reviewer-1024-ocr-correction.png"))
+    problems = [] if scroll <= inner else [f"correction screen at 1024 px: {scroll} px wide"]
+    if not (text["x"] > image["x"] and text["y"] < 768 and image["y"] < 768):
+        problems.append(f"correction screen at 1024 px: scan {image} and text {text} are not side by side")
+    return problems
 
 
 # The element that sticks out furthest, to say where an overflow comes from.
