@@ -133,7 +133,7 @@ class LabelSerializer(serializers.ModelSerializer):
 
 
 class LabelWriteSerializer(serializers.Serializer):
-    """The shape of a label save; the rubric rules are checked by annotation.labelling."""
+    """The shape of a label save; the rubric rules are checked by annotation.labelling.rules."""
 
     base_version = serializers.IntegerField(min_value=0, help_text="Version the edit started from; 0 for a new label.")
     submit = serializers.BooleanField(default=False)

@@ -16,9 +16,10 @@ from django.db.models import Q
 
 from annotation.models import Exam, Question
 
-from . import review_selectors, review_services, services
-from .judges import scripted
-from .models import GenerationRun, JudgeConfig, JudgeRun, LlmEndpoint, MetaEvalRun
+from .judges import generation, scripted, services
+from .models import GenerationRun, JudgeRun, JudgeSetting, LlmEndpoint, MetaEvalRun
+from .review import selectors as review_selectors
+from .review import services as review_services
 
 ENDPOINT_NAME = "Scripted local server (tests/llm_server.py, port 8001)"
 ENDPOINT_URL = "http://127.0.0.1:8001/v1"
@@ -27,12 +28,12 @@ RUBRIC_SETTING = "Scripted demo judge (made-up scores)"
 GENERATION_NAME = "Scripted demo students (made-up answers)"
 STUDENT_MODELS = ("scripted-student-a", "scripted-student-b")
 INEQMATH_SETTINGS = (
-    (JudgeConfig.Kind.INEQ_FINAL_ANSWER, "Scripted demo: final answer (made-up verdicts)"),
-    (JudgeConfig.Kind.INEQ_TOY_CASE, "Scripted demo: toy case (made-up verdicts)"),
-    (JudgeConfig.Kind.INEQ_LOGICAL_GAP, "Scripted demo: logical gap (made-up verdicts)"),
-    (JudgeConfig.Kind.INEQ_NUMERICAL_APPROXIMATION, "Scripted demo: numerical approximation (made-up verdicts)"),
-    (JudgeConfig.Kind.INEQ_NUMERICAL_COMPUTATION, "Scripted demo: numerical computation (made-up verdicts)"),
-    (JudgeConfig.Kind.INEQ_HOLISTIC, "Scripted demo: holistic (made-up verdicts)"),
+    (JudgeSetting.Kind.INEQ_FINAL_ANSWER, "Scripted demo: final answer (made-up verdicts)"),
+    (JudgeSetting.Kind.INEQ_TOY_CASE, "Scripted demo: toy case (made-up verdicts)"),
+    (JudgeSetting.Kind.INEQ_LOGICAL_GAP, "Scripted demo: logical gap (made-up verdicts)"),
+    (JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION, "Scripted demo: numerical approximation (made-up verdicts)"),
+    (JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION, "Scripted demo: numerical computation (made-up verdicts)"),
+    (JudgeSetting.Kind.INEQ_HOLISTIC, "Scripted demo: holistic (made-up verdicts)"),
 )
 NOTE = "Made-up output of the scripted model (grading.judges.scripted): it shows the tool, it measures no model."
 
@@ -47,7 +48,7 @@ def load_scripted_judges(*, realmath_exam, ineqmath_exam):
     for kind, name in INEQMATH_SETTINGS:
         lines.append(_run(_setting(name, kind, endpoint), {"exam": str(ineqmath_exam.pk), "source": "synthetic"}))
     # The rubric judge last: the review pages open on the newest results, and these have gold scores.
-    rubric = _setting(RUBRIC_SETTING, JudgeConfig.Kind.RUBRIC, endpoint)
+    rubric = _setting(RUBRIC_SETTING, JudgeSetting.Kind.RUBRIC, endpoint)
     lines.append(_run(rubric, {"exam": str(realmath_exam.pk)}))
     lines.append(_proposals(rubric, endpoint))
     return [line for line in lines if line]
@@ -66,10 +67,10 @@ def scripted_endpoint():
 
 
 def _setting(name, kind, endpoint):
-    existing = JudgeConfig.objects.filter(name=name).order_by("-version").first()
+    existing = JudgeSetting.objects.filter(name=name).order_by("-version").first()
     if existing is not None:
         return existing
-    return services.create_judge_config(
+    return services.create_judge_setting(
         name=name, kind=kind, endpoint=endpoint, model=MODEL, temperature=0.0, max_tokens=2048, samples=1,
         parse_retries=0, notes=NOTE,
     )
@@ -100,13 +101,13 @@ def _students(questions, endpoint):
     if run is None:
         if not questions.exists():
             return ""
-        run = services.start_generation_run(
+        run = generation.start_generation_run(
             endpoint=endpoint, models=list(STUDENT_MODELS), temperatures=[0.7], questions=questions,
             name=GENERATION_NAME, enqueue=False,
         )
     elif run.status != GenerationRun.Status.RUNNING:
-        run = services.resume_generation_run(run, enqueue=False)
-    run = services.run_generation_inline(run, complete=scripted.complete)
+        run = generation.resume_generation_run(run, enqueue=False)
+    run = generation.run_generation_inline(run, complete=scripted.complete)
     return f"{GENERATION_NAME}: generation run #{run.pk} wrote {run.items.filter(state='ok').count()} answers."
 
 

@@ -9,14 +9,16 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Question, Response
-from grading import review_selectors, review_services, services
 from grading.equivalence import extract_answer
-from grading.judges import scripted
+from grading.judges import generation, scripted, services
 from grading.judges.kinds import INEQMATH_STEP_KINDS
-from grading.models import JudgeConfig, JudgeResult, MetaEvalProposal
+from grading.models import JudgeResult, JudgeSetting, MetaEvalProposal
+from grading.review import selectors as review_selectors
+from grading.review import services as review_services
 from tests.conftest import INEQMATH_SAMPLE
+from tests.factories import make_setting
 
-from .helpers import make_config, run_now
+from .helpers import run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +29,7 @@ def ineqmath_answers(endpoint, django_capture_on_commit_callbacks):
     call_command("import_ineqmath", str(INEQMATH_SAMPLE))
     questions = Question.objects.filter(kind__in=["bound", "relation"])
     with django_capture_on_commit_callbacks(execute=True):
-        run = services.start_generation_run(endpoint=endpoint, models=["scripted"], temperatures=[0], questions=questions)
+        run = generation.start_generation_run(endpoint=endpoint, models=["scripted"], temperatures=[0], questions=questions)
     run.refresh_from_db()
     assert run.status == "done" and run.items.filter(state="ok").count() == 12
     return Response.objects.filter(question__in=questions, source="synthetic")
@@ -46,7 +48,7 @@ def test_synthetic_answers_end_as_the_prompt_asks(ineqmath_answers):
 def test_every_ineqmath_judge_reads_the_scripted_answers(kind, endpoint, ineqmath_answers, llm_server,
                                                          django_capture_on_commit_callbacks):
     llm_server.reset()
-    config = make_config(endpoint, kind=kind)
+    config = make_setting(endpoint, kind=kind)
     run = run_now(django_capture_on_commit_callbacks, config)
     results = JudgeResult.objects.filter(run=run)
     assert run.status == "done" and results.count() == 12
@@ -80,8 +82,8 @@ def test_final_answer_llm_fallback_reads_the_scripted_verdict():
 
 
 def test_rubric_and_replay_runs_score_every_answer(endpoint, sample_data, django_capture_on_commit_callbacks):
-    for kind in (JudgeConfig.Kind.RUBRIC, JudgeConfig.Kind.REPLAY):
-        config = make_config(endpoint, kind=kind)
+    for kind in (JudgeSetting.Kind.RUBRIC, JudgeSetting.Kind.REPLAY):
+        config = make_setting(endpoint, kind=kind)
         run = run_now(django_capture_on_commit_callbacks, config, params={"source": "human"})
         results = list(JudgeResult.objects.filter(run=run).select_related("response__question"))
         assert len(results) == 32 and {r.status for r in results} == {"ok"}, kind
@@ -91,7 +93,7 @@ def test_rubric_and_replay_runs_score_every_answer(endpoint, sample_data, django
 
 def test_meta_evaluator_gets_json_it_can_read(endpoint, sample_data, django_capture_on_commit_callbacks):
     """The issue's '47 of 47: no JSON object in the output': every case now gets a category."""
-    config = make_config(endpoint, kind=JudgeConfig.Kind.RUBRIC)
+    config = make_setting(endpoint, kind=JudgeSetting.Kind.RUBRIC)
     run_now(django_capture_on_commit_callbacks, config)
     scope = review_selectors.Scope(config=config)
     cases = review_selectors.disagreement_queue(scope, 2).count()

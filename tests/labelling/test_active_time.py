@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import selectors, services
 from annotation.export.writers import write_export
+from annotation.labelling import selectors, services
 from annotation.models import Annotation, LabelDraft, Response
 
 from ..conftest import api_client_for

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from annotation.agreement import (
+from annotation.labelling.agreement import (
     agreement_report,
     icc_1_1,
     icc_2_1,
@@ -131,7 +131,7 @@ def test_quadratic_kappa_equals_scikit_learn_on_random_pairs():
 
     from sklearn.metrics import cohen_kappa_score
 
-    from annotation.agreement import quadratic_kappa
+    from annotation.labelling.agreement import quadratic_kappa
 
     rng = random.Random(7)
     for _ in range(300):

@@ -65,7 +65,7 @@ def test_the_agreement_figures_do_not_import_scikit_learn():
 
     code = (
         "import sys\n"
-        "from annotation.agreement import agreement_report\n"
+        "from annotation.labelling.agreement import agreement_report\n"
         "rows = [(r, 1, name, (r + shift) % 8) for r in range(40) for name, shift in (('a', 0), ('b', r % 2))]\n"
         "report = agreement_report(rows, {1: 7})\n"
         "assert report['pairs'][0]['kappa'] is not None\n"

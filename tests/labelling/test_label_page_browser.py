@@ -2,7 +2,7 @@
 survive leaving the page, and a conflict shown side by side."""
 import pytest
 
-from annotation import services
+from annotation.labelling import services
 from annotation.models import Annotation, LabelDraft, Response
 
 from ..conftest import login, screenshot

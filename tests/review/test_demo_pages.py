@@ -6,14 +6,14 @@ from django.urls import reverse
 
 from annotation.models import Response
 from grading import demo
-from grading.models import GenerationRun, JudgeConfig, JudgeResult, JudgeRun, MetaEvalProposal, MetaEvalRun
+from grading.models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, MetaEvalProposal, MetaEvalRun
 
 pytestmark = pytest.mark.django_db
 
 
 def _counts():
     return {model.__name__: model.objects.count()
-            for model in (Response, JudgeConfig, JudgeRun, JudgeResult, GenerationRun, MetaEvalRun, MetaEvalProposal)}
+            for model in (Response, JudgeSetting, JudgeRun, JudgeResult, GenerationRun, MetaEvalRun, MetaEvalProposal)}
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def loaded(db):
 
 
 def test_demo_fills_metrics_queue_categories_and_validation(loaded, reviewer_client):
-    rubric = JudgeConfig.objects.get(name=demo.RUBRIC_SETTING)
+    rubric = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING)
     assert "made-up" in rubric.name and "made-up" in rubric.notes.lower()
     run = rubric.runs.get()
     assert run.status == "done" and run.n_items == 64 and run.items.filter(state="ok").count() == 64
@@ -59,6 +59,6 @@ def test_running_load_demo_again_adds_nothing(loaded):
 def test_demo_needs_no_server(loaded):
     """Every scripted result was recorded without a call leaving the process: the endpoint
     points at the local scripted server's port, which nothing listens on in the test."""
-    endpoint = JudgeConfig.objects.get(name=demo.RUBRIC_SETTING).endpoint
+    endpoint = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING).endpoint
     assert endpoint.base_url == demo.ENDPOINT_URL and endpoint.api_key_env == ""
     assert not JudgeResult.objects.filter(config__endpoint=endpoint).exclude(status="ok").exists()

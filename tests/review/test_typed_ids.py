@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from grading import demo
-from grading.models import GenerationRun, JudgeConfig, JudgeResult
+from grading.models import GenerationRun, JudgeResult, JudgeSetting
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +44,7 @@ def untyped_numbers(html):
 
 def test_the_disagreement_queue_names_and_links_each_id(demo_db, client):
     client.force_login(get_user_model().objects.get(username="reviewer"))
-    config = JudgeConfig.objects.get(name=demo.RUBRIC_SETTING)
+    config = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING)
     page = client.get(reverse("grading:review_disagreements"), {"setting": config.pk})
     assert page.status_code == 200, page
     html = page.content.decode()
@@ -75,7 +75,7 @@ def test_the_disagreement_queue_names_and_links_each_id(demo_db, client):
 ])
 def test_no_page_shows_a_bare_number(demo_db, client, name, args):
     client.force_login(get_user_model().objects.get(username="reviewer"))
-    config = JudgeConfig.objects.get(name=demo.RUBRIC_SETTING)
+    config = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING)
     ids = {"run": config.runs.get().pk, "generation": GenerationRun.objects.get().pk,
            "result": JudgeResult.objects.filter(config=config, meta_evaluation__isnull=False).first().pk}
     response = client.get(reverse(name, args=[ids[args]] if args else None))
