@@ -136,11 +136,12 @@ class RunEngine:
                 self.enqueue_on_commit(run)
         return run
 
-    def run_inline(self, run, process_chunk: Callable):
+    def run_inline(self, run, process_chunk: Callable, **chunk_kwargs):
         """Do a run's open work in this process, chunk after chunk (no Celery worker needed)."""
         ids = self.open_ids(run)
         for start in range(0, len(ids), run.chunk_size):
-            process_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
+            process_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}",
+                          **chunk_kwargs)
         self.finish_if_complete(run.pk, run.epoch)
         run.refresh_from_db()
         return run

@@ -7,6 +7,7 @@ grading.judges.services); each written answer becomes a synthetic Response.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from decimal import Decimal
 
@@ -88,9 +89,10 @@ def start_generation_run(
     return run
 
 
-def run_generation_inline(run: GenerationRun) -> GenerationRun:
-    """Write a generation run's missing answers in this process (no Celery worker needed)."""
-    return GENERATION_RUNS.run_inline(run, process_generation_chunk)
+def run_generation_inline(run: GenerationRun, *, complete: Callable | None = None) -> GenerationRun:
+    """Write a generation run's missing answers in this process (no Celery worker needed);
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
+    return GENERATION_RUNS.run_inline(run, process_generation_chunk, complete=complete)
 
 
 def synthetic_student_id(model: str, temperature: float, index: int) -> str:
@@ -157,7 +159,8 @@ def generation_messages(run: GenerationRun, question: Question) -> list[dict]:
     return messages
 
 
-def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None) -> ChunkReport:
+def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
+                             complete: Callable | None = None) -> ChunkReport:
     """Write the synthetic answers of the given items (the body of the Celery chunk task)."""
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
@@ -169,6 +172,7 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
     lease = lease_for(run.endpoint)
     target = endpoint_spec(run.endpoint)
     limiter = llm.limiter_for(target)
+    complete = complete or llm.complete
     items = list(
         GenerationItem.objects.filter(
             run=run, pk__in=item_ids, state__in=GENERATION_OPEN_STATES
@@ -181,7 +185,7 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
         call = llm.CallSpec(model=item.model, temperature=item.temperature, max_tokens=run.max_tokens)
         messages = generation_messages(run, item.question)
         try:
-            return messages, llm.complete(target, call, messages, limiter=limiter)
+            return messages, complete(target, call, messages, limiter=limiter)
         except llm.LlmCallFailed as exc:
             return messages, exc
         except Exception as exc:  # never let one answer stop the others

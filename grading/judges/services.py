@@ -313,9 +313,11 @@ def resume_judge_run(run: JudgeRun, *, enqueue: bool = True) -> JudgeRun:
     return JUDGE_RUNS.resume(run, enqueue=enqueue)
 
 
-def run_inline(run: JudgeRun) -> JudgeRun:
-    """Do a run's open work in this process, chunk after chunk (no Celery worker needed)."""
-    return JUDGE_RUNS.run_inline(run, process_judge_chunk)
+def run_inline(run: JudgeRun, *, complete: Callable | None = None) -> JudgeRun:
+    """Do a run's open work in this process, chunk after chunk (no Celery worker needed).
+
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
+    return JUDGE_RUNS.run_inline(run, process_judge_chunk, complete=complete)
 
 
 def may_take_over(claim_owner: str, claimed_at: datetime | None, **kwargs) -> bool:
@@ -331,7 +333,8 @@ class _Job:
     judge_input: JudgeInput
 
 
-def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None) -> ChunkReport:
+def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
+                        complete: Callable | None = None) -> ChunkReport:
     """Judge the given items of a run (the body of the Celery chunk task)."""
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
@@ -348,14 +351,14 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
         .select_related("response__question")
         .order_by("id")
     )
-    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report)
+    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete)
     for item, key in deferred:
         _wait_for_other_owner(run, epoch, item, key, lease, report)
     JUDGE_RUNS.finish_if_complete(run.pk, epoch)
     return report
 
 
-def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
+def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete=None):
     """Keep up to `width` judgements in flight, claiming items in small batches just before
     they start and writing answers in batches as they come back.
 
@@ -364,7 +367,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
     worker elsewhere is on.
     """
     config = run.config
-    call = make_caller(config.endpoint, spec)
+    call = make_caller(config.endpoint, spec, complete)
     width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
     queue = deque((item, None) for item in items)  # inputs are built as items start: calls begin at once
     waiting, in_flight, deferred = {}, {}, []
@@ -546,7 +549,7 @@ def _copy_result(donor, item, run):
     return copy
 
 
-def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec) -> Callable:
+def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec, complete: Callable | None = None) -> Callable:
     """The function kinds call to reach the LLM (no database access: it runs in threads)."""
     if endpoint is None:
         def no_llm(messages):
@@ -561,9 +564,10 @@ def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec) -> Callable:
         reasoning_effort=spec.reasoning_effort, extra_body=spec.extra_body,
     )
     limiter = llm.limiter_for(target)
+    complete = complete or llm.complete
 
     def call(messages):
-        return llm.complete(target, call_spec, messages, limiter=limiter)
+        return complete(target, call_spec, messages, limiter=limiter)
 
     return call
 
