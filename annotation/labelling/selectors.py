@@ -294,3 +294,28 @@ def assignable_responses(question=None, exam=None, source=None) -> QuerySet[Resp
     if source in Response.Source.values:
         queryset = queryset.filter(source=source)
     return queryset
+
+
+def steps_needing_review(annotation: Annotation | None, transcript: str) -> list[dict]:
+    """Step labels of `annotation` that a correction left without their text: the text they were
+    on (prefix, quote, suffix) beside what the corrected transcript has at that place now."""
+    if annotation is None:
+        return []
+    rows = []
+    for step in annotation.step_labels.all():
+        if not step.needs_review:
+            continue
+        start = min(step.start or 0, len(transcript))
+        end = min(max(step.end or start, start), len(transcript))
+        rows.append(
+            {
+                "step": step,
+                "old": (step.prefix, step.quote, step.suffix),
+                "new": (
+                    transcript[max(0, start - len(step.prefix)):start],
+                    transcript[start:end],
+                    transcript[end:end + len(step.suffix)],
+                ),
+            }
+        )
+    return rows

@@ -254,7 +254,30 @@ def reanchor_step_labels(response, old_text, *, user=None) -> ReanchorResult:
         step._history_user = user
         step._change_reason = "Re-anchored after a transcript correction"
         step.save()
+    _reanchor_drafts(response, old_text)
     return result
+
+
+def _reanchor_drafts(response, old_text):
+    """Move the step spans of unsaved drafts the same way, so a draft restored later is on its text."""
+    text = response.transcript
+    for draft in LabelDraft.objects.select_for_update().filter(response=response):
+        steps = draft.payload.get("step_labels") if isinstance(draft.payload, dict) else None
+        if not isinstance(steps, list):
+            continue
+        for step in steps:
+            start, end = (step.get("start"), step.get("end")) if isinstance(step, dict) else (None, None)
+            if not (isinstance(start, int) and isinstance(end, int)):
+                continue
+            quote = step.get("quote") or old_text[start:end]
+            context = quote_selector(old_text, start, end)
+            prefix = step.get("prefix") if isinstance(step.get("prefix"), str) else context["prefix"]
+            suffix = step.get("suffix") if isinstance(step.get("suffix"), str) else context["suffix"]
+            anchor = reanchor(text, quote, prefix, suffix, start) if isinstance(quote, str) and quote else None
+            step.update(quote=quote, prefix=prefix, suffix=suffix, needs_review=anchor is None)
+            if anchor is not None:
+                step.update(start=anchor.start, end=anchor.end)
+        draft.save(update_fields=["payload"])
 
 
 def _after_save(response, annotation, user, submit, base_version, data):

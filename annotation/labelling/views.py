@@ -118,6 +118,7 @@ def label_response(request, pk):
         "previous": previous,
         "following": following,
         "scan_pages": scan_pages,
+        "review_steps": selectors.steps_needing_review(annotation, response.transcript),
         "transcript_changed": bool(annotation and annotation.transcript_hash and annotation.transcript_hash != response.transcript_hash),
     }
     return render(request, "annotation/label.html", context)

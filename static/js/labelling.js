@@ -44,7 +44,8 @@
     s.override_reason = label.override_reason || "";
     s.comment = label.comment || "";
     s.step_labels = (label.step_labels || []).map(function (st) {
-      return { start: st.start, end: st.end, quote: st.quote, verdict: st.verdict, comment: st.comment || "",
+      return { start: st.start, end: st.end, quote: st.quote, prefix: st.prefix || "", suffix: st.suffix || "",
+               needs_review: !!st.needs_review, verdict: st.verdict, comment: st.comment || "",
                sub_question: st.sub_question || "", checkpoint: st.checkpoint || null };
     });
     return s;
@@ -258,11 +259,19 @@
     return offset;
   }
 
+  // A step label is drawn on the transcript only where its quote still is; one a correction moved
+  // away (needs_review) is listed, not painted over unrelated text.
+  function placed(s) {
+    return !s.needs_review && s.end <= chars.length && (!s.quote || chars.slice(s.start, s.end).join("") === s.quote);
+  }
+
   function renderTranscript() {
     var cuts = { 0: true };
     cuts[chars.length] = true;
     MATH.forEach(function (r) { cuts[r[0]] = true; cuts[r[1]] = true; });
-    state.step_labels.forEach(function (s) { cuts[snap(s.start, "start")] = true; cuts[snap(s.end, "end")] = true; });
+    state.step_labels.forEach(function (s) {
+      if (placed(s)) { cuts[snap(s.start, "start")] = true; cuts[snap(s.end, "end")] = true; }
+    });
     var points = Object.keys(cuts).map(Number).sort(function (a, b) { return a - b; });
     transcriptEl.textContent = "";
     for (var p = 0; p < points.length - 1; p++) {
@@ -270,7 +279,7 @@
       if (end <= start) continue;
       var isMath = MATH.some(function (r) { return start >= r[0] && end <= r[1]; });
       var covering = [];
-      state.step_labels.forEach(function (s, index) { if (s.start < end && s.end > start) covering.push(index); });
+      state.step_labels.forEach(function (s, index) { if (placed(s) && s.start < end && s.end > start) covering.push(index); });
       var span = el("span", { "class": "seg" + (isMath ? " math math-seg" : ""), "data-start": start, "data-end": end },
                     chars.slice(start, end).join(""));
       if (covering.length) {
@@ -295,7 +304,11 @@
     state.step_labels.forEach(function (s, index) {
       var li = el("li", { tabindex: "0", "data-step": index });
       li.appendChild(el("span", { "class": "verdict verdict-" + s.verdict }, verdictName(s.verdict)));
-      var quote = chars.slice(s.start, s.end).join("");
+      var quote = placed(s) ? chars.slice(s.start, s.end).join("") : s.quote;
+      if (!placed(s)) {
+        li.classList.add("needs-review");
+        li.appendChild(el("span", { "class": "badge warn", title: "The transcript was corrected: this text is gone or occurs several times. Select the passage again, then remove this one." }, "needs review"));
+      }
       li.appendChild(el("span", { "class": "q" }, quote.length > 160 ? quote.slice(0, 160) + "…" : quote));
       var del = el("button", { type: "button", "data-remove": index, title: "Remove (Delete)" }, "×");
       if (!config.editable) del.disabled = true;
@@ -363,6 +376,8 @@
     var verdict = document.querySelector('input[name="step-verdict"]:checked').value;
     state.step_labels.push({
       start: pendingStep.start, end: pendingStep.end, quote: chars.slice(pendingStep.start, pendingStep.end).join(""),
+      prefix: chars.slice(Math.max(0, pendingStep.start - 32), pendingStep.start).join(""),
+      suffix: chars.slice(pendingStep.end, pendingStep.end + 32).join(""),
       verdict: verdict, comment: $("step-comment").value, sub_question: $("step-sub").value, checkpoint: null
     });
     state.step_labels.sort(function (a, b) { return a.start - b.start || a.end - b.end; });
@@ -393,7 +408,8 @@
       override_reason: state.override_reason,
       comment: state.comment,
       step_labels: state.step_labels.map(function (s) {
-        return { start: s.start, end: s.end, quote: s.quote, verdict: s.verdict, comment: s.comment,
+        return { start: s.start, end: s.end, quote: s.quote, prefix: s.prefix || "", suffix: s.suffix || "",
+                 verdict: s.verdict, comment: s.comment,
                  sub_question: s.sub_question || "", checkpoint: s.checkpoint };
       })
     };

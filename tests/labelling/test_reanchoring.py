@@ -1,11 +1,12 @@
 """Step labels survive transcript corrections: anchored by quote and context, re-found after a
 change, marked for review only when their quote is gone or ambiguous, never lost."""
 import pytest
+from django.urls import reverse
 
 from annotation.anchoring import quote_selector, reanchor
 from annotation.labelling import services
 from annotation.labelling.rules import LabelInvalid
-from annotation.models import Annotation, Response, StepLabel, content_hash
+from annotation.models import Annotation, LabelDraft, Response, StepLabel, content_hash
 from annotation.transcripts import record_transcript
 
 from .helpers import full_label, labelled_setup
@@ -144,3 +145,31 @@ def test_submit_refuses_a_quote_that_is_gone_with_a_clear_message(annotator):
         services.save_label(response=response, user=annotator, data=full_label(step_labels=[stale]), base_version=1)
     assert "no longer in the corrected transcript" in str(exc.value.errors)
     assert steps_of(response)[0].quote == "$b=2$"
+
+
+def test_a_draft_is_moved_with_its_text(annotator):
+    response = labelled(annotator)
+    LabelDraft.objects.create(
+        response=response, user=annotator, base_version=1,
+        payload={"step_labels": [{"start": TEXT.index("$a=1$"), "end": TEXT.index("$a=1$") + 5, "quote": "$a=1$"},
+                                 {"start": TEXT.index("$c=3$"), "end": TEXT.index("$c=3$") + 5, "quote": "$c=3$"}]},
+    )
+    response = correct(response, "Hi. " + TEXT.replace("$c=3$", "$c=4$"))
+    first, second = LabelDraft.objects.get().payload["step_labels"]
+    assert response.transcript[first["start"]:first["end"]] == "$a=1$" and not first["needs_review"]
+    assert second["needs_review"] and second["quote"] == "$c=3$"
+
+
+def test_label_page_shows_old_and_new_text_of_labels_to_review(annotator, annotator_client):
+    response = correct(labelled(annotator), TEXT.replace("$b=2$", "$b=7$"))
+    html = annotator_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
+    assert 'id="review-steps"' in html and "need your review" in html
+    old = html[html.index('class="old-text"'):html.index('class="new-text"')]
+    new = html[html.index('class="new-text"'):html.index("</tr>", html.index('class="new-text"'))]
+    assert "<mark>$b=2$</mark>" in old and "<mark>$b=7$</mark>" in new
+
+
+def test_label_page_has_no_review_panel_when_every_label_was_found_again(annotator, annotator_client):
+    response = correct(labelled(annotator), "Intro. " + TEXT)
+    html = annotator_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
+    assert 'id="review-steps"' not in html and 'id="transcript-changed"' in html
