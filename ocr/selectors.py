@@ -3,6 +3,9 @@ import difflib
 
 from django.db.models import Avg, Count, Max, Prefetch, Q, Sum
 
+from accounts.roles import is_reviewer
+from annotation.labelling.selectors import can_label
+
 from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript
 
 
@@ -139,3 +142,72 @@ def page_cer_rows(batch):
         .select_related("page")
         .order_by("page__student_id", "page__page_number", "page_id", "engine")
     )
+
+
+# --- scans beside labels (the labelling and adjudication screens) ----------------------------
+
+
+def may_view_page_image(user, page):
+    """Reviewers see every scan; an annotator only the pages of a response they may label."""
+    if is_reviewer(user):
+        return True
+    if page.response_id is None:
+        return False
+    return can_label(user, page.response)
+
+
+def response_scans(response):
+    """The page images of a response in page order, each with its OCR word boxes in offsets of the
+    response's transcript: [{"id", "number", "width", "height", "words": [[start, end, x0, y0, x1, y1], ...]}].
+
+    The transcript joins the corrected text of the pages (ocr.services.write_response); each
+    page's OCR words are mapped onto its corrected text by a character alignment, so a word the
+    corrector changed keeps the part of its box that still matches. Pages without a finished run
+    or whose text cannot be found in the transcript have no words.
+    """
+    pages = list(
+        response.scan_pages.select_related("transcript").order_by("page_number", "id")
+    )
+    runs = {}
+    for run in OcrRun.objects.filter(page__in=pages, status=OcrRun.Status.DONE).order_by("id"):
+        runs.setdefault(run.page_id, []).append(run)
+    text, cursor, scans = response.transcript, 0, []
+    for page in pages:
+        transcript = getattr(page, "transcript", None)
+        words = []
+        page_text = ((transcript.verified_text or transcript.text) if transcript else "").strip()
+        at = text.find(page_text, cursor) if page_text else -1
+        run = _run_for(runs.get(page.pk, []), transcript)
+        if at >= 0 and run is not None:
+            words = _words_on(run, page_text, at)
+            cursor = at + len(page_text)
+        scans.append(
+            {"id": page.pk, "number": page.page_number, "width": page.web_width or page.width,
+             "height": page.web_height or page.height, "words": words}
+        )
+    return scans
+
+
+def _run_for(runs, transcript):
+    if transcript is not None and transcript.source_run_id:
+        for run in runs:
+            if run.pk == transcript.source_run_id:
+                return run
+    return runs[-1] if runs else None
+
+
+def _words_on(run, page_text, base):
+    mapping = {}
+    matcher = difflib.SequenceMatcher(None, run.raw_text, page_text, autojunk=False)
+    for a, b, size in matcher.get_matching_blocks():
+        for k in range(size):
+            mapping[a + k] = b + k
+    words = []
+    for token in run.tokens or []:
+        box = token.get("b") if isinstance(token, dict) else None
+        if not box or len(box) != 4:
+            continue
+        hits = [mapping[i] for i in range(token.get("o", 0), token.get("o", 0) + token.get("n", 0)) if i in mapping]
+        if hits:
+            words.append([base + min(hits), base + max(hits) + 1, *[round(v) for v in box]])
+    return words

@@ -3,13 +3,14 @@ import mimetypes
 
 from django.conf import settings
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from accounts.decorators import reviewer_required
+from accounts.decorators import annotator_required, reviewer_required
 from config.shortcuts import get_object_or_404
 
 from . import selectors, services
@@ -185,10 +186,13 @@ def page_history(request, pk):
     return render(request, "ocr/page_history.html", {"page": page, "transcript": transcript, "rows": rows})
 
 
-@reviewer_required
+@annotator_required
 def page_image(request, pk, kind):
+    """A rendition of a page image: reviewers see all, annotators the pages of responses they label."""
     field = IMAGE_KINDS.get(kind)
-    page = get_object_or_404(Page.objects.only("id", "web", "thumb", "processed", "master"), pk=pk)
+    page = get_object_or_404(Page.objects.only("id", "web", "thumb", "processed", "master", "response_id"), pk=pk)
+    if not selectors.may_view_page_image(request.user, page):
+        raise PermissionDenied("This scan belongs to a response that is not assigned to you.")
     name = getattr(page, field) if field else ""
     if not name or not default_storage.exists(name):
         raise Http404("This rendition does not exist (yet).")

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.decorators import annotator_required, reviewer_required
 from accounts.roles import is_reviewer
 from config.shortcuts import get_object_or_404
+from ocr import selectors as ocr_selectors
 
 from ..models import Annotation, Assignment, Exam, LabelDraft, Question, Response, StepLabel
 from ..selectors import can_see_scores, id_param, reference_segments
@@ -81,9 +82,6 @@ def label_response(request, pk):
         draft = None
     question = response.question
     previous, following = selectors.neighbours(user, response)
-    # Scan images are served by the ocr app to reviewers only (ocr.views.page_image).
-    can_view_scans = is_reviewer(user)
-    scan_pages = list(response.scan_pages.only("id", "page_number", "response_id").order_by("page_number", "id")) if can_view_scans else []
     config = {
         "responseId": response.pk,
         "transcript": response.transcript,
@@ -117,11 +115,21 @@ def label_response(request, pk):
         "counts": selectors.queue_counts(user),
         "previous": previous,
         "following": following,
-        "scan_pages": scan_pages,
+        "scans": scan_config(response),
         "review_steps": selectors.steps_needing_review(annotation, response.transcript),
         "transcript_changed": bool(annotation and annotation.transcript_hash and annotation.transcript_hash != response.transcript_hash),
     }
     return render(request, "annotation/label.html", context)
+
+
+def scan_config(response):
+    """The response's page images with their OCR word boxes, for static/js/scan_viewer.js. The
+    caller has checked the user may open this response; ocr.views.page_image checks it again."""
+    scans = ocr_selectors.response_scans(response)
+    for scan in scans:
+        scan["url"] = reverse("ocr:page_image", args=[scan["id"], "web"])
+        scan["correct"] = reverse("ocr:page_correct", args=[scan["id"]])
+    return scans
 
 
 def _edited_annotation(request, response):
@@ -283,6 +291,7 @@ def adjudicate(request, pk):
         "form": request.POST,
         "threshold": threshold,
         "adjudications": response.adjudications.select_related("reviewer", "chosen_annotation__annotator")[:20],
+        "scans": scan_config(response),
         "spread": (max(a.total for a in labels) - min(a.total for a in labels)) if len(labels) > 1 else None,
     }
     return render(request, "annotation/adjudicate.html", context, status=400 if errors else 200)

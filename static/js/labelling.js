@@ -696,6 +696,10 @@
     if (!config.editable) { $("override_reason").disabled = true; $("comment").disabled = true; }
     $("save-button").addEventListener("click", function () { save(false); });
     $("submit-button").addEventListener("click", function () { save(true); });
+    document.addEventListener("selectionchange", function () {
+      var span = selectedSpan();
+      if (span) announceSpan(span);
+    });
     $("step-add").addEventListener("click", addStep);
     $("step-cancel").addEventListener("click", closeStepForm);
     $("step-list").addEventListener("click", function (event) {
@@ -713,10 +717,17 @@
     });
   }
 
+  // Tell the scan viewer (static/js/scan_viewer.js) which passage to outline on the page image.
+  function announceSpan(span) {
+    document.dispatchEvent(new CustomEvent("rm:span", { detail: span }));
+  }
+
   function highlight(li) {
     transcriptEl.querySelectorAll(".seg.hot").forEach(function (s) { s.classList.remove("hot"); });
     if (!li) return;
     var index = li.getAttribute("data-step");
+    var step = state.step_labels[Number(index)];
+    if (step && placed(step)) announceSpan({ start: step.start, end: step.end });
     transcriptEl.querySelectorAll(".seg[data-steps]").forEach(function (s) {
       if (s.getAttribute("data-steps").split(" ").indexOf(index) >= 0) s.classList.add("hot");
     });
