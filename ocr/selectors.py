@@ -40,8 +40,13 @@ def batch_pages(batch):
         .prefetch_related(Prefetch("ocr_runs", queryset=OcrRun.objects.only(
             "id", "page_id", "engine", "status", "seconds", "error", "cer_edits", "cer_length"
         )))
-        .order_by("student_id", "question_id", "page_number", "id")
+        .annotate(open_flags=_open_flag_count())
+        .order_by("-open_flags", "student_id", "question_id", "page_number", "id")
     )
+
+
+def _open_flag_count():
+    return Count("flags", filter=Q(flags__resolved_at__isnull=True), distinct=True)
 
 
 def batch_files(batch):
@@ -49,8 +54,12 @@ def batch_files(batch):
 
 
 def page_order(batch):
-    """Page ids of a batch in the order the correction screen steps through them."""
-    return list(batch.pages.order_by("student_id", "question_id", "page_number", "id").values_list("pk", flat=True))
+    """Page ids of a batch in the order the correction screen steps through them: flagged first."""
+    return list(
+        batch.pages.annotate(open_flags=_open_flag_count())
+        .order_by("-open_flags", "student_id", "question_id", "page_number", "id")
+        .values_list("pk", flat=True)
+    )
 
 
 def neighbours(page):
@@ -158,7 +167,8 @@ def may_view_page_image(user, page):
 
 def response_scans(response):
     """The page images of a response in page order, each with its OCR word boxes in offsets of the
-    response's transcript: [{"id", "number", "width", "height", "words": [[start, end, x0, y0, x1, y1], ...]}].
+    response's transcript: [{"id", "number", "width", "height", "words": [[start, end, x0, y0, x1, y1], ...],
+    "start", "end"}], start/end being where the page's text lies in the transcript (None if not found).
 
     The transcript joins the corrected text of the pages (ocr.services.write_response); each
     page's OCR words are mapped onto its corrected text by a character alignment, so a word the
@@ -178,14 +188,39 @@ def response_scans(response):
         page_text = ((transcript.verified_text or transcript.text) if transcript else "").strip()
         at = text.find(page_text, cursor) if page_text else -1
         run = _run_for(runs.get(page.pk, []), transcript)
-        if at >= 0 and run is not None:
-            words = _words_on(run, page_text, at)
+        if at >= 0:
             cursor = at + len(page_text)
+            if run is not None:
+                words = _words_on(run, page_text, at)
         scans.append(
             {"id": page.pk, "number": page.page_number, "width": page.web_width or page.width,
-             "height": page.web_height or page.height, "words": words}
+             "height": page.web_height or page.height, "words": words,
+             "start": at if at >= 0 else None, "end": cursor if at >= 0 else None}
         )
     return scans
+
+
+def page_of_span(response, start):
+    """The page (id) whose text holds offset `start` of the response's transcript, and that
+    text's offset; the first page (offset None) when the text cannot be placed."""
+    scans = response_scans(response)
+    if not scans:
+        return None, None
+    for scan in scans:
+        if scan["start"] is not None and scan["start"] <= start <= scan["end"]:
+            return scan["id"], scan["start"]
+    return scans[0]["id"], None
+
+
+def open_flags(page, text=""):
+    """Unresolved "transcript wrong here" flags of a page, oldest first, each with `before` and
+    `after`: the page text around the flagged passage when it is still at its place in `text`."""
+    flags = list(page.flags.filter(resolved_at__isnull=True).select_related("flagged_by"))
+    for flag in flags:
+        here = flag.page_start is not None and text[flag.page_start:flag.page_end] == flag.quote
+        flag.before = text[max(0, flag.page_start - 40):flag.page_start] if here else ""
+        flag.after = text[flag.page_end:flag.page_end + 40] if here else ""
+    return flags
 
 
 def _run_for(runs, transcript):

@@ -1,4 +1,5 @@
 """Pages of the ocr app (reviewers and admins): upload, batch, correction screen, quality."""
+import json
 import mimetypes
 
 from django.conf import settings
@@ -11,6 +12,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
+from annotation.labelling.selectors import can_label
+from annotation.models import Response
 from config.shortcuts import get_object_or_404
 
 from . import selectors, services
@@ -174,6 +177,7 @@ def page_correct(request, pk):
         "position": position,
         "total": total,
         "revisions": list(transcript.revisions.select_related("author")[:8]) if transcript else [],
+        "flags": selectors.open_flags(page, transcript.text if transcript else ""),
     }
     return render(request, "ocr/page_correct.html", context)
 
@@ -219,3 +223,27 @@ def quality(request):
         "detail_rows": selectors.page_cer_rows(detail_batch) if detail_batch else [],
     }
     return render(request, "ocr/quality.html", context)
+
+
+@annotator_required
+@require_POST
+def flag_transcript(request, pk):
+    """"Transcript wrong here" from the labelling screen: JSON {start, end, note} -> the flag."""
+    response = get_object_or_404(Response, pk=pk)
+    if not can_label(request.user, response):
+        return JsonResponse({"detail": "This response is not assigned to you."}, status=403)
+    try:
+        data = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        return JsonResponse({"detail": "Send a JSON object {start, end, note}."}, status=400)
+    if not isinstance(data, dict):
+        return JsonResponse({"detail": "Send a JSON object {start, end, note}."}, status=400)
+    try:
+        flag = services.flag_transcript(
+            response=response, user=request.user, start=data.get("start"), end=data.get("end"),
+            note=data.get("note", ""),
+        )
+    except services.FlagInvalid as exc:
+        return JsonResponse({"detail": str(exc)}, status=400)
+    return JsonResponse({"id": flag.pk, "page": flag.page_id, "quote": flag.quote}, status=201)
+

@@ -82,6 +82,7 @@ def label_response(request, pk):
         draft = None
     question = response.question
     previous, following = selectors.neighbours(user, response)
+    scans = scan_config(response)
     config = {
         "responseId": response.pk,
         "transcript": response.transcript,
@@ -98,6 +99,7 @@ def label_response(request, pk):
             if annotation is None or annotation.annotator_id == user.pk
             else reverse("annotation-detail", args=[annotation.pk]),
             "draft": reverse("api-label-draft", args=[response.pk]),
+            "flag": reverse("ocr:flag_transcript", args=[response.pk]) if scans else None,
             "previous": reverse("annotation:label", args=[previous]) if previous else None,
             "page": reverse("annotation:label", args=[response.pk])
             + (f"?annotation={annotation.pk}" if annotation and annotation.annotator_id != user.pk else ""),

@@ -366,6 +366,42 @@
     (checked || document.querySelector('input[name="step-verdict"]')).focus();
   }
 
+  // --- "transcript wrong here": back to the OCR correction queue ------------------------------
+
+  var pendingFlag = null;
+
+  function openFlagForm() {
+    if (!config.urls.flag) return;
+    var span = selectedSpan();
+    if (!span) { status("Select the wrong passage of the student answer first, then press t.", "bad"); return; }
+    pendingFlag = span;
+    $("flag-quote").textContent = chars.slice(span.start, span.end).join("");
+    $("flag-note").value = "";
+    $("flag-form").hidden = false;
+    $("flag-note").focus();
+  }
+
+  function closeFlagForm() {
+    $("flag-form").hidden = true;
+    pendingFlag = null;
+  }
+
+  function sendFlag() {
+    if (!pendingFlag) return;
+    var body = { start: pendingFlag.start, end: pendingFlag.end, note: $("flag-note").value };
+    fetch(config.urls.flag, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": RM.csrfToken() },
+      body: JSON.stringify(body)
+    }).then(function (r) {
+      return r.json().then(function (data) { return { ok: r.ok, data: data }; });
+    }).then(function (result) {
+      if (!result.ok) { status(result.data.detail || "Could not send the flag.", "bad"); return; }
+      closeFlagForm();
+      status("Sent back to the correction queue: “" + result.data.quote.slice(0, 60) + "”.", "ok");
+    }, function () { status("Could not send the flag: the network failed. Try again.", "bad"); });
+  }
+
   function closeStepForm() {
     $("step-form").hidden = true;
     pendingStep = null;
@@ -609,6 +645,12 @@
   function onKey(event) {
     var target = event.target;
     var typing = target.matches && target.matches("input[type=text], textarea, select");
+    var flagForm = $("flag-form");
+    if (flagForm && flagForm.contains(target)) {
+      if (event.key === "Escape") { closeFlagForm(); target.blur(); }
+      else if (event.key === "Enter") { event.preventDefault(); sendFlag(); }
+      return;
+    }
     var inStepForm = $("step-form").contains(target);
     var mod = event.ctrlKey || event.metaKey;
     if (event.key === "Escape") {
@@ -651,6 +693,7 @@
       if (prop && config.editable) { setPoints(focus.group, String(prop.low / 100), true); changed(); }
     }
     else if (key === "e") openStepForm();
+    else if (key === "t" && config.urls.flag) openFlagForm();
     else if (key === "c") $("comment").focus();
     else if (key === "o") $("override_reason").focus();
     else if (key === "s") save(false);
@@ -700,6 +743,12 @@
       var span = selectedSpan();
       if (span) announceSpan(span);
     });
+    if ($("flag-form")) {
+      $("flag-send").addEventListener("click", sendFlag);
+      $("flag-cancel").addEventListener("click", closeFlagForm);
+      // mousedown keeps the selection in the transcript (a click would clear it first)
+      $("flag-open").addEventListener("mousedown", function (e) { e.preventDefault(); openFlagForm(); });
+    }
     $("step-add").addEventListener("click", addStep);
     $("step-cancel").addEventListener("click", closeStepForm);
     $("step-list").addEventListener("click", function (event) {

@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotation.labelling import services as labelling
 from annotation.models import Response
 from ocr import selectors, services
-from ocr.models import OcrRun, Page
+from ocr.models import OcrRun, Page, TranscriptFlag
 
 from ..conftest import make_user
 from .conftest import distinct_image, png_bytes
@@ -83,6 +83,7 @@ def test_assigned_annotator_sees_the_scans_and_others_do_not(two_page_response, 
     assert [c["url"] for c in config] == [reverse("ocr:page_image", args=[p.pk, "web"]) for p in pages]
     assert 'id="scan-viewer"' in html and "scan_viewer.js" in html
     assert 'id="scan-correct-link"' not in html  # the correction screen is for reviewers
+    assert 'id="flag-form"' in html and reverse("ocr:flag_transcript", args=[response.pk]) in html
     image = reverse("ocr:page_image", args=[pages[1].pk, "web"])
     assert client_of(annotator).get(image).status_code == 200
     assert client_of(other).get(image).status_code == 403
@@ -101,3 +102,54 @@ def test_adjudication_screen_shows_the_scans(two_page_response, reviewer):
     response, pages = two_page_response
     html = client_of(reviewer).get(reverse("annotation:adjudicate", args=[response.pk])).content.decode()
     assert len(scan_config(html)) == 2 and 'id="scan-correct-link"' in html
+
+
+# --- "transcript wrong here" ----------------------------------------------------------------
+
+
+def flag(client, response, start, end, note="scan says x^3"):
+    return client.post(
+        reverse("ocr:flag_transcript", args=[response.pk]),
+        data=json.dumps({"start": start, "end": end, "note": note}), content_type="application/json",
+    )
+
+
+def test_a_flag_goes_to_the_page_holding_the_passage_and_leads_the_queue(two_page_response, annotator, reviewer):
+    response, pages = two_page_response
+    labelling.assign_responses(
+        responses=Response.objects.filter(pk=response.pk), annotators=[annotator], per_response=1,
+        strategy="round_robin",
+    )
+    start = response.transcript.index("$x = 2$")
+    answer = flag(client_of(annotator), response, start, start + 7)
+    assert answer.status_code == 201 and answer.json()["page"] == pages[1].pk
+    stored = TranscriptFlag.objects.get()
+    assert (stored.quote, stored.note, stored.flagged_by) == ("$x = 2$", "scan says x^3", annotator)
+    assert CORRECTED[1][stored.page_start:stored.page_end] == "$x = 2$"
+    # The batch lists the flagged page first, and stepping through the batch starts there.
+    assert selectors.page_order(pages[0].batch)[0] == pages[1].pk
+    batch_html = client_of(reviewer).get(reverse("ocr:batch_detail", args=[pages[0].batch_id])).content.decode()
+    assert batch_html.index(f'data-page="{pages[1].pk}"') < batch_html.index(f'data-page="{pages[0].pk}"')
+    assert "flagged" in batch_html
+    html = client_of(reviewer).get(reverse("ocr:page_correct", args=[pages[1].pk])).content.decode()
+    assert 'id="transcript-flags"' in html and "scan says x^3" in html and "so <mark>$x = 2$</mark>" in html
+    # Verifying the page again closes the flag.
+    services.verify_transcript(pages[1], text="so $x = 3$", base_version=2, user=reviewer)
+    assert TranscriptFlag.objects.get().resolved_by == reviewer
+    html = client_of(reviewer).get(reverse("ocr:page_correct", args=[pages[1].pk])).content.decode()
+    assert 'id="transcript-flags"' not in html
+
+
+def test_flags_are_refused_clearly(two_page_response, annotator, reviewer):
+    response, _ = two_page_response
+    assert flag(client_of(annotator), response, 0, 3).status_code == 403  # not assigned
+    answer = flag(client_of(reviewer), response, 5, 500)
+    assert answer.status_code == 400 and "outside the transcript" in answer.json()["detail"]
+    assert flag(client_of(reviewer), response, "a", 3).status_code == 400
+    bad = client_of(reviewer).post(
+        reverse("ocr:flag_transcript", args=[response.pk]), data="{", content_type="application/json"
+    )
+    assert bad.status_code == 400
+    assert flag(client_of(reviewer), response, 0, 3, note="x" * 2001).status_code == 400
+    assert client_of(reviewer).post(reverse("ocr:flag_transcript", args=[999999])).status_code == 404
+    assert not TranscriptFlag.objects.exists()
