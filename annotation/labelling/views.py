@@ -81,7 +81,12 @@ def label_response(request, pk):
     if draft is not None and draft.annotation_id != getattr(annotation, "pk", None):
         draft = None
     question = response.question
-    previous, following = selectors.neighbours(user, response)
+    by_question = _class_position(request, response)
+    if by_question:
+        previous, following = by_question["previous"], by_question["following"]
+    else:
+        previous, following = selectors.neighbours(user, response)
+    suffix = f"?by_question={question.pk}" if by_question else ""
     scans = scan_config(response)
     config = {
         "responseId": response.pk,
@@ -100,9 +105,10 @@ def label_response(request, pk):
             else reverse("annotation-detail", args=[annotation.pk]),
             "draft": reverse("api-label-draft", args=[response.pk]),
             "flag": reverse("ocr:flag_transcript", args=[response.pk]) if scans else None,
-            "previous": reverse("annotation:label", args=[previous]) if previous else None,
+            "previous": reverse("annotation:label", args=[previous]) + suffix if previous else None,
+            "next": reverse("annotation:label", args=[following]) + suffix if by_question and following else None,
             "page": reverse("annotation:label", args=[response.pk])
-            + (f"?annotation={annotation.pk}" if annotation and annotation.annotator_id != user.pk else ""),
+            + (f"?annotation={annotation.pk}" if annotation and annotation.annotator_id != user.pk else suffix),
         },
     }
     context = {
@@ -117,11 +123,31 @@ def label_response(request, pk):
         "counts": selectors.queue_counts(user),
         "previous": previous,
         "following": following,
+        "by_question": by_question,
+        "nav_suffix": suffix,
         "scans": scan_config(response),
         "review_steps": selectors.steps_needing_review(annotation, response.transcript),
         "transcript_changed": bool(annotation and annotation.transcript_hash and annotation.transcript_hash != response.transcript_hash),
     }
     return render(request, "annotation/label.html", context)
+
+
+def _class_position(request, response):
+    """With ?by_question=<this response's question>, the grading-across-the-class position."""
+    if id_param(request.GET.get("by_question")) != response.question_id:
+        return None
+    return selectors.class_position(request.user, response)
+
+
+@annotator_required
+def label_question(request, pk):
+    """Grade one question across the class: open its first response still to grade, by student."""
+    question = get_object_or_404(Question, pk=pk)
+    first = selectors.first_to_grade(request.user, question.pk)
+    if first is None:
+        messages.info(request, f"No response to question {question.location or question.pk} is assigned to you.")
+        return redirect("annotation:label_queue")
+    return redirect(reverse("annotation:label", args=[first]) + f"?by_question={question.pk}")
 
 
 def scan_config(response):

@@ -697,7 +697,9 @@
     else if (key === "c") $("comment").focus();
     else if (key === "o") $("override_reason").focus();
     else if (key === "s") save(false);
-    else if (key === "]") leave(function () { $("next-form").submit(); });
+    else if (key === "]") {
+      leave(function () { if (config.urls.next) window.location.assign(config.urls.next); else $("next-form").submit(); });
+    }
     else if (key === "[") { if (config.urls.previous) leave(function () { window.location.assign(config.urls.previous); }); }
     else if (key === "?") { var s = $("shortcuts"); s.hidden = !s.hidden; }
     else handled = false;
