@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0006_step_label_quote_anchor'),
+        ('annotation', '0007_step_label_quote_anchor'),
         ('ocr', '0003_pdf_pages_rendered_by_worker'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
