@@ -412,20 +412,12 @@
     status("Editing… (draft saves itself)");
   }
 
-  function api(url, method, body, keepalive) {
-    return fetch(url, {
-      method: method, credentials: "same-origin", keepalive: !!keepalive,
-      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": RM.csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body)
-    });
-  }
-
   function saveDraft(keepalive) {
     clearTimeout(draftTimer);
     if (!draftPending || !config.editable) return Promise.resolve();
     draftPending = false;
     var body = { base_version: version, payload: payload(), annotation: config.label ? config.label.id : null };
-    return api(config.urls.draft, "PUT", body, keepalive).then(function (res) {
+    return RM.sendJson(config.urls.draft, "PUT", body, { keepalive: keepalive }).then(function (res) {
       if (res.ok) {
         status("Draft kept " + new Date().toLocaleTimeString() + (version ? " · saved version " + version : ""), "ok");
       } else {
@@ -450,11 +442,9 @@
     clearTimeout(draftTimer);
     var body = Object.assign({ base_version: version, submit: !!submit }, payload());
     status(submit ? "Submitting…" : "Saving…");
-    api(config.urls.save, "PUT", body).then(function (res) {
-      return res.json().catch(function () { return {}; }).then(function (data) { return { code: res.status, data: data }; });
-    }).then(function (answer) {
+    RM.sendJson(config.urls.save, "PUT", body).then(function (answer) {
       busy = false;
-      if (answer.code === 200 || answer.code === 201) {
+      if (answer.status === 200 || answer.status === 201) {
         version = answer.data.version;
         config.label = answer.data;
         draftPending = false;
@@ -464,14 +454,14 @@
         $("form-errors").textContent = "";
         status((submit ? "Submitted" : "Saved") + " version " + version + " at " + new Date().toLocaleTimeString(), "ok");
         if (submit) window.location.assign(config.urls.page + (config.urls.page.indexOf("?") >= 0 ? "&" : "?") + "submitted=1");
-      } else if (answer.code === 409) {
+      } else if (answer.status === 409) {
         showConflict(answer.data);
         status("Not saved: someone saved this label meanwhile. Compare below.", "bad");
-      } else if (answer.code === 400) {
+      } else if (answer.status === 400) {
         showErrors(answer.data);
         status("Not saved: fix what is marked.", "bad");
       } else {
-        $("form-errors").textContent = (answer.data && answer.data.detail) || ("The server answered " + answer.code + ".");
+        $("form-errors").textContent = (answer.data && answer.data.detail) || ("The server answered " + answer.status + ".");
         status("Not saved.", "bad");
       }
     }).catch(function () {
@@ -592,7 +582,7 @@
 
   function onKey(event) {
     var target = event.target;
-    var typing = target.matches && target.matches("input[type=text], textarea, select");
+    var typing = RM.isTyping(target);
     var inStepForm = $("step-form").contains(target);
     var mod = event.ctrlKey || event.metaKey;
     if (event.key === "Escape") {
