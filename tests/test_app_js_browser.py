@@ -1,6 +1,7 @@
 """The shared page helpers of static/js/app.js in Chromium: polling backs off after failures
 and stops when done or refused, a single-key shortcut ignores keys typed into a field, and
 JSON sends carry the CSRF token."""
+
 import json
 import time
 
