@@ -516,14 +516,6 @@
     status("Editing… (draft saves itself)");
   }
 
-  function api(url, method, body, keepalive) {
-    return fetch(url, {
-      method: method, credentials: "same-origin", keepalive: !!keepalive,
-      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": RM.csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body)
-    });
-  }
-
   function saveDraft(keepalive) {
     clearTimeout(draftTimer);
     if (!draftPending || !config.editable) return Promise.resolve();
@@ -531,7 +523,7 @@
     var seconds = active.take();
     var body = { base_version: version, payload: payload(), annotation: config.label ? config.label.id : null,
                  active_seconds_delta: seconds };
-    return api(config.urls.draft, "PUT", body, keepalive).then(function (res) {
+    return RM.sendJson(config.urls.draft, "PUT", body, { keepalive: keepalive }).then(function (res) {
       if (!res.ok) active.giveBack(seconds);
       if (res.ok) {
         status("Draft kept " + new Date().toLocaleTimeString() + (version ? " · saved version " + version : ""), "ok");
@@ -559,12 +551,10 @@
     var seconds = active.take();
     var body = Object.assign({ base_version: version, submit: !!submit, active_seconds_delta: seconds }, payload());
     status(submit ? "Submitting…" : "Saving…");
-    api(config.urls.save, "PUT", body).then(function (res) {
-      return res.json().catch(function () { return {}; }).then(function (data) { return { code: res.status, data: data }; });
-    }).then(function (answer) {
+    RM.sendJson(config.urls.save, "PUT", body).then(function (answer) {
       busy = false;
-      if (answer.code !== 200 && answer.code !== 201) active.giveBack(seconds);
-      if (answer.code === 200 || answer.code === 201) {
+      if (answer.status !== 200 && answer.status !== 201) active.giveBack(seconds);
+      if (answer.status === 200 || answer.status === 201) {
         version = answer.data.version;
         config.label = answer.data;
         draftPending = false;
@@ -574,14 +564,14 @@
         $("form-errors").textContent = "";
         status((submit ? "Submitted" : "Saved") + " version " + version + " at " + new Date().toLocaleTimeString(), "ok");
         if (submit) window.location.assign(config.urls.page + (config.urls.page.indexOf("?") >= 0 ? "&" : "?") + "submitted=1");
-      } else if (answer.code === 409) {
+      } else if (answer.status === 409) {
         showConflict(answer.data);
         status("Not saved: someone saved this label meanwhile. Compare below.", "bad");
-      } else if (answer.code === 400) {
+      } else if (answer.status === 400) {
         showErrors(answer.data);
         status("Not saved: fix what is marked.", "bad");
       } else {
-        $("form-errors").textContent = (answer.data && answer.data.detail) || ("The server answered " + answer.code + ".");
+        $("form-errors").textContent = (answer.data && answer.data.detail) || ("The server answered " + answer.status + ".");
         status("Not saved.", "bad");
       }
     }).catch(function () {
@@ -705,7 +695,7 @@
 
   function onKey(event) {
     var target = event.target;
-    var typing = target.matches && target.matches("input[type=text], textarea, select");
+    var typing = RM.isTyping(target);
     var flagForm = $("flag-form");
     if (flagForm && flagForm.contains(target)) {
       if (event.key === "Escape") { closeFlagForm(); target.blur(); }

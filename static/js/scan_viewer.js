@@ -102,7 +102,7 @@
   function onKey(event) {
     var target = event.target;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (target.matches && target.matches("input, textarea, select")) return;
+    if (window.RealMath.isTyping(target)) return;
     var form = document.getElementById("step-form");
     if (form && !form.hidden) return;
     var key = event.key, handled = true;
