@@ -10,7 +10,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_login_open_question_and_see_rendered_katex(page, live_server, sample_data, annotator):
     call_command("import_ineqmath", str(INEQMATH_SAMPLE))
     login(page, live_server, annotator.username)
-    page.click("text=Questions")
+    page.hover(".menu-group[data-group=data]")
+    page.click(".menu-group[data-group=data] >> text=Questions")
     question = Question.objects.get(external_id="0")
     page.click(f"#question-table a[href='/questions/{question.pk}/'] >> nth=0")
     page.wait_for_selector("#problem")

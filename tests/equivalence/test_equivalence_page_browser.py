@@ -8,7 +8,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_check_answers_with_the_keyboard_and_the_examples(page, live_server, annotator):
     login(page, live_server, annotator.username)
-    page.click("text=Answer check")
+    page.hover(".menu-group[data-group=judges]")
+    page.click(".menu-group[data-group=judges] >> text=Answer check")
     page.fill("textarea[name=pred]", r"\frac{1}{\sqrt{2}}")
     page.fill("textarea[name=gold]", r"\dfrac{\sqrt{2}}{2}")
     page.press("textarea[name=gold]", "Control+Enter")
