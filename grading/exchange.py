@@ -8,7 +8,8 @@ an endpoint only names the environment variable that holds its key.
 from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Value
+from django.db.models.functions import NullIf
 
 from .models import JudgeConfig, JudgeResult, LlmEndpoint, MetaEvalProposal, MetaEvaluation, StepJudgeValidation
 
@@ -23,17 +24,6 @@ PROPOSAL_FIELDS = ["model", "status", "category", "analysis", "is_ood", "data", 
                    "prompt_tokens", "completion_tokens", "latency_ms"]
 META_FIELDS = ["category", "analysis", "is_ood", "direction", "judge_score", "gold_score", "proposed_by",
                "kept_proposal", "provenance", "version"]
-
-FLAT_COLUMNS = {
-    "judge_results": [
-        ("response_key", "string"), ("question_location", "string"), ("source", "string"),
-        ("config", "string"), ("config_version", "int"), ("status", "string"), ("score", "float"),
-        ("spread", "float"), ("parse_status", "string"), ("prompt_tokens", "int"), ("completion_tokens", "int"),
-        ("cost", "float"), ("latency_ms", "int"), ("attempts", "int"), ("meta_category", "string"),
-        ("meta_direction", "string"), ("validation_right", "bool"), ("rationale", "string"),
-    ],
-}
-
 
 def _stamp(value):
     return None if value is None else value.isoformat()
@@ -140,21 +130,28 @@ def export_responses(response_ids):
     return sections
 
 
-def flat_rows(line_results):
-    """judge_results table rows of one response line (the key columns are added by the caller)."""
-    rows = []
-    for result in line_results:
-        meta = result.get("meta_evaluation") or {}
-        validation = result.get("validation") or {}
-        rows.append({
-            "config": result["config"], "config_version": result["config_version"], "status": result["status"],
-            "score": result["score"], "spread": result["spread"], "parse_status": result["parse_status"],
-            "prompt_tokens": result["prompt_tokens"], "completion_tokens": result["completion_tokens"],
-            "cost": float(result["cost"]), "latency_ms": result["latency_ms"], "attempts": result["attempts"],
-            "meta_category": meta.get("category") or None, "meta_direction": meta.get("direction") or None,
-            "validation_right": validation.get("verdict_right"), "rationale": result["rationale"],
-        })
-    return rows
+def flat_tables(responses):
+    """The judge_results table of the flat exports (one SQL query; see annotation.export.tables)."""
+    from annotation.export.tables import KEY_COLUMNS, FlatTable, as_float, key_columns
+
+    rows = (
+        JudgeResult.objects.filter(response__in=responses.values("pk"))
+        .exclude(status=JudgeResult.Status.RUNNING)
+        .order_by("response_id", "config__name", "config__version", "cache_key")
+        .values_list(
+            *key_columns("response__"), "config__name", "config__version", "status", "score", "spread", "parse_status",
+            "prompt_tokens", "completion_tokens", as_float("cost"), "latency_ms", "attempts",
+            NullIf("meta_evaluation__category", Value("")), NullIf("meta_evaluation__direction", Value("")),
+            "validation__verdict_right", "rationale", "response_id",
+        )
+    )
+    columns = KEY_COLUMNS + [
+        ("config", "string"), ("config_version", "int"), ("status", "string"), ("score", "float"),
+        ("spread", "float"), ("parse_status", "string"), ("prompt_tokens", "int"), ("completion_tokens", "int"),
+        ("cost", "float"), ("latency_ms", "int"), ("attempts", "int"), ("meta_category", "string"),
+        ("meta_direction", "string"), ("validation_right", "bool"), ("rationale", "string"),
+    ]
+    return [FlatTable("judge_results", columns, rows)]
 
 
 # --- import ---------------------------------------------------------------------------------
