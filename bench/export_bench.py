@@ -1,18 +1,24 @@
-"""Export speed and memory: our streaming export vs pandas writing the same prepared frame.
+"""Export speed and memory: our export vs a user's own pandas script, on the same database.
 
 Builds a scratch database with N responses (default 100,000), 3 expert annotations and 4
 judge results each, then runs, each in a fresh child process so that peak memory (max RSS)
-is its own:
+is its own, for each format:
 
-  ours     export_dataset --format parquet|csv|jsonl (streams in chunks, bounded memory)
-  pandas   the same response rows already prepared in a DataFrame, written by pandas
+  ours     export_dataset --format parquet|csv|jsonl (streamed, bounded memory; all tables)
+  pandas   read_sql over the responses (with question location), the labels (with annotator)
+           and the judge results (with setting and model), each written with to_parquet,
+           to_csv or to_json(lines=True): what a research group writes when the tool is slow
 
-    .venv/bin/python bench/export_bench.py [--n 100000] [--format parquet]
+With DATABASE_URL set (PostgreSQL), that database is used: point it at a scratch database;
+--reuse skips building the data when it already holds N responses.
+
+    .venv/bin/python bench/export_bench.py [--n 100000] [--formats parquet,csv,jsonl] [--reuse]
 """
 import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -74,33 +80,77 @@ def child_ours(out, fmt):
     return time.perf_counter() - start
 
 
+PEER_QUERIES = {
+    "responses": "SELECT r.*, q.location AS question_location FROM annotation_response r "
+                 "JOIN annotation_question q ON q.id = r.question_id",
+    "labels": "SELECT a.*, u.username AS annotator FROM annotation_annotation a "
+              "LEFT JOIN auth_user u ON u.id = a.annotator_id",
+    "judge_results": "SELECT j.*, c.name AS setting, c.model AS model FROM grading_judgeresult j "
+                     "JOIN grading_judgeconfig c ON c.id = j.config_id",
+}
+
+
+def _peer_connection():
+    """A plain DB-API connection, as a user's script opens it."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("sqlite3"):
+        import sqlite3
+
+        return sqlite3.connect(db["NAME"])
+    import psycopg
+
+    return psycopg.connect(host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], password=db["PASSWORD"],
+                           dbname=db["NAME"])
+
+
 def child_pandas(out, fmt):
+    import warnings
+
     import pandas as pd
 
-    from annotation.models import Response
-
-    rows = list(Response.objects.values("id", "question__location", "source", "student_id", "gold_score",
-                                        "gold_status", "transcript"))
-    frame = pd.DataFrame(rows)
     start = time.perf_counter()
-    if fmt == "csv":
-        frame.to_csv(Path(out) / "responses.csv", index=False)
-    else:
-        frame.to_parquet(Path(out) / "responses.parquet", compression="zstd")
+    connection = _peer_connection()
+    with warnings.catch_warnings():  # pandas prefers SQLAlchemy but reads any DB-API connection
+        warnings.simplefilter("ignore", UserWarning)
+        for name, sql in PEER_QUERIES.items():
+            frame = pd.read_sql(sql, connection)
+            if fmt == "parquet":
+                frame.to_parquet(Path(out) / f"{name}.parquet")
+            elif fmt == "csv":
+                frame.to_csv(Path(out) / f"{name}.csv", index=False)
+            else:
+                frame.to_json(Path(out) / f"{name}.jsonl", orient="records", lines=True, force_ascii=False)
+            del frame
+    connection.close()
     return time.perf_counter() - start
 
 
 def run_child(kind, fmt, env):
     out = tempfile.mkdtemp(prefix=f"export-{kind}-")
-    result = subprocess.run([sys.executable, str(HERE), "--child", kind, "--format", fmt, "--out", out],
-                            env=env, check=True, capture_output=True, text=True)
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    try:
+        result = subprocess.run([sys.executable, str(HERE), "--child", kind, "--format", fmt, "--out", out],
+                                env=env, check=True, capture_output=True, text=True)
+        data = json.loads(result.stdout.strip().splitlines()[-1])
+        data["mb_written"] = sum(p.stat().st_size for p in Path(out).iterdir()) / 1e6
+        return data
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+PEER_LABELS = {"parquet": "pandas read_sql + to_parquet", "csv": "pandas read_sql + to_csv",
+               "jsonl": "pandas read_sql + to_json(lines)"}
+OURS_WRITES = {"parquet": "5 typed tables + manifest", "csv": "5 typed tables + manifest",
+               "jsonl": "full nested JSONL (everything, re-importable) + manifest"}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--format", default="parquet", choices=["parquet", "csv", "jsonl"])
+    parser.add_argument("--formats", default="parquet,csv,jsonl")
+    parser.add_argument("--format", help=argparse.SUPPRESS)
+    parser.add_argument("--reuse", action="store_true", help="keep the data already in DATABASE_URL when it has N responses")
     parser.add_argument("--child", choices=["ours", "pandas"])
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -115,23 +165,32 @@ def main():
         print(json.dumps({"seconds": seconds, "peak_mb": peak_mb}))
         return
     setup_django()
-    start = time.perf_counter()
-    populate(args.n)
-    print(f"populated {args.n:,} responses, {3 * args.n:,} annotations, {4 * args.n:,} judge results "
-          f"in {time.perf_counter() - start:.0f} s")
+    from django.db import connection
+
+    from annotation.models import Response
+
+    if not (args.reuse and Response.objects.count() == args.n):
+        start = time.perf_counter()
+        populate(args.n)
+        print(f"populated {args.n:,} responses, {3 * args.n:,} annotations, {4 * args.n:,} judge results "
+              f"in {time.perf_counter() - start:.0f} s")
+    connection.close()
     env = dict(os.environ)
-    ours = run_child("ours", args.format, env)
-    pandas_fmt = "csv" if args.format == "csv" else "parquet"
-    theirs = run_child("pandas", pandas_fmt, env)
+    rows = []
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for fmt in args.formats.split(","):
+        ours = run_child("ours", fmt, env)
+        theirs = run_child("pandas", fmt, env)
+        rows.append([f"export_dataset --format {fmt} (ours)", f"{ours['seconds']:.1f}", f"{ours['peak_mb']:.0f}",
+                     f"{ours['seconds'] / theirs['seconds']:.2f}x", f"{ours['peak_mb'] / theirs['peak_mb']:.2f}x",
+                     f"{ours['mb_written']:.0f}", OURS_WRITES[fmt]])
+        rows.append([PEER_LABELS[fmt], f"{theirs['seconds']:.1f}", f"{theirs['peak_mb']:.0f}", "", "",
+                     f"{theirs['mb_written']:.0f}", "responses, labels, judge results: every column"])
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print_table(
-        f"Export of {args.n:,} responses ({args.format})",
-        ["path", "seconds", "peak RSS MB", "what it writes"],
-        [
-            ["export_dataset (ours, streamed)", f"{ours['seconds']:.1f}", f"{ours['peak_mb']:.0f}",
-             "all tables: responses, annotations, judge results, ... + manifest"],
-            [f"pandas to_{pandas_fmt} (prepared frame)", f"{theirs['seconds']:.1f}", f"{theirs['peak_mb']:.0f}",
-             "one responses table from a frame already in memory"],
-        ],
+        f"Export of {args.n:,} responses on {connection.vendor}",
+        ["path", "seconds", "peak RSS MB", "time ours/peer", "memory ours/peer", "MB written", "what it writes"],
+        rows,
     )
 
 

@@ -22,6 +22,7 @@ from ..models import Adjudication, Annotation, Response, StepLabel
 from .sections import section_modules
 
 BATCH_ROWS = 10_000
+BATCH_BYTES = 8 * 1024 * 1024  # long transcripts make batches of fewer rows
 KEY_COLUMNS = [("response_key", "string"), ("question_location", "string"), ("source", "string")]
 # Column kinds: string, float, int, bool as they are; json (a JSON field) and time (a date-time)
 # are written as text, the way the full JSONL export writes them.
@@ -164,8 +165,12 @@ def schema(table):
     return pa.schema([(name, getattr(pa, ARROW_TYPES[kind])()) for name, kind in table.columns])
 
 
-def iter_batches(table, batch_rows=BATCH_ROWS):
-    """Yield (record batch, response id of its last row) for a table, `batch_rows` rows at a time."""
+def iter_batches(table, batch_rows=BATCH_ROWS, batch_bytes=BATCH_BYTES):
+    """Yield (record batch, response id of its last row) for a table.
+
+    A batch has at most `batch_rows` rows, fewer when its rows are wide: the first is small, and
+    after each the row count is set so that the next holds about `batch_bytes`.
+    """
     import pyarrow as pa
 
     sql, params = table.queryset.query.sql_with_params()
@@ -173,9 +178,14 @@ def iter_batches(table, batch_rows=BATCH_ROWS):
     sqlite = connection.vendor == "sqlite"
     width = len(table.columns)
     # A named (server-side) cursor on PostgreSQL; SQLite steps through its result set as we fetch.
+    rows_wanted = min(batch_rows, 256)  # a first small batch measures how wide the rows are
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
-        while rows := cursor.fetchmany(batch_rows):
+        while rows := cursor.fetchmany(rows_wanted):
             values_by_column = list(zip(*rows))
-            arrays = _arrays(pa, table.columns, values_by_column[:width], sqlite)
-            yield pa.record_batch(arrays, schema=table_schema), rows[-1][width]
+            batch = pa.record_batch(_arrays(pa, table.columns, values_by_column[:width], sqlite), schema=table_schema)
+            last = rows[-1][width]
+            del rows, values_by_column
+            yield batch, last
+            rows_wanted = min(batch_rows, max(16, batch_bytes * batch.num_rows // max(batch.nbytes, 1)))
+            del batch  # not alive while the next one is built

@@ -99,6 +99,7 @@ def _write_tables(queryset, out_dir, on_progress, sink_class):
                     sink = sink_class(out_dir / f"{table.name}{sink_class.suffix}", table)
                 sink.write(batch)
                 counts[table.name] = counts.get(table.name, 0) + batch.num_rows
+                del batch  # not alive while the next one is built
                 if on_progress:
                     within = (last_response_id - bounds["low"] + 1) / span
                     on_progress(int(total * (number + within) / len(flat)), total)

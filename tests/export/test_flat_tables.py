@@ -93,3 +93,10 @@ def test_progress_reaches_the_total(rich_data, tmp_path):
     write_export(Response.objects.all(), "parquet", tmp_path, on_progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (64, 64)
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_wide_rows_make_smaller_batches(rich_data):
+    table = tables.core_tables(Response.objects.all())[0]
+    batches = [batch for batch, _ in tables.iter_batches(table, batch_rows=30, batch_bytes=12_000)]
+    sizes = [batch.num_rows for batch in batches]
+    assert sizes[0] == 30 and sum(sizes) == 64 and max(sizes[1:]) < 30
