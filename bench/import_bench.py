@@ -1,15 +1,23 @@
-"""Import speed: our RealMath-Eval importer vs a bare json.load + bulk insert.
+"""Import speed and memory: our RealMath-Eval importer vs a bare json.load + bulk insert.
 
-Generates a release-format file of N responses (default 10,000) over 14 problems, imports it
-with `import_realmath` (validation, rubric parsing, idempotency checks, history rows, imported
-gold annotations, import report), then times the baseline: json.load and one bulk insert of
-the same responses with no checks, no history and no annotations, into a fresh exam.
+Generates a release-format file of N responses (default 10,000) over 14 problems, then, each in
+a fresh child process (so that peak memory is its own) on a fresh scratch database:
+
+  ours      import_realmath: validation, rubric parsing, idempotency checks, history rows,
+            imported gold labels, import report; then the same file again (all skipped)
+  baseline  json.load and one bulk insert of the same responses with no checks, no history
+            and no labels
+
+With DATABASE_URL set (PostgreSQL), both children use that database: point it at an empty
+scratch database.
 
     .venv/bin/python bench/import_bench.py [--n 10000]
 """
 import argparse
 import json
+import os
 import random
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -61,37 +69,65 @@ def baseline(path):
     Response.objects.bulk_create(rows, batch_size=1000)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10_000)
-    args = parser.parse_args()
+def child(kind, path):
+    import resource
+
     setup_django()
     from django.db import connection
 
     from annotation.importers import import_realmath
     from annotation.models import Response
 
+    raw = path.read_bytes() if kind == "ours" else None
+    times = {}
+    if kind == "ours":
+        with timed(times, "seconds"):
+            result = import_realmath(raw, path.name)
+        with timed(times, "reimport"):
+            again = import_realmath(raw, path.name)
+        assert result.counts["responses_created"] == result.counts["records"] and again.counts["responses_created"] == 0
+    else:
+        before = Response.objects.count()
+        with timed(times, "seconds"):
+            baseline(path)
+        assert Response.objects.count() > before
+    times["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    times["vendor"] = connection.vendor
+    print(json.dumps(times))
+
+
+def run_child(kind, path):
+    result = subprocess.run([sys.executable, __file__, "--child", kind, "--file", str(path)], check=True,
+                            capture_output=True, text=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--child", choices=["ours", "baseline"])
+    parser.add_argument("--file")
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, Path(args.file))
+        return
     path = Path(tempfile.mkdtemp()) / "release.json"
     generate(args.n, path)
-    raw = path.read_bytes()
-    times = {}
-    with timed(times, "ours"):
-        result = import_realmath(raw, path.name)
-    with timed(times, "reimport"):
-        again = import_realmath(raw, path.name)
-    with timed(times, "baseline"):
-        baseline(path)
-    assert result.counts["responses_created"] == args.n and again.counts["responses_created"] == 0
-    assert Response.objects.count() == 2 * args.n
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    ours = run_child("ours", path)
+    theirs = run_child("baseline", path)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    ratio = ours["seconds"] / theirs["seconds"]
     rows = [
-        ["import_realmath (ours)", f"{times['ours']:.2f}", f"{args.n / times['ours']:,.0f}"],
-        ["re-import, all skipped (ours)", f"{times['reimport']:.2f}", f"{args.n / times['reimport']:,.0f}"],
-        ["json.load + bulk insert (baseline)", f"{times['baseline']:.2f}", f"{args.n / times['baseline']:,.0f}"],
+        ["import_realmath (ours)", f"{ours['seconds']:.2f}", f"{args.n / ours['seconds']:,.0f}", f"{ours['peak_mb']:.0f}"],
+        ["re-import, all skipped (ours)", f"{ours['reimport']:.2f}", f"{args.n / ours['reimport']:,.0f}", ""],
+        ["json.load + bulk insert (baseline)", f"{theirs['seconds']:.2f}", f"{args.n / theirs['seconds']:,.0f}",
+         f"{theirs['peak_mb']:.0f}"],
     ]
     print_table(
-        f"Import of {args.n:,} release-format responses on {connection.vendor} "
-        f"({len(raw) / 1e6:.1f} MB); ours / baseline = {times['ours'] / times['baseline']:.2f}x",
-        ["path", "seconds", "rows/s"],
+        f"Import of {args.n:,} release-format responses on {ours['vendor']} "
+        f"({path.stat().st_size / 1e6:.1f} MB); ours / baseline = {ratio:.2f}x",
+        ["path", "seconds", "rows/s", "peak RSS MB"],
         rows,
     )
 

@@ -48,27 +48,49 @@ class Inserter:
         self.returning = f" RETURNING {quote(self.pk.column)}" if self.returns_pk else ""
         self.batch = max(1, connection.ops.bulk_batch_size(self.fields, [None] * 1000))
 
-    def _values(self, row, now):
-        values = []
+    def _plan(self, rows, now):
+        """Per column: a constant (prepared once) when the rows lack it, else how to read and prepare it."""
+        plan = []
         for field, prepare in zip(self.fields, self.prepare):
-            value = row.get(field.attname, MISSING)
-            if value is MISSING:
-                value = now if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False) else field.get_default()
-            values.append(value if prepare is None or value is None else prepare(value))
-        return values
+            if field.attname in rows[0]:
+                plan.append((field.attname, _remember_last(prepare) if prepare else None, None))
+                continue
+            auto = getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
+            value = now if auto else field.get_default()
+            plan.append((None, None, value if prepare is None or value is None else prepare(value)))
+        return plan
 
     def insert(self, rows, now=None):
+        """Insert rows (dicts with the same keys) and return their primary keys in order."""
+        if not rows:
+            return []
         now = now or timezone.now()
+        plan = self._plan(rows, now)
         keys = []
         with connection.cursor() as cursor:
             for start in range(0, len(rows), self.batch):
                 chunk = rows[start : start + self.batch]
-                params = [value for row in chunk for value in self._values(row, now)]
+                params = [
+                    constant if name is None else (row[name] if prepare is None or row[name] is None else prepare(row[name]))
+                    for row in chunk
+                    for name, prepare, constant in plan
+                ]
                 cursor.execute(self.head + ", ".join([self.one] * len(chunk)) + self.returning, params)
                 if self.returns_pk:
                     # Rows come back in VALUES order on PostgreSQL and SQLite (as bulk_create assumes).
                     keys.extend(pk for (pk,) in cursor.fetchall())
         return keys
+
+
+def _remember_last(prepare):
+    """prepare, reusing its last result for the same object (the batch's one `now`, mostly)."""
+    last = [MISSING, None]
+
+    def prepared(value):
+        if value is not last[0]:
+            last[0], last[1] = value, prepare(value)
+        return last[1]
+    return prepared
 
 
 class HistoryInserter(Inserter):
@@ -81,14 +103,14 @@ class HistoryInserter(Inserter):
     def insert(self, rows, now=None, user=None):
         now = now or timezone.now()
         keys = super().insert(rows, now)
-        history = []
-        for row, pk in zip(rows, keys):
-            full = {f.attname: row.get(f.attname, MISSING) for f in self.fields}
-            for field in self.fields:
-                if full[field.attname] is MISSING:
-                    auto = getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
-                    full[field.attname] = now if auto else field.get_default()
-            history.append({**full, self.pk.attname: pk, "history_date": now, "history_type": "+",
-                            "history_change_reason": "", "history_user_id": user.pk if user else None})
-        self.history.insert(history, now)
+        if not rows:
+            return keys
+        defaults = {}
+        for field in self.fields:
+            if field.attname not in rows[0]:
+                auto = getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
+                defaults[field.attname] = now if auto else field.get_default()
+        history = {"history_date": now, "history_type": "+", "history_change_reason": "",
+                   "history_user_id": user.pk if user else None}
+        self.history.insert([{**defaults, **row, self.pk.attname: pk, **history} for row, pk in zip(rows, keys)], now)
         return keys
