@@ -31,3 +31,16 @@ class ReadAnnotatorWriteReviewer(BasePermission):
         if request.method in ("GET", "HEAD", "OPTIONS"):
             return has_role(request.user, ANNOTATOR)
         return has_role(request.user, REVIEWER)
+
+
+class ReadReviewerWriteAdmin(BasePermission):
+    """Reviewers may read; writing needs the admin role."""
+
+    role = REVIEWER  # the least role that may do anything here
+
+    def has_permission(self, request, view):
+        if not (request.user and request.user.is_authenticated):
+            return False
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return has_role(request.user, REVIEWER)
+        return has_role(request.user, ADMIN)

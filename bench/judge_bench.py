@@ -117,7 +117,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
         for i in range(n_answers)
     )
     endpoint = LlmEndpoint.objects.create(
-        name="bench", base_url=url, api_key_env="REALMATH_BENCH_KEY", max_concurrency=concurrency,
+        name="bench", base_url=url, api_key_env="REALMATH_LLM_KEY_BENCH", max_concurrency=concurrency,
         timeout_seconds=60, max_attempts=3,
     )
     configs = [
@@ -179,7 +179,7 @@ def main():
         "REALMATH_JUDGE_QUEUE": f"judge-bench-{uuid.uuid4().hex[:8]}",
         "REALMATH_RATELIMIT_DIR": str(scratch / "ratelimit"),
         "REALMATH_RATELIMIT_PREFIX": f"judge-bench:{uuid.uuid4().hex[:8]}:",
-        "REALMATH_BENCH_KEY": "bench",
+        "REALMATH_LLM_KEY_BENCH": "bench",
         "OMP_THREAD_LIMIT": "1",
     })
     os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)

@@ -25,6 +25,11 @@ def env_list(name, default=""):
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def env_int(name, default):
+    value = os.environ.get(name, "").strip()
+    return int(value) if value else default
+
+
 DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
@@ -196,6 +201,11 @@ else:
 # LLM endpoint defaults (judges may name their own); the key is read from the environment only.
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
+# Which variables an endpoint may name for its key (a trailing * is a prefix), which hosts LLM
+# calls may go to (empty: any; Django ALLOWED_HOSTS syntax), and how much of an answer is kept.
+REALMATH_LLM_KEY_ENV_ALLOWED = env_list("REALMATH_LLM_KEY_ENV_ALLOWED", "OPENAI_API_KEY,REALMATH_LLM_KEY_*")
+REALMATH_LLM_ALLOWED_HOSTS = env_list("REALMATH_LLM_ALLOWED_HOSTS")
+REALMATH_LLM_MAX_OUTPUT_CHARS = env_int("REALMATH_LLM_MAX_OUTPUT_CHARS", 50_000)
 
 LOGGING = {
     "version": 1,

@@ -1,6 +1,7 @@
 """REST API of the judges: endpoints, settings (versioned), runs, results, generation runs.
 
-Reviewers and admins manage and run judges. Annotators may read judge results, but only for
+Reviewers and admins manage and run judges; only admins create or change endpoints (an
+endpoint says which key is sent where). Annotators may read judge results, but only for
 responses whose scores the blind rule lets them see.
 """
 import django_filters
@@ -10,12 +11,12 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
-from accounts.permissions import IsAnnotator, IsReviewer
+from accounts.permissions import IsAnnotator, IsReviewer, ReadReviewerWriteAdmin
 from annotation.models import Question
 from annotation.selectors import MAX_ID, id_param
 
 from . import selectors, services
-from .judges import prompts
+from .judges import access, prompts
 from .models import GenerationRun, JudgeConfig, JudgeResult, JudgeRun, LlmEndpoint
 
 
@@ -61,13 +62,32 @@ def _refusal(exc):
 
 class LlmEndpointSerializer(serializers.ModelSerializer):
     serializer_related_field = IdRelatedField
+    warnings = serializers.SerializerMethodField(
+        help_text="Why runs on this endpoint would be refused right now, e.g. its key variable is not set."
+    )
+
     class Meta:
         model = LlmEndpoint
         fields = [
             "id", "name", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
-            "timeout_seconds", "max_attempts", "created", "updated",
+            "timeout_seconds", "max_attempts", "created", "updated", "warnings",
         ]
         read_only_fields = ["created", "updated"]
+
+    def get_warnings(self, endpoint) -> list[str]:
+        return services.endpoint_warnings(endpoint)
+
+    def validate_base_url(self, value):
+        problem = access.url_problem(value) if value else ""
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
+
+    def validate_api_key_env(self, value):
+        problem = access.key_name_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
 
 
 class JudgeConfigSerializer(serializers.ModelSerializer):
@@ -127,10 +147,31 @@ class JudgeConfigViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, views
 
 
 class LlmEndpointViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """LLM endpoints: reviewers read them, admins create and change them. A key variable that is
+    allowed but not set saves, with a warning in the answer."""
+
     serializer_class = LlmEndpointSerializer
-    permission_classes = [IsReviewer]
+    permission_classes = [ReadReviewerWriteAdmin]
     queryset = LlmEndpoint.objects.order_by("name")
     lookup_value_regex = ID
+
+    def perform_create(self, serializer):
+        serializer.instance = services.save_endpoint(None, **serializer.validated_data)
+
+    def perform_update(self, serializer):
+        serializer.instance = services.save_endpoint(serializer.instance, **serializer.validated_data)
+
+    def create(self, request, *args, **kwargs):
+        try:
+            return super().create(request, *args, **kwargs)
+        except ValidationError as exc:
+            return _refusal(exc)
+
+    def update(self, request, *args, **kwargs):
+        try:
+            return super().update(request, *args, **kwargs)
+        except ValidationError as exc:
+            return _refusal(exc)
 
 
 class JudgeRunSerializer(serializers.ModelSerializer):
@@ -200,14 +241,17 @@ class JudgeResultSerializer(serializers.ModelSerializer):
     config_version = serializers.IntegerField(source="config.version", read_only=True)
     kind = serializers.CharField(source="config.kind", read_only=True)
     model = serializers.CharField(source="config.model", read_only=True)
+    output_truncated = serializers.BooleanField(
+        read_only=True, help_text="The model's answer exceeded REALMATH_LLM_MAX_OUTPUT_CHARS and was cut (see errors)."
+    )
 
     class Meta:
         model = JudgeResult
         fields = [
             "id", "response", "config", "config_name", "config_version", "kind", "model", "run", "status", "score",
             "spread", "rationale", "raw_output", "parse_status", "step_verdicts", "samples", "prompt_tokens",
-            "completion_tokens", "cost", "latency_ms", "attempts", "errors", "cache_key", "copied_from",
-            "provenance", "created", "finished",
+            "completion_tokens", "cost", "latency_ms", "attempts", "errors", "output_truncated", "cache_key",
+            "copied_from", "provenance", "created", "finished",
         ]
 
 

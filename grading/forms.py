@@ -5,18 +5,29 @@ from django import forms
 
 from annotation.models import Question
 
-from .judges import prompts
+from .judges import access, prompts
 from .judges.kinds import KINDS
 from .models import JudgeConfig, LlmEndpoint
 
 
 class EndpointForm(forms.ModelForm):
+    """An endpoint (admins only). The key variable must be on the allow-list (LlmEndpoint.clean)."""
+
     class Meta:
         model = LlmEndpoint
         fields = [
             "name", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
             "timeout_seconds", "max_attempts",
         ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.instance.pk:
+            self.initial["api_key_env"] = ""  # a local server needs none; a remote one names its own
+        self.fields["api_key_env"].help_text = (
+            "Name of the environment variable holding the key; blank if the server needs none. Allowed: "
+            + ", ".join(access.allowed_key_names()) + "."
+        )
 
 
 class JudgeConfigForm(forms.ModelForm):

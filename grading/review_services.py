@@ -11,7 +11,6 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -176,14 +175,9 @@ def meta_eval_messages(result):
 
 
 def _check_endpoint(endpoint):
-    from .services import RunRefused
+    from .services import _check_endpoint_usable
 
-    if not (endpoint.base_url or settings.OPENAI_BASE_URL):
-        raise RunRefused(f"Endpoint {endpoint} has no base URL and OPENAI_BASE_URL is not set.")
-    try:
-        llm.read_api_key(endpoint.api_key_env)
-    except llm.MissingApiKey as exc:
-        raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
+    _check_endpoint_usable(endpoint)
 
 
 def start_meta_eval_run(*, endpoint, model, scope, threshold=selectors.DEFAULT_THRESHOLD, params=None, user=None,

@@ -74,7 +74,9 @@ CONFIG_FIELDS = (
 
 
 def save_endpoint(endpoint=None, **fields):
-    """Create or change an endpoint. Limits may change at any time: they do not change results."""
+    """Create or change an endpoint (admins only: it says where keys are sent). Limits may change
+    at any time: they do not change results. The key variable and host must be allowed
+    (LlmEndpoint.clean); a key variable that is allowed but not set saves, see `endpoint_warnings`."""
     endpoint = endpoint or LlmEndpoint()
     for name, value in fields.items():
         if name not in ENDPOINT_FIELDS:
@@ -83,6 +85,23 @@ def save_endpoint(endpoint=None, **fields):
     endpoint.full_clean()
     endpoint.save()
     return endpoint
+
+
+def endpoint_warnings(endpoint):
+    """Why runs on a saved endpoint would be refused from this process right now (empty: none)."""
+    if not (endpoint.base_url or settings.OPENAI_BASE_URL):
+        return ["No base URL, and OPENAI_BASE_URL is not set: runs on this endpoint will be refused."]
+    try:
+        llm.check_endpoint(endpoint_spec(endpoint))
+    except llm.MissingApiKey:
+        return [
+            f"The API key variable {endpoint.api_key_env} is not set in the web server's environment (nor as a "
+            "mounted secret): runs on this endpoint will be refused until it is set where the web server and "
+            "the workers run. Leave the variable blank if the server needs no key."
+        ]
+    except llm.EndpointUnusable as exc:
+        return [str(exc)]
+    return []
 
 
 def config_is_used(config):
@@ -123,7 +142,11 @@ def create_judge_config(*, name, user=None, **fields):
 
 
 def update_judge_config(config, *, user=None, **fields):
-    """Change a setting: in place while unused, else as a new version (returned)."""
+    """Change a setting: in place while unused, else as a new version (returned).
+
+    Imported (external) settings describe results made elsewhere and are never changed."""
+    if config.kind == JudgeConfig.Kind.EXTERNAL:
+        raise ValidationError("Imported settings describe results made elsewhere and cannot be edited or versioned.")
     changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
     if not changed:
         return config
@@ -180,12 +203,15 @@ def endpoint_spec(endpoint):
 
 
 def _check_endpoint_usable(endpoint):
+    """Refuse a run whose endpoint cannot be called from here (no URL, host or key not allowed, key unset)."""
     if not (endpoint.base_url or settings.OPENAI_BASE_URL):
         raise RunRefused(f"Endpoint {endpoint} has no base URL and OPENAI_BASE_URL is not set.")
     try:
-        llm.read_api_key(endpoint.api_key_env)
+        llm.check_endpoint(endpoint_spec(endpoint))
     except llm.MissingApiKey as exc:
         raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
+    except llm.EndpointUnusable as exc:
+        raise RunRefused(f"Endpoint {endpoint}: {exc}") from exc
 
 
 # --- judge inputs and cache keys -----------------------------------------------------------

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404 as _get_object_or_404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts.decorators import reviewer_required
+from accounts.decorators import admin_required, reviewer_required
 from annotation.models import Exam, Question, Response
 from annotation.selectors import MAX_ID, filter_responses, id_param
 
@@ -122,8 +122,9 @@ def config_detail(request, pk):
     return render(request, "grading/judge_config_detail.html", context)
 
 
-@reviewer_required
+@admin_required
 def endpoint_edit(request, pk=None):
+    """Admins only: an endpoint says which key variable is read and where it is sent."""
     endpoint = get_object_or_404(LlmEndpoint, pk=pk) if pk else None
     form = EndpointForm(request.POST or None, instance=endpoint)
     if request.method == "POST" and form.is_valid():
@@ -133,8 +134,11 @@ def endpoint_edit(request, pk=None):
             form.add_error(None, _errors_text(exc))
         else:
             messages.success(request, f"Saved endpoint {endpoint}.")
+            for warning in services.endpoint_warnings(endpoint):
+                messages.warning(request, warning)
             return redirect("grading:judges_home")
-    return render(request, "grading/judge_endpoint_form.html", {"form": form, "endpoint": endpoint})
+    warnings = services.endpoint_warnings(endpoint) if endpoint and request.method != "POST" else []
+    return render(request, "grading/judge_endpoint_form.html", {"form": form, "endpoint": endpoint, "warnings": warnings})
 
 
 # --- runs ----------------------------------------------------------------------------------

@@ -7,6 +7,10 @@ dropped connections and unreadable bodies itself, with exponential backoff and j
 at least as long as a ``Retry-After`` (or ``retry-after-ms``) header asks, and telling the
 endpoint's limiter to pause every worker for that long. Each attempt holds a limiter slot only
 while the HTTP call runs. Every failed attempt is written down in the result.
+
+Before a key is read or a call made, the key variable and the host are checked against the
+allow-lists (grading.judges.access); an answer longer than REALMATH_LLM_MAX_OUTPUT_CHARS is cut
+to it, and the cut is written down beside the failed attempts (kind "truncated").
 """
 import email.utils
 import os
@@ -18,6 +22,8 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from grading import ratelimit
+
+from . import access
 
 MAX_RETRY_AFTER = 300.0
 RETRYABLE_STATUS = {408, 409, 425, 429}
@@ -55,6 +61,7 @@ class Completion:
     attempts: int = 1
     errors: list = field(default_factory=list)
     finish_reason: str = ""
+    truncated_from: int = 0  # the answer's length in characters when it was cut to the cap
 
 
 class LlmCallFailed(Exception):
@@ -67,18 +74,29 @@ class LlmCallFailed(Exception):
         self.latency_ms = latency_ms
 
 
-class MissingApiKey(Exception):
-    pass
+class EndpointUnusable(Exception):
+    """The endpoint cannot be called as configured; the message says why (and holds no secret)."""
+
+
+class MissingApiKey(EndpointUnusable):
+    """The key variable is allowed but set neither in the environment nor as a mounted secret."""
+
+
+class EndpointRefused(EndpointUnusable):
+    """The key variable or the host is not allowed (see grading.judges.access)."""
 
 
 def read_api_key(name):
     """The key named by an endpoint: an environment variable, else a mounted secret file.
 
     A blank name means the endpoint needs no key (local servers); the client still needs
-    some string.
+    some string. A name off the allow-list is refused before anything is read.
     """
     if not name:
         return "not-needed"
+    problem = access.key_name_problem(name)
+    if problem:
+        raise EndpointRefused(problem)
     value = os.environ.get(name, "").strip()
     if value:
         return value
@@ -102,11 +120,19 @@ _clients = {}
 _clients_lock = threading.Lock()
 
 
+def check_endpoint(endpoint):
+    """Raise EndpointUnusable unless `endpoint` (an EndpointSpec) may be called now; return its key."""
+    problem = access.url_problem(endpoint.base_url)
+    if problem:
+        raise EndpointRefused(problem)
+    return read_api_key(endpoint.api_key_env)
+
+
 def openai_client(endpoint):
     """One `openai.OpenAI` per process and endpoint (it is safe to share between threads)."""
     from openai import OpenAI
 
-    api_key = read_api_key(endpoint.api_key_env)
+    api_key = check_endpoint(endpoint)
     key = (os.getpid(), endpoint.base_url, api_key, endpoint.timeout)
     with _clients_lock:
         client = _clients.get(key)
@@ -143,7 +169,7 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
     limiter = limiter or limiter_for(endpoint)
     try:
         client = openai_client(endpoint)
-    except MissingApiKey as exc:
+    except EndpointUnusable as exc:
         raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0)
     kwargs = _request_kwargs(call, messages)
     errors, spent_ms = [], 0
@@ -161,7 +187,10 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
             spent_ms += elapsed
             text, prompt_tokens, completion_tokens, finish = _read(response)
             actual_tokens = prompt_tokens + completion_tokens
-            return Completion(text, prompt_tokens, completion_tokens, elapsed, attempt, errors, finish)
+            text, cut_from = access.cap_output(text)
+            if cut_from:
+                errors.append(_truncation_note(attempt, cut_from, len(text)))
+            return Completion(text, prompt_tokens, completion_tokens, elapsed, attempt, errors, finish, cut_from)
         except APIStatusError as exc:
             error = _error(attempt, started, "http", str(exc)[:500], status=exc.status_code)
             retry_after = parse_retry_after(exc.response.headers if exc.response is not None else {})
@@ -224,6 +253,22 @@ def _error(attempt, started, kind, message, status=None):
     if status is not None:
         error["status"] = status
     return error
+
+
+def _truncation_note(attempt, length, kept):
+    """Recorded with the failed attempts, so that every copy of the answer carries it."""
+    return {
+        "attempt": attempt,
+        "kind": "truncated",
+        "message": f"The answer had {length:,} characters; {kept:,} were kept, head and tail "
+                   f"(REALMATH_LLM_MAX_OUTPUT_CHARS = {access.max_output_chars():,}).",
+        "chars": length,
+        "at": round(time.time(), 3),
+    }
+
+
+def is_truncation(error):
+    return isinstance(error, dict) and error.get("kind") == "truncated"
 
 
 def parse_retry_after(headers):

@@ -5,9 +5,12 @@ the exact setting version that produced it, and a setting that has produced anyt
 never changed again (editing makes a new version; see grading.services).
 """
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from simple_history.models import HistoricalRecords
+
+from grading.judges import access
 
 env_name_validator = RegexValidator(
     r"^[A-Za-z_][A-Za-z0-9_]*$", "Give the name of an environment variable (letters, digits, underscores), not a key."
@@ -49,6 +52,16 @@ class LlmEndpoint(models.Model):
 
     def __str__(self):
         return self.name
+
+    def clean(self):
+        """Only allowed key variables and hosts (grading.judges.access); calls check again."""
+        errors = {}
+        if self.base_url and (problem := access.url_problem(self.base_url)):
+            errors["base_url"] = problem
+        if env_name_validator.regex.match(self.api_key_env or "") and (problem := access.key_name_problem(self.api_key_env)):
+            errors["api_key_env"] = problem
+        if errors:
+            raise ValidationError(errors)
 
 
 class JudgeConfig(models.Model):
@@ -200,6 +213,11 @@ class JudgeResult(models.Model):
     @property
     def total_tokens(self):
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def output_truncated(self):
+        """The model's answer was longer than REALMATH_LLM_MAX_OUTPUT_CHARS and was cut."""
+        return any(isinstance(e, dict) and e.get("kind") == "truncated" for e in self.errors or [])
 
 
 class JudgeRunItem(models.Model):

@@ -2,14 +2,18 @@
 
 The endpoint comes from settings (OCR_VISION_BASE_URL, else OPENAI_BASE_URL) and the key from
 the environment variable that OCR_VISION_API_KEY_ENV names; neither is stored in the database.
+Both pass the judges' allow-lists (grading.judges.access): the variable must be an allowed key
+variable and the host an allowed LLM host, and the answer is cut to REALMATH_LLM_MAX_OUTPUT_CHARS.
 A chat model gives no positions, so tokens carry no boxes; when the server returns log
 probabilities, each token's probability is its confidence.
 """
 import base64
 import math
-import os
 import re
 from urllib.parse import urlparse
+
+from grading.judges import access
+from grading.judges import client as llm
 
 from .. import conf
 from ..imaging import encode_jpeg
@@ -38,8 +42,15 @@ class VisionEngine(OcrEngine):
             return "No endpoint: set OCR_VISION_BASE_URL (or OPENAI_BASE_URL) to an OpenAI-compatible /v1 URL."
         if not model:
             return "No model: set OCR_VISION_MODEL to the name of a vision model the endpoint serves."
-        if not os.environ.get(key_env):
+        problem = access.url_problem(base_url)
+        if problem:
+            return f"Vision endpoint refused: {problem}"
+        try:
+            llm.read_api_key(key_env)
+        except llm.MissingApiKey:
             return f"No API key: the environment variable {key_env} is empty."
+        except llm.EndpointUnusable as exc:
+            return f"No API key: {exc}"
         return None
 
     def version(self):
@@ -54,7 +65,7 @@ class VisionEngine(OcrEngine):
             raise EngineUnavailable(problem)
         base_url, model, key_env = self._settings()
         client = openai.OpenAI(
-            base_url=base_url, api_key=os.environ[key_env], timeout=conf.get("OCR_ENGINE_TIMEOUT"),
+            base_url=base_url, api_key=llm.read_api_key(key_env), timeout=conf.get("OCR_ENGINE_TIMEOUT"),
             max_retries=conf.get("OCR_VISION_MAX_RETRIES"),
         )
         data_url = "data:image/jpeg;base64," + base64.b64encode(encode_jpeg(image, quality=90)).decode("ascii")
@@ -79,9 +90,9 @@ class VisionEngine(OcrEngine):
         if not completion.choices or completion.choices[0].message.content is None:
             raise EngineFailed("the vision endpoint returned no text")
         choice = completion.choices[0]
-        content = choice.message.content
+        content, cut_from = access.cap_output(choice.message.content)
         text = unfence(content)
-        tokens = logprob_tokens(choice, content, text)
+        tokens = [] if cut_from else logprob_tokens(choice, content, text)  # offsets do not survive a cut
         return EngineResult(text, tokens)
 
 

@@ -6,7 +6,7 @@ from grading import services
 from grading.models import JudgeConfig, LlmEndpoint
 from tests.llm_server import Reply, message_text
 
-API_KEY_ENV = "REALMATH_TEST_LLM_KEY"
+API_KEY_ENV = "REALMATH_LLM_KEY_TEST"
 
 
 def make_endpoint(server, **fields):

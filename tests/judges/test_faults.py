@@ -99,9 +99,9 @@ def test_unreadable_output_is_asked_again_when_configured(
 def test_missing_key_refuses_the_run(llm_server, responses, monkeypatch):
     from grading.services import RunRefused, start_judge_run
 
-    endpoint = make_endpoint(llm_server, api_key_env="REALMATH_NO_SUCH_KEY")
-    monkeypatch.delenv("REALMATH_NO_SUCH_KEY", raising=False)
-    with pytest.raises(RunRefused, match="REALMATH_NO_SUCH_KEY"):
+    endpoint = make_endpoint(llm_server, api_key_env="REALMATH_LLM_KEY_NO_SUCH")
+    monkeypatch.delenv("REALMATH_LLM_KEY_NO_SUCH", raising=False)
+    with pytest.raises(RunRefused, match="REALMATH_LLM_KEY_NO_SUCH"):
         start_judge_run(make_config(endpoint))
     assert not JudgeRun.objects.exists()
 
@@ -109,7 +109,7 @@ def test_missing_key_refuses_the_run(llm_server, responses, monkeypatch):
 def test_all_faults_in_one_run(llm_server, rubric_question, django_capture_on_commit_callbacks):
     from tests.factories import make_responses
 
-    responses = make_responses(rubric_question, 12)
+    make_responses(rubric_question, 12)
     endpoint = make_endpoint(llm_server, timeout_seconds=0.3, max_attempts=2)
     llm_server.default = score_by_answer({})
     llm_server.script("Answer 0:", Reply(status=429, retry_after=0.1), Reply(status=429, retry_after=0.1))

@@ -64,9 +64,14 @@ def test_annotator_is_refused(annotator_client, objects):
         assert annotator_client.post(reverse(name, args=[pk])).status_code == 403, name
 
 
-def test_reviewer_and_admin_may(reviewer_client, objects):
+def test_reviewer_may_all_but_endpoints(reviewer_client, objects):
+    admin_only = {reverse("grading:judge_endpoint_create"), reverse("grading:judge_endpoint_edit", args=[objects["endpoint"].pk])}
     for url in page_urls(objects):
-        assert reviewer_client.get(url).status_code == 200, url
+        assert reviewer_client.get(url).status_code == (403 if url in admin_only else 200), url
+    for url in admin_only:  # an endpoint says which key is sent where: admins only
+        assert reviewer_client.post(url, {"name": "x", "base_url": "http://127.0.0.1:9/v1"}).status_code == 403, url
+    home = reviewer_client.get(reverse("grading:judges_home")).content.decode()
+    assert all(url not in home for url in admin_only)
 
 
 def test_admin_may(admin_client_, objects):
@@ -82,6 +87,7 @@ def test_api_roles(annotator, reviewer, objects):
         assert reviewer_api.get(url).status_code == 200, url
     assert annotator_api.post(f"/api/judge-runs/{objects['run'].pk}/cancel/").status_code == 403
     assert annotator_api.post("/api/judge-configs/", {"name": "x", "kind": "rubric"}, format="json").status_code == 403
+    assert annotator_api.get(f"/api/judge-endpoints/{objects['endpoint'].pk}/").status_code == 403
     from rest_framework.test import APIClient
 
     assert APIClient().get("/api/judge-results/").status_code in (401, 403)

@@ -44,11 +44,11 @@ def test_start_refuses_an_empty_selection(reviewer_client, endpoint, rubric_ques
 
 def test_start_names_a_missing_key_and_starts_nothing(reviewer_client, llm_server, rubric_question, monkeypatch):
     make_responses(rubric_question, 2)
-    monkeypatch.delenv("REALMATH_UNSET_KEY", raising=False)
-    config = make_config(make_endpoint(llm_server, api_key_env="REALMATH_UNSET_KEY"))
+    monkeypatch.delenv("REALMATH_LLM_KEY_UNSET", raising=False)
+    config = make_config(make_endpoint(llm_server, api_key_env="REALMATH_LLM_KEY_UNSET"))
     response = reviewer_client.post(reverse("grading:judge_run_start"), {"config": config.pk})
     page = response.content.decode()
-    assert response.status_code == 200 and "REALMATH_UNSET_KEY is not set" in page
+    assert response.status_code == 200 and "REALMATH_LLM_KEY_UNSET is not set" in page
     assert "leave the endpoint&#x27;s API key variable blank" in page
     assert not JudgeRun.objects.exists() and llm_server.request_count == 0
 

@@ -65,9 +65,9 @@ def vision_server(settings, monkeypatch):
     thread.start()
     settings.OCR_VISION_BASE_URL = f"http://127.0.0.1:{server.server_port}/v1"
     settings.OCR_VISION_MODEL = "test-vision"
-    settings.OCR_VISION_API_KEY_ENV = "OCR_TEST_VISION_KEY"
+    settings.OCR_VISION_API_KEY_ENV = "REALMATH_LLM_KEY_OCR_TEST"
     settings.OCR_VISION_MAX_RETRIES = 0
-    monkeypatch.setenv("OCR_TEST_VISION_KEY", "vision-test-key")
+    monkeypatch.setenv("REALMATH_LLM_KEY_OCR_TEST", "vision-test-key")
     yield VisionHandler
     server.shutdown()
     server.server_close()
@@ -98,9 +98,9 @@ def test_vision_engine_explains_what_is_missing(settings, monkeypatch):
     assert "OCR_VISION_BASE_URL" in get_engine("vision").availability()
     settings.OCR_VISION_BASE_URL = "http://127.0.0.1:9/v1"
     settings.OCR_VISION_MODEL = "m"
-    settings.OCR_VISION_API_KEY_ENV = "OCR_TEST_NO_SUCH_KEY"
-    monkeypatch.delenv("OCR_TEST_NO_SUCH_KEY", raising=False)
-    with pytest.raises(EngineUnavailable, match="OCR_TEST_NO_SUCH_KEY"):
+    settings.OCR_VISION_API_KEY_ENV = "REALMATH_LLM_KEY_OCR_NO_SUCH"
+    monkeypatch.delenv("REALMATH_LLM_KEY_OCR_NO_SUCH", raising=False)
+    with pytest.raises(EngineUnavailable, match="REALMATH_LLM_KEY_OCR_NO_SUCH"):
         get_engine("vision").recognise(Image.new("L", (64, 64), 255))
 
 
@@ -111,7 +111,7 @@ def test_vision_batch_page_is_ocrd_and_a_server_error_fails_only_that_run(vision
     run = OcrRun.objects.get(page__batch=batch)
     assert run.status == "done" and run.raw_text == ANSWER
     assert run.page.transcript.text == ANSWER
-    assert "OCR_TEST_VISION_KEY" not in json.dumps(run.tokens) and "vision-test-key" not in run.engine_version
+    assert "REALMATH_LLM_KEY_OCR_TEST" not in json.dumps(run.tokens) and "vision-test-key" not in run.engine_version
 
     vision_server.script["mode"] = "error"
     second = synthetic.render_page(["第二页"], width=400)
@@ -127,3 +127,23 @@ def test_vision_engine_failure_is_an_engine_error(vision_server):
     vision_server.script["mode"] = "error"
     with pytest.raises(EngineFailed, match="model crashed"):
         get_engine("vision").recognise(Image.new("L", (64, 64), 255))
+
+
+@pytest.mark.parametrize("name", ["HOME", "DJANGO_SECRET_KEY"])
+def test_vision_engine_reads_only_allowed_key_variables(vision_server, settings, monkeypatch, name):
+    monkeypatch.setenv(name, "vision-test-key")  # the value the server accepts: a leak would succeed
+    settings.OCR_VISION_API_KEY_ENV = name
+    engine = get_engine("vision")
+    assert "not an allowed API key variable" in engine.availability()
+    with pytest.raises(EngineUnavailable, match="not an allowed API key variable"):
+        engine.recognise(Image.new("L", (64, 64), 255))
+    assert vision_server.requests == []
+
+
+def test_vision_engine_calls_only_allowed_hosts(vision_server, settings):
+    settings.REALMATH_LLM_ALLOWED_HOSTS = ["llm.example.org"]
+    with pytest.raises(EngineUnavailable, match="REALMATH_LLM_ALLOWED_HOSTS"):
+        get_engine("vision").recognise(Image.new("L", (64, 64), 255))
+    assert vision_server.requests == []
+    settings.REALMATH_LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+    assert get_engine("vision").availability() is None

@@ -111,8 +111,8 @@ def test_refusals(setup):
         services.start_meta_eval_run(endpoint=setup["endpoint"], model=" ", scope=scope)
     with pytest.raises(RunRefused, match="No case"):
         services.start_meta_eval_run(endpoint=setup["endpoint"], model="m", scope=scope, threshold=50)
-    keyed = LlmEndpoint.objects.create(name="keyed", base_url="http://127.0.0.1:9/v1", api_key_env="NO_SUCH_KEY_VAR")
-    with pytest.raises(RunRefused, match="NO_SUCH_KEY_VAR"):
+    keyed = LlmEndpoint.objects.create(name="keyed", base_url="http://127.0.0.1:9/v1", api_key_env="REALMATH_LLM_KEY_NO_SUCH_VAR")
+    with pytest.raises(RunRefused, match="REALMATH_LLM_KEY_NO_SUCH_VAR"):
         services.start_meta_eval_run(endpoint=keyed, model="m", scope=scope)
     assert not MetaEvalRun.objects.exists()
 

@@ -85,9 +85,9 @@ def test_prelabel_run_validation(reviewer, cases):
     api = api_client_for(reviewer)
     url = reverse("api-review-prelabel-runs")
     assert api.post(url, {"endpoint": 999, "model": "m"}, format="json").status_code == 400
-    endpoint = LlmEndpoint.objects.create(name="e", base_url="http://127.0.0.1:9/v1", api_key_env="NOT_SET_ANYWHERE")
+    endpoint = LlmEndpoint.objects.create(name="e", base_url="http://127.0.0.1:9/v1", api_key_env="REALMATH_LLM_KEY_NOT_SET_ANYWHERE")
     refused = api.post(url, {"endpoint": endpoint.pk, "model": "m", "setting": cases["config"].pk}, format="json")
-    assert refused.status_code == 400 and "NOT_SET_ANYWHERE" in str(refused.json())
+    assert refused.status_code == 400 and "REALMATH_LLM_KEY_NOT_SET_ANYWHERE" in str(refused.json())
 
 
 def test_validation_marks_and_report(reviewer, cases):
