@@ -213,7 +213,8 @@ def _load_response(line, context, result, modules):
 
 @transaction.atomic
 def import_dataset(raw, file_name, *, user=None):
-    """Import a full JSONL export given as bytes."""
+    """Import a full JSONL export given as bytes or a binary file."""
+    raw = raw if isinstance(raw, (bytes, bytearray)) else raw.read()
     lines = parse_lines(raw, file_name)
     result = ImportResult(kind="dataset", file_name=file_name, sha256=sha256_of(raw))
     context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups()}

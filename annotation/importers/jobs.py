@@ -77,7 +77,8 @@ def run_import_job(job_id):
 
     kwargs = {"exam_name": job.exam_name} if job.exam_name else {}
     try:
-        result = IMPORTERS[job.format](path.read_bytes(), job.file_name, user=job.created_by, on_progress=progress, **kwargs)
+        with open(path, "rb") as stream:
+            result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=progress, **kwargs)
     except ImportFormatError as exc:
         _finish(job_id, status=ImportJob.Status.FAILED, error=f"Nothing was imported. {exc}")
         return
@@ -87,5 +88,4 @@ def run_import_job(job_id):
     finally:
         path.unlink(missing_ok=True)
         progress_path.unlink(missing_ok=True)
-    records = result.counts.get("records", 0)
-    _finish(job_id, status=ImportJob.Status.DONE, report_id=result.report_id, done=records, total=records)
+    _finish(job_id, status=ImportJob.Status.DONE, report_id=result.report_id, done=job.file_size, total=job.file_size)

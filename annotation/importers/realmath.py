@@ -7,7 +7,10 @@ from django.utils import timezone
 from ..models import Annotation, Exam, ImportReport, Question, Response, RubricCheckpoint, SubQuestion, content_hash
 from ..rubric import parse_checkpoints, sub_question_label, sub_question_maxima
 from .bulk import HistoryInserter
-from .common import ImportFormatError, ImportResult, load_json_array, number_type, require, sha256_of, to_decimal
+from .common import (
+    ImportFormatError, ImportResult, as_stream, iter_json_array, number_type, require, sha256_of, stream_size,
+    to_decimal,
+)
 
 HUMAN_ID = re.compile(r"^[0-9a-f]{16,64}$")
 SYNTHETIC_ID = re.compile(r"^(?P<model>.+?)_t_(?P<temperature>\d+(?:\.\d+)?)_(?P<sample>[0-9_]+)$")
@@ -208,21 +211,32 @@ class _Batches:
 def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_progress=None):
     """Import a release-format file given as bytes. Idempotent; all or nothing.
 
-    Records are validated and written in batches inside one transaction: a bad record anywhere
-    rolls back everything before it, with the same message naming the record and field.
+    `raw` is bytes or a binary file; a file is read in blocks, so memory holds a batch of records,
+    not the file. Records are validated and written in batches inside one transaction: a bad
+    record anywhere rolls back everything before it, with the same message naming the record
+    and field.
     """
-    records = load_json_array(raw, file_name)
-    result = ImportResult(kind="realmath", file_name=file_name, sha256=sha256_of(raw))
+    stream = as_stream(raw)
+    result = ImportResult(kind="realmath", file_name=file_name, sha256=sha256_of(stream))
+    size = stream_size(stream)
     exam, _ = Exam.objects.get_or_create(name=exam_name)
     batches = _Batches(exam, result, file_name, user)
-    for start in range(0, len(records), BATCH):
-        chunk = records[start : start + BATCH]
-        batches.add(start, [validate_record(record, start + offset) for offset, record in enumerate(chunk)])
-        if on_progress:
-            on_progress(start + len(chunk), len(records))
+    chunk, count = [], 0
+    for index, record in iter_json_array(stream, file_name):
+        chunk.append(validate_record(record, index))
+        count = index + 1
+        if len(chunk) == BATCH:
+            batches.add(count - len(chunk), chunk)
+            chunk = []
+            if on_progress:  # records are not counted ahead: progress goes by bytes read
+                on_progress(stream.tell(), size)
+    if chunk:
+        batches.add(count - len(chunk), chunk)
+    if on_progress:
+        on_progress(size, size)
     for key in ("questions_created", "responses_created", "responses_skipped"):
         result.counts.setdefault(key, 0)
-    result.counts["records"] = len(records)
+    result.counts["records"] = count
     report = ImportReport.objects.create(
         kind=result.kind,
         file_name=file_name,

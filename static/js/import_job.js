@@ -5,9 +5,11 @@
   if (!panel) return;
   var url = panel.getAttribute("data-progress-url");
 
+  function megabytes(bytes) { return (bytes / 1048576).toFixed(1) + " MB"; }
+
   function show(state) {
     document.getElementById("import-bar").style.width = state.percent + "%";
-    document.getElementById("import-count").textContent = state.done + " / " + state.total;
+    document.getElementById("import-count").textContent = megabytes(state.done) + " / " + megabytes(state.total);
     document.getElementById("import-status").textContent = state.status.charAt(0).toUpperCase() + state.status.slice(1);
     var error = document.getElementById("import-error");
     error.hidden = !state.error;
