@@ -56,13 +56,13 @@ class _CsvSink:
         self.handle = open(path, "w", encoding="utf-8", newline="")
         self.writer = csv.writer(self.handle)
         self.writer.writerow([name for name, _ in table.columns])
-        self.text_columns = [i for i, (_, kind) in enumerate(table.columns) if kind in ("string", "json", "time")]
 
     def write(self, batch):
         self.writer.writerows(zip(*(self.cells(batch, i) for i in range(batch.num_columns))))
 
     def cells(self, batch, index):
-        """The values of one column as CSV cells (the one place that turns Arrow values into cells)."""
+        """The values of one column as CSV cells: the one place that turns Arrow values into cells
+        (text columns are those whose `batch.schema.field(index).type` is string)."""
         return batch.column(index).to_pylist()
 
     def close(self):
