@@ -6,7 +6,7 @@ from rest_framework.response import Response as ApiResponse
 
 from accounts.permissions import IsReviewer
 
-from .export.jobs import create_export_job, export_path
+from .export.jobs import create_export_job, export_path, fail_stale_jobs
 from .export.writers import FORMATS
 from .models import ExportJob
 from .selectors import RESPONSE_FILTERS
@@ -19,7 +19,7 @@ class ExportJobSerializer(serializers.ModelSerializer):
     class Meta:
         model = ExportJob
         fields = ["id", "format", "filters", "status", "done", "total", "percent", "error", "file_size", "manifest",
-                  "created_by", "created", "finished"]
+                  "created_by", "created", "finished", "heartbeat"]
         read_only_fields = fields
 
 
@@ -36,6 +36,14 @@ class ExportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     serializer_class = ExportJobSerializer
     permission_classes = [IsReviewer]
     filterset_fields = ["status", "format"]
+
+    def list(self, request, *args, **kwargs):
+        fail_stale_jobs()
+        return super().list(request, *args, **kwargs)
+
+    def retrieve(self, request, *args, **kwargs):
+        fail_stale_jobs()
+        return super().retrieve(request, *args, **kwargs)
 
     @extend_schema(request=ExportRequestSerializer, responses={202: ExportJobSerializer})
     def create(self, request):

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from accounts.decorators import reviewer_required
 
-from .export.jobs import clean_filters, create_export_job, export_path
+from .export.jobs import clean_filters, create_export_job, export_path, fail_stale_jobs
 from .export.writers import FORMATS
 from .models import Exam, ExportJob, Question, Response
 from .selectors import filter_responses
@@ -19,6 +19,7 @@ FORMAT_LABELS = {
 
 
 def job_state(job):
+    """What the job page shows and polls."""
     return {
         "id": job.pk, "status": job.status, "done": job.done, "total": job.total, "percent": job.percent,
         "error": job.error, "file_size": job.file_size,
@@ -28,6 +29,7 @@ def job_state(job):
 
 @reviewer_required
 def export_page(request):
+    fail_stale_jobs()
     error = None
     if request.method == "POST":
         try:
@@ -54,12 +56,14 @@ def export_page(request):
 
 @reviewer_required
 def export_job(request, pk):
+    fail_stale_jobs()
     job = get_object_or_404(ExportJob, pk=pk)
     return render(request, "annotation/export_job.html", {"job": job, "state": job_state(job)})
 
 
 @reviewer_required
 def export_job_progress(request, pk):
+    fail_stale_jobs()
     return JsonResponse(job_state(get_object_or_404(ExportJob, pk=pk)))
 
 

@@ -139,6 +139,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = 500
 EXPORT_ROOT = Path(os.environ.get("REALMATH_EXPORT_ROOT", VAR_DIR / "exports"))
+# A running export whose worker gave no sign of life for this long is marked failed (worker killed).
+EXPORT_STALE_SECONDS = 300
 IMPORT_MAX_BYTES = int(os.environ.get("REALMATH_IMPORT_MAX_BYTES", 200 * 1024 * 1024))
 # Uploads larger than this are imported by a worker, with a progress bar; smaller ones at once.
 IMPORT_SYNC_MAX_BYTES = int(os.environ.get("REALMATH_IMPORT_SYNC_MAX_BYTES", 2 * 1024 * 1024))

@@ -323,6 +323,8 @@ def read_label_records(raw):
         data = json.loads(text)
     except ValueError as exc:
         raise LabelImportRefused(f"The file is not JSON: {exc}.") from exc
+    except RecursionError:  # the decoder recurses once per level of [[[...]]]
+        raise LabelImportRefused("The file's JSON is nested too deeply to read.") from None
     records = data.get("detailed_results") if isinstance(data, dict) else data
     if not isinstance(records, list):
         raise LabelImportRefused('Expected {"detailed_results": [...]} or a JSON array of label records.')

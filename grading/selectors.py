@@ -245,3 +245,35 @@ def generation_progress(run):
 
 def generation_items(run):
     return run.items.select_related("question", "response").order_by("id")
+
+
+SECOND_OPINION_ORDER = {"disagree": 0, "theirs-only": 1, "ours-only": 2}
+
+
+def cas_disagreements(run, limit=200):
+    """Results of a CAS run where Math-Verify's second opinion differs from the CAS verdict.
+
+    Both decided and different first, then those only Math-Verify decided, then those only the
+    CAS decided; each row: response id, result id, extracted answer, gold, both verdicts, why.
+    Returns (rows, counts by kind: ``disagree``, ``theirs_only``, ``ours_only``).
+    """
+    rows = (
+        run.items.filter(result__step_verdicts__cas__has_key="second_opinion")
+        .values_list("response_id", "result_id", "result__step_verdicts")
+        .order_by("id")
+    )
+    found, counts = [], {key.replace("-", "_"): 0 for key in SECOND_OPINION_ORDER}
+    for response_id, result_id, verdicts in rows:
+        cas = (verdicts or {}).get("cas") or {}
+        agreement = cas.get("agreement")
+        if agreement not in SECOND_OPINION_ORDER:
+            continue
+        counts[agreement.replace("-", "_")] += 1
+        found.append({
+            "response_id": response_id, "result_id": result_id, "agreement": agreement,
+            "extracted": verdicts.get("extracted", ""), "gold": verdicts.get("gold", ""),
+            "ours": cas.get("equivalent"), "theirs": (cas.get("second_opinion") or {}).get("equivalent"),
+            "explanation": cas.get("explanation", ""),
+        })
+    found.sort(key=lambda row: SECOND_OPINION_ORDER[row["agreement"]])
+    return found[:limit], counts

@@ -69,7 +69,7 @@ ENDPOINT_FIELDS = (
 CONFIG_FIELDS = (
     "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
     "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
-    "price_output_per_1k", "notes",
+    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion",
 )
 
 
@@ -186,6 +186,8 @@ def judge_spec(config):
         prompt_template=config.prompt_template,
         extra_body=dict(config.extra_body or {}),
         parse_retries=config.parse_retries,
+        answer_tolerance=config.answer_tolerance,
+        second_opinion=config.second_opinion,
     )
 
 
@@ -1002,6 +1004,8 @@ def read_records(raw):
     text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
     try:
         data = json.loads(text)
+    except RecursionError:  # the decoder recurses once per level of [[[...]]]
+        raise ImportRefused("The file's JSON is nested too deeply to read.") from None
     except ValueError:
         data = []
         for number, line in enumerate(text.splitlines(), 1):
@@ -1011,6 +1015,8 @@ def read_records(raw):
                 data.append(json.loads(line))
             except ValueError as exc:
                 raise ImportRefused(f"Line {number} is neither part of a JSON array nor a JSON object: {exc}.") from exc
+            except RecursionError:
+                raise ImportRefused(f"Line {number}: the JSON is nested too deeply to read.") from None
     if isinstance(data, dict):
         data = data.get("results") or data.get("records") or [data]
     if not isinstance(data, list):

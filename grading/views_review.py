@@ -13,6 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
+from annotation.export.csv_cells import safe_row
 from annotation.models import Question, Response
 from annotation.views import _reference_segments
 
@@ -104,7 +105,7 @@ def metrics_csv(request):
     response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
     writer = csv.writer(response)
     for row in rows:
-        writer.writerow(["" if value is None else value for value in row])
+        writer.writerow(safe_row(["" if value is None else value for value in row]))
     return response
 
 

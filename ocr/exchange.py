@@ -94,8 +94,8 @@ def _user(context, username):
 
 
 def _import_page(response, data, context):
-    if Page.objects.filter(checksum=data["checksum"]).exists():
-        return
+    if data.get("checksum") and Page.objects.filter(checksum=data["checksum"]).exists():
+        return  # a page not rendered (no checksum) cannot be matched, so it is always imported
     exam = context["exams"].get(data["exam"]) or response.question.exam
     batch, _ = ScanBatch.objects.get_or_create(name=data["batch"], exam=exam, defaults={"engine": data.get("engine", "")})
     file_data = data.get("file") or {}

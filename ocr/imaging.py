@@ -5,6 +5,12 @@ MIME type, hands Pillow only the decoder that type needs, and checks sizes befor
 decompression bomb is refused from its header. Every refusal is an `UploadRefused` with a
 sentence a person can act on.
 
+Memory stays bounded by one page: the frames of a multi-page TIFF are decoded one at a time as
+the caller asks for them, and a PDF is only measured on upload (`inspect_pdf`: it opens, is not
+encrypted, has few enough pages, each page's size read from its media box): each page is
+rendered later, alone, by the worker (`render_pdf_page`), at a scale chosen from its size so
+that it has at most `OCR_MAX_PIXELS` pixels.
+
 Preparing (`prepare_page`) turns an oriented page into: a grayscale page with its background
 flattened, a thresholded (Sauvola) page, the skew angle found on it, a deskewed rendition for the
 screen, and a thumbnail. All renditions share one geometry, so boxes found on the work image map
@@ -12,6 +18,7 @@ to the screen image by one scale factor.
 """
 import hashlib
 import io
+import math
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -50,10 +57,29 @@ class DecodedPage:
 
 
 @dataclass
+class PdfPagePlan:
+    """A PDF page measured from its media box, not rendered: the worker renders it at `scale`."""
+
+    index: int
+    width: int  # pixels it will have
+    height: int
+    scale: float
+    note: str = ""
+
+
+@dataclass
 class ReadResult:
+    """What an upload holds: `pages` are DecodedPages (decoded one at a time when a generator) or, for a
+    PDF, PdfPagePlans; `count` is how many."""
+
     kind: str
-    pages: list
+    pages: object
+    count: int = None
     notes: list = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.count is None:
+            self.count = len(self.pages)
 
 
 # --- recognising a file by its bytes ---------------------------------------------------------
@@ -149,11 +175,11 @@ def read_upload(data, *, max_bytes=None):
         refuse_size(len(data), max_bytes)
     kind = sniff(data)
     if kind == "pdf":
-        return ReadResult("pdf", read_pdf(data))
+        return ReadResult("pdf", inspect_pdf(data))
     if kind in PILLOW_FORMATS:
         if kind == "heic" and not HEIF_AVAILABLE:  # pragma: no cover
             raise UploadRefused("HEIC photos need the pillow-heif package, which is not installed.")
-        return ReadResult(kind, read_image(data, kind))
+        return read_image(data, kind)
     raise UploadRefused(f"The content is {describe_kind(kind)}, not a page image. Accepted: {ACCEPTED_KINDS}.")
 
 
@@ -166,7 +192,8 @@ def refuse_size(size, max_bytes=None):
 
 
 def read_image(data, kind):
-    """Decode a JPEG/PNG/TIFF/HEIC file (all frames of a multi-page TIFF) into pages."""
+    """Read a JPEG/PNG/TIFF/HEIC file: every frame's size is checked from the headers first, then the
+    frames of a multi-page TIFF are decoded one at a time, as the result's `pages` are iterated."""
     max_pages = conf.get("OCR_MAX_PDF_PAGES")
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -180,17 +207,37 @@ def read_image(data, kind):
             raise UploadRefused(
                 f"The {kind.upper()} file is truncated or corrupt ({_reason(exc)}); upload it again."
             ) from exc
+    try:
+        frames = getattr(image, "n_frames", 1) or 1
+        if frames > max_pages:
+            raise UploadRefused(f"The {kind.upper()} file has {frames} pages; the limit is {max_pages} per file.")
+        for index in range(frames):
+            _seek(image, index, frames, kind)  # reads the frame's header, not its pixels
+            check_dimensions(*image.size)
+    except BaseException:
+        image.close()
+        raise
+    if frames == 1:
         with image:
-            frames = getattr(image, "n_frames", 1) or 1
-            if frames > max_pages:
-                raise UploadRefused(f"The {kind.upper()} file has {frames} pages; the limit is {max_pages} per file.")
-            pages = []
-            for index in range(frames):
-                if frames > 1:
-                    image.seek(index)
-                check_dimensions(*image.size)
-                pages.append(_decode_frame(image, kind))
-            return pages
+            return ReadResult(kind, [_decode_frame(image, kind)])
+    return ReadResult(kind, _decode_frames(image, kind, frames), count=frames)
+
+
+def _seek(image, index, frames, kind):
+    if frames == 1:
+        return
+    try:
+        image.seek(index)
+    except Exception as exc:  # noqa: BLE001 - a broken frame directory
+        raise UploadRefused(f"Page {index + 1} of the {kind.upper()} file is unreadable ({_reason(exc)}).") from exc
+
+
+def _decode_frames(image, kind, frames):
+    """Decode the frames one at a time; the caller drops each before asking for the next."""
+    with image:
+        for index in range(frames):
+            _seek(image, index, frames, kind)
+            yield _decode_frame(image, kind)
 
 
 def _decode_frame(image, kind):
@@ -251,27 +298,32 @@ def normalise_mode(image):
     return image.convert("RGB")
 
 
-def pixel_checksum(image):
+def pixel_checksum(image, rows_per_step=256):
+    """SHA-256 of the mode, size and pixels, hashed in strips of rows (no full copy of a large page)."""
     digest = hashlib.sha256(f"{image.mode}:{image.width}x{image.height}:".encode())
-    digest.update(image.tobytes())
+    for top in range(0, image.height, rows_per_step):
+        digest.update(image.crop((0, top, image.width, min(image.height, top + rows_per_step))).tobytes())
     return digest.hexdigest()
 
 
-def read_pdf(data):
-    """Rasterise every page of a PDF with PDFium, within the page-count and pixel limits."""
+def _open_pdf(data):
     import pypdfium2 as pdfium
 
+    try:
+        return pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise UploadRefused(
+                "The PDF is encrypted with a password; save an unprotected copy and upload that."
+            ) from exc
+        raise UploadRefused(f"The PDF could not be opened ({_reason(exc)}).") from exc
+
+
+def inspect_pdf(data):
+    """Check a PDF and measure its pages from their media boxes, rendering nothing: PdfPagePlans."""
     max_pages = conf.get("OCR_MAX_PDF_PAGES")
-    dpi = conf.get("OCR_PDF_DPI")
     with _PDFIUM_LOCK:
-        try:
-            document = pdfium.PdfDocument(data)
-        except pdfium.PdfiumError as exc:
-            if "password" in str(exc).lower():
-                raise UploadRefused(
-                    "The PDF is encrypted with a password; save an unprotected copy and upload that."
-                ) from exc
-            raise UploadRefused(f"The PDF could not be opened ({_reason(exc)}).") from exc
+        document = _open_pdf(data)
         try:
             count = len(document)
             if count == 0:
@@ -280,30 +332,75 @@ def read_pdf(data):
                 raise UploadRefused(
                     f"The PDF has {count} pages; the limit is {max_pages} per file. Split it and upload the parts."
                 )
-            return [_render_pdf_page(document[index], dpi) for index in range(count)]
+            return [plan_pdf_page(index, *_page_size(document, index)) for index in range(count)]
         finally:
             document.close()
 
 
-def _render_pdf_page(page, dpi):
+def _page_size(document, index):
     try:
-        width_pt, height_pt = page.get_size()
-        scale = dpi / 72.0
-        max_pixels, max_side = conf.get("OCR_MAX_PIXELS"), conf.get("OCR_MAX_SIDE")
-        # A huge media box is rendered smaller rather than refused: the page itself is fine.
-        scale = min(scale, max_side / max(width_pt, height_pt, 1.0))
-        scale = min(scale, (max_pixels / max(width_pt * height_pt, 1.0)) ** 0.5)
-        width, height = int(width_pt * scale), int(height_pt * scale)
-        check_dimensions(max(width, 1), max(height, 1))
-        image = page.render(scale=scale, grayscale=False, may_draw_forms=False).to_pil()
+        return document.get_page_size(index)  # from the page dictionary; the content is not parsed
+    except Exception as exc:  # noqa: BLE001 - PDFium errors on hostile content
+        raise UploadRefused(f"Page {index + 1} of the PDF could not be read ({_reason(exc)}).") from exc
+
+
+def plan_pdf_page(index, width_pt, height_pt):
+    """The scale and pixel size of a PDF page: OCR_PDF_DPI, lowered so that the page has at most
+    OCR_MAX_PIXELS pixels and no side over OCR_MAX_SIDE (a giant media box is rendered smaller,
+    not refused); a page that would still be too small or too thin to read is refused."""
+    dpi, max_pixels, max_side = conf.get("OCR_PDF_DPI"), conf.get("OCR_MAX_PIXELS"), conf.get("OCR_MAX_SIDE")
+    label = f"Page {index + 1} of the PDF"
+    if not (math.isfinite(width_pt) and math.isfinite(height_pt) and width_pt > 0 and height_pt > 0):
+        raise UploadRefused(f"{label} has no usable size ({width_pt} × {height_pt} pt).")
+    scale = min(dpi / 72.0, max_side / max(width_pt, height_pt), math.sqrt(max_pixels / (width_pt * height_pt)))
+    while True:  # PDFium rounds each side up: shrink until the rounded size fits too
+        width, height = math.ceil(width_pt * scale), math.ceil(height_pt * scale)
+        if width * height <= max_pixels and max(width, height) <= max_side:
+            break
+        scale *= 0.999
+    try:
+        check_dimensions(width, height)
+    except UploadRefused as exc:
+        raise UploadRefused(f"{label}: {exc}") from exc
+    note = ""
+    if scale < dpi / 72.0 * 0.999:
+        note = (f"{label} is {width_pt / 72 * 2.54:.0f} × {height_pt / 72 * 2.54:.0f} cm; rendered at "
+                f"{scale * 72:.0f} dpi instead of {dpi} to stay within {max_pixels / 1e6:.0f} megapixels.")
+    return PdfPagePlan(index, width, height, scale, note)
+
+
+def render_pdf_page(data, index):
+    """Render one page of a PDF (in the worker) at the scale its size allows: a DecodedPage."""
+    with _PDFIUM_LOCK:
+        document = _open_pdf(data)
+        try:
+            if not 0 <= index < len(document):
+                raise UploadRefused(f"The PDF has no page {index + 1}.")
+            plan = plan_pdf_page(index, *_page_size(document, index))
+            image = _render(document, plan)
+        finally:
+            document.close()
+    return DecodedPage(image, pixel_checksum(image), plan.note)
+
+
+def _render(document, plan):
+    page = bitmap = None
+    try:
+        page = document[plan.index]
+        bitmap = page.render(scale=plan.scale, grayscale=False, may_draw_forms=False)
+        if bitmap.width * bitmap.height > conf.get("OCR_MAX_PIXELS"):  # never expected: the plan bounds it
+            raise UploadRefused(f"Page {plan.index + 1} of the PDF rendered larger than planned; refused.")
+        image = bitmap.to_pil()  # PIL copies PDFium's BGR pixels into RGB, so the bitmap can go at once
     except UploadRefused:
         raise
     except Exception as exc:  # noqa: BLE001 - PDFium errors on hostile content
-        raise UploadRefused(f"A page of the PDF could not be rendered ({_reason(exc)}).") from exc
+        raise UploadRefused(f"Page {plan.index + 1} of the PDF could not be rendered ({_reason(exc)}).") from exc
     finally:
-        page.close()
-    image = normalise_mode(image)
-    return DecodedPage(image, pixel_checksum(image))
+        if bitmap is not None:
+            bitmap.close()
+        if page is not None:
+            page.close()
+    return image if image.mode in ("L", "RGB") else normalise_mode(image)
 
 
 def _reason(exc):

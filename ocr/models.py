@@ -50,6 +50,7 @@ class Page(models.Model):
     """One page image, attached to a student and a question, with its renditions."""
 
     class Status(models.TextChoices):
+        PENDING = "pending", "Waiting to be rendered"  # a PDF page: the worker renders it
         UPLOADED = "uploaded", "Uploaded"
         PREPARED = "prepared", "Prepared"
         FAILED = "failed", "Failed"
@@ -63,9 +64,12 @@ class Page(models.Model):
     )
     page_number = models.PositiveIntegerField(default=1)
     assignment_note = models.CharField(max_length=500, blank=True)
-    checksum = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the oriented pixels.")
-    master = models.CharField(max_length=300, help_text="Storage name of the oriented page (PNG).")
-    width = models.PositiveIntegerField()
+    checksum = models.CharField(
+        max_length=64, unique=True, null=True, blank=True,
+        help_text="SHA-256 of the oriented pixels (empty until a PDF page is rendered).",
+    )
+    master = models.CharField(max_length=300, blank=True, help_text="Storage name of the oriented page (PNG).")
+    width = models.PositiveIntegerField(help_text="Pixels (a PDF page waiting to be rendered: those it will have).")
     height = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.UPLOADED)
     prepare_error = models.TextField(blank=True)

@@ -119,7 +119,11 @@ def ingest_uploads(batch, uploads):
 
 
 def ingest_upload(batch, upload, index):
-    """Turn one upload into pages (or a refusal) and queue their OCR."""
+    """Turn one upload into pages (or a refusal) and queue their OCR.
+
+    Images are decoded here, one page at a time. A PDF is only checked and measured here: its
+    pages are created waiting to be rendered, and each page's OCR task renders it.
+    """
     try:
         if upload.size > conf.get("OCR_MAX_UPLOAD_BYTES"):
             imaging.refuse_size(upload.size)
@@ -131,24 +135,13 @@ def ingest_upload(batch, upload, index):
     question_pk, note = index.resolve(parsed.question_token)
     if not parsed.student_id:
         note = "The name does not follow <student>_<question>_<page>; assign the page on the batch page."
+    place = {"parsed": parsed, "question_pk": question_pk, "note": note}
     written = []
     try:
         with transaction.atomic():
             scan_file = _record_file(batch, upload, ScanFile.Status.ACCEPTED, "", kind=read.kind)
-            messages, new_pages = list(read.notes), []
-            for offset, decoded in enumerate(read.pages):
-                label = f"page {offset + 1}" if len(read.pages) > 1 else "the page"
-                duplicate = Page.objects.filter(checksum=decoded.checksum).select_related("batch").first()
-                if duplicate is not None:
-                    messages.append(
-                        f"Skipped {label}: the same image is already stored as page #{duplicate.pk} "
-                        f"of batch “{duplicate.batch.name}”."
-                    )
-                    continue
-                page = _create_page(batch, scan_file, decoded, offset, parsed, question_pk, note, written)
-                new_pages.append(page)
-                if decoded.note:
-                    messages.append(f"{label.capitalize()}: {decoded.note}")
+            store = _store_pdf_pages if read.kind == "pdf" else _store_decoded_pages
+            new_pages, messages = store(batch, scan_file, read, place, written)
             if new_pages:
                 scan_file.stored = _write(f"ocr/originals/{batch.pk}/{scan_file.pk}", upload.data, written)
                 messages.insert(0, f"Accepted: {len(new_pages)} page(s).")
@@ -160,6 +153,10 @@ def ingest_upload(batch, upload, index):
             scan_file.save(update_fields=["stored", "status", "message"])
             scan_file.n_new_pages = len(new_pages)
             queue_ocr(new_pages, batch.engine)
+    except imaging.UploadRefused as exc:
+        # A frame of a multi-page TIFF that fails to decode: the whole file is refused, nothing kept.
+        _delete_files(written)
+        return _record_file(batch, upload, ScanFile.Status.REFUSED, f"Refused: {exc}")
     except IntegrityError:
         # Another upload stored the same page between our check and our insert.
         _delete_files(written)
@@ -170,6 +167,64 @@ def ingest_upload(batch, upload, index):
         _delete_files(written)
         raise
     return scan_file
+
+
+def _store_decoded_pages(batch, scan_file, read, place, written):
+    """Store decoded pages (skipping those already stored). They come one at a time, and each is let
+    go before the next is decoded, so a multi-page TIFF costs one page of memory."""
+    messages, new_pages, offset = list(read.notes), [], 0
+    for decoded in read.pages:
+        label = f"page {offset + 1}" if read.count > 1 else "the page"
+        page, message = _store_decoded_page(batch, scan_file, decoded, offset, place, written, label)
+        del decoded
+        if page is not None:
+            new_pages.append(page)
+        if message:
+            messages.append(message)
+        offset += 1
+    return new_pages, messages
+
+
+def _store_decoded_page(batch, scan_file, decoded, offset, place, written, label):
+    duplicate = _duplicate_of(decoded.checksum)
+    if duplicate is not None:
+        return None, f"Skipped {label}: {_duplicate_words(duplicate)}."
+    page = Page(checksum=decoded.checksum, width=decoded.image.width, height=decoded.image.height, master="")
+    _place_page(page, batch, scan_file, offset, place).save()
+    page.master = _write(f"ocr/pages/{page.pk}/master.png", imaging.encode_png(decoded.image), written)
+    page.save(update_fields=["master"])
+    return page, f"{label.capitalize()}: {decoded.note}" if decoded.note else ""
+
+
+def _store_pdf_pages(batch, scan_file, read, place, written):
+    """Create the pages of a PDF waiting to be rendered (by their OCR task), at the size they will have."""
+    messages, new_pages = list(read.notes), []
+    for plan in read.pages:
+        page = Page(status=Page.Status.PENDING, checksum=None, master="", width=plan.width, height=plan.height)
+        new_pages.append(_place_page(page, batch, scan_file, plan.index, place))
+        if plan.note:
+            messages.append(plan.note)
+    Page.objects.bulk_create(new_pages)
+    messages.append("Each page is rendered when its OCR runs.")
+    return new_pages, messages
+
+
+def _place_page(page, batch, scan_file, offset, place):
+    parsed = place["parsed"]
+    page.batch, page.source_file, page.index_in_file = batch, scan_file, offset
+    page.student_id = parsed.student_id[:200]
+    page.question_id = place["question_pk"]
+    page.page_number = parsed.page_number + offset
+    page.assignment_note = place["note"][:500]
+    return page
+
+
+def _duplicate_of(checksum, exclude=None):
+    return Page.objects.filter(checksum=checksum).exclude(pk=exclude).select_related("batch").first()
+
+
+def _duplicate_words(duplicate):
+    return f"the same image is already stored as page #{duplicate.pk} of batch “{duplicate.batch.name}”"
 
 
 def _record_file(batch, upload, status, message, kind=""):
@@ -185,26 +240,6 @@ def _record_file(batch, upload, status, message, kind=""):
     )
     scan_file.n_new_pages = 0
     return scan_file
-
-
-def _create_page(batch, scan_file, decoded, offset, parsed, question_pk, note, written):
-    page = Page(
-        batch=batch,
-        source_file=scan_file,
-        index_in_file=offset,
-        student_id=parsed.student_id[:200],
-        question_id=question_pk,
-        page_number=parsed.page_number + offset,
-        assignment_note=note[:500],
-        checksum=decoded.checksum,
-        width=decoded.image.width,
-        height=decoded.image.height,
-    )
-    page.master = ""
-    page.save()
-    page.master = _write(f"ocr/pages/{page.pk}/master.png", imaging.encode_png(decoded.image), written)
-    page.save(update_fields=["master"])
-    return page
 
 
 def _write(name, data, written):
@@ -302,10 +337,10 @@ def perform_ocr_run(run_id):
     claimed = OcrRun.objects.filter(claimable, pk=run_id).update(status=OcrRun.Status.RUNNING, started=now)
     if not claimed:
         return None  # taken by another worker (and not stuck), or finished
-    run = OcrRun.objects.select_related("page__batch").get(pk=run_id)
+    run = OcrRun.objects.select_related("page__batch", "page__source_file").get(pk=run_id)
     try:
         engine = get_engine(run.engine)
-        page = run.page
+        page = render_pending_page(run.page)
         prepared = prepare_stored_page(page)
         image, factor = engine_input(engine, prepared)
         started = time.perf_counter()
@@ -342,6 +377,45 @@ def engine_input(engine, prepared):
     if engine.input_kind == "display":
         return prepared.display, 1.0
     return prepared.gray, prepared.work_to_display
+
+
+def render_pending_page(page):
+    """Render a PDF page the upload only measured (one page, in the worker); raise UploadRefused if it cannot be."""
+    if page.master:
+        return page
+    try:
+        with default_storage.open(page.source_file.stored, "rb") as handle:
+            decoded = imaging.render_pdf_page(handle.read(), page.index_in_file)
+        _record_rendering(page, decoded)
+    except (imaging.UploadRefused, OSError) as exc:
+        message = str(exc) if isinstance(exc, imaging.UploadRefused) else f"The stored PDF could not be read ({exc})."
+        Page.objects.filter(pk=page.pk, master="").update(status=Page.Status.FAILED, prepare_error=message[:2000])
+        raise imaging.UploadRefused(message) from exc
+    page.refresh_from_db()
+    return page
+
+
+def _record_rendering(page, decoded):
+    """Store a rendered page, unless its pixels are already stored (a duplicate: UploadRefused).
+
+    Two runs of one page (two engines) may render it side by side: each writes its own file and
+    the first to record it wins; the other removes its file.
+    """
+    duplicate = _duplicate_of(decoded.checksum, exclude=page.pk)
+    if duplicate is None:
+        name = default_storage.save(f"ocr/pages/{page.pk}/master.png", ContentFile(imaging.encode_png(decoded.image)))
+        fields = {"master": name, "checksum": decoded.checksum, "width": decoded.image.width,
+                  "height": decoded.image.height, "status": Page.Status.UPLOADED, "prepare_error": ""}
+        try:
+            with transaction.atomic():
+                if not Page.objects.filter(pk=page.pk, master="").update(**fields):
+                    _delete_files([name])  # the other run was first
+                return
+        except IntegrityError:  # the same pixels were stored by another page just now
+            _delete_files([name])
+            duplicate = _duplicate_of(decoded.checksum)
+    words = _duplicate_words(duplicate) if duplicate else "the same image was stored by another upload just now"
+    raise imaging.UploadRefused(f"Skipped: {words}.")
 
 
 def prepare_stored_page(page):

@@ -1,16 +1,41 @@
-"""Export jobs: create one, run it (in a Celery worker), and find its file for download."""
+"""Export jobs: create one, run it (in a Celery worker), find its file, notice a dead worker.
+
+A running job has a heartbeat: the worker writing it refreshes `heartbeat` with every chunk of
+progress and while zipping. A job whose heartbeat is older than `EXPORT_STALE_SECONDS` lost its
+worker (killed, out of memory, machine restarted): `fail_stale_jobs` marks it failed with a
+message saying so and removes its temporary folder. The export pages, the API and every worker
+taking a job call it. Each take of a job raises `attempt`, and a worker writes progress and the
+result only while its attempt is current and the job still runs, so a worker that was only slow
+and comes back after its job was given up changes nothing and removes its own files.
+A job is taken only while queued: a redelivered task never restarts a job that was running
+(a job that killed its worker once, e.g. out of memory, would kill the next one too).
+"""
+import logging
+import os
 import shutil
 import tempfile
+import time
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from ..models import ExportJob, Response
 from ..selectors import RESPONSE_FILTERS, filter_responses
 from .writers import FORMATS, write_export
+
+logger = logging.getLogger(__name__)
+
+BEAT_SECONDS = 5
+COPY_BLOCK = 4 * 1024 * 1024
+
+
+class JobLost(Exception):
+    """The job was given up (its heartbeat went stale) while this worker was writing it."""
 
 
 def clean_filters(params):
@@ -36,40 +61,104 @@ def export_path(job):
     return Path(settings.EXPORT_ROOT) / job.file_name
 
 
-def _zip_folder(folder, target):
+def _work_dirs(job_id):
+    """Temporary folders of a job's attempts (the trailing dash keeps job 1 from matching job 12)."""
+    return Path(settings.EXPORT_ROOT).glob(f"export-{job_id}-*")
+
+
+def fail_stale_jobs():
+    """Mark running jobs whose worker stopped giving signs of life as failed; remove their temporary folders."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.EXPORT_STALE_SECONDS)
+    stale = ExportJob.objects.filter(status=ExportJob.Status.RUNNING).filter(
+        Q(heartbeat__lt=cutoff) | Q(heartbeat__isnull=True, created__lt=cutoff)
+    )
+    failed = []
+    for job in stale.only("pk", "heartbeat", "created", "attempt"):
+        last = timezone.localtime(job.heartbeat or job.created)
+        message = (
+            f"The export stopped: its worker gave no sign of life after {last:%Y-%m-%d %H:%M:%S} "
+            "(it was killed, ran out of memory or was restarted). Its temporary files were removed; "
+            "start the export again."
+        )
+        given_up = ExportJob.objects.filter(pk=job.pk, status=ExportJob.Status.RUNNING, attempt=job.attempt).update(
+            status=ExportJob.Status.FAILED, error=message, finished=now
+        )
+        if given_up:
+            for folder in _work_dirs(job.pk):
+                shutil.rmtree(folder, ignore_errors=True)
+            logger.warning("Export job %s: no heartbeat since %s, marked failed", job.pk, last)
+            failed.append(job.pk)
+    return failed
+
+
+class _Hold:
+    """A worker's hold on one attempt of a job: progress and heartbeats, written while the attempt is current."""
+
+    def __init__(self, job):
+        self.job_id, self.attempt = job.pk, job.attempt
+        self.last_beat = time.monotonic()
+
+    def _current(self):
+        return ExportJob.objects.filter(pk=self.job_id, status=ExportJob.Status.RUNNING, attempt=self.attempt)
+
+    def _update(self, **fields):
+        if not self._current().update(heartbeat=timezone.now(), **fields):
+            raise JobLost(f"export job {self.job_id} (attempt {self.attempt}) was given up or taken over")
+        self.last_beat = time.monotonic()
+
+    def progress(self, done, total):
+        self._update(done=done, total=total)
+
+    def beat(self):
+        if time.monotonic() - self.last_beat >= BEAT_SECONDS:
+            self._update()
+
+    def finish(self, **fields):
+        self._update(status=ExportJob.Status.DONE, finished=timezone.now(), **fields)
+
+    def fail(self, error):
+        self._current().update(status=ExportJob.Status.FAILED, error=error, finished=timezone.now())
+
+
+def _zip_folder(folder, target, beat):
+    """Zip the files of folder into target, beating between blocks (a large file takes a while)."""
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(folder.iterdir()):
-            archive.write(path, arcname=path.name)
+            info = zipfile.ZipInfo.from_file(path, arcname=path.name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with open(path, "rb") as source, archive.open(info, "w", force_zip64=True) as sink:
+                for block in iter(lambda: source.read(COPY_BLOCK), b""):
+                    sink.write(block)
+                    beat()
 
 
 def run_export_job(job_id):
     """Write the export to a temporary folder, zip it under EXPORT_ROOT, record the manifest."""
-    updated = ExportJob.objects.filter(pk=job_id, status__in=[ExportJob.Status.QUEUED, ExportJob.Status.RUNNING]).update(
-        status=ExportJob.Status.RUNNING, done=0
+    fail_stale_jobs()
+    taken = ExportJob.objects.filter(pk=job_id, status=ExportJob.Status.QUEUED).update(
+        status=ExportJob.Status.RUNNING, done=0, heartbeat=timezone.now(), attempt=F("attempt") + 1
     )
-    if not updated:
-        return  # finished or unknown: a redelivered task does nothing
+    if not taken:
+        return  # running elsewhere, finished, failed or unknown: a redelivered task does nothing
     job = ExportJob.objects.get(pk=job_id)
+    hold = _Hold(job)
     queryset = filter_responses(Response.objects.all(), job.filters)
-
-    def progress(done, total):
-        ExportJob.objects.filter(pk=job_id).update(done=done, total=total)
-
     root = Path(settings.EXPORT_ROOT)
     root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"export-{job_id}-", dir=root))
+    name = f"realmath-export-{job_id}-{job.format}.zip"
     try:
-        manifest = write_export(queryset, job.format, work / "data", filters=job.filters, on_progress=progress)
-        name = f"realmath-export-{job_id}-{job.format}.zip"
-        _zip_folder(work / "data", root / name)
+        manifest = write_export(queryset, job.format, work / "data", filters=job.filters, on_progress=hold.progress)
+        _zip_folder(work / "data", work / name, hold.beat)
+        os.replace(work / name, root / name)  # the zip appears whole or not at all
+        count = manifest["counts"]["responses"]
+        hold.finish(file_name=name, file_size=(root / name).stat().st_size, manifest=manifest, done=count, total=count)
+    except JobLost as exc:
+        (root / name).unlink(missing_ok=True)
+        logger.warning("%s; its files were removed", exc)
     except Exception as exc:  # noqa: BLE001 - any failure is recorded on the job for the person waiting
-        ExportJob.objects.filter(pk=job_id).update(
-            status=ExportJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}", finished=timezone.now()
-        )
+        hold.fail(f"{type(exc).__name__}: {exc}")
         raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    ExportJob.objects.filter(pk=job_id).update(
-        status=ExportJob.Status.DONE, file_name=name, file_size=(root / name).stat().st_size, manifest=manifest,
-        done=manifest["counts"]["responses"], total=manifest["counts"]["responses"], finished=timezone.now(),
-    )

@@ -54,6 +54,8 @@ def iter_lines(stream, file_name):
             line = json.loads(content)
         except json.JSONDecodeError as exc:
             raise ImportFormatError(f"line {number}: not valid JSON: {exc.msg} at column {exc.colno}.") from exc
+        except RecursionError:  # the decoder recurses once per level of [[[...]]]
+            raise ImportFormatError(f"line {number}: the JSON is nested too deeply to read.") from None
         if not isinstance(line, dict):
             raise ImportFormatError(f"line {number}: expected an object, got {type(line).__name__}.")
         kind = line.get("type")

@@ -7,9 +7,10 @@ from pathlib import Path
 from django.db.models import Max, Min
 from django.utils import timezone
 
+from . import tables
+from .csv_cells import safe_text_column
 from .full import SCHEMA_VERSION, iter_full_lines
 from .release import iter_release_records
-from . import tables
 
 FORMATS = ("realmath", "jsonl", "csv", "parquet")
 
@@ -48,7 +49,8 @@ def _write_jsonl(queryset, out_dir, on_progress):
 
 
 class _CsvSink:
-    """CSV with Python's csv module, so cells read as before: True/False, 3.0, empty for null."""
+    """A CSV table written with Python's csv module, so cells read as before (True/False, 3.0, an empty
+    cell for null); text cells that a spreadsheet would run as a formula are neutralised (csv_cells)."""
 
     suffix = ".csv"
 
@@ -60,10 +62,11 @@ class _CsvSink:
     def write(self, batch):
         self.writer.writerows(zip(*(self.cells(batch, i) for i in range(batch.num_columns))))
 
-    def cells(self, batch, index):
-        """The values of one column as CSV cells: the one place that turns Arrow values into cells
-        (text columns are those whose `batch.schema.field(index).type` is string)."""
-        return batch.column(index).to_pylist()
+    @staticmethod
+    def cells(batch, index):
+        """The values of one column as CSV cells: the one place that turns Arrow values into cells."""
+        values = batch.column(index).to_pylist()
+        return safe_text_column(values) if batch.schema.field(index).type == "string" else values
 
     def close(self):
         self.handle.close()

@@ -42,6 +42,8 @@ def load_json_array(raw, file_name):
         raise ImportFormatError(
             f"{file_name}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
         ) from exc
+    except RecursionError:  # the decoder recurses once per level of [[[...]]]
+        raise ImportFormatError(f"{file_name}: the JSON is nested too deeply to read.") from None
     if not isinstance(data, list):
         raise ImportFormatError(f"{file_name}: expected a JSON array of records, got {type(data).__name__}.")
     if not data:

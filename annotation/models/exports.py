@@ -22,6 +22,12 @@ class ExportJob(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
+    heartbeat = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the worker writing it (while running)."
+    )
+    attempt = models.PositiveIntegerField(
+        default=0, help_text="Raised each time a worker takes the job; a worker writes only while it is current."
+    )
 
     class Meta:
         ordering = ["-created", "-id"]

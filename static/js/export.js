@@ -14,6 +14,8 @@
     error.textContent = state.error || "";
     var link = document.getElementById("export-download");
     if (state.download) { link.href = state.download; link.hidden = false; }
+    var restart = document.getElementById("export-restart");
+    if (restart) restart.hidden = state.status !== "failed";
     return state.status === "done" || state.status === "failed";
   }
 

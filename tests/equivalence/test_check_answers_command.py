@@ -60,3 +60,20 @@ def test_out_file_and_default_mode(tmp_path):
 def test_missing_input_file_is_a_command_error(tmp_path):
     with pytest.raises(CommandError, match="cannot read"):
         call_command("check_answers", str(tmp_path / "nope.jsonl"))
+
+
+def test_deeply_nested_line_gives_an_error_line_and_the_run_continues(tmp_path):
+    lines = [
+        json.dumps({"pred": "1/2", "gold": "0.5"}),
+        "[" * 5000 + "]" * 5000,
+        '{"pred": "1", "gold": "1", "note": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}",
+        json.dumps({"pred": "(" * 2000 + "1" + ")" * 2000, "gold": "1"}),
+        json.dumps({"pred": "2", "gold": "2"}),
+    ]
+    rows, summary = run(tmp_path, lines)
+    assert [row["line"] for row in rows] == [1, 2, 3, 4, 5]
+    assert [row["method"] for row in rows[1:3]] == ["input-error"] * 2
+    assert all("nested too deeply" in row["error"] for row in rows[1:3])
+    assert rows[3]["equivalent"] is None and rows[3]["method"] != "input-error"  # the checker's own limit
+    assert rows[0]["equivalent"] is True and rows[4]["equivalent"] is True
+    assert "2 bad lines" in summary

@@ -56,6 +56,31 @@ def pdf_document(pages, encrypt=False):
     return out.getvalue()
 
 
+def pdf_giant_pages(pages, side=14400, height=None):
+    """A small PDF whose `pages` pages each have a side x height pt media box (14400 pt is 5 m) and
+    a black square at a different place on each, so no two pages have the same pixels."""
+    height = height or side
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(pages))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode()]
+    for i in range(pages):
+        square = max(1, min(side, height) // 10)
+        stream = f"0 0 0 rg {(i * square // 3) % max(1, side - square)} {height // 2} {square} {max(1, square // 2)} re f".encode()
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {side} {height}] /Contents {4 + 2 * i} 0 R >>".encode())
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    for offset in offsets:
+        out.write(f"{offset:010d} 00000 n \n".encode())
+    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    return out.getvalue()
+
+
 def pdf_of_images(images):
     buffer = io.BytesIO()
     images[0].save(buffer, "PDF", save_all=True, append_images=images[1:], resolution=100)

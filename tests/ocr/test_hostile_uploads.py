@@ -1,11 +1,16 @@
 """Hostile uploads: each gets a clear message, the rest of the batch goes on, nothing stored is lost."""
+import gc
+import io
+import weakref
 from pathlib import Path
 
 import pytest
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from PIL import Image
 
+from ocr import imaging
 from ocr.models import OcrRun, Page, ScanFile
 from ocr.services import Upload, create_batch, ingest_uploads
 
@@ -133,3 +138,36 @@ def test_files_are_read_one_at_a_time_and_a_failing_read_stops_only_that_file(ex
     assert "unexpected error" in results[1].message and "OSError" in results[1].message
     assert [s.reads for s in sources] == [1, 1, 1]
     assert all(upload.data is None for upload in uploads)  # nothing kept in memory after its turn
+
+
+def _tiff(images):
+    buffer = io.BytesIO()
+    images[0].save(buffer, "TIFF", save_all=True, append_images=images[1:], compression="tiff_adobe_deflate")
+    return buffer.getvalue()
+
+
+def test_tiff_frames_are_decoded_one_at_a_time(make_batch, monkeypatch):
+    alive, real = [], imaging._decode_frame
+
+    def tracked(image, kind):
+        gc.collect()
+        assert [ref for ref in alive if ref() is not None] == []  # the previous frame was let go
+        decoded = real(image, kind)
+        alive.append(weakref.ref(decoded.image))
+        return decoded
+
+    monkeypatch.setattr(imaging, "_decode_frame", tracked)
+    batch, results = make_batch([("s20_3-17.tiff", _tiff([distinct_image(800 + i, (200, 150)) for i in range(5)]))])
+    assert results[0].status == "accepted" and Page.objects.filter(batch=batch).count() == 5 and len(alive) == 5
+
+
+def test_tiff_with_a_corrupt_late_frame_is_refused_whole_and_nothing_is_kept(make_batch, settings):
+    data = _tiff([distinct_image(900 + i, (200, 150)) for i in range(3)])
+    frame = Image.open(io.BytesIO(data))
+    frame.seek(2)
+    start, length = frame.tag_v2[273][0], frame.tag_v2[279][0]
+    broken = data[:start] + bytes(length) + data[start + length:]
+    batch, results = make_batch([("s21_3-17.tiff", broken)])
+    assert results[0].status == "refused" and "truncated or corrupt" in results[0].message
+    assert not Page.objects.filter(batch=batch).exists()
+    assert [path for path in Path(settings.MEDIA_ROOT).rglob("*") if path.is_file()] == []  # frames 1-2 removed

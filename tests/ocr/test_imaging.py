@@ -53,12 +53,15 @@ def test_transparency_and_16_bit_become_8_bit_pages_on_white():
     assert imaging.normalise_mode(Image.new("CMYK", (50, 50))).mode == "RGB"
 
 
-def test_pdf_pages_are_rasterised_at_the_configured_dpi():
-    pages = imaging.read_pdf(pdf_of_images([Image.new("L", (100, 140), 255), Image.new("L", (100, 140), 0)]))
-    assert len(pages) == 2
+def test_pdf_pages_are_measured_then_rasterised_one_at_a_time_at_the_configured_dpi():
+    pdf = pdf_of_images([Image.new("L", (100, 140), 255), Image.new("L", (100, 140), 0)])
+    plans = imaging.read_upload(pdf).pages
+    assert [plan.index for plan in plans] == [0, 1] and all(isinstance(p, imaging.PdfPagePlan) for p in plans)
+    pages = [imaging.render_pdf_page(pdf, plan.index) for plan in plans]
     # 100 px at 100 dpi is 72 pt; at 200 dpi that is 200 px.
     width, height = pages[0].image.size
     assert width == 200 and abs(height - 280) <= 1
+    assert (plans[0].width, plans[0].height) == pages[0].image.size  # the plan is the rendered size
     assert pages[0].checksum != pages[1].checksum
 
 

@@ -92,6 +92,9 @@ def parse_line(raw, default_mode):
         data = json.loads(raw, parse_float=str, parse_int=str)
     except ValueError as exc:
         return None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+    except RecursionError:
+        # Python's JSON decoder recurses once per nesting level; [[[[...]]]] 5000 deep exhausts the stack.
+        return None, "not valid input: the JSON is nested too deeply (each line is one flat {\"pred\", \"gold\"} object)"
     if not isinstance(data, dict):
         return None, "each line must be a JSON object with \"pred\" and \"gold\""
     missing = [key for key in ("pred", "gold") if key not in data]

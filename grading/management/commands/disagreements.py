@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.export.csv_cells import safe_row
 from grading import review_selectors as selectors
 
 FIELDS = ("result", "response", "question", "question_location", "source", "student_id", "setting", "version",
@@ -36,7 +37,7 @@ class Command(BaseCommand):
             for result in selectors.queue_page_rows(queue).iterator(chunk_size=2000):
                 row = self._row(result)
                 if writer:
-                    writer.writerow(row)
+                    writer.writerow(safe_row(row))
                 else:
                     self.stdout.write(json.dumps(row, ensure_ascii=False))
 

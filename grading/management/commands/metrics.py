@@ -5,6 +5,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.export.csv_cells import safe_row
 from grading import review_selectors as selectors
 
 
@@ -33,7 +34,7 @@ class Command(BaseCommand):
             writer = csv.writer(self.stdout)
             for index, report in enumerate(reports):
                 rows = selectors.metrics_table(report)
-                writer.writerows(rows if index == 0 else rows[1:])
+                writer.writerows(safe_row(row) for row in (rows if index == 0 else rows[1:]))
         else:
             for report in reports:
                 self._text(report)

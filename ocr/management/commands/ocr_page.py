@@ -26,13 +26,10 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"Cannot read {options['image']}: {exc}") from exc
         try:
-            pages = imaging.read_upload(data).pages
+            page = self._page(data, options["page"])
         except imaging.UploadRefused as exc:
             raise CommandError(f"{options['image']}: {exc}") from exc
-        if not 1 <= options["page"] <= len(pages):
-            raise CommandError(f"There are {len(pages)} page(s); --page must be between 1 and {len(pages)}.")
         engine = get_engine(options["engine"])
-        page = pages[options["page"] - 1].image
         if options["no_preprocess"]:
             image = page.convert("L")
         else:
@@ -54,3 +51,14 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(payload, ensure_ascii=False))
         else:
             self.stdout.write(result.text)
+
+    def _page(self, data, number):
+        """The upright image of page `number` (from 1); only that page of a PDF is rendered."""
+        read = imaging.read_upload(data)
+        if not 1 <= number <= read.count:
+            raise CommandError(f"There are {read.count} page(s); --page must be between 1 and {read.count}.")
+        if read.kind == "pdf":
+            return imaging.render_pdf_page(data, number - 1).image
+        for index, decoded in enumerate(read.pages, start=1):  # TIFF frames decode one at a time
+            if index == number:
+                return decoded.image

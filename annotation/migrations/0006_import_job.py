@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0004_export_job'),
+        ('annotation', '0005_export_job_heartbeat'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

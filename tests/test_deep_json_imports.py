@@ -1,0 +1,24 @@
+"""Files whose JSON nests deeper than Python's decoder can recurse get a clear refusal, not a crash."""
+import pytest
+
+from annotation.export.load import import_dataset
+from annotation.importers import ImportFormatError
+from annotation.importers.common import load_json_array
+from grading.review_services import LabelImportRefused, read_label_records
+from grading.services import ImportRefused, read_records
+
+DEEP = b"[" * 5000 + b"]" * 5000
+DEEP_LINE = b'{"type": "user", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+
+
+@pytest.mark.parametrize("read, data, error", [
+    (lambda raw: import_dataset(raw, "dataset.jsonl"), DEEP_LINE, ImportFormatError),
+    (lambda raw: load_json_array(raw, "release.json"), DEEP, ImportFormatError),
+    (read_label_records, DEEP, LabelImportRefused),
+    (read_records, DEEP, ImportRefused),
+    (read_records, b'{"a": 1}\n{"a": 2}\n' + DEEP_LINE, ImportRefused),
+])
+@pytest.mark.django_db
+def test_deeply_nested_json_is_refused_with_a_message(read, data, error):
+    with pytest.raises(error, match="nested too deeply"):
+        read(data)
