@@ -21,6 +21,7 @@ CONFIG_FIELDS = ["kind", "model", "temperature", "max_tokens", "reasoning_effort
                  "second_opinion"]
 RESULT_FIELDS = ["cache_key", "status", "score", "spread", "rationale", "raw_output", "parse_status", "step_verdicts",
                  "samples", "prompt_tokens", "completion_tokens", "latency_ms", "attempts", "errors", "provenance"]
+JSON_RESULT_FIELDS = {"step_verdicts", "samples", "errors", "provenance"}
 PROPOSAL_FIELDS = ["model", "status", "category", "analysis", "is_ood", "data", "raw_output", "error", "errors",
                    "prompt_tokens", "completion_tokens", "latency_ms"]
 META_FIELDS = ["category", "analysis", "is_ood", "direction", "judge_score", "gold_score", "proposed_by",
@@ -108,11 +109,15 @@ def _result_line(row, meta, validation):
 def export_responses(response_ids):
     # Results come as plain rows (there are many; model instances cost more than the rest of the
     # export); their meta-evaluations and validations, which are few, as objects.
+    from annotation.export.full import decode_json_fields, json_text
+
+    json_fields = [f for f in RESULT_FIELDS if f in JSON_RESULT_FIELDS]
     rows = (
         JudgeResult.objects.filter(response_id__in=response_ids)
         .exclude(status=JudgeResult.Status.RUNNING)
         .order_by("response_id", "config__name", "config__version", "cache_key")
-        .values("id", "response_id", "config__name", "config__version", "cost", "finished", *RESULT_FIELDS)
+        .values("id", "response_id", "config__name", "config__version", "cost", "finished",
+                *[f for f in RESULT_FIELDS if f not in json_fields], **json_text(*json_fields))
     )
     metas = {
         meta.result_id: meta
@@ -125,7 +130,7 @@ def export_responses(response_ids):
         for validation in StepJudgeValidation.objects.filter(result__response_id__in=response_ids).select_related("validated_by")
     }
     sections = {response_id: {"judge_results": []} for response_id in response_ids}
-    for row in rows.iterator(chunk_size=2000):
+    for row in decode_json_fields(rows.iterator(chunk_size=2000), json_fields):
         line = _result_line(row, metas.get(row["id"]), validations.get(row["id"]))
         sections[row["response_id"]]["judge_results"].append(line)
     return sections
