@@ -161,11 +161,12 @@ class _Batches:
         """Keys (question, student, transcript hash) of this batch already in the database: one query."""
         if not keyed:
             return set()
-        return set(
-            Response.objects.filter(
-                question_id__in={k[0] for k in keyed}, student_id__in={k[1] for k in keyed}
-            ).values_list("question_id", "student_id", "transcript_hash")
+        # By transcript hash (indexed, nearly unique): by question it would read every response of
+        # the batch's questions, a scan that grows with the data.
+        found = Response.objects.filter(transcript_hash__in={k[2] for k in keyed}).values_list(
+            "question_id", "student_id", "transcript_hash"
         )
+        return set(found) & set(keyed)
 
     def add(self, start, cleaned_records):
         self.load_questions(cleaned_records)
