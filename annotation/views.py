@@ -1,10 +1,11 @@
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from accounts.decorators import annotator_required, reviewer_required
+from config.shortcuts import get_object_or_404
 
 from . import selectors
 from .forms import DatasetImportForm
@@ -33,31 +34,19 @@ def question_list(request):
 def question_detail(request, pk):
     try:
         question = selectors.question_detail(pk)
-    except Question.DoesNotExist:
-        return render(request, "404.html", status=404)
+    except Question.DoesNotExist as exc:
+        raise Http404("No such question.") from exc
     return render(
         request,
         "annotation/question_detail.html",
-        {"question": question, "segments": _reference_segments(question)},
+        {"question": question, "segments": selectors.reference_segments(question)},
     )
-
-
-def _reference_segments(question):
-    """Split the reference solution into plain text and checkpoint-marked pieces for highlighting."""
-    text, pieces, cursor = question.reference_solution, [], 0
-    for checkpoint in question.checkpoints.all():
-        if checkpoint.start > cursor:
-            pieces.append({"text": text[cursor : checkpoint.start], "checkpoint": None})
-        pieces.append({"text": text[checkpoint.start : checkpoint.end], "checkpoint": checkpoint})
-        cursor = max(cursor, checkpoint.end)
-    if cursor < len(text):
-        pieces.append({"text": text[cursor:], "checkpoint": None})
-    return pieces
 
 
 @annotator_required
 def response_list(request):
-    page = Paginator(selectors.response_list(request.GET), 50).get_page(request.GET.get("page"))
+    responses = selectors.response_list(request.GET, viewer=request.user)
+    page = Paginator(responses, 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -77,9 +66,9 @@ def response_list(request):
 def response_detail(request, pk):
     try:
         response = selectors.response_detail(pk)
-    except Response.DoesNotExist:
-        return render(request, "404.html", status=404)
-    can_see = selectors.labels_visible_to(request.user, response)
+    except Response.DoesNotExist as exc:
+        raise Http404("No such response.") from exc
+    can_see = selectors.can_see_scores(request.user, response)
     annotations = (
         response.annotations.select_related("annotator").prefetch_related("step_labels") if can_see else []
     )

@@ -38,7 +38,7 @@ def populate(n):
 
     from annotation.importers.bulk import Inserter
     from annotation.models import Annotation, Exam, Question, Response, content_hash
-    from grading.models import JudgeConfig, JudgeResult
+    from grading.models import JudgeResult, JudgeSetting
 
     exam = Exam.objects.create(name="bench")
     questions = [
@@ -48,7 +48,7 @@ def populate(n):
         for i in range(14)
     ]
     users = [User.objects.create(username=f"expert{i}") for i in range(3)]
-    configs = [JudgeConfig.objects.create(name=f"judge{i}", model=f"model-{i}") for i in range(4)]
+    configs = [JudgeSetting.objects.create(name=f"judge{i}", model=f"model-{i}") for i in range(4)]
     # Rows go in through the importers' multi-row INSERTs: building model instances took most of the time.
     responses, annotations, results = Inserter(Response), Inserter(Annotation), Inserter(JudgeResult)
     batch = 5000
@@ -101,7 +101,6 @@ def _peer_connection():
 
         return sqlite3.connect(db["NAME"])
     import psycopg
-
     from psycopg.types.string import TextLoader
 
     connection = psycopg.connect(host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], password=db["PASSWORD"],

@@ -107,8 +107,10 @@ def main():
     args = parser.parse_args()
     setup_django()
 
+    from django.conf import settings
+
     from annotation.models import Exam, Question, content_hash
-    from ocr import conf, synthetic
+    from ocr import synthetic
     from ocr.imaging import encode_png
 
     # Pages are made from seeds no test uses; the same pages go to every engine and both paths.
@@ -122,7 +124,7 @@ def main():
 
     print(f"OCR benchmark: {len(pages)} rendered exam pages ({pages[0][0].width}x{pages[0][0].height} px, "
           f"spoiled), {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
-          f"OCR_ENGINE_THREADS={conf.get('OCR_ENGINE_THREADS')}, OMP_THREAD_LIMIT={os.environ['OMP_THREAD_LIMIT']}")
+          f"OCR_ENGINE_THREADS={settings.OCR_ENGINE_THREADS}, OMP_THREAD_LIMIT={os.environ['OMP_THREAD_LIMIT']}")
     rows = []
     for name in [n.strip() for n in args.engines.split(",") if n.strip()]:
         bare_seconds, bare_cer = run_bare(name, pages)

@@ -1,16 +1,18 @@
 """Pages of the ocr app (reviewers and admins): upload, batch, correction screen, quality."""
 import mimetypes
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
+from config.shortcuts import get_object_or_404
 
-from . import conf, selectors, services
+from . import selectors, services
 from .engines import ENGINES
 from .forms import AddFilesForm, EngineForm, UploadForm
 from .models import Page, ScanBatch
@@ -41,9 +43,9 @@ def batch_list(request):
             _report_ingest(request, scan_files)
             return redirect("ocr:batch_detail", pk=batch.pk)
     limits = {
-        "pdf_pages": conf.get("OCR_MAX_PDF_PAGES"),
-        "megabytes": conf.get("OCR_MAX_UPLOAD_BYTES") // (1024 * 1024),
-        "megapixels": conf.get("OCR_MAX_PIXELS") // 1_000_000,
+        "pdf_pages": settings.OCR_MAX_PDF_PAGES,
+        "megabytes": settings.OCR_MAX_UPLOAD_BYTES // (1024 * 1024),
+        "megapixels": settings.OCR_MAX_PIXELS // 1_000_000,
     }
     return render(
         request, "ocr/batch_list.html", {"form": form, "batches": selectors.batch_list(), "limits": limits}
@@ -157,7 +159,7 @@ def page_correct(request, pk):
         "rawText": run.raw_text if run else "",
         "tokens": run.tokens if run else [],
         "engine": run.engine if run else "",
-        "lowConfidence": conf.get("OCR_LOW_CONFIDENCE"),
+        "lowConfidence": settings.OCR_LOW_CONFIDENCE,
         "imageWidth": page.web_width,
         "imageHeight": page.web_height,
         "ocrPending": run is None and not page.ocr_runs.filter(status="failed").exists(),

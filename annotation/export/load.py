@@ -11,8 +11,17 @@ from accounts.services import ensure_role_groups
 
 from ..importers.common import ImportFormatError, ImportResult, as_stream, sha256_of
 from ..models import (
-    Adjudication, Annotation, Assignment, Exam, ImportReport, Question, Response, RubricCheckpoint, StepLabel,
-    SubQuestion, content_hash,
+    Adjudication,
+    Annotation,
+    Assignment,
+    Exam,
+    ImportReport,
+    Question,
+    Response,
+    RubricCheckpoint,
+    StepLabel,
+    SubQuestion,
+    content_hash,
 )
 from .sections import section_modules
 
@@ -97,7 +106,8 @@ def _time(value, line, field):
         raise ImportFormatError(f"line {line['_line']}: field '{field}' is not an ISO date-time: {value!r}.") from exc
 
 
-def _user(context, username):
+def user_named(context, username):
+    """The user a line names, created (without a password) when missing; cached in `context`."""
     if not username:
         return None
     users = context["users"]
@@ -112,7 +122,7 @@ def _user(context, username):
 
 
 def _load_user(line, context):
-    user = _user(context, line["username"])
+    user = user_named(context, line["username"])
     role = line.get("role")
     if role and not user.groups.exists():
         user.groups.add(context["groups"][role])
@@ -166,7 +176,7 @@ def _load_annotation(response, data, line, context):
     checkpoints = {c.order: c for c in question.checkpoints.all()}
     subs = {s.label: s for s in question.sub_questions.all()}
     annotation = Annotation.objects.create(
-        response=response, annotator=_user(context, data.get("annotator")), is_imported=bool(data.get("is_imported")),
+        response=response, annotator=user_named(context, data.get("annotator")), is_imported=bool(data.get("is_imported")),
         sub_scores=data.get("sub_scores") or {}, total=_dec(data.get("total"), line, "total"),
         checkpoint_marks={
             str(checkpoints[int(k)].pk) if k.isdigit() and int(k) in checkpoints else k: v
@@ -213,7 +223,7 @@ def _load_response(line, context, result, modules):
         raters["imported" if annotation.is_imported else data.get("annotator")] = annotation
     for data in line.get("adjudications", []):
         adjudication = Adjudication.objects.create(
-            response=response, reviewer=_user(context, data.get("reviewer")), gold_score=_dec(data["gold_score"], line, "gold_score"),
+            response=response, reviewer=user_named(context, data.get("reviewer")), gold_score=_dec(data["gold_score"], line, "gold_score"),
             reason=data.get("reason", ""), chosen_annotation=raters.get(data.get("chosen")),
             previous_gold_score=_dec(data.get("previous_gold_score"), line, "previous_gold_score"),
             previous_gold_status=data.get("previous_gold_status", ""), label_totals=data.get("label_totals") or {},
@@ -222,7 +232,7 @@ def _load_response(line, context, result, modules):
             Adjudication.objects.filter(pk=adjudication.pk).update(created=_time(data["created"], line, "created"))
     for data in line.get("assignments", []):
         Assignment.objects.create(
-            response=response, annotator=_user(context, data.get("annotator")), strategy=data.get("strategy", "round_robin"),
+            response=response, annotator=user_named(context, data.get("annotator")), strategy=data.get("strategy", "round_robin"),
             completed_at=_time(data.get("completed_at"), line, "completed_at"),
         )
     for module in modules:

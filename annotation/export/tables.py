@@ -12,7 +12,7 @@ Other apps add tables with a `flat_tables(responses)` function in their exchange
 """
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from django.db import connection
 from django.db.models import Case, CharField, Count, F, FloatField, IntegerField, OuterRef, Q, Subquery, Value, When
@@ -139,7 +139,7 @@ def _time_sqlite(value):
         return None
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
-    return value.replace(tzinfo=timezone.utc).isoformat()
+    return value.replace(tzinfo=UTC).isoformat()
 
 
 def _time(value):

@@ -40,7 +40,7 @@ def job_progress(job):
 
 def create_import_job(user, fmt, upload, exam_name=""):
     """Store the upload and queue its import; the worker picks it up after commit."""
-    from ..tasks import run_import_job
+    from .tasks import run_import_job  # cycle: importers.tasks imports this module
 
     if fmt not in IMPORTERS:
         raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(IMPORTERS)}.")

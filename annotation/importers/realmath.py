@@ -8,7 +8,14 @@ from ..models import Annotation, Exam, ImportReport, Question, Response, RubricC
 from ..rubric import parse_checkpoints, sub_question_label, sub_question_maxima
 from .bulk import HistoryInserter
 from .common import (
-    ImportFormatError, ImportResult, as_stream, iter_json_array, number_type, require, sha256_of, stream_size,
+    ImportFormatError,
+    ImportResult,
+    as_stream,
+    iter_json_array,
+    number_type,
+    require,
+    sha256_of,
+    stream_size,
     to_decimal,
 )
 
@@ -171,7 +178,7 @@ class _Batches:
     def add(self, start, cleaned_records):
         self.load_questions(cleaned_records)
         keyed = []
-        for offset, cleaned in enumerate(cleaned_records):
+        for cleaned in cleaned_records:
             question = self.question_for(cleaned, content_hash(cleaned["problem_statement"]))
             keyed.append((question.pk, cleaned["student_id"], content_hash(cleaned["student_response"])))
         existing = self.existing_keys(keyed)

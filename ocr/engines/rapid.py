@@ -10,8 +10,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
 
-from .. import conf
 from .base import EngineUnavailable, OcrEngine, TextBuilder, needs_space
 
 _ENGINE = None
@@ -25,7 +25,7 @@ BUNDLED_MODELS = {
 
 
 def models_dir():
-    import rapidocr
+    import rapidocr  # imported here: the engine loads onnxruntime; processes without OCR skip it
 
     return Path(rapidocr.__file__).resolve().parent / "models"
 
@@ -61,9 +61,9 @@ class RapidOcrEngine(OcrEngine):
             problem = self.availability()
             if problem:
                 raise EngineUnavailable(problem)
-            from rapidocr import RapidOCR
+            from rapidocr import RapidOCR  # see models_dir
 
-            threads = conf.get("OCR_ENGINE_THREADS")
+            threads = settings.OCR_ENGINE_THREADS
             params = {
                 "Global.log_level": "error",
                 "EngineConfig.onnxruntime.intra_op_num_threads": threads,

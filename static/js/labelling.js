@@ -72,7 +72,7 @@
     autoFilled[index] = !!auto;
   }
 
-  // --- the cumulative rubric: what the marks propose (same rule as annotation/labelling.py) ---
+  // --- the cumulative rubric: what the marks propose (same rule as annotation/labelling/rules.py) ---
 
   function proposal(index) {
     var cps = groups[index].checkpoints;

@@ -7,7 +7,7 @@ The reference derives them from the JSONL lines the way the first version of the
 import csv
 import io
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -42,7 +42,7 @@ def rich_data(sample_data, annotator, reviewer):
     response = Response.objects.filter(source="synthetic").order_by("id").first()
     Annotation.objects.create(  # non-ASCII JSON keys, a whole-second time, a null total
         response=response, annotator=reviewer, sub_scores={"(1)": 1.5, "Teil ü": 2}, total=None, submitted=True,
-        submitted_at=datetime(2025, 3, 1, 12, 0, 0, tzinfo=timezone.utc), comment="naïve, \"quoted\"\nnew line",
+        submitted_at=datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC), comment="naïve, \"quoted\"\nnew line",
     )
     Annotation.objects.filter(annotator__isnull=False, comment="ok").update(comment="=HYPERLINK(\"x\")", total=-1)
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from annotation.agreement import (
+from annotation.labelling.agreement import (
     agreement_report,
     icc_1_1,
     icc_2_1,

@@ -1,7 +1,7 @@
 """The assignment page (reviewers): assign by question or exam, k per response, strategies, withdraw."""
 import pytest
-from django.test import Client
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 

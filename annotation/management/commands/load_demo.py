@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from annotation.labelling.services import assign_responses
 from annotation.models import Assignment, Response
 
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
@@ -28,7 +29,6 @@ class Command(BaseCommand):
         self._assign_demo_work()
 
     def _assign_demo_work(self):
-        from annotation.services import assign_responses
 
         annotators = list(get_user_model().objects.filter(username__in=DEMO_ANNOTATORS))
         if len(annotators) < 2 or Assignment.objects.filter(annotator__in=annotators).exists():
