@@ -87,7 +87,7 @@ PEER_QUERIES = {
     "labels": "SELECT a.*, u.username AS annotator FROM annotation_annotation a "
               "LEFT JOIN auth_user u ON u.id = a.annotator_id",
     "judge_results": "SELECT j.*, c.name AS setting, c.model AS model FROM grading_judgeresult j "
-                     "JOIN grading_judgeconfig c ON c.id = j.config_id",
+                     "JOIN grading_judgesetting c ON c.id = j.config_id",
 }
 
 
