@@ -87,9 +87,10 @@ def core_tables(responses):
         FlatTable("annotations", KEY_COLUMNS + [
             ("rater", "string"), ("is_imported", "bool"), ("total", "float"), ("sub_scores", "json"),
             ("submitted", "bool"), ("submitted_at", "time"), ("version", "int"), ("comment", "string"),
+            ("active_seconds", "int"),
         ], Annotation.objects.filter(response__in=selected).order_by(*_annotation_order()).values_list(
             *key_columns("response__"), _rater(), "is_imported", as_float("total"), "sub_scores", "submitted",
-            "submitted_at", "version", "comment", "response_id",
+            "submitted_at", "version", "comment", "active_seconds", "response_id",
         )),
         FlatTable("step_labels", KEY_COLUMNS + [
             ("rater", "string"), ("checkpoint", "int"), ("sub_question", "string"), ("start", "int"), ("end", "int"),

@@ -11,7 +11,16 @@ from .common import ImportFormatError
 from .ineqmath import import_ineqmath
 from .realmath import import_realmath
 
-IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath}
+
+def _import_full_export(raw, file_name, *, user=None, exam_name=None, on_progress=None):
+    """A full JSONL export (or its zip): exams come from the file, so no exam name applies."""
+    from ..export.load import import_dataset, read_dataset_upload
+
+    raw = raw if isinstance(raw, (bytes, bytearray)) else raw.read()
+    return import_dataset(read_dataset_upload(raw, file_name), file_name, user=user, on_progress=on_progress)
+
+
+IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath, "dataset": _import_full_export}
 
 
 def runs_in_background(upload):
@@ -46,7 +55,7 @@ def create_import_job(user, fmt, upload, exam_name=""):
         raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(IMPORTERS)}.")
     root = Path(settings.IMPORT_ROOT)
     root.mkdir(parents=True, exist_ok=True)
-    stored_name = f"{uuid.uuid4().hex}.json"
+    stored_name = f"{uuid.uuid4().hex}.upload"
     with open(root / stored_name, "wb") as handle:
         for chunk in upload.chunks():
             handle.write(chunk)

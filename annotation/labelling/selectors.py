@@ -5,6 +5,7 @@ Who may see scores (the blind rule) is dataset-wide and lives in annotation.sele
 """
 from __future__ import annotations
 
+import statistics
 from datetime import datetime
 from decimal import Decimal
 
@@ -259,6 +260,64 @@ def label_history(annotation: Annotation) -> list[dict]:
     return sorted(events, key=lambda e: e["when"], reverse=True)
 
 
+def _label_filters(labels, params):
+    """Filter labels like the response list (question, exam, source)."""
+    if id_param(params.get("question")) is not None:
+        labels = labels.filter(response__question_id=id_param(params["question"]))
+    if id_param(params.get("exam")) is not None:
+        labels = labels.filter(response__question__exam_id=id_param(params["exam"]))
+    if params.get("source") in Response.Source.values:
+        labels = labels.filter(response__source=params["source"])
+    return labels
+
+
+def _question_names(question_rows):
+    """{pk: '3-07 · question #1'} from (pk, location, external_id) rows."""
+    return {pk: " · ".join(filter(None, [location or external_id, f"question #{pk}"])) for pk, location, external_id in question_rows}
+
+
+def duration_text(seconds) -> str:
+    """Seconds as a person reads them: '45 s', '12 min 05 s', '3 h 07 min'."""
+    if seconds is None:
+        return "—"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def work_time(params=None) -> dict:
+    """Active time on expert labels, per annotator and per question (two queries).
+
+    Each row: labels, labels with time recorded (labels saved before time was measured have
+    none), total active time and the median per timed label, as seconds and as text."""
+    labels = _label_filters(Annotation.objects.filter(is_imported=False, annotator__isnull=False), params or {})
+    rows = list(labels.values_list("annotator__username", "response__question_id", "active_seconds"))
+    by_person, by_question = {}, {}
+    for name, question_id, seconds in rows:
+        by_person.setdefault(name, []).append(seconds)
+        by_question.setdefault(question_id, []).append(seconds)
+    names = _question_names(Question.objects.filter(pk__in=by_question).values_list("pk", "location", "external_id"))
+
+    def summary(key, label, values):
+        timed = [v for v in values if v]
+        total = sum(timed)
+        median = statistics.median(timed) if timed else None
+        return {"key": key, "label": label, "labels": len(values), "timed": len(timed), "seconds": total,
+                "median_seconds": median, "total_text": duration_text(total) if timed else "—",
+                "median_text": duration_text(median)}
+
+    return {
+        "people": [summary(name, name, values) for name, values in sorted(by_person.items())],
+        "questions": [summary(pk, names.get(pk, f"question #{pk}"), values) for pk, values in sorted(by_question.items())],
+        "labels": len(rows),
+    }
+
+
 def agreement_ratings(params=None, *, include_imported: bool = True) -> tuple:
     """(ratings, full scores, question names) for annotation.labelling.agreement.agreement_report.
 
@@ -269,18 +328,13 @@ def agreement_ratings(params=None, *, include_imported: bool = True) -> tuple:
     labels = Annotation.objects.filter(submitted=True, total__isnull=False)
     if not include_imported:
         labels = labels.filter(is_imported=False)
-    if id_param(params.get("question")) is not None:
-        labels = labels.filter(response__question_id=id_param(params["question"]))
-    if id_param(params.get("exam")) is not None:
-        labels = labels.filter(response__question__exam_id=id_param(params["exam"]))
-    if params.get("source") in Response.Source.values:
-        labels = labels.filter(response__source=params["source"])
+    labels = _label_filters(labels, params)
     rows = labels.values_list("response_id", "response__question_id", "annotator__username", "is_imported", "total")
     ratings = [(r, q, IMPORTED_RATER if imported else name, total) for r, q, name, imported, total in rows]
     question_ids = {row[1] for row in ratings}
     questions = Question.objects.filter(pk__in=question_ids).values_list("pk", "full_score", "location", "external_id")
     full_scores = {pk: full for pk, full, _, _ in questions}
-    names = {pk: f"{location or external_id} #{pk}".strip() for pk, _, location, external_id in questions}
+    names = _question_names((pk, location, external_id) for pk, _, location, external_id in questions)
     return ratings, full_scores, names
 
 

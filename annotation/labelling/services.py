@@ -25,7 +25,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
@@ -47,6 +47,12 @@ from .rules import LabelInvalid, clean_label
 LOCK_TTL = timedelta(minutes=settings.REALMATH_LABEL_LOCK_MINUTES)
 ADJUDICATION_THRESHOLD = Decimal(str(settings.REALMATH_ADJUDICATION_THRESHOLD))
 MAX_DRAFT_CHARS = 200_000
+# Active time arrives from the browser as increments with each draft and save. One increment
+# counts for at most the wall time since this person's previous draft or save of the label (plus
+# a little slack for clocks and the request), and never more than the cap.
+ACTIVE_IDLE_SECONDS = 60  # the browser stops counting this long after the last key, click or scroll
+ACTIVE_INCREMENT_CAP_SECONDS = 1800
+ACTIVE_SLACK_SECONDS = 5
 
 
 class LabelConflict(Exception):
@@ -105,17 +111,44 @@ class SaveResult:
     created: bool
 
 
-def save_label(*, response, user, data, base_version, submit=False, annotation=None):
+def save_label(*, response, user, data, base_version, submit=False, annotation=None, active_seconds_delta=0):
     """Save (and with `submit`, submit) a label of `response`.
 
     `annotation` is the label being edited; without it, the user's own label (created on the
     first save, from base version 0). Raises NotAllowed, LabelInvalid (field errors) or
     LabelConflict (stale base version). Every attempt, accepted or refused, is logged.
+    `active_seconds_delta` is the active time measured in the browser since the last draft or
+    save; with the draft's gathered time it is added (bounded) to the annotator's own label.
     """
-    return _retrying(lambda: _save_label(response, user, data, base_version, submit, annotation))
+    return _retrying(
+        lambda: _save_label(response, user, data, base_version, submit, annotation, active_seconds_delta)
+    )
 
 
-def _save_label(response, user, data, base_version, submit, annotation):
+def bounded_increment(seconds, since, now=None):
+    """An active-time increment as counted: at most the wall time since `since` (+ slack), at most the cap."""
+    try:
+        seconds = max(0, int(seconds or 0))
+    except (TypeError, ValueError):
+        return 0
+    limit = ACTIVE_INCREMENT_CAP_SECONDS
+    if since is not None:
+        elapsed = ((now or timezone.now()) - since).total_seconds()
+        limit = min(limit, max(0, int(elapsed)) + ACTIVE_SLACK_SECONDS)
+    return min(seconds, limit)
+
+
+def _active_time(response, user, annotation, delta):
+    """Seconds to add to `annotation` on a save by `user`: the draft's gathered time and the
+    bounded increment; nothing for someone else's label (it records its annotator's time)."""
+    if annotation is not None and annotation.annotator_id not in (None, user.pk):
+        return 0
+    draft = LabelDraft.objects.filter(response=response, user=user).only("active_seconds", "updated").first()
+    since = draft.updated if draft else (annotation.updated if annotation is not None else None)
+    return (draft.active_seconds if draft else 0) + bounded_increment(delta, since)
+
+
+def _save_label(response, user, data, base_version, submit, annotation, active_seconds_delta=0):
     if annotation is not None:
         annotation = Annotation.objects.select_related("response__question__exam").get(pk=annotation.pk)
     else:
@@ -134,19 +167,20 @@ def _save_label(response, user, data, base_version, submit, annotation):
     except LabelInvalid as exc:
         _log_attempt(response, annotation, user, submit, base_version, "invalid", str(exc), data)
         raise
+    active = _active_time(response, user, annotation, active_seconds_delta)
     if annotation is None:
-        return _create_label(response, user, clean, base_version, submit, data)
-    return _update_label(response, annotation.pk, user, clean, base_version, submit, data)
+        return _create_label(response, user, clean, base_version, submit, data, active)
+    return _update_label(response, annotation.pk, user, clean, base_version, submit, data, active)
 
 
-def _create_label(response, user, clean, base_version, submit, data):
+def _create_label(response, user, clean, base_version, submit, data, active=0):
     if base_version != 0:
         current = Annotation.objects.filter(response=response, annotator=user).first()
         _log_attempt(response, current, user, submit, base_version, "conflict", "No such version.", data)
         raise LabelConflict(current, base_version)
     try:
         with transaction.atomic():
-            annotation = Annotation(response=response, annotator=user, version=1)
+            annotation = Annotation(response=response, annotator=user, version=1, active_seconds=active)
             _apply(annotation, response, user, clean, submit)
             annotation.save()
             _replace_step_labels(annotation, clean.step_labels, user)
@@ -159,9 +193,11 @@ def _create_label(response, user, clean, base_version, submit, data):
         raise LabelConflict(current, base_version) from None
 
 
-def _update_label(response, annotation_id, user, clean, base_version, submit, data):
+def _update_label(response, annotation_id, user, clean, base_version, submit, data, active=0):
     with transaction.atomic():
-        claimed = Annotation.objects.filter(pk=annotation_id, version=base_version).update(version=base_version + 1)
+        claimed = Annotation.objects.filter(pk=annotation_id, version=base_version).update(
+            version=base_version + 1, active_seconds=F("active_seconds") + active
+        )
         if claimed:
             annotation = Annotation.objects.get(pk=annotation_id)
             _apply(annotation, response, user, clean, submit)
@@ -235,12 +271,13 @@ def _payload(data):
 # --- drafts -------------------------------------------------------------------------------
 
 
-def save_draft(*, response, user, payload, base_version, annotation=None):
-    """Keep unsaved work server-side (autosave). Needs the right to label or edit."""
-    return _retrying(lambda: _save_draft(response, user, payload, base_version, annotation))
+def save_draft(*, response, user, payload, base_version, annotation=None, active_seconds_delta=0):
+    """Keep unsaved work server-side (autosave). Needs the right to label or edit. The active
+    time measured since the last draft or save is gathered on the draft (bounded)."""
+    return _retrying(lambda: _save_draft(response, user, payload, base_version, annotation, active_seconds_delta))
 
 
-def _save_draft(response, user, payload, base_version, annotation):
+def _save_draft(response, user, payload, base_version, annotation, active_seconds_delta=0):
     if annotation is not None and not selectors.can_edit_annotation(user, annotation):
         raise NotAllowed("You may not edit this label.")
     if annotation is None and not selectors.can_label(user, response):
@@ -249,9 +286,17 @@ def _save_draft(response, user, payload, base_version, annotation):
         raise LabelInvalid({"draft": ["Expected an object of reasonable size."]})
 
     with transaction.atomic():
+        previous = LabelDraft.objects.filter(response=response, user=user).only("active_seconds", "updated").first()
+        if previous is not None:
+            since = previous.updated
+        else:
+            own = annotation if annotation is not None else Annotation.objects.filter(response=response, annotator=user).first()
+            since = own.updated if own is not None else None
+        gathered = (previous.active_seconds if previous else 0) + bounded_increment(active_seconds_delta, since)
         draft, _ = LabelDraft.objects.update_or_create(
             response=response, user=user,
-            defaults={"payload": payload, "base_version": base_version, "annotation": annotation},
+            defaults={"payload": payload, "base_version": base_version, "annotation": annotation,
+                      "active_seconds": gathered},
         )
         if annotation is None or annotation.annotator_id == user.pk:
             _take_slot(response, user, complete=False)

@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -94,6 +94,7 @@ def label_response(request, pk):
         "draft": LabelDraftSerializer(draft).data if draft else None,
         "editable": editable,
         "ownLabel": annotation is None or annotation.annotator_id == user.pk,
+        "activeIdleSeconds": services.ACTIVE_IDLE_SECONDS,
         "verdicts": StepLabel.Verdict.choices,
         "urls": {
             "save": reverse("api-my-label", args=[response.pk])
@@ -170,8 +171,11 @@ def assign(request):
     annotators = list(get_user_model().objects.filter(groups__name="annotator", is_active=True).order_by("username"))
     if request.method == "POST":
         _assign_from_form(request, annotators)
-        return redirect("annotation:assign")
+        return redirect(f"{reverse('annotation:assign')}?{_assign_choices(request.POST).urlencode()}")
+    choices = _assign_choices(request.GET)
     context = {
+        "choices": choices,
+        "chosen_annotators": set(choices.getlist("annotators")) if "annotators" in choices else None,
         "annotators": annotators,
         "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
         "exams": Exam.objects.only("id", "name"),
@@ -180,6 +184,20 @@ def assign(request):
         "overview": selectors.assignment_overview(),
     }
     return render(request, "annotation/assign.html", context)
+
+
+ASSIGN_FIELDS = ("question", "exam", "source", "per_response", "strategy")
+
+
+def _assign_choices(data):
+    """The assign form's choices from a POST or the query string, so the form keeps them after a submit."""
+    choices = QueryDict(mutable=True)
+    for name in ASSIGN_FIELDS:
+        if data.get(name):
+            choices[name] = str(data[name])[:20]
+    if data.get("per_response") or data.getlist("annotators"):  # the form was sent: keep its ticks, even none
+        choices.setlist("annotators", [value[:20] for value in data.getlist("annotators")] or [""])
+    return choices
 
 
 def _assign_from_form(request, annotators):
@@ -232,6 +250,7 @@ def agreement(request):
         "metrics": MATRIX_METRICS,
         "filters": request.GET,
         "include_imported": include_imported,
+        "work": selectors.work_time(request.GET),
         "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
         "exams": Exam.objects.only("id", "name"),
     }

@@ -7,6 +7,7 @@ grading.judges.services); each written answer becomes a synthetic Response.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from decimal import Decimal
 
@@ -90,12 +91,14 @@ def start_generation_run(
     return run
 
 
-def run_generation_inline(run: GenerationRun) -> GenerationRun:
-    """Write a generation run's missing answers in this process (no Celery worker needed)."""
+def run_generation_inline(run: GenerationRun, *, complete: Callable | None = None) -> GenerationRun:
+    """Write a generation run's missing answers in this process (no Celery worker needed);
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
     open_states = GENERATION_OPEN_STATES
     ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
     for start in range(0, len(ids), run.chunk_size):
-        process_generation_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
+        process_generation_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size],
+                                 task_id=f"inline-{uuid.uuid4().hex}", complete=complete)
     _finish_generation_if_complete(run.pk, run.epoch)
     run.refresh_from_db()
     return run
@@ -178,7 +181,8 @@ def generation_messages(run: GenerationRun, question: Question) -> list[dict]:
     return messages
 
 
-def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None) -> ChunkReport:
+def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
+                             complete: Callable | None = None) -> ChunkReport:
     """Write the synthetic answers of the given items (the body of the Celery chunk task)."""
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
@@ -190,6 +194,7 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
     lease = lease_for(run.endpoint)
     target = endpoint_spec(run.endpoint)
     limiter = llm.limiter_for(target)
+    complete = complete or llm.complete
     items = list(
         GenerationItem.objects.filter(
             run=run, pk__in=item_ids, state__in=GENERATION_OPEN_STATES
@@ -202,7 +207,7 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
         call = llm.CallSpec(model=item.model, temperature=item.temperature, max_tokens=run.max_tokens)
         messages = generation_messages(run, item.question)
         try:
-            return messages, llm.complete(target, call, messages, limiter=limiter)
+            return messages, complete(target, call, messages, limiter=limiter)
         except llm.LlmCallFailed as exc:
             return messages, exc
         except Exception as exc:  # never let one answer stop the others

@@ -351,11 +351,14 @@ def resume_run(run, open_states, finish_if_complete, enqueue_run):
     return run
 
 
-def run_inline(run: JudgeRun) -> JudgeRun:
-    """Do a run's open work in this process, chunk after chunk (no Celery worker needed)."""
+def run_inline(run: JudgeRun, *, complete: Callable | None = None) -> JudgeRun:
+    """Do a run's open work in this process, chunk after chunk (no Celery worker needed).
+
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
     ids = list(run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True))
     for start in range(0, len(ids), run.chunk_size):
-        process_judge_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
+        process_judge_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}",
+                            complete=complete)
     _finish_if_complete(run.pk, run.epoch)
     run.refresh_from_db()
     return run
@@ -424,7 +427,8 @@ class ChunkReport:
     notes: list = field(default_factory=list)
 
 
-def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None) -> ChunkReport:
+def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
+                        complete: Callable | None = None) -> ChunkReport:
     """Judge the given items of a run (the body of the Celery chunk task)."""
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
@@ -441,14 +445,14 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
         .select_related("response__question")
         .order_by("id")
     )
-    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report)
+    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete)
     for item, key in deferred:
         _wait_for_other_owner(run, epoch, item, key, lease, report)
     _finish_if_complete(run.pk, epoch)
     return report
 
 
-def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
+def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete=None):
     """Keep up to `width` judgements in flight, claiming items in small batches just before
     they start and writing answers in batches as they come back.
 
@@ -457,7 +461,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
     worker elsewhere is on.
     """
     config = run.config
-    call = make_caller(config.endpoint, spec)
+    call = make_caller(config.endpoint, spec, complete)
     width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
     queue = deque((item, judge_input(item.response)) for item in items)
     waiting, in_flight, deferred = {}, {}, []
@@ -638,7 +642,7 @@ def _copy_result(donor, item, run):
     return copy
 
 
-def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec) -> Callable:
+def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec, complete: Callable | None = None) -> Callable:
     """The function kinds call to reach the LLM (no database access: it runs in threads)."""
     if endpoint is None:
         def no_llm(messages):
@@ -653,9 +657,10 @@ def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec) -> Callable:
         reasoning_effort=spec.reasoning_effort, extra_body=spec.extra_body,
     )
     limiter = llm.limiter_for(target)
+    complete = complete or llm.complete
 
     def call(messages):
-        return llm.complete(target, call_spec, messages, limiter=limiter)
+        return complete(target, call_spec, messages, limiter=limiter)
 
     return call
 

@@ -200,9 +200,14 @@ def _scatter(columns):
     return out
 
 
+def question_label(pk, location="", external_id=""):
+    """How a question is named in tables: its label and its typed id, e.g. '3-07 · question #1'."""
+    return " · ".join(filter(None, [location or external_id, f"question #{pk}"]))
+
+
 def _labels(question_ids, exam_ids):
     questions = {
-        pk: f"{location or external_id or 'question'} #{pk}"
+        pk: question_label(pk, location, external_id)
         for pk, location, external_id in Question.objects.filter(pk__in=question_ids).values_list(
             "pk", "location", "external_id"
         )
@@ -449,7 +454,7 @@ def category_summary(params=None):
     question_ids = {r[4] for r in rows}
     config_labels = {c.pk: str(c) for c in JudgeSetting.objects.filter(pk__in=config_ids).only("name", "version")}
     question_labels = {
-        pk: f"{location or external_id or 'question'} #{pk}"
+        pk: question_label(pk, location, external_id)
         for pk, location, external_id in Question.objects.filter(pk__in=question_ids).values_list(
             "pk", "location", "external_id"
         )

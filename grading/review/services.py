@@ -181,9 +181,10 @@ def _check_endpoint(endpoint):
 
 
 def start_meta_eval_run(*, endpoint, model, scope, threshold=selectors.DEFAULT_THRESHOLD, params=None, user=None,
-                        only_open=True, temperature=0.0, max_tokens=2048):
+                        only_open=True, temperature=0.0, max_tokens=2048, enqueue=True):
     """Queue the LLM meta-evaluator over a disagreement queue (cases still unclassified and
-    without a usable proposal, unless `only_open` is false). Returns the run."""
+    without a usable proposal, unless `only_open` is false). Returns the run; with
+    ``enqueue=False`` nothing is queued (call `process_meta_eval_chunk` here)."""
     if not str(model or "").strip():
         raise RunRefused("Name the model the meta-evaluator should use.")
     _check_endpoint(endpoint)
@@ -204,7 +205,8 @@ def start_meta_eval_run(*, endpoint, model, scope, threshold=selectors.DEFAULT_T
             prompt_version=PROMPT_VERSION, n_items=len(result_ids), created_by=user,
             selection={**scope.query(), "threshold": threshold, **{k: v for k, v in (params or {}).items() if v}},
         )
-        transaction.on_commit(lambda: _enqueue(run.pk, result_ids))
+        if enqueue:
+            transaction.on_commit(lambda: _enqueue(run.pk, result_ids))
     return run
 
 
@@ -221,9 +223,10 @@ def cancel_meta_eval_run(run):
     )
 
 
-def process_meta_eval_chunk(run_id, result_ids):
+def process_meta_eval_chunk(run_id, result_ids, complete=None):
     """Ask the meta-evaluator about some cases of a run and store each answer (safe to repeat:
-    a case that already has a proposal from this run is skipped). Returns how many were written."""
+    a case that already has a proposal from this run is skipped). Returns how many were written.
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
     run = MetaEvalRun.objects.select_related("endpoint").filter(pk=run_id).first()
     if run is None or run.status != MetaEvalRun.Status.RUNNING:
         return 0
@@ -240,7 +243,7 @@ def process_meta_eval_chunk(run_id, result_ids):
     workers = max(1, min(len(jobs), endpoint.max_concurrency, 8))
     written = 0
     with ThreadPoolExecutor(max_workers=workers) as pool:  # calls in threads; the database only here
-        futures = [(result, pool.submit(_ask, target, call, messages, limiter)) for result, messages in jobs]
+        futures = [(result, pool.submit(_ask, target, call, messages, limiter, complete)) for result, messages in jobs]
         for result, future in futures:
             meta = metas.get(result.pk) or MetaEvaluation.objects.get_or_create(result=result)[0]
             written += _record_proposal(run, meta, future.result())
@@ -252,9 +255,9 @@ def _endpoint_spec(endpoint):
     return endpoint_spec(endpoint)
 
 
-def _ask(target, call, messages, limiter):
+def _ask(target, call, messages, limiter, complete=None):
     try:
-        return llm.complete(target, call, messages, limiter=limiter)
+        return (complete or llm.complete)(target, call, messages, limiter=limiter)
     except llm.LlmCallFailed as exc:
         return exc
     except Exception as exc:  # anything unforeseen becomes a failed proposal, never a crashed chunk
@@ -351,8 +354,8 @@ def _candidate_responses(record, input_records):
         if fitting:
             return fitting, f"sample_id {sample} of the input file"
         notes.append(
-            f"sample_id {sample} of the input file is response "
-            + (", ".join(f"#{r.pk} (gold {_number(_float(r.gold_score))})" for r in found) or f"nothing ({reason})")
+            f"sample_id {sample} of the input file is "
+            + (", ".join(f"response #{r.pk} (gold {_number(_float(r.gold_score))})" for r in found) or f"nothing ({reason})")
             + f", not gold {_number(gt)}"
         )
     student = str(record.get("student_id_mapped") or record.get("student_id") or "").strip()
@@ -369,7 +372,7 @@ def _candidate_responses(record, input_records):
     fitting = [r for r in pool if _same(_float(r.gold_score), gt)]
     if fitting:
         return fitting, f"student {student[:12]}" + (f" at {location}" if at_location else "")
-    seen = ", ".join(f"#{r.pk} at {r.question.location or '?'} (gold {_number(_float(r.gold_score))})" for r in pool)
+    seen = ", ".join(f"response #{r.pk} at {r.question.location or '?'} (gold {_number(_float(r.gold_score))})" for r in pool)
     where = f" at {location}" if at_location else (f" (none at {location})" if location else "")
     notes.append(f"student {student[:12]} has {seen}{where}; none with gold {_number(gt)}")
     return [], "; ".join(notes)

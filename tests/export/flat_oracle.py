@@ -56,6 +56,7 @@ def tables_from_full_lines(lines):
                 "sub_scores": json.dumps(annotation.get("sub_scores"), ensure_ascii=False),
                 "submitted": bool(annotation.get("submitted")), "submitted_at": annotation.get("submitted_at"),
                 "version": annotation.get("version"), "comment": annotation.get("comment", ""),
+                "active_seconds": annotation.get("active_seconds", 0),
             })
             for step in annotation.get("step_labels", []):
                 tables.setdefault("step_labels", []).append({

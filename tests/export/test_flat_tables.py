@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 TYPES = {"string": pa.string(), "float": pa.float64(), "int": pa.int64(), "bool": pa.bool_()}
 SCHEMAS = {
     "responses": "sss" "ssfs" "sfsfsis",
-    "annotations": "sss" "sbfsbsis",
+    "annotations": "sss" "sbfsbsisi",
     "step_labels": "sss" "sisiisfss",
     "adjudications": "sss" "sfsss",
     "judge_results": "sss" "sisffsiifiissbs",

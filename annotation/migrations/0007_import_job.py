@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0005_export_job_heartbeat'),
+        ('annotation', '0006_label_active_seconds'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
