@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0006_label_active_seconds'),
+        ('annotation', '0007_step_label_quote_anchor'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
