@@ -1,24 +1,17 @@
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from accounts.decorators import annotator_required, reviewer_required
 from config.shortcuts import get_object_or_404
 
 from . import selectors
-from .export.load import import_dataset, read_dataset_upload
 from .forms import DatasetImportForm
-from .importers import ImportFormatError, import_ineqmath, import_realmath
-from .models import Exam, ImportReport, Question, Response
-
-
-def _import_full_export(raw, file_name, *, user=None, exam_name=None):
-    """A full JSONL export (or its zip): exams come from the file, so no exam name applies."""
-    return import_dataset(read_dataset_upload(raw, file_name), file_name, user=user)
-
-
-IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath, "dataset": _import_full_export}
+from .importers import ImportFormatError
+from .importers.jobs import IMPORTERS, create_import_job, job_progress, runs_in_background
+from .models import Exam, ImportJob, ImportReport, Question, Response
 
 
 @annotator_required
@@ -91,6 +84,9 @@ def dataset_import(request):
     form = DatasetImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
+        if runs_in_background(upload):
+            job = create_import_job(request.user, form.cleaned_data["format"], upload, form.cleaned_data["exam"])
+            return redirect("annotation:import_job", pk=job.pk)
         importer = IMPORTERS[form.cleaned_data["format"]]
         kwargs = {"exam_name": form.cleaned_data["exam"]} if form.cleaned_data["exam"] else {}
         try:
@@ -101,7 +97,27 @@ def dataset_import(request):
             messages.success(request, f"Imported {upload.name}.")
             return redirect("annotation:import_report", pk=result.report_id)
     reports = ImportReport.objects.select_related("created_by")[:20]
-    return render(request, "annotation/import.html", {"form": form, "reports": reports})
+    jobs = ImportJob.objects.exclude(status=ImportJob.Status.DONE).select_related("created_by")[:10]
+    return render(request, "annotation/import.html", {"form": form, "reports": reports, "jobs": jobs})
+
+
+def import_job_state(job):
+    done, total = job_progress(job)
+    percent = 100 if job.status == ImportJob.Status.DONE else (int(100 * done / total) if total else 0)
+    report = reverse("annotation:import_report", args=[job.report_id]) if job.report_id else None
+    return {"id": job.pk, "status": job.status, "done": done, "total": total, "percent": percent, "error": job.error,
+            "report": report}
+
+
+@reviewer_required
+def import_job(request, pk):
+    job = get_object_or_404(ImportJob, pk=pk)
+    return render(request, "annotation/import_job.html", {"job": job, "state": import_job_state(job)})
+
+
+@reviewer_required
+def import_job_progress(request, pk):
+    return JsonResponse(import_job_state(get_object_or_404(ImportJob, pk=pk)))
 
 
 @reviewer_required

@@ -1,17 +1,27 @@
-"""Import speed: our RealMath-Eval importer vs a bare json.load + bulk insert.
+"""Import speed and memory: our RealMath-Eval importer vs a bare json.load + bulk insert.
 
-Generates a release-format file of N responses (default 10,000) over 14 problems, imports it
-with `import_realmath` (validation, rubric parsing, idempotency checks, history rows, imported
-gold annotations, import report), then times the baseline: json.load and one bulk insert of
-the same responses with no checks, no history and no annotations, into a fresh exam.
+Generates a release-format file of N responses (default 10,000) over 14 problems, then, each in
+a fresh child process (so that peak memory is its own) on a fresh scratch database:
+
+  ours      import_realmath: validation, rubric parsing, idempotency checks, history rows,
+            imported gold labels, import report; then the same file again (all skipped)
+  baseline  json.load and one bulk insert of the same responses with no checks, no history
+            and no labels
+
+With DATABASE_URL set (PostgreSQL), both children use that database: point it at an empty
+scratch database.
 
     .venv/bin/python bench/import_bench.py [--n 10000]
 """
 import argparse
 import json
+import os
 import random
+import shutil
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -23,16 +33,16 @@ SAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "demo" / "realmat
 def generate(n, path, seed=7):
     template = json.loads(SAMPLE.read_text())
     rng = random.Random(seed)
-    records = []
-    for i in range(n):
-        base = dict(template[i % len(template)])
-        problem = i % 14
-        base["problem_statement"] = f"[Problem {problem}] " + base["problem_statement"]
-        base["student_response"] = base["student_response"] + f"\n(answer sheet {i})"
-        base["student_id"] = f"{rng.getrandbits(128):032x}"
-        records.append(base)
-    path.write_text(json.dumps(records, ensure_ascii=False))
-    return records
+    with path.open("w") as handle:
+        handle.write("[")
+        for i in range(n):
+            base = dict(template[i % len(template)])
+            problem = i % 14
+            base["problem_statement"] = f"[Problem {problem}] " + base["problem_statement"]
+            base["student_response"] = base["student_response"] + f"\n(answer sheet {i})"
+            base["student_id"] = f"{rng.getrandbits(128):032x}"
+            handle.write(("," if i else "") + json.dumps(base, ensure_ascii=False))
+        handle.write("]")
 
 
 def baseline(path):
@@ -61,37 +71,73 @@ def baseline(path):
     Response.objects.bulk_create(rows, batch_size=1000)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10_000)
-    args = parser.parse_args()
+def child(kind, path):
+    import resource
+
     setup_django()
     from django.db import connection
 
     from annotation.importers import import_realmath
     from annotation.models import Response
 
-    path = Path(tempfile.mkdtemp()) / "release.json"
-    generate(args.n, path)
-    raw = path.read_bytes()
     times = {}
-    with timed(times, "ours"):
-        result = import_realmath(raw, path.name)
-    with timed(times, "reimport"):
-        again = import_realmath(raw, path.name)
-    with timed(times, "baseline"):
-        baseline(path)
-    assert result.counts["responses_created"] == args.n and again.counts["responses_created"] == 0
-    assert Response.objects.count() == 2 * args.n
+    cpu = time.process_time()
+    if kind == "ours":  # as import_realmath the command does: the open file, read in blocks
+        with timed(times, "seconds"), path.open("rb") as stream:
+            result = import_realmath(stream, path.name)
+        times["cpu"] = time.process_time() - cpu
+        with timed(times, "reimport"), path.open("rb") as stream:
+            again = import_realmath(stream, path.name)
+        assert result.counts["responses_created"] == result.counts["records"] and again.counts["responses_created"] == 0
+    else:
+        before = Response.objects.count()
+        with timed(times, "seconds"):
+            baseline(path)
+        times["cpu"] = time.process_time() - cpu
+        assert Response.objects.count() > before
+    times["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    times["vendor"] = connection.vendor
+    print(json.dumps(times))
+
+
+def run_child(kind, path):
+    env = {**os.environ, "REALMATH_IMPORT_MAX_BYTES": str(path.stat().st_size + 1)}
+    result = subprocess.run([sys.executable, __file__, "--child", kind, "--file", str(path)], check=True,
+                            capture_output=True, text=True, env=env)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--child", choices=["ours", "baseline"])
+    parser.add_argument("--file")
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, Path(args.file))
+        return
+    folder = Path(tempfile.mkdtemp())
+    path = folder / "release.json"
+    generate(args.n, path)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    ours = run_child("ours", path)
+    theirs = run_child("baseline", path)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    size_mb = path.stat().st_size / 1e6
+    shutil.rmtree(folder, ignore_errors=True)
+    ratio = ours["seconds"] / theirs["seconds"]
+    cpu_ratio = ours["cpu"] / theirs["cpu"]
     rows = [
-        ["import_realmath (ours)", f"{times['ours']:.2f}", f"{args.n / times['ours']:,.0f}"],
-        ["re-import, all skipped (ours)", f"{times['reimport']:.2f}", f"{args.n / times['reimport']:,.0f}"],
-        ["json.load + bulk insert (baseline)", f"{times['baseline']:.2f}", f"{args.n / times['baseline']:,.0f}"],
+        ["import_realmath (ours)", f"{ours['seconds']:.2f}", f"{ours['cpu']:.2f}", f"{args.n / ours['seconds']:,.0f}",
+         f"{ours['peak_mb']:.0f}"],
+        ["re-import, all skipped (ours)", f"{ours['reimport']:.2f}", "", f"{args.n / ours['reimport']:,.0f}", ""],
+        ["json.load + bulk insert (baseline)", f"{theirs['seconds']:.2f}", f"{theirs['cpu']:.2f}",
+         f"{args.n / theirs['seconds']:,.0f}", f"{theirs['peak_mb']:.0f}"],
     ]
     print_table(
-        f"Import of {args.n:,} release-format responses on {connection.vendor} "
-        f"({len(raw) / 1e6:.1f} MB); ours / baseline = {times['ours'] / times['baseline']:.2f}x",
-        ["path", "seconds", "rows/s"],
+        f"Import of {args.n:,} release-format responses on {ours['vendor']} "
+        f"({size_mb:.1f} MB); ours / baseline = {ratio:.2f}x in time, {cpu_ratio:.2f}x in CPU time",
+        ["path", "seconds", "CPU s", "rows/s", "peak RSS MB"],
         rows,
     )
 

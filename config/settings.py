@@ -166,6 +166,9 @@ EXPORT_ROOT = env_path("REALMATH_EXPORT_ROOT", VAR_DIR / "exports")
 # A running export whose worker gave no sign of life for this long is marked failed (worker killed).
 EXPORT_STALE_SECONDS = 300
 IMPORT_MAX_BYTES = env_int("REALMATH_IMPORT_MAX_BYTES", 200 * 1024 * 1024)
+# Uploads larger than this are imported by a worker, with a progress bar; smaller ones at once.
+IMPORT_SYNC_MAX_BYTES = env_int("REALMATH_IMPORT_SYNC_MAX_BYTES", 2 * 1024 * 1024)
+IMPORT_ROOT = env_path("REALMATH_IMPORT_ROOT", VAR_DIR / "imports")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -8,7 +8,8 @@ an endpoint only names the environment variable that holds its key.
 from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Value
+from django.db.models.functions import NullIf
 
 from annotation.export.load import user_named
 from annotation.importers import ImportFormatError
@@ -23,21 +24,11 @@ CONFIG_FIELDS = ["kind", "model", "temperature", "max_tokens", "reasoning_effort
                  "second_opinion"]
 RESULT_FIELDS = ["cache_key", "status", "score", "spread", "rationale", "raw_output", "parse_status", "step_verdicts",
                  "samples", "prompt_tokens", "completion_tokens", "latency_ms", "attempts", "errors", "provenance"]
+JSON_RESULT_FIELDS = {"step_verdicts", "samples", "errors", "provenance"}
 PROPOSAL_FIELDS = ["model", "status", "category", "analysis", "is_ood", "data", "raw_output", "error", "errors",
                    "prompt_tokens", "completion_tokens", "latency_ms"]
 META_FIELDS = ["category", "analysis", "is_ood", "direction", "judge_score", "gold_score", "proposed_by",
                "kept_proposal", "provenance", "version"]
-
-FLAT_COLUMNS = {
-    "judge_results": [
-        ("response_key", "string"), ("question_location", "string"), ("source", "string"),
-        ("config", "string"), ("config_version", "int"), ("status", "string"), ("score", "float"),
-        ("spread", "float"), ("parse_status", "string"), ("prompt_tokens", "int"), ("completion_tokens", "int"),
-        ("cost", "float"), ("latency_ms", "int"), ("attempts", "int"), ("meta_category", "string"),
-        ("meta_direction", "string"), ("validation_right", "bool"), ("rationale", "string"),
-    ],
-}
-
 
 def _stamp(value):
     return None if value is None else value.isoformat()
@@ -121,11 +112,15 @@ def _result_line(row, meta, validation):
 def export_responses(response_ids):
     # Results come as plain rows (there are many; model instances cost more than the rest of the
     # export); their meta-evaluations and validations, which are few, as objects.
+    from annotation.export.full import decode_json_fields, json_text
+
+    json_fields = [f for f in RESULT_FIELDS if f in JSON_RESULT_FIELDS]
     rows = (
         JudgeResult.objects.filter(response_id__in=response_ids)
         .exclude(status=JudgeResult.Status.RUNNING)
         .order_by("response_id", "config__name", "config__version", "cache_key")
-        .values("id", "response_id", "config__name", "config__version", "cost", "finished", *RESULT_FIELDS)
+        .values("id", "response_id", "config__name", "config__version", "cost", "finished",
+                *[f for f in RESULT_FIELDS if f not in json_fields], **json_text(*json_fields))
     )
     metas = {
         meta.result_id: meta
@@ -138,27 +133,34 @@ def export_responses(response_ids):
         for validation in StepJudgeValidation.objects.filter(result__response_id__in=response_ids).select_related("validated_by")
     }
     sections = {response_id: {"judge_results": []} for response_id in response_ids}
-    for row in rows.iterator(chunk_size=2000):
+    for row in decode_json_fields(rows.iterator(chunk_size=2000), json_fields):
         line = _result_line(row, metas.get(row["id"]), validations.get(row["id"]))
         sections[row["response_id"]]["judge_results"].append(line)
     return sections
 
 
-def flat_rows(line_results):
-    """judge_results table rows of one response line (the key columns are added by the caller)."""
-    rows = []
-    for result in line_results:
-        meta = result.get("meta_evaluation") or {}
-        validation = result.get("validation") or {}
-        rows.append({
-            "config": result["config"], "config_version": result["config_version"], "status": result["status"],
-            "score": result["score"], "spread": result["spread"], "parse_status": result["parse_status"],
-            "prompt_tokens": result["prompt_tokens"], "completion_tokens": result["completion_tokens"],
-            "cost": float(result["cost"]), "latency_ms": result["latency_ms"], "attempts": result["attempts"],
-            "meta_category": meta.get("category") or None, "meta_direction": meta.get("direction") or None,
-            "validation_right": validation.get("verdict_right"), "rationale": result["rationale"],
-        })
-    return rows
+def flat_tables(responses):
+    """The judge_results table of the flat exports (one SQL query; see annotation.export.tables)."""
+    from annotation.export.tables import KEY_COLUMNS, FlatTable, as_float, key_columns
+
+    rows = (
+        JudgeResult.objects.filter(response__in=responses.values("pk"))
+        .exclude(status=JudgeResult.Status.RUNNING)
+        .order_by("response_id", "config__name", "config__version", "cache_key")
+        .values_list(
+            *key_columns("response__"), "config__name", "config__version", "status", "score", "spread", "parse_status",
+            "prompt_tokens", "completion_tokens", as_float("cost"), "latency_ms", "attempts",
+            NullIf("meta_evaluation__category", Value("")), NullIf("meta_evaluation__direction", Value("")),
+            "validation__verdict_right", "rationale", "response_id",
+        )
+    )
+    columns = KEY_COLUMNS + [
+        ("config", "string"), ("config_version", "int"), ("status", "string"), ("score", "float"),
+        ("spread", "float"), ("parse_status", "string"), ("prompt_tokens", "int"), ("completion_tokens", "int"),
+        ("cost", "float"), ("latency_ms", "int"), ("attempts", "int"), ("meta_category", "string"),
+        ("meta_direction", "string"), ("validation_right", "bool"), ("rationale", "string"),
+    ]
+    return [FlatTable("judge_results", columns, rows)]
 
 
 # --- import ---------------------------------------------------------------------------------

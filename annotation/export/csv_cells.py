@@ -24,3 +24,8 @@ def safe_row(row):
     if isinstance(row, dict):
         return {key: safe_cell(value) for key, value in row.items()}
     return [safe_cell(value) for value in row]
+
+
+def safe_text_column(values):
+    """safe_cell over a column of text cells (str or None) at once."""
+    return [("'" + value) if value is not None and value.startswith(FORMULA_STARTS) else value for value in values]

@@ -1,4 +1,5 @@
 """Import of our own full JSONL export: reproduces the data, idempotent, all or nothing."""
+import codecs
 import json
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
@@ -8,7 +9,7 @@ from django.db import transaction
 
 from accounts.services import ensure_role_groups
 
-from ..importers.common import ImportFormatError, ImportResult, sha256_of
+from ..importers.common import ImportFormatError, ImportResult, as_stream, sha256_of, stream_size
 from ..models import (
     Adjudication,
     Annotation,
@@ -33,17 +34,29 @@ REQUIRED = {
 }
 
 
-def parse_lines(raw, file_name):
-    """Parse and check every line before anything is written."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{file_name}: not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
+def _line_types():
     extra_types = set()
     for module in section_modules():
         extra_types |= set(getattr(module, "GLOBAL_TYPES", ()))
-    lines = []
-    for number, content in enumerate(text.splitlines(), start=1):
+    return CORE_TYPES | extra_types
+
+
+def iter_lines(stream, file_name):
+    """Parse and check the lines of a binary file one at a time (memory holds one line).
+
+    Lines end at "\\n" only: JSON text may hold other line separators (U+2028, ...) inside strings.
+    """
+    types = _line_types()
+    offset = 0
+    stream.seek(0)
+    for number, data in enumerate(stream, start=1):
+        start, offset = offset, offset + len(data)
+        if number == 1 and data.startswith(codecs.BOM_UTF8):
+            data, start = data[len(codecs.BOM_UTF8) :], start + len(codecs.BOM_UTF8)
+        try:
+            content = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ImportFormatError(f"{file_name}: not UTF-8 text ({exc.reason} at byte {start + exc.start}).") from exc
         if not content.strip():
             continue
         try:
@@ -55,16 +68,21 @@ def parse_lines(raw, file_name):
         if not isinstance(line, dict):
             raise ImportFormatError(f"line {number}: expected an object, got {type(line).__name__}.")
         kind = line.get("type")
-        if kind not in CORE_TYPES | extra_types:
+        if kind not in types:
             raise ImportFormatError(f"line {number}: unknown line type {kind!r}.")
         for field in REQUIRED.get(kind, []):
             if field not in line or line[field] is None:
                 raise ImportFormatError(f"line {number}: {kind} line is missing field '{field}'.")
         line["_line"] = number
-        lines.append(line)
-    if not lines:
+        yield line
+
+
+def check_lines(stream, file_name):
+    """Check every line before anything is written; returns how many lines there are."""
+    count = sum(1 for _ in iter_lines(stream, file_name))
+    if not count:
         raise ImportFormatError(f"{file_name}: the file holds no lines.")
-    return lines
+    return count
 
 
 def _dec(value, line, field):
@@ -267,13 +285,21 @@ def read_dataset_upload(raw, file_name):
 
 
 @transaction.atomic
-def import_dataset(raw, file_name, *, user=None):
-    """Import a full JSONL export given as bytes."""
-    lines = parse_lines(raw, file_name)
-    result = ImportResult(kind="dataset", file_name=file_name, sha256=sha256_of(raw))
+def import_dataset(raw, file_name, *, user=None, on_progress=None):
+    """Import a full JSONL export given as bytes or a binary file.
+
+    Two passes over the file: every line is checked first, then loaded; memory holds one line
+    at a time (and the users, exams, questions and settings met so far).
+    """
+    stream = as_stream(raw)
+    count = check_lines(stream, file_name)
+    result = ImportResult(kind="dataset", file_name=file_name, sha256=sha256_of(stream))
     context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups(), "importer": user}
     modules = section_modules()
-    for line in lines:
+    size = stream_size(stream)
+    for number, line in enumerate(iter_lines(stream, file_name), start=1):
+        if on_progress and number % 500 == 0:
+            on_progress(stream.tell(), size)
         kind = line["type"]
         if kind == "user":
             _load_user(line, context)
@@ -289,7 +315,7 @@ def import_dataset(raw, file_name, *, user=None):
                     module.import_global(line, context)
     for key in ("questions_created", "questions_skipped", "responses_created", "responses_skipped"):
         result.counts.setdefault(key, 0)
-    result.counts["lines"] = len(lines)
+    result.counts["lines"] = count
     report = ImportReport.objects.create(
         kind=result.kind, file_name=file_name, file_sha256=result.sha256, created_by=user, counts=result.counts
     )

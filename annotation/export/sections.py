@@ -7,7 +7,9 @@ An app joins the full JSONL export with a module `<app>.exchange` that may defin
 - `referenced_usernames(response_ids)`: users its sections name (exported as user lines);
 - `export_responses(response_ids)`: {response_id: {section: data}} merged into response lines;
 - `import_global(line, context)`: creates what one of its global lines describes;
-- `import_response(response, line, context)`: creates its sections of one response line.
+- `import_response(response, line, context)`: creates its sections of one response line;
+- `flat_tables(responses)`: its tables of the CSV and Parquet exports, as
+  `annotation.export.tables.FlatTable`s (one SQL query each, rows in response order).
 
 `context` is a dict shared through one import (users by name, objects by natural key, ...).
 """

@@ -1,111 +1,192 @@
-"""Flat tables for analysis (CSV and Parquet), built from the full export's response lines.
+"""Flat tables for analysis (CSV and Parquet), read straight from the database.
 
-Each table has a fixed, typed column list so that chunks written one after another share
-one schema. A response is named in every table by `response_key` (question key prefix and
-student id) plus its question location and source, so tables join without database ids.
-Sections of other apps (lists of objects in a response line, e.g. judge results) become
-tables of their own: with the columns of `<app>.exchange.FLAT_COLUMNS` and rows from its
-`flat_rows(items)` when given, else every field as text (JSON for nested values).
+Each table is one SQL query: the database does the joins, the per-response counts and the
+ordering (responses by id, then each table's own order), and the rows stream from a cursor
+(server-side on PostgreSQL) into Arrow record batches of a fixed size, so memory depends on
+the batch size, not on the number of responses. A response is named in every table by
+`response_key` (question key prefix and student id) plus its question location and source,
+so tables join without database ids.
+
+Other apps add tables with a `flat_tables(responses)` function in their exchange module
+(see sections.py) returning `FlatTable`s built with `key_columns` below.
 """
 import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
+from django.db import connection
+from django.db.models import Case, CharField, Count, F, FloatField, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models.functions import Cast, Coalesce, Concat, Substr
+
+from ..models import Adjudication, Annotation, Response, StepLabel
 from .sections import section_modules
 
+BATCH_ROWS = 10_000
+BATCH_BYTES = 8 * 1024 * 1024  # long transcripts make batches of fewer rows
 KEY_COLUMNS = [("response_key", "string"), ("question_location", "string"), ("source", "string")]
-
-CORE_TABLES = {
-    "responses": KEY_COLUMNS + [
-        ("question_key", "string"), ("level", "string"), ("full_score", "float"), ("student_id", "string"),
-        ("generator_model", "string"), ("generator_temperature", "float"), ("status", "string"),
-        ("gold_score", "float"), ("gold_status", "string"), ("n_annotations", "int"), ("transcript", "string"),
-    ],
-    "annotations": KEY_COLUMNS + [
-        ("rater", "string"), ("is_imported", "bool"), ("total", "float"), ("sub_scores", "string"),
-        ("submitted", "bool"), ("submitted_at", "string"), ("version", "int"), ("comment", "string"),
-        ("active_seconds", "int"),
-    ],
-    "step_labels": KEY_COLUMNS + [
-        ("rater", "string"), ("checkpoint", "int"), ("sub_question", "string"), ("start", "int"), ("end", "int"),
-        ("verdict", "string"), ("awarded_points", "float"), ("quote", "string"), ("comment", "string"),
-    ],
-    "adjudications": KEY_COLUMNS + [
-        ("reviewer", "string"), ("gold_score", "float"), ("chosen", "string"), ("reason", "string"), ("created", "string"),
-    ],
-}
-CORE_SECTIONS = {"annotations", "adjudications", "assignments"}
+# Column kinds: string, float, int, bool as they are; json (a JSON field) and time (a date-time)
+# are written as text, the way the full JSONL export writes them.
+ARROW_TYPES = {"string": "string", "json": "string", "time": "string", "float": "float64", "int": "int64", "bool": "bool_"}
 
 
-def _float(value):
-    return None if value is None or value == "" else float(value)
+@dataclass
+class FlatTable:
+    """One table: typed columns and a values_list query giving them in order, then the response id."""
+
+    name: str
+    columns: list
+    queryset: object
 
 
-def response_key(line):
-    return f"{line['question'][:12]}/{line['student_id']}"
+def key_columns(prefix=""):
+    """Expressions of the key columns for a model reached from Response by `prefix` ("" or "response__")."""
+    return [
+        Concat(Substr(f"{prefix}question__statement_hash", 1, 12), Value("/"), f"{prefix}student_id",
+               output_field=CharField()),
+        F(f"{prefix}question__location"),
+        F(f"{prefix}source"),
+    ]
 
 
-class TableBuilder:
-    """Turns response lines (and the questions before them) into typed rows per table."""
+def as_float(name):
+    return Cast(name, FloatField())
 
-    def __init__(self):
-        self.questions = {}
-        self.columns = dict(CORE_TABLES)
-        self.flatteners = {}
-        for module in section_modules():
-            self.columns.update(getattr(module, "FLAT_COLUMNS", {}))
-            for table in getattr(module, "FLAT_COLUMNS", {}):
-                if hasattr(module, "flat_rows"):
-                    self.flatteners[table] = module.flat_rows
 
-    def add_question(self, line):
-        self.questions[line["key"]] = line
+def _rater(prefix=""):
+    return Case(When(**{f"{prefix}is_imported": True}, then=Value("imported")),
+                default=F(f"{prefix}annotator__username"), output_field=CharField())
 
-    def rows(self, line):
-        question = self.questions.get(line["question"], {})
-        key = {"response_key": response_key(line), "question_location": question.get("location", ""), "source": line["source"]}
-        tables = {name: [] for name in self.columns}
-        tables["responses"].append({
-            **key, "question_key": line["question"], "level": question.get("level", ""),
-            "full_score": _float(question.get("full_score")), "student_id": line["student_id"],
-            "generator_model": line.get("generator_model", ""), "generator_temperature": line.get("generator_temperature"),
-            "status": line.get("status"), "gold_score": _float(line.get("gold_score")),
-            "gold_status": line.get("gold_status"), "n_annotations": len(line.get("annotations", [])),
-            "transcript": line["transcript"],
-        })
-        for annotation in line.get("annotations", []):
-            rater = "imported" if annotation.get("is_imported") else annotation.get("annotator")
-            tables["annotations"].append({
-                **key, "rater": rater, "is_imported": bool(annotation.get("is_imported")),
-                "total": _float(annotation.get("total")), "sub_scores": json.dumps(annotation.get("sub_scores"), ensure_ascii=False),
-                "submitted": bool(annotation.get("submitted")), "submitted_at": annotation.get("submitted_at"),
-                "version": annotation.get("version"), "comment": annotation.get("comment", ""),
-                "active_seconds": annotation.get("active_seconds", 0),
-            })
-            for step in annotation.get("step_labels", []):
-                tables["step_labels"].append({
-                    **key, "rater": rater, "checkpoint": step.get("checkpoint"), "sub_question": step.get("sub_question"),
-                    "start": step.get("start"), "end": step.get("end"), "verdict": step.get("verdict"),
-                    "awarded_points": _float(step.get("awarded_points")), "quote": step.get("quote", ""),
-                    "comment": step.get("comment", ""),
-                })
-        for adjudication in line.get("adjudications", []):
-            tables["adjudications"].append({
-                **key, "reviewer": adjudication.get("reviewer"), "gold_score": _float(adjudication.get("gold_score")),
-                "chosen": adjudication.get("chosen"), "reason": adjudication.get("reason", ""),
-                "created": adjudication.get("created"),
-            })
-        for section, items in line.items():
-            if section in CORE_SECTIONS or not isinstance(items, list) or not items or not isinstance(items[0], dict):
-                continue
-            flatten = self.flatteners.get(section)
-            rows = flatten(items) if flatten else [{k: self._cell(v) for k, v in item.items()} for item in items]
-            tables.setdefault(section, []).extend({**key, **row} for row in rows)
-        return tables
 
-    @staticmethod
-    def _cell(value):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True) if isinstance(value, (dict, list)) else value
+def _annotation_order(prefix=""):
+    return [f"{prefix}response_id", f"{prefix}is_imported", f"{prefix}annotator__username", f"{prefix}id"]
 
-    def columns_for(self, table, first_row):
-        if table in self.columns:
-            return self.columns[table]
-        return KEY_COLUMNS + [(name, "string") for name in first_row if name not in dict(KEY_COLUMNS)]
+
+def core_tables(responses):
+    """The tables of the annotation app for the responses in a queryset."""
+    selected = responses.values("pk")
+    n_annotations = Subquery(
+        Annotation.objects.filter(response=OuterRef("pk")).order_by().values("response").annotate(n=Count("*")).values("n"),
+        output_field=IntegerField(),
+    )
+    chosen_here = Q(chosen_annotation__response=F("response"))
+    chosen = Case(
+        When(chosen_here & Q(chosen_annotation__is_imported=True), then=Value("imported")),
+        When(chosen_here, then=F("chosen_annotation__annotator__username")),
+        default=None, output_field=CharField(),
+    )
+    return [
+        FlatTable("responses", KEY_COLUMNS + [
+            ("question_key", "string"), ("level", "string"), ("full_score", "float"), ("student_id", "string"),
+            ("generator_model", "string"), ("generator_temperature", "float"), ("status", "string"),
+            ("gold_score", "float"), ("gold_status", "string"), ("n_annotations", "int"), ("transcript", "string"),
+        ], Response.objects.filter(pk__in=selected).order_by("id").values_list(
+            *key_columns(), "question__statement_hash", "question__level", as_float("question__full_score"),
+            "student_id", "generator_model", "generator_temperature", "status", as_float("gold_score"), "gold_status",
+            Coalesce(n_annotations, 0), "transcript", "id",
+        )),
+        FlatTable("annotations", KEY_COLUMNS + [
+            ("rater", "string"), ("is_imported", "bool"), ("total", "float"), ("sub_scores", "json"),
+            ("submitted", "bool"), ("submitted_at", "time"), ("version", "int"), ("comment", "string"),
+            ("active_seconds", "int"),
+        ], Annotation.objects.filter(response__in=selected).order_by(*_annotation_order()).values_list(
+            *key_columns("response__"), _rater(), "is_imported", as_float("total"), "sub_scores", "submitted",
+            "submitted_at", "version", "comment", "active_seconds", "response_id",
+        )),
+        FlatTable("step_labels", KEY_COLUMNS + [
+            ("rater", "string"), ("checkpoint", "int"), ("sub_question", "string"), ("start", "int"), ("end", "int"),
+            ("verdict", "string"), ("awarded_points", "float"), ("quote", "string"), ("comment", "string"),
+        ], StepLabel.objects.filter(annotation__response__in=selected).order_by(
+            *_annotation_order("annotation__"), "start", "id"
+        ).values_list(
+            *key_columns("annotation__response__"), _rater("annotation__"), "checkpoint__order", "sub_question__label",
+            "start", "end", "verdict", as_float("awarded_points"), "quote", "comment", "annotation__response_id",
+        )),
+        FlatTable("adjudications", KEY_COLUMNS + [
+            ("reviewer", "string"), ("gold_score", "float"), ("chosen", "string"), ("reason", "string"),
+            ("created", "time"),
+        ], Adjudication.objects.filter(response__in=selected).order_by("response_id", "created", "id").values_list(
+            *key_columns("response__"), "reviewer__username", as_float("gold_score"), chosen, "reason", "created",
+            "response_id",
+        )),
+    ]
+
+
+def flat_tables(responses):
+    """Every table of the export: ours, then those of the other apps' exchange modules."""
+    tables = core_tables(responses)
+    for module in section_modules():
+        if hasattr(module, "flat_tables"):
+            tables.extend(module.flat_tables(responses))
+    return tables
+
+
+# --- reading ------------------------------------------------------------------------------
+
+def _json_text_sqlite(value):
+    # Django wrote the text with json.dumps (ASCII escapes); without escapes it is already
+    # what json.dumps(..., ensure_ascii=False) gives.
+    if value is None:
+        return "null"
+    return value if "\\u" not in value else json.dumps(json.loads(value), ensure_ascii=False)
+
+
+def _json_text(value):
+    return "null" if value is None else json.dumps(json.loads(value), ensure_ascii=False)
+
+
+def _time_sqlite(value):
+    # Naive UTC: a datetime where the column type is declared, else the stored text.
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC).isoformat()
+
+
+def _time(value):
+    return None if value is None else value.isoformat()
+
+
+def _arrays(pa, columns, values_by_column, sqlite):
+    arrays = []
+    for (_, kind), values in zip(columns, values_by_column):
+        if kind == "json":
+            values = list(map(_json_text_sqlite if sqlite else _json_text, values))
+        elif kind == "time":
+            values = list(map(_time_sqlite if sqlite else _time, values))
+        if kind == "bool" and sqlite:  # SQLite gives 0 and 1 for expressions, bools for columns
+            values = [None if v is None else bool(v) for v in values]
+        arrays.append(pa.array(values, type=getattr(pa, ARROW_TYPES[kind])()))
+    return arrays
+
+
+def schema(table):
+    import pyarrow as pa
+
+    return pa.schema([(name, getattr(pa, ARROW_TYPES[kind])()) for name, kind in table.columns])
+
+
+def iter_batches(table, batch_rows=BATCH_ROWS, batch_bytes=BATCH_BYTES):
+    """Yield (record batch, response id of its last row) for a table.
+
+    A batch has at most `batch_rows` rows, fewer when its rows are wide: the first is small, and
+    after each the row count is set so that the next holds about `batch_bytes`.
+    """
+    import pyarrow as pa
+
+    sql, params = table.queryset.query.sql_with_params()
+    table_schema = schema(table)
+    sqlite = connection.vendor == "sqlite"
+    width = len(table.columns)
+    # A named (server-side) cursor on PostgreSQL; SQLite steps through its result set as we fetch.
+    rows_wanted = min(batch_rows, 256)  # a first small batch measures how wide the rows are
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(rows_wanted):
+            values_by_column = list(zip(*rows))
+            batch = pa.record_batch(_arrays(pa, table.columns, values_by_column[:width], sqlite), schema=table_schema)
+            last = rows[-1][width]
+            del rows, values_by_column
+            yield batch, last
+            rows_wanted = min(batch_rows, max(16, batch_bytes * batch.num_rows // max(batch.nbytes, 1)))
+            del batch  # not alive while the next one is built

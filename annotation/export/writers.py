@@ -4,16 +4,16 @@ import hashlib
 import json
 from pathlib import Path
 
+from django.db.models import Max, Min
 from django.utils import timezone
 
-from .csv_cells import safe_row
+from . import tables
+from .csv_cells import safe_text_column
 from .full import SCHEMA_VERSION, iter_full_lines
 from .release import iter_release_records
 from .release import left_out as release_left_out
-from .tables import TableBuilder
 
 FORMATS = ("realmath", "jsonl", "csv", "parquet")
-ROWS_PER_BATCH = 2000
 
 
 def _sha256(path):
@@ -50,17 +50,24 @@ def _write_jsonl(queryset, out_dir, on_progress):
 
 
 class _CsvSink:
-    """A CSV table; text cells that a spreadsheet would run as a formula are neutralised (csv_cells)."""
+    """A CSV table written with Python's csv module, so cells read as before (True/False, 3.0, an empty
+    cell for null); text cells that a spreadsheet would run as a formula are neutralised (csv_cells)."""
 
     suffix = ".csv"
 
-    def __init__(self, path, columns):
+    def __init__(self, path, table):
         self.handle = open(path, "w", encoding="utf-8", newline="")
-        self.writer = csv.DictWriter(self.handle, fieldnames=[name for name, _ in columns], extrasaction="ignore")
-        self.writer.writeheader()
+        self.writer = csv.writer(self.handle)
+        self.writer.writerow([name for name, _ in table.columns])
 
-    def write(self, rows):
-        self.writer.writerows(safe_row(row) for row in rows)
+    def write(self, batch):
+        self.writer.writerows(zip(*(self.cells(batch, i) for i in range(batch.num_columns))))
+
+    @staticmethod
+    def cells(batch, index):
+        """The values of one column as CSV cells: the one place that turns Arrow values into cells."""
+        values = batch.column(index).to_pylist()
+        return safe_text_column(values) if batch.schema.field(index).type == "string" else values
 
     def close(self):
         self.handle.close()
@@ -68,57 +75,44 @@ class _CsvSink:
 
 class _ParquetSink:
     suffix = ".parquet"
-    TYPES = {"string": "string", "float": "float64", "int": "int64", "bool": "bool_"}
 
-    def __init__(self, path, columns):
-        import pyarrow as pa  # imported here: ~0.7 s, and only the Parquet format needs it
+    def __init__(self, path, table):
         import pyarrow.parquet as pq
 
-        self.pa = pa
-        self.columns = columns
-        self.schema = pa.schema([(name, getattr(pa, self.TYPES[kind])()) for name, kind in columns])
-        self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+        self.writer = pq.ParquetWriter(path, tables.schema(table), compression="zstd")
 
-    def write(self, rows):
-        arrays = []
-        for name, kind in self.columns:
-            values = [row.get(name) for row in rows]
-            if kind == "string":
-                values = [None if v is None else str(v) for v in values]
-            arrays.append(self.pa.array(values, type=self.schema.field(name).type))
-        self.writer.write_batch(self.pa.record_batch(arrays, schema=self.schema))
+    def write(self, batch):
+        self.writer.write_batch(batch)
 
     def close(self):
         self.writer.close()
 
 
 def _write_tables(queryset, out_dir, on_progress, sink_class):
-    builder = TableBuilder()
-    sinks, buffers, counts = {}, {}, {}
-
-    def flush(table):
-        if buffers.get(table):
-            if table not in sinks:
-                columns = builder.columns_for(table, buffers[table][0])
-                sinks[table] = (sink_class(out_dir / f"{table}{sink_class.suffix}", columns))
-            sinks[table].write(buffers[table])
-            counts[table] = counts.get(table, 0) + len(buffers[table])
-            buffers[table] = []
-
-    for line in iter_full_lines(queryset, on_progress=on_progress):
-        if line["type"] == "question":
-            builder.add_question(line)
-        if line["type"] != "response":
-            continue
-        for table, rows in builder.rows(line).items():
-            buffers.setdefault(table, []).extend(rows)
-            if len(buffers[table]) >= ROWS_PER_BATCH:
-                flush(table)
-    for table in list(buffers):
-        flush(table)
-    for sink in sinks.values():
-        sink.close()
-    return {f"{table}{sink_class.suffix}": rows for table, rows in counts.items()}
+    """One file per table that has rows, streamed batch by batch from the database."""
+    bounds = queryset.aggregate(low=Min("pk"), high=Max("pk"))
+    total = queryset.count()
+    span = (bounds["high"] - bounds["low"] + 1) if bounds["low"] is not None else 1
+    flat = tables.flat_tables(queryset)
+    counts = {}
+    for number, table in enumerate(flat):
+        sink = None
+        try:
+            for batch, last_response_id in tables.iter_batches(table):
+                if sink is None:
+                    sink = sink_class(out_dir / f"{table.name}{sink_class.suffix}", table)
+                sink.write(batch)
+                counts[table.name] = counts.get(table.name, 0) + batch.num_rows
+                del batch  # not alive while the next one is built
+                if on_progress:
+                    within = (last_response_id - bounds["low"] + 1) / span
+                    on_progress(int(total * (number + within) / len(flat)), total)
+        finally:
+            if sink is not None:
+                sink.close()
+    if on_progress:
+        on_progress(total, total)
+    return {f"{name}{sink_class.suffix}": rows for name, rows in counts.items()}
 
 
 def write_export(queryset, fmt, out_dir, *, filters=None, on_progress=None):

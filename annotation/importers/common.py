@@ -1,6 +1,9 @@
 """Shared pieces of the dataset importers: loading, field checks and results."""
+import codecs
 import hashlib
+import io
 import json
+import os
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -25,7 +28,8 @@ class ImportResult:
 
 
 def load_json_array(raw, file_name):
-    """Parse bytes as a JSON array of objects, or raise ImportFormatError."""
+    """Parse bytes (or a binary file) as a JSON array of objects, or raise ImportFormatError."""
+    raw = raw if isinstance(raw, (bytes, bytearray)) else raw.read()
     if len(raw) > settings.IMPORT_MAX_BYTES:
         raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
     if not raw.strip():
@@ -51,7 +55,144 @@ def load_json_array(raw, file_name):
 
 
 def sha256_of(raw):
-    return hashlib.sha256(raw).hexdigest()
+    """SHA-256 of bytes, or of a binary file read in blocks (left at its start)."""
+    if isinstance(raw, (bytes, bytearray)):
+        return hashlib.sha256(raw).hexdigest()
+    digest = hashlib.sha256()
+    raw.seek(0)
+    for block in iter(lambda: raw.read(1 << 20), b""):
+        digest.update(block)
+    raw.seek(0)
+    return digest.hexdigest()
+
+
+def as_stream(raw):
+    """A binary file for bytes or a binary file."""
+    return io.BytesIO(raw) if isinstance(raw, (bytes, bytearray)) else raw
+
+
+def stream_size(stream):
+    try:
+        return os.fstat(stream.fileno()).st_size
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        position = stream.seek(0, io.SEEK_END)
+        stream.seek(0)
+        return position
+
+
+class _TextWindow:
+    """The not yet parsed part of a file's text, read in blocks, with line and column bookkeeping."""
+
+    def __init__(self, stream, file_name, block):
+        self.stream, self.file_name, self.block = stream, file_name, block
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self.text, self.pos, self.eof, self.fed = "", 0, False, 0
+        self.line, self.column = 1, 0  # of text[0]
+
+    def more(self):
+        """Read one more block; False at the end of the file."""
+        if self.eof:
+            return False
+        data = self.stream.read(self.block)
+        self.eof = not data
+        try:
+            new = self.decoder.decode(data, final=self.eof)
+        except UnicodeDecodeError as exc:
+            pending = len(self.decoder.getstate()[0])
+            at = self.fed - pending + exc.start
+            raise ImportFormatError(f"{self.file_name}: not UTF-8 text ({exc.reason} at byte {at}).") from exc
+        self.fed += len(data)
+        self.drop()
+        self.text += new
+        return True
+
+    def drop(self):
+        """Forget the parsed text before pos."""
+        gone = self.text[: self.pos]
+        newlines = gone.count("\n")
+        if newlines:
+            self.line += newlines
+            self.column = len(gone) - gone.rindex("\n") - 1
+        else:
+            self.column += len(gone)
+        self.text, self.pos = self.text[self.pos :], 0
+
+    def where(self, pos):
+        before = self.text[:pos]
+        newlines = before.count("\n")
+        if newlines:
+            return self.line + newlines, len(before) - before.rindex("\n")
+        return self.line, self.column + pos + 1
+
+    def error(self, message, pos):
+        line, column = self.where(pos)
+        return ImportFormatError(f"{self.file_name}: not valid JSON: {message} at line {line}, column {column}.")
+
+    def skip_space(self):
+        """Move past white space; the next character, or "" at the end of the file."""
+        while True:
+            while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n":
+                self.pos += 1
+            if self.pos < len(self.text):
+                return self.text[self.pos]
+            if not self.more():
+                return ""
+
+    def value(self, decoder):
+        """Decode the JSON value at pos, reading more of the file while it is cut off."""
+        while True:
+            try:
+                value, end = decoder.raw_decode(self.text, self.pos)
+            except json.JSONDecodeError as exc:
+                if self.more():
+                    continue
+                raise self.error(exc.msg, exc.pos) from exc
+            if end == len(self.text) and self.more():  # a number may go on in the next block
+                continue
+            self.pos = end
+            return value
+
+
+def iter_json_array(raw, file_name, *, block=1 << 20):
+    """Yield (index, record) of a JSON array of objects in bytes or a binary file, reading the file
+    in blocks so that memory holds one record at a time, not the file. Raises ImportFormatError,
+    with the same messages as load_json_array, when the file is not such an array."""
+    stream = as_stream(raw)
+    if stream_size(stream) > settings.IMPORT_MAX_BYTES:
+        raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+    window, decoder = _TextWindow(stream, file_name, block), json.JSONDecoder()
+    first = window.skip_space()
+    if not first:
+        raise ImportFormatError(f"{file_name}: the file is empty.")
+    if first != "[":
+        data = window.value(decoder)
+        if window.skip_space():
+            raise window.error("Extra data", window.pos)
+        raise ImportFormatError(f"{file_name}: expected a JSON array of records, got {type(data).__name__}.")
+    window.pos += 1
+    index = 0
+    while True:
+        following = window.skip_space()
+        if following == "]" and index == 0:
+            window.pos += 1
+            break
+        if index:
+            if following == "]":
+                window.pos += 1
+                break
+            if following != ",":
+                raise window.error("Expecting ',' delimiter", window.pos)
+            window.pos += 1
+            window.skip_space()
+        record = window.value(decoder)
+        if not isinstance(record, dict):
+            raise ImportFormatError(f"record {index}: expected an object, got {type(record).__name__}.")
+        yield index, record
+        index += 1
+    if window.skip_space():
+        raise window.error("Extra data", window.pos)
+    if index == 0:
+        raise ImportFormatError(f"{file_name}: the array holds no records.")
 
 
 def _type_name(value):

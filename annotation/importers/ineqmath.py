@@ -35,7 +35,7 @@ def validate_record(record, index):
 
 
 @transaction.atomic
-def import_ineqmath(raw, file_name, *, exam_name=None, user=None):
+def import_ineqmath(raw, file_name, *, exam_name=None, user=None, on_progress=None):
     """Import IneqMath problems as questions; idempotent by problem text."""
     records = load_json_array(raw, file_name)
     cleaned_records = [validate_record(record, index) for index, record in enumerate(records)]
@@ -73,6 +73,8 @@ def import_ineqmath(raw, file_name, *, exam_name=None, user=None):
             },
         )
         result.count("questions_created")
+    if on_progress:
+        on_progress(len(records), len(records))
     result.counts.setdefault("questions_created", 0)
     result.counts.setdefault("questions_skipped", 0)
     result.counts["records"] = len(records)

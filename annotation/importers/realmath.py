@@ -3,11 +3,21 @@ import re
 
 from django.db import transaction
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
 
 from ..models import Annotation, Exam, ImportReport, Question, Response, RubricCheckpoint, SubQuestion, content_hash
 from ..rubric import parse_checkpoints, sub_question_label, sub_question_maxima
-from .common import ImportFormatError, ImportResult, load_json_array, number_type, require, sha256_of, to_decimal
+from .bulk import HistoryInserter
+from .common import (
+    ImportFormatError,
+    ImportResult,
+    as_stream,
+    iter_json_array,
+    number_type,
+    require,
+    sha256_of,
+    stream_size,
+    to_decimal,
+)
 
 HUMAN_ID = re.compile(r"^[0-9a-f]{16,64}$")
 SYNTHETIC_ID = re.compile(r"^(?P<model>.+?)_t_(?P<temperature>\d+(?:\.\d+)?)_(?P<sample>[0-9_]+)$")
@@ -122,89 +132,119 @@ def _ensure_sub_questions(question, keys, known):
             known[question.pk].add(label)
 
 
-@transaction.atomic
-def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None):
-    """Import a release-format file given as bytes. Idempotent; all or nothing."""
-    records = load_json_array(raw, file_name)
-    cleaned_records = [validate_record(record, index) for index, record in enumerate(records)]
-    result = ImportResult(kind="realmath", file_name=file_name, sha256=sha256_of(raw))
-    exam, _ = Exam.objects.get_or_create(name=exam_name)
+BATCH = 2000
 
-    questions = {}
-    hashes = {content_hash(c["problem_statement"]) for c in cleaned_records}
-    for question in Question.objects.filter(statement_hash__in=hashes):
-        questions[question.statement_hash] = question
-    known_labels = {}
-    for sub in SubQuestion.objects.filter(question__statement_hash__in=hashes):
-        known_labels.setdefault(sub.question_id, set()).add(sub.label)
 
-    existing = set(
-        Response.objects.filter(question__statement_hash__in=hashes).values_list(
+class _Batches:
+    """State of one import across its batches: questions by statement hash, their sub-question labels."""
+
+    def __init__(self, exam, result, file_name, user):
+        self.exam, self.result, self.file_name, self.user = exam, result, file_name, user
+        self.questions, self.known_labels = {}, {}
+        self.responses, self.annotations = HistoryInserter(Response), HistoryInserter(Annotation)
+
+    def load_questions(self, cleaned_records):
+        hashes = {content_hash(c["problem_statement"]) for c in cleaned_records} - set(self.questions)
+        if not hashes:
+            return
+        for question in Question.objects.filter(statement_hash__in=hashes):
+            self.questions[question.statement_hash] = question
+            self.known_labels.setdefault(question.pk, set())
+        for question_id, label in SubQuestion.objects.filter(question__statement_hash__in=hashes).values_list(
+            "question_id", "label"
+        ):
+            self.known_labels[question_id].add(label)
+
+    def question_for(self, cleaned, statement_hash):
+        question = self.questions.get(statement_hash)
+        if question is None:
+            question = self.questions[statement_hash] = _create_question(self.exam, cleaned, statement_hash)
+            self.known_labels[question.pk] = set(question.sub_questions.values_list("label", flat=True))
+            self.result.count("questions_created")
+        _ensure_sub_questions(question, cleaned["sub_question_scores"], self.known_labels)
+        return question
+
+    def existing_keys(self, keyed):
+        """Keys (question, student, transcript hash) of this batch already in the database: one query."""
+        if not keyed:
+            return set()
+        # By transcript hash (indexed, nearly unique): by question it would read every response of
+        # the batch's questions, a scan that grows with the data.
+        found = Response.objects.filter(transcript_hash__in={k[2] for k in keyed}).values_list(
             "question_id", "student_id", "transcript_hash"
         )
-    )
-    new_responses, gold_rows = [], []
-    for index, cleaned in enumerate(cleaned_records):
-        statement_hash = content_hash(cleaned["problem_statement"])
-        question = questions.get(statement_hash)
-        if question is None:
-            question = questions[statement_hash] = _create_question(exam, cleaned, statement_hash)
-            known_labels[question.pk] = set(question.sub_questions.values_list("label", flat=True))
-            result.count("questions_created")
-        _ensure_sub_questions(question, cleaned["sub_question_scores"], known_labels)
+        return set(found) & set(keyed)
 
-        transcript_hash = content_hash(cleaned["student_response"])
-        key = (question.pk, cleaned["student_id"], transcript_hash)
-        if key in existing:
-            result.count("responses_skipped")
-            continue
-        existing.add(key)
-        for problem in _record_warnings(cleaned, index):
-            result.warnings.append({"index": index, "student_id": cleaned["student_id"], "problem": problem})
-        source, model, temperature = parse_student_id(cleaned["student_id"])
-        new_responses.append(
-            Response(
-                question=question,
-                source=source,
-                student_id=cleaned["student_id"],
-                transcript=cleaned["student_response"],
-                transcript_hash=transcript_hash,
-                generator_model=model,
-                generator_temperature=temperature,
-                status=Response.Status.LABELLED,
-                gold_score=cleaned["gt_decimal"],
-                gold_status=Response.GoldStatus.IMPORTED,
-                judge_query=cleaned["query"],
-                extra=_release_extra(cleaned),
-                import_file=file_name,
-                import_index=index,
-            )
-        )
-        gold_rows.append((index, cleaned))
-    created = bulk_create_with_history(new_responses, Response, batch_size=1000)
-    if any(r.pk is None for r in created):  # backends that return no keys on bulk insert
-        created = list(Response.objects.filter(import_file=file_name, import_index__isnull=False).order_by("id"))[
-            -len(new_responses) :
-        ]
-    now = timezone.now()
-    annotations = [
-        Annotation(
-            response=response,
-            annotator=None,
-            is_imported=True,
-            sub_scores={sub_question_label(k): v for k, v in cleaned["sub_question_scores"].items()},
-            total=cleaned["gt_decimal"],
-            submitted=True,
-            submitted_at=now,
-            provenance={"file": file_name, "record_index": index, "sha256": result.sha256},
-        )
-        for response, (index, cleaned) in zip(created, gold_rows)
-    ]
-    bulk_create_with_history(annotations, Annotation, batch_size=1000)
-    result.count("responses_created", len(created))
-    result.counts.setdefault("questions_created", 0)
-    result.counts.setdefault("responses_skipped", 0)
-    result.counts["records"] = len(records)
+    def add(self, start, cleaned_records):
+        self.load_questions(cleaned_records)
+        keyed = []
+        for cleaned in cleaned_records:
+            question = self.question_for(cleaned, content_hash(cleaned["problem_statement"]))
+            keyed.append((question.pk, cleaned["student_id"], content_hash(cleaned["student_response"])))
+        existing = self.existing_keys(keyed)
+        responses, golds = [], []
+        for offset, (cleaned, key) in enumerate(zip(cleaned_records, keyed)):
+            index = start + offset
+            if key in existing:  # in the database, or earlier in this file
+                self.result.count("responses_skipped")
+                continue
+            existing.add(key)
+            for problem in _record_warnings(cleaned, index):
+                self.result.warnings.append({"index": index, "student_id": cleaned["student_id"], "problem": problem})
+            source, model, temperature = parse_student_id(cleaned["student_id"])
+            responses.append({
+                "question_id": key[0], "source": source, "student_id": cleaned["student_id"],
+                "transcript": cleaned["student_response"], "transcript_hash": key[2], "generator_model": model,
+                "generator_temperature": temperature, "status": Response.Status.LABELLED,
+                "gold_score": cleaned["gt_decimal"], "gold_status": Response.GoldStatus.IMPORTED,
+                "judge_query": cleaned["query"], "extra": _release_extra(cleaned), "import_file": self.file_name,
+                "import_index": index,
+            })
+            golds.append((index, cleaned))
+        now = timezone.now()
+        response_ids = self.responses.insert(responses, now, user=self.user)
+        self.annotations.insert([
+            {
+                "response_id": response_id, "annotator_id": None, "is_imported": True,
+                "sub_scores": {sub_question_label(k): v for k, v in cleaned["sub_question_scores"].items()},
+                "total": cleaned["gt_decimal"], "submitted": True, "submitted_at": now,
+                "provenance": {"file": self.file_name, "record_index": index, "sha256": self.result.sha256},
+            }
+            for response_id, (index, cleaned) in zip(response_ids, golds)
+        ], now, user=self.user)
+        self.result.count("responses_created", len(response_ids))
+
+
+@transaction.atomic
+def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_progress=None):
+    """Import a release-format file given as bytes. Idempotent; all or nothing.
+
+    `raw` is bytes or a binary file; a file is read in blocks, so memory holds a batch of records,
+    not the file. Records are validated and written in batches inside one transaction: a bad
+    record anywhere rolls back everything before it, with the same message naming the record
+    and field.
+    """
+    stream = as_stream(raw)
+    result = ImportResult(kind="realmath", file_name=file_name, sha256=sha256_of(stream))
+    size = stream_size(stream)
+    exam, _ = Exam.objects.get_or_create(name=exam_name)
+    batches = _Batches(exam, result, file_name, user)
+    chunk, count = [], 0
+    for index, record in iter_json_array(stream, file_name):
+        chunk.append(validate_record(record, index))
+        count = index + 1
+        if len(chunk) == BATCH:
+            batches.add(count - len(chunk), chunk)
+            chunk = []
+            if on_progress:  # records are not counted ahead: progress goes by bytes read
+                on_progress(stream.tell(), size)
+    if chunk:
+        batches.add(count - len(chunk), chunk)
+    if on_progress:
+        on_progress(size, size)
+    for key in ("questions_created", "responses_created", "responses_skipped"):
+        result.counts.setdefault(key, 0)
+    result.counts["records"] = count
     report = ImportReport.objects.create(
         kind=result.kind,
         file_name=file_name,

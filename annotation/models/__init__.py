@@ -1,5 +1,6 @@
 from .dataset import Exam, ImportReport, Question, Response, RubricCheckpoint, SubQuestion, content_hash
 from .exports import ExportJob
+from .imports import ImportJob
 from .labels import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, LabelSummary, StepLabel
 
 __all__ = [
@@ -8,6 +9,7 @@ __all__ = [
     "Assignment",
     "Exam",
     "ExportJob",
+    "ImportJob",
     "ImportReport",
     "LabelDraft",
     "LabelSaveAttempt",

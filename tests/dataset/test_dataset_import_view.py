@@ -44,3 +44,66 @@ def test_api_import_malformed_is_400(reviewer):
     response = api_client_for(reviewer).post("/api/import/", {"format": "realmath", "file": upload})
     assert response.status_code == 400
     assert "not valid JSON" in response.json()["detail"]
+
+
+@pytest.fixture
+def background_imports(settings, tmp_path):
+    settings.IMPORT_SYNC_MAX_BYTES = 0  # every upload goes to a job (run eagerly in tests)
+    settings.IMPORT_ROOT = tmp_path / "imports"
+    return settings.IMPORT_ROOT
+
+
+@pytest.mark.django_db(transaction=True)
+def test_large_upload_runs_as_a_job_with_progress(reviewer_client, reviewer, background_imports):
+    from annotation.models import ImportJob
+
+    with REALMATH_HUMAN.open("rb") as handle:
+        response = reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle})
+    job = ImportJob.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("annotation:import_job", args=[job.pk])
+    job.refresh_from_db()
+    assert job.status == "done" and job.created_by == reviewer and job.file_name == REALMATH_HUMAN.name
+    assert Response.objects.count() == 32 and Response.objects.first().history.get().history_user == reviewer
+    state = reviewer_client.get(reverse("annotation:import_job_progress", args=[job.pk])).json()
+    size = REALMATH_HUMAN.stat().st_size
+    assert state["percent"] == 100 and (state["done"], state["total"]) == (size, size)
+    assert state["report"] == reverse("annotation:import_report", args=[job.report_id])
+    page = reviewer_client.get(reverse("annotation:import_job", args=[job.pk])).content.decode()
+    assert "import_job.js" in page and "Import report" in page
+    assert list(background_imports.iterdir()) == []  # the stored upload is gone
+
+
+@pytest.mark.django_db(transaction=True)
+def test_malformed_large_upload_fails_the_job_and_writes_nothing(reviewer_client, background_imports, tmp_path):
+    from annotation.models import ImportJob
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"student_id": "x"}]')
+    with bad.open("rb") as handle:
+        reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle})
+    job = ImportJob.objects.get()
+    assert job.status == "failed" and job.error.startswith("Nothing was imported. record 0: missing field")
+    state = reviewer_client.get(reverse("annotation:import_job_progress", args=[job.pk])).json()
+    assert state["status"] == "failed" and state["report"] is None
+    assert ImportReport.objects.count() == 0 and Response.objects.count() == 0
+    assert "bad.json" in reviewer_client.get(reverse("annotation:import")).content.decode()
+
+
+def test_running_job_reports_progress_from_its_file(reviewer_client, reviewer, background_imports):
+    from annotation.importers.jobs import _progress_path
+    from annotation.models import ImportJob
+
+    job = ImportJob.objects.create(format="realmath", file_name="big.json", stored_name="x.json", status="running",
+                                   created_by=reviewer)
+    background_imports.mkdir()
+    _progress_path(job).write_text("4000 10000")
+    state = reviewer_client.get(reverse("annotation:import_job_progress", args=[job.pk])).json()
+    assert (state["done"], state["total"], state["percent"]) == (4000, 10000, 40)
+
+
+def test_annotators_cannot_see_import_jobs(annotator_client, reviewer):
+    from annotation.models import ImportJob
+
+    job = ImportJob.objects.create(format="realmath", file_name="big.json", stored_name="x.json", created_by=reviewer)
+    assert annotator_client.get(reverse("annotation:import_job", args=[job.pk])).status_code == 403
+    assert annotator_client.get(reverse("annotation:import_job_progress", args=[job.pk])).status_code == 403

@@ -1,10 +1,12 @@
 """A malformed file gives a clear error naming record and field, and writes nothing."""
+import io
 import json
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.importers import ImportFormatError, import_ineqmath, import_realmath
+from annotation.importers.common import iter_json_array, load_json_array
 from annotation.models import Exam, ImportReport, Question, Response
 from tests.conftest import INEQMATH_SAMPLE, REALMATH_HUMAN
 
@@ -111,3 +113,63 @@ def test_relation_problem_needs_choices():
     del records[relation]["choices"]
     with pytest.raises(ImportFormatError, match=f"record {relation}: field 'choices' is required"):
         import_ineqmath(json.dumps(records).encode(), "bad.json")
+
+
+STREAM_DOCS = [
+    b"",
+    b"  \n ",
+    b"{not json",
+    b"\xff\xfe\x00garbage",
+    b'{"a": 1}',
+    b'"text"',
+    b"[]",
+    b" [ ] ",
+    b"[1, 2]",
+    b'[{"a": 1}, 2]',
+    b'[{"a": 1} {"b": 2}]',
+    b'[{"a": 1},\n {"b": [1, 2.5e3, "\xc3\xa9\\u00e9"]},\n{"c": {"d": null}}\n]\n',
+    b'[{"a": 1},\n {"b": tru},\n{"c": 1}]',
+    b'[{"a": 1},\n   {"b": "no end}]',
+    b'[{"a": 1}] x',
+    b'[{"a": 1}, ',
+    b'\xef\xbb\xbf[{"bom": true}]',
+    b'[{"a": "\xc3\xa9"}, {"b": "\xe9"}]',
+    b'[{"n": 123456789}, {"n": 1}]',
+]
+
+
+def _whole(raw):
+    try:
+        return [(i, r) for i, r in enumerate(load_json_array(raw, "f.json"))]
+    except ImportFormatError as exc:
+        return str(exc)
+
+
+def _streamed(raw, block):
+    try:
+        return list(iter_json_array(io.BytesIO(raw), "f.json", block=block))
+    except ImportFormatError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("raw", STREAM_DOCS)
+@pytest.mark.parametrize("block", [1, 3, 7, 1 << 20])
+def test_streamed_array_reads_like_the_whole_file(raw, block):
+    """Records and error messages (with line and column) do not depend on how the file is cut."""
+    assert _streamed(raw, block) == _whole(raw)
+
+
+def test_streamed_array_keeps_one_block_in_memory():
+    records = [{"i": i, "text": "x" * 100} for i in range(2000)]
+    stream = io.BytesIO(json.dumps(records).encode())
+    window_sizes = []
+    for index, record in iter_json_array(stream, "f.json", block=4096):
+        assert record == records[index]
+        window_sizes.append(stream.tell())
+    assert len(set(window_sizes)) > 50  # read as it goes, not at once
+
+
+def test_file_larger_than_the_limit_is_refused(settings):
+    settings.IMPORT_MAX_BYTES = 10
+    with pytest.raises(ImportFormatError, match="larger than 10 bytes"):
+        list(iter_json_array(io.BytesIO(b'[{"a": 1}, {"b": 2}]'), "f.json"))

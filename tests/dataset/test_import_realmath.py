@@ -107,3 +107,35 @@ def test_inconsistent_records_are_imported_and_reported(tmp_path):
 def test_import_records_history(sample_data):
     response = Response.objects.first()
     assert response.history.count() == 1
+
+
+def test_batches_give_the_same_result_as_one(monkeypatch, reviewer):
+    from annotation.importers import realmath
+
+    records = json.loads(REALMATH_HUMAN.read_text())
+    raw = json.dumps(records + records[:3]).encode()  # the last three repeat the first: skipped
+    monkeypatch.setattr(realmath, "BATCH", 5)
+    seen = []
+    result = realmath.import_realmath(raw, "batched.json", user=reviewer, on_progress=lambda d, t: seen.append((d, t)))
+    assert result.counts["responses_created"] == len(records) and result.counts["responses_skipped"] == 3
+    assert len(seen) == 8 and seen[-1] == (len(raw), len(raw))  # bytes read, after each batch and at the end
+    assert Response.objects.count() == Annotation.objects.filter(is_imported=True).count() == len(records)
+    for index, record in enumerate(records):
+        response = Response.objects.get(import_file="batched.json", import_index=index)
+        gold = response.annotations.get()
+        assert (response.student_id, response.gold_score) == (record["student_id"], Decimal(str(record["gt"])))
+        assert gold.provenance["record_index"] == index and gold.total == response.gold_score
+        history = response.history.get()
+        assert history.history_type == "+" and history.history_user == reviewer and history.transcript == response.transcript
+        assert gold.history.get().history_user == reviewer
+
+
+def test_bad_record_in_a_later_batch_rolls_back_the_earlier_ones(monkeypatch):
+    from annotation.importers import ImportFormatError, realmath
+
+    records = json.loads(REALMATH_HUMAN.read_text())
+    records[12]["full_score"] = "ten"
+    monkeypatch.setattr(realmath, "BATCH", 5)
+    with pytest.raises(ImportFormatError, match="record 12: field 'full_score' must be"):
+        realmath.import_realmath(json.dumps(records).encode(), "late.json")
+    assert _counts() == (0, 0, 0, 0, 0) and ImportReport.objects.count() == 0

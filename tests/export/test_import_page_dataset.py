@@ -71,3 +71,19 @@ def test_a_bad_upload_is_refused_whole(sample_data, reviewer_client):
     answer = _upload(reviewer_client, "export.zip", b"PK\x03\x04 not really a zip")
     assert "not a readable zip" in answer.content.decode()
     assert (Response.objects.count(), ImportReport.objects.count()) == before
+
+
+def test_large_full_export_zip_is_imported_by_a_job(sample_data, tmp_path, client, settings):
+    from annotation.models import ImportJob
+
+    settings.IMPORT_SYNC_MAX_BYTES = 0  # every upload goes to a job (run eagerly in tests)
+    settings.IMPORT_ROOT = tmp_path / "imports"
+    _, archive = _export(tmp_path)
+    call_command("flush", interactive=False, verbosity=0)
+    reviewer = make_user("rev-job", "reviewer")
+    client.force_login(reviewer)
+    answer = _upload(client, "export-1.zip", archive)
+    job = ImportJob.objects.get()
+    assert answer.redirect_chain[-1][0] == reverse("annotation:import_job", args=[job.pk])
+    assert job.status == "done" and job.report.kind == "dataset" and job.report.counts["responses_created"] == 64
+    assert Response.objects.count() == 64 and job.report.created_by == reviewer

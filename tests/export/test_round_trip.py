@@ -157,3 +157,17 @@ def _first_difference(a, b):
 
             return number, [d for d in difflib.ndiff([x.decode()], [y.decode()]) if d[0] in "?+-"][:3]
     return None
+
+
+def test_text_with_unicode_line_separators_round_trips(sample_data, tmp_path):
+    """JSON text may hold U+2028, U+0085, ... inside strings: lines end at newline only."""
+    response = Response.objects.order_by("id").first()
+    odd = "first\u2028second\x85third\u2029fourth\x1cfifth"
+    Response.objects.filter(pk=response.pk).update(transcript=odd, transcript_hash="x")
+    write_export(Response.objects.all(), "jsonl", tmp_path)
+    raw = (tmp_path / "dataset.jsonl").read_bytes()
+    _flush()
+    with (tmp_path / "dataset.jsonl").open("rb") as stream:
+        result = import_dataset(stream, "dataset.jsonl")
+    assert result.counts["responses_created"] == 64 and result.counts["lines"] == raw.count(b"\n")
+    assert Response.objects.filter(transcript=odd).count() == 1

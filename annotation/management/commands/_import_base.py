@@ -22,7 +22,8 @@ class ImportCommand(BaseCommand):
             raise CommandError(f"{path}: no such file.")
         kwargs = {"exam_name": options["exam"]} if options.get("exam") else {}
         try:
-            result = type(self).importer(path.read_bytes(), path.name, **kwargs)
+            with path.open("rb") as stream:  # importers that can read it in blocks do
+                result = type(self).importer(stream, path.name, **kwargs)
         except ImportFormatError as exc:
             raise CommandError(f"Nothing imported. {exc}") from exc
         counts = ", ".join(f"{key}: {value}" for key, value in sorted(result.counts.items()))

@@ -1,0 +1,100 @@
+"""Import jobs: large uploads are stored, imported by a Celery worker, and followed on a page."""
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from ..models import ImportJob
+from .common import ImportFormatError
+from .ineqmath import import_ineqmath
+from .realmath import import_realmath
+
+
+def _import_full_export(raw, file_name, *, user=None, exam_name=None, on_progress=None):
+    """A full JSONL export (or its zip): exams come from the file, so no exam name applies."""
+    from ..export.load import import_dataset, read_dataset_upload
+
+    raw = raw if isinstance(raw, (bytes, bytearray)) else raw.read()
+    return import_dataset(read_dataset_upload(raw, file_name), file_name, user=user, on_progress=on_progress)
+
+
+IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath, "dataset": _import_full_export}
+
+
+def runs_in_background(upload):
+    return upload.size > settings.IMPORT_SYNC_MAX_BYTES
+
+
+def stored_path(job):
+    return Path(settings.IMPORT_ROOT) / job.stored_name
+
+
+def _progress_path(job):
+    return stored_path(job).with_suffix(".progress")
+
+
+def job_progress(job):
+    """(done, total) of a job. A running import writes them to a file beside its upload, not to the
+    database: its transaction would hide them until the end (and on SQLite hold the write lock)."""
+    if job.status == ImportJob.Status.RUNNING:
+        try:
+            done, total = _progress_path(job).read_text().split()
+            return int(done), int(total)
+        except (OSError, ValueError):
+            pass
+    return job.done, job.total
+
+
+def create_import_job(user, fmt, upload, exam_name=""):
+    """Store the upload and queue its import; the worker picks it up after commit."""
+    from .tasks import run_import_job  # cycle: importers.tasks imports this module
+
+    if fmt not in IMPORTERS:
+        raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(IMPORTERS)}.")
+    root = Path(settings.IMPORT_ROOT)
+    root.mkdir(parents=True, exist_ok=True)
+    stored_name = f"{uuid.uuid4().hex}.upload"
+    with open(root / stored_name, "wb") as handle:
+        for chunk in upload.chunks():
+            handle.write(chunk)
+    job = ImportJob.objects.create(format=fmt, file_name=upload.name, stored_name=stored_name, file_size=upload.size,
+                                   exam_name=exam_name or "", created_by=user)
+    transaction.on_commit(lambda: run_import_job.delay(job.pk))
+    return job
+
+
+def _finish(job_id, **fields):
+    ImportJob.objects.filter(pk=job_id).update(finished=timezone.now(), **fields)
+
+
+def run_import_job(job_id):
+    """Import the stored file of a job; a malformed file fails the job with the importer's message."""
+    updated = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(status=ImportJob.Status.RUNNING)
+    if not updated:
+        return  # running elsewhere, finished or unknown: a redelivered task does nothing
+    job = ImportJob.objects.select_related("created_by").get(pk=job_id)
+    path = stored_path(job)
+
+    progress_path = _progress_path(job)
+
+    def progress(done, total):
+        partial = progress_path.with_suffix(".partial")
+        partial.write_text(f"{done} {total}")
+        partial.replace(progress_path)
+
+    kwargs = {"exam_name": job.exam_name} if job.exam_name else {}
+    try:
+        with open(path, "rb") as stream:
+            result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=progress, **kwargs)
+    except ImportFormatError as exc:
+        _finish(job_id, status=ImportJob.Status.FAILED, error=f"Nothing was imported. {exc}")
+        return
+    except Exception as exc:
+        _finish(job_id, status=ImportJob.Status.FAILED, error=f"Nothing was imported. {type(exc).__name__}: {exc}")
+        raise
+    finally:
+        path.unlink(missing_ok=True)
+        progress_path.unlink(missing_ok=True)
+    _finish(job_id, status=ImportJob.Status.DONE, report_id=result.report_id, done=job.file_size, total=job.file_size)
