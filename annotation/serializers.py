@@ -52,7 +52,10 @@ class QuestionSerializer(serializers.ModelSerializer):
 class StepLabelSerializer(serializers.ModelSerializer):
     class Meta:
         model = StepLabel
-        fields = ["id", "checkpoint", "sub_question", "start", "end", "quote", "verdict", "awarded_points", "comment"]
+        fields = [
+            "id", "checkpoint", "sub_question", "start", "end", "quote", "prefix", "suffix", "needs_review", "verdict",
+            "awarded_points", "comment",
+        ]
 
 
 class AnnotationSerializer(serializers.ModelSerializer):
@@ -111,7 +114,10 @@ class LabelStepSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = StepLabel
-        fields = ["id", "start", "end", "quote", "verdict", "comment", "sub_question", "checkpoint"]
+        fields = [
+            "id", "start", "end", "quote", "prefix", "suffix", "needs_review", "verdict", "comment", "sub_question",
+            "checkpoint",
+        ]
 
 
 class LabelSerializer(serializers.ModelSerializer):
@@ -127,7 +133,7 @@ class LabelSerializer(serializers.ModelSerializer):
         fields = [
             "id", "response", "rater", "annotator", "sub_scores", "total", "checkpoint_marks", "override_reason",
             "comment", "step_labels", "submitted", "submitted_at", "is_imported", "provenance", "version",
-            "updated_by", "updated", "transcript_hash",
+            "updated_by", "updated", "transcript_hash", "active_seconds",
         ]
         read_only_fields = fields
 
@@ -143,19 +149,30 @@ class LabelWriteSerializer(serializers.Serializer):
     override_reason = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
     comment = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
     step_labels = serializers.ListField(child=serializers.DictField(), required=False, default=list)
+    active_seconds_delta = serializers.IntegerField(
+        min_value=0, max_value=86400, required=False, default=0,
+        help_text="Active seconds (page focused, input in the last minute) since the last draft or save.",
+    )
 
     def label_data(self):
         data = dict(self.validated_data)
         data.pop("base_version")
         data.pop("submit")
+        data.pop("active_seconds_delta", None)
         return data
 
 
 class LabelDraftSerializer(serializers.ModelSerializer):
+    active_seconds_delta = serializers.IntegerField(
+        min_value=0, max_value=86400, required=False, default=0, write_only=True,
+        help_text="Active seconds (page focused, input in the last minute) since the last draft or save.",
+    )
+
     class Meta:
         model = LabelDraft
-        fields = ["response", "annotation", "base_version", "payload", "updated"]
-        read_only_fields = ["response", "updated"]
+        fields = ["response", "annotation", "base_version", "payload", "updated", "active_seconds",
+                  "active_seconds_delta"]
+        read_only_fields = ["response", "updated", "active_seconds"]
         extra_kwargs = {"payload": {"required": True}, "base_version": {"required": True}}
 
     def validate_payload(self, value):

@@ -7,11 +7,18 @@ from accounts.decorators import annotator_required, reviewer_required
 from config.shortcuts import get_object_or_404
 
 from . import selectors
+from .export.load import import_dataset, read_dataset_upload
 from .forms import DatasetImportForm
 from .importers import ImportFormatError, import_ineqmath, import_realmath
 from .models import Exam, ImportReport, Question, Response
 
-IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath}
+
+def _import_full_export(raw, file_name, *, user=None, exam_name=None):
+    """A full JSONL export (or its zip): exams come from the file, so no exam name applies."""
+    return import_dataset(read_dataset_upload(raw, file_name), file_name, user=user)
+
+
+IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath, "dataset": _import_full_export}
 
 
 @annotator_required

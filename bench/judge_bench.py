@@ -52,6 +52,40 @@ def server_stats(url, reset=False):
     return json.loads(urllib.request.urlopen(f"{url}/stats").read())
 
 
+class Sampler:
+    """Polls the server's counters while a side runs: when the first call arrived, and how many
+    calls were in flight on average (the ideal keeps `concurrency` in flight throughout)."""
+
+    def __init__(self, url, every=0.02):
+        import threading
+
+        self.url, self.every, self.samples = url, every, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self.started = time.perf_counter()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self):
+        while not self._stop.wait(self.every):
+            stats = server_stats(self.url)
+            self.samples.append((time.perf_counter() - self.started, stats["requests"], stats["in_flight"]))
+
+    def summary(self):
+        busy = [(t, n, f) for t, n, f in self.samples if f or n]
+        if not busy:
+            return "no calls seen"
+        first = busy[0][0]
+        mean = sum(f for _, _, f in busy) / len(busy)
+        return f"first call after {first:.2f} s, {mean:.1f} in flight on average after it"
+
+
 def prompts_for(n_answers, n_judges):
     """Prompts of realistic size: a rubric judge prompt around each sample answer."""
     from grading.judges import prompts
@@ -137,12 +171,13 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
         server_stats(url, reset=True)
         ids = list(Response.objects.filter(student_id__startswith="bench-").values_list("pk", flat=True))
         started = time.perf_counter()
-        runs = [services.start_judge_run(config, response_ids=ids) for config in configs]
-        while JudgeRun.objects.filter(pk__in=[r.pk for r in runs], status=JudgeRun.Status.RUNNING).exists():
-            time.sleep(0.05)
-        elapsed = time.perf_counter() - started
+        with Sampler(url) as sampler:
+            runs = [services.start_judge_run(config, response_ids=ids) for config in configs]
+            while JudgeRun.objects.filter(pk__in=[r.pk for r in runs], status=JudgeRun.Status.RUNNING).exists():
+                time.sleep(0.05)
+            elapsed = time.perf_counter() - started
         states = dict(JudgeRunItem.objects.filter(run__in=runs).values_list("state").annotate(n=Count("id")))
-        return elapsed, states, runs[0].chunk_size
+        return elapsed, states, runs[0].chunk_size, sampler.summary()
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         try:
@@ -189,9 +224,10 @@ def main():
     try:
         calls = prompts_for(args.answers, args.judges)
         server_stats(url, reset=True)
-        base = baseline(url, calls, args.concurrency)
+        with Sampler(url) as base_sampler:
+            base = baseline(url, calls, args.concurrency)
         base_stats = server_stats(url)
-        mine, states, chunk = ours(url, args.answers, args.judges, args.concurrency, args.workers, scratch)
+        mine, states, chunk, profile = ours(url, args.answers, args.judges, args.concurrency, args.workers, scratch)
         my_stats = server_stats(url)
     finally:
         server.terminate()
@@ -206,6 +242,8 @@ def main():
     print(f"{'RealMath judge runs (Celery)':36}{mine:8.2f}{mine / ideal:9.2f}{my_stats['requests']:7d}{my_stats['max_in_flight']:15d}")
     print(f"  ours: {args.judges} runs, chunks of {chunk}, broker {broker}, {args.workers} worker processes, "
           f"items {states}")
+    print(f"  plain: {base_sampler.summary()}; ours: {profile}")
+    print(f"  ours / plain: {mine / base:.2f}")
     print(f"  machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (the server, the clients and "
           f"the worker share them)")
 

@@ -212,6 +212,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(BROKER_DIR / "processed"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # kombu polls a folder every second by default: a freed worker process would wait up to
+        # that long for its next chunk. A listing every 0.1 s costs next to nothing.
+        "polling_interval": 0.1,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -220,6 +223,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Queues: judge, generation and meta-evaluation tasks go to JUDGE_TASK_QUEUE, OCR pages to
+# OCR_QUEUE (blank: the default queue); grading.runs.route_task reads them per message.
+CELERY_TASK_ROUTES = ("grading.runs.route_task",)
 
 # Shared counters for rate limits across workers: Redis when given, else the database cache.
 REDIS_URL = env_str("REDIS_URL")

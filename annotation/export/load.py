@@ -106,8 +106,16 @@ def user_named(context, username):
 def _load_user(line, context):
     user = user_named(context, line["username"])
     role = line.get("role")
-    if role and not user.groups.exists():
+    if role and not user.groups.exists() and _may_grant(context.get("importer"), role):
         user.groups.add(context["groups"][role])
+
+
+def _may_grant(importer, role):
+    """An import started by a person (the import page, the API) gives no one a higher role than
+    that person's own; the command line (no importer) restores every role."""
+    from accounts.roles import ROLES, has_role
+
+    return role in ROLES and (importer is None or has_role(importer, role))
 
 
 def _load_exam(line, context):
@@ -167,12 +175,13 @@ def _load_annotation(response, data, line, context):
         override_reason=data.get("override_reason", ""), comment=data.get("comment", ""),
         transcript_hash=data.get("transcript_hash", ""), submitted=bool(data.get("submitted")),
         submitted_at=_time(data.get("submitted_at"), line, "submitted_at"), provenance=data.get("provenance") or {},
-        version=data.get("version", 1),
+        version=data.get("version", 1), active_seconds=_active_seconds(data.get("active_seconds"), line),
     )
     StepLabel.objects.bulk_create(
         StepLabel(
             annotation=annotation, checkpoint=checkpoints.get(s.get("checkpoint")), sub_question=subs.get(s.get("sub_question")),
-            start=s.get("start"), end=s.get("end"), quote=s.get("quote", ""), verdict=s.get("verdict", "correct"),
+            start=s.get("start"), end=s.get("end"), quote=s.get("quote", ""),
+            prefix=s.get("prefix", ""), suffix=s.get("suffix", ""), needs_review=bool(s.get("needs_review")), verdict=s.get("verdict", "correct"),
             awarded_points=_dec(s.get("awarded_points"), line, "awarded_points"), comment=s.get("comment", ""),
         )
         for s in data.get("step_labels", [])
@@ -223,12 +232,46 @@ def _load_response(line, context, result, modules):
     result.count("responses_created")
 
 
+def _active_seconds(value, line):
+    if value in (None, ""):
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10**9:
+        raise ImportFormatError(f"line {line['_line']}: active_seconds must be a whole number of seconds ≥ 0.")
+    return value
+
+
+def read_dataset_upload(raw, file_name):
+    """The JSONL bytes of an upload: the file itself, or `dataset.jsonl` inside an export's zip
+    (read no further than REALMATH_IMPORT_MAX_BYTES, whatever the zip claims)."""
+    import io
+    import zipfile
+
+    from django.conf import settings
+
+    if len(raw) > settings.IMPORT_MAX_BYTES:
+        raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+    if not raw.startswith(b"PK\x03\x04"):
+        return raw
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+        with archive.open("dataset.jsonl") as handle:
+            data = handle.read(settings.IMPORT_MAX_BYTES + 1)
+    except KeyError as exc:
+        raise ImportFormatError(f"{file_name}: the zip holds no dataset.jsonl (export it as full JSONL).") from exc
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+        raise ImportFormatError(f"{file_name}: not a readable zip ({exc}).") from exc
+    if len(data) > settings.IMPORT_MAX_BYTES:
+        raise ImportFormatError(f"{file_name}: dataset.jsonl is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+    return data
+
+
 @transaction.atomic
 def import_dataset(raw, file_name, *, user=None):
     """Import a full JSONL export given as bytes."""
     lines = parse_lines(raw, file_name)
     result = ImportResult(kind="dataset", file_name=file_name, sha256=sha256_of(raw))
-    context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups()}
+    context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups(), "importer": user}
     modules = section_modules()
     for line in lines:
         kind = line["type"]

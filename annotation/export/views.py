@@ -9,10 +9,11 @@ from config.shortcuts import get_object_or_404
 from ..models import Exam, ExportJob, Question, Response
 from ..selectors import filter_responses
 from .jobs import clean_filters, create_export_job, export_path, fail_stale_jobs
+from .release import release_scope
 from .writers import FORMATS
 
 FORMAT_LABELS = {
-    "realmath": "RealMath-Eval release (JSON array, as published)",
+    "realmath": "RealMath-Eval release (JSON array, as published): rubric-scored answers with a gold score only",
     "jsonl": "Full JSONL (everything; re-importable with import_dataset)",
     "csv": "Flat CSV tables (responses, annotations, step labels, judge results, ...)",
     "parquet": "Flat Parquet tables (same tables as CSV)",
@@ -40,10 +41,12 @@ def export_page(request):
         else:
             return redirect("annotation:export_job", pk=job.pk)
     filters = clean_filters(request.POST or request.GET)
+    matching = filter_responses(Response.objects.all(), filters)
     context = {
         "formats": [(f, FORMAT_LABELS[f]) for f in FORMATS],
         "filters": filters,
-        "matching": filter_responses(Response.objects.all(), filters).count(),
+        "matching": matching.count(),
+        "matching_release": release_scope(matching).count(),
         "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
         "exams": Exam.objects.only("id", "name"),
         "sources": Response.Source.choices,

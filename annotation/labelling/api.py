@@ -50,6 +50,7 @@ def _save(request, response, annotation=None):
         result = services.save_label(
             response=response, user=request.user, data=payload.label_data(), base_version=base_version,
             submit=payload.validated_data["submit"], annotation=annotation,
+            active_seconds_delta=payload.validated_data["active_seconds_delta"],
         )
     except services.NotAllowed as exc:
         raise PermissionDenied(str(exc)) from None
@@ -119,6 +120,7 @@ class DraftView(APIView):
             draft = services.save_draft(
                 response=response, user=request.user, payload=serializer.validated_data["payload"],
                 base_version=serializer.validated_data["base_version"], annotation=annotation,
+                active_seconds_delta=serializer.validated_data["active_seconds_delta"],
             )
         except services.NotAllowed as exc:
             raise PermissionDenied(str(exc)) from None

@@ -5,6 +5,7 @@ Who may see scores (the blind rule) is dataset-wide and lives in annotation.sele
 """
 from __future__ import annotations
 
+import statistics
 from datetime import datetime
 from decimal import Decimal
 
@@ -151,6 +152,46 @@ def neighbours(user, response):
     return previous, following
 
 
+# --- one question across the class (grading mode) ------------------------------------------
+
+
+def class_of_question(user, question_id: int) -> QuerySet[Response]:
+    """The responses to one question a user grades in turn, by student: reviewers all of them, an
+    annotator those assigned to them or already labelled by them (the blind rule is the label
+    page's, unchanged)."""
+    queryset = Response.objects.filter(question_id=question_id)
+    if not is_reviewer(user):
+        queryset = queryset.filter(
+            Exists(Assignment.objects.filter(response=OuterRef("pk"), annotator=user))
+            | Exists(Annotation.objects.filter(response=OuterRef("pk"), annotator=user))
+        )
+    return queryset.order_by("student_id", "pk")
+
+
+def class_position(user, response: Response) -> dict:
+    """Where `response` stands in its question's class for `user`: previous and next response
+    ids, its 1-based position and the class size; None when the user does not grade it here."""
+    ids = list(class_of_question(user, response.question_id).values_list("pk", flat=True))
+    if response.pk not in ids:
+        return None
+    at = ids.index(response.pk)
+    return {
+        "previous": ids[at - 1] if at > 0 else None,
+        "following": ids[at + 1] if at + 1 < len(ids) else None,
+        "position": at + 1,
+        "total": len(ids),
+    }
+
+
+def first_to_grade(user, question_id: int) -> int | None:
+    """The first response of the class the user has not submitted a label for, else the first."""
+    responses = class_of_question(user, question_id)
+    pending = responses.exclude(
+        Exists(Annotation.objects.filter(response=OuterRef("pk"), annotator=user, submitted=True))
+    )
+    return pending.values_list("pk", flat=True).first() or responses.values_list("pk", flat=True).first()
+
+
 def adjudication_queue(threshold: Decimal, params=None) -> QuerySet[Response]:
     """Responses whose submitted labels (imported gold included) differ by at least `threshold`,
     not adjudicated yet, largest disagreement first. Reads the label summary kept by
@@ -259,6 +300,64 @@ def label_history(annotation: Annotation) -> list[dict]:
     return sorted(events, key=lambda e: e["when"], reverse=True)
 
 
+def _label_filters(labels, params):
+    """Filter labels like the response list (question, exam, source)."""
+    if id_param(params.get("question")) is not None:
+        labels = labels.filter(response__question_id=id_param(params["question"]))
+    if id_param(params.get("exam")) is not None:
+        labels = labels.filter(response__question__exam_id=id_param(params["exam"]))
+    if params.get("source") in Response.Source.values:
+        labels = labels.filter(response__source=params["source"])
+    return labels
+
+
+def _question_names(question_rows):
+    """{pk: '3-07 · question #1'} from (pk, location, external_id) rows."""
+    return {pk: " · ".join(filter(None, [location or external_id, f"question #{pk}"])) for pk, location, external_id in question_rows}
+
+
+def duration_text(seconds) -> str:
+    """Seconds as a person reads them: '45 s', '12 min 05 s', '3 h 07 min'."""
+    if seconds is None:
+        return "—"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def work_time(params=None) -> dict:
+    """Active time on expert labels, per annotator and per question (two queries).
+
+    Each row: labels, labels with time recorded (labels saved before time was measured have
+    none), total active time and the median per timed label, as seconds and as text."""
+    labels = _label_filters(Annotation.objects.filter(is_imported=False, annotator__isnull=False), params or {})
+    rows = list(labels.values_list("annotator__username", "response__question_id", "active_seconds"))
+    by_person, by_question = {}, {}
+    for name, question_id, seconds in rows:
+        by_person.setdefault(name, []).append(seconds)
+        by_question.setdefault(question_id, []).append(seconds)
+    names = _question_names(Question.objects.filter(pk__in=by_question).values_list("pk", "location", "external_id"))
+
+    def summary(key, label, values):
+        timed = [v for v in values if v]
+        total = sum(timed)
+        median = statistics.median(timed) if timed else None
+        return {"key": key, "label": label, "labels": len(values), "timed": len(timed), "seconds": total,
+                "median_seconds": median, "total_text": duration_text(total) if timed else "—",
+                "median_text": duration_text(median)}
+
+    return {
+        "people": [summary(name, name, values) for name, values in sorted(by_person.items())],
+        "questions": [summary(pk, names.get(pk, f"question #{pk}"), values) for pk, values in sorted(by_question.items())],
+        "labels": len(rows),
+    }
+
+
 def agreement_ratings(params=None, *, include_imported: bool = True) -> tuple:
     """(ratings, full scores, question names) for annotation.labelling.agreement.agreement_report.
 
@@ -269,18 +368,13 @@ def agreement_ratings(params=None, *, include_imported: bool = True) -> tuple:
     labels = Annotation.objects.filter(submitted=True, total__isnull=False)
     if not include_imported:
         labels = labels.filter(is_imported=False)
-    if id_param(params.get("question")) is not None:
-        labels = labels.filter(response__question_id=id_param(params["question"]))
-    if id_param(params.get("exam")) is not None:
-        labels = labels.filter(response__question__exam_id=id_param(params["exam"]))
-    if params.get("source") in Response.Source.values:
-        labels = labels.filter(response__source=params["source"])
+    labels = _label_filters(labels, params)
     rows = labels.values_list("response_id", "response__question_id", "annotator__username", "is_imported", "total")
     ratings = [(r, q, IMPORTED_RATER if imported else name, total) for r, q, name, imported, total in rows]
     question_ids = {row[1] for row in ratings}
     questions = Question.objects.filter(pk__in=question_ids).values_list("pk", "full_score", "location", "external_id")
     full_scores = {pk: full for pk, full, _, _ in questions}
-    names = {pk: f"{location or external_id} #{pk}".strip() for pk, _, location, external_id in questions}
+    names = _question_names((pk, location, external_id) for pk, _, location, external_id in questions)
     return ratings, full_scores, names
 
 
@@ -294,3 +388,28 @@ def assignable_responses(question=None, exam=None, source=None) -> QuerySet[Resp
     if source in Response.Source.values:
         queryset = queryset.filter(source=source)
     return queryset
+
+
+def steps_needing_review(annotation: Annotation | None, transcript: str) -> list[dict]:
+    """Step labels of `annotation` that a correction left without their text: the text they were
+    on (prefix, quote, suffix) beside what the corrected transcript has at that place now."""
+    if annotation is None:
+        return []
+    rows = []
+    for step in annotation.step_labels.all():
+        if not step.needs_review:
+            continue
+        start = min(step.start or 0, len(transcript))
+        end = min(max(step.end or start, start), len(transcript))
+        rows.append(
+            {
+                "step": step,
+                "old": (step.prefix, step.quote, step.suffix),
+                "new": (
+                    transcript[max(0, start - len(step.prefix)):start],
+                    transcript[start:end],
+                    transcript[end:end + len(step.suffix)],
+                ),
+            }
+        )
+    return rows

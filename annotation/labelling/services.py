@@ -25,12 +25,13 @@ from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
 from accounts.roles import is_reviewer
 
+from ..anchoring import quote_selector, reanchor
 from ..models import (
     Adjudication,
     Annotation,
@@ -47,6 +48,12 @@ from .rules import LabelInvalid, clean_label
 LOCK_TTL = timedelta(minutes=settings.REALMATH_LABEL_LOCK_MINUTES)
 ADJUDICATION_THRESHOLD = Decimal(str(settings.REALMATH_ADJUDICATION_THRESHOLD))
 MAX_DRAFT_CHARS = 200_000
+# Active time arrives from the browser as increments with each draft and save. One increment
+# counts for at most the wall time since this person's previous draft or save of the label (plus
+# a little slack for clocks and the request), and never more than the cap.
+ACTIVE_IDLE_SECONDS = 60  # the browser stops counting this long after the last key, click or scroll
+ACTIVE_INCREMENT_CAP_SECONDS = 1800
+ACTIVE_SLACK_SECONDS = 5
 
 
 class LabelConflict(Exception):
@@ -105,17 +112,44 @@ class SaveResult:
     created: bool
 
 
-def save_label(*, response, user, data, base_version, submit=False, annotation=None):
+def save_label(*, response, user, data, base_version, submit=False, annotation=None, active_seconds_delta=0):
     """Save (and with `submit`, submit) a label of `response`.
 
     `annotation` is the label being edited; without it, the user's own label (created on the
     first save, from base version 0). Raises NotAllowed, LabelInvalid (field errors) or
     LabelConflict (stale base version). Every attempt, accepted or refused, is logged.
+    `active_seconds_delta` is the active time measured in the browser since the last draft or
+    save; with the draft's gathered time it is added (bounded) to the annotator's own label.
     """
-    return _retrying(lambda: _save_label(response, user, data, base_version, submit, annotation))
+    return _retrying(
+        lambda: _save_label(response, user, data, base_version, submit, annotation, active_seconds_delta)
+    )
 
 
-def _save_label(response, user, data, base_version, submit, annotation):
+def bounded_increment(seconds, since, now=None):
+    """An active-time increment as counted: at most the wall time since `since` (+ slack), at most the cap."""
+    try:
+        seconds = max(0, int(seconds or 0))
+    except (TypeError, ValueError):
+        return 0
+    limit = ACTIVE_INCREMENT_CAP_SECONDS
+    if since is not None:
+        elapsed = ((now or timezone.now()) - since).total_seconds()
+        limit = min(limit, max(0, int(elapsed)) + ACTIVE_SLACK_SECONDS)
+    return min(seconds, limit)
+
+
+def _active_time(response, user, annotation, delta):
+    """Seconds to add to `annotation` on a save by `user`: the draft's gathered time and the
+    bounded increment; nothing for someone else's label (it records its annotator's time)."""
+    if annotation is not None and annotation.annotator_id not in (None, user.pk):
+        return 0
+    draft = LabelDraft.objects.filter(response=response, user=user).only("active_seconds", "updated").first()
+    since = draft.updated if draft else (annotation.updated if annotation is not None else None)
+    return (draft.active_seconds if draft else 0) + bounded_increment(delta, since)
+
+
+def _save_label(response, user, data, base_version, submit, annotation, active_seconds_delta=0):
     if annotation is not None:
         annotation = Annotation.objects.select_related("response__question__exam").get(pk=annotation.pk)
     else:
@@ -134,19 +168,20 @@ def _save_label(response, user, data, base_version, submit, annotation):
     except LabelInvalid as exc:
         _log_attempt(response, annotation, user, submit, base_version, "invalid", str(exc), data)
         raise
+    active = _active_time(response, user, annotation, active_seconds_delta)
     if annotation is None:
-        return _create_label(response, user, clean, base_version, submit, data)
-    return _update_label(response, annotation.pk, user, clean, base_version, submit, data)
+        return _create_label(response, user, clean, base_version, submit, data, active)
+    return _update_label(response, annotation.pk, user, clean, base_version, submit, data, active)
 
 
-def _create_label(response, user, clean, base_version, submit, data):
+def _create_label(response, user, clean, base_version, submit, data, active=0):
     if base_version != 0:
         current = Annotation.objects.filter(response=response, annotator=user).first()
         _log_attempt(response, current, user, submit, base_version, "conflict", "No such version.", data)
         raise LabelConflict(current, base_version)
     try:
         with transaction.atomic():
-            annotation = Annotation(response=response, annotator=user, version=1)
+            annotation = Annotation(response=response, annotator=user, version=1, active_seconds=active)
             _apply(annotation, response, user, clean, submit)
             annotation.save()
             _replace_step_labels(annotation, clean.step_labels, user)
@@ -159,9 +194,11 @@ def _create_label(response, user, clean, base_version, submit, data):
         raise LabelConflict(current, base_version) from None
 
 
-def _update_label(response, annotation_id, user, clean, base_version, submit, data):
+def _update_label(response, annotation_id, user, clean, base_version, submit, data, active=0):
     with transaction.atomic():
-        claimed = Annotation.objects.filter(pk=annotation_id, version=base_version).update(version=base_version + 1)
+        claimed = Annotation.objects.filter(pk=annotation_id, version=base_version).update(
+            version=base_version + 1, active_seconds=F("active_seconds") + active
+        )
         if claimed:
             annotation = Annotation.objects.get(pk=annotation_id)
             _apply(annotation, response, user, clean, submit)
@@ -189,13 +226,17 @@ def _apply(annotation, response, user, clean, submit):
 
 
 def _step_key(step):
-    return (step["start"], step["end"], step["verdict"], step["comment"], step["sub_question_id"], step["checkpoint_id"])
+    return (
+        step["start"], step["end"], step["quote"], step["needs_review"], step["verdict"], step["comment"],
+        step["sub_question_id"], step["checkpoint_id"],
+    )
 
 
 def _replace_step_labels(annotation, steps, user):
     existing = list(annotation.step_labels.all()) if annotation.pk else []
     old = sorted(
-        (s.start, s.end, s.verdict, s.comment, s.sub_question_id, s.checkpoint_id) for s in existing
+        (s.start, s.end, s.quote, s.needs_review, s.verdict, s.comment, s.sub_question_id, s.checkpoint_id)
+        for s in existing
     )
     if old == sorted(_step_key(s) for s in steps):
         return
@@ -205,6 +246,74 @@ def _replace_step_labels(annotation, steps, user):
     bulk_create_with_history(
         [StepLabel(annotation=annotation, **step) for step in steps], StepLabel, default_user=user
     )
+
+
+@dataclass
+class ReanchorResult:
+    moved: int = 0
+    kept: int = 0
+    needs_review: int = 0
+
+
+def reanchor_step_labels(response, old_text, *, user=None) -> ReanchorResult:
+    """Find every step label of `response` again in its new transcript (after a correction).
+
+    Each label keeps its place when its quote is still there, moves to the one place its quote
+    and context are found again, or, when the quote is gone or ambiguous, keeps its old offsets
+    and is marked `needs_review` so the label page shows it beside the new text. Nothing is
+    deleted. Call it inside the transaction that changes the transcript.
+    """
+    result = ReanchorResult()
+    text = response.transcript
+    steps = StepLabel.objects.select_for_update().filter(annotation__response=response).order_by("pk")
+    for step in steps:
+        old_start, old_end = step.start, step.end
+        if step.start is None or step.end is None:
+            continue
+        if not step.quote:
+            step.quote = old_text[step.start:step.end]
+        if not step.prefix and not step.suffix:
+            context = quote_selector(old_text, step.start, step.end)
+            step.prefix, step.suffix = context["prefix"], context["suffix"]
+        anchor = reanchor(text, step.quote, step.prefix, step.suffix, step.start) if step.quote else None
+        if anchor is None:
+            step.needs_review = True
+            result.needs_review += 1
+        else:
+            step.start, step.end, step.needs_review = anchor.start, anchor.end, False
+            context = quote_selector(text, anchor.start, anchor.end)
+            step.prefix, step.suffix = context["prefix"], context["suffix"]
+            if (anchor.start, anchor.end) == (old_start, old_end):
+                result.kept += 1
+            else:
+                result.moved += 1
+        step._history_user = user
+        step._change_reason = "Re-anchored after a transcript correction"
+        step.save()
+    _reanchor_drafts(response, old_text)
+    return result
+
+
+def _reanchor_drafts(response, old_text):
+    """Move the step spans of unsaved drafts the same way, so a draft restored later is on its text."""
+    text = response.transcript
+    for draft in LabelDraft.objects.select_for_update().filter(response=response):
+        steps = draft.payload.get("step_labels") if isinstance(draft.payload, dict) else None
+        if not isinstance(steps, list):
+            continue
+        for step in steps:
+            start, end = (step.get("start"), step.get("end")) if isinstance(step, dict) else (None, None)
+            if not (isinstance(start, int) and isinstance(end, int)):
+                continue
+            quote = step.get("quote") or old_text[start:end]
+            context = quote_selector(old_text, start, end)
+            prefix = step.get("prefix") if isinstance(step.get("prefix"), str) else context["prefix"]
+            suffix = step.get("suffix") if isinstance(step.get("suffix"), str) else context["suffix"]
+            anchor = reanchor(text, quote, prefix, suffix, start) if isinstance(quote, str) and quote else None
+            step.update(quote=quote, prefix=prefix, suffix=suffix, needs_review=anchor is None)
+            if anchor is not None:
+                step.update(start=anchor.start, end=anchor.end)
+        draft.save(update_fields=["payload"])
 
 
 def _after_save(response, annotation, user, submit, base_version, data):
@@ -235,12 +344,13 @@ def _payload(data):
 # --- drafts -------------------------------------------------------------------------------
 
 
-def save_draft(*, response, user, payload, base_version, annotation=None):
-    """Keep unsaved work server-side (autosave). Needs the right to label or edit."""
-    return _retrying(lambda: _save_draft(response, user, payload, base_version, annotation))
+def save_draft(*, response, user, payload, base_version, annotation=None, active_seconds_delta=0):
+    """Keep unsaved work server-side (autosave). Needs the right to label or edit. The active
+    time measured since the last draft or save is gathered on the draft (bounded)."""
+    return _retrying(lambda: _save_draft(response, user, payload, base_version, annotation, active_seconds_delta))
 
 
-def _save_draft(response, user, payload, base_version, annotation):
+def _save_draft(response, user, payload, base_version, annotation, active_seconds_delta=0):
     if annotation is not None and not selectors.can_edit_annotation(user, annotation):
         raise NotAllowed("You may not edit this label.")
     if annotation is None and not selectors.can_label(user, response):
@@ -249,9 +359,17 @@ def _save_draft(response, user, payload, base_version, annotation):
         raise LabelInvalid({"draft": ["Expected an object of reasonable size."]})
 
     with transaction.atomic():
+        previous = LabelDraft.objects.filter(response=response, user=user).only("active_seconds", "updated").first()
+        if previous is not None:
+            since = previous.updated
+        else:
+            own = annotation if annotation is not None else Annotation.objects.filter(response=response, annotator=user).first()
+            since = own.updated if own is not None else None
+        gathered = (previous.active_seconds if previous else 0) + bounded_increment(active_seconds_delta, since)
         draft, _ = LabelDraft.objects.update_or_create(
             response=response, user=user,
-            defaults={"payload": payload, "base_version": base_version, "annotation": annotation},
+            defaults={"payload": payload, "base_version": base_version, "annotation": annotation,
+                      "active_seconds": gathered},
         )
         if annotation is None or annotation.annotator_id == user.pk:
             _take_slot(response, user, complete=False)

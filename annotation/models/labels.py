@@ -44,6 +44,10 @@ class Annotation(models.Model):
     is_imported = models.BooleanField(default=False)
     provenance = models.JSONField(default=dict, blank=True)
     version = models.PositiveIntegerField(default=1)
+    active_seconds = models.PositiveIntegerField(
+        default=0, help_text="Active time its annotator spent on it: seconds with the page focused and input "
+                             "in the last minute, measured in the browser, summed from bounded increments.",
+    )
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -74,7 +78,9 @@ class Annotation(models.Model):
 
 
 class StepLabel(models.Model):
-    """A verdict on a span of the transcript. Offsets count Unicode code points of the raw text."""
+    """A verdict on a span of the transcript. Offsets count Unicode code points of the raw text;
+    the quote with its prefix and suffix finds the span again after a correction
+    (annotation.anchoring)."""
 
     class Verdict(models.TextChoices):
         CORRECT = "correct", "Correct"
@@ -89,7 +95,13 @@ class StepLabel(models.Model):
     sub_question = models.ForeignKey(SubQuestion, on_delete=models.SET_NULL, null=True, blank=True)
     start = models.PositiveIntegerField(null=True, blank=True, help_text="Span start in the transcript.")
     end = models.PositiveIntegerField(null=True, blank=True)
-    quote = models.TextField(blank=True)
+    quote = models.TextField(blank=True, help_text="The labelled text (W3C TextQuoteSelector exact).")
+    prefix = models.TextField(blank=True, help_text="Text just before the quote, to find it again after a correction.")
+    suffix = models.TextField(blank=True, help_text="Text just after the quote.")
+    needs_review = models.BooleanField(
+        default=False,
+        help_text="A transcript correction removed the quote or made it ambiguous: start/end are the old place.",
+    )
     verdict = models.CharField(max_length=32, choices=Verdict.choices, default=Verdict.CORRECT)
     awarded_points = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
     comment = models.TextField(blank=True)
@@ -113,6 +125,9 @@ class LabelDraft(models.Model):
     )
     base_version = models.PositiveIntegerField(default=0, help_text="Label version the draft started from.")
     payload = models.JSONField(default=dict)
+    active_seconds = models.PositiveIntegerField(
+        default=0, help_text="Active time gathered while drafting; moves to the label when it is saved."
+    )
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -7,6 +7,7 @@ grading.judges.services); each written answer becomes a synthetic Response.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from decimal import Decimal
 
@@ -18,23 +19,22 @@ from annotation.models import Question, Response, content_hash
 from annotation.selectors import filter_by_id
 
 from ..models import GenerationItem, GenerationRun, LlmEndpoint
+from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, may_take_over, owner_tag
 from . import client as llm
 from . import prompts
-from .services import (
-    CANCEL_CHECK_SECONDS,
-    ChunkReport,
-    RunRefused,
-    cancel_run,
-    check_endpoint_usable,
-    clean_params,
-    endpoint_spec,
-    enqueue_open_items,
-    lease_for,
-    owner_tag,
-    resume_run,
-)
+from .services import RunRefused, check_endpoint_usable, clean_params, endpoint_spec
 
 GENERATION_OPEN_STATES = (GenerationItem.State.PENDING, GenerationItem.State.ERROR)
+GENERATION_RUNS = RunEngine(
+    run_model=GenerationRun,
+    chunk_task="grading.judges.tasks.run_generation_chunk",
+    open_ids=lambda run: list(
+        run.items.filter(state__in=GENERATION_OPEN_STATES).order_by("id").values_list("pk", flat=True)
+    ),
+    nothing_left=lambda run_id: not GenerationItem.objects.filter(
+        run_id=run_id, state=GenerationItem.State.PENDING
+    ).exists(),
+)
 
 
 def start_generation_run(
@@ -84,21 +84,15 @@ def start_generation_run(
         GenerationItem.objects.bulk_create(items, batch_size=500)
         run.n_items = len(items)
         run.save(update_fields=["n_items"])
-        epoch = run.epoch
         if enqueue:
-            transaction.on_commit(lambda: enqueue_generation_run(run.pk, epoch))
+            GENERATION_RUNS.enqueue_on_commit(run)
     return run
 
 
-def run_generation_inline(run: GenerationRun) -> GenerationRun:
-    """Write a generation run's missing answers in this process (no Celery worker needed)."""
-    open_states = GENERATION_OPEN_STATES
-    ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
-    for start in range(0, len(ids), run.chunk_size):
-        process_generation_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
-    _finish_generation_if_complete(run.pk, run.epoch)
-    run.refresh_from_db()
-    return run
+def run_generation_inline(run: GenerationRun, *, complete: Callable | None = None) -> GenerationRun:
+    """Write a generation run's missing answers in this process (no Celery worker needed);
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
+    return GENERATION_RUNS.run_inline(run, process_generation_chunk, complete=complete)
 
 
 def synthetic_student_id(model: str, temperature: float, index: int) -> str:
@@ -142,28 +136,15 @@ def _next_generation_indexes(question_ids, models, temperatures):
 
 
 def enqueue_generation_run(run_id: int, epoch: int) -> int:
-    from . import tasks  # cycle: judges.tasks imports this module
-
-    run = GenerationRun.objects.get(pk=run_id)
-    return enqueue_open_items(run, epoch, GENERATION_OPEN_STATES, tasks.run_generation_chunk, _finish_generation_if_complete)
+    return GENERATION_RUNS.enqueue(run_id, epoch)
 
 
 def cancel_generation_run(run: GenerationRun) -> GenerationRun:
-    return cancel_run(run)
+    return GENERATION_RUNS.cancel(run)
 
 
 def resume_generation_run(run: GenerationRun, *, enqueue: bool = True) -> GenerationRun:
-    return resume_run(run, GENERATION_OPEN_STATES, _finish_generation_if_complete, enqueue_generation_run if enqueue else None)
-
-
-def _finish_generation_if_complete(run_id, epoch):
-    if GenerationItem.objects.filter(run_id=run_id, state=GenerationItem.State.PENDING).exists():
-        return False
-    return bool(
-        GenerationRun.objects.filter(pk=run_id, epoch=epoch, status=GenerationRun.Status.RUNNING).update(
-            status=GenerationRun.Status.DONE, finished=timezone.now()
-        )
-    )
+    return GENERATION_RUNS.resume(run, enqueue=enqueue)
 
 
 def generation_messages(run: GenerationRun, question: Question) -> list[dict]:
@@ -178,18 +159,20 @@ def generation_messages(run: GenerationRun, question: Question) -> list[dict]:
     return messages
 
 
-def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None) -> ChunkReport:
+def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
+                             complete: Callable | None = None) -> ChunkReport:
     """Write the synthetic answers of the given items (the body of the Celery chunk task)."""
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
-    run = GenerationRun.objects.select_related("endpoint").filter(pk=run_id).first()
-    if run is None or run.epoch != epoch or run.status != GenerationRun.Status.RUNNING:
+    run = GENERATION_RUNS.live_run(run_id, epoch, select_related=["endpoint"])
+    if run is None:
         report.skipped = len(item_ids)
         return report
     owner = f"gen{owner_tag(run.pk, epoch, task_id)}"
     lease = lease_for(run.endpoint)
     target = endpoint_spec(run.endpoint)
     limiter = llm.limiter_for(target)
+    complete = complete or llm.complete
     items = list(
         GenerationItem.objects.filter(
             run=run, pk__in=item_ids, state__in=GENERATION_OPEN_STATES
@@ -202,7 +185,7 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
         call = llm.CallSpec(model=item.model, temperature=item.temperature, max_tokens=run.max_tokens)
         messages = generation_messages(run, item.question)
         try:
-            return messages, llm.complete(target, call, messages, limiter=limiter)
+            return messages, complete(target, call, messages, limiter=limiter)
         except llm.LlmCallFailed as exc:
             return messages, exc
         except Exception as exc:  # never let one answer stop the others
@@ -219,9 +202,7 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
                     if not future.cancelled():
                         _record_generation(run, futures[future], *future.result(), owner)
                         report.recorded += 1
-                if live and pending and not GenerationRun.objects.filter(
-                    pk=run.pk, epoch=epoch, status=GenerationRun.Status.RUNNING
-                ).exists():
+                if live and pending and not GENERATION_RUNS.is_live(run.pk, epoch):
                     live = False
                     for future in list(pending):
                         if future.cancel():
@@ -230,7 +211,7 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
                                 claim_owner="", claimed_at=None
                             )
                             report.released += 1
-    _finish_generation_if_complete(run.pk, epoch)
+    GENERATION_RUNS.finish_if_complete(run.pk, epoch)
     return report
 
 
@@ -238,20 +219,13 @@ def _claim_generation_item(item, run, epoch, task_id, owner, lease):
     current = item.claim_owner
     if current:
         run_part = current[3:] if current.startswith("gen") else current
-        if not _may_take_over_generation(run_part, item.claimed_at, run.pk, epoch, task_id, lease):
+        if not may_take_over(run_part, item.claimed_at, run_id=run.pk, epoch=epoch, task_id=task_id, lease=lease):
             return False
     return bool(
         GenerationItem.objects.filter(
             pk=item.pk, claim_owner=current, state__in=GENERATION_OPEN_STATES
         ).update(claim_owner=owner, claimed_at=timezone.now())
     )
-
-
-def _may_take_over_generation(claim, claimed_at, run_id, epoch, task_id, lease):
-    parts = claim.split(":")
-    if len(parts) != 3 or parts[2] == str(task_id) or parts[1] != str(epoch):
-        return True
-    return claimed_at is None or claimed_at < timezone.now() - lease
 
 
 def _record_generation(run, item, messages, answer, owner):

@@ -58,6 +58,7 @@ class Limiter:
         self.limits = limits
         self.store = store or default_store()
         self._local = _local_semaphore(limits.key, limits.max_concurrency)
+        self._wakeup = _wakeup_for(limits.key)
 
     def acquire(self, tokens=0):
         """Wait for a slot and for room in the per-minute budgets; return a Permit."""
@@ -67,12 +68,16 @@ class Limiter:
             holder = uuid.uuid4().hex
             poll = CONCURRENCY_POLL
             while True:
+                seen = self._wakeup.releases
                 ok, wait = self.store.try_acquire(self.limits, holder, tokens)
                 if ok:
                     return Permit(holder, tokens)
                 if wait <= CONCURRENCY_POLL:
-                    # Waiting for a slot held elsewhere: back off gently.
-                    wait, poll = poll, min(poll * 1.5, 0.1)
+                    # Waiting for a slot: a release in this process wakes us at once; a release
+                    # in another process is seen at the next poll (backing off gently).
+                    self._wakeup.wait_after(seen, poll * random.uniform(1.0, 1.1))
+                    poll = min(poll * 1.5, 0.1)
+                    continue
                 time.sleep(min(wait, 5.0) * random.uniform(1.0, 1.1))
         except BaseException:
             if self._local is not None:
@@ -82,6 +87,7 @@ class Limiter:
     def release(self, permit, actual_tokens=None):
         try:
             self.store.release(self.limits, permit.holder, actual_tokens)
+            self._wakeup.notify()
         finally:
             if self._local is not None:
                 self._local.release()
@@ -113,6 +119,33 @@ def _local_semaphore(key, size):
         if pid_key not in _semaphores:
             _semaphores[pid_key] = threading.BoundedSemaphore(size)
         return _semaphores[pid_key]
+
+
+class _Wakeup:
+    """Counts this process's releases of an endpoint's slots, so a waiting thread can sleep
+    until one happens instead of polling the shared store on a timer."""
+
+    def __init__(self):
+        self.releases = 0
+        self._condition = threading.Condition()
+
+    def notify(self):
+        with self._condition:
+            self.releases += 1
+            self._condition.notify()
+
+    def wait_after(self, seen, timeout):
+        """Sleep until a release later than `seen`, or `timeout` seconds."""
+        with self._condition:
+            self._condition.wait_for(lambda: self.releases != seen, timeout)
+
+
+_wakeups = {}
+
+
+def _wakeup_for(key):
+    with _semaphores_lock:
+        return _wakeups.setdefault((os.getpid(), key), _Wakeup())
 
 
 def default_store():

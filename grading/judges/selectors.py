@@ -9,17 +9,9 @@ from django.utils import timezone
 
 from annotation.selectors import id_param, scores_visible_to
 
+from .. import runs
 from ..models import GenerationItem, GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from .kinds import INEQMATH_STEP_KINDS
-
-STALL_SECONDS = 60
-
-
-def _stalled(status, last_activity, started):
-    """A running run with no answer for a while: its worker may be gone; resuming is offered."""
-    if status != "running":
-        return False
-    return (timezone.now() - (last_activity or started)).total_seconds() > STALL_SECONDS
 
 
 def endpoint_list() -> QuerySet[LlmEndpoint]:
@@ -95,7 +87,7 @@ def run_progress(run: JudgeRun) -> dict:
     done = run.n_items - pending
     end = run.finished or timezone.now()
     last = max(filter(None, (totals["last"], run.resumed)), default=None)
-    stalled = _stalled(run.status, last, run.resumed or run.created)
+    stalled = runs.stalled(run.status, last, run.resumed or run.created)
     elapsed = max((end - (run.resumed or run.created)).total_seconds(), 0.0)
     return {
         "run": run.pk,
@@ -203,7 +195,7 @@ def generation_progress(run: GenerationRun) -> dict:
     done = run.n_items - pending
     end = run.finished or timezone.now()
     last = max(filter(None, (totals["last"], run.resumed)), default=None)
-    stalled = _stalled(run.status, last, run.resumed or run.created)
+    stalled = runs.stalled(run.status, last, run.resumed or run.created)
     return {
         "run": run.pk,
         "status": run.status,

@@ -30,8 +30,8 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
@@ -43,14 +43,15 @@ from django.utils import timezone
 from annotation.models import Response
 from annotation.selectors import filter_responses
 
+from .. import runs
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
+from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, owner_tag
 from . import client as llm
 from . import prompts
 from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
 OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
-CANCEL_CHECK_SECONDS = 0.5
 CAS_THREADS = 4
 
 
@@ -267,9 +268,8 @@ def start_judge_run(
             created_by=user, note=note[:300],
         )
         JudgeRunItem.objects.bulk_create((JudgeRunItem(run=run, response_id=pk) for pk in ids), batch_size=500)
-        epoch = run.epoch
         if enqueue:
-            transaction.on_commit(lambda: enqueue_judge_run(run.pk, epoch))
+            JUDGE_RUNS.enqueue_on_commit(run)
     return run
 
 
@@ -288,122 +288,42 @@ def clean_params(params) -> dict:
     return {key: getter(key) for key in params if getter(key) not in (None, "") and key != "page"}
 
 
-def task_queue() -> str | None:
-    """The Celery queue for judge and generation tasks (settings.JUDGE_TASK_QUEUE; default queue if unset)."""
-    return settings.JUDGE_TASK_QUEUE or None
+JUDGE_RUNS = RunEngine(
+    run_model=JudgeRun,
+    chunk_task="grading.judges.tasks.run_judge_chunk",
+    open_ids=lambda run: list(
+        run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True)
+    ),
+    nothing_left=lambda run_id: not JudgeRunItem.objects.filter(run_id=run_id, state=JudgeRunItem.State.PENDING).exists(),
+)
 
 
 def enqueue_judge_run(run_id: int, epoch: int) -> int:
     """Send every open item of a run to the workers, in chunks tagged with `epoch`."""
-    from . import tasks  # cycle: judges.tasks imports this module
-
-    return enqueue_open_items(JudgeRun.objects.get(pk=run_id), epoch, OPEN_ITEM_STATES, tasks.run_judge_chunk, _finish_if_complete)
+    return JUDGE_RUNS.enqueue(run_id, epoch)
 
 
 def cancel_judge_run(run: JudgeRun) -> JudgeRun:
     """Stop a run: workers finish the calls in flight and take no new work."""
-    return cancel_run(run)
+    return JUDGE_RUNS.cancel(run)
 
 
 def resume_judge_run(run: JudgeRun, *, enqueue: bool = True) -> JudgeRun:
     """Queue again every item without a finished result (pending, failed, or lost with a worker)."""
-    return resume_run(run, OPEN_ITEM_STATES, _finish_if_complete, enqueue_judge_run if enqueue else None)
+    return JUDGE_RUNS.resume(run, enqueue=enqueue)
 
 
-def enqueue_open_items(run, epoch: int, open_states, chunk_task, finish_if_complete: Callable) -> int:
-    ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
-    if not ids:
-        finish_if_complete(run.pk, epoch)
-        return 0
-    for start in range(0, len(ids), run.chunk_size):
-        chunk_task.apply_async(args=[run.pk, epoch, ids[start : start + run.chunk_size]], queue=task_queue())
-    return len(ids)
+def run_inline(run: JudgeRun, *, complete: Callable | None = None) -> JudgeRun:
+    """Do a run's open work in this process, chunk after chunk (no Celery worker needed).
+
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
+    return JUDGE_RUNS.run_inline(run, process_judge_chunk, complete=complete)
 
 
-def cancel_run(run):
-    """Cancel a judge or generation run that is still running."""
-    model = type(run)
-    model.objects.filter(pk=run.pk, status=model.Status.RUNNING).update(
-        status=model.Status.CANCELLED, finished=timezone.now()
-    )
-    run.refresh_from_db()
-    return run
-
-
-def resume_run(run, open_states, finish_if_complete, enqueue_run):
-    """Start a new epoch for a run with open items; chunks of older epochs are then ignored."""
-    model = type(run)
-    with transaction.atomic():
-        run = model.objects.select_for_update().get(pk=run.pk)
-        if not run.items.filter(state__in=open_states).exists():
-            if run.status == model.Status.RUNNING:
-                finish_if_complete(run.pk, run.epoch)
-                run.refresh_from_db()
-            return run
-        run.epoch += 1
-        run.status = model.Status.RUNNING
-        run.resumed = timezone.now()
-        run.finished = None
-        run.save(update_fields=["epoch", "status", "resumed", "finished"])
-        epoch = run.epoch
-        if enqueue_run:
-            transaction.on_commit(lambda: enqueue_run(run.pk, epoch))
-    return run
-
-
-def run_inline(run: JudgeRun) -> JudgeRun:
-    """Do a run's open work in this process, chunk after chunk (no Celery worker needed)."""
-    ids = list(run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True))
-    for start in range(0, len(ids), run.chunk_size):
-        process_judge_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}")
-    _finish_if_complete(run.pk, run.epoch)
-    run.refresh_from_db()
-    return run
-
-
-def _run_is_live(run_id, epoch):
-    return JudgeRun.objects.filter(pk=run_id, epoch=epoch, status=JudgeRun.Status.RUNNING).exists()
-
-
-def _finish_if_complete(run_id, epoch):
-    if JudgeRunItem.objects.filter(run_id=run_id, state=JudgeRunItem.State.PENDING).exists():
-        return False
-    return bool(
-        JudgeRun.objects.filter(pk=run_id, epoch=epoch, status=JudgeRun.Status.RUNNING).update(
-            status=JudgeRun.Status.DONE, finished=timezone.now()
-        )
-    )
-
-
-def owner_tag(run_id: int, epoch: int, task_id: str) -> str:
-    return f"{run_id}:{epoch}:{task_id}"
-
-
-def lease_for(endpoint: LlmEndpoint | None, samples: int = 1, retries: int = 0) -> timedelta:
-    if endpoint is None:
-        return timedelta(minutes=10)
-    per_call = endpoint.timeout_seconds * endpoint.max_attempts + 120
-    return timedelta(seconds=per_call * max(1, samples) * (1 + retries) + 60)
-
-
-def may_take_over(
-    claim_owner: str, claimed_at: datetime | None, *, run_id: int, epoch: int, task_id: str, lease: timedelta,
-    now: datetime | None = None,
-) -> bool:
-    """Whether a running claim by `claim_owner` may be taken by task `task_id` of run:epoch."""
-    parts = (claim_owner or "").split(":")
-    if len(parts) != 3:
-        return True
-    owner_run, owner_epoch, owner_task = parts
-    if owner_task == str(task_id):
-        return True  # the broker redelivered this very task: its first delivery died
-    if owner_run == str(run_id) and owner_epoch != str(epoch):
-        return True  # this run was resumed since
-    if owner_run != str(run_id):
-        other = JudgeRun.objects.filter(pk=owner_run if owner_run.isdigit() else None).values("epoch", "status").first()
-        if other is None or other["status"] != JudgeRun.Status.RUNNING or str(other["epoch"]) != owner_epoch:
-            return True  # the other run stopped or moved on
-    return claimed_at is None or claimed_at < (now or timezone.now()) - lease
+def may_take_over(claim_owner: str, claimed_at: datetime | None, **kwargs) -> bool:
+    """`grading.runs.may_take_over` for judge results, which runs share: a claim of another
+    run counts only while that run is live in that epoch."""
+    return runs.may_take_over(claim_owner, claimed_at, other_run_live=JUDGE_RUNS.is_live, **kwargs)
 
 
 @dataclass
@@ -413,23 +333,13 @@ class _Job:
     judge_input: JudgeInput
 
 
-@dataclass
-class ChunkReport:
-    claimed: int = 0
-    cached: int = 0
-    deferred: int = 0
-    recorded: int = 0
-    released: int = 0
-    skipped: int = 0
-    notes: list = field(default_factory=list)
-
-
-def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None) -> ChunkReport:
+def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
+                        complete: Callable | None = None) -> ChunkReport:
     """Judge the given items of a run (the body of the Celery chunk task)."""
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
-    run = JudgeRun.objects.select_related("config__endpoint").filter(pk=run_id).first()
-    if run is None or run.epoch != epoch or run.status != JudgeRun.Status.RUNNING:
+    run = JUDGE_RUNS.live_run(run_id, epoch, select_related=["config__endpoint"])
+    if run is None:
         report.skipped = len(item_ids)
         return report
     config = run.config
@@ -441,14 +351,14 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
         .select_related("response__question")
         .order_by("id")
     )
-    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report)
+    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete)
     for item, key in deferred:
         _wait_for_other_owner(run, epoch, item, key, lease, report)
-    _finish_if_complete(run.pk, epoch)
+    JUDGE_RUNS.finish_if_complete(run.pk, epoch)
     return report
 
 
-def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
+def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete=None):
     """Keep up to `width` judgements in flight, claiming items in small batches just before
     they start and writing answers in batches as they come back.
 
@@ -457,9 +367,9 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
     worker elsewhere is on.
     """
     config = run.config
-    call = make_caller(config.endpoint, spec)
+    call = make_caller(config.endpoint, spec, complete)
     width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
-    queue = deque((item, judge_input(item.response)) for item in items)
+    queue = deque((item, None) for item in items)  # inputs are built as items start: calls begin at once
     waiting, in_flight, deferred = {}, {}, []
     live, checked = True, time.monotonic()
     with ThreadPoolExecutor(max_workers=min(width, max(1, len(items))), thread_name_prefix="judge") as pool:
@@ -468,6 +378,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
                 batch, busy = [], {job.result.cache_key for job in in_flight.values()}
                 while queue and len(batch) < width - len(in_flight):
                     item, the_input = queue.popleft()
+                    the_input = the_input or judge_input(item.response)
                     key = cache_key(config, kind.fingerprint(spec, the_input))
                     if key in busy:
                         waiting.setdefault(key, []).append((item, the_input))
@@ -493,7 +404,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report):
             for job, _ in finished:
                 queue.extendleft(reversed(waiting.pop(job.result.cache_key, [])))
             if time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
-                live, checked = _run_is_live(run.pk, epoch), time.monotonic()
+                live, checked = JUDGE_RUNS.is_live(run.pk, epoch), time.monotonic()
     return deferred
 
 
@@ -638,7 +549,7 @@ def _copy_result(donor, item, run):
     return copy
 
 
-def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec) -> Callable:
+def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec, complete: Callable | None = None) -> Callable:
     """The function kinds call to reach the LLM (no database access: it runs in threads)."""
     if endpoint is None:
         def no_llm(messages):
@@ -653,9 +564,10 @@ def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec) -> Callable:
         reasoning_effort=spec.reasoning_effort, extra_body=spec.extra_body,
     )
     limiter = llm.limiter_for(target)
+    complete = complete or llm.complete
 
     def call(messages):
-        return llm.complete(target, call_spec, messages, limiter=limiter)
+        return complete(target, call_spec, messages, limiter=limiter)
 
     return call
 
@@ -710,7 +622,7 @@ def _record_many(run, config, finished, owner):
 def _wait_for_other_owner(run, epoch, item, key, lease, report):
     """Another live worker is judging this content: wait for its answer instead of paying twice."""
     deadline = time.monotonic() + lease.total_seconds()
-    while time.monotonic() < deadline and _run_is_live(run.pk, epoch):
+    while time.monotonic() < deadline and JUDGE_RUNS.is_live(run.pk, epoch):
         row = (
             JudgeResult.objects.filter(config=run.config, response_id=item.response_id, cache_key=key)
             .only("id", "status", "run_id", "cache_key")

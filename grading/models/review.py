@@ -36,8 +36,12 @@ class MetaEvalRun(models.Model):
     selection = models.JSONField(default=dict, blank=True, help_text="Queue filters: setting, run, threshold.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
     n_items = models.PositiveIntegerField(default=0)
+    result_ids = models.JSONField(default=list, blank=True, help_text="The judge results the run asks about.")
+    chunk_size = models.PositiveIntegerField(default=8)
+    epoch = models.PositiveIntegerField(default=1, help_text="Raised on resume; chunks of older epochs do nothing.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    resumed = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -123,6 +123,9 @@ class PrelabelRunSerializer(serializers.Serializer):
     invalid = serializers.IntegerField(read_only=True)
     error = serializers.IntegerField(read_only=True)
     fraction = serializers.FloatField(read_only=True)
+    epoch = serializers.IntegerField(read_only=True)
+    stalled = serializers.BooleanField(read_only=True)
+    can_resume = serializers.BooleanField(read_only=True)
 
 
 class StartPrelabelSerializer(serializers.Serializer):
@@ -257,8 +260,22 @@ class PrelabelRunCancelView(APIView):
     def post(self, request, pk):
         run = get_object_or_404(MetaEvalRun, pk=_id(pk))
         services.cancel_meta_eval_run(run)
-        run.refresh_from_db()
         return ApiResponse(selectors.meta_eval_run_progress(run))
+
+
+class PrelabelRunResumeView(APIView):
+    """Ask again about every case without an answer. Refused (409) while the run still makes
+    progress, unless ``force`` is given (e.g. right after stopping a worker by hand)."""
+
+    permission_classes = [IsReviewer]
+
+    @extend_schema(parameters=[_path_id("pk")], request=None, responses=PrelabelRunSerializer)
+    def post(self, request, pk):
+        run = get_object_or_404(MetaEvalRun, pk=_id(pk))
+        if not (selectors.meta_eval_run_progress(run)["can_resume"] or str(request.data.get("force", "")).lower() in ("1", "true")):
+            return ApiResponse({"detail": "The run is still making progress; resume it once it is cancelled or stalls, or pass force."},
+                               status=status.HTTP_409_CONFLICT)
+        return ApiResponse(selectors.meta_eval_run_progress(services.resume_meta_eval_run(run)))
 
 
 class ValidationMarksView(APIView):

@@ -11,6 +11,7 @@ urlpatterns = [
     path("review/prelabel-runs/", api.PrelabelRunListView.as_view(), name="api-review-prelabel-runs"),
     path("review/prelabel-runs/<str:pk>/", api.PrelabelRunDetailView.as_view(), name="api-review-prelabel-run"),
     path("review/prelabel-runs/<str:pk>/cancel/", api.PrelabelRunCancelView.as_view(), name="api-review-prelabel-cancel"),
+    path("review/prelabel-runs/<str:pk>/resume/", api.PrelabelRunResumeView.as_view(), name="api-review-prelabel-resume"),
     path("review/validation/report/", api.ValidationReportView.as_view(), name="api-review-validation-report"),
     path("review/validation/<str:response_id>/", api.ValidationMarksView.as_view(), name="api-review-validation"),
 ]

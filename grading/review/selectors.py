@@ -12,13 +12,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Count, Exists, F, FloatField, OuterRef, Q
+from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q
 from django.db.models.functions import Abs, Cast
 
 from annotation.models import Exam, Question, Response
 from annotation.selectors import id_param
 
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, MetaEvalProposal, MetaEvalRun, MetaEvaluation
+from ..runs import stalled
 from . import metrics
 from .meta_eval import CATEGORIES, direction
 
@@ -200,9 +201,14 @@ def _scatter(columns):
     return out
 
 
+def question_label(pk, location="", external_id=""):
+    """How a question is named in tables: its label and its typed id, e.g. '3-07 · question #1'."""
+    return " · ".join(filter(None, [location or external_id, f"question #{pk}"]))
+
+
 def _labels(question_ids, exam_ids):
     questions = {
-        pk: f"{location or external_id or 'question'} #{pk}"
+        pk: question_label(pk, location, external_id)
         for pk, location, external_id in Question.objects.filter(pk__in=question_ids).values_list(
             "pk", "location", "external_id"
         )
@@ -449,7 +455,7 @@ def category_summary(params=None):
     question_ids = {r[4] for r in rows}
     config_labels = {c.pk: str(c) for c in JudgeSetting.objects.filter(pk__in=config_ids).only("name", "version")}
     question_labels = {
-        pk: f"{location or external_id or 'question'} #{pk}"
+        pk: question_label(pk, location, external_id)
         for pk, location, external_id in Question.objects.filter(pk__in=question_ids).values_list(
             "pk", "location", "external_id"
         )
@@ -491,8 +497,12 @@ def meta_eval_run_progress(run):
     """Proposals written so far by status (one query)."""
     counts = dict(run.proposals.values_list("status").annotate(n=Count("id")).order_by())
     done = sum(counts.values())
+    last = run.proposals.aggregate(last=Max("created"))["last"]
+    is_stalled = stalled(run.status, last, run.resumed or run.created)
     return {
         "id": run.pk, "status": run.status, "model": run.model, "n_items": run.n_items, "done": done,
+        "epoch": run.epoch, "stalled": is_stalled,
+        "can_resume": run.status == MetaEvalRun.Status.CANCELLED or is_stalled,
         "ok": counts.get(MetaEvalProposal.Status.OK, 0),
         "invalid": counts.get(MetaEvalProposal.Status.INVALID, 0),
         "error": counts.get(MetaEvalProposal.Status.ERROR, 0),

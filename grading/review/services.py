@@ -29,9 +29,11 @@ from ..models import (
     MetaEvaluation,
     StepJudgeValidation,
 )
+from ..runs import RunEngine
 from . import selectors
 from .meta_eval import CATEGORIES, direction, parse_meta_eval_output
 
+ANSWERED = (MetaEvalProposal.Status.OK, MetaEvalProposal.Status.INVALID)
 PROMPT_VERSION = "meta-eval-1"
 CHUNK_SIZE = 8
 RELEASED_LABELS_SETTING = "released meta-eval labels"
@@ -181,9 +183,10 @@ def _check_endpoint(endpoint):
 
 
 def start_meta_eval_run(*, endpoint, model, scope, threshold=selectors.DEFAULT_THRESHOLD, params=None, user=None,
-                        only_open=True, temperature=0.0, max_tokens=2048):
+                        only_open=True, temperature=0.0, max_tokens=2048, enqueue=True):
     """Queue the LLM meta-evaluator over a disagreement queue (cases still unclassified and
-    without a usable proposal, unless `only_open` is false). Returns the run."""
+    without a usable proposal, unless `only_open` is false). Returns the run; with
+    ``enqueue=False`` nothing is queued (call `run_meta_eval_inline` here)."""
     if not str(model or "").strip():
         raise RunRefused("Name the model the meta-evaluator should use.")
     _check_endpoint(endpoint)
@@ -201,33 +204,70 @@ def start_meta_eval_run(*, endpoint, model, scope, threshold=selectors.DEFAULT_T
         )
         run = MetaEvalRun.objects.create(
             endpoint=endpoint, model=model.strip(), temperature=temperature, max_tokens=max_tokens,
-            prompt_version=PROMPT_VERSION, n_items=len(result_ids), created_by=user,
+            prompt_version=PROMPT_VERSION, n_items=len(result_ids), result_ids=result_ids, chunk_size=CHUNK_SIZE,
+            created_by=user,
             selection={**scope.query(), "threshold": threshold, **{k: v for k, v in (params or {}).items() if v}},
         )
-        transaction.on_commit(lambda: _enqueue(run.pk, result_ids))
+        if enqueue:
+            META_EVAL_RUNS.enqueue_on_commit(run)
     return run
 
 
-def _enqueue(run_id, result_ids):
-    from .tasks import propose_meta_eval_chunk  # cycle: review.tasks imports this module
-
-    for start in range(0, len(result_ids), CHUNK_SIZE):
-        propose_meta_eval_chunk.delay(run_id, result_ids[start : start + CHUNK_SIZE])
-
-
-def cancel_meta_eval_run(run):
-    MetaEvalRun.objects.filter(pk=run.pk, status=MetaEvalRun.Status.RUNNING).update(
-        status=MetaEvalRun.Status.CANCELLED, finished=timezone.now()
+def _answered(run_id):
+    """Result ids with a readable or unreadable proposal of the run (a failed call is open)."""
+    return set(
+        MetaEvalProposal.objects.filter(run_id=run_id, status__in=ANSWERED).values_list(
+            "meta_evaluation__result_id", flat=True
+        )
     )
 
 
-def process_meta_eval_chunk(run_id, result_ids):
+def _open_result_ids(run):
+    answered = _answered(run.pk)
+    return [pk for pk in run.result_ids if pk not in answered]
+
+
+def _nothing_left(run_id):
+    run = MetaEvalRun.objects.only("n_items").get(pk=run_id)
+    return MetaEvalProposal.objects.filter(run_id=run_id).count() >= run.n_items
+
+
+def _forget_failures(run):
+    """Failed calls are asked again: until then the run is not complete."""
+    MetaEvalProposal.objects.filter(run=run, status=MetaEvalProposal.Status.ERROR).delete()
+
+
+META_EVAL_RUNS = RunEngine(
+    run_model=MetaEvalRun, chunk_task="grading.review.tasks.propose_meta_eval_chunk",
+    open_ids=_open_result_ids, nothing_left=_nothing_left, on_resume=_forget_failures,
+)
+
+
+def cancel_meta_eval_run(run: MetaEvalRun) -> MetaEvalRun:
+    """Stop a pre-label run: chunks finish the calls in flight and start no new ones."""
+    return META_EVAL_RUNS.cancel(run)
+
+
+def resume_meta_eval_run(run: MetaEvalRun, *, enqueue: bool = True) -> MetaEvalRun:
+    """Ask again about every case of the run without an answer (never asked, lost with a worker,
+    or a failed call): a new epoch, so chunks queued before do nothing."""
+    return META_EVAL_RUNS.resume(run, enqueue=enqueue)
+
+
+def run_meta_eval_inline(run: MetaEvalRun, *, complete=None) -> MetaEvalRun:
+    """Do a pre-label run's open work in this process (no Celery worker needed); `complete`
+    stands in for the LLM client's ``complete`` (the demo's scripted model)."""
+    return META_EVAL_RUNS.run_inline(run, process_meta_eval_chunk, complete=complete)
+
+
+def process_meta_eval_chunk(run_id, epoch, result_ids, task_id=None, complete=None):
     """Ask the meta-evaluator about some cases of a run and store each answer (safe to repeat:
-    a case that already has a proposal from this run is skipped). Returns how many were written."""
-    run = MetaEvalRun.objects.select_related("endpoint").filter(pk=run_id).first()
-    if run is None or run.status != MetaEvalRun.Status.RUNNING:
+    a case that already has an answer from this run is skipped). Returns how many were written.
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
+    run = META_EVAL_RUNS.live_run(run_id, epoch, select_related=["endpoint"])
+    if run is None:
         return 0
-    done = set(run.proposals.values_list("meta_evaluation__result_id", flat=True))
+    done = _answered(run.pk)
     results = list(
         JudgeResult.objects.select_related("response__question").filter(pk__in=result_ids).exclude(pk__in=done)
     )
@@ -240,11 +280,11 @@ def process_meta_eval_chunk(run_id, result_ids):
     workers = max(1, min(len(jobs), endpoint.max_concurrency, 8))
     written = 0
     with ThreadPoolExecutor(max_workers=workers) as pool:  # calls in threads; the database only here
-        futures = [(result, pool.submit(_ask, target, call, messages, limiter)) for result, messages in jobs]
+        futures = [(result, pool.submit(_ask, target, call, messages, limiter, complete)) for result, messages in jobs]
         for result, future in futures:
             meta = metas.get(result.pk) or MetaEvaluation.objects.get_or_create(result=result)[0]
             written += _record_proposal(run, meta, future.result())
-    _finish_if_complete(run)
+    META_EVAL_RUNS.finish_if_complete(run.pk, epoch)
     return written
 
 
@@ -252,9 +292,9 @@ def _endpoint_spec(endpoint):
     return endpoint_spec(endpoint)
 
 
-def _ask(target, call, messages, limiter):
+def _ask(target, call, messages, limiter, complete=None):
     try:
-        return llm.complete(target, call, messages, limiter=limiter)
+        return (complete or llm.complete)(target, call, messages, limiter=limiter)
     except llm.LlmCallFailed as exc:
         return exc
     except Exception as exc:  # anything unforeseen becomes a failed proposal, never a crashed chunk
@@ -278,16 +318,11 @@ def _record_proposal(run, meta, answer):
     try:
         with transaction.atomic():
             MetaEvalProposal.objects.create(meta_evaluation=meta, run=run, **fields)
-    except IntegrityError:  # a redelivered chunk raced us to it
-        return 0
+    except IntegrityError:  # asked before: a failed call is replaced, an answer is kept
+        return MetaEvalProposal.objects.filter(
+            meta_evaluation=meta, run=run, status=MetaEvalProposal.Status.ERROR
+        ).update(**fields)
     return 1
-
-
-def _finish_if_complete(run):
-    if run.proposals.count() >= run.n_items:
-        MetaEvalRun.objects.filter(pk=run.pk, status=MetaEvalRun.Status.RUNNING).update(
-            status=MetaEvalRun.Status.DONE, finished=timezone.now()
-        )
 
 
 # --- released labels -----------------------------------------------------------------------
@@ -351,8 +386,8 @@ def _candidate_responses(record, input_records):
         if fitting:
             return fitting, f"sample_id {sample} of the input file"
         notes.append(
-            f"sample_id {sample} of the input file is response "
-            + (", ".join(f"#{r.pk} (gold {_number(_float(r.gold_score))})" for r in found) or f"nothing ({reason})")
+            f"sample_id {sample} of the input file is "
+            + (", ".join(f"response #{r.pk} (gold {_number(_float(r.gold_score))})" for r in found) or f"nothing ({reason})")
             + f", not gold {_number(gt)}"
         )
     student = str(record.get("student_id_mapped") or record.get("student_id") or "").strip()
@@ -369,7 +404,7 @@ def _candidate_responses(record, input_records):
     fitting = [r for r in pool if _same(_float(r.gold_score), gt)]
     if fitting:
         return fitting, f"student {student[:12]}" + (f" at {location}" if at_location else "")
-    seen = ", ".join(f"#{r.pk} at {r.question.location or '?'} (gold {_number(_float(r.gold_score))})" for r in pool)
+    seen = ", ".join(f"response #{r.pk} at {r.question.location or '?'} (gold {_number(_float(r.gold_score))})" for r in pool)
     where = f" at {location}" if at_location else (f" (none at {location})" if location else "")
     notes.append(f"student {student[:12]} has {seen}{where}; none with gold {_number(gt)}")
     return [], "; ".join(notes)

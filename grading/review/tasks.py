@@ -8,6 +8,6 @@ from . import services
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
-def propose_meta_eval_chunk(self, run_id, result_ids):
+def propose_meta_eval_chunk(self, run_id, epoch, result_ids):
     """Ask the LLM meta-evaluator about a chunk of a run's cases (safe to run twice)."""
-    return services.process_meta_eval_chunk(run_id, result_ids)
+    return services.process_meta_eval_chunk(run_id, epoch, result_ids, task_id=self.request.id)

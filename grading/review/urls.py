@@ -11,6 +11,7 @@ urlpatterns = [
     path("disagreements/<int:pk>/", views.disagreement_review, name="review_case"),
     path("prelabel/", views.start_prelabel, name="review_prelabel"),
     path("prelabel/<int:pk>/cancel/", views.cancel_prelabel, name="review_prelabel_cancel"),
+    path("prelabel/<int:pk>/resume/", views.resume_prelabel, name="review_prelabel_resume"),
     path("categories/", views.category_page, name="review_categories"),
     path("validation/", views.validation_list, name="review_validation"),
     path("validation/report/", views.validation_report, name="review_validation_report"),

@@ -232,16 +232,33 @@ def start_prelabel(request):
     return redirect(back)
 
 
+def _back_to_queue(request):
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        target = reverse("grading:review_disagreements")
+    return redirect(target)
+
+
 @reviewer_required
 @require_POST
 def cancel_prelabel(request, pk):
     run = get_object_or_404(MetaEvalRun, pk=pk)
     services.cancel_meta_eval_run(run)
     messages.success(request, f"Meta-evaluation run {run.pk} cancelled.")
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        target = reverse("grading:review_disagreements")
-    return redirect(target)
+    return _back_to_queue(request)
+
+
+@reviewer_required
+@require_POST
+def resume_prelabel(request, pk):
+    run = get_object_or_404(MetaEvalRun, pk=pk)
+    if not selectors.meta_eval_run_progress(run)["can_resume"]:
+        messages.error(request, f"Meta-evaluation run {run.pk} is still making progress (or has nothing left to do); "
+                       "resume it once it is cancelled or stalls.")
+        return _back_to_queue(request)
+    run = services.resume_meta_eval_run(run)
+    messages.success(request, f"Meta-evaluation run {run.pk} resumed: every case without an answer is asked again.")
+    return _back_to_queue(request)
 
 
 # --- categories ----------------------------------------------------------------------------

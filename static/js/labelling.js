@@ -26,10 +26,31 @@
   var draftPending = false;
   var pendingStep = null;
   var busy = false;
+  var active = activeTimer((config.activeIdleSeconds || 60) * 1000);
 
   var $ = function (id) { return document.getElementById(id); };
   var groupsEl = $("groups");
   var transcriptEl = $("transcript");
+
+  // Active time: it counts while the page is visible, has the focus and had input (a key, a
+  // click, the wheel, a touch, a scroll) in the last `idleMs`; whole seconds go out with each
+  // draft and save as an increment, and come back to the count if the request fails.
+  function activeTimer(idleMs) {
+    var lastInput = Date.now(), lastTick = Date.now(), ms = 0;
+    function input() { lastInput = Date.now(); }
+    ["keydown", "mousedown", "wheel", "touchstart", "scroll", "input"].forEach(function (name) {
+      window.addEventListener(name, input, { capture: true, passive: true });
+    });
+    window.setInterval(function () {
+      var now = Date.now(), step = Math.min(now - lastTick, 2000);  // a sleeping laptop adds nothing
+      lastTick = now;
+      if (document.visibilityState === "visible" && document.hasFocus() && now - lastInput < idleMs) ms += step;
+    }, 1000);
+    return {
+      take: function () { var s = Math.floor(ms / 1000); ms -= s * 1000; return s; },
+      giveBack: function (s) { ms += s * 1000; }
+    };
+  }
 
   function emptyState() {
     return { sub_scores: {}, total: null, checkpoint_marks: {}, override_reason: "", comment: "", step_labels: [] };
@@ -44,7 +65,8 @@
     s.override_reason = label.override_reason || "";
     s.comment = label.comment || "";
     s.step_labels = (label.step_labels || []).map(function (st) {
-      return { start: st.start, end: st.end, quote: st.quote, verdict: st.verdict, comment: st.comment || "",
+      return { start: st.start, end: st.end, quote: st.quote, prefix: st.prefix || "", suffix: st.suffix || "",
+               needs_review: !!st.needs_review, verdict: st.verdict, comment: st.comment || "",
                sub_question: st.sub_question || "", checkpoint: st.checkpoint || null };
     });
     return s;
@@ -258,11 +280,19 @@
     return offset;
   }
 
+  // A step label is drawn on the transcript only where its quote still is; one a correction moved
+  // away (needs_review) is listed, not painted over unrelated text.
+  function placed(s) {
+    return !s.needs_review && s.end <= chars.length && (!s.quote || chars.slice(s.start, s.end).join("") === s.quote);
+  }
+
   function renderTranscript() {
     var cuts = { 0: true };
     cuts[chars.length] = true;
     MATH.forEach(function (r) { cuts[r[0]] = true; cuts[r[1]] = true; });
-    state.step_labels.forEach(function (s) { cuts[snap(s.start, "start")] = true; cuts[snap(s.end, "end")] = true; });
+    state.step_labels.forEach(function (s) {
+      if (placed(s)) { cuts[snap(s.start, "start")] = true; cuts[snap(s.end, "end")] = true; }
+    });
     var points = Object.keys(cuts).map(Number).sort(function (a, b) { return a - b; });
     transcriptEl.textContent = "";
     for (var p = 0; p < points.length - 1; p++) {
@@ -270,7 +300,7 @@
       if (end <= start) continue;
       var isMath = MATH.some(function (r) { return start >= r[0] && end <= r[1]; });
       var covering = [];
-      state.step_labels.forEach(function (s, index) { if (s.start < end && s.end > start) covering.push(index); });
+      state.step_labels.forEach(function (s, index) { if (placed(s) && s.start < end && s.end > start) covering.push(index); });
       var span = el("span", { "class": "seg" + (isMath ? " math math-seg" : ""), "data-start": start, "data-end": end },
                     chars.slice(start, end).join(""));
       if (covering.length) {
@@ -295,8 +325,14 @@
     state.step_labels.forEach(function (s, index) {
       var li = el("li", { tabindex: "0", "data-step": index });
       li.appendChild(el("span", { "class": "verdict verdict-" + s.verdict }, verdictName(s.verdict)));
-      var quote = chars.slice(s.start, s.end).join("");
-      li.appendChild(el("span", { "class": "q" }, quote.length > 160 ? quote.slice(0, 160) + "…" : quote));
+      if (!placed(s)) {
+        li.classList.add("needs-review");
+        li.appendChild(el("span", { "class": "badge warn", title: "The transcript was corrected: this text is gone or occurs several times. Select the passage again, then remove this one." }, "needs review"));
+        var old = s.quote || "";
+        li.appendChild(el("span", { "class": "q math" }, old.length > 160 ? old.slice(0, 160) + "…" : old));
+      } else {
+        li.appendChild(el("span", { "class": "q math" }, stepQuote(s)));
+      }
       var del = el("button", { type: "button", "data-remove": index, title: "Remove (Delete)" }, "×");
       if (!config.editable) del.disabled = true;
       li.appendChild(del);
@@ -304,8 +340,37 @@
       if (extra) li.appendChild(el("span", { "class": "c" }, extra));
       list.appendChild(li);
     });
+    RM.renderMath(list);
     $("no-steps").hidden = state.step_labels.length > 0;
     $("step-count").textContent = state.step_labels.length ? String(state.step_labels.length) : "";
+  }
+
+  // The quoted passage of a step label, cut after about 160 characters but never inside a
+  // formula (an unpaired $ would show raw TeX instead of rendered math).
+  function stepQuote(s) {
+    var end = s.end;
+    if (end - s.start > 160) end = Math.max(s.start, snap(s.start + 160, "start"));
+    var quote = chars.slice(s.start, end).join("");
+    return end < s.end ? quote + "…" : quote;
+  }
+
+  // The sub-question a passage lies in: the last sub-question marker such as "(2)" written at
+  // or before its start (not inside a formula), else the sub-question being scored.
+  function subQuestionAt(start) {
+    var text = chars.slice(0, Math.min(chars.length, start + 6)).join("");
+    var best = "", bestAt = -1;
+    groups.forEach(function (g) {
+      if (!g.label) return;
+      var inner = g.label.replace(/^[(（]|[)）]$/g, "");
+      var pattern = new RegExp("(^|[^\\w$])[(（]" + inner.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "[)）]", "g");
+      var match;
+      while ((match = pattern.exec(text)) !== null) {
+        var at = match.index + match[1].length;
+        if (at <= start && at > bestAt && snap(at, "start") === at) { bestAt = at; best = g.label; }
+        pattern.lastIndex = match.index + 1;
+      }
+    });
+    return best;
   }
 
   function renderAll() { renderForm(); renderTranscript(); renderSteps(); }
@@ -346,11 +411,47 @@
     pendingStep = span;
     $("step-quote").textContent = chars.slice(span.start, span.end).join("");
     var g = groups[focus.group];
-    $("step-sub").value = g && g.label ? g.label : "";
+    $("step-sub").value = subQuestionAt(span.start) || (g && g.label ? g.label : "");
     $("step-comment").value = "";
     $("step-form").hidden = false;
     var checked = document.querySelector('input[name="step-verdict"]:checked');
     (checked || document.querySelector('input[name="step-verdict"]')).focus();
+  }
+
+  // --- "transcript wrong here": back to the OCR correction queue ------------------------------
+
+  var pendingFlag = null;
+
+  function openFlagForm() {
+    if (!config.urls.flag) return;
+    var span = selectedSpan();
+    if (!span) { status("Select the wrong passage of the student answer first, then press t.", "bad"); return; }
+    pendingFlag = span;
+    $("flag-quote").textContent = chars.slice(span.start, span.end).join("");
+    $("flag-note").value = "";
+    $("flag-form").hidden = false;
+    $("flag-note").focus();
+  }
+
+  function closeFlagForm() {
+    $("flag-form").hidden = true;
+    pendingFlag = null;
+  }
+
+  function sendFlag() {
+    if (!pendingFlag) return;
+    var body = { start: pendingFlag.start, end: pendingFlag.end, note: $("flag-note").value };
+    fetch(config.urls.flag, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": RM.csrfToken() },
+      body: JSON.stringify(body)
+    }).then(function (r) {
+      return r.json().then(function (data) { return { ok: r.ok, data: data }; });
+    }).then(function (result) {
+      if (!result.ok) { status(result.data.detail || "Could not send the flag.", "bad"); return; }
+      closeFlagForm();
+      status("Sent back to the correction queue: “" + result.data.quote.slice(0, 60) + "”.", "ok");
+    }, function () { status("Could not send the flag: the network failed. Try again.", "bad"); });
   }
 
   function closeStepForm() {
@@ -363,6 +464,8 @@
     var verdict = document.querySelector('input[name="step-verdict"]:checked').value;
     state.step_labels.push({
       start: pendingStep.start, end: pendingStep.end, quote: chars.slice(pendingStep.start, pendingStep.end).join(""),
+      prefix: chars.slice(Math.max(0, pendingStep.start - 32), pendingStep.start).join(""),
+      suffix: chars.slice(pendingStep.end, pendingStep.end + 32).join(""),
       verdict: verdict, comment: $("step-comment").value, sub_question: $("step-sub").value, checkpoint: null
     });
     state.step_labels.sort(function (a, b) { return a.start - b.start || a.end - b.end; });
@@ -393,7 +496,8 @@
       override_reason: state.override_reason,
       comment: state.comment,
       step_labels: state.step_labels.map(function (s) {
-        return { start: s.start, end: s.end, quote: s.quote, verdict: s.verdict, comment: s.comment,
+        return { start: s.start, end: s.end, quote: s.quote, prefix: s.prefix || "", suffix: s.suffix || "",
+                 verdict: s.verdict, comment: s.comment,
                  sub_question: s.sub_question || "", checkpoint: s.checkpoint };
       })
     };
@@ -412,20 +516,15 @@
     status("Editing… (draft saves itself)");
   }
 
-  function api(url, method, body, keepalive) {
-    return fetch(url, {
-      method: method, credentials: "same-origin", keepalive: !!keepalive,
-      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": RM.csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body)
-    });
-  }
-
   function saveDraft(keepalive) {
     clearTimeout(draftTimer);
     if (!draftPending || !config.editable) return Promise.resolve();
     draftPending = false;
-    var body = { base_version: version, payload: payload(), annotation: config.label ? config.label.id : null };
-    return api(config.urls.draft, "PUT", body, keepalive).then(function (res) {
+    var seconds = active.take();
+    var body = { base_version: version, payload: payload(), annotation: config.label ? config.label.id : null,
+                 active_seconds_delta: seconds };
+    return RM.sendJson(config.urls.draft, "PUT", body, { keepalive: keepalive }).then(function (res) {
+      if (!res.ok) active.giveBack(seconds);
       if (res.ok) {
         status("Draft kept " + new Date().toLocaleTimeString() + (version ? " · saved version " + version : ""), "ok");
       } else {
@@ -433,6 +532,7 @@
         status("The draft was not kept (" + res.status + "); it stays in this browser.", "bad");
       }
     }).catch(function () {
+      active.giveBack(seconds);
       draftPending = true;
       status("Offline: the draft stays in this browser until the server answers.", "bad");
     });
@@ -448,13 +548,13 @@
     }
     busy = true;
     clearTimeout(draftTimer);
-    var body = Object.assign({ base_version: version, submit: !!submit }, payload());
+    var seconds = active.take();
+    var body = Object.assign({ base_version: version, submit: !!submit, active_seconds_delta: seconds }, payload());
     status(submit ? "Submitting…" : "Saving…");
-    api(config.urls.save, "PUT", body).then(function (res) {
-      return res.json().catch(function () { return {}; }).then(function (data) { return { code: res.status, data: data }; });
-    }).then(function (answer) {
+    RM.sendJson(config.urls.save, "PUT", body).then(function (answer) {
       busy = false;
-      if (answer.code === 200 || answer.code === 201) {
+      if (answer.status !== 200 && answer.status !== 201) active.giveBack(seconds);
+      if (answer.status === 200 || answer.status === 201) {
         version = answer.data.version;
         config.label = answer.data;
         draftPending = false;
@@ -464,18 +564,19 @@
         $("form-errors").textContent = "";
         status((submit ? "Submitted" : "Saved") + " version " + version + " at " + new Date().toLocaleTimeString(), "ok");
         if (submit) window.location.assign(config.urls.page + (config.urls.page.indexOf("?") >= 0 ? "&" : "?") + "submitted=1");
-      } else if (answer.code === 409) {
+      } else if (answer.status === 409) {
         showConflict(answer.data);
         status("Not saved: someone saved this label meanwhile. Compare below.", "bad");
-      } else if (answer.code === 400) {
+      } else if (answer.status === 400) {
         showErrors(answer.data);
         status("Not saved: fix what is marked.", "bad");
       } else {
-        $("form-errors").textContent = (answer.data && answer.data.detail) || ("The server answered " + answer.code + ".");
+        $("form-errors").textContent = (answer.data && answer.data.detail) || ("The server answered " + answer.status + ".");
         status("Not saved.", "bad");
       }
     }).catch(function () {
       busy = false;
+      active.giveBack(seconds);
       status("Not saved: no connection. Your draft stays in this browser; try again.", "bad");
     });
   }
@@ -531,7 +632,9 @@
       tr.appendChild(a); tr.appendChild(b); body.appendChild(tr);
     });
     table.appendChild(body);
-    box.appendChild(table);
+    var wrap = el("div", { "class": "table-wrap" });
+    wrap.appendChild(table);
+    box.appendChild(wrap);
     var actions = el("p", { "class": "form-actions" });
     var keep = el("button", { type: "button", "class": "primary", id: "keep-mine" }, "Save mine over version " + (theirs ? theirs.version : "?"));
     var take = el("button", { type: "button", id: "take-theirs" }, "Take the saved version");
@@ -592,7 +695,13 @@
 
   function onKey(event) {
     var target = event.target;
-    var typing = target.matches && target.matches("input[type=text], textarea, select");
+    var typing = RM.isTyping(target);
+    var flagForm = $("flag-form");
+    if (flagForm && flagForm.contains(target)) {
+      if (event.key === "Escape") { closeFlagForm(); target.blur(); }
+      else if (event.key === "Enter") { event.preventDefault(); sendFlag(); }
+      return;
+    }
     var inStepForm = $("step-form").contains(target);
     var mod = event.ctrlKey || event.metaKey;
     if (event.key === "Escape") {
@@ -635,10 +744,13 @@
       if (prop && config.editable) { setPoints(focus.group, String(prop.low / 100), true); changed(); }
     }
     else if (key === "e") openStepForm();
+    else if (key === "t" && config.urls.flag) openFlagForm();
     else if (key === "c") $("comment").focus();
     else if (key === "o") $("override_reason").focus();
     else if (key === "s") save(false);
-    else if (key === "]") leave(function () { $("next-form").submit(); });
+    else if (key === "]") {
+      leave(function () { if (config.urls.next) window.location.assign(config.urls.next); else $("next-form").submit(); });
+    }
     else if (key === "[") { if (config.urls.previous) leave(function () { window.location.assign(config.urls.previous); }); }
     else if (key === "?") { var s = $("shortcuts"); s.hidden = !s.hidden; }
     else handled = false;
@@ -680,6 +792,16 @@
     if (!config.editable) { $("override_reason").disabled = true; $("comment").disabled = true; }
     $("save-button").addEventListener("click", function () { save(false); });
     $("submit-button").addEventListener("click", function () { save(true); });
+    document.addEventListener("selectionchange", function () {
+      var span = selectedSpan();
+      if (span) announceSpan(span);
+    });
+    if ($("flag-form")) {
+      $("flag-send").addEventListener("click", sendFlag);
+      $("flag-cancel").addEventListener("click", closeFlagForm);
+      // mousedown keeps the selection in the transcript (a click would clear it first)
+      $("flag-open").addEventListener("mousedown", function (e) { e.preventDefault(); openFlagForm(); });
+    }
     $("step-add").addEventListener("click", addStep);
     $("step-cancel").addEventListener("click", closeStepForm);
     $("step-list").addEventListener("click", function (event) {
@@ -697,10 +819,17 @@
     });
   }
 
+  // Tell the scan viewer (static/js/scan_viewer.js) which passage to outline on the page image.
+  function announceSpan(span) {
+    document.dispatchEvent(new CustomEvent("rm:span", { detail: span }));
+  }
+
   function highlight(li) {
     transcriptEl.querySelectorAll(".seg.hot").forEach(function (s) { s.classList.remove("hot"); });
     if (!li) return;
     var index = li.getAttribute("data-step");
+    var step = state.step_labels[Number(index)];
+    if (step && placed(step)) announceSpan({ start: step.start, end: step.end });
     transcriptEl.querySelectorAll(".seg[data-steps]").forEach(function (s) {
       if (s.getAttribute("data-steps").split(" ").indexOf(index) >= 0) s.classList.add("hot");
     });

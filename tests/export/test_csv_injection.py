@@ -130,7 +130,7 @@ def test_metrics_csv_download_is_neutralised(reviewer_client, hostile_metrics):
     assert first[header.index("setting")] == "'" + hostile_metrics.name
     assert float(first[header.index("mean_signed_error")]) == pytest.approx(-2.5)  # still a number
     labels = {row[header.index("label")] for row in rows}
-    assert {"'@3-07 #1", "'+exam"} <= labels
+    assert {"'@3-07 · question #1", "'+exam"} <= labels
 
 
 def test_metrics_and_disagreements_commands_write_neutralised_csv(hostile_metrics):

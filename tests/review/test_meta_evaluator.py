@@ -118,5 +118,60 @@ def test_refusals(setup):
 def test_cancelled_run_stops_asking(setup, server, django_capture_on_commit_callbacks):
     run = MetaEvalRun.objects.create(endpoint=setup["endpoint"], model="m", prompt_version="x", n_items=4)
     services.cancel_meta_eval_run(run)
-    assert services.process_meta_eval_chunk(run.pk, [r.pk for r in setup["results"]]) == 0
+    assert services.process_meta_eval_chunk(run.pk, run.epoch, [r.pk for r in setup["results"]]) == 0
     assert server.request_count == 0
+
+
+def test_resume_asks_again_what_has_no_answer(setup, server, django_capture_on_commit_callbacks):
+    """A run whose worker died before answering, and whose one call failed, is resumed: a new
+    epoch, only the open cases are asked, chunks of the old epoch do nothing, the run finishes."""
+    server.default = Reply(_answer("B", "Fine."))
+    server.script("Answer 702:", Reply(status=500), Reply(status=500))
+    with django_capture_on_commit_callbacks(execute=False) as sent:  # the worker never ran
+        run = services.start_meta_eval_run(endpoint=setup["endpoint"], model="m", scope=sel.Scope(config=setup["config"]),
+                                           threshold=2)
+    assert len(sent) == 1 and run.result_ids == sorted(r.pk for r in setup["results"][:4])
+    first, rest = run.result_ids[:2], run.result_ids[2:]
+    assert services.process_meta_eval_chunk(run.pk, run.epoch, first, task_id="t1") == 2
+    assert services.process_meta_eval_chunk(run.pk, run.epoch, [rest[0]], task_id="t2") == 1  # the failed call
+    run.refresh_from_db()
+    assert run.status == MetaEvalRun.Status.RUNNING and server.request_count == 4  # 2 + 2 attempts
+    assert services.META_EVAL_RUNS.open_ids(run) == rest
+
+    services.cancel_meta_eval_run(run)
+    assert sel.meta_eval_run_progress(run)["can_resume"]
+    with django_capture_on_commit_callbacks(execute=True):
+        resumed = services.resume_meta_eval_run(run)
+    resumed.refresh_from_db()
+    assert resumed.epoch == run.epoch + 1 and resumed.status == MetaEvalRun.Status.DONE
+    assert server.request_count == 6  # the two open cases, once each
+    by_result = dict(MetaEvalProposal.objects.filter(run=run).values_list("meta_evaluation__result_id", "status"))
+    assert by_result == {pk: "ok" for pk in run.result_ids}
+    # a chunk of the old epoch, redelivered late, does nothing
+    assert services.process_meta_eval_chunk(run.pk, run.epoch, rest, task_id="t2") == 0
+    assert server.request_count == 6
+    # nothing open: resuming again changes nothing
+    assert services.resume_meta_eval_run(resumed).epoch == resumed.epoch
+
+
+def test_resume_through_page_and_api(setup, server, reviewer_client, django_capture_on_commit_callbacks):
+    from django.urls import reverse
+
+    server.default = Reply(_answer("A", "Gold is off."))
+    with django_capture_on_commit_callbacks(execute=False):
+        run = services.start_meta_eval_run(endpoint=setup["endpoint"], model="m", scope=sel.Scope(config=setup["config"]),
+                                           threshold=2)
+    api = reverse("api-review-prelabel-resume", args=[run.pk])
+    assert reviewer_client.post(api).status_code == 409  # still running and not stalled
+    page = reviewer_client.get(reverse("grading:review_disagreements"))
+    assert reverse("grading:review_prelabel_resume", args=[run.pk]).encode() not in page.content
+    services.cancel_meta_eval_run(run)
+    page = reviewer_client.get(reverse("grading:review_disagreements"))
+    assert reverse("grading:review_prelabel_resume", args=[run.pk]).encode() in page.content
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = reviewer_client.post(reverse("grading:review_prelabel_resume", args=[run.pk]))
+    assert answer.status_code == 302
+    run.refresh_from_db()
+    assert (run.epoch, run.status, server.request_count) == (2, MetaEvalRun.Status.DONE, 4)
+    body = reviewer_client.post(api, {"force": "true"}).json()  # nothing left: stays done
+    assert (body["status"], body["epoch"], body["done"]) == ("done", 2, 4)

@@ -14,6 +14,7 @@ def test_reviewer_classifies_queued_cases_by_keyboard(page, live_server, sample_
     call_command("import_judge_results", str(DEMO_DIR / "meta_eval_input_examples.json"))
     config = JudgeSetting.objects.get(kind=JudgeSetting.Kind.EXTERNAL)
     login(page, live_server, reviewer.username)
+    page.hover(".menu-group[data-group=review]")
     page.click("text=Judge vs human")
     page.wait_for_selector("#metrics-table")
     page.goto(f"{live_server.url}/grading/review/disagreements/?setting={config.pk}")

@@ -48,7 +48,7 @@ def test_metrics_by_hand(fixture_scores):
     by_question = {row["label"]: row for row in report["by_question"]}
     q1 = fixture_scores["q1"]
     # question one: (8,5) (3,5) (6,5) (5,5) -> squares 9 4 1 0
-    assert by_question[f"3-07 #{q1.pk}"]["mse"] == pytest.approx(14 / 4) and by_question[f"3-07 #{q1.pk}"]["n"] == 4
+    assert by_question[f"3-07 · question #{q1.pk}"]["mse"] == pytest.approx(14 / 4) and by_question[f"3-07 · question #{q1.pk}"]["n"] == 4
     assert {row["label"] for row in report["by_exam"]} == {"Test exam", "Batch 2"}
     assert {row["key"]: row["n"] for row in report["by_level"]} == {"low": 4, "high": 2}
     assert report["plots"]["fr_curve"]["human"] == pytest.approx([2 / 3, 2 / 3, 1 / 3, 0, 0])

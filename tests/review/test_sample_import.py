@@ -65,7 +65,7 @@ def test_label_examples_show_their_categories(imported):
     out = _run("import_meta_eval_labels", str(LABELS))
     assert "4 labels: 2 matched" in out and "2 unmatched" in out
     # sample 1: student 46e81f4a answered 3-07 (gold 9), the label says 3-09 and gt 6
-    assert "(sample 1): student 46e81f4a69db has #" in out and "none with gold 6" in out
+    assert "(sample 1): student 46e81f4a69db has response #" in out and "none with gold 6" in out
     assert "(sample 2): no response by student 6008c53be1894ead933c44a8af53c61a" in out
     labelled = {
         m.result.response.student_id[:8]: (m.category, m.direction, m.judge_score, m.gold_score, m.proposed_by)

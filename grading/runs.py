@@ -1,0 +1,197 @@
+"""The one engine for batches of LLM calls: judge runs, synthetic generation, the meta-evaluation pre-label.
+
+A run model has ``status`` (running, cancelled, done), ``epoch``, ``resumed`` and ``finished``.
+Each kind of run describes itself once as a `RunEngine`: its run model, the Celery chunk task
+(by dotted path, so that services need not import their tasks module), how to list the ids of
+its open work and how to tell that nothing is left. The engine then gives every kind the same:
+
+- enqueue: open work goes to Celery in chunks, each tagged with the run's epoch; the queue is
+  chosen by ``CELERY_TASK_ROUTES`` (`route_task`), never at the call site;
+- cancel: the status changes; chunks stop taking new work;
+- resume: a new epoch (older chunks then do nothing) and every open item queued again;
+- claims: an owner tag run:epoch:task and a lease (`owner_tag`, `lease_for`, `may_take_over`);
+- finish: the run is done once nothing is open, for the current epoch only.
+
+Stall detection (`stalled`) is read-side; the progress counts are each kind's selectors.
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+CANCEL_CHECK_SECONDS = 0.5
+STALL_SECONDS = 60
+
+# Task-name prefix -> the setting naming its queue (blank setting: Celery's default queue).
+QUEUE_SETTINGS = {
+    "grading.judges.tasks.": "JUDGE_TASK_QUEUE",
+    "grading.review.tasks.": "JUDGE_TASK_QUEUE",
+    "ocr.": "OCR_QUEUE",  # ocr.run_ocr
+}
+
+
+def route_task(name, args, kwargs, options, task=None, **kw):
+    """Celery router (``CELERY_TASK_ROUTES``): LLM tasks to the judge queue, OCR to the OCR queue.
+
+    Settings are read per message, so a changed setting (tests, a reloaded worker) applies at once.
+    """
+    for prefix, setting in QUEUE_SETTINGS.items():
+        if name.startswith(prefix):
+            queue = getattr(settings, setting, "")
+            return {"queue": queue} if queue else None
+    return None
+
+
+@dataclass
+class ChunkReport:
+    """What one chunk task did."""
+
+    claimed: int = 0
+    cached: int = 0
+    deferred: int = 0
+    recorded: int = 0
+    released: int = 0
+    skipped: int = 0
+    notes: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunEngine:
+    """How one kind of run plugs into the engine."""
+
+    run_model: type
+    chunk_task: str  # dotted path of the Celery task taking (run_id, epoch, ids)
+    open_ids: Callable  # run -> ids of the work still to do, in order
+    nothing_left: Callable  # run_id -> True once every piece of work has an answer (or a failure)
+    on_resume: Callable | None = None  # run -> None, inside resume's transaction: reopen failed work
+
+    def task(self):
+        return import_string(self.chunk_task)
+
+    def is_live(self, run_id: int, epoch: int) -> bool:
+        model = self.run_model
+        return model.objects.filter(pk=run_id, epoch=epoch, status=model.Status.RUNNING).exists()
+
+    def finish_if_complete(self, run_id: int, epoch: int) -> bool:
+        """Mark the run done when nothing is left (only for its current epoch)."""
+        if not self.nothing_left(run_id):
+            return False
+        model = self.run_model
+        return bool(
+            model.objects.filter(pk=run_id, epoch=epoch, status=model.Status.RUNNING).update(
+                status=model.Status.DONE, finished=timezone.now()
+            )
+        )
+
+    def enqueue(self, run_id: int, epoch: int, chunk_size: int | None = None) -> int:
+        """Send every open piece of work to the workers, in chunks tagged with `epoch`."""
+        run = self.run_model.objects.get(pk=run_id)
+        ids = list(self.open_ids(run))
+        if not ids:
+            self.finish_if_complete(run.pk, epoch)
+            return 0
+        task, size = self.task(), chunk_size or run.chunk_size
+        for start in range(0, len(ids), size):
+            task.apply_async(args=[run.pk, epoch, ids[start : start + size]])
+        return len(ids)
+
+    def enqueue_on_commit(self, run) -> None:
+        epoch = run.epoch
+        transaction.on_commit(lambda: self.enqueue(run.pk, epoch))
+
+    def cancel(self, run):
+        """Stop a running run: workers finish the calls in flight and take no new work."""
+        model = self.run_model
+        model.objects.filter(pk=run.pk, status=model.Status.RUNNING).update(
+            status=model.Status.CANCELLED, finished=timezone.now()
+        )
+        run.refresh_from_db()
+        return run
+
+    def resume(self, run, *, enqueue: bool = True):
+        """Start a new epoch for a run with open work and queue that work (after the commit)."""
+        model = self.run_model
+        with transaction.atomic():
+            run = model.objects.select_for_update().get(pk=run.pk)
+            if not self.open_ids(run):
+                if run.status == model.Status.RUNNING:
+                    self.finish_if_complete(run.pk, run.epoch)
+                    run.refresh_from_db()
+                return run
+            run.epoch += 1
+            run.status = model.Status.RUNNING
+            run.resumed = timezone.now()
+            run.finished = None
+            run.save(update_fields=["epoch", "status", "resumed", "finished"])
+            if self.on_resume is not None:
+                self.on_resume(run)
+            if enqueue:
+                self.enqueue_on_commit(run)
+        return run
+
+    def run_inline(self, run, process_chunk: Callable, **chunk_kwargs):
+        """Do a run's open work in this process, chunk after chunk (no Celery worker needed)."""
+        ids = self.open_ids(run)
+        for start in range(0, len(ids), run.chunk_size):
+            process_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}",
+                          **chunk_kwargs)
+        self.finish_if_complete(run.pk, run.epoch)
+        run.refresh_from_db()
+        return run
+
+    def live_run(self, run_id: int, epoch: int, **related):
+        """The run if a chunk of `epoch` should work on it now, else None."""
+        model = self.run_model
+        run = model.objects.select_related(*related.get("select_related", ())).filter(pk=run_id).first()
+        if run is None or run.epoch != epoch or run.status != model.Status.RUNNING:
+            return None
+        return run
+
+
+def stalled(status: str, last_activity: datetime | None, started: datetime) -> bool:
+    """A running run with no answer for a while: its worker may be gone; resuming is offered."""
+    if status != "running":
+        return False
+    return (timezone.now() - (last_activity or started)).total_seconds() > STALL_SECONDS
+
+
+def owner_tag(run_id: int, epoch: int, task_id: str) -> str:
+    return f"{run_id}:{epoch}:{task_id}"
+
+
+def lease_for(endpoint, samples: int = 1, retries: int = 0) -> timedelta:
+    """How long a claim holds before another worker may take the work over."""
+    if endpoint is None:
+        return timedelta(minutes=10)
+    per_call = endpoint.timeout_seconds * endpoint.max_attempts + 120
+    return timedelta(seconds=per_call * max(1, samples) * (1 + retries) + 60)
+
+
+def may_take_over(
+    claim_owner: str, claimed_at: datetime | None, *, run_id: int, epoch: int, task_id: str, lease: timedelta,
+    now: datetime | None = None, other_run_live: Callable | None = None,
+) -> bool:
+    """Whether a running claim by `claim_owner` may be taken by task `task_id` of run:epoch.
+
+    `other_run_live(run_id, epoch)` tells whether a claim of another run still counts (work shared
+    between runs, as judge results are); without it a claim of another run is left to its lease.
+    """
+    parts = (claim_owner or "").split(":")
+    if len(parts) != 3:
+        return True
+    owner_run, owner_epoch, owner_task = parts
+    if owner_task == str(task_id):
+        return True  # the broker redelivered this very task: its first delivery died
+    if owner_run == str(run_id) and owner_epoch != str(epoch):
+        return True  # this run was resumed since
+    if owner_run != str(run_id) and other_run_live is not None:
+        if not (owner_run.isdigit() and owner_epoch.isdigit() and other_run_live(int(owner_run), int(owner_epoch))):
+            return True  # the other run stopped or moved on
+    return claimed_at is None or claimed_at < (now or timezone.now()) - lease
