@@ -6,6 +6,9 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 SYSTEM_PACKAGES ?= tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim fonts-noto-cjk chromium
+# The suite runs on one pytest-xdist worker per core (a test that must not share the machine's
+# time can be pinned with @pytest.mark.xdist_group); PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= auto
 PYTEST_ARGS ?=
 
 .PHONY: run test lint setup setup-dev system-deps migrate demo serve worker clean
@@ -18,7 +21,7 @@ run: setup migrate demo
 	 $(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
 
 test: setup-dev
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: setup-dev
 	$(VENV)/bin/ruff check .
