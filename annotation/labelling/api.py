@@ -1,7 +1,6 @@
 """REST API of labelling: labels with versions, drafts, the queue, assignments, agreement,
 adjudication. Blind mode holds here as on the pages: an annotator gets other people's labels
 and gold scores only once they submitted their own label (annotation.selectors.can_see_scores)."""
-from decimal import Decimal, InvalidOperation
 
 from django.db.models import Q
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -220,11 +219,7 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
 
 def _threshold(request):
-    try:
-        value = Decimal(request.query_params.get("threshold") or services.ADJUDICATION_THRESHOLD)
-    except InvalidOperation:
-        value = services.ADJUDICATION_THRESHOLD
-    return value if value.is_finite() and value > 0 else services.ADJUDICATION_THRESHOLD
+    return selectors.adjudication_threshold(request.query_params.get("threshold"))
 
 
 class AgreementView(APIView):

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import statistics
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -17,7 +18,7 @@ from accounts.roles import has_role, is_reviewer
 
 from ..models import Annotation, Assignment, LabelDraft, LabelSaveAttempt, Question, Response, StepLabel
 from ..models.labels import IMPORTED_RATER
-from ..selectors import id_param
+from ..selectors import SCORE_LIMIT, id_param
 
 
 def can_label(user, response: Response, *, now: datetime | None = None) -> bool:
@@ -190,6 +191,20 @@ def first_to_grade(user, question_id: int) -> int | None:
         Exists(Annotation.objects.filter(response=OuterRef("pk"), annotator=user, submitted=True))
     )
     return pending.values_list("pk", flat=True).first() or responses.values_list("pk", flat=True).first()
+
+
+def adjudication_threshold(raw: str | None) -> Decimal:
+    """The |spread| threshold asked for in a request: a positive finite number no larger than any
+    score can be (so the database never sees a value its numeric column overflows on), else the
+    configured default."""
+    default = Decimal(str(settings.REALMATH_ADJUDICATION_THRESHOLD))
+    try:
+        value = Decimal(raw) if raw else default
+    except InvalidOperation:
+        return default
+    if not value.is_finite() or value <= 0:
+        return default
+    return min(value, SCORE_LIMIT)
 
 
 def adjudication_queue(threshold: Decimal, params=None) -> QuerySet[Response]:

@@ -295,11 +295,7 @@ def agreement(request):
 
 
 def _threshold(request):
-    try:
-        value = Decimal(request.GET.get("threshold") or services.ADJUDICATION_THRESHOLD)
-    except InvalidOperation:
-        return services.ADJUDICATION_THRESHOLD
-    return value if value.is_finite() and value > 0 else services.ADJUDICATION_THRESHOLD
+    return selectors.adjudication_threshold(request.GET.get("threshold"))
 
 
 @reviewer_required
