@@ -111,6 +111,7 @@ def quality_rows():
         OcrRun.objects.filter(cer_edits__isnull=False)
         .values("page__batch", "page__batch__name", "engine")
         .annotate(pages=Count("pk"), edits=Sum("cer_edits"), length=Sum("cer_length"),
+                  math_edits=Sum("cer_math_edits"), math_length=Sum("cer_math_length"),
                   seconds=Avg("seconds"), worst=Max("cer_edits"))
         .order_by("-page__batch", "engine")
     )
@@ -121,14 +122,17 @@ def quality_by_engine():
     rows = (
         OcrRun.objects.filter(cer_edits__isnull=False)
         .values("engine")
-        .annotate(pages=Count("pk"), edits=Sum("cer_edits"), length=Sum("cer_length"), seconds=Avg("seconds"))
+        .annotate(pages=Count("pk"), edits=Sum("cer_edits"), length=Sum("cer_length"),
+                  math_edits=Sum("cer_math_edits"), math_length=Sum("cer_math_length"), seconds=Avg("seconds"))
         .order_by("engine")
     )
     return [_with_cer(row) for row in rows]
 
 
 def _with_cer(row):
+    """CER over the rows' pages, raw (NFKC, no whitespace) and with math markup removed too."""
     row["cer"] = row["edits"] / row["length"] if row["length"] else None
+    row["cer_math"] = row["math_edits"] / row["math_length"] if row["math_length"] else None
     return row
 
 

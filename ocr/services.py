@@ -521,7 +521,8 @@ def score_runs(page, reference):
     runs = list(page.ocr_runs.filter(status=OcrRun.Status.DONE))
     for run in runs:
         run.cer_edits, run.cer_length = char_errors(run.raw_text, reference)
-    OcrRun.objects.bulk_update(runs, ["cer_edits", "cer_length"])
+        run.cer_math_edits, run.cer_math_length = char_errors(run.raw_text, reference, math=True)
+    OcrRun.objects.bulk_update(runs, ["cer_edits", "cer_length", "cer_math_edits", "cer_math_length"])
 
 
 def write_response(page, user):

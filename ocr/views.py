@@ -202,6 +202,7 @@ def quality(request):
     chart = {
         "labels": [row["engine"] for row in by_engine],
         "cer": [round(100 * row["cer"], 2) if row["cer"] is not None else None for row in by_engine],
+        "cer_math": [round(100 * row["cer_math"], 2) if row["cer_math"] is not None else None for row in by_engine],
     }
     batch_id = request.GET.get("batch", "")
     detail_batch = ScanBatch.objects.filter(pk=int(batch_id)).first() if batch_id.isdigit() else None
