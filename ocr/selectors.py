@@ -1,7 +1,8 @@
 """Read-side queries of the ocr app."""
 import difflib
 
-from django.db.models import Avg, Count, Max, Prefetch, Q, Sum
+from django.db.models import Avg, Count, Max, Min, Prefetch, Q, Sum
+from django.utils import timezone
 
 from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript
 
@@ -27,7 +28,36 @@ def batch_progress(batch):
     counts["finished"] = finished
     counts["percent"] = round(100 * finished / counts["total"]) if counts["total"] else 100
     counts["complete"] = finished == counts["total"]
+    counts["eta_seconds"] = None if counts["complete"] else _eta_seconds(batch, counts["total"] - finished)
+    counts["eta_text"] = _eta_words(counts["eta_seconds"])
     return counts
+
+
+def _eta_words(seconds):
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return "less than a minute left"
+    if seconds < 3600:
+        return f"about {round(seconds / 60)} min left"
+    return f"about {seconds // 3600} h {round(seconds % 3600 / 60)} min left"
+
+
+def _eta_seconds(batch, remaining):
+    """Seconds until the batch's OCR is done, at the pace its pages have been finishing (all workers
+    together): pages finished since the first one started, over the time that took. None before
+    two pages are finished, or when none has finished for ten minutes (no worker is running)."""
+    pace = OcrRun.objects.filter(page__batch=batch, finished__isnull=False, started__isnull=False).aggregate(
+        n=Count("pk"), first=Min("started"), last=Max("finished")
+    )
+    if pace["n"] < 2 or pace["last"] <= pace["first"]:
+        return None
+    now = timezone.now()
+    if (now - pace["last"]).total_seconds() > 600:
+        return None
+    per_page = (pace["last"] - pace["first"]).total_seconds() / pace["n"]
+    since_last = (now - pace["last"]).total_seconds()
+    return max(0, round(remaining * per_page - min(since_last, per_page)))
 
 
 def batch_pages(batch):
