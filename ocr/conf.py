@@ -16,6 +16,9 @@ DEFAULTS = {
     "OCR_MIN_SIDE": 32,
     "OCR_MAX_PDF_PAGES": int(os.environ.get("OCR_MAX_PDF_PAGES", 50)),
     "OCR_MAX_FILES_PER_BATCH": 200,
+    # A class's PDF (all packets in one file, cut by a roster and a template) may be larger.
+    "OCR_MAX_CLASS_PDF_PAGES": int(os.environ.get("OCR_MAX_CLASS_PDF_PAGES", 1000)),
+    "OCR_MAX_CLASS_PDF_BYTES": int(os.environ.get("OCR_MAX_CLASS_PDF_BYTES", 200 * 1024 * 1024)),
     "OCR_PDF_DPI": 200,
     # Image processing
     "OCR_WORK_MAX_SIDE": 2400,
@@ -26,6 +29,8 @@ DEFAULTS = {
     # Engines
     "OCR_DEFAULT_ENGINE": os.environ.get("OCR_DEFAULT_ENGINE", "rapidocr"),
     "OCR_ENGINE_THREADS": int(os.environ.get("OCR_ENGINE_THREADS", 1)),
+    # Each worker process loads and runs the default engine once when it starts, not on its first page.
+    "OCR_WARM_UP": os.environ.get("OCR_WARM_UP", "1").strip().lower() in {"1", "true", "yes", "on"},
     "OCR_ENGINE_TIMEOUT": 180,
     "OCR_TESSERACT_LANG": "chi_sim+eng",
     "OCR_LOW_CONFIDENCE": 0.80,
