@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
 from accounts.roles import is_reviewer
+from ocr.selectors import scan_batch, scan_batches_to_assign
 
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report
@@ -173,6 +174,8 @@ def assign(request):
         "annotators": annotators,
         "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
         "exams": Exam.objects.only("id", "name"),
+        "batches": scan_batches_to_assign(),
+        "chosen_batch": selectors.id_param(request.GET.get("batch")),
         "strategies": Assignment.Strategy.choices,
         "sources": Response.Source.choices,
         "overview": selectors.assignment_overview(),
@@ -185,10 +188,12 @@ def _assign_from_form(request, annotators):
     question_id, exam_id = selectors.id_param(post.get("question")), selectors.id_param(post.get("exam"))
     question = Question.objects.filter(pk=question_id).first() if question_id is not None else None
     exam = Exam.objects.filter(pk=exam_id).first() if exam_id is not None else None
-    if question is None and exam is None:
-        messages.error(request, "Choose a question or an exam: nothing was changed.")
+    batch_id = selectors.id_param(post.get("batch"))
+    batch = scan_batch(batch_id) if batch_id is not None else None
+    if question is None and exam is None and batch is None:
+        messages.error(request, "Choose a question, an exam or a scan batch: nothing was changed.")
         return
-    responses = selectors.assignable_responses(question, exam, post.get("source"))
+    responses = selectors.assignable_responses(question, exam, post.get("source"), batch=batch)
     chosen = [u for u in annotators if str(u.pk) in post.getlist("annotators")]
     if post.get("action") == "withdraw":
         removed = services.withdraw_assignments(responses=responses, annotators=chosen or None)

@@ -265,10 +265,14 @@ def _check_questions(batch, question_ids):
         raise PacketError(f"Question #{unknown[0]} is not in exam “{batch.exam.name}”.")
 
 
+def _pdf_page(page):
+    """The page's number in its PDF (as a scanner's viewer shows it), or None for an image file."""
+    return page.index_in_file + 1 if page.source_file.detected_format == "pdf" else None
+
+
 def _page_name(page):
-    if page.batch.is_class_scan or page.source_file.detected_format == "pdf":
-        return f"PDF p. {page.index_in_file + 1} (#{page.pk})"
-    return f"#{page.pk}"
+    number = _pdf_page(page)
+    return f"PDF p. {number} (#{page.pk})" if number else f"#{page.pk}"
 
 
 def _place_words(place, batch):
@@ -283,7 +287,8 @@ def _apply(batch, targets, action, summary, user):
     """Move pages to their target places, renumber the answers touched, rewrite their responses, record it."""
     try:
         with transaction.atomic():
-            pages = {p.pk: p for p in Page.objects.select_for_update().filter(pk__in=targets)}
+            pages = {p.pk: p for p in Page.objects.select_for_update(of=("self",)).select_related("source_file")
+                     .filter(pk__in=targets)}
             before = {pk: page.place() for pk, page in pages.items()}
             old_responses = _pages_of_responses({page.response_id for page in pages.values() if page.response_id})
             for pk, page in pages.items():
@@ -294,8 +299,8 @@ def _apply(batch, targets, action, summary, user):
             keys = {_key(place) for place in before.values()} | {_key(page.place()) for page in pages.values()}
             notes = _rewrite_responses(keys, old_responses, user, summary)
             _queue_new_answers(batch, pages.values())
-            changes = [{"page": pk, "pdf_page": pages[pk].index_in_file + 1, "before": before[pk],
-                        "after": pages[pk].place()} for pk in sorted(pages)]
+            changes = [{"page": pk, "pdf_page": _pdf_page(pages[pk]), "before": before[pk], "after": pages[pk].place()}
+                       for pk in sorted(pages)]
             return PacketEdit.objects.create(batch=batch, action=action, summary=summary[:500], changes=changes,
                                              responses=notes, user=user)
     except TranscriptConflict as exc:

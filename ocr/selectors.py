@@ -173,3 +173,128 @@ def page_cer_rows(batch):
         .select_related("page")
         .order_by("page__student_id", "page__page_number", "page_id", "engine")
     )
+
+
+# --- a batch's answers and packets --------------------------------------------------------------
+
+ANSWER_STATES = ("OCR", "corrected", "verified", "assigned", "labelled")
+
+
+def batch_answers(batch):
+    """The answers (student x question) the batch's pages make, each with its state, in four queries.
+
+    State, the furthest reached: OCR (pages read, nobody corrected them yet), corrected (a
+    person saved a page), verified (every page verified: the response is ready), assigned
+    (labels asked for), labelled (every label asked for is submitted).
+    """
+    pages = list(
+        batch.pages.filter(is_cover=False, question__isnull=False).exclude(student_id="")
+        .select_related("transcript", "question")
+        .annotate(n_read=Count("ocr_runs", filter=Q(ocr_runs__status=OcrRun.Status.DONE)))
+        .order_by("student_id", "question__location", "question_id", "page_number", "id")
+    )
+    answers = {}
+    for page in pages:
+        answer = answers.setdefault((page.student_id, page.question_id), {
+            "student_id": page.student_id, "question": page.question, "pages": [], "response_id": None,
+        })
+        answer["pages"].append(page)
+        answer["response_id"] = answer["response_id"] or page.response_id
+    responses = _response_progress({a["response_id"] for a in answers.values() if a["response_id"]})
+    rows = [_answer_state(answer, responses.get(answer["response_id"])) for answer in answers.values()]
+    return rows
+
+
+def _response_progress(response_ids):
+    from annotation.models import Response
+
+    return Response.objects.filter(pk__in=response_ids).annotate(
+        n_assigned=Count("assignments", distinct=True),
+        n_completed=Count("assignments", filter=Q(assignments__completed_at__isnull=False), distinct=True),
+        n_labels=Count("annotations", filter=Q(annotations__submitted=True, annotations__is_imported=False),
+                       distinct=True),
+    ).in_bulk()
+
+
+def _answer_state(answer, response):
+    pages = answer["pages"]
+    transcripts = [getattr(page, "transcript", None) for page in pages]
+    verified = sum(1 for t in transcripts if t is not None and t.status == Transcript.Status.VERIFIED)
+    corrected = any(t is not None and (t.updated_by_id or t.status != Transcript.Status.DRAFT) for t in transcripts)
+    answer.update(
+        n_pages=len(pages), n_read=sum(1 for page in pages if page.n_read), n_verified=verified, response=response,
+        n_assigned=getattr(response, "n_assigned", 0), n_completed=getattr(response, "n_completed", 0),
+        n_labels=getattr(response, "n_labels", 0),
+    )
+    if answer["n_assigned"] and answer["n_completed"] >= answer["n_assigned"]:
+        state = "labelled"
+    elif answer["n_assigned"]:
+        state = "assigned"
+    elif response is not None and verified == len(pages):
+        state = "verified"
+    elif corrected:
+        state = "corrected"
+    else:
+        state = "OCR"
+    answer["state"] = state
+    return answer
+
+
+def answer_state_counts(answers):
+    counts = dict.fromkeys(ANSWER_STATES, 0)
+    for answer in answers:
+        counts[answer["state"]] += 1
+    return counts
+
+
+def batch_packets(batch):
+    """The batch's pages by student (roster order first), each packet in scan order, for the fix screen."""
+    pages = list(
+        batch.pages.select_related("question", "transcript", "source_file")
+        .order_by("source_file_id", "index_in_file", "id")
+    )
+    order = {student: position for position, student in enumerate(batch.roster or [])}
+    packets = {}
+    for page in pages:
+        packets.setdefault(page.student_id, []).append(page)
+    ordered = sorted(packets.items(), key=lambda item: (item[0] not in order, order.get(item[0], 0), item[0]))
+    return [{"student_id": student, "pages": members, "in_roster": student in order} for student, members in ordered]
+
+
+def packet_edits(batch, limit=100):
+    """The batch's packet fixes, newest first, each change put in words (student, question label, page)."""
+    edits = list(batch.packet_edits.select_related("user")[:limit])
+    labels = dict(batch.exam.questions.values_list("pk", "location"))
+    for edit in edits:
+        edit.rows = [
+            {"page": change["page"], "pdf_page": change.get("pdf_page"),
+             "before": _place_words(change["before"], labels), "after": _place_words(change["after"], labels)}
+            for change in edit.changes
+        ]
+    return edits
+
+
+def _place_words(place, labels):
+    if place.get("cover"):
+        return f"{place['student_id']}, cover"
+    if not place.get("question"):
+        return f"{place['student_id'] or '?'}, no question"
+    label = labels.get(place["question"]) or f"#{place['question']}"
+    return f"{place['student_id'] or '?'}, {label} p{place['page_number']}"
+
+
+def scan_batch(pk):
+    return ScanBatch.objects.select_related("exam").filter(pk=pk).first()
+
+
+def scan_batches_to_assign():
+    """Batches whose pages made at least one response (for the Assign page's batch choice)."""
+    return (
+        ScanBatch.objects.filter(pages__response__isnull=False).distinct()
+        .select_related("exam").only("id", "name", "exam__name").order_by("-created", "-id")
+    )
+
+
+def batch_answers_waiting(batch):
+    """How many of the batch's answers are not verified yet (left out when the batch is assigned)."""
+    return sum(1 for answer in batch_answers(batch) if answer["state"] in ("OCR", "corrected"))

@@ -260,35 +260,6 @@ def _delete_files(names):
             logger.warning("Could not delete %s", name)
 
 
-def assign_pages(batch, rows):
-    """Attach pages of a batch to students, questions and page numbers.
-
-    `rows` are dicts with page, student_id, question (pk or None) and page_number. A page whose
-    student or question changes is detached from the response it had fed.
-    """
-    allowed = set(batch.exam.questions.values_list("pk", flat=True))
-    pages = {page.pk: page for page in batch.pages.filter(pk__in=[row["page"] for row in rows])}
-    changed = []
-    for row in rows:
-        page = pages.get(row["page"])
-        if page is None:
-            continue
-        question = row.get("question")
-        if question is not None and question not in allowed:
-            raise BatchError(f"Question #{question} is not in exam “{batch.exam.name}”.")
-        student = (row.get("student_id") or "").strip()[:200]
-        number = max(1, int(row.get("page_number") or 1))
-        if (page.student_id, page.question_id, page.page_number) == (student, question, number):
-            continue
-        if (page.student_id, page.question_id) != (student, question):
-            page.response = None
-        page.student_id, page.question_id, page.page_number = student, question, number
-        page.assignment_note = ""
-        changed.append(page)
-    Page.objects.bulk_update(changed, ["student_id", "question", "page_number", "assignment_note", "response"])
-    return changed
-
-
 # --- OCR --------------------------------------------------------------------------------------
 
 def queue_ocr(pages, engine_name):
