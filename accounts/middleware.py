@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 
-OPEN_PREFIXES = ("/accounts/login/", "/static/", "/healthz")
+OPEN_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/favicon.ico")
 
 
 class LoginRequiredMiddleware:

@@ -1,11 +1,24 @@
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
 from django.db import transaction
 
-from .roles import ROLES
+from .roles import ADMIN, ROLES
+
+# Admins see login lockouts (django-axes) in the Django admin and unlock by deleting them.
+ADMIN_PERMISSIONS = (
+    ("axes", "view_accessattempt"),
+    ("axes", "delete_accessattempt"),
+    ("axes", "view_accesslog"),
+    ("axes", "view_accessfailurelog"),
+)
 
 
 def ensure_role_groups():
-    return {name: Group.objects.get_or_create(name=name)[0] for name in ROLES}
+    groups = {name: Group.objects.get_or_create(name=name)[0] for name in ROLES}
+    for app_label, codename in ADMIN_PERMISSIONS:
+        permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename).first()
+        if permission is not None:
+            groups[ADMIN].permissions.add(permission)
+    return groups
 
 
 @transaction.atomic

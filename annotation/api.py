@@ -1,11 +1,13 @@
+import django_filters
+from django import forms
 from django.db.models import Count
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, status, viewsets
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from accounts.permissions import IsReviewer, ReadAnnotatorWriteReviewer
-from accounts.roles import is_reviewer
 
 from . import selectors
 from .importers import ImportFormatError, import_ineqmath, import_realmath
@@ -38,25 +40,57 @@ class QuestionViewSet(viewsets.ReadOnlyModelViewSet):
         )
 
 
+class IdField(forms.IntegerField):
+    """A database id: ASCII digits ("²" and "٣" are digits to int(), not ids), at most MAX_ID."""
+
+    def to_python(self, value):
+        if value not in self.empty_values and not selectors.id_param(value):
+            raise forms.ValidationError("A database id: digits 0-9, from 1 to 2**63 - 1.", code="invalid")
+        return super().to_python(value)
+
+
+class IdFilter(django_filters.NumberFilter):
+    field_class = IdField
+
+
+extend_schema_field(OpenApiTypes.INT)(IdFilter)
+
+
+class ResponseFilter(django_filters.FilterSet):
+    """The response-list filters of annotation.selectors.filter_responses, checked first: a
+    malformed value ("²", "NaN", "Infinity") answers 400. The gold filters follow blind mode."""
+
+    source = django_filters.ChoiceFilter(choices=Response.Source.choices)
+    level = django_filters.ChoiceFilter(choices=[("low", "low"), ("high", "high")])
+    question = IdFilter()
+    exam = IdFilter()
+    status = django_filters.ChoiceFilter(choices=Response.Status.choices)
+    gold_status = django_filters.ChoiceFilter(choices=Response.GoldStatus.choices)
+    score_min = django_filters.NumberFilter(label="Gold score at least")
+    score_max = django_filters.NumberFilter(label="Gold score at most")
+    q = django_filters.CharFilter(label="Student id or transcript contains")
+
+    class Meta:
+        model = Response
+        fields = []
+
+    def filter_queryset(self, queryset):
+        params = {name: str(value) for name, value in self.form.cleaned_data.items() if value not in (None, "")}
+        return selectors.filter_responses(queryset, params, viewer=self.request.user)
+
+
 class ResponseViewSet(viewsets.ReadOnlyModelViewSet):
-    """Responses, filtered like the response list (source, level, question, exam, status, score range)."""
+    """Responses, filtered like the response list. Under blind mode the gold fields of a response
+    are left out, and the gold filters match only responses whose scores you may see."""
 
     serializer_class = ResponseSerializer
+    filterset_class = ResponseFilter
 
     def get_queryset(self):
-        return selectors.filter_responses(
-            Response.objects.select_related("question__exam").order_by("id"), self.request.query_params
-        )
-
-    def get_serializer_context(self):
-        context = super().get_serializer_context()
-        user = self.request.user
-        if not is_reviewer(user):
-            submitted = set(
-                user.annotations.filter(submitted=True).values_list("response_id", flat=True)
-            ) if user.is_authenticated else set()
-            context["labels_visible"] = lambda r: (not r.question.exam.blind) or r.pk in submitted
-        return context
+        queryset = Response.objects.select_related("question__exam").order_by("id")
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no user
+            return queryset
+        return selectors.with_scores_visible(queryset, self.request.user)
 
 
 class ImportReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

@@ -3,7 +3,7 @@ adjudication. Blind mode holds here as on the pages: an annotator gets other peo
 and gold scores only once they submitted their own label (annotation.selectors.can_see_scores)."""
 from decimal import Decimal, InvalidOperation
 
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
@@ -155,11 +155,14 @@ class AnnotationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             return Annotation.objects.none()
         queryset = Annotation.objects.select_related("annotator", "updated_by", "response__question__exam")
         queryset = queryset.prefetch_related("step_labels__sub_question").order_by("pk")
-        if self.action != "list" or is_reviewer(self.request.user):
+        visible = selectors.scores_visible_to(self.request.user, via="response__")
+        if self.action != "list" or visible is None:
             return queryset
-        user = self.request.user
-        mine_submitted = Annotation.objects.filter(response=OuterRef("response"), annotator=user, submitted=True)
-        return queryset.filter(Q(annotator=user) | Q(response__question__exam__blind=False) | Exists(mine_submitted))
+        return queryset.filter(Q(annotator=self.request.user) | visible)
+
+    def filter_queryset(self, queryset):
+        # Filters select lists. On one label they would answer 404 or 403 by its hidden fields.
+        return super().filter_queryset(queryset) if self.action == "list" else queryset
 
     def get_object(self):
         annotation = super().get_object()

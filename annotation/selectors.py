@@ -1,7 +1,8 @@
 """Read-side queries of the dataset core."""
+import re
 from decimal import Decimal, InvalidOperation
 
-from django.db.models import Count, Q
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, Value
 
 from .models import Question, Response
 
@@ -27,35 +28,51 @@ def question_detail(pk):
 
 
 RESPONSE_FILTERS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
-
-
-def _decimal_or_none(value):
-    try:
-        return Decimal(value) if value not in (None, "") else None
-    except InvalidOperation:
-        return None
-
+SCORE_FILTERS = ("gold_status", "score_min", "score_max")  # filters on data blind mode hides
 
 MAX_ID = 2**63 - 1  # the largest value of a database id column
+SCORE_LIMIT = Decimal(100000)  # beyond any gold score (7 digits, 2 after the point)
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _score_bound(value):
+    """A score bound from request text: a finite number, clamped to the column's range (so that
+    no database is asked about 1E+999999), or None for anything else ("NaN", "Infinity", "²")."""
+    try:
+        number = Decimal(str(value).strip()) if value not in (None, "") else None
+    except InvalidOperation:
+        return None
+    if number is None or not number.is_finite():
+        return None
+    return max(-SCORE_LIMIT, min(SCORE_LIMIT, number))
 
 
 def id_param(value):
-    """A database id from request input (a query parameter, a form field), or None."""
+    """A database id from request input (a query parameter, a form field), or None.
+
+    Only ASCII digits count ("²" and "٣" are digits to Python's str.isdigit, not ids)."""
     text = str(value or "").strip()
-    return int(text) if text.isdigit() and int(text) <= MAX_ID else None
+    return int(text) if _DIGITS.fullmatch(text) and int(text) <= MAX_ID else None
 
 
 def filter_by_id(queryset, field, value):
     """Filter on an id given as request text: no filter without digits, nothing for an id no
     column can hold (it names no row, and would overflow SQLite's integers)."""
-    if not str(value or "").strip().isdigit():
+    if not _DIGITS.fullmatch(str(value or "").strip()):
         return queryset
     pk = id_param(value)
     return queryset.filter(**{field: pk}) if pk is not None else queryset.none()
 
 
-def filter_responses(queryset, params):
-    """Apply the response-list filters (a dict of strings, e.g. request.GET) to a queryset."""
+def filter_responses(queryset, params, *, viewer=None):
+    """Apply the response-list filters (a dict of strings, e.g. request.GET) to a queryset.
+
+    `viewer` is the person asking (None: a trusted caller, the command line or a job a reviewer
+    started). For a viewer under blind mode, the filters on hidden data (gold status, score
+    range, a status derived from other people's labels) only ever match responses whose scores
+    they may see, so no filter narrows the list by what they may not see.
+    """
+    visible = scores_visible_to(viewer) if viewer is not None else None
     if params.get("source") in Response.Source.values:
         queryset = queryset.filter(source=params["source"])
     if params.get("level") in ("low", "high"):
@@ -63,77 +80,103 @@ def filter_responses(queryset, params):
     queryset = filter_by_id(queryset, "question_id", params.get("question"))
     queryset = filter_by_id(queryset, "question__exam_id", params.get("exam"))
     if params.get("status") in Response.Status.values:
-        queryset = queryset.filter(status=params["status"])
-    if params.get("gold_status") in Response.GoldStatus.values:
-        queryset = queryset.filter(gold_status=params["gold_status"])
-    score_min = _decimal_or_none(params.get("score_min"))
-    if score_min is not None:
-        queryset = queryset.filter(gold_score__gte=score_min)
-    score_max = _decimal_or_none(params.get("score_max"))
-    if score_max is not None:
-        queryset = queryset.filter(gold_score__lte=score_max)
+        queryset = queryset.filter(_status_condition(params["status"], visible))
     if params.get("q"):
         queryset = queryset.filter(Q(student_id__icontains=params["q"]) | Q(transcript__icontains=params["q"]))
-    return queryset
+    return _filter_scores(queryset, params, visible)
 
 
-def response_list(params=None):
+def _filter_scores(queryset, params, visible):
+    """The gold status and score-range filters, on the responses whose scores the viewer sees."""
+    conditions = Q()
+    if params.get("gold_status") in Response.GoldStatus.values:
+        conditions &= Q(gold_status=params["gold_status"])
+    score_min, score_max = _score_bound(params.get("score_min")), _score_bound(params.get("score_max"))
+    if score_min is not None:
+        conditions &= Q(gold_score__gte=score_min)
+    if score_max is not None:
+        conditions &= Q(gold_score__lte=score_max)
+    if not conditions:
+        return queryset
+    return queryset.filter(conditions if visible is None else conditions & visible)
+
+
+def _status_condition(status, visible):
+    """Match a status as the viewer sees it: under blind mode a response whose scores are hidden
+    shows "ready" where it is labelled or adjudicated (both tell of other people's labels)."""
+    if visible is None or status == Response.Status.TRANSCRIBING:
+        return Q(status=status)
+    if status == Response.Status.READY:
+        return Q(status=status) | (~visible & Q(status__in=Response.BLIND_MASKED_STATUSES))
+    return Q(status=status) & visible
+
+
+def response_list(params=None, *, viewer=None):
+    """The response list page: filtered (see filter_responses), each row with `scores_visible`."""
     queryset = Response.objects.select_related("question", "question__exam").defer(
         "transcript", "judge_query", "generator_prompt", "question__reference_solution"
     )
-    return filter_responses(queryset, params or {}).order_by("question_id", "id")
+    queryset = filter_responses(queryset, params or {}, viewer=viewer)
+    return with_scores_visible(queryset, viewer).order_by("question_id", "id")
 
 
 def response_detail(pk):
     return Response.objects.select_related("question", "question__exam").get(pk=pk)
 
 
-def labels_visible_to(user, response):
-    """Whether a user may see other people's labels and judge scores for a response.
+# --- blind mode: who may see hidden scores ----------------------------------------------------
+#
+# Hidden scores are a response's gold score and gold status, other people's labels of it, its
+# judge results, and the statuses "labelled" / "adjudicated" that tell of other labels. The rule
+# has one definition, scores_visible_to; the helpers below apply it to one response, a set of
+# ids or a queryset. Every page, API and filter that shows or selects by hidden scores uses them.
 
-    Reviewers always may. On a blind exam an annotator may only after submitting
-    their own annotation of that response.
+
+def scores_visible_to(user, *, via=""):
+    """The blind rule, as a query condition on rows that are (or reach through `via`, e.g.
+    "response__") a response: the rows whose hidden scores `user` may see.
+
+    None when they may see all (reviewers and admins). Otherwise: responses of an exam that is
+    not blind, and responses the user has submitted their own label of.
     """
-    from accounts.roles import is_reviewer
-
-    if is_reviewer(user):
-        return True
-    if not response.question.exam.blind:
-        return True
-    return response.annotations.filter(annotator=user, submitted=True).exists()
-
-
-# --- labelling: visibility ------------------------------------------------------------------
-
-
-def can_see_scores(user, response):
-    """Whether a user may see any score of a response: gold, other people's labels, judge results.
-
-    The one rule every app calls before showing a score (the judge pages included). Reviewers
-    always may; on a blind exam an annotator only after submitting their own label.
-    Expects `response.question.exam` loaded (select_related) to stay at one query.
-    """
-    return labels_visible_to(user, response)
-
-
-def responses_with_visible_scores(user, response_ids):
-    """Of some response ids, the set whose scores `user` may see (two queries at most, for lists)."""
     from accounts.roles import is_reviewer
 
     from .models import Annotation
 
+    if user is not None and is_reviewer(user):
+        return None
+    if user is None or not user.is_authenticated:
+        return Q(pk__isnull=True)  # nothing
+    own = Annotation.objects.filter(response=OuterRef(via[:-2] if via else "pk"), annotator=user, submitted=True)
+    return Q(**{f"{via}question__exam__blind": False}) | Exists(own)
+
+
+def can_see_scores(user, response):
+    """Whether `user` may see the hidden scores of one response (scores_visible_to, for one row;
+    no query for reviewers, one for anyone else)."""
+    rule = scores_visible_to(user)
+    return rule is None or Response.objects.filter(rule, pk=response.pk).exists()
+
+
+def responses_with_visible_scores(user, response_ids):
+    """Of some response ids, the set whose scores `user` may see (one query at most, for lists)."""
     ids = set(response_ids)
-    if is_reviewer(user):
+    rule = scores_visible_to(user)
+    if rule is None or not ids:
         return ids
-    if not user.is_authenticated:
-        return set()
-    open_exams = set(Response.objects.filter(pk__in=ids, question__exam__blind=False).values_list("pk", flat=True))
-    submitted = set(
-        Annotation.objects.filter(response_id__in=ids - open_exams, annotator=user, submitted=True).values_list(
-            "response_id", flat=True
-        )
-    )
-    return open_exams | submitted
+    return set(Response.objects.filter(rule, pk__in=ids).values_list("pk", flat=True))
+
+
+def with_scores_visible(queryset, user, *, via=""):
+    """Annotate each row with `scores_visible` (True for everything when `user` is None: a trusted
+    caller), in the same query."""
+    rule = scores_visible_to(user, via=via) if user is not None else None
+    if rule is None:
+        return queryset.annotate(scores_visible=Value(True, output_field=BooleanField()))
+    return queryset.annotate(scores_visible=ExpressionWrapper(rule, output_field=BooleanField()))
+
+
+# --- labelling: permissions -----------------------------------------------------------------
 
 
 def can_label(user, response, *, now=None):

@@ -68,7 +68,9 @@ class AnnotationSerializer(serializers.ModelSerializer):
 
 
 class ResponseSerializer(serializers.ModelSerializer):
-    """A response. Gold score and gold status are hidden from blind annotators."""
+    """A response. Where blind mode hides its scores (`scores_visible`, annotated by
+    annotation.selectors.with_scores_visible) the gold fields are left out and the status is the
+    one shown to blind annotators."""
 
     BLIND_FIELDS = ("gold_score", "gold_status")
 
@@ -81,8 +83,9 @@ class ResponseSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        visible = self.context.get("labels_visible")
-        if visible is not None and not visible(instance):
+        visible = getattr(instance, "scores_visible", False)
+        data["status"] = instance.status_shown(visible)
+        if not visible:
             for name in self.BLIND_FIELDS:
                 data.pop(name, None)
         return data

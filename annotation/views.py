@@ -56,7 +56,8 @@ def _reference_segments(question):
 
 @annotator_required
 def response_list(request):
-    page = Paginator(selectors.response_list(request.GET), 50).get_page(request.GET.get("page"))
+    responses = selectors.response_list(request.GET, viewer=request.user)
+    page = Paginator(responses, 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -78,7 +79,7 @@ def response_detail(request, pk):
         response = selectors.response_detail(pk)
     except Response.DoesNotExist:
         return render(request, "404.html", status=404)
-    can_see = selectors.labels_visible_to(request.user, response)
+    can_see = selectors.can_see_scores(request.user, response)
     annotations = (
         response.annotations.select_related("annotator").prefetch_related("step_labels") if can_see else []
     )

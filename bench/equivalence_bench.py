@@ -19,6 +19,7 @@ Undecided counts against accuracy but is neither a false positive nor a false ne
     .venv/bin/python bench/equivalence_bench.py [--cases FILE] [--workers 1] [--timeout 2]
 """
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -102,6 +103,7 @@ def main():
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=2.0)
     args = parser.parse_args()
+    load_at_start = _load()
     cases = load_cases(args.cases)
     print(f"{len(cases)} labelled pairs from {args.cases} "
           f"({sum(c['label'] for c in cases)} equivalent, {sum(not c['label'] for c in cases)} not)")
@@ -142,6 +144,25 @@ def main():
     print(f"\nours: accuracy {accuracy(ours):.3f} with {ours['fp']} false positives; "
           f"Math-Verify: {accuracy(peer):.3f} with {peer['fp']} false positives; "
           f"string matching: {accuracy(scored['string'][0]):.3f}.")
+    print_disagreements(cases, systems["ours"][0], systems["math-verify"][0])
+    print(f"\nload average (1, 5, 15 min) at the start: {load_at_start}; at the end: {_load()}")
+
+
+def print_disagreements(cases, ours, peer):
+    """Where the two checkers both decide and differ, and which one the label agrees with."""
+    rows = {}
+    for case, a, b in zip(cases, ours, peer):
+        if a is None or b is None or a == b:
+            continue
+        bucket = rows.setdefault(case["category"], [0, 0])
+        bucket[0 if a == case["label"] else 1] += 1
+    table = [[category, right + wrong, right, wrong] for category, (right, wrong) in sorted(rows.items())]
+    table.append(["ALL", sum(r[1] for r in table), sum(r[2] for r in table), sum(r[3] for r in table)])
+    print_table("Both decided, different verdicts (ours vs Math-Verify)", ["category", "n", "ours right", "Math-Verify right"], table)
+
+
+def _load():
+    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -6,9 +6,12 @@ system (no server). Set DATABASE_URL for PostgreSQL and CELERY_BROKER_URL for
 Redis or RabbitMQ.
 """
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+
+from config.private_files import ensure_private_file, read_or_create_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("REALMATH_VAR_DIR", BASE_DIR / "var"))
@@ -31,18 +34,12 @@ def env_int(name, default):
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    # A stable per-checkout key for the embedded setup; production sets DJANGO_SECRET_KEY.
-    key_file = VAR_DIR / "secret_key"
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
-    if not key_file.exists():
-        import secrets
+VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+# A stable per-checkout key (file mode 0600) for the embedded setup; production sets DJANGO_SECRET_KEY.
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "") or read_or_create_secret(VAR_DIR / "secret_key")
 
-        key_file.write_text(secrets.token_urlsafe(50))
-    SECRET_KEY = key_file.read_text().strip()
-
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+# `testserver` is not here: the test runner adds it itself.
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
@@ -58,6 +55,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
+    "axes",
     "accounts",
     "annotation",
     "ocr",
@@ -66,6 +64,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -75,6 +74,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "accounts.middleware.LoginRequiredMiddleware",
+    # Last, as django-axes asks: turns a lockout into the 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -109,8 +110,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
     )
     DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_NAME") or None}
+    # Created 0600 before the first connection; SQLite gives its -wal and -shm files the same mode.
+    ensure_private_file(DATABASES["default"]["NAME"])
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# django-axes first: a locked-out login is refused before any password hash is computed.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -166,7 +175,14 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["accounts.permissions.IsAnnotator"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No badge fetched from the public validator (it would send the schema URL out).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "REDOC_DIST": "SIDECAR",
+    # Two choice sets are shared by several models; name them (else check --deploy warns).
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "annotation.models.exports.ExportJob.Status",
+        "RunStatusEnum": "grading.models.judges.JudgeRun.Status",
+    },
 }
 
 # Celery: a broker on the local file system by default, so `make run` needs no server.
@@ -217,3 +233,48 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# Production behind HTTPS (docs/security.md): DJANGO_HTTPS=1 makes cookies secure, redirects
+# http to https and sends HSTS; DJANGO_PROXY_COUNT=n trusts n reverse proxies in front of the
+# app for X-Forwarded-Proto and for the client address in X-Forwarded-For.
+HTTPS = env_bool("DJANGO_HTTPS", False)
+SECURE_SSL_REDIRECT = HTTPS
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+TRUSTED_PROXY_COUNT = env_int("DJANGO_PROXY_COUNT", 0)
+if TRUSTED_PROXY_COUNT:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The health check answers over plain http too (load balancers probe it that way).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+# Content Security Policy: no inline or foreign script anywhere. Styles allow inline because
+# templates and KaTeX's output set style attributes.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
+# Login throttling (django-axes): after REALMATH_LOGIN_FAILURE_LIMIT failures for one username, or
+# from one address, logins are refused for the cool-off, before any password hash is computed.
+AXES_FAILURE_LIMIT = env_int("REALMATH_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("REALMATH_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "accounts.security.client_ip"
+AXES_LOCKOUT_CALLABLE = "accounts.security.lockout_response"
+# A refused attempt neither extends the cool-off nor writes to the database (floods stay cheap).
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Log lines name the username and address (the password is always masked).
+AXES_SENSITIVE_PARAMETERS = []

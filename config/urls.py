@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.http import HttpResponse
+from django.templatetags.static import static
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.views import home
 
@@ -13,6 +15,7 @@ def healthz(request):
 urlpatterns = [
     path("", home, name="home"),
     path("healthz", healthz),
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.ico"), permanent=True)),
     path("accounts/", include("accounts.urls")),
     path("admin/", admin.site.urls),
     path("", include("annotation.urls")),
@@ -20,5 +23,6 @@ urlpatterns = [
     path("grading/", include("grading.urls")),
     path("api/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves Swagger UI's start-up script as a file (no inline script for the CSP).
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
 ]

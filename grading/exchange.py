@@ -16,7 +16,8 @@ GLOBAL_TYPES = {"judge_endpoint", "judge_config"}
 ENDPOINT_FIELDS = ["base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
                    "timeout_seconds", "max_attempts"]
 CONFIG_FIELDS = ["kind", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
-                 "system_prompt", "prompt_template", "extra_body", "parse_retries", "notes"]
+                 "system_prompt", "prompt_template", "extra_body", "parse_retries", "notes", "answer_tolerance",
+                 "second_opinion"]
 RESULT_FIELDS = ["cache_key", "status", "score", "spread", "rationale", "raw_output", "parse_status", "step_verdicts",
                  "samples", "prompt_tokens", "completion_tokens", "latency_ms", "attempts", "errors", "provenance"]
 PROPOSAL_FIELDS = ["model", "status", "category", "analysis", "is_ood", "data", "raw_output", "error", "errors",

@@ -43,7 +43,7 @@ class JudgeConfigForm(forms.ModelForm):
         fields = [
             "name", "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples",
             "aggregate", "parse_retries", "price_input_per_1k", "price_output_per_1k", "system_prompt",
-            "prompt_template", "extra_body", "notes",
+            "prompt_template", "extra_body", "notes", "answer_tolerance", "second_opinion",
         ]
         widgets = {
             "system_prompt": forms.Textarea(attrs={"rows": 2}),
@@ -58,6 +58,7 @@ class JudgeConfigForm(forms.ModelForm):
             "Leave empty for the kind's default. Placeholders: "
             + ", ".join("{{ %s }}" % name for name in prompts.VARIABLES)
         )
+        self.fields["answer_tolerance"].required = False  # absent: the IneqMath rule (strict)
         if self.instance.pk:
             self.initial["extra_body"] = json.dumps(self.instance.extra_body or {})
         if editing:
@@ -75,6 +76,9 @@ class JudgeConfigForm(forms.ModelForm):
         if not isinstance(value, dict):
             raise forms.ValidationError("Give a JSON object.")
         return value
+
+    def clean_answer_tolerance(self):
+        return self.cleaned_data.get("answer_tolerance") or JudgeConfig.AnswerTolerance.STRICT
 
     def clean_prompt_template(self):
         template = self.cleaned_data.get("prompt_template") or ""
@@ -139,6 +143,9 @@ class GenerationRunForm(forms.Form):
         if not values or any(v < 0 or v > 2 for v in values):
             raise forms.ValidationError("Give temperatures between 0 and 2.")
         return values
+
+    def clean_answer_tolerance(self):
+        return self.cleaned_data.get("answer_tolerance") or JudgeConfig.AnswerTolerance.STRICT
 
     def clean_prompt_template(self):
         template = self.cleaned_data["prompt_template"]

@@ -5,7 +5,7 @@ from decimal import Decimal
 from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
 from django.utils import timezone
 
-from annotation.selectors import id_param
+from annotation.selectors import id_param, scores_visible_to
 
 from .judges.kinds import INEQMATH_STEP_KINDS, KINDS
 from .models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
@@ -173,24 +173,10 @@ def ineqmath_overall(results):
 
 
 def visible_results(user):
-    """Judge results a user may see: all for reviewers; on blind exams only after their own label."""
-    from accounts.roles import is_reviewer
-
+    """Judge results a user may see (the blind rule, annotation.selectors.scores_visible_to)."""
     queryset = JudgeResult.objects.exclude(status=JudgeResult.Status.RUNNING)
-    if is_reviewer(user):
-        return queryset
-    from annotation.models import Annotation
-
-    submitted = Annotation.objects.filter(response=OuterRef("response"), annotator=user, submitted=True)
-    return queryset.filter(Q(response__question__exam__blind=False) | Exists(submitted))
-
-
-def can_see_scores(user, response):
-    """The annotation app's blind rule for judge scores (labels_visible_to before it existed)."""
-    from annotation import selectors as annotation_selectors
-
-    rule = getattr(annotation_selectors, "can_see_scores", None) or annotation_selectors.labels_visible_to
-    return rule(user, response)
+    visible = scores_visible_to(user, via="response__")
+    return queryset if visible is None else queryset.filter(visible)
 
 
 def kind_choices():
@@ -245,3 +231,35 @@ def generation_progress(run):
 
 def generation_items(run):
     return run.items.select_related("question", "response").order_by("id")
+
+
+SECOND_OPINION_ORDER = {"disagree": 0, "theirs-only": 1, "ours-only": 2}
+
+
+def cas_disagreements(run, limit=200):
+    """Results of a CAS run where Math-Verify's second opinion differs from the CAS verdict.
+
+    Both decided and different first, then those only Math-Verify decided, then those only the
+    CAS decided; each row: response id, result id, extracted answer, gold, both verdicts, why.
+    Returns (rows, counts by kind: ``disagree``, ``theirs_only``, ``ours_only``).
+    """
+    rows = (
+        run.items.filter(result__step_verdicts__cas__has_key="second_opinion")
+        .values_list("response_id", "result_id", "result__step_verdicts")
+        .order_by("id")
+    )
+    found, counts = [], {key.replace("-", "_"): 0 for key in SECOND_OPINION_ORDER}
+    for response_id, result_id, verdicts in rows:
+        cas = (verdicts or {}).get("cas") or {}
+        agreement = cas.get("agreement")
+        if agreement not in SECOND_OPINION_ORDER:
+            continue
+        counts[agreement.replace("-", "_")] += 1
+        found.append({
+            "response_id": response_id, "result_id": result_id, "agreement": agreement,
+            "extracted": verdicts.get("extracted", ""), "gold": verdicts.get("gold", ""),
+            "ours": cas.get("equivalent"), "theirs": (cas.get("second_opinion") or {}).get("equivalent"),
+            "explanation": cas.get("explanation", ""),
+        })
+    found.sort(key=lambda row: SECOND_OPINION_ORDER[row["agreement"]])
+    return found[:limit], counts

@@ -69,7 +69,7 @@ ENDPOINT_FIELDS = (
 CONFIG_FIELDS = (
     "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
     "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
-    "price_output_per_1k", "notes",
+    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion",
 )
 
 
@@ -186,6 +186,8 @@ def judge_spec(config):
         prompt_template=config.prompt_template,
         extra_body=dict(config.extra_body or {}),
         parse_retries=config.parse_retries,
+        answer_tolerance=config.answer_tolerance,
+        second_opinion=config.second_opinion,
     )
 
 

@@ -14,6 +14,11 @@ EXAMPLES = [
     (r"x = \pm 2", r"x = 2 \text{ or } x = -2"),
     ("50\\%", "0.5"),
     (r"30^\circ", r"\frac{\pi}{6}"),
+    ("[k\u03c0 + 5\u03c0/8, k\u03c0 + 9\u03c0/8], k \u2208 Z", r"\left[k\pi-\frac{3\pi}{8},k\pi+\frac{\pi}{8}\right], k\in\mathbb{Z}"),
+    (r"(x-1)^{500}(x+1)^{500}", r"(x^2-1)^{500}"),
+    (r"2\begin{pmatrix}1&2\\3&4\end{pmatrix}^T", r"\begin{bmatrix}2&6\\4&8\end{bmatrix}"),
+    (r"5\,\mathrm{cm}", r"50 \text{ mm}"),
+    (r"\text{the roots are } \boxed{2} \text{ and } \boxed{-3}", r"x=2 \text{ or } x=-3"),
 ]
 
 
@@ -27,6 +32,9 @@ class AnswerCheckForm(forms.Form):
                  ("strict", "Strict (IneqMath): a decimal must be the exact value")],
         initial="default", widget=forms.RadioSelect,
     )
+    second_opinion = forms.BooleanField(
+        label="Also ask Math-Verify (a second opinion; ours counts)", required=False,
+    )
 
 
 @login_required
@@ -37,7 +45,8 @@ def answer_check(request):
         form = AnswerCheckForm(request.POST)
         if form.is_valid():
             data = form.cleaned_data
-            verdict = check_equivalence(data["pred"], data["gold"], mode=data["mode"])
+            verdict = check_equivalence(data["pred"], data["gold"], mode=data["mode"],
+                                        second_opinion=data["second_opinion"])
     else:
         form = AnswerCheckForm(initial=_initial(request.GET))
     return render(request, "grading/equivalence.html", {"form": form, "verdict": verdict, "examples": EXAMPLES})
@@ -45,6 +54,8 @@ def answer_check(request):
 
 def _initial(params):
     initial = {"mode": params.get("mode") if params.get("mode") in ("default", "strict") else "default"}
+    if params.get("second_opinion") in ("1", "on", "true"):
+        initial["second_opinion"] = True
     for field in ("pred", "gold"):
         if params.get(field):
             initial[field] = params[field][:MAX_ANSWER_CHARS]

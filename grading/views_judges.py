@@ -206,6 +206,7 @@ def run_detail(request, pk):
         "querystring": query.urlencode(),
         "states": JudgeRunItem.State.choices,
         "full_score_kind": not KINDS[run.config.kind].verdict if run.config.kind in KINDS else True,
+        "second_opinion": selectors.cas_disagreements(run) if run.config.second_opinion else None,
     }
     return render(request, "grading/run_detail.html", context)
 

@@ -1,9 +1,13 @@
 """The API is fuzzed against its own OpenAPI schema: no 5xx anywhere, and the role checks hold.
 
 Schemathesis generates requests from the schema drf-spectacular serves; they run in-process
-against the WSGI app on the test database. Celery tasks that a request would start go to an
+against the WSGI app on the test database. A second pass widens every number in the schema
+(query, path and body) to also take non-ASCII digits and special floats as text ("²", "NaN",
+"sNaN", "1E+999999", ...), which Python's int(), Decimal() and str.isdigit() accept or half-accept. Celery tasks that a request would start go to an
 in-memory broker here (nothing runs), so a fuzzed "start a run" cannot reach any network.
 """
+import copy
+
 import pytest
 import schemathesis
 from django.core import signals
@@ -17,8 +21,27 @@ from accounts.roles import REVIEWER, has_role
 
 from .conftest import make_user
 
-schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
+SPECIAL_NUMBERS = ["²", "٣", "１２", "NaN", "-NaN", "sNaN", "Infinity", "-Infinity", "inf", "1E+999999", "-1E+999999",
+                   "1e-999999", "0x10", "1_0", " 7 ", "7.0", "-0", "9223372036854775808"]
+
+
+def with_special_numbers(node):
+    """A copy of a schema where every integer or number may also be one of SPECIAL_NUMBERS."""
+    if isinstance(node, list):
+        return [with_special_numbers(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    widened = {key: with_special_numbers(value) for key, value in node.items()}
+    if node.get("type") in ("integer", "number"):
+        return {"anyOf": [copy.deepcopy(node), {"type": "string", "enum": SPECIAL_NUMBERS}]}
+    return widened
+
+
+RAW_SCHEMA = SchemaGenerator().get_schema(request=None, public=True)
+schema = schemathesis.openapi.from_dict(RAW_SCHEMA)
 schema.app = get_wsgi_application()
+special_schema = schemathesis.openapi.from_dict(with_special_numbers(copy.deepcopy(RAW_SCHEMA)))
+special_schema.app = schema.app
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
@@ -94,6 +117,15 @@ def test_annotator_requests_never_fail_and_reviewer_endpoints_refuse(case, fuzz_
     assert not has_role(user, REVIEWER)
     if _view_needs_reviewer(case):
         assert response.status_code in (403, 404, 405), f"{case.method} {case.path} answered {response.status_code}"
+
+
+@special_schema.parametrize()
+@SETTINGS
+def test_special_numbers_never_fail_with_5xx(case, fuzz_env, sample_data, reviewer_token):
+    """As a reviewer, who reaches every view's parsing (annotators share it, minus the role checks)."""
+    _, headers = reviewer_token
+    response = case.call(headers=headers)
+    assert response.status_code < 500, f"{case.method} {case.formatted_path} {case.query}: {response.status_code}"
 
 
 @schema.parametrize()

@@ -65,9 +65,13 @@ def test_schema_and_docs_for_logged_in_users(annotator_client):
     page = docs.content.decode()
     # Assets come from our own static files: every src/href is a local path (a plain search for
     # "cdn" is no test: the page carries a random CSRF token that can spell it).
+    # The start-up script is its own request (no inline script, for the CSP).
     assets = re.findall(r"""(?:src|href)=["']([^"']+)""", page)
-    assert assets and all(url.startswith("/static/") for url in assets), assets
+    assert assets and all(url.startswith(("/static/", "/api/docs/?script")) for url in assets), assets
     assert not re.search(r"https?://|[\"']//", page)
+    assert not re.search(r"<script(?![^>]*\bsrc=)", page)
+    script = annotator_client.get("/api/docs/?script=")
+    assert script.status_code == 200 and script["Content-Type"].startswith("application/javascript")
 
 
 def test_token_auth_works(annotator):

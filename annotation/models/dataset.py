@@ -116,6 +116,9 @@ class Response(models.Model):
         AGREED = "agreed", "Agreed"
         ADJUDICATED = "adjudicated", "Adjudicated"
 
+    # Statuses that tell of other people's labels: blind mode shows them as "ready".
+    BLIND_MASKED_STATUSES = (Status.LABELLED, Status.ADJUDICATED)
+
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="responses")
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.HUMAN)
     student_id = models.CharField(max_length=200, help_text="Pseudonymous id, or <model>_t_<temp>_<n>.")
@@ -147,6 +150,18 @@ class Response(models.Model):
 
     def __str__(self):
         return f"{self.get_source_display()} {self.student_id[:12]} on {self.question_id}"
+
+    def status_shown(self, scores_visible):
+        """The status a person sees: under blind mode (scores hidden) "ready" where other people's
+        labels made it "labelled" or "adjudicated"."""
+        if not scores_visible and self.status in self.BLIND_MASKED_STATUSES:
+            return self.Status.READY
+        return self.status
+
+    @property
+    def status_shown_display(self):
+        """The shown status's label, for a row annotated by annotation.selectors.with_scores_visible."""
+        return self.Status(self.status_shown(getattr(self, "scores_visible", False))).label
 
 
 class ImportReport(models.Model):

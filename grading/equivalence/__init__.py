@@ -20,18 +20,20 @@ __all__ = ["check_equivalence", "check_many", "extract_answer", "Verdict", "MODE
 
 
 
-def check_equivalence(pred, gold, *, mode="default", timeout=2.0):
+def check_equivalence(pred, gold, *, mode="default", timeout=2.0, second_opinion=False):
     """Compare a predicted answer with a gold answer; return a :class:`Verdict`.
 
     ``mode="strict"`` refuses decimal approximations of values that are not exactly that
     decimal (IneqMath's rule: 1/2 = 0.5 but 2\\pi != 6.28318). ``timeout`` is a hard
     wall-clock limit in seconds for the check; a check that overruns is stopped and comes back
-    undecided. Never raises for any pair of strings.
+    undecided. ``second_opinion=True`` also asks Math-Verify (in the worker process, after our
+    verdict, with the same time limit): its verdict comes as ``Verdict.second_opinion`` and never
+    changes ours. Never raises for any pair of strings.
     """
-    return check_many([(pred, gold)], mode=mode, timeout=timeout)[0]
+    return check_many([(pred, gold)], mode=mode, timeout=timeout, second_opinion=second_opinion)[0]
 
 
-def check_many(pairs, *, mode="default", timeout=2.0, workers=None):
+def check_many(pairs, *, mode="default", timeout=2.0, workers=None, second_opinion=False):
     """Check many ``(pred, gold)`` pairs; return their verdicts in the same order.
 
     Reuses worker processes (and runs up to ``workers`` of them side by side, default the
@@ -39,4 +41,4 @@ def check_many(pairs, *, mode="default", timeout=2.0, workers=None):
     """
     from .runner import run_checks
 
-    return run_checks(pairs, mode=mode, timeout=timeout, workers=workers)
+    return run_checks(pairs, mode=mode, timeout=timeout, workers=workers, second_opinion=second_opinion)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from . import families
 from . import parser as p
 
 EMPTY_WORDS = {
@@ -22,6 +23,7 @@ KIND_NAMES = {
     "inequality": "an inequality", "set": "a set", "tuple": "a tuple", "pair": "a pair or interval",
     "matrix": "a matrix", "list": "several answers", "relation_symbol": "a relation symbol",
     "choice": "an option letter", "text": "text", "system": "a system of assignments",
+    "family": "a solution family (one piece per integer k)",
 }
 
 
@@ -56,17 +58,32 @@ class ClassifyError(ValueError):
     """The parse is well formed but not an answer this engine compares."""
 
 
-def classify(parsed):
-    """Turn a :class:`parser.Parsed` into an :class:`Answer`."""
-    context = _Context(parsed.decimals)
-    return context.answer(parsed.value)
+def classify(parsed, params=None):
+    """Turn a :class:`parser.Parsed` into an :class:`Answer`.
+
+    ``params`` are the letters that stand for any integer (default: those the answer declares,
+    "k \\in \\mathbb{Z}"); an answer that uses one is a solution family (kind ``family``).
+    """
+    params = frozenset(parsed.integer_params if params is None else params)
+    context = _Context(parsed.decimals, params)
+    answer = context.answer(parsed.value)
+    if not params:
+        return answer
+    try:
+        family = families.family_of(answer, params)
+    except families.NotFamily as exc:
+        raise ClassifyError(f"a solution family in a form not read here: {exc}") from exc
+    if family is None:
+        return answer
+    return context.make("family", family)
 
 
 class _Context:
-    def __init__(self, decimals):
+    def __init__(self, decimals, params=frozenset()):
         self.decimals = decimals
         self.digits = min((d.digits for d in decimals), default=0)
         self.exact = not decimals
+        self.params = params
 
     def make(self, kind, value, **extra):
         extra.setdefault("exact", self.exact)
@@ -119,8 +136,15 @@ class _Context:
 
     def _single_decimal(self, expr):
         """The decimal literal that alone makes up this number (``-0.333``, ``1.5 \\times 10^3``)."""
-        if len(self.decimals) != 1 or not expr.is_number:
+        if not self.decimals or not expr.is_number:
             return None
+        if len(self.decimals) > 1:
+            # Entries of a tuple or matrix: the decimal written as this very entry, if any.
+            matching = {(d.value, d.ulp, d.digits) for d in self.decimals if d.value == expr or d.value == -expr}
+            if len(matching) != 1:
+                return None
+            value, ulp, digits = matching.pop()
+            return p.DecimalLiteral(value=expr, ulp=ulp, digits=digits)
         literal = self.decimals[0]
         if literal.value == 0:
             return literal if expr == 0 else None
@@ -179,13 +203,18 @@ class _Context:
                 return self.matrix(rows)
         answers = [self.answer(item) for item in items]
         shape = bracket.left + bracket.right
-        if len(items) == 2 and shape in ("()", "[]"):
-            return self.make("pair", answers, brackets=shape)
+        if len(items) == 2 and (shape in ("()", "[]") or self._uses_params(answers)):
+            return self.make("pair", answers, brackets=shape)  # (k\pi, k\pi + 1]: a family, read later
         if len(items) == 2:
             return self.make("set", self.interval(answers, shape), brackets=shape)
         if shape not in ("()", "[]"):
             raise ClassifyError(f"a tuple written {shape[0]}...{shape[1]}")
         return self.make("tuple", answers, brackets=shape)
+
+    def _uses_params(self, answers):
+        return bool(self.params) and any(
+            a.kind in ("number", "expression") and any(s.name in self.params for s in a.value.free_symbols) for a in answers
+        )
 
     def interval(self, answers, shape):
         left, right = answers

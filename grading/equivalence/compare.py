@@ -5,6 +5,7 @@ or symbolic identity, agreement to many digits, agreement at many random points)
 only with a witness (two different exact values, a point where they differ), and ``None``
 whenever neither could be established in the time available.
 """
+import math
 import random
 from dataclasses import dataclass
 from itertools import permutations
@@ -13,6 +14,7 @@ import mpmath
 import sympy as sp
 from sympy.solvers.inequalities import solve_univariate_inequality
 
+from . import families
 from . import parser as p
 from .answers import Answer, ClassifyError, _free_symbols
 from .budget import attempt, remaining
@@ -65,6 +67,8 @@ class Comparator:
 
     # --- dispatch -----------------------------------------------------------------------------
     def compare(self, a, b):
+        if a.kind == "family" or b.kind == "family":
+            return self.families(a, b)
         if a.kind == "text" or b.kind == "text":
             return self.texts(a, b)
         if a.kind in ("choice", "relation_symbol") or b.kind in ("choice", "relation_symbol"):
@@ -86,6 +90,18 @@ class Comparator:
         if a.kind == "matrix" or b.kind == "matrix":
             return self.matrices(a, b)
         return no("kind", f"different kinds of answer: {a.kind_name} vs {b.kind_name}")
+
+    # --- solution families --------------------------------------------------------------------
+    def families(self, a, b):
+        """Sets with one piece per integer k (``[k\\pi - \\frac{3\\pi}{8}, k\\pi + \\frac{\\pi}{8}]``)."""
+        first = _as_family(a, b.value.shape if b.kind == "family" else None)
+        second = _as_family(b, a.value.shape if a.kind == "family" else None)
+        if first is None or second is None:
+            return no("kind", f"{a.kind_name} vs {b.kind_name}")
+        if first.variable is not None and second.variable is not None and first.variable != second.variable:
+            return unknown("family", f"the answers are about different unknowns ({first.variable} vs {second.variable})")
+        equivalent, method, explanation = families.compare(first, second, self.budget(0.7, 1.5))
+        return Outcome(equivalent, method, explanation)
 
     # --- text and relation answers ---------------------------------------------------------------
     def texts(self, a, b):
@@ -282,13 +298,10 @@ class Comparator:
         x, y = a.value, b.value
         if x == y:
             return yes(IDENTICAL, "the same expression once parsed (SymPy's normal form)")
-        periodic = self.periodic(a, b)
-        if periodic is not None:
-            return periodic
         exact = a.exact and b.exact
         difference = x - y
         small = _small((x, y))
-        if exact and small:
+        if exact and small and _expands_small(difference):
             cheap = attempt(self.budget(0.15, 0.3), _cheap_zero, difference)
             if cheap:
                 return yes("symbolic", "the difference expands to 0")
@@ -318,25 +331,31 @@ class Comparator:
         else:
             tolerance = mpmath.mpf(5) * mpmath.mpf(10) ** -digits
         rational_points = _safe_for_exact_points(x) and _safe_for_exact_points(y)
+        # Floating points carry rounding error that a power N multiplies by N: more digits.
+        digits_needed = 30 if rational_points else 45 + len(str(max(_max_exponent(x), _max_exponent(y))))
         rng = random.Random(SEED)
         agree, disagree_elsewhere = 0, None
         for index in range(12):
             if remaining(self.deadline) < 0.05 or (agree >= 8 and not disagree_elsewhere):
                 break
-            point = _random_point(rng, symbols, positive=index % 2 == 0, exact=rational_points)
-            values = attempt(self.budget(0.15, 0.3), _values_at, x, y, difference, point)
+            point = _random_point(rng, symbols, positive=index % 2 == 0, exact=rational_points, digits=digits_needed)
+            values = attempt(self.budget(0.15, 0.3), _values_at, x, y, difference, point, digits_needed)
             if values is None:
                 continue
-            (ex, fx), (ey, fy), fd = values
+            (ex, fx), (ey, fy), fd, scale = values
             where = ", ".join(f"{s} = {_number_text(v)}" for s, v in point.items())
-            if ex is not None and ey is not None:
+            if ex is not None and ey is not None and exact:
                 if ex == ey:
                     agree += 1
                     continue
-                return no("numeric-points", f"at {where}: {_number_text(ex)} vs {_number_text(ey)}")
+                shown_x, shown_y = _number_text(ex), _number_text(ey)
+                if max(abs(ex.p), ex.q, abs(ey.p), ey.q).bit_length() > 100:  # huge fractions: their values
+                    digits = _digits_to_show(fx, fy)
+                    shown_x, shown_y = format_value(fx, digits), format_value(fy, digits)
+                return no("numeric-points", f"at {where}: {shown_x} vs {shown_y}")
             if fx is None or fy is None:
                 continue
-            if _agree_at_point(fx, fy, fd, tolerance, exact):
+            if _agree_at_point(fx, fy, fd, tolerance, exact, scale):
                 agree += 1
                 continue
             if is_real(fx) and is_real(fy):
@@ -370,29 +389,6 @@ class Comparator:
         if attempt(self.budget(0.3, 0.3), _proves_zero, difference):
             return yes("symbolic", "the difference simplifies to 0")
         return yes("numeric-high-precision", f"the difference is a constant equal to 0 to {HIGH_PRECISION - 15} digits")
-
-    def periodic(self, a, b):
-        """``\\pi/4 + k\\pi`` and ``5\\pi/4 + k\\pi`` with ``k`` an integer are the same set."""
-        integers = _integer_parameters(a) & _integer_parameters(b)
-        if len(integers) != 1:
-            return None
-        k = integers.pop()
-        x, y = a.value, b.value
-        px = attempt(self.budget(0.2), lambda: sp.Poly(x, k))
-        py = attempt(self.budget(0.2), lambda: sp.Poly(y, k))
-        if px is None or py is None or px.degree() != 1 or py.degree() != 1:
-            return None
-        (x1, x0), (y1, y0) = px.all_coeffs(), py.all_coeffs()
-        if _free_symbols(x1) or _free_symbols(y1) or _free_symbols(x0 - y0):
-            return None
-        if sp.simplify(x1 - y1) != 0 and sp.simplify(x1 + y1) != 0:
-            return None
-        shift = sp.simplify((x0 - y0) / y1)
-        if shift.is_integer:
-            return yes("periodic", f"same values for integer {k} (shift by {shift} periods)")
-        if shift.is_number and shift.is_integer is False:
-            return no("periodic", f"the offsets differ by {shift} periods, not a whole number")
-        return None
 
     # --- sets, intervals, inequalities --------------------------------------------------------------
     def sets(self, a, b):
@@ -504,9 +500,14 @@ class Comparator:
         right = attempt(self.budget(0.3), lambda: sp.Complement(s2, s1))
         if left is sp.S.EmptySet and right is sp.S.EmptySet:
             return yes("set", f"same set {_set_text(s1)}")
-        for extra in (left, right):
-            if isinstance(extra, (sp.Interval, sp.FiniteSet, sp.Union)) and extra is not sp.S.EmptySet and _numeric_set(extra):
-                return no("set", f"{_set_text(s1)} vs {_set_text(s2)} (they differ on {_set_text(extra)})")
+        extras = [extra for extra in (left, right) if isinstance(extra, (sp.Interval, sp.FiniteSet, sp.Union))
+                  and extra is not sp.S.EmptySet and _numeric_set(extra)]
+        if extras:
+            # Where they differ is the symmetric difference: (1, 2] vs [1, 2) differ on {1, 2}.
+            known = [extra for extra in (left, right) if extra is sp.S.EmptySet or extra in extras]
+            differ = sp.Union(*extras) if len(known) == 2 else extras[0]
+            where = "they differ on" if len(known) == 2 else "they differ at least on"
+            return no("set", f"{_set_text(s1)} vs {_set_text(s2)} ({where} {_set_text(differ)})")
         return unknown("set", f"could not decide whether {_set_text(s1)} equals {_set_text(s2)}")
 
     def multivariate_inequalities(self, a, b):
@@ -679,6 +680,16 @@ def _unknowns(answer):
     return set()
 
 
+def _as_family(answer, other_shape=None):
+    """A family answer's value, or any other answer as a family of constant pieces (or None)."""
+    if answer.kind == "family":
+        return answer.value
+    try:
+        return families.constant_family(answer, pairs_as="tuple" if other_shape == "tuple" else "interval")
+    except families.NotFamily:
+        return None
+
+
 def _as_option(answer):
     """A bare capital A-F next to an option answer is that option letter."""
     value = answer.value
@@ -708,10 +719,10 @@ def _small(values):
 def _unit_readings(answer):
     value = answer.value
     if answer.unit == "percent":
-        scaled = _rescaled(answer, sp.Rational(1, 100))
+        scaled = rescaled(answer, sp.Rational(1, 100))
         return [(_plain(answer), "ignoring the % sign"), (scaled, f"{_number_text(value)}% = {_number_text(scaled.value)}")]
     if answer.unit == "degree":
-        scaled = _rescaled(answer, sp.pi / 180)
+        scaled = rescaled(answer, sp.pi / 180)
         return [(_plain(answer), "ignoring the degree sign"), (scaled, f"{_number_text(value)}\u00b0 = {_number_text(scaled.value)} rad")]
     return [(answer, "")]
 
@@ -721,7 +732,8 @@ def _plain(answer):
                   conditions=answer.conditions)
 
 
-def _rescaled(answer, factor):
+def rescaled(answer, factor):
+    """``answer`` (a number) times ``factor``, its written decimal scaled along when the factor is rational."""
     decimal = answer.decimal
     if decimal is not None:
         if factor.is_Rational:
@@ -789,6 +801,37 @@ def _log_abs(expr):
         return mpmath.log(abs(value))
 
 
+def _expands_small(expr, limit=400):
+    """Would ``expand`` stay small? ``(x-1)^{500}(x+1)^{500}`` would make 250,000 products."""
+    try:
+        return _expanded_terms(expr, limit) <= limit
+    except OverflowError:
+        return False
+
+
+def _expanded_terms(expr, limit):
+    """An upper estimate of the number of terms of ``expand(expr)`` (OverflowError past ``limit``)."""
+    if isinstance(expr, sp.Add):
+        count = sum(_expanded_terms(arg, limit) for arg in expr.args)
+    elif isinstance(expr, sp.Mul):
+        count = 1
+        for arg in expr.args:
+            count *= _expanded_terms(arg, limit)
+            if count > limit:
+                raise OverflowError
+    elif isinstance(expr, sp.Pow) and expr.exp.is_Integer and expr.exp > 1:
+        k = _expanded_terms(expr.base, limit)
+        n = int(expr.exp)
+        if k > 1 and n > limit:
+            raise OverflowError
+        count = math.comb(n + k - 1, k - 1) if k > 1 else 1
+    else:
+        count = 1
+    if count > limit:
+        raise OverflowError
+    return count
+
+
 def _cheap_zero(expr):
     return sp.expand(expr) == 0 or sp.cancel(sp.together(expr)) == 0
 
@@ -802,7 +845,7 @@ def _proves_zero(expr):
     return False
 
 
-def _random_point(rng, symbols, positive, exact=False):
+def _random_point(rng, symbols, positive, exact=False, digits=30):
     point = {}
     for symbol in symbols:
         sign = 1 if positive or rng.random() < 0.5 else -1
@@ -811,50 +854,102 @@ def _random_point(rng, symbols, positive, exact=False):
             numerator = rng.randint(int(0.35 * denominator) + 1, int(2.65 * denominator))
             point[symbol] = sp.Rational(sign * numerator, denominator)
         else:
-            point[symbol] = sp.Float(sign * rng.uniform(0.35, 2.65), 30)
+            point[symbol] = sp.Float(sign * rng.uniform(0.35, 2.65), digits)
     return point
 
 
+EXACT_POINT_BITS = 400_000  # estimated size of the exact values at a rational point
+
+
 def _safe_for_exact_points(expr):
-    """Exact substitution is cheap unless a power has a big exponent (x^{10^{10}})."""
+    """Exact substitution is cheap unless the values get huge (x^{10^{10}}).
+
+    ``(x-1)^{500}(x+1)^{500}`` at x = 7/3 is an exact rational of a few thousand bits: cheap,
+    and exactly comparable with ``(x^2-1)^{500}`` there, whatever the size of the values.
+    """
+    try:
+        return _exact_bits(expr) <= EXACT_POINT_BITS
+    except OverflowError:
+        return False
+
+
+def _exact_bits(expr):
+    """A rough upper estimate of the bits of ``expr`` evaluated exactly at a point like 17/7."""
+    if isinstance(expr, p.HugePower):
+        raise OverflowError
+    if isinstance(expr, sp.Pow):
+        exponent = expr.exp
+        if exponent.is_Integer:
+            factor = abs(int(exponent))
+        elif exponent.is_Rational:
+            factor = abs(int(exponent.p))
+        else:
+            factor = 64  # x^y, 2^x: the points are small, so the values stay modest
+            if _exact_bits(exponent) > 64:
+                raise OverflowError
+        return max(factor, 1) * _exact_bits(expr.base) + 8
+    if expr.is_Rational:
+        return max(abs(expr.p).bit_length(), abs(expr.q).bit_length(), 1)
+    if not expr.args:
+        return 8  # a symbol at a point with small numerator and denominator
+    return sum(_exact_bits(arg) for arg in expr.args) + 8
+
+
+def _max_exponent(expr):
+    """The largest numeric exponent in ``expr`` (1 if none): rounding error grows with it."""
+    largest = 1
     for node in sp.preorder_traversal(expr):
-        if isinstance(node, p.HugePower):
-            return False
-        if isinstance(node, sp.Pow) and node.exp.is_number and (not node.exp.is_Rational or abs(node.exp) > 400):
-            return False
-    return True
+        if isinstance(node, sp.Pow) and node.exp.is_number and node.exp.is_real:
+            try:
+                largest = max(largest, abs(int(node.exp)))
+            except (TypeError, ValueError, OverflowError):
+                continue
+    return largest
 
 
-def _values_at(x, y, difference, point):
-    """((exact or None, mpc), (exact or None, mpc), difference) at ``point``.
+def _values_at(x, y, difference, point, digits=30):
+    """((exact or None, mpc), (exact or None, mpc), difference, scale) at ``point``.
 
-    The difference comes as (value to 50 digits, size bound of its terms), or None.
+    The difference comes as (value to ``digits + 20`` digits, size bound of its terms), or
+    None; ``scale`` is the size of the terms of both answers there (for the tolerance near 0).
     """
     results = []
+    scale = mpmath.mpf(0)
     for expr in (x, y):
         value = expr.xreplace(point)
         if value.is_Rational:
-            results.append((value, to_mpc(value, 30)))
+            results.append((value, to_mpc(value, digits)))
         else:
-            results.append((None, to_mpc(value, 30)))
+            results.append((None, to_mpc(value, digits)))
+        size = attempt(0.05, _size_bound, value) if sp.count_ops(value) < 300 else None
+        if size is None and results[-1][1] is not None:
+            size = abs(results[-1][1])
+        scale = max(scale, size or 0)
     if results[0][0] is not None and results[1][0] is not None:
-        return results[0], results[1], None
+        return results[0], results[1], None, scale
     at_point = difference.xreplace(point)
-    value = to_mpc(at_point, 50)
+    value = to_mpc(at_point, digits + 20)
     bound = _size_bound(at_point) if sp.count_ops(at_point) < 300 else None
-    return results[0], results[1], (value, bound) if value is not None and bound is not None else None
+    if bound is not None and at_point.is_Float:
+        # Floating-point values already collapsed into one rounded number: its size is no
+        # measure of the rounding noise, the size of the two answers is.
+        bound = max(bound, scale)
+    return results[0], results[1], (value, bound) if value is not None and bound is not None else None, scale
 
 
 DIFFERENCE_NOISE = mpmath.mpf(10) ** -35
 
 
-def _agree_at_point(fx, fy, fd, tolerance, exact):
+def _agree_at_point(fx, fy, fd, tolerance, exact, scale=None):
     """Equal at a point: close values and, for exact answers, a difference that is only noise.
 
     The difference is compared with the size of the terms it is made of (not of the answers),
-    so ``e^x (x+1)^{30}`` and the same plus ``10^{-40} e^x`` are told apart.
+    so ``e^x (x+1)^{30}`` and the same plus ``10^{-40} e^x`` are told apart. Near zero the
+    tolerance is relative to the size of the terms too, never a fixed absolute one, so
+    ``1.50 \\cdot 10^{-25} x`` and ``1.60 \\cdot 10^{-25} x`` differ.
     """
-    if not close(fx, fy, tolerance):
+    floor = tolerance * scale if scale else mpmath.mpf(10) ** -300
+    if not close(fx, fy, tolerance, abs_tol=floor):
         return False
     if not exact or fd is None:
         return True
@@ -900,14 +995,6 @@ def _real_roots(expr, variable):
         if abs(sp.im(root)) < 1e-20:
             roots.append(sp.Float(sp.re(root), 30))
     return roots
-
-
-def _integer_parameters(answer):
-    found = set()
-    for condition in answer.conditions:
-        symbol = condition.operands[0]
-        found.add(symbol)
-    return {s for s in found if s in answer.value.free_symbols}
 
 
 def _interval_from_pair(answer):

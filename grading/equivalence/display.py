@@ -137,21 +137,21 @@ def describe(answer):
         parts = [describe(item) for item in answer.value]
         return (
             left + ", ".join(t for t, _ in parts) + right,
-            _latex_bracket(left) + ", ".join(l for _, l in parts) + _latex_bracket(right),
+            _latex_bracket(left) + ", ".join(tex for _, tex in parts) + _latex_bracket(right),
         )
     if kind in ("list", "set_literal", "compound"):
         items = answer.value[0] if kind == "compound" else answer.value
         joiner = f" {answer.value[1]} " if kind == "compound" else ", "
         parts = [describe(item) for item in items]
         text = joiner.join(t for t, _ in parts)
-        latex = (r" \text{ %s } " % answer.value[1] if kind == "compound" else ", ").join(l for _, l in parts)
+        latex = (r" \text{ %s } " % answer.value[1] if kind == "compound" else ", ").join(tex for _, tex in parts)
         if kind == "set_literal":
             return "{" + text + "}", r"\left\{" + latex + r"\right\}"
         return text, latex
     if kind == "system":
         parts = [(str(k), describe(v)) for k, v in answer.value.items()]
         return ", ".join(f"{k} = {t}" for k, (t, _) in parts), ", ".join(
-            f"{latex_of(k)} = {l}" for k, (_, l) in zip(answer.value, [d for _, d in parts])
+            f"{latex_of(k)} = {tex}" for k, (_, tex) in zip(answer.value, [d for _, d in parts])
         )
     if kind == "matrix":
         rows, cols = answer.shape
@@ -163,6 +163,8 @@ def describe(answer):
             " & ".join(cells[r * cols + c][1] for c in range(cols)) for r in range(rows)
         ) + r"\end{pmatrix}"
         return text, latex
+    if kind == "family":
+        return _describe_family(answer.value)
     if kind == "relation_symbol":
         return RELATION_TEXT.get(answer.value, answer.value), RELATION_LATEX.get(answer.value, answer.value)
     if kind == "choice":
@@ -171,6 +173,31 @@ def describe(answer):
         safe = re.sub(r"[^\w\s\u3400-\u9fff.,'-]", "", answer.value)[:MAX_TEXT]
         return answer.value[:MAX_TEXT], rf"\text{{{safe}}}"
     return kind, ""
+
+
+def _describe_family(family):
+    """``[πk - 3π/8, πk + π/8], k ∈ ℤ`` (and its LaTeX)."""
+    texts, latexes = [], []
+    for member in family.members:
+        if hasattr(member, "coords"):
+            texts.append("(" + ", ".join(text_of(c) for c in member.coords) + ")")
+            latexes.append(r"\left(" + ", ".join(latex_of(c) for c in member.coords) + r"\right)")
+        elif member.is_point:
+            texts.append(text_of(member.lo))
+            latexes.append(latex_of(member.lo))
+        else:
+            left, right = "(" if member.lo_open else "[", ")" if member.hi_open else "]"
+            texts.append(f"{left}{text_of(member.lo)}, {text_of(member.hi)}{right}")
+            latexes.append(rf"\left{left}{latex_of(member.lo)}, {latex_of(member.hi)}\right{right}")
+    names = ", ".join(sorted(family.params)) or "k"
+    joiner = " or " if all(getattr(m, "is_point", False) for m in family.members) else " \u222a "
+    latex_joiner = r" \text{ or } " if joiner == " or " else r" \cup "
+    text, latex = joiner.join(texts), latex_joiner.join(latexes)
+    if family.variable is not None:
+        relation = "=" if joiner == " or " else "\u2208"
+        text = f"{family.variable} {relation} {text}"
+        latex = f"{latex_of(family.variable)} {'=' if relation == '=' else chr(92) + 'in'} {latex}"
+    return f"{text}, {names} \u2208 \u2124", rf"{latex}, \; {names} \in \mathbb{{Z}}"
 
 
 def decimal_text(literal):

@@ -4,17 +4,19 @@
 to its soft time budget where it can (the worker's main thread has ``SIGALRM``); the parent
 process kills it if it does not.
 """
+import copy
 import sys
 import time
 
 from . import budget
 from .answers import ClassifyError, classify
-from .compare import Comparator
+from .compare import Comparator, Outcome, rescaled
 from .constants import MAX_ANSWER_CHARS, MODES
 from .display import describe_safely
-from .extraction import ANSWER_IS, extract_answer, last_boxed
+from .extraction import ANSWER_IS, extract_answer, final_boxed
 from .normalize import normalize
 from .parser import ParseError, parse_answer
+from .units import canonical_set, conversion_factor, known_dimensions_differ
 
 SOFT_SHARE = 0.85  # of the timeout, for the comparison; the rest is for replying in time
 
@@ -60,15 +62,18 @@ def _judge_into(result, pred, gold, mode, deadline):
     answers = {}
     errors = {}
     parsed_units = {}
+    parsed = {}
     for name, text in (("pred", pred), ("gold", gold)):
         try:
-            parsed = parse_answer(text)
-            parsed_units[name] = parsed.units
-            answers[name] = classify(parsed)
+            parsed[name] = parse_answer(text)
+            parsed_units[name] = parsed[name].units
+            answers[name] = classify(parsed[name])
         except (ParseError, ClassifyError) as exc:
             errors[name] = str(exc)
             result[f"{name}_parsed"] = text[:200]
             continue
+    implicit = _implicit_family(answers, parsed)
+    for name in answers:
         text_form, latex_form = describe_safely(answers[name])
         result[f"{name}_parsed"] = text_form
         result[f"{name}_latex"] = latex_form
@@ -81,19 +86,73 @@ def _judge_into(result, pred, gold, mode, deadline):
         reason = "; ".join(f"{k}: {v}" for k, v in errors.items())
         _undecided(result, "unparsed", f"could not read {which} ({reason})")
         return
-    units = {name: sorted(set(parsed_units[name])) for name in parsed_units}
+    units = {name: canonical_set(parsed_units[name]) for name in parsed_units}
+    note = ""
     if units.get("pred") and units.get("gold") and units["pred"] != units["gold"]:
-        _undecided(result, "units", f"different units ({', '.join(units['pred'])} vs {', '.join(units['gold'])}); no unit conversion is attempted")
-        return
+        converted = _convert_units(answers["pred"], units["pred"], units["gold"])
+        if converted is None and len(units["pred"]) == len(units["gold"]) == 1 and known_dimensions_differ(units["pred"][0], units["gold"][0]):
+            result.update(equivalent=False, method="units", explanation=f"{units['pred'][0]} and {units['gold'][0]} measure different quantities")
+            return
+        if converted is None:
+            _undecided(result, "units", f"different units ({', '.join(units['pred'])} vs {', '.join(units['gold'])}) that cannot be converted into each other here")
+            return
+        answers["pred"], note = converted
     outcome = Comparator(mode, deadline).compare(answers["pred"], answers["gold"])
+    if implicit:
+        outcome = Outcome(outcome.equivalent, outcome.method, f"{outcome.explanation} ({implicit})")
+    if note:
+        outcome = Outcome(outcome.equivalent, outcome.method + "-units", f"{note}: {outcome.explanation}")
     result.update(equivalent=outcome.equivalent, method=outcome.method, explanation=outcome.explanation)
+
+
+IMPLICIT_PARAMETERS = frozenset({"k", "n", "m"})
+
+
+def _implicit_family(answers, parsed):
+    """``x = k\\pi + \\frac{\\pi}{4}`` beside a family with ``k \\in \\mathbb{Z}``: k is an integer there too.
+
+    Replaces the undeclared answer by its family reading and returns a note, or "".
+    """
+    if len(answers) != 2 or (answers["pred"].kind == "family") == (answers["gold"].kind == "family"):
+        return ""
+    family_side = "pred" if answers["pred"].kind == "family" else "gold"
+    other = "gold" if family_side == "pred" else "pred"
+    names = IMPLICIT_PARAMETERS | answers[family_side].value.params
+    try:
+        reading = classify(parsed[other], params=names)
+    except ClassifyError:
+        return ""
+    if reading.kind != "family":
+        return ""
+    answers[other] = reading
+    used = sorted(name for name in reading.value.params if any(
+        getattr(member, "param", None) is not None and member.param.name == name for member in reading.value.members))
+    names = {"pred": "predicted", "gold": "gold"}
+    return f"{', '.join(used) or 'k'} read as an integer in the {names[other]} answer, as in the {names[family_side]} one"
+
+
+def _convert_units(answer, source, target):
+    """``answer`` (a number, or x = number) in ``source`` units re-expressed in ``target`` units."""
+    if len(source) != 1 or len(target) != 1:
+        return None
+    factor = conversion_factor(source[0], target[0])
+    if factor is None:
+        return None
+    note = f"1 {source[0]} = {factor} {target[0]} (SymPy units)"
+    if answer.kind == "number":
+        return rescaled(answer, factor), note
+    if answer.kind == "equation" and answer.rhs is not None and answer.rhs.kind == "number":
+        converted = copy.copy(answer)
+        converted.rhs = rescaled(answer.rhs, factor)
+        return converted, note
+    return None
 
 
 def unwrap(text):
     """The answer inside ``\\boxed{}`` or after "the answer is"; otherwise the text itself."""
     if not isinstance(text, str):
         return text
-    boxed = last_boxed(text) if "box" in text else None
+    boxed = final_boxed(text) if "box" in text else None
     if boxed is not None:
         return boxed.strip()
     if ANSWER_IS.search(text):

@@ -47,7 +47,7 @@ def extract_answer(text, kind=None):
 
 
 def _general(text):
-    boxed = last_boxed(text)
+    boxed = final_boxed(text)
     if boxed is not None and boxed.strip():
         return boxed.strip()
     sentence = _answer_sentence(text)
@@ -61,6 +61,49 @@ def _general(text):
         return segments[-1]
     numbers = LAST_NUMBER.findall(text)
     return numbers[-1] if numbers else None
+
+
+# Between two boxed answers of one list: "$\\boxed{2}$ and $\\boxed{-3}$", "x = \\boxed{1} or x = \\boxed{2}".
+_BOX_GAP = re.compile(
+    r"(?:[\s$,，、;；]|\\[,;!quad ]+|\\text\{\s*(?:and|or)\s*\}|\b(?:and|or)\b|和|或|及|以及|[A-Za-z](?:_\{?\d\}?)?\s*=)*",
+    re.IGNORECASE,
+)
+MAX_BOX_GAP = 40
+
+
+def final_boxed(text):
+    """The last ``\\boxed{}``, or the last run of boxed answers written as one list.
+
+    "the roots are $\\boxed{2}$ and $\\boxed{-3}$" gives ``2 , -3``; boxes far apart (answers
+    to different parts, intermediate results) are not joined.
+    """
+    boxes = _boxes(text)
+    if not boxes:
+        return last_boxed(text)
+    run = [boxes[-1]]
+    saw_or = False
+    for previous in reversed(boxes[:-1]):
+        gap = text[previous[1] : run[0][0]]
+        if len(gap) > MAX_BOX_GAP or not _BOX_GAP.fullmatch(gap):
+            break
+        saw_or = saw_or or bool(re.search(r"\bor\b|或", gap, re.IGNORECASE))
+        run.insert(0, previous)
+    contents = [content.strip() for _, _, content in run if content.strip()]
+    if len(contents) <= 1:
+        return run[-1][2]
+    return (" or " if saw_or else " , ").join(contents)
+
+
+def _boxes(text):
+    """(start, end, content) of every ``\\boxed{...}`` with braces, in order."""
+    found = []
+    for match in BOXED.finditer(text):
+        start = match.end()
+        if start < len(text) and text[start] == "{":
+            content = _balanced(text, start)
+            if content is not None:
+                found.append((match.start(), start + len(content) + 2, content))
+    return found
 
 
 def last_boxed(text):
@@ -115,7 +158,7 @@ def _clean_tail(rest, cjk=False):
     line = _first_line_with_math(rest)
     if line is None:
         return None
-    boxed = last_boxed(line)
+    boxed = final_boxed(line)
     if boxed is not None:
         return boxed.strip() or None
     segments = _math_segments(line)

@@ -6,6 +6,8 @@ Python's ``eval`` (nor to SymPy's ``sympify``/``parse_expr``, which use it).
 import re
 from dataclasses import dataclass
 
+from . import units
+
 MAX_TOKENS = 4000
 
 
@@ -98,12 +100,12 @@ def _lex_into(text, offset, tokens):
         if match and ("." in match.group(1) or match.group(2)[0] not in "+-"):
             # "1.5e-3" and "1e5" are scientific; "2e-1" stays 2e - 1 (e is Euler's number).
             tokens.append(Token("num", f"{match.group(1)}e{match.group(2)}", offset + i))
-            i = match.end()
+            i = _lex_plain_unit(text, match.end(), offset, tokens)
             continue
         match = _NUMBER.match(text, i)
         if match:
             tokens.append(Token("num", match.group(0), offset + i))
-            i = match.end()
+            i = _lex_plain_unit(text, match.end(), offset, tokens)
             continue
         match = _WORD.match(text, i)
         if match:
@@ -128,6 +130,29 @@ def _lex_into(text, offset, tokens):
             i += 1
             continue
         raise LexError(f"unexpected character {ch!r}")
+
+
+def _lex_plain_unit(text, i, offset, tokens):
+    """After a number: a unit written in plain text ("5 m", "3 m/s", "9.8 m/s^2") is one token."""
+    j = i
+    while j < len(text) and text[j] == " ":
+        j += 1
+    found = units.plain_unit_at(text, j, spaced=j > i)
+    if found is None:
+        return i
+    phrase, end = found
+    tokens.append(Token("unit", phrase, offset + j))
+    return end
+
+
+def _after_value(tokens):
+    """Does a unit here follow a value (a number, a closing bracket, or unit / unit)?"""
+    if not tokens:
+        return False
+    last = tokens[-1]
+    if last.kind in ("num", "unit") or last.is_op(")", "}", "]"):
+        return True
+    return last.is_op("/") and len(tokens) > 1 and tokens[-2].kind == "unit"
 
 
 def _lex_word(word, pos, tokens):
@@ -208,17 +233,38 @@ def _lex_text(content, pos, tokens):
 
 
 def _lex_cjk(run, pos, tokens):
-    if run in CJK_CONNECTIVES:
-        tokens.append(Token("word", "and" if run in ("且", "和", "及", "与") else "or", pos))
-    elif run in CJK_UNITS:
-        tokens.append(Token("unit", run, pos))
-    else:
+    pieces = _cjk_pieces(run)
+    if pieces is None:
         tokens.append(Token("text", run, pos))
+        return
+    for piece in pieces:
+        if piece in CJK_CONNECTIVES:
+            tokens.append(Token("word", "and" if piece in ("且", "和", "及", "与") else "or", pos))
+        else:
+            tokens.append(Token("unit", piece, pos))
+
+
+def _cjk_pieces(run):
+    """Split a run like "厘米和" into known units and connectives, longest first; None if it is prose."""
+    known = CJK_UNITS | CJK_CONNECTIVES
+    pieces, i = [], 0
+    while i < len(run):
+        for length in range(min(4, len(run) - i), 0, -1):
+            if run[i : i + length] in known:
+                pieces.append(run[i : i + length])
+                i += length
+                break
+        else:
+            return None
+    return pieces
 
 
 def _lex_font(content, pos, tokens):
     """\\mathrm{cm} is a unit, \\mathrm{e} is Euler's number, \\operatorname{arcsin} a function."""
     stripped = content.strip()
+    if _after_value(tokens) and (units.PHRASE.fullmatch(stripped) or stripped in UNIT_WORDS):
+        tokens.append(Token("unit", stripped, pos))  # 5\,\mathrm{cm}, 5\mathrm{~m}, 3\mathrm{m/s}
+        return
     if re.fullmatch(r"[A-Za-z]+", stripped):
         lower = stripped.lower()
         if len(stripped) == 1:

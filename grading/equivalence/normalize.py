@@ -58,13 +58,15 @@ _LAYOUT_MACROS = re.compile(
 )
 _SIZED_SPACE = re.compile(r"\\(?:hspace|vspace|kern|mkern|hskip|phantom|hphantom|vphantom)\*?\{[^{}]*\}")
 _LEFT_RIGHT = re.compile(r"\\(?:left|right|middle)(?![a-zA-Z])\s*(\.)?")
-_SPACING = re.compile(r"\\[,;:! ]|~")
+_SPACING = re.compile(r"\\\\|\\[,;:! ]|~")  # a row break \\ is kept, even before a space
 _MATH_DELIMS = re.compile(r"\$+|\\\(|\\\)|\\\[|\\\]")
 _ENVIRONMENT_NOISE = re.compile(r"\\(?:begin|end)\{(?:aligned|align\*?|equation\*?|gathered|split|eqnarray\*?|displaymath|math)\}")
 
 # 1{,}000 ; 1\,000 and 1 000 become 1000 (groups of exactly three digits).
 _BRACED_COMMA_GROUPS = re.compile(r"(?<=\d)\{,\}(?=\d{3}(?!\d))")
 _SPACE_GROUPS = re.compile(r"(?<![\d.])(\d{1,3})((?:(?:\\,|\\ |\\;|\s|\u2009|')\d{3})+)(?![\d.])")
+# "2 1/2" written in plain text is a mixed number (the fraction must be proper).
+_PLAIN_MIXED = re.compile(r"(?<![\w.,/^_{}\\])(\d{1,6}) +(\d{1,6}) */ *(\d{1,6})(?![\d./])")
 _COMMA_GROUPS = re.compile(r"(?<![\d.,])(\d{1,3})((?:,\d{3})+)(?![\d,])(\.\d+)?")
 
 
@@ -75,12 +77,13 @@ def normalize(text):
     text = _MATH_DELIMS.sub(" ", text)
     text = text.replace(r"\!", "").replace(r"\$", " ")
     text = _BRACED_COMMA_GROUPS.sub("", text)
+    text = _PLAIN_MIXED.sub(_mixed_number, text)
     text = _SPACE_GROUPS.sub(_join_groups, text)
     text = _MACRO_ALIAS_RE.sub(lambda m: _MACRO_ALIAS_MAP[m.group(0)], text)
     text = _SIZED_SPACE.sub(" ", text)
     text = _LEFT_RIGHT.sub("", text)
     text = _LAYOUT_MACROS.sub(" ", text)
-    text = _SPACING.sub(" ", text)
+    text = _SPACING.sub(lambda m: m.group(0) if m.group(0) == "\\\\" else " ", text)
     text = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree", r" \\degree ", text)
     text = re.sub(r"\\%|%|％", r" \\% ", text)
     text = re.sub(r"\s+", " ", text).strip()
@@ -94,6 +97,13 @@ def join_thousands(text):
     is more likely a point than a number.
     """
     return _COMMA_GROUPS.sub(lambda m: m.group(1) + m.group(2).replace(",", "") + (m.group(3) or ""), text)
+
+
+def _mixed_number(match):
+    whole, numerator, denominator = match.groups()
+    if not 0 < int(numerator) < int(denominator):
+        return match.group(0)
+    return f"({whole}+{numerator}/{denominator})"
 
 
 def _join_groups(match):

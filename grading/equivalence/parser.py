@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import mpmath
 import sympy as sp
 
+from .declarations import strip_declarations
 from .lexer import LexError, Token, tokenize
 from .normalize import join_thousands, normalize
 
@@ -172,6 +173,7 @@ class Parsed:
     dropped: list = field(default_factory=list)  # words ignored
     units: list = field(default_factory=list)  # units written after values ("cm", "元")
     source: str = ""
+    integer_params: frozenset = frozenset()  # letters declared integers ("k" of "k \in \mathbb{Z}")
 
 
 RELATION_OPS = {
@@ -226,6 +228,18 @@ def parse_answer(text):
     except LexError as exc:
         raise ParseError(str(exc)) from exc
     imaginary_i = not _SUBSCRIPT_I.search(normal)
+    stripped, params = strip_declarations(tokens)
+    if params:
+        # "..., k \in \mathbb{Z}" names an integer parameter; if the answer does not read
+        # without it, the declaration was part of the answer after all.
+        try:
+            return _parse_tokens(stripped, imaginary_i, normal, params)
+        except ParseError:
+            pass
+    return _parse_tokens(tokens, imaginary_i, normal, set())
+
+
+def _parse_tokens(tokens, imaginary_i, normal, params):
     parser = _Parser(tokens, imaginary_i=imaginary_i)
     try:
         value = parser.answer()
@@ -235,7 +249,8 @@ def parse_answer(text):
         if isinstance(exc, ParseError):
             raise
         raise ParseError(f"cannot build this expression ({type(exc).__name__})") from exc
-    return Parsed(value=value, decimals=parser.decimals, dropped=parser.dropped, units=parser.units, source=normal)
+    return Parsed(value=value, decimals=parser.decimals, dropped=parser.dropped, units=parser.units, source=normal,
+                  integer_params=frozenset(params))
 
 
 class _Parser:
@@ -363,11 +378,11 @@ class _Parser:
         while self.tok.kind in ("unit", "text"):
             if self.tok.kind == "text" and self.peek().kind not in ("eof",) and not self._text_is_trailing():
                 break
+            if self.tok.kind == "unit":
+                self._skip_units()
+                continue
             token = self.advance()
-            if token.kind == "unit":
-                self.units.append(token.value)
-            else:
-                self._drop_words([token.value])
+            self._drop_words([token.value])
             if self.tok.is_op("^") and self.peek().kind == "num":
                 self.advance()
                 self.advance()
@@ -483,10 +498,29 @@ class _Parser:
         base = self.postfix()
         if self.tok.is_op("^"):
             self.advance()
+            if isinstance(base, (MatrixLiteral, Bracket)) and self._transpose_mark():
+                return self._postfix_ops(_transpose(base))
             exponent = self.exponent()
             base = _pow(base, exponent)
             base = self._postfix_ops(base)
         return base
+
+    def _transpose_mark(self):
+        """``^T``, ``^{T}``, ``^\\top``, ``^{\\mathsf{T}}``, ``^\\intercal`` after a matrix or vector."""
+        k = self.i
+        braced = self.tokens[k].is_op("{")
+        if braced:
+            k += 1
+        token = self.tokens[k]
+        if not (token.kind == "ident" and token.value == "T" or token.is_cmd(r"\top", r"\intercal")):
+            return False
+        k += 1
+        if braced:
+            if not self.tokens[k].is_op("}"):
+                return False
+            k += 1
+        self.i = k
+        return True
 
     def exponent(self):
         if self.tok.is_op("{"):
@@ -558,11 +592,28 @@ class _Parser:
         return not (nxt.kind in ("num", "ident") or nxt.is_op("("))
 
     def _skip_units(self):
+        """Units after a value are recorded, not computed with: ``\\mathrm{m}/\\mathrm{s}^{2}`` is m/s^2."""
         while self.tok.kind == "unit":
-            self.units.append(self.advance().value)
-            if self.tok.is_op("^") and self.peek().kind == "num":
+            unit = self.advance().value + self._unit_power()
+            while self.tok.is_op("/") and self.peek().kind == "unit":
                 self.advance()
-                self.advance()
+                unit += "/" + self.advance().value + self._unit_power()
+            self.units.append(unit)
+
+    def _unit_power(self):
+        if not self.tok.is_op("^"):
+            return ""
+        nxt, after = self.peek(), self.peek(2)
+        if nxt.kind == "num":
+            self.advance()
+            return "^" + self.advance().value
+        if nxt.is_op("{") and after.kind == "num" and self.peek(3).is_op("}"):
+            self.advance()
+            self.advance()
+            power = self.advance().value
+            self.advance()
+            return "^" + power
+        return ""
 
     # --- atoms -----------------------------------------------------------------------------------
     def _starts_atom(self, token):
@@ -618,6 +669,8 @@ class _Parser:
             inner = self.additive()
             self.bar_depth -= 1
             self.expect_op("|")
+            if isinstance(inner, MatrixLiteral):
+                return _determinant(inner)  # \\left|\\begin{array}...\\end{array}\\right|
             return sp.Abs(_expr(inner))
         if token.kind == "eof":
             raise ParseError("answer ends too early")
@@ -664,7 +717,7 @@ class _Parser:
         return digits
 
     def _mixed_fraction(self, left):
-        """``2\\frac{1}{2}`` is two and a half when both are integer literals."""
+        """``2\\frac{1}{2}`` and ``2\\frac12`` are two and a half when both are integer literals."""
         if not self.tok.is_cmd(r"\frac"):
             return None
         previous = self.tokens[self.i - 1] if self.i else None
@@ -673,26 +726,39 @@ class _Parser:
             return None
         if before is not None and (before.kind in ("num", "ident") or before.is_op("^", "_", ")", "/")):
             return None
-        k = self.i + 1
-        pattern = [self.tokens[k + j] for j in range(6)] if k + 6 <= len(self.tokens) else []
-        if len(pattern) < 6:
+        parts = self._fraction_digits(self.i + 1)
+        if parts is None:
             return None
-        if not (pattern[0].is_op("{") and pattern[1].kind == "num" and pattern[2].is_op("}")
-                and pattern[3].is_op("{") and pattern[4].kind == "num" and pattern[5].is_op("}")):
-            return None
-        if not (pattern[1].value.isdigit() and pattern[4].value.isdigit()):
-            return None
-        self.i = k + 6
-        whole = sp.Integer(int(previous.value))
-        fraction = sp.Rational(int(pattern[1].value), int(pattern[4].value)) if int(pattern[4].value) else None
-        if fraction is None:
+        numerator, denominator, end = parts
+        if denominator == 0:
             raise ParseError("division by zero")
+        self.i = end
+        whole = sp.Integer(int(previous.value))
+        fraction = sp.Rational(numerator, denominator)
         if not isinstance(left, sp.Integer) or left != whole:
             # "-2\frac12" parsed as -(2) so far: the fraction continues the same sign.
             if isinstance(left, sp.Integer) and left == -whole:
-                return left - fraction
+                return self._postfix_ops(left - fraction)
             return None
-        return whole + fraction
+        return self._postfix_ops(whole + fraction)
+
+    def _fraction_digits(self, k):
+        """(numerator, denominator, next index) of ``{n}{d}``, ``{n}d``, ``n{d}`` or ``nd`` at ``k``."""
+        tokens = self.tokens
+        if k + 1 < len(tokens) and tokens[k].kind == "num" and len(tokens[k].value) == 2 and tokens[k].value.isdigit():
+            return int(tokens[k].value[0]), int(tokens[k].value[1]), k + 1  # \frac12
+        values = []
+        for _ in range(2):
+            if k + 2 < len(tokens) and tokens[k].is_op("{") and tokens[k + 1].kind == "num" and tokens[k + 2].is_op("}"):
+                text, k = tokens[k + 1].value, k + 3
+            elif k < len(tokens) and tokens[k].kind == "num" and len(tokens[k].value) == 1:
+                text, k = tokens[k].value, k + 1
+            else:
+                return None
+            if not text.isdigit():
+                return None
+            values.append(int(text))
+        return values[0], values[1], k
 
     def identifier(self):
         name = self.advance().value
@@ -763,6 +829,8 @@ class _Parser:
             return (sp.floor if name == r"\lfloor" else sp.ceiling)(_expr(inner))
         if name == r"\overline":
             raise ParseError("\\overline outside a repeating decimal")
+        if name in (r"\vec", r"\overrightarrow"):
+            return sp.Symbol("vec_" + self._subscript_text(), real=True)  # \vec{a} = (1, 2)
         if bare in GREEK:
             canonical = {"varepsilon": "epsilon", "vartheta": "theta", "varphi": "phi", "varrho": "rho"}.get(bare, bare)
             return sp.Symbol(canonical, real=True)
@@ -930,10 +998,9 @@ class _Parser:
         if env == "cases":
             return ItemList([r[0] for r in rows], ["and"] * (len(rows) - 1))
         if env in ("vmatrix", "Vmatrix"):
-            matrix = sp.Matrix([[_expr(c) for c in r] for r in rows]) if _rectangular(rows) else None
-            if matrix is None or not matrix.is_square:
+            if not _rectangular(rows):
                 raise ParseError("a determinant needs a square array")
-            return matrix.det()
+            return _determinant(MatrixLiteral(rows))
         if not rows or not _rectangular(rows):
             raise ParseError("matrix rows have different lengths")
         return MatrixLiteral(rows)
@@ -960,7 +1027,7 @@ class _Parser:
             argument = self._function_argument()
             if not isinstance(argument, MatrixLiteral):
                 raise ParseError("det needs a matrix")
-            return sp.Matrix([[_expr(c) for c in r] for r in argument.rows]).det()
+            return _determinant(argument)
         argument = _expr(self._function_argument())
         if power is not None and power == -1 and name in _INVERSE:
             return _INVERSE[name](argument)
@@ -1068,25 +1135,90 @@ def _expr(value):
 
 
 def _add(a, b):
+    if isinstance(a, MatrixLiteral) or isinstance(b, MatrixLiteral):
+        return _from_matrix(_to_matrix(a) + _to_matrix(b))
     return sp.Add(_expr(a), _expr(b))
 
 
 def _neg(a):
+    if isinstance(a, MatrixLiteral):
+        return _scaled(a, sp.Integer(-1))
     return -_expr(a)
 
 
 def _mul(a, b):
+    if isinstance(a, MatrixLiteral) and isinstance(b, MatrixLiteral):
+        return _from_matrix(_to_matrix(a) * _to_matrix(b))
+    if isinstance(b, MatrixLiteral):
+        return _scaled(b, _expr(a))  # 2\\begin{pmatrix}...\\end{pmatrix}, \\frac12 A
+    if isinstance(a, MatrixLiteral):
+        return _scaled(a, _expr(b))
     return sp.Mul(_expr(a), _expr(b))
 
 
 def _div(a, b):
+    if isinstance(a, MatrixLiteral):
+        return _scaled(a, _div(1, b))
     a, b = _expr(a), _expr(b)
     if b == 0:
         raise ParseError("division by zero")
     return sp.Mul(a, sp.Pow(b, -1))
 
 
+MAX_MATRIX_SIDE = 8
+MAX_MATRIX_POWER = 12
+
+
+def _matrix_cells(matrix):
+    cells = [[_expr(cell) for cell in row] for row in matrix.rows]
+    if len(cells) > MAX_MATRIX_SIDE or len(cells[0]) > MAX_MATRIX_SIDE:
+        raise ParseError("matrix too large to compute with")
+    return cells
+
+
+def _to_matrix(value):
+    if not isinstance(value, MatrixLiteral):
+        raise ParseError("a matrix added to a number")
+    return sp.Matrix(_matrix_cells(value))
+
+
+def _from_matrix(matrix):
+    return MatrixLiteral([list(matrix.row(r)) for r in range(matrix.rows)])
+
+
+def _scaled(matrix, factor):
+    return MatrixLiteral([[sp.Mul(factor, cell) for cell in row] for row in _matrix_cells(matrix)])
+
+
+def _transpose(value):
+    if isinstance(value, Bracket):  # (1, 2)^T is a column
+        if value.left + value.right not in ("()", "[]"):
+            raise ParseError("transpose of an interval")
+        return MatrixLiteral([[_expr(item)] for item in value.items])
+    return _from_matrix(_to_matrix(value).T)
+
+
+def _determinant(value):
+    matrix = _to_matrix(value)
+    if not matrix.is_square:
+        raise ParseError("a determinant needs a square array")
+    return matrix.det()
+
+
+def _matrix_power(matrix, exponent):
+    matrix = _to_matrix(matrix)
+    if not (exponent.is_Integer and abs(exponent) <= MAX_MATRIX_POWER and matrix.is_square):
+        raise ParseError("only small integer powers of square matrices are computed")
+    if exponent < 0:
+        if matrix.det() == 0:
+            raise ParseError("the matrix is not invertible")
+        matrix, exponent = matrix.inv(), -exponent
+    return _from_matrix(matrix ** int(exponent))
+
+
 def _pow(base, exponent):
+    if isinstance(base, MatrixLiteral):
+        return _matrix_power(base, _expr(exponent))
     base, exponent = _expr(base), _expr(exponent)
     if _power_is_huge(base, exponent):
         if base.is_Integer and base > 1:

@@ -11,6 +11,8 @@ class Verdict:
     ``decimal-rounding``, ``set``, ``timeout``...), ``explanation`` says it in one line.
     ``pred_parsed``/``gold_parsed`` are the parsed forms as plain text, ``*_latex`` the same as
     LaTeX for display, ``*_kind`` the kind of answer (number, expression, equation, set...).
+    ``second_opinion`` is Math-Verify's verdict when it was asked (``equivalent``, ``explanation``,
+    ``elapsed_ms``...); it is shown beside ours and never changes ours.
     """
 
     equivalent: object
@@ -24,6 +26,7 @@ class Verdict:
     gold_kind: str = ""
     mode: str = "default"
     elapsed_ms: float = 0.0
+    second_opinion: object = None  # Math-Verify's verdict (a dict) when asked for; never changes ours
 
     @property
     def decided(self):
@@ -35,6 +38,14 @@ class Verdict:
         if self.equivalent is None:
             return "undecided"
         return "equivalent" if self.equivalent else "not equivalent"
+
+    @property
+    def agreement(self):
+        """How Math-Verify's verdict relates to ours: "agree", "disagree", "ours-only", "theirs-only",
+        "neither" (both undecided), or "" when it was not asked."""
+        from .second_opinion import agreement
+
+        return agreement(self.equivalent, self.second_opinion)
 
     def as_dict(self):
         return asdict(self)

@@ -29,6 +29,7 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 GRACE_SECONDS = 0.25  # after the timeout, for the worker's own "out of time" reply to arrive
 STARTUP_SECONDS = 60.0
+SECOND_OPINION_LOAD_SECONDS = 15.0  # extra wait while a worker imports Math-Verify the first time
 DEFAULT_MEMORY_MB = int(os.environ.get("REALMATH_EQUIVALENCE_MEMORY_MB", "1024"))
 DEFAULT_POOL_SIZE = int(os.environ.get("REALMATH_EQUIVALENCE_WORKERS", "2"))
 WARMUP = [
@@ -38,6 +39,9 @@ WARMUP = [
     (r"\frac{x-1}{x+2} \ge 0", r"x < -2 \text{ or } x \ge 1"), (r"\log_2 3 + \log_2 5", r"\log_2 15"),
     ("x^2+y^2=1", r"y=\sqrt{1-x^2}"), (r"\sqrt{2}e^{i\pi/4}", "1+i"), ("x+y>1", "x+y>2"),
     (r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", "[[1,2],[3,4]]"), ("2^{2^{2^{2^2}}}", "2^{65535}"),
+    ("5 cm", "50 mm"),  # loads SymPy's units library
+    ("[kπ+5π/8, kπ+9π/8], k ∈ Z", r"x = (-1)^k \frac{\pi}{6} + k\pi, k \in \mathbb{Z}"),  # families
+    ("(x-1)^{500}(x+1)^{500}", "(x^2-1)^{500}"),
 ]
 
 
@@ -69,10 +73,12 @@ class WorkerProcess:
         self._buffer = b""
         self._ready = False
         self._next_id = 0
+        self._second_loaded = False
+        self._killed = False
 
     @property
     def alive(self):
-        return self.process.poll() is None
+        return not self._killed and self.process.poll() is None
 
     def wait_ready(self, timeout=STARTUP_SECONDS):
         if self._ready:
@@ -83,11 +89,17 @@ class WorkerProcess:
             raise WorkerError("the equivalence worker did not start")
         self._ready = True
 
-    def check(self, pred, gold, mode, timeout):
-        """Send one check; return the verdict dict, or None if the worker was killed or died."""
+    def check(self, pred, gold, mode, timeout, second_opinion=False):
+        """Send one check; return the verdict dict, or None if the worker was killed or died.
+
+        With ``second_opinion`` the worker then asks Math-Verify (under the same time limit) and
+        sends its verdict on a second line; the verdict dict gets it as ``second_opinion``. If
+        that second line does not come in time the worker is killed, and our verdict stands.
+        """
         self.wait_ready()
         self._next_id += 1
-        request = {"id": self._next_id, "pred": pred, "gold": gold, "mode": mode, "timeout": timeout}
+        request = {"id": self._next_id, "pred": pred, "gold": gold, "mode": mode, "timeout": timeout,
+                   "second": timeout if second_opinion else 0}
         try:
             self.process.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
             self.process.stdin.flush()
@@ -106,7 +118,24 @@ class WorkerProcess:
         if reply.get("id") != self._next_id:
             self.kill()
             return None
-        return reply["verdict"]
+        verdict = reply["verdict"]
+        if second_opinion:
+            verdict["second_opinion"] = self._second_opinion(timeout)
+        return verdict
+
+    def _second_opinion(self, timeout):
+        allowance = timeout + GRACE_SECONDS + (0 if self._second_loaded else SECOND_OPINION_LOAD_SECONDS)
+        line = self._read_line(time.monotonic() + allowance)
+        try:
+            reply = json.loads(line) if line is not None else None
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict) or reply.get("id") != self._next_id or "second_opinion" not in reply:
+            self.kill()  # its process is replaced; our verdict is already in hand
+            return {"checker": "Math-Verify", "equivalent": None,
+                    "explanation": f"Math-Verify did not answer within {timeout:g} s (its process was stopped)"}
+        self._second_loaded = True
+        return reply["second_opinion"]
 
     def _read_line(self, deadline):
         fd = self.process.stdout.fileno()
@@ -129,6 +158,7 @@ class WorkerProcess:
 
         Freeing a large address space can take a noticeable time; the caller need not wait.
         """
+        self._killed = True
         if self.process.poll() is None:
             try:
                 self.process.kill()
@@ -267,7 +297,7 @@ def serve(memory_mb, warmup=True):
     protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # anything a library prints goes to stderr, never into the protocol
     _limit_resources(memory_mb)
-    from .engine import configure_process, judge
+    from .engine import SOFT_SHARE, configure_process, judge
 
     configure_process()
     for pred, gold in WARMUP if warmup else []:
@@ -295,6 +325,16 @@ def serve(memory_mb, warmup=True):
                 verdict = {"equivalent": None, "method": "memory", "explanation": "the check ran out of memory"}
             reply = json.dumps({"id": request["id"], "verdict": verdict}).encode("utf-8") + b"\n"
             _write_all(protocol_out, reply)
+            if request.get("second"):
+                # Only after our verdict is out: Math-Verify's failure cannot touch it.
+                from .second_opinion import verdict as second_verdict
+
+                try:
+                    opinion = second_verdict(request["pred"], request["gold"], float(request["second"]) * SOFT_SHARE)
+                except MemoryError:
+                    opinion = {"checker": "Math-Verify", "equivalent": None, "explanation": "Math-Verify ran out of memory"}
+                reply = json.dumps({"id": request["id"], "second_opinion": opinion}, default=str).encode("utf-8") + b"\n"
+                _write_all(protocol_out, reply)
 
 
 def _write_all(stream, data):

@@ -49,6 +49,8 @@ class JudgeSpec:
     prompt_template: str = ""
     extra_body: dict = field(default_factory=dict)
     parse_retries: int = 0
+    answer_tolerance: str = "strict"  # the CAS mode: "strict" or "default" (rounded decimals count)
+    second_opinion: bool = False  # also ask Math-Verify (recorded beside the CAS verdict)
 
 
 @dataclass
@@ -85,19 +87,32 @@ def extract_final_answer(text, question_kind):
     return (found or "").strip() if isinstance(found, str) else str(found or "")
 
 
-def cas_verdict(pred, gold, *, mode="default", timeout=2.0):
-    """The CAS says True/False/None (undecided) and how; it never raises here."""
+def cas_verdict(pred, gold, *, mode="default", timeout=2.0, second_opinion=False):
+    """The CAS says True/False/None (undecided) and how; it never raises here.
+
+    With ``second_opinion`` Math-Verify's verdict is added under ``second_opinion`` (and how the
+    two relate under ``agreement``); it never changes ``equivalent``.
+    """
     if not pred:
         return {"equivalent": None, "method": "no-answer", "explanation": "No final answer found."}
     try:
-        verdict = equivalence().check_equivalence(pred, gold, mode=mode, timeout=timeout)
+        verdict = equivalence().check_equivalence(pred, gold, mode=mode, timeout=timeout, second_opinion=second_opinion)
     except Exception as exc:  # a crash in the engine is an undecided check, not a failed run
         return {"equivalent": None, "method": "error", "explanation": f"{type(exc).__name__}: {exc}"[:300]}
-    return {
+    result = {
         "equivalent": getattr(verdict, "equivalent", None),
         "method": str(getattr(verdict, "method", "") or ""),
         "explanation": str(getattr(verdict, "explanation", "") or "")[:500],
     }
+    opinion = getattr(verdict, "second_opinion", None)
+    if second_opinion and isinstance(opinion, dict):
+        result["second_opinion"] = {
+            "checker": str(opinion.get("checker", "Math-Verify")),
+            "equivalent": opinion.get("equivalent"),
+            "explanation": str(opinion.get("explanation", ""))[:300],
+        }
+        result["agreement"] = verdict.agreement
+    return result
 
 
 def same_text(pred, gold):
@@ -332,11 +347,15 @@ class CasFinalAnswerKind(Kind):
     help = "Extracts the final answer and compares it with the gold answer in the CAS; no LLM."
 
     def fingerprint(self, spec, judge_input):
-        return json.dumps(
-            {"answer": extract_final_answer(judge_input.response, judge_input.question_kind),
-             "gold": judge_input.gold_answer, "kind": judge_input.question_kind},
-            ensure_ascii=False, sort_keys=True,
-        )
+        shown = {"answer": extract_final_answer(judge_input.response, judge_input.question_kind),
+                 "gold": judge_input.gold_answer, "kind": judge_input.question_kind}
+        # Only settings that differ from the original behaviour enter the key, so results of
+        # existing settings stay cached.
+        if _tolerance(spec) != "strict":
+            shown["tolerance"] = _tolerance(spec)
+        if spec.second_opinion:
+            shown["second_opinion"] = True
+        return json.dumps(shown, ensure_ascii=False, sort_keys=True)
 
     def evaluate(self, spec, judge_input, call):
         try:
@@ -351,10 +370,10 @@ class CasFinalAnswerKind(Kind):
         detail = {"extracted": pred, "gold": judge_input.gold_answer}
         if same_text(pred, judge_input.gold_answer):
             return self._verdict(True, "exact", detail, "The final answer matches the gold answer as written.")
-        cas = cas_verdict(pred, judge_input.gold_answer, mode="strict")
+        cas = cas_verdict(pred, judge_input.gold_answer, mode=_tolerance(spec), second_opinion=spec.second_opinion)
         detail["cas"] = cas
         if cas["equivalent"] is not None:
-            return self._verdict(bool(cas["equivalent"]), "cas", detail, cas["explanation"] or f"CAS ({cas['method']}).")
+            return self._verdict(bool(cas["equivalent"]), "cas", detail, _cas_rationale(cas))
         return self._undecided(spec, judge_input, call, pred, detail)
 
     def _verdict(self, value, method, detail, rationale, outcome=None):
@@ -418,6 +437,23 @@ INEQMATH_STEP_KINDS = (
 def get_kind(key):
     """The Kind for a setting's kind; KeyError for 'external' (imported results are not run)."""
     return KINDS[key]
+
+
+def _tolerance(spec):
+    return spec.answer_tolerance if spec.answer_tolerance in ("strict", "default") else "strict"
+
+
+def _cas_rationale(cas):
+    """The CAS explanation, then "our verdict / Math-Verify's verdict" when a second opinion was asked."""
+    text = cas["explanation"] or f"CAS ({cas['method']})."
+    opinion = cas.get("second_opinion")
+    if opinion is None:
+        return text
+    names = {True: "equivalent", False: "not equivalent", None: "undecided"}
+    line = f"Our verdict / Math-Verify's verdict: {names[cas['equivalent']]} / {names[opinion.get('equivalent')]}"
+    if cas.get("agreement") == "disagree":
+        line += " (they disagree; ours counts)"
+    return f"{text}\n{line}."
 
 
 def _number(value):

@@ -83,6 +83,10 @@ class JudgeConfig(models.Model):
         MEAN = "mean", "Mean"
         MEDIAN = "median", "Median"
 
+    class AnswerTolerance(models.TextChoices):
+        STRICT = "strict", "Strict (IneqMath): a decimal must be the exact value"
+        ROUNDED = "default", "Rounded: a decimal correctly rounded at its last place counts (0.333 for 1/3)"
+
     class ReasoningEffort(models.TextChoices):
         NONE = "", "—"
         MINIMAL = "minimal", "minimal"
@@ -110,6 +114,14 @@ class JudgeConfig(models.Model):
     extra_body = models.JSONField(default=dict, blank=True, help_text="Extra request fields, e.g. {\"top_p\": 0.9}.")
     parse_retries = models.PositiveSmallIntegerField(
         default=1, validators=[MaxValueValidator(5)], help_text="Ask again this many times when the output cannot be read."
+    )
+    answer_tolerance = models.CharField(
+        max_length=10, choices=AnswerTolerance.choices, default=AnswerTolerance.STRICT,
+        help_text="How the CAS compares a decimal final answer with an exact one (CAS final-answer kinds).",
+    )
+    second_opinion = models.BooleanField(
+        default=False,
+        help_text="Also ask Math-Verify for each final answer; shown beside the CAS verdict, which alone counts.",
     )
     price_input_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     price_output_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)

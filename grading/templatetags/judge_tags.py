@@ -2,6 +2,7 @@
 from django import template
 
 from accounts.roles import is_reviewer
+from annotation.selectors import can_see_scores
 
 from .. import selectors
 
@@ -12,7 +13,7 @@ register = template.Library()
 def judge_results_panel(context, response):
     """Judge results of a response: for reviewers, and for annotators only when the blind rule allows."""
     user = context["request"].user
-    visible = selectors.can_see_scores(user, response)
+    visible = can_see_scores(user, response)
     results = selectors.results_for_response(response) if visible else []
     return {
         "visible": visible,

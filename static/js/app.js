@@ -4,6 +4,74 @@
 
   // Render $...$ and $$...$$ in every element marked .math. KaTeX runs with trust off:
   // \href, \includegraphics and friends are refused, and the text stays escaped HTML.
+  // Formulas nested deeper than MATH_MAX_DEPTH, longer than MATH_MAX_LENGTH, or defining
+  // macros (which can nest without limit) are shown as their source: Chromium's tab dies
+  // laying out a few hundred nested KaTeX boxes, and such text may come from anyone.
+  var MATH_MAX_DEPTH = 32;
+  var MATH_MAX_LENGTH = 20000;
+  var MACRO_DEFINITIONS = /\\(?:def|gdef|edef|xdef|let|futurelet|global|newcommand|renewcommand|providecommand)(?![a-zA-Z])/;
+
+  // Nesting depth of TeX source: braces, \\left..\\right, \\begin..\\end, groups and \\sqrt[..]
+  // each add a level; a braced superscript or subscript adds two (the script is a box too).
+  // A closer only closes an opener of its own kind, so stray closers cannot lower the count;
+  // comments and \\verb are skipped as KaTeX skips them.
+  var OPENERS = { "{": "}", "\\bgroup": "}", "\\left": "\\right", "\\begin": "\\end", "\\begingroup": "\\endgroup" };
+  var CLOSERS = { "}": "}", "\\egroup": "}", "\\right": "\\right", "\\end": "\\end", "\\endgroup": "\\endgroup", "]": "]" };
+
+  function mathDepth(tex) {
+    var depth = 0, deepest = 0, stack = [], script = false, afterSqrt = false;
+    var i = 0, n = tex.length, c, token, weight, match;
+    while (i < n) {
+      c = tex.charAt(i);
+      if (c === " " || c === "\n" || c === "\t" || c === "\r") { i++; continue; }
+      if (c === "%") {  // a comment runs to the end of the line
+        match = tex.indexOf("\n", i);
+        i = match < 0 ? n : match + 1;
+        continue;
+      }
+      if (c === "\\") {
+        match = /^\\([a-zA-Z]+|[\s\S]?)/.exec(tex.slice(i, i + 64));
+        token = "\\" + match[1];
+        i += token.length;
+        if (token === "\\verb") {  // \verb|...| or \verb*|...|: its text is not TeX
+          if (tex.charAt(i) === "*") i++;
+          match = tex.indexOf(tex.charAt(i), i + 1);
+          i = match < 0 ? n : match + 1;
+        }
+      } else {
+        token = c;
+        i++;
+      }
+      if (token === "[" && afterSqrt) {
+        stack.push({ close: "]", weight: 1 }); depth += 1;
+      } else if (Object.prototype.hasOwnProperty.call(OPENERS, token)) {
+        weight = script && token === "{" ? 2 : 1;
+        stack.push({ close: OPENERS[token], weight: weight }); depth += weight;
+      } else if (Object.prototype.hasOwnProperty.call(CLOSERS, token)) {
+        if (stack.length && stack[stack.length - 1].close === CLOSERS[token]) depth -= stack.pop().weight;
+      }
+      deepest = Math.max(deepest, depth + (script && token !== "{" ? 1 : 0));
+      afterSqrt = token === "\\sqrt";
+      script = token === "^" || token === "_";
+    }
+    return deepest;
+  }
+
+  function boundMath(tex) {
+    var depth = mathDepth(tex);
+    var reason = null;
+    if (tex.length > MATH_MAX_LENGTH) reason = tex.length + " characters (limit " + MATH_MAX_LENGTH + ")";
+    else if (depth > MATH_MAX_DEPTH) reason = "nested " + depth + " deep (limit " + MATH_MAX_DEPTH + ")";
+    else if (MACRO_DEFINITIONS.test(tex)) reason = "it defines macros";
+    if (reason) {
+      // auto-render shows the escaped source, as text, for a formula that fails to parse.
+      var error = new window.katex.ParseError("not rendered: " + reason);
+      error.realmathBound = true;
+      throw error;
+    }
+    return tex;
+  }
+
   var KATEX_OPTIONS = {
     delimiters: [
       { left: "$$", right: "$$", display: true },
@@ -15,7 +83,12 @@
     trust: false,
     strict: "ignore",
     maxExpand: 1000,
-    maxSize: 50
+    maxSize: 50,
+    preProcess: boundMath,
+    errorCallback: function (message, error) {
+      if (error && error.realmathBound) console.warn("Math shown as source, " + error.message);
+      else console.error(message, error);
+    }
   };
 
   function renderMath(root) {
@@ -29,6 +102,7 @@
   window.RealMath = window.RealMath || {};
   window.RealMath.renderMath = renderMath;
   window.RealMath.katexOptions = KATEX_OPTIONS;
+  window.RealMath.mathDepth = mathDepth;
   window.RealMath.csrfToken = function () {
     var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
     return match ? decodeURIComponent(match[1]) : "";

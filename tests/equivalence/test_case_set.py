@@ -13,7 +13,10 @@ REQUIRED_CATEGORIES = {
     "number", "decimal", "decimal-strict", "expression", "equation", "inequality", "interval",
     "inequality-vs-interval", "set", "tuple", "matrix", "complex", "degree", "percent",
     "units-thousands", "latex-variants", "relation", "bound", "tiny-huge", "multiple-answers",
+    # issue 14: the forms real exam answers take
+    "family", "matrix-ops", "units", "several-boxed", "percent-mixed", "big-power",
 }
+ISSUE_14_CATEGORIES = {"family", "matrix-ops", "units", "several-boxed", "percent-mixed", "big-power"}
 
 
 def test_case_set_is_well_formed():
@@ -28,6 +31,19 @@ def test_case_set_is_well_formed():
     assert labels[True] >= 100 and labels[False] >= 100  # both sides are exercised
     pairs = Counter((case["pred"], case["gold"], case["mode"]) for case in cases)
     assert max(pairs.values()) == 1, "duplicate cases"
+    new = [case for case in cases if case["category"] in ISSUE_14_CATEGORIES]
+    assert len(new) >= 160
+    # Both directions of each pair, with the same label.
+    every = {(case["pred"], case["gold"], case["mode"]): case["label"] for case in cases}
+    assert all(every.get((case["gold"], case["pred"], case["mode"])) == case["label"] for case in new)
+
+
+def test_heldout_set_covers_the_same_forms():
+    cases = load_cases(HELDOUT_PATH)
+    assert ISSUE_14_CATEGORIES <= {case["category"] for case in cases}
+    keyed = {(case["pred"], case["gold"], case["mode"]): case["label"] for case in cases if case["category"] in ISSUE_14_CATEGORIES}
+    assert len(keyed) >= 40
+    assert all(keyed.get((gold, pred, mode)) == label for (pred, gold, mode), label in keyed.items())
 
 
 @pytest.mark.parametrize("path", [CASES_PATH, HELDOUT_PATH], ids=["cases", "heldout"])

@@ -47,12 +47,28 @@ def test_huge_numbers_are_built_without_computing_them(text):
     ("(x+y+z+1)^{40}", "(x+y+z+1)^{40} + 10^{-30}", "default", False, "symbolic"),
     (r"e^{x}(x+1)^{30}", r"e^{x}(x+1)^{30}+10^{-40}e^x", "default", False, "numeric-points"),
     (r"\ln(x^2)", r"2\ln x", "default", None, "numeric-points"),
-    ("5 cm", "50 mm", "default", None, "units"),
+    ("5 cm", "50 mm", "default", True, "identical-units"),
+    ("36 km/h", "10 m/s", "default", True, "identical-units"),
+    ("5 cm", "5 mm", "default", False, "exact-units"),
+    ("5 cm", "5 s", "default", False, "units"),
+    (r"5 \text{ yuan}", r"5 \text{ dollars}", "default", None, "units"),
+    (r"5\mathrm{~m}", "5.0", "default", True, "identical"),
+    ("3 m/s", r"3\,\mathrm{m}/\mathrm{s}", "default", True, "identical"),
+    (r"2\frac12", "1", "default", False, "exact"),
+    ("(x-1)^{500}(x+1)^{500}", "(x^2-1)^{500}", "default", True, "numeric-points"),
+    ("(x-1)^{100000}(x+1)^{100000}", "(x^2-1)^{100000}", "default", True, "numeric-points"),
+    (r"1.50 \times 10^{-25} x", r"1.60 \times 10^{-25} x", "default", False, "numeric-points"),
     (r"10^{10^{10}}", r"10^{10^{10}}+1", "default", None, "huge"),
 ])
 def test_rules(pred, gold, mode, expected, method):
     verdict = judge(pred, gold, mode, 5.0)
     assert (verdict["equivalent"], verdict["method"]) == (expected, method), verdict["explanation"]
+
+
+def test_set_differences_name_every_point():
+    verdict = judge("(1,2]", "[1,2)", "default", 5.0)
+    assert verdict["equivalent"] is False
+    assert "they differ on {1, 2}" in verdict["explanation"]
 
 
 def test_i_is_a_variable_when_it_is_an_index():

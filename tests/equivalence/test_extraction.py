@@ -21,6 +21,10 @@ from grading.equivalence import extract_answer
     ("∴ $a_n = 2n - 1$", "a_n = 2n - 1"),
     ("We compute $a = 3$ and then $$b = \\frac{a}{2}$$ as shown.", r"b = \frac{a}{2}"),
     ("No math here except the number 17 and then 23 at the end", "23"),
+    ("the roots are $\\boxed{2}$ and $\\boxed{-3}$", "2 , -3"),
+    ("so $x=\\boxed{1}$ or $x = \\boxed{-1}$.", "1 or -1"),
+    ("方程的根为 $\\boxed{2}$ 和 $\\boxed{3}$", "2 , 3"),
+    ("(1) \\boxed{\\frac12}. (2) The period is $\\pi$, so the answer is \\boxed{4}", "4"),
 ])
 def test_general_extraction(text, expected):
     assert extract_answer(text) == expected

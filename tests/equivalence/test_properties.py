@@ -37,6 +37,13 @@ HOSTILE = [
     "\\sin(" * 300 + "x" + ")" * 300, "\\begin{pmatrix}" + "&".join(["x"] * 400) + "\\end{pmatrix}",
     "\x00\x01\x02", "\ud7ff\ufffd", "∞∞∞∞", "\\", "$$", "\\boxed{", "}", "\\left(", "1/0", "0^{-1}", "\\log_1 2",
     "\\{x | \\{y | y > x\\}\\}", "\\frac{1}{0}", "0/0", "(-1)^{1/3}", "\\sqrt{-1}^{\\sqrt{-1}}", "e^{e^{e^{e^{e^{10}}}}}",
+    # solution families, matrices and units pushed to their limits
+    "[k\\pi, k\\pi + 10^{10^{10}}], k \\in \\mathbb{Z}", "x = (-1)^{k^{k}} + k\\pi, k \\in \\mathbb{Z}",
+    "x = k \\cdot 2^{10^{6}}\\pi \\text{ or } x = k, k \\in \\mathbb{Z}", "x = \\frac{k\\pi}{10^{-100}}, k \\in \\mathbb{Z}",
+    "[k^{2}, k^{2} + 1], k \\in \\mathbb{Z}", "x = k\\pi + n, k, n \\in \\mathbb{Z}", "k \\in \\mathbb{Z}",
+    "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}^{10^{10}}", "\\begin{pmatrix}0&0\\\\0&0\\end{pmatrix}^{-1}",
+    "\\begin{pmatrix}" + "&".join(["x"] * 9) + "\\end{pmatrix}^T \\begin{pmatrix}" + "&".join(["x"] * 9) + "\\end{pmatrix}",
+    "5\\mathrm{~m}/\\mathrm{s}^{2} / \\mathrm{kg}", "10^{10^{10}} km", "$\\boxed{1}$ and $\\boxed{" * 30,
 ]
 
 

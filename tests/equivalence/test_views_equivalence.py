@@ -75,3 +75,30 @@ def test_get_parameters_prefill_the_form(annotator_client):
     response = annotator_client.get(URL, {"pred": "1/2", "gold": "0.5", "mode": "strict"})
     form = response.context["form"]
     assert form.initial == {"pred": "1/2", "gold": "0.5", "mode": "strict"}
+
+
+def test_tolerance_policy_is_stated_on_the_page(annotator_client):
+    html = annotator_client.get(URL).content.decode()
+    assert 'id="eq-policy"' in html
+    assert "rounded or truncated at its last written place" in html
+    assert "<strong>Strict</strong> (IneqMath)" in html
+
+
+def test_second_opinion_is_shown_beside_ours_and_disagreement_flagged(annotator_client):
+    # 0.333 rounds 1/3 at its last place (our default policy); Math-Verify rounds to 6 places.
+    response = annotator_client.post(URL, {"pred": "0.333", "gold": r"\frac{1}{3}", "mode": "default", "second_opinion": "on"})
+    verdict = response.context["verdict"]
+    assert verdict.equivalent is True
+    assert verdict.second_opinion["checker"] == "Math-Verify"
+    assert verdict.second_opinion["equivalent"] is False
+    assert verdict.agreement == "disagree"
+    html = response.content.decode()
+    assert 'id="eq-label">Equivalent<' in html  # ours is the verdict
+    assert 'id="eq-second-label">not equivalent<' in html
+    assert 'id="eq-disagree"' in html
+
+
+def test_no_second_opinion_unless_asked(annotator_client):
+    response = annotator_client.post(URL, {"pred": "1/2", "gold": "0.5", "mode": "default"})
+    assert response.context["verdict"].second_opinion is None
+    assert 'id="eq-second"' not in response.content.decode()

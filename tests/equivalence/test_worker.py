@@ -61,6 +61,38 @@ def test_a_worker_that_stops_answering_is_killed_and_replaced(private_pool):
     assert private_pool._idle[0].process.pid != stuck_pid
 
 
+FAMILY = ("[kπ+5π/8, kπ+9π/8], k ∈ Z", r"\left[k\pi-\frac{3\pi}{8},k\pi+\frac{\pi}{8}\right],k\in\mathbb{Z}")
+
+
+def test_math_verify_overrunning_is_killed_and_our_verdict_stands(private_pool):
+    """The second opinion runs after our verdict is sent; freezing it mid-way costs nothing of ours."""
+    assert check_equivalence("1/2", "0.5", second_opinion=True).second_opinion["equivalent"] is True  # loaded
+    assert check_equivalence(*FAMILY).equivalent is True  # warm for the family check
+    worker = private_pool._idle[0]
+    pid = worker.process.pid
+    result = {}
+    thread = threading.Thread(target=lambda: result.update(v=check_equivalence(*FAMILY, timeout=1.0, second_opinion=True)))
+    started = time.monotonic()
+    thread.start()
+    time.sleep(0.5)  # our verdict takes tens of ms; Math-Verify spends more than a second on this answer
+    os.kill(pid, signal.SIGSTOP)  # frozen inside Math-Verify, like a C-level hang
+    thread.join(30)
+    verdict = result["v"]
+    assert verdict.equivalent is True and verdict.method == "family"
+    assert verdict.second_opinion["equivalent"] is None
+    assert "stopped" in verdict.second_opinion["explanation"]
+    assert time.monotonic() - started < 1.0 + GRACE_SECONDS + 1.0
+    assert _wait_until_gone(pid)
+    assert check_equivalence("x^2", "x*x").equivalent is True  # a replacement took over
+
+
+def test_a_second_opinion_never_changes_our_verdict(private_pool):
+    verdict = check_equivalence("0.333", r"\frac13", second_opinion=True)
+    assert verdict.equivalent is True and verdict.second_opinion["equivalent"] is False
+    assert verdict.agreement == "disagree"
+    assert check_equivalence("0.333", r"\frac13").equivalent is True
+
+
 def test_a_worker_that_dies_gives_an_undecided_verdict_then_recovers(private_pool):
     worker = _idle_worker(private_pool)
     os.kill(worker.process.pid, signal.SIGKILL)

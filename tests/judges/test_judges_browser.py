@@ -44,7 +44,7 @@ def test_start_a_run_from_the_pages(page, live_server, llm_server, reviewer):
     page.keyboard.press("Control+Enter")
     page.wait_for_url(re.compile(r"/grading/judges/runs/\d+/$"))
     run = JudgeRun.objects.get()
-    page.wait_for_function("document.getElementById('p-status').textContent.startsWith('Done')")
+    page.wait_for_function("() => document.getElementById('p-status').textContent.startsWith('Done')")
     assert page.inner_text("#p-count") == f"{run.n_items} / {run.n_items}"
     assert page.locator("#results-table tbody tr").count() == run.n_items
     page.keyboard.press("j")
@@ -74,7 +74,7 @@ def test_live_progress_cancel_and_resume(page, live_server, llm_server, reviewer
     page.goto(f"{live_server.url}/grading/judges/runs/{run.pk}/")
     assert page.inner_text("#p-count") == f"0 / {run.n_items}"
     services.process_judge_chunk(run.pk, run.epoch, ids[:8], task_id="browser-1")
-    page.wait_for_function(f"document.getElementById('p-count').textContent === '8 / {run.n_items}'")
+    page.wait_for_function(f"() => document.getElementById('p-count').textContent === '8 / {run.n_items}'")
     width = page.evaluate("parseFloat(document.getElementById('p-bar').style.width)")
     assert width == pytest.approx(800 / run.n_items, abs=0.1)
     screenshot(page, "judge_run_progress")
@@ -84,7 +84,7 @@ def test_live_progress_cancel_and_resume(page, live_server, llm_server, reviewer
     assert JudgeRun.objects.get(pk=run.pk).status == "cancelled"
     assert page.is_disabled("#cancel-button") and not page.is_disabled("#resume-button")
     page.keyboard.press("u")
-    page.wait_for_function("document.getElementById('p-status').textContent.startsWith('Done')", timeout=30000)
+    page.wait_for_function("() => document.getElementById('p-status').textContent.startsWith('Done')", timeout=30000)
     run.refresh_from_db()
     assert (run.status, run.epoch) == ("done", 2)
     assert run.items.filter(state="ok").count() == run.n_items

@@ -1,6 +1,7 @@
 """IneqMath judges: final answer (CAS first, LLM only when undecided), the four step judges,
 the holistic baseline, the CAS-only judge, and the five-judge overall verdict."""
 import pytest
+from django.urls import reverse
 
 from annotation.models import Response, content_hash
 from grading import selectors
@@ -131,3 +132,53 @@ def test_overall_needs_all_five_judges(endpoint, solutions, django_capture_on_co
     assert len(results) == 6
     # the newest result of each kind counts: the second logical-gap judge fails the solution
     assert selectors.ineqmath_overall(results) is False
+
+
+def test_cas_judge_tolerance_is_a_setting(solutions, django_capture_on_commit_callbacks, llm_server):
+    """6.28 for 1/2 is wrong either way; 0.5 is exact; a rounded decimal of 1/3 passes only when rounding counts."""
+    question = solutions["exact"].question
+    question.gold_answer = "$$C = \\frac{1}{3}$$"
+    question.save()
+    text = "So the constant is one third.\nThe answer is $C = 0.333$"
+    rounded = Response.objects.create(question=question, source="synthetic", student_id="rounded", transcript=text,
+                                      transcript_hash=content_hash(text))
+    strict = make_config(None, kind=JudgeConfig.Kind.CAS_FINAL_ANSWER, model="")
+    assert strict.answer_tolerance == "strict"  # the IneqMath rule stays the default
+    lenient = make_config(None, kind=JudgeConfig.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default")
+    run_now(django_capture_on_commit_callbacks, strict)
+    run_now(django_capture_on_commit_callbacks, lenient)
+    assert result_of(strict, rounded).score == 0.0
+    assert result_of(strict, rounded).step_verdicts["cas"]["method"] == "strict-decimal"
+    assert result_of(lenient, rounded).score == 1.0
+    assert result_of(lenient, rounded).step_verdicts["cas"]["method"] == "decimal-rounding"
+    assert result_of(strict, rounded).cache_key != result_of(lenient, rounded).cache_key
+
+
+def test_cas_judge_second_opinion_and_the_runs_disagreement_list(
+    reviewer_client, solutions, django_capture_on_commit_callbacks, llm_server
+):
+    question = solutions["exact"].question
+    question.gold_answer = "$$C = \\frac{1}{3}$$"
+    question.save()
+    text = "So the constant is one third.\nThe answer is $C = 0.333$"
+    rounded = Response.objects.create(question=question, source="synthetic", student_id="rounded", transcript=text,
+                                      transcript_hash=content_hash(text))
+    config = make_config(None, kind=JudgeConfig.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default",
+                         second_opinion=True)
+    run = run_now(django_capture_on_commit_callbacks, config)
+    assert llm_server.request_count == 0
+    result = result_of(config, rounded)
+    cas = result.step_verdicts["cas"]
+    assert result.score == 1.0  # ours counts
+    assert cas["equivalent"] is True and cas["second_opinion"]["equivalent"] is False
+    assert cas["agreement"] == "disagree"
+    assert "Our verdict / Math-Verify's verdict: equivalent / not equivalent" in result.rationale
+    agreeing = result_of(config, solutions["decimal"]).step_verdicts["cas"]  # 0.5 vs 1/3: both say no
+    assert agreeing["agreement"] == "agree"
+
+    rows, counts = selectors.cas_disagreements(run)
+    assert counts["disagree"] == 1 and rows[0]["result_id"] == result.pk
+    html = reviewer_client.get(reverse("grading:judge_run_detail", args=[run.pk])).content.decode()
+    assert 'id="cas-disagreements"' in html
+    assert 'id="n-disagree">1<' in html
+    assert ">0.333<" in html

@@ -97,3 +97,17 @@ def test_form_offers_kind_defaults(admin_client_):
     kinds = [value for value, _ in page.context["form"].fields["kind"].choices]
     assert "external" not in kinds and "cas_final_answer" in kinds
     assert 'id="kind-defaults"' in page.content.decode()
+
+
+def test_cas_setting_chooses_the_decimal_tolerance_and_a_second_opinion(admin_client_, endpoint):
+    data = form_data(endpoint, name="cas-a", kind="cas_final_answer", endpoint="", model="", answer_tolerance="default",
+                     second_opinion="on")
+    assert admin_client_.post(reverse("grading:judge_config_create"), data).status_code == 302
+    config = JudgeConfig.objects.get(name="cas-a")
+    assert (config.answer_tolerance, config.second_opinion) == ("default", True)
+    detail = admin_client_.get(reverse("grading:judge_config_detail", args=[config.pk])).content.decode()
+    assert "Rounded: a decimal correctly rounded at its last place counts" in detail
+    assert "Math-Verify, shown beside the CAS verdict" in detail
+    admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint, name="cas-b", kind="cas_final_answer",
+                                                                          endpoint="", model=""))
+    assert JudgeConfig.objects.get(name="cas-b").answer_tolerance == "strict"  # left out: the IneqMath rule

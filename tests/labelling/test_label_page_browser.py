@@ -89,7 +89,7 @@ def test_step_label_on_a_selected_passage_and_the_draft_survives_leaving(page, l
     assert "Logical gap" in page.inner_text("#step-list")
     assert page.locator("#transcript .seg.step-logical_gap").count() >= 1
     page.keyboard.press("2")  # 2 points on (1)
-    page.wait_for_function("document.getElementById('save-status').textContent.includes('Draft kept')")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Draft kept')")
     screenshot(page, "label_page_step_label")
 
     response.refresh_from_db()
@@ -104,7 +104,7 @@ def test_step_label_on_a_selected_passage_and_the_draft_survives_leaving(page, l
     assert "Logical gap" in page.inner_text("#step-list")
 
     page.keyboard.press("s")
-    page.wait_for_function("document.getElementById('save-status').textContent.includes('Saved version 1')")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved version 1')")
     saved = Annotation.objects.get(response=response, annotator=annotator)
     assert saved.step_labels.get().quote == "we get $b=2$"
     assert not LabelDraft.objects.filter(response=response, user=annotator).exists()
@@ -125,5 +125,5 @@ def test_a_stale_save_shows_both_versions(page, live_server, annotator, reviewer
     screenshot(page, "label_page_conflict")
     assert Annotation.objects.get(pk=annotation.pk).sub_scores == {"(1)": 2, "(2)": 2}
     page.click("#keep-mine")
-    page.wait_for_function("document.getElementById('save-status').textContent.includes('Saved version 3')")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved version 3')")
     assert Annotation.objects.get(pk=annotation.pk).sub_scores == {"(1)": 3, "(2)": 1}

@@ -38,7 +38,7 @@ def upload_and_open_page(page, live_server, exam_questions, scan_file):
     screenshot(page, "ocr_batch")
     page.click("#page-table a.button:has-text('Correct')")
     page.wait_for_selector("#transcript-text")
-    page.wait_for_function("document.getElementById('transcript-text').value.includes('答案')")
+    page.wait_for_function("() => document.getElementById('transcript-text').value.includes('答案')")
 
 
 def test_upload_ocr_correct_a_word_and_verify(page, live_server, exam_questions, reviewer, scan_file, settings):
@@ -127,7 +127,7 @@ def test_a_second_editor_gets_a_clear_stale_message(page, browser, live_server, 
     try:
         login(other, live_server, admin_user.username)
         other.goto(page.url)
-        other.wait_for_function("document.getElementById('transcript-text').value.length > 0")
+        other.wait_for_function("() => document.getElementById('transcript-text').value.length > 0")
 
         page.focus("#transcript-text")
         page.keyboard.press("Control+End")

@@ -1,0 +1,24 @@
+/* Adjudication page: pick a label with 1-9, g focuses the gold score, Ctrl+Enter saves. */
+(function () {
+  "use strict";
+  var form = document.getElementById("adjudicate-form");
+  if (!form) return;
+  function sync() {
+    form.querySelectorAll(".label-card").forEach(function (card) {
+      card.classList.toggle("chosen", card.querySelector("input[type=radio]").checked);
+    });
+  }
+  form.addEventListener("change", sync);
+  document.addEventListener("keydown", function (e) {
+    var typing = e.target.matches && e.target.matches("input[type=number], input[type=text], textarea");
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); form.requestSubmit(); return; }
+    if (e.key === "Escape" && typing) { e.target.blur(); return; }
+    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (/^[1-9]$/.test(e.key)) {
+      var radios = form.querySelectorAll("input[name=chosen]");
+      var radio = radios[Number(e.key) - 1];
+      if (radio) { radio.checked = true; sync(); e.preventDefault(); }
+    } else if (e.key === "g") { e.preventDefault(); document.getElementById("gold_score").focus(); }
+  });
+  sync();
+})();
