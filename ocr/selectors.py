@@ -47,7 +47,9 @@ def _eta_seconds(batch, remaining):
     """Seconds until the batch's OCR is done, at the pace its pages have been finishing (all workers
     together): pages finished since the first one started, over the time that took. None before
     two pages are finished, or when none has finished for ten minutes (no worker is running)."""
-    pace = OcrRun.objects.filter(page__batch=batch, finished__isnull=False, started__isnull=False).aggregate(
+    finished = OcrRun.objects.filter(page__batch=batch, status__in=[OcrRun.Status.DONE, OcrRun.Status.FAILED],
+                                     finished__isnull=False, started__isnull=False)
+    pace = finished.aggregate(
         n=Count("pk"), first=Min("started"), last=Max("finished")
     )
     if pace["n"] < 2 or pace["last"] <= pace["first"]:

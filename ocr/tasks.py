@@ -43,6 +43,8 @@ def _takes_ocr_tasks():
 
 
 def _warm_up():
+    # Not at a lower priority: a page task that arrives meanwhile waits for the engine lock the
+    # warm-up holds, so a slowed warm-up would only slow that page.
     try:
         warmed = services.warm_up_engines()
     except Exception:  # noqa: BLE001 - a warm-up failure must not kill the worker; the page task reports it
