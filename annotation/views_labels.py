@@ -208,11 +208,7 @@ def _assign_from_form(request, annotators):
     except ValueError as exc:  # LabelInvalid is a ValueError
         messages.error(request, f"Nothing was assigned. {exc}")
         return
-    text = f"Created {result.created} assignment(s) over {result.responses} response(s)"
-    if result.per_annotator:
-        text += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(result.per_annotator.items())) + ")"
-    text += f"; {result.already_covered} already had enough."
-    messages.success(request, text)
+    messages.success(request, result.summary())
     if result.short_of_annotators:
         messages.warning(request, f"{result.short_of_annotators} label(s) could not be given out: too few annotators.")
 

@@ -363,19 +363,24 @@ def _rewrite_responses(keys, old_responses, user, summary):
     response left without pages is released. Returns what happened, for the edit's history."""
     from annotation.models import Response
 
-    notes, followed = [], set()
+    notes, followed, moving = [], set(), []
     groups = {key: list(Page.objects.filter(student_id=key[0], question_id=key[1]).select_related("transcript")
                         .order_by("page_number", "id")) for key in filter(None, keys)}
     responses = Response.objects.in_bulk(old_responses)
     for response_id, page_ids in old_responses.items():
         response = responses.get(response_id)
         key = _whole_group(page_ids, groups)
-        if response is None or key is None or key[1] != response.question_id or key[0] == response.student_id:
-            continue
+        if response is not None and key is not None and key[1] == response.question_id and key[0] != response.student_id:
+            moving.append((response, key, page_ids))
+    # Two answers that change students (a swap) may hold the same text: park them first, so that
+    # neither meets the other under the one-text-per-student rule on the way.
+    for response, _, _ in moving:
+        Response.objects.filter(pk=response.pk).update(student_id=f"(moving #{response.pk})")
+    for response, key, page_ids in moving:
         move_response(response, student_id=key[0], user=user, reason=summary[:100])
         Page.objects.filter(pk__in=page_ids).update(response=response)
         followed.add(key)
-        notes.append({"response": response_id, "what": f"moved with its pages to student {key[0]}"})
+        notes.append({"response": response.pk, "what": f"moved with its pages to student {key[0]}"})
     for key, group in groups.items():
         if key in followed or not group or not _feeds_a_response(group):
             continue

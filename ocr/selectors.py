@@ -297,6 +297,7 @@ def scan_batches_to_assign():
     )
 
 
-def batch_answers_waiting(batch):
-    """How many of the batch's answers are not verified yet (left out when the batch is assigned)."""
-    return sum(1 for answer in batch_answers(batch) if answer["state"] in ("OCR", "corrected"))
+def answers_waiting(batch, question=None):
+    """How many of the batch's answers (to `question`) are not verified yet: left out when it is assigned."""
+    return sum(1 for answer in batch_answers(batch) if answer["state"] in ("OCR", "corrected")
+               and (question is None or answer["question"].pk == question.pk))

@@ -123,7 +123,7 @@ def batch_assign_labels(request, pk):
         messages.error(request, f"Nothing was assigned. {problems}")
         return redirect("ocr:batch_detail", pk=pk)
     responses = annotation_selectors.assignable_responses(batch=batch)
-    waiting = selectors.batch_answers_waiting(batch)
+    waiting = selectors.answers_waiting(batch)
     try:
         result = annotation_services.assign_responses(
             responses=responses, annotators=list(form.cleaned_data["annotators"]),
@@ -133,21 +133,11 @@ def batch_assign_labels(request, pk):
     except ValueError as exc:  # LabelInvalid is a ValueError
         messages.error(request, f"Nothing was assigned. {exc}")
         return redirect("ocr:batch_detail", pk=pk)
-    messages.success(request, assignment_words(result, waiting))
+    left_out = f" {waiting} answer(s) of the batch are not verified yet and were left out." if waiting else ""
+    messages.success(request, result.summary() + left_out)
     if result.short_of_annotators:
         messages.warning(request, f"{result.short_of_annotators} label(s) could not be given out: too few annotators.")
     return redirect("ocr:batch_detail", pk=pk)
-
-
-def assignment_words(result, waiting):
-    """The Assign page's report of an assignment, and the answers left out because not yet verified."""
-    text = f"Created {result.created} assignment(s) over {result.responses} response(s)"
-    if result.per_annotator:
-        text += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(result.per_annotator.items())) + ")"
-    text += f"; {result.already_covered} already had enough."
-    if waiting:
-        text += f" {waiting} answer(s) of the batch are not verified yet and were left out."
-    return text
 
 
 @reviewer_required
