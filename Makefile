@@ -1,4 +1,5 @@
-# RealMath Workbench. `make run` sets everything up and serves the app; `make test` runs the suite.
+# RealMath Workbench. `make run` sets everything up and serves the app; `make test` runs the suite
+# (requirements-dev.txt: the test, bench and lint tools on top of the app's requirements.txt).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
@@ -7,7 +8,7 @@ PORT ?= 8000
 SYSTEM_PACKAGES ?= tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim fonts-noto-cjk chromium
 PYTEST_ARGS ?=
 
-.PHONY: run test setup system-deps migrate demo serve worker clean
+.PHONY: run test lint setup setup-dev system-deps migrate demo serve worker clean
 
 run: setup migrate demo
 	@echo ""
@@ -16,15 +17,24 @@ run: setup migrate demo
 	 worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	 $(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
 
-test: setup
+test: setup-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+lint: setup-dev
+	$(VENV)/bin/ruff check .
+
 setup: system-deps $(VENV)/.installed
+
+setup-dev: setup $(VENV)/.installed-dev
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PIP) install --quiet -r requirements-dev.txt
 	touch $@
 
 # System packages (tesseract with Chinese + English data, a CJK font, Debian's chromium for

@@ -18,10 +18,6 @@ class IsReviewer(_RolePermission):
     role = REVIEWER
 
 
-class IsAdmin(_RolePermission):
-    role = ADMIN
-
-
 class ReadAnnotatorWriteReviewer(BasePermission):
     """Annotators may read; writing needs the reviewer role."""
 

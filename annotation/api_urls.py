@@ -1,7 +1,9 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from . import api, api_export, api_labels
+from . import api
+from .export import api as api_export
+from .labelling import api as api_labels
 
 router = DefaultRouter()
 router.include_format_suffixes = False  # JSON only: no /api/exams/1.json routes

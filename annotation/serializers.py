@@ -127,13 +127,13 @@ class LabelSerializer(serializers.ModelSerializer):
         fields = [
             "id", "response", "rater", "annotator", "sub_scores", "total", "checkpoint_marks", "override_reason",
             "comment", "step_labels", "submitted", "submitted_at", "is_imported", "provenance", "version",
-            "updated_by", "updated", "transcript_hash",
+            "updated_by", "updated", "transcript_hash", "active_seconds",
         ]
         read_only_fields = fields
 
 
 class LabelWriteSerializer(serializers.Serializer):
-    """The shape of a label save; the rubric rules are checked by annotation.labelling."""
+    """The shape of a label save; the rubric rules are checked by annotation.labelling.rules."""
 
     base_version = serializers.IntegerField(min_value=0, help_text="Version the edit started from; 0 for a new label.")
     submit = serializers.BooleanField(default=False)
@@ -143,19 +143,30 @@ class LabelWriteSerializer(serializers.Serializer):
     override_reason = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
     comment = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
     step_labels = serializers.ListField(child=serializers.DictField(), required=False, default=list)
+    active_seconds_delta = serializers.IntegerField(
+        min_value=0, max_value=86400, required=False, default=0,
+        help_text="Active seconds (page focused, input in the last minute) since the last draft or save.",
+    )
 
     def label_data(self):
         data = dict(self.validated_data)
         data.pop("base_version")
         data.pop("submit")
+        data.pop("active_seconds_delta", None)
         return data
 
 
 class LabelDraftSerializer(serializers.ModelSerializer):
+    active_seconds_delta = serializers.IntegerField(
+        min_value=0, max_value=86400, required=False, default=0, write_only=True,
+        help_text="Active seconds (page focused, input in the last minute) since the last draft or save.",
+    )
+
     class Meta:
         model = LabelDraft
-        fields = ["response", "annotation", "base_version", "payload", "updated"]
-        read_only_fields = ["response", "updated"]
+        fields = ["response", "annotation", "base_version", "payload", "updated", "active_seconds",
+                  "active_seconds_delta"]
+        read_only_fields = ["response", "updated", "active_seconds"]
         extra_kwargs = {"payload": {"required": True}, "base_version": {"required": True}}
 
     def validate_payload(self, value):

@@ -1,15 +1,24 @@
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404
+from django.shortcuts import redirect, render
 
 from accounts.decorators import annotator_required, reviewer_required
+from config.shortcuts import get_object_or_404
 
 from . import selectors
+from .export.load import import_dataset, read_dataset_upload
 from .forms import DatasetImportForm
 from .importers import ImportFormatError, import_ineqmath, import_realmath
 from .models import Exam, ImportReport, Question, Response
 
-IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath}
+
+def _import_full_export(raw, file_name, *, user=None, exam_name=None):
+    """A full JSONL export (or its zip): exams come from the file, so no exam name applies."""
+    return import_dataset(read_dataset_upload(raw, file_name), file_name, user=user)
+
+
+IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath, "dataset": _import_full_export}
 
 
 @annotator_required
@@ -32,26 +41,13 @@ def question_list(request):
 def question_detail(request, pk):
     try:
         question = selectors.question_detail(pk)
-    except Question.DoesNotExist:
-        return render(request, "404.html", status=404)
+    except Question.DoesNotExist as exc:
+        raise Http404("No such question.") from exc
     return render(
         request,
         "annotation/question_detail.html",
-        {"question": question, "segments": _reference_segments(question)},
+        {"question": question, "segments": selectors.reference_segments(question)},
     )
-
-
-def _reference_segments(question):
-    """Split the reference solution into plain text and checkpoint-marked pieces for highlighting."""
-    text, pieces, cursor = question.reference_solution, [], 0
-    for checkpoint in question.checkpoints.all():
-        if checkpoint.start > cursor:
-            pieces.append({"text": text[cursor : checkpoint.start], "checkpoint": None})
-        pieces.append({"text": text[checkpoint.start : checkpoint.end], "checkpoint": checkpoint})
-        cursor = max(cursor, checkpoint.end)
-    if cursor < len(text):
-        pieces.append({"text": text[cursor:], "checkpoint": None})
-    return pieces
 
 
 @annotator_required
@@ -77,8 +73,8 @@ def response_list(request):
 def response_detail(request, pk):
     try:
         response = selectors.response_detail(pk)
-    except Response.DoesNotExist:
-        return render(request, "404.html", status=404)
+    except Response.DoesNotExist as exc:
+        raise Http404("No such response.") from exc
     can_see = selectors.can_see_scores(request.user, response)
     annotations = (
         response.annotations.select_related("annotator").prefetch_related("step_labels") if can_see else []

@@ -31,7 +31,7 @@ def populate(n):
     from django.contrib.auth.models import User
 
     from annotation.models import Annotation, Exam, Question, Response, content_hash
-    from grading.models import JudgeConfig, JudgeResult
+    from grading.models import JudgeResult, JudgeSetting
 
     exam = Exam.objects.create(name="bench")
     questions = [
@@ -41,7 +41,7 @@ def populate(n):
         for i in range(14)
     ]
     users = [User.objects.create(username=f"expert{i}") for i in range(3)]
-    configs = [JudgeConfig.objects.create(name=f"judge{i}", model=f"model-{i}") for i in range(4)]
+    configs = [JudgeSetting.objects.create(name=f"judge{i}", model=f"model-{i}") for i in range(4)]
     batch = 5000
     for start in range(0, n, batch):
         rows = [

@@ -102,7 +102,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
     from django.db.models import Count
 
     from annotation.models import Response, content_hash
-    from grading import services
+    from grading.judges import services
     from grading.models import JudgeRun, JudgeRunItem, LlmEndpoint
 
     call_command("migrate", verbosity=0)
@@ -121,7 +121,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
         timeout_seconds=60, max_attempts=3,
     )
     configs = [
-        services.create_judge_config(name=f"bench-judge-{j}", kind="rubric", endpoint=endpoint, model=f"judge-{j}",
+        services.create_judge_setting(name=f"bench-judge-{j}", kind="rubric", endpoint=endpoint, model=f"judge-{j}",
                                      temperature=0.7, max_tokens=512)
         for j in range(n_judges)
     ]

@@ -62,7 +62,7 @@ def make_questions():
 
 def add_responses(questions, start, count, annotators):
     """Bulk-insert responses with imported gold, assign k=2 annotators, label a fifth of them."""
-    from annotation import services
+    from annotation.labelling import services
     from annotation.models import Annotation, Assignment, Response, StepLabel, content_hash
 
     rng = random.Random(start)

@@ -27,7 +27,7 @@ def populate(n, tag, seed=5):
     import numpy as np
 
     from annotation.models import Exam, Question, Response, content_hash
-    from grading.models import JudgeConfig, JudgeResult
+    from grading.models import JudgeResult, JudgeSetting
 
     rng = np.random.default_rng(seed)
     exam = Exam.objects.create(name=f"bench exam {tag}")
@@ -49,10 +49,10 @@ def populate(n, tag, seed=5):
     ]
     Response.objects.bulk_create(responses, batch_size=5000)
     ids = list(Response.objects.filter(student_id__startswith=f"{tag}-").order_by("pk").values_list("pk", flat=True))
-    config = JudgeConfig.objects.create(name=f"bench judge {tag}", kind=JudgeConfig.Kind.EXTERNAL)
+    config = JudgeSetting.objects.create(name=f"bench judge {tag}", kind=JudgeSetting.Kind.EXTERNAL)
     JudgeResult.objects.bulk_create(
         (JudgeResult(config=config, response_id=pk, cache_key=f"k{pk}", status="ok", score=float(judge[i]),
-                     rationale="Overall Score: %d" % judge[i]) for i, pk in enumerate(ids)),
+                     rationale=f"Overall Score: {judge[i]:d}") for i, pk in enumerate(ids)),
         batch_size=5000,
     )
     return config
@@ -81,15 +81,15 @@ def baseline(config):
 
 def run(sizes):
     import numpy as np
+    import pandas  # noqa: F401  (imported before timing the baseline)
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     from accounts.services import create_user_with_role
-    from grading import metrics, review_selectors
-
-    import pandas  # noqa: F401  (imported before timing the baseline)
+    from grading.review import metrics
+    from grading.review import selectors as review_selectors
 
     create_user_with_role("bench-reviewer", "bench-password-123", "reviewer")
     client = Client()

@@ -181,7 +181,7 @@ def main():
     from django.conf import settings
 
     from annotation.models import Exam, Question, content_hash
-    from ocr import conf, synthetic
+    from ocr import synthetic
     from ocr.imaging import encode_png
 
     # Pages are made from seeds no test uses; the same pages go to every engine and both paths.
@@ -195,7 +195,7 @@ def main():
 
     print(f"OCR benchmark: {len(pages)} rendered exam pages ({pages[0][0].width}x{pages[0][0].height} px, "
           f"spoiled); worker: prefork, concurrency {args.concurrency}; "
-          f"OCR_ENGINE_THREADS={conf.get('OCR_ENGINE_THREADS')}, OMP_THREAD_LIMIT={os.environ['OMP_THREAD_LIMIT']}")
+          f"OCR_ENGINE_THREADS={settings.OCR_ENGINE_THREADS}, OMP_THREAD_LIMIT={os.environ['OMP_THREAD_LIMIT']}")
     print(f"At start: {load_note()}")
     worker = Worker(args.concurrency, Path(settings.VAR_DIR) / "worker.log")
     worker.start()

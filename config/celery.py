@@ -8,4 +8,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("realmath")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-app.autodiscover_tasks(["grading"], related_name="review_tasks")  # the review's tasks live beside the judges'
+app.autodiscover_tasks(["annotation.export", "grading.judges", "grading.review"])  # tasks of sub-packages

@@ -4,6 +4,12 @@ Settings for RealMath Workbench, driven by the environment.
 Defaults give the embedded setup: SQLite and a Celery broker on the local file
 system (no server). Set DATABASE_URL for PostgreSQL and CELERY_BROKER_URL for
 Redis or RabbitMQ.
+
+Every environment variable the app reads is read here, once, through the small typed helpers
+below; apps read ``settings.X``. Exceptions: the *value* of an API-key variable is looked up at
+call time (grading.judges.client.read_api_key; the settings only name the variable), and the
+answer-equivalence library (grading.equivalence) runs without Django and reads its own
+REALMATH_EQUIVALENCE_* variables (docs/equivalence.md).
 """
 import os
 from datetime import timedelta
@@ -13,30 +19,39 @@ import dj_database_url
 
 from config.private_files import ensure_private_file, read_or_create_secret
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("REALMATH_VAR_DIR", BASE_DIR / "var"))
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
 
 
-def env_bool(name, default=False):
+def env_bool(name: str, default: bool = False) -> bool:
     value = os.environ.get(name)
     if value is None:
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-def env_list(name, default=""):
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value else default
+
+
+def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-def env_int(name, default):
-    value = os.environ.get(name, "").strip()
-    return int(value) if value else default
+def env_path(name: str, default: Path) -> Path:
+    return Path(os.environ.get(name) or default)
+
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = env_path("REALMATH_VAR_DIR", BASE_DIR / "var")
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
 # A stable per-checkout key (file mode 0600) for the embedded setup; production sets DJANGO_SECRET_KEY.
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "") or read_or_create_secret(VAR_DIR / "secret_key")
+SECRET_KEY = env_str("DJANGO_SECRET_KEY") or read_or_create_secret(VAR_DIR / "secret_key")
 
 # `testserver` is not here: the test runner adds it itself.
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
@@ -99,9 +114,9 @@ TEMPLATES = [
 WSGI_APPLICATION = "config.wsgi.application"
 
 DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -109,7 +124,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
     )
-    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_NAME") or None}
+    DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME") or None}
     # Created 0600 before the first connection; SQLite gives its -wal and -shm files the same mode.
     ensure_private_file(DATABASES["default"]["NAME"])
 
@@ -140,17 +155,17 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_URL = "media/"
-MEDIA_ROOT = Path(os.environ.get("REALMATH_MEDIA_ROOT", VAR_DIR / "media"))
+MEDIA_ROOT = env_path("REALMATH_MEDIA_ROOT", VAR_DIR / "media")
 WHITENOISE_USE_FINDERS = True
 
 # Uploads: refuse requests larger than this before they reach a view.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = 500
-EXPORT_ROOT = Path(os.environ.get("REALMATH_EXPORT_ROOT", VAR_DIR / "exports"))
+EXPORT_ROOT = env_path("REALMATH_EXPORT_ROOT", VAR_DIR / "exports")
 # A running export whose worker gave no sign of life for this long is marked failed (worker killed).
 EXPORT_STALE_SECONDS = 300
-IMPORT_MAX_BYTES = int(os.environ.get("REALMATH_IMPORT_MAX_BYTES", 200 * 1024 * 1024))
+IMPORT_MAX_BYTES = env_int("REALMATH_IMPORT_MAX_BYTES", 200 * 1024 * 1024)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -186,7 +201,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Celery: a broker on the local file system by default, so `make run` needs no server.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 BROKER_DIR = VAR_DIR / "broker"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("queue", "processed", "control"):
@@ -207,14 +222,14 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # Shared counters for rate limits across workers: Redis when given, else the database cache.
-REDIS_URL = os.environ.get("REDIS_URL", "")
+REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # LLM endpoint defaults (judges may name their own); the key is read from the environment only.
-OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
 # Which variables an endpoint may name for its key (a trailing * is a prefix), which hosts LLM
 # calls may go to (empty: any; Django ALLOWED_HOSTS syntax), and how much of an answer is kept.
@@ -222,11 +237,54 @@ REALMATH_LLM_KEY_ENV_ALLOWED = env_list("REALMATH_LLM_KEY_ENV_ALLOWED", "OPENAI_
 REALMATH_LLM_ALLOWED_HOSTS = env_list("REALMATH_LLM_ALLOWED_HOSTS")
 REALMATH_LLM_MAX_OUTPUT_CHARS = env_int("REALMATH_LLM_MAX_OUTPUT_CHARS", 50_000)
 
+# Labelling (annotation.labelling): how long a handed-out open slot stays held, and the label
+# spread from which a response goes to adjudication.
+REALMATH_LABEL_LOCK_MINUTES = 30
+REALMATH_ADJUDICATION_THRESHOLD = 2
+
+# Judges (grading.judges): the Celery queue of judge and generation tasks ("" = the default
+# queue), where the rate limits keep their state without Redis, and the retry back-off.
+JUDGE_TASK_QUEUE = env_str("REALMATH_JUDGE_QUEUE")
+JUDGE_RATELIMIT_DIR = env_path("REALMATH_RATELIMIT_DIR", VAR_DIR / "ratelimit")
+JUDGE_RATELIMIT_PREFIX = env_str("REALMATH_RATELIMIT_PREFIX", "realmath:rl:")
+JUDGE_RATELIMIT_WINDOW_SECONDS = 60.0
+JUDGE_RETRY_BASE_SECONDS = 1.0
+JUDGE_RETRY_MAX_SECONDS = 60.0
+
+# OCR (ocr): limits that guard the upload path against hostile files, image sizes, the Celery
+# queue of page tasks ("" = the default queue), and the engines. The vision engine names the
+# environment variable that holds its key; its base URL falls back to OPENAI_BASE_URL.
+OCR_MAX_UPLOAD_BYTES = env_int("OCR_MAX_UPLOAD_BYTES", 40 * 1024 * 1024)
+OCR_MAX_PIXELS = env_int("OCR_MAX_PIXELS", 64_000_000)
+OCR_MAX_SIDE = env_int("OCR_MAX_SIDE", 20_000)
+OCR_MIN_SIDE = 32
+OCR_MAX_PDF_PAGES = env_int("OCR_MAX_PDF_PAGES", 50)
+OCR_MAX_FILES_PER_BATCH = 200
+# A class's PDF (every packet in one file, cut by a roster and a template) may be larger.
+OCR_MAX_CLASS_PDF_PAGES = env_int("OCR_MAX_CLASS_PDF_PAGES", 1000)
+OCR_MAX_CLASS_PDF_BYTES = env_int("OCR_MAX_CLASS_PDF_BYTES", 200 * 1024 * 1024)
+OCR_PDF_DPI = 200
+OCR_WORK_MAX_SIDE = 2400
+OCR_WEB_MAX_SIDE = 1600
+OCR_THUMB_MAX_SIDE = 240
+OCR_QUEUE = env_str("OCR_QUEUE")
+OCR_DEFAULT_ENGINE = env_str("OCR_DEFAULT_ENGINE", "rapidocr")
+OCR_ENGINE_THREADS = env_int("OCR_ENGINE_THREADS", 1)
+OCR_WARM_UP = env_bool("OCR_WARM_UP", True)  # each worker process runs the default engine once at start
+OCR_ENGINE_TIMEOUT = 180
+OCR_TESSERACT_LANG = "chi_sim+eng"
+OCR_LOW_CONFIDENCE = 0.80
+OCR_VISION_BASE_URL = env_str("OCR_VISION_BASE_URL")
+OCR_VISION_API_KEY_ENV = env_str("OCR_VISION_API_KEY_ENV", "OPENAI_API_KEY")
+OCR_VISION_MODEL = env_str("OCR_VISION_MODEL")
+OCR_VISION_MAX_TOKENS = 4096
+OCR_VISION_MAX_RETRIES = 2
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }
 
 SESSION_COOKIE_HTTPONLY = True

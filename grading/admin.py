@@ -2,8 +2,8 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from . import services
-from .models import GenerationItem, GenerationRun, JudgeConfig, JudgeResult, JudgeRun, LlmEndpoint
+from .judges import services
+from .models import GenerationItem, GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
 
 
 @admin.register(LlmEndpoint)
@@ -12,19 +12,19 @@ class LlmEndpointAdmin(SimpleHistoryAdmin):
     search_fields = ("name", "base_url")
 
 
-@admin.register(JudgeConfig)
-class JudgeConfigAdmin(admin.ModelAdmin):
+@admin.register(JudgeSetting)
+class JudgeSettingAdmin(admin.ModelAdmin):
     list_display = ("name", "version", "kind", "model", "endpoint", "temperature", "samples", "created")
     list_filter = ("kind",)
     search_fields = ("name", "model")
 
     def has_change_permission(self, request, obj=None):
-        if obj is not None and services.config_is_used(obj):
+        if obj is not None and services.setting_is_used(obj):
             return False
         return super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request, obj=None):
-        if obj is not None and services.config_is_used(obj):
+        if obj is not None and services.setting_is_used(obj):
             return False
         return super().has_delete_permission(request, obj)
 

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
 urlpatterns = [
-    path("", include("grading.api_urls_judges")),
-    path("", include("grading.api_urls_review")),
+    path("", include("grading.judges.api_urls")),
+    path("", include("grading.review.api_urls")),
 ]

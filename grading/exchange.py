@@ -10,7 +10,10 @@ from decimal import Decimal
 
 from django.db.models import Prefetch
 
-from .models import JudgeConfig, JudgeResult, LlmEndpoint, MetaEvalProposal, MetaEvaluation, StepJudgeValidation
+from annotation.export.load import user_named
+from annotation.importers import ImportFormatError
+
+from .models import JudgeResult, JudgeSetting, LlmEndpoint, MetaEvalProposal, MetaEvaluation, StepJudgeValidation
 
 GLOBAL_TYPES = {"judge_endpoint", "judge_config"}
 ENDPOINT_FIELDS = ["base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
@@ -54,10 +57,10 @@ def _configs_for(response_ids):
     frontier = set(config_ids)
     while frontier:
         frontier = set(
-            JudgeConfig.objects.filter(id__in=frontier, previous__isnull=False).values_list("previous_id", flat=True)
+            JudgeSetting.objects.filter(id__in=frontier, previous__isnull=False).values_list("previous_id", flat=True)
         ) - config_ids
         config_ids |= frontier
-    return JudgeConfig.objects.filter(id__in=config_ids).select_related("endpoint", "previous").order_by("name", "version")
+    return JudgeSetting.objects.filter(id__in=config_ids).select_related("endpoint", "previous").order_by("name", "version")
 
 
 def referenced_usernames(response_ids):
@@ -170,7 +173,7 @@ def import_global(line, context):
     configs = context.setdefault("judge_configs", {})
     previous = configs.get(tuple(line["previous"])) if line.get("previous") else None
     endpoint = context.get("endpoints", {}).get(line.get("endpoint")) if line.get("endpoint") else None
-    config, created = JudgeConfig.objects.get_or_create(
+    config, created = JudgeSetting.objects.get_or_create(
         name=line["name"], version=line["version"],
         defaults={
             **{f: line[f] for f in CONFIG_FIELDS if f in line},
@@ -180,20 +183,14 @@ def import_global(line, context):
         },
     )
     if created and line.get("created"):
-        JudgeConfig.objects.filter(pk=config.pk).update(created=_time(line["created"]))
+        JudgeSetting.objects.filter(pk=config.pk).update(created=_time(line["created"]))
     configs[(config.name, config.version)] = config
-
-
-def _user(context, username):
-    from annotation.export.load import _user as load_user
-
-    return load_user(context, username)
 
 
 def _import_meta(result, data, context):
     meta = MetaEvaluation.objects.create(
         result=result, **{f: data[f] for f in META_FIELDS if f in data},
-        confirmed_by=_user(context, data.get("confirmed_by")), confirmed_at=_time(data.get("confirmed_at")),
+        confirmed_by=user_named(context, data.get("confirmed_by")), confirmed_at=_time(data.get("confirmed_at")),
     )
     for proposal_data in data.get("proposals", []):
         proposal = MetaEvalProposal.objects.create(
@@ -209,10 +206,8 @@ def import_response(response, line, context):
     configs = context.setdefault("judge_configs", {})
     for data in line.get("judge_results", []):
         key = (data["config"], data["config_version"])
-        config = configs.get(key) or JudgeConfig.objects.filter(name=key[0], version=key[1]).first()
+        config = configs.get(key) or JudgeSetting.objects.filter(name=key[0], version=key[1]).first()
         if config is None:
-            from annotation.importers import ImportFormatError
-
             raise ImportFormatError(f"line {line['_line']}: judge result names an unknown setting {key[0]} v{key[1]}.")
         result = JudgeResult.objects.create(
             config=config, response=response, **{f: data[f] for f in RESULT_FIELDS if f in data},
@@ -224,5 +219,5 @@ def import_response(response, line, context):
             validation = data["validation"]
             StepJudgeValidation.objects.create(
                 result=result, judge_says_pass=validation["judge_says_pass"], verdict_right=validation["verdict_right"],
-                note=validation.get("note", ""), validated_by=_user(context, validation["validated_by"]),
+                note=validation.get("note", ""), validated_by=user_named(context, validation["validated_by"]),
             )

@@ -2,7 +2,7 @@ from django.urls import include, path
 
 app_name = "grading"
 urlpatterns = [
-    path("equivalence/", include("grading.urls_equivalence")),
-    path("judges/", include("grading.urls_judges")),
-    path("review/", include("grading.urls_review")),
+    path("equivalence/", include("grading.equivalence.urls")),
+    path("judges/", include("grading.judges.urls")),
+    path("review/", include("grading.review.urls")),
 ]

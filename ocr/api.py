@@ -1,4 +1,5 @@
 """REST API of the ocr app under /api/ocr/ (reviewers and admins)."""
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -8,7 +9,7 @@ from rest_framework.response import Response as ApiResponse
 from accounts.permissions import IsReviewer
 from annotation.models import Exam
 
-from . import conf, selectors, services
+from . import selectors, services
 from .engines import ENGINES
 from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript, TranscriptRevision
 
@@ -28,7 +29,7 @@ class ScanBatchSerializer(serializers.ModelSerializer):
 
 class BatchUploadSerializer(serializers.Serializer):
     exam = serializers.PrimaryKeyRelatedField(queryset=Exam.objects.all())
-    engine = serializers.ChoiceField(choices=list(ENGINES), default=conf.DEFAULTS["OCR_DEFAULT_ENGINE"])
+    engine = serializers.ChoiceField(choices=list(ENGINES), default=settings.OCR_DEFAULT_ENGINE)
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), allow_empty=False)
 

@@ -9,6 +9,8 @@ from datetime import datetime
 
 from django.db.models import Prefetch
 
+from annotation.export.load import user_named
+
 from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript, TranscriptRevision
 
 PAGE_FIELDS = ["index_in_file", "student_id", "page_number", "assignment_note", "checksum", "width", "height",
@@ -87,12 +89,6 @@ def export_responses(response_ids):
     return sections
 
 
-def _user(context, username):
-    from annotation.export.load import _user as load_user
-
-    return load_user(context, username)
-
-
 def _import_page(response, data, context):
     if data.get("checksum") and Page.objects.filter(checksum=data["checksum"]).exists():
         return  # a page not rendered (no checksum) cannot be matched, so it is always imported
@@ -117,13 +113,13 @@ def _import_page(response, data, context):
     transcript = Transcript.objects.create(
         page=page, text=transcript_data.get("text", ""), version=transcript_data.get("version", 0),
         status=transcript_data.get("status", Transcript.Status.DRAFT), verified_text=transcript_data.get("verified_text", ""),
-        verified_by=_user(context, transcript_data.get("verified_by")), verified_at=_time(transcript_data.get("verified_at")),
+        verified_by=user_named(context, transcript_data.get("verified_by")), verified_at=_time(transcript_data.get("verified_at")),
         source_run=runs[source] if source is not None and source < len(runs) else None,
     )
     for revision in transcript_data.get("revisions", []):
         created = TranscriptRevision.objects.create(
             transcript=transcript, version=revision["version"], text=revision.get("text", ""), kind=revision["kind"],
-            author=_user(context, revision.get("author")),
+            author=user_named(context, revision.get("author")),
         )
         if revision.get("created"):
             TranscriptRevision.objects.filter(pk=created.pk).update(created=_time(revision["created"]))

@@ -68,7 +68,7 @@ class QuestionIndex:
             return candidates[0], ""
         if not candidates:
             return None, f"No question labelled or numbered “{token}” in exam “{self.exam.name}”."
-        listed = ", ".join(f"#{pk}" for pk in candidates)
+        listed = ", ".join(f"question #{pk}" for pk in candidates)
         return None, (
             f"“{token}” names {len(candidates)} questions in exam “{self.exam.name}” ({listed}); "
             "choose one on the batch page."

@@ -1,8 +1,8 @@
 from django import forms
+from django.conf import settings
 
 from annotation.models import Exam
 
-from . import conf
 from .engines import engine_choices
 
 
@@ -33,7 +33,7 @@ class MultipleFileField(forms.FileField):
 class EngineChoiceMixin:
     def _set_engine_choices(self):
         self.fields["engine"].choices = engine_choices()
-        self.fields["engine"].initial = conf.get("OCR_DEFAULT_ENGINE")
+        self.fields["engine"].initial = settings.OCR_DEFAULT_ENGINE
 
 
 class UploadForm(EngineChoiceMixin, forms.Form):

@@ -24,9 +24,8 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.conf import settings
 from PIL import Image, ImageFilter, ImageOps
-
-from . import conf
 
 try:  # HEIC/HEIF photos from phones; the decoder is an optional extra.
     import pillow_heif
@@ -38,7 +37,7 @@ except ImportError:  # pragma: no cover - pillow-heif is in requirements.txt
 
 # Pillow's own guard, set to our limit: above it Pillow warns (turned into an error below),
 # above twice it raises DecompressionBombError. We also check sizes ourselves before decoding.
-Image.MAX_IMAGE_PIXELS = conf.DEFAULTS["OCR_MAX_PIXELS"]
+Image.MAX_IMAGE_PIXELS = settings.OCR_MAX_PIXELS
 
 ACCEPTED_KINDS = "JPEG, PNG, TIFF, HEIC and PDF"
 PILLOW_FORMATS = {"jpeg": ["JPEG"], "png": ["PNG"], "tiff": ["TIFF"], "heic": ["HEIF"]}
@@ -171,7 +170,7 @@ def read_upload(data, *, max_bytes=None):
     """Decode an uploaded file into upright pages, or raise UploadRefused with the reason."""
     if not data:
         raise UploadRefused("The file is empty (0 bytes).")
-    if len(data) > (max_bytes or conf.get("OCR_MAX_UPLOAD_BYTES")):
+    if len(data) > (max_bytes or settings.OCR_MAX_UPLOAD_BYTES):
         refuse_size(len(data), max_bytes)
     kind = sniff(data)
     if kind == "pdf":
@@ -184,7 +183,7 @@ def read_upload(data, *, max_bytes=None):
 
 
 def refuse_size(size, max_bytes=None):
-    max_bytes = max_bytes or conf.get("OCR_MAX_UPLOAD_BYTES")
+    max_bytes = max_bytes or settings.OCR_MAX_UPLOAD_BYTES
     raise UploadRefused(
         f"The file is {_megabytes(size)}, over the {_megabytes(max_bytes)} limit per file; "
         "scan at 300 dpi or split it."
@@ -194,7 +193,7 @@ def refuse_size(size, max_bytes=None):
 def read_image(data, kind):
     """Read a JPEG/PNG/TIFF/HEIC file: every frame's size is checked from the headers first, then the
     frames of a multi-page TIFF are decoded one at a time, as the result's `pages` are iterated."""
-    max_pages = conf.get("OCR_MAX_PDF_PAGES")
+    max_pages = settings.OCR_MAX_PDF_PAGES
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
@@ -262,7 +261,7 @@ def _decode_frame(image, kind):
 
 def check_dimensions(width, height):
     """Refuse pages too large to decode safely or too small to be a page, before decoding them."""
-    max_pixels, max_side, min_side = conf.get("OCR_MAX_PIXELS"), conf.get("OCR_MAX_SIDE"), conf.get("OCR_MIN_SIDE")
+    max_pixels, max_side, min_side = settings.OCR_MAX_PIXELS, settings.OCR_MAX_SIDE, settings.OCR_MIN_SIDE
     if width * height > max_pixels:
         raise UploadRefused(
             f"Refused as a decompression bomb: {width}×{height} is {width * height / 1e6:.0f} megapixels, "
@@ -307,7 +306,7 @@ def pixel_checksum(image, rows_per_step=256):
 
 
 def _open_pdf(data):
-    import pypdfium2 as pdfium
+    import pypdfium2 as pdfium  # imported here: only PDF uploads need PDFium
 
     try:
         return pdfium.PdfDocument(data)
@@ -321,7 +320,7 @@ def _open_pdf(data):
 
 def inspect_pdf(data, *, max_pages=None):
     """Check a PDF and measure its pages from their media boxes, rendering nothing: PdfPagePlans."""
-    max_pages = max_pages or conf.get("OCR_MAX_PDF_PAGES")
+    max_pages = max_pages or settings.OCR_MAX_PDF_PAGES
     with _PDFIUM_LOCK:
         document = _open_pdf(data)
         try:
@@ -348,7 +347,7 @@ def plan_pdf_page(index, width_pt, height_pt):
     """The scale and pixel size of a PDF page: OCR_PDF_DPI, lowered so that the page has at most
     OCR_MAX_PIXELS pixels and no side over OCR_MAX_SIDE (a giant media box is rendered smaller,
     not refused); a page that would still be too small or too thin to read is refused."""
-    dpi, max_pixels, max_side = conf.get("OCR_PDF_DPI"), conf.get("OCR_MAX_PIXELS"), conf.get("OCR_MAX_SIDE")
+    dpi, max_pixels, max_side = settings.OCR_PDF_DPI, settings.OCR_MAX_PIXELS, settings.OCR_MAX_SIDE
     label = f"Page {index + 1} of the PDF"
     if not (math.isfinite(width_pt) and math.isfinite(height_pt) and width_pt > 0 and height_pt > 0):
         raise UploadRefused(f"{label} has no usable size ({width_pt} × {height_pt} pt).")
@@ -388,7 +387,7 @@ def _render(document, plan):
     try:
         page = document[plan.index]
         bitmap = page.render(scale=plan.scale, grayscale=False, may_draw_forms=False)
-        if bitmap.width * bitmap.height > conf.get("OCR_MAX_PIXELS"):  # never expected: the plan bounds it
+        if bitmap.width * bitmap.height > settings.OCR_MAX_PIXELS:  # never expected: the plan bounds it
             raise UploadRefused(f"Page {plan.index + 1} of the PDF rendered larger than planned; refused.")
         image = bitmap.to_pil()  # PIL copies PDFium's BGR pixels into RGB, so the bitmap can go at once
     except UploadRefused:
@@ -446,9 +445,9 @@ class PreparedPage:
 def prepare_page(image, *, deskew=True):
     """Flatten, threshold and deskew a page; make the screen rendition and a thumbnail."""
     work_side, web_side, thumb_side = (
-        conf.get("OCR_WORK_MAX_SIDE"),
-        conf.get("OCR_WEB_MAX_SIDE"),
-        conf.get("OCR_THUMB_MAX_SIDE"),
+        settings.OCR_WORK_MAX_SIDE,
+        settings.OCR_WEB_MAX_SIDE,
+        settings.OCR_THUMB_MAX_SIDE,
     )
     colour = fit_within(image, work_side)
     # A 3x3 median removes sensor noise and dust specks without thinning pen strokes.

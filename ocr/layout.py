@@ -26,7 +26,8 @@ import io
 import json
 from dataclasses import dataclass, field
 
-from . import conf
+from django.conf import settings
+
 from .filenames import QuestionIndex
 
 MAX_ROSTER_BYTES = 1024 * 1024
@@ -209,7 +210,7 @@ def read_template(data, exam):
 
 
 def _pages_per_student(value, problems):
-    limit = conf.get("OCR_MAX_CLASS_PDF_PAGES")
+    limit = settings.OCR_MAX_CLASS_PDF_PAGES
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
         problems.append(f"TEMPLATE.json: pages_per_student must be a whole number from 1 to {limit} (got {value!r}).")
         return None

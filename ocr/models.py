@@ -23,12 +23,12 @@ class ScanBatch(models.Model):
         ordering = ["-created", "-id"]
         verbose_name_plural = "scan batches"
 
+    def __str__(self):
+        return self.name
+
     @property
     def is_class_scan(self):
         return bool(self.roster)
-
-    def __str__(self):
-        return self.name
 
 
 class ScanFile(models.Model):

@@ -13,13 +13,14 @@ who, when and what (`ocr.models.PacketEdit`).
 import hashlib
 import logging
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 
 from annotation.transcripts import TranscriptConflict, move_response, release_response
 
-from . import conf, imaging, layout, services
+from . import imaging, layout, services
 from .engines import get_engine
 from .models import OcrRun, PacketEdit, Page, ScanFile, Transcript
 
@@ -76,7 +77,7 @@ def ingest_class_pdf(*, exam, engine, upload, roster, template, user=None, name=
 
 def _checked_pdf(upload, plan):
     """The PDF's page plans and bytes, or ClassScanRefused (not a PDF, too big, wrong page count, stored before)."""
-    limit = conf.get("OCR_MAX_CLASS_PDF_BYTES")
+    limit = settings.OCR_MAX_CLASS_PDF_BYTES
     try:
         if upload.size > limit:
             imaging.refuse_size(upload.size, limit)
@@ -88,7 +89,7 @@ def _checked_pdf(upload, plan):
             raise imaging.UploadRefused(f"A class scan must be one PDF; this file is {imaging.describe_kind(kind)}.")
         if len(data) > limit:
             imaging.refuse_size(len(data), limit)
-        plans = imaging.inspect_pdf(data, max_pages=conf.get("OCR_MAX_CLASS_PDF_PAGES"))
+        plans = imaging.inspect_pdf(data, max_pages=settings.OCR_MAX_CLASS_PDF_PAGES)
         plan.check_page_count(len(plans))
     except imaging.UploadRefused as exc:
         raise ClassScanRefused([f"{upload.name}: {exc}"]) from exc
@@ -151,7 +152,7 @@ def _delete(names):
 def _render_on_commit(page_ids):
     from .tasks import render_page  # tasks import this module
 
-    queue = conf.get("OCR_QUEUE") or None
+    queue = settings.OCR_QUEUE or None
 
     def send():
         for page_id in page_ids:

@@ -6,6 +6,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -15,7 +16,7 @@ from django.utils import timezone
 from annotation.models import Question
 from annotation.transcripts import TranscriptConflict, record_transcript
 
-from . import conf, imaging
+from . import imaging
 from .engines import EngineFailed, EngineUnavailable, get_engine
 from .filenames import QuestionIndex, parse_name
 from .metrics import char_errors
@@ -97,7 +98,7 @@ def ingest_uploads(batch, uploads):
     Returns the ScanFile rows in upload order. OCR of the new pages is queued after commit.
     """
     uploads = list(uploads)
-    limit = conf.get("OCR_MAX_FILES_PER_BATCH")
+    limit = settings.OCR_MAX_FILES_PER_BATCH
     if len(uploads) > limit:
         raise BatchError(f"{len(uploads)} files in one batch; the limit is {limit}. Upload them in parts.")
     index = QuestionIndex(batch.exam)
@@ -126,7 +127,7 @@ def ingest_upload(batch, upload, index):
     pages are created waiting to be rendered, and each page's OCR task renders it.
     """
     try:
-        if upload.size > conf.get("OCR_MAX_UPLOAD_BYTES"):
+        if upload.size > settings.OCR_MAX_UPLOAD_BYTES:
             imaging.refuse_size(upload.size)
         read = imaging.read_upload(upload.read())
     except imaging.UploadRefused as exc:
@@ -270,9 +271,9 @@ def queue_ocr(pages, engine_name):
 
 
 def _send_on_commit(run_ids):
-    from .tasks import run_ocr
+    from .tasks import run_ocr  # cycle: ocr.tasks imports this module
 
-    queue = conf.get("OCR_QUEUE") or None
+    queue = settings.OCR_QUEUE or None
 
     def send():
         for run_id in run_ids:
@@ -290,7 +291,7 @@ def queue_engine_on_batch(batch, engine_name):
 
 def _stuck_after():
     """A run 'running' for longer than this lost its worker (killed, restarted): it may be taken again."""
-    return timedelta(seconds=2 * conf.get("OCR_ENGINE_TIMEOUT") + 60)
+    return timedelta(seconds=2 * settings.OCR_ENGINE_TIMEOUT + 60)
 
 
 def retry_failed_runs(batch):
@@ -361,9 +362,9 @@ def warm_up_engines():
 
     Returns (engine name, seconds), or None when warming up is off or the engine cannot run here.
     """
-    if not conf.get("OCR_WARM_UP"):
+    if not settings.OCR_WARM_UP:
         return None
-    name = conf.get("OCR_DEFAULT_ENGINE")
+    name = settings.OCR_DEFAULT_ENGINE
     try:
         engine = get_engine(name)
     except KeyError:

@@ -85,9 +85,3 @@ def spoiled_page(seed, **overrides):
                "jpeg_quality": 70, "seed": seed}
     options.update(overrides)
     return render_page(lines, **options), "\n".join(lines)
-
-
-def image_bytes(image, fmt="PNG", **params):
-    buffer = io.BytesIO()
-    (image.convert("RGB") if fmt == "JPEG" else image).save(buffer, fmt, **params)
-    return buffer.getvalue()

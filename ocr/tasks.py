@@ -4,8 +4,9 @@ import threading
 
 from celery import current_app, shared_task
 from celery.signals import worker_process_init
+from django.conf import settings
 
-from . import conf, packets, services
+from . import packets, services
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ def warm_up_in_background(**kwargs):
 def _takes_ocr_tasks():
     """Whether this worker reads the queue page tasks go to (a judges-only worker need not warm up)."""
     consumed = set(current_app.amqp.queues.consume_from or ())
-    wanted = conf.get("OCR_QUEUE") or current_app.conf.task_default_queue
+    wanted = settings.OCR_QUEUE or current_app.conf.task_default_queue
     return not consumed or wanted in consumed
 
 

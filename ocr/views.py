@@ -1,20 +1,23 @@
 """Pages of the ocr app (reviewers and admins): upload, batch, correction screen, quality."""
 import mimetypes
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
-from annotation import selectors as annotation_selectors
-from annotation import services as annotation_services
+from annotation.labelling import selectors as labelling_selectors
+from annotation.labelling import services as labelling_services
 from annotation.models import Assignment
+from annotation.selectors import id_param
+from config.shortcuts import get_object_or_404
 
-from . import conf, packets, selectors, services
+from . import packets, selectors, services
 from .engines import ENGINES
 from .forms import AddFilesForm, AssignLabelsForm, ClassScanForm, EngineForm, UploadForm
 from .models import Page, ScanBatch
@@ -49,11 +52,11 @@ def batch_list(request):
 
 def _batch_list_page(request, form, class_form, status=200):
     limits = {
-        "pdf_pages": conf.get("OCR_MAX_PDF_PAGES"),
-        "megabytes": conf.get("OCR_MAX_UPLOAD_BYTES") // (1024 * 1024),
-        "megapixels": conf.get("OCR_MAX_PIXELS") // 1_000_000,
-        "class_pages": conf.get("OCR_MAX_CLASS_PDF_PAGES"),
-        "class_megabytes": conf.get("OCR_MAX_CLASS_PDF_BYTES") // (1024 * 1024),
+        "pdf_pages": settings.OCR_MAX_PDF_PAGES,
+        "megabytes": settings.OCR_MAX_UPLOAD_BYTES // (1024 * 1024),
+        "megapixels": settings.OCR_MAX_PIXELS // 1_000_000,
+        "class_pages": settings.OCR_MAX_CLASS_PDF_PAGES,
+        "class_megabytes": settings.OCR_MAX_CLASS_PDF_BYTES // (1024 * 1024),
     }
     context = {"form": form, "class_form": class_form, "batches": selectors.batch_list(), "limits": limits}
     return render(request, "ocr/batch_list.html", context, status=status)
@@ -122,10 +125,10 @@ def batch_assign_labels(request, pk):
         problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
         messages.error(request, f"Nothing was assigned. {problems}")
         return redirect("ocr:batch_detail", pk=pk)
-    responses = annotation_selectors.assignable_responses(batch=batch)
+    responses = labelling_selectors.assignable_responses(batch=batch)
     waiting = selectors.answers_waiting(batch)
     try:
-        result = annotation_services.assign_responses(
+        result = labelling_services.assign_responses(
             responses=responses, annotators=list(form.cleaned_data["annotators"]),
             per_response=form.cleaned_data["per_response"], strategy=form.cleaned_data["strategy"],
             assigned_by=request.user,
@@ -177,8 +180,8 @@ def _fix_packet(batch, post, user):
     action = post.get("action")
     if action == "move":
         page = _page_of(batch, post.get("page"))
-        question = annotation_selectors.id_param(post.get("question"))
-        number = annotation_selectors.id_param(post.get("page_number"))
+        question = id_param(post.get("question"))
+        number = id_param(post.get("page_number"))
         return packets.move_page(page, student_id=post.get("student_id", ""), question_id=question,
                                  page_number=number, cover=post.get("question") == "cover", user=user)
     if action == "swap":
@@ -190,7 +193,7 @@ def _fix_packet(batch, post, user):
 
 
 def _page_of(batch, raw):
-    page_id = annotation_selectors.id_param(raw)
+    page_id = id_param(raw)
     page = batch.pages.select_related("batch", "source_file").filter(pk=page_id).first() if page_id else None
     if page is None:
         raise packets.PacketError("Choose a page of this batch.")
@@ -290,7 +293,7 @@ def page_correct(request, pk):
         "rawText": run.raw_text if run else "",
         "tokens": run.tokens if run else [],
         "engine": run.engine if run else "",
-        "lowConfidence": conf.get("OCR_LOW_CONFIDENCE"),
+        "lowConfidence": settings.OCR_LOW_CONFIDENCE,
         "imageWidth": page.web_width,
         "imageHeight": page.web_height,
         "ocrPending": run is None and not page.ocr_runs.filter(status="failed").exists(),

@@ -24,6 +24,12 @@ def _isolated_media(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Users are made in most tests; the default hasher's deliberate slowness only costs test time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _eager_celery(request, settings):
     """Tasks run in-process unless a test asks for a real worker (marker `integration`)."""
     from config.celery import app

@@ -24,16 +24,24 @@ and read its counters from another process with ``GET /v1/stats`` (``POST /v1/st
 
 A rule matches a request when its text appears in the request's messages; rules are tried
 in the order they were added and each consumes its replies in order, then stops matching.
-Requests no rule claims get ``server.default`` (a Reply, or a function of the request).
+Requests no rule claims get ``server.default`` (a Reply, or a function of the request); the
+default default is the scripted model of ``grading.judges.scripted``, which answers each prompt
+the app sends (rubric scores, IneqMath final-answer and step verdicts, the meta-evaluator's
+JSON, synthetic answers, OCR transcriptions) in the form the app expects, with made-up values.
 """
 import argparse
-import hashlib
 import json
-import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the project importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from grading.judges import scripted  # noqa: E402  (plain Python, no Django)
 
 
 @dataclass
@@ -86,18 +94,10 @@ class _Rule:
 
 
 def demo_reply(payload):
-    """A plausible answer for demos and benchmarks: a stable pseudo-random score or verdict."""
-    text = message_text(payload)
-    digest = int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16)
-    if re.search(r"\bTrue\b.*\bFalse\b", text, re.S):
-        verdict = "True" if digest % 3 else "False"
-        return Reply(f"Analysis: the steps were checked one by one.\nFlagged step: none\nVerdict: {verdict}")
-    if "Overall Score" in text or "score" in text.lower():
-        match = re.search(r"out of (\d+(?:\.\d+)?) points", text)
-        full = float(match.group(1)) if match else 10.0
-        score = digest % (int(full) + 1)
-        return Reply(f"The answer reaches some rubric checkpoints.\n\nOverall Score: {score}\n\nBrief Explanation: demo.")
-    return Reply("(1) We compute step by step.\nThe answer is $C = 1$.")
+    """The scripted model's answer (grading.judges.scripted): each prompt the app sends gets a
+    made-up answer in the form the app expects (score, verdicts, JSON, a synthetic answer)."""
+    return Reply(scripted.answer(payload.get("messages") or [], model=payload.get("model", ""),
+                                 temperature=payload.get("temperature")))
 
 
 class LlmServer:

@@ -19,7 +19,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from annotation.models import Annotation, Assignment, Response
 from annotation.selectors import RESPONSE_FILTERS, SCORE_FILTERS
-from grading.models import JudgeConfig, JudgeResult
+from grading.models import JudgeResult, JudgeSetting
 
 from .conftest import api_client_for, make_user
 from .factories import make_question, make_responses
@@ -71,7 +71,7 @@ def world(db):
         Annotation.objects.create(response=response, annotator=annotator, total=5, sub_scores={"(1)": 5}, submitted=True)
     Assignment.objects.bulk_create(Assignment(response=r, annotator=annotator) for r in [*hidden[:5], *own])
     Assignment.objects.bulk_create(Assignment(response=r, annotator=other) for r in hidden[:6])
-    config = JudgeConfig.objects.create(name="blind-judge", version=1, kind=JudgeConfig.Kind.EXTERNAL, model="m")
+    config = JudgeSetting.objects.create(name="blind-judge", version=1, kind=JudgeSetting.Kind.EXTERNAL, model="m")
     result_statuses = [JudgeResult.Status.OK, JudgeResult.Status.INVALID, JudgeResult.Status.ERROR]
     for i, response in enumerate([*hidden, *own, *public]):
         JudgeResult.objects.create(config=config, response=response, cache_key=f"k{i}", score=i % 10,

@@ -4,8 +4,8 @@ import pytest
 from annotation.export.load import import_dataset
 from annotation.importers import ImportFormatError
 from annotation.importers.common import load_json_array
-from grading.review_services import LabelImportRefused, read_label_records
-from grading.services import ImportRefused, read_records
+from grading.judges.result_import import ImportRefused, read_records
+from grading.review.services import LabelImportRefused, read_label_records
 
 DEEP = b"[" * 5000 + b"]" * 5000
 DEEP_LINE = b'{"type": "user", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}"

@@ -138,17 +138,31 @@ def test_pages_carry_a_csp_without_inline_script(annotator_client):
 
 
 @pytest.mark.django_db
-def test_templates_have_no_inline_script_or_handler():
-    """Every template, read as text: scripts come from files, behaviour from data- attributes."""
+def test_templates_have_no_inline_script_handler_or_style_block():
+    """Every template, read as text: scripts come from files, behaviour from data- attributes,
+    styles from static/css (linked from the page or base.html)."""
     import re
 
     offenders = []
     for template in (ROOT / "templates").rglob("*.html"):
         text = template.read_text()
-        for pattern in (r"<script(?![^>]*\bsrc=)(?![^>]*application/json)", r"\son[a-z]+\s*=", r"javascript:"):
+        for pattern in (r"<script(?![^>]*\bsrc=)(?![^>]*application/json)", r"\son[a-z]+\s*=", r"javascript:", r"<style\b"):
             if re.search(pattern, text, flags=re.I):
                 offenders.append(f"{template.relative_to(ROOT)}: {pattern}")
     assert not offenders, offenders
+
+
+def test_every_static_file_a_template_names_exists():
+    """A stylesheet or script moved out of a template is linked under a name that exists."""
+    import re
+
+    missing = [
+        f"{template.relative_to(ROOT)}: {name}"
+        for template in (ROOT / "templates").rglob("*.html")
+        for name in re.findall(r"""\{% static ['"]([^'"]+)['"] %\}""", template.read_text())
+        if not (ROOT / "static" / name).is_file()
+    ]
+    assert not missing, missing
 
 
 def test_favicon_is_served_to_anyone():

@@ -61,7 +61,7 @@ def question_line(question):
 
 STEP_FIELDS = ["start", "end", "quote", "verdict", "awarded_points", "comment"]
 ANNOTATION_FIELDS = ["id", "response_id", "is_imported", "sub_scores", "total", "checkpoint_marks", "override_reason",
-                     "comment", "transcript_hash", "submitted", "submitted_at", "provenance", "version"]
+                     "comment", "transcript_hash", "submitted", "submitted_at", "provenance", "version", "active_seconds"]
 RESPONSE_FIELDS = ["id", "source", "student_id", "transcript", "generator_model", "generator_temperature",
                    "generator_prompt", "status", "gold_score", "gold_status", "judge_query", "extra", "import_file",
                    "import_index", "version", "created"]
@@ -97,6 +97,7 @@ def annotation_line(annotation, steps, checkpoint_orders):
         "submitted_at": stamp(annotation["submitted_at"]),
         "provenance": annotation["provenance"],
         "version": annotation["version"],
+        "active_seconds": annotation["active_seconds"],
         "step_labels": [step_label_line(step) for step in steps.get(annotation["id"], [])],
     }
 

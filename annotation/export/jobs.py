@@ -44,7 +44,7 @@ def clean_filters(params):
 
 def create_export_job(user, fmt, params):
     """Queue an export of the responses matching params; the worker picks it up after commit."""
-    from ..tasks import run_export_job
+    from .tasks import run_export_job  # cycle: export.tasks imports this module
 
     if fmt not in FORMATS:
         raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")

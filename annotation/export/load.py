@@ -10,8 +10,17 @@ from accounts.services import ensure_role_groups
 
 from ..importers.common import ImportFormatError, ImportResult, sha256_of
 from ..models import (
-    Adjudication, Annotation, Assignment, Exam, ImportReport, Question, Response, RubricCheckpoint, StepLabel,
-    SubQuestion, content_hash,
+    Adjudication,
+    Annotation,
+    Assignment,
+    Exam,
+    ImportReport,
+    Question,
+    Response,
+    RubricCheckpoint,
+    StepLabel,
+    SubQuestion,
+    content_hash,
 )
 from .sections import section_modules
 
@@ -79,7 +88,8 @@ def _time(value, line, field):
         raise ImportFormatError(f"line {line['_line']}: field '{field}' is not an ISO date-time: {value!r}.") from exc
 
 
-def _user(context, username):
+def user_named(context, username):
+    """The user a line names, created (without a password) when missing; cached in `context`."""
     if not username:
         return None
     users = context["users"]
@@ -94,10 +104,18 @@ def _user(context, username):
 
 
 def _load_user(line, context):
-    user = _user(context, line["username"])
+    user = user_named(context, line["username"])
     role = line.get("role")
-    if role and not user.groups.exists():
+    if role and not user.groups.exists() and _may_grant(context.get("importer"), role):
         user.groups.add(context["groups"][role])
+
+
+def _may_grant(importer, role):
+    """An import started by a person (the import page, the API) gives no one a higher role than
+    that person's own; the command line (no importer) restores every role."""
+    from accounts.roles import ROLES, has_role
+
+    return role in ROLES and (importer is None or has_role(importer, role))
 
 
 def _load_exam(line, context):
@@ -148,7 +166,7 @@ def _load_annotation(response, data, line, context):
     checkpoints = {c.order: c for c in question.checkpoints.all()}
     subs = {s.label: s for s in question.sub_questions.all()}
     annotation = Annotation.objects.create(
-        response=response, annotator=_user(context, data.get("annotator")), is_imported=bool(data.get("is_imported")),
+        response=response, annotator=user_named(context, data.get("annotator")), is_imported=bool(data.get("is_imported")),
         sub_scores=data.get("sub_scores") or {}, total=_dec(data.get("total"), line, "total"),
         checkpoint_marks={
             str(checkpoints[int(k)].pk) if k.isdigit() and int(k) in checkpoints else k: v
@@ -157,7 +175,7 @@ def _load_annotation(response, data, line, context):
         override_reason=data.get("override_reason", ""), comment=data.get("comment", ""),
         transcript_hash=data.get("transcript_hash", ""), submitted=bool(data.get("submitted")),
         submitted_at=_time(data.get("submitted_at"), line, "submitted_at"), provenance=data.get("provenance") or {},
-        version=data.get("version", 1),
+        version=data.get("version", 1), active_seconds=_active_seconds(data.get("active_seconds"), line),
     )
     StepLabel.objects.bulk_create(
         StepLabel(
@@ -195,7 +213,7 @@ def _load_response(line, context, result, modules):
         raters["imported" if annotation.is_imported else data.get("annotator")] = annotation
     for data in line.get("adjudications", []):
         adjudication = Adjudication.objects.create(
-            response=response, reviewer=_user(context, data.get("reviewer")), gold_score=_dec(data["gold_score"], line, "gold_score"),
+            response=response, reviewer=user_named(context, data.get("reviewer")), gold_score=_dec(data["gold_score"], line, "gold_score"),
             reason=data.get("reason", ""), chosen_annotation=raters.get(data.get("chosen")),
             previous_gold_score=_dec(data.get("previous_gold_score"), line, "previous_gold_score"),
             previous_gold_status=data.get("previous_gold_status", ""), label_totals=data.get("label_totals") or {},
@@ -204,7 +222,7 @@ def _load_response(line, context, result, modules):
             Adjudication.objects.filter(pk=adjudication.pk).update(created=_time(data["created"], line, "created"))
     for data in line.get("assignments", []):
         Assignment.objects.create(
-            response=response, annotator=_user(context, data.get("annotator")), strategy=data.get("strategy", "round_robin"),
+            response=response, annotator=user_named(context, data.get("annotator")), strategy=data.get("strategy", "round_robin"),
             completed_at=_time(data.get("completed_at"), line, "completed_at"),
         )
     for module in modules:
@@ -213,12 +231,46 @@ def _load_response(line, context, result, modules):
     result.count("responses_created")
 
 
+def _active_seconds(value, line):
+    if value in (None, ""):
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10**9:
+        raise ImportFormatError(f"line {line['_line']}: active_seconds must be a whole number of seconds ≥ 0.")
+    return value
+
+
+def read_dataset_upload(raw, file_name):
+    """The JSONL bytes of an upload: the file itself, or `dataset.jsonl` inside an export's zip
+    (read no further than REALMATH_IMPORT_MAX_BYTES, whatever the zip claims)."""
+    import io
+    import zipfile
+
+    from django.conf import settings
+
+    if len(raw) > settings.IMPORT_MAX_BYTES:
+        raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+    if not raw.startswith(b"PK\x03\x04"):
+        return raw
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+        with archive.open("dataset.jsonl") as handle:
+            data = handle.read(settings.IMPORT_MAX_BYTES + 1)
+    except KeyError as exc:
+        raise ImportFormatError(f"{file_name}: the zip holds no dataset.jsonl (export it as full JSONL).") from exc
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+        raise ImportFormatError(f"{file_name}: not a readable zip ({exc}).") from exc
+    if len(data) > settings.IMPORT_MAX_BYTES:
+        raise ImportFormatError(f"{file_name}: dataset.jsonl is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+    return data
+
+
 @transaction.atomic
 def import_dataset(raw, file_name, *, user=None):
     """Import a full JSONL export given as bytes."""
     lines = parse_lines(raw, file_name)
     result = ImportResult(kind="dataset", file_name=file_name, sha256=sha256_of(raw))
-    context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups()}
+    context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups(), "importer": user}
     modules = section_modules()
     for line in lines:
         kind = line["type"]

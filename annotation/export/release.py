@@ -4,12 +4,18 @@ Records carry the same fields, in the same order and with the same number types,
 published files, so the published scripts read them. Gold and sub-question scores come from
 the response's gold label: the adjudicated choice, the agreed or single label, or the
 imported one.
+
+The format holds rubric-scored answers with a gold score only (`release_scope`): an answer
+without gold (an OCR'd answer nobody has labelled yet) has no `gt`, and an IneqMath answer has
+no rubric. Those are left out, counted with the reason in the manifest (`left_out`); the full
+JSONL export keeps everything. Each record's `source` says where the answer came from
+(`record_source`): an imported record keeps its own, others name their origin here.
 """
 from decimal import Decimal
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 
-from ..models import Adjudication, Annotation, Response
+from ..models import Adjudication, Annotation, Question, Response
 from ..rubric import sub_question_label
 
 RELEASE_FIELDS = [
@@ -58,6 +64,43 @@ def _sub_scores(response, annotation):
     return dict(sorted(scores.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
 
 
+BELONGS = Q(question__kind=Question.Kind.RUBRIC, gold_score__isnull=False)
+LEFT_OUT_REASONS = {
+    "not_rubric": "IneqMath (bound or relation) answers: the release format has no rubric or score for them",
+    "no_gold_score": "answers without a gold score yet (e.g. OCR'd answers not labelled): the format needs gt",
+}
+
+
+def release_scope(queryset):
+    """The responses of `queryset` that the release format can hold: rubric questions, gold score set."""
+    return queryset.filter(BELONGS)
+
+
+def left_out(queryset):
+    """What an export of `queryset` in the release format leaves out, by reason (for the manifest)."""
+    counts = {
+        "not_rubric": queryset.exclude(question__kind=Question.Kind.RUBRIC).count(),
+        "no_gold_score": queryset.filter(question__kind=Question.Kind.RUBRIC, gold_score__isnull=True).count(),
+    }
+    return {
+        "responses": sum(counts.values()),
+        "by_reason": {reason: {"responses": n, "why": LEFT_OUT_REASONS[reason]} for reason, n in counts.items() if n},
+        "note": "The full JSONL export holds every response.",
+    }
+
+
+def record_source(response):
+    """Where an answer came from: an imported record's own `source`, else its origin here."""
+    extra = response.extra or {}
+    if extra.get("source"):
+        return extra["source"]
+    if extra.get("origin") == "scan":
+        return "ocr_scan"
+    if response.source == Response.Source.SYNTHETIC:
+        return "synthetic_generation" if extra.get("generation_run") else "synthetic"
+    return "workbench"
+
+
 def release_record(response):
     question = response.question
     extra = response.extra or {}
@@ -77,9 +120,9 @@ def release_record(response):
         "full_score": _number(question.full_score, types.get("full_score")),
         "task_description": extra.get("task_description")
         or f"Score the student response for mathematical problem {location}",
-        "source": extra.get("source", "realmath_eval"),
+        "source": record_source(response),
         "tag": extra.get("tag")
-        or ["llm_judge", "pointwise", "math_scoring", "realmath_eval", f"level_{question.level or 'unknown'}"],
+        or ["llm_judge", "pointwise", "math_scoring", record_source(response), f"level_{question.level or 'unknown'}"],
     }
 
 
@@ -91,8 +134,9 @@ def release_queryset(queryset):
 
 
 def iter_release_records(queryset, chunk_size=500):
-    """Release records of the responses in queryset, read in chunks (bounded memory)."""
-    ids = list(queryset.order_by("id").values_list("id", flat=True))
+    """Release records of the responses in queryset that the format holds (`release_scope`), read
+    in chunks (bounded memory)."""
+    ids = list(release_scope(queryset).order_by("id").values_list("id", flat=True))
     for start in range(0, len(ids), chunk_size):
         chunk = release_queryset(Response.objects.filter(id__in=ids[start : start + chunk_size]).order_by("id"))
         for response in chunk:

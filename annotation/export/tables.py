@@ -22,6 +22,7 @@ CORE_TABLES = {
     "annotations": KEY_COLUMNS + [
         ("rater", "string"), ("is_imported", "bool"), ("total", "float"), ("sub_scores", "string"),
         ("submitted", "bool"), ("submitted_at", "string"), ("version", "int"), ("comment", "string"),
+        ("active_seconds", "int"),
     ],
     "step_labels": KEY_COLUMNS + [
         ("rater", "string"), ("checkpoint", "int"), ("sub_question", "string"), ("start", "int"), ("end", "int"),
@@ -77,6 +78,7 @@ class TableBuilder:
                 "total": _float(annotation.get("total")), "sub_scores": json.dumps(annotation.get("sub_scores"), ensure_ascii=False),
                 "submitted": bool(annotation.get("submitted")), "submitted_at": annotation.get("submitted_at"),
                 "version": annotation.get("version"), "comment": annotation.get("comment", ""),
+                "active_seconds": annotation.get("active_seconds", 0),
             })
             for step in annotation.get("step_labels", []):
                 tables["step_labels"].append({

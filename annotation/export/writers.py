@@ -9,6 +9,7 @@ from django.utils import timezone
 from .csv_cells import safe_row
 from .full import SCHEMA_VERSION, iter_full_lines
 from .release import iter_release_records
+from .release import left_out as release_left_out
 from .tables import TableBuilder
 
 FORMATS = ("realmath", "jsonl", "csv", "parquet")
@@ -70,7 +71,7 @@ class _ParquetSink:
     TYPES = {"string": "string", "float": "float64", "int": "int64", "bool": "bool_"}
 
     def __init__(self, path, columns):
-        import pyarrow as pa
+        import pyarrow as pa  # imported here: ~0.7 s, and only the Parquet format needs it
         import pyarrow.parquet as pq
 
         self.pa = pa
@@ -139,6 +140,7 @@ def write_export(queryset, fmt, out_dir, *, filters=None, on_progress=None):
         "exported_at": timezone.now().isoformat(),
         "filters": filters or {},
         "counts": {"responses": queryset.count(), "questions": queryset.values("question").distinct().count()},
+        **({"left_out": release_left_out(queryset)} if fmt == "realmath" else {}),
         "files": {
             name: {"rows": count, "bytes": (out_dir / name).stat().st_size, "sha256": _sha256(out_dir / name)}
             for name, count in sorted(rows.items())

@@ -44,6 +44,10 @@ class Annotation(models.Model):
     is_imported = models.BooleanField(default=False)
     provenance = models.JSONField(default=dict, blank=True)
     version = models.PositiveIntegerField(default=1)
+    active_seconds = models.PositiveIntegerField(
+        default=0, help_text="Active time its annotator spent on it: seconds with the page focused and input "
+                             "in the last minute, measured in the browser, summed from bounded increments.",
+    )
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -113,6 +117,9 @@ class LabelDraft(models.Model):
     )
     base_version = models.PositiveIntegerField(default=0, help_text="Label version the draft started from.")
     payload = models.JSONField(default=dict)
+    active_seconds = models.PositiveIntegerField(
+        default=0, help_text="Active time gathered while drafting; moves to the label when it is saved."
+    )
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -5,5 +5,5 @@
 - `parsing`: tolerant reading of scores and True/False verdicts from model text.
 - `client`: the `openai` client with our retries, backoff and the shared rate limiter.
 
-Runs, results and caching live in grading.services / grading.selectors / grading.tasks.
+Runs, results and caching live in grading.judges.services / grading.judges.selectors / grading.judges.tasks.
 """

@@ -20,7 +20,7 @@ NEVER_KEYS = frozenset({"DJANGO_SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL"
 
 def allowed_key_names():
     """The allow-list: exact names, and prefixes written with a trailing ``*``."""
-    return list(getattr(settings, "REALMATH_LLM_KEY_ENV_ALLOWED", ["OPENAI_API_KEY", "REALMATH_LLM_KEY_*"]))
+    return list(settings.REALMATH_LLM_KEY_ENV_ALLOWED)
 
 
 def key_name_problem(name):
@@ -44,7 +44,7 @@ def key_name_problem(name):
 
 def allowed_hosts():
     """The hosts LLM calls may go to; empty: any host."""
-    return list(getattr(settings, "REALMATH_LLM_ALLOWED_HOSTS", []))
+    return list(settings.REALMATH_LLM_ALLOWED_HOSTS)
 
 
 def url_problem(url):
@@ -64,7 +64,7 @@ def url_problem(url):
 
 
 def max_output_chars():
-    return int(getattr(settings, "REALMATH_LLM_MAX_OUTPUT_CHARS", 50_000))
+    return int(settings.REALMATH_LLM_MAX_OUTPUT_CHARS)
 
 
 def cap_output(text, limit=None):

@@ -21,9 +21,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from grading import ratelimit
-
-from . import access
+from . import access, ratelimit
 
 MAX_RETRY_AFTER = 300.0
 RETRYABLE_STATUS = {408, 409, 425, 429}
@@ -130,7 +128,7 @@ def check_endpoint(endpoint):
 
 def openai_client(endpoint):
     """One `openai.OpenAI` per process and endpoint (it is safe to share between threads)."""
-    from openai import OpenAI
+    from openai import OpenAI  # imported here: ~2 s; web processes that never call an LLM skip it
 
     api_key = check_endpoint(endpoint)
     key = (os.getpid(), endpoint.base_url, api_key, endpoint.timeout)
@@ -151,7 +149,7 @@ def limiter_for(endpoint):
             tokens_per_minute=endpoint.tokens_per_minute,
             # A call cannot outlive its timeout; a killed worker's slot frees itself after this.
             lease_seconds=endpoint.timeout * 1.5 + 5.0,
-            window=float(getattr(settings, "JUDGE_RATELIMIT_WINDOW_SECONDS", ratelimit.WINDOW)),
+            window=float(settings.JUDGE_RATELIMIT_WINDOW_SECONDS),
         )
     )
 
@@ -164,17 +162,17 @@ def estimate_tokens(messages, max_tokens):
 
 def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
     """Send one chat completion; retry what can be retried; return a Completion or raise LlmCallFailed."""
-    from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError
+    from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError  # slow import, as above
 
     limiter = limiter or limiter_for(endpoint)
     try:
         client = openai_client(endpoint)
     except EndpointUnusable as exc:
-        raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0)
+        raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0) from exc
     kwargs = _request_kwargs(call, messages)
     errors, spent_ms = [], 0
-    base = float(getattr(settings, "JUDGE_RETRY_BASE_SECONDS", 1.0))
-    cap = float(getattr(settings, "JUDGE_RETRY_MAX_SECONDS", 60.0))
+    base = float(settings.JUDGE_RETRY_BASE_SECONDS)
+    cap = float(settings.JUDGE_RETRY_MAX_SECONDS)
     estimate = estimate_tokens(messages, call.max_tokens)
     attempts = max(1, endpoint.max_attempts)
     for attempt in range(1, attempts + 1):

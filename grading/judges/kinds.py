@@ -10,6 +10,8 @@ import json
 import statistics
 from dataclasses import dataclass, field
 
+from grading import equivalence
+
 from . import prompts
 from .client import LlmCallFailed
 from .parsing import OK, parse_json_object, parse_score, parse_verdict, strip_thinking
@@ -36,7 +38,7 @@ class JudgeInput:
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """The parts of a judge setting a kind needs (a plain snapshot of a JudgeConfig row)."""
+    """The parts of a judge setting a kind needs (a plain snapshot of a JudgeSetting row)."""
 
     kind: str
     model: str = ""
@@ -70,18 +72,11 @@ class Outcome:
     errors: list = field(default_factory=list)
 
 
-# --- the equivalence engine (another part of grading), imported when first needed ------------
-
-def equivalence():
-    from grading import equivalence as engine
-
-    return engine
-
 
 def extract_final_answer(text, question_kind):
     kind = question_kind if question_kind in ("bound", "relation") else None
     try:
-        found = equivalence().extract_answer(text or "", kind=kind)
+        found = equivalence.extract_answer(text or "", kind=kind)
     except Exception:  # the extractor is best effort; the LLM fallback still sees the text
         return ""
     return (found or "").strip() if isinstance(found, str) else str(found or "")
@@ -96,7 +91,7 @@ def cas_verdict(pred, gold, *, mode="default", timeout=2.0, second_opinion=False
     if not pred:
         return {"equivalent": None, "method": "no-answer", "explanation": "No final answer found."}
     try:
-        verdict = equivalence().check_equivalence(pred, gold, mode=mode, timeout=timeout, second_opinion=second_opinion)
+        verdict = equivalence.check_equivalence(pred, gold, mode=mode, timeout=timeout, second_opinion=second_opinion)
     except Exception as exc:  # a crash in the engine is an undecided check, not a failed run
         return {"equivalent": None, "method": "error", "explanation": f"{type(exc).__name__}: {exc}"[:300]}
     result = {

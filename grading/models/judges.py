@@ -2,7 +2,7 @@
 
 Judge output is kept apart from expert labels (annotation.Annotation): a JudgeResult names
 the exact setting version that produced it, and a setting that has produced anything is
-never changed again (editing makes a new version; see grading.services).
+never changed again (editing makes a new version; see grading.judges.services).
 """
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -64,7 +64,7 @@ class LlmEndpoint(models.Model):
             raise ValidationError(errors)
 
 
-class JudgeConfig(models.Model):
+class JudgeSetting(models.Model):
     """One version of a judge setting. Immutable once it has results or runs."""
 
     class Kind(models.TextChoices):
@@ -148,7 +148,7 @@ class JudgeRun(models.Model):
         CANCELLED = "cancelled", "Cancelled"
         DONE = "done", "Done"
 
-    config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="runs")
+    config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs")
     selection = models.JSONField(default=dict, blank=True, help_text="The response-list filters used.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
     epoch = models.PositiveIntegerField(
@@ -183,7 +183,7 @@ class JudgeResult(models.Model):
         INVALID = "invalid", "Invalid output"
         ERROR = "error", "Call failed"
 
-    config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="results")
+    config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="results")
     response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="judge_results")
     run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="produced")
     cache_key = models.CharField(max_length=64)
@@ -252,6 +252,9 @@ class JudgeRunItem(models.Model):
         ordering = ["run_id", "id"]
         constraints = [models.UniqueConstraint(fields=["run", "response"], name="unique_run_item")]
         indexes = [models.Index(fields=["run", "state"])]
+
+    def __str__(self):
+        return f"run {self.run_id}, response {self.response_id}"
 
 
 class GenerationRun(models.Model):
@@ -322,7 +325,10 @@ class GenerationItem(models.Model):
         ]
         indexes = [models.Index(fields=["run", "state"])]
 
+    def __str__(self):
+        return self.student_id or f"generation item {self.pk}"
+
 
 __all__ = [
-    "LlmEndpoint", "JudgeConfig", "JudgeRun", "JudgeResult", "JudgeRunItem", "GenerationRun", "GenerationItem",
+    "LlmEndpoint", "JudgeSetting", "JudgeRun", "JudgeResult", "JudgeRunItem", "GenerationRun", "GenerationItem",
 ]

@@ -1,7 +1,7 @@
 """Judge-vs-human review: meta-evaluation of disagreements and expert validation of step judges.
 
 A MetaEvaluation says why one judge result and the expert gold differ (category A-E, see
-grading.meta_eval). Proposals of the LLM meta-evaluator are kept in their own rows
+grading.review.meta_eval). Proposals of the LLM meta-evaluator are kept in their own rows
 (MetaEvalProposal), apart from the confirmed label, so that one can count how often the
 expert kept the machine's proposal.
 """
@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
 
-from grading.meta_eval import CATEGORY_CHOICES
+from grading.review.meta_eval import CATEGORY_CHOICES
 
 from .judges import JudgeResult, LlmEndpoint
 
@@ -148,10 +148,6 @@ class StepJudgeValidation(models.Model):
 
     def __str__(self):
         return f"{'right' if self.verdict_right else 'wrong'} verdict on {self.result_id}"
-
-    @property
-    def expert_says_pass(self):
-        return self.judge_says_pass == self.verdict_right
 
 
 __all__ = ["Direction", "MetaEvalRun", "MetaEvaluation", "MetaEvalProposal", "StepJudgeValidation"]

@@ -4,7 +4,7 @@ from django import template
 from accounts.roles import is_reviewer
 from annotation.selectors import can_see_scores
 
-from .. import selectors
+from ..judges import selectors
 
 register = template.Library()
 

@@ -11,8 +11,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
 
-from .. import conf
 from .base import EngineUnavailable, OcrEngine, TextBuilder, needs_space
 
 _ENGINE = None  # (process id, RapidOCR): one loaded engine per process, never inherited through fork
@@ -26,7 +26,7 @@ BUNDLED_MODELS = {
 
 
 def models_dir():
-    import rapidocr
+    import rapidocr  # imported here: the engine loads onnxruntime; processes without OCR skip it
 
     return Path(rapidocr.__file__).resolve().parent / "models"
 
@@ -69,9 +69,9 @@ class RapidOcrEngine(OcrEngine):
             if problem:
                 raise EngineUnavailable(problem)
             import cv2  # RapidOCR's image operations; loaded with the engine only
-            from rapidocr import RapidOCR
+            from rapidocr import RapidOCR  # see models_dir
 
-            threads = conf.get("OCR_ENGINE_THREADS")
+            threads = settings.OCR_ENGINE_THREADS
             cv2.setNumThreads(threads)
             params = {
                 "Global.log_level": "error",

@@ -2,7 +2,8 @@
 import os
 import shutil
 
-from .. import conf
+from django.conf import settings
+
 from .base import EngineFailed, EngineUnavailable, OcrEngine, TextBuilder, needs_space
 
 # Tesseract's OpenMP threads fight with Celery's worker processes on few cores; one thread
@@ -17,13 +18,13 @@ class TesseractEngine(OcrEngine):
     config = "--oem 1 --psm 3"
 
     def __init__(self, lang=None):
-        self.lang = lang or conf.get("OCR_TESSERACT_LANG")
+        self.lang = lang or settings.OCR_TESSERACT_LANG
 
     def availability(self):
         if not shutil.which("tesseract"):
             return "The tesseract program is not installed (Debian: apt-get install tesseract-ocr tesseract-ocr-chi-sim)."
         try:
-            import pytesseract
+            import pytesseract  # imported here (~1 s), as in version and recognise: only OCR uses it
 
             installed = set(pytesseract.get_languages(config=""))
         except Exception as exc:  # noqa: BLE001 - report any failure to query the binary
@@ -50,10 +51,10 @@ class TesseractEngine(OcrEngine):
                 lang=self.lang,
                 config=self.config,
                 output_type=pytesseract.Output.DICT,
-                timeout=conf.get("OCR_ENGINE_TIMEOUT"),
+                timeout=settings.OCR_ENGINE_TIMEOUT,
             )
         except RuntimeError as exc:  # pytesseract's timeout
-            raise EngineFailed(f"tesseract took longer than {conf.get('OCR_ENGINE_TIMEOUT')} s") from exc
+            raise EngineFailed(f"tesseract took longer than {settings.OCR_ENGINE_TIMEOUT} s") from exc
         except pytesseract.TesseractError as exc:
             raise EngineFailed(f"tesseract failed: {exc}") from exc
         return build_text(data)

@@ -12,10 +12,11 @@ import math
 import re
 from urllib.parse import urlparse
 
+from django.conf import settings
+
 from grading.judges import access
 from grading.judges import client as llm
 
-from .. import conf
 from ..imaging import encode_jpeg
 from .base import EngineFailed, EngineResult, EngineUnavailable, OcrEngine, Token
 
@@ -34,7 +35,8 @@ class VisionEngine(OcrEngine):
     input_kind = "display"
 
     def _settings(self):
-        return conf.get("OCR_VISION_BASE_URL"), conf.get("OCR_VISION_MODEL"), conf.get("OCR_VISION_API_KEY_ENV")
+        base_url = settings.OCR_VISION_BASE_URL or settings.OPENAI_BASE_URL
+        return base_url, settings.OCR_VISION_MODEL, settings.OCR_VISION_API_KEY_ENV
 
     def availability(self):
         base_url, model, key_env = self._settings()
@@ -58,22 +60,22 @@ class VisionEngine(OcrEngine):
         return f"{model} at {urlparse(base_url).netloc or base_url}"
 
     def recognise(self, image):
-        import openai
+        import openai  # imported here: ~2 s, only this engine needs it
 
         problem = self.availability()
         if problem:
             raise EngineUnavailable(problem)
         base_url, model, key_env = self._settings()
         client = openai.OpenAI(
-            base_url=base_url, api_key=llm.read_api_key(key_env), timeout=conf.get("OCR_ENGINE_TIMEOUT"),
-            max_retries=conf.get("OCR_VISION_MAX_RETRIES"),
+            base_url=base_url, api_key=llm.read_api_key(key_env), timeout=settings.OCR_ENGINE_TIMEOUT,
+            max_retries=settings.OCR_VISION_MAX_RETRIES,
         )
         data_url = "data:image/jpeg;base64," + base64.b64encode(encode_jpeg(image, quality=90)).decode("ascii")
         try:
             completion = client.chat.completions.create(
                 model=model,
                 temperature=0,
-                max_tokens=conf.get("OCR_VISION_MAX_TOKENS"),
+                max_tokens=settings.OCR_VISION_MAX_TOKENS,
                 logprobs=True,
                 messages=[
                     {

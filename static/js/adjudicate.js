@@ -10,7 +10,7 @@
   }
   form.addEventListener("change", sync);
   document.addEventListener("keydown", function (e) {
-    var typing = e.target.matches && e.target.matches("input[type=number], input[type=text], textarea");
+    var typing = window.RealMath.isTyping(e.target);
     if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); form.requestSubmit(); return; }
     if (e.key === "Escape" && typing) { e.target.blur(); return; }
     if (typing || e.ctrlKey || e.metaKey || e.altKey) return;

@@ -103,10 +103,88 @@
   window.RealMath.renderMath = renderMath;
   window.RealMath.katexOptions = KATEX_OPTIONS;
   window.RealMath.mathDepth = mathDepth;
-  window.RealMath.csrfToken = function () {
+
+  // Is the user typing into this element? Then single-key shortcuts leave the key alone.
+  // Text fields, selects and editable content count; radios, checkboxes and buttons do not,
+  // so a shortcut still works after clicking one of them.
+  var NOT_TEXT = /^(button|checkbox|color|file|hidden|image|radio|range|reset|submit)$/i;
+  function isTyping(target) {
+    if (!target || !target.tagName) return false;
+    if (target.isContentEditable) return true;
+    var tag = target.tagName.toUpperCase();
+    if (tag === "TEXTAREA" || tag === "SELECT") return true;
+    return tag === "INPUT" && !NOT_TEXT.test(target.type || "text");
+  }
+
+  // Send JSON with the CSRF token; resolves to { ok, status, data } (data is {} when the answer
+  // is not JSON) and rejects only when the network fails. keepalive lets a send outlive the page.
+  function sendJson(url, method, body, options) {
+    return window.fetch(url, {
+      method: method,
+      credentials: "same-origin",
+      keepalive: !!(options && options.keepalive),
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken() },
+      body: body === undefined ? undefined : JSON.stringify(body)
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (data) {
+        return { ok: response.ok, status: response.status, data: data };
+      });
+    });
+  }
+
+  // Poll a JSON progress URL until onData(data) returns true (done). Every `every` ms while the
+  // answers come; after a failure (network, non-JSON, 5xx, 429) the wait doubles, up to
+  // `maxDelay`, and drops back to `every` with the next good answer. Another 4xx (the job is
+  // gone, the session ended) stops polling and calls onGiveUp(status). Returns { stop }.
+  function poll(url, options) {
+    var every = options.every || 1000;
+    var maxDelay = options.maxDelay || 30000;
+    var failures = 0;
+    var timer = null;
+    var stopped = false;
+
+    function schedule(delay) { if (!stopped) timer = window.setTimeout(tick, delay); }
+    function fail() {
+      failures += 1;
+      schedule(Math.min(maxDelay, every * Math.pow(2, failures)));
+    }
+    function tick() {
+      window.fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } })
+        .then(function (response) {
+          if (response.ok) return response.json();
+          var transient = response.status >= 500 || response.status === 429 || response.status === 408;
+          return Promise.reject({ giveUp: !transient, status: response.status });
+        })
+        .then(function (data) {
+          if (stopped) return;
+          failures = 0;
+          if (options.onData(data)) stopped = true;
+          else schedule(every);
+        })
+        .catch(function (error) {
+          if (stopped) return;
+          if (error && error.giveUp) {
+            stopped = true;
+            if (options.onGiveUp) options.onGiveUp(error.status);
+          } else {
+            fail();
+          }
+        });
+    }
+
+    schedule(options.first || 0);
+    return { stop: function () { stopped = true; window.clearTimeout(timer); } };
+  }
+
+  function csrfToken() {
     var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
     return match ? decodeURIComponent(match[1]) : "";
-  };
+  }
+
+  window.RealMath.csrfToken = csrfToken;
+  window.RealMath.isTyping = isTyping;
+  window.RealMath.sendJson = sendJson;
+  window.RealMath.poll = poll;
 
   document.addEventListener("DOMContentLoaded", function () { renderMath(document); });
 })();

@@ -8,10 +8,6 @@
 (function () {
   "use strict";
 
-  function typing(target) {
-    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
-  }
-
   document.addEventListener("change", function (event) {
     var el = event.target;
     if (!el.matches || !el.matches("[data-autosubmit]") || !el.form) return;
@@ -31,7 +27,7 @@
     var form;
     if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
       form = document.querySelector("form[data-ctrl-enter]");
-    } else if (!event.ctrlKey && !event.metaKey && !event.altKey && !typing(event.target)) {
+    } else if (!event.ctrlKey && !event.metaKey && !event.altKey && !window.RealMath.isTyping(event.target)) {
       var forms = document.querySelectorAll("form[data-submit-key]");
       for (var i = 0; i < forms.length && !form; i++) {
         if (forms[i].getAttribute("data-submit-key") === event.key) form = forms[i];

@@ -7,7 +7,7 @@
   document.addEventListener("keydown", function (event) {
     var target = event.target;
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
-    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) { return; }
+    if (window.RealMath.isTyping(target)) { return; }
     if (Object.prototype.hasOwnProperty.call(keys, event.key)) {
       event.preventDefault();
       window.location.href = keys[event.key];

@@ -5,7 +5,6 @@
   if (!panel) { return; }
   var url = panel.getAttribute("data-url");
   var startedRunning = null;
-  var failures = 0;
 
   function set(id, value) {
     var el = document.getElementById(id);
@@ -36,26 +35,18 @@
     if (resume) { resume.disabled = !p.can_resume; }
   }
 
-  function poll() {
-    fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } })
-      .then(function (r) { if (!r.ok) { throw new Error(r.status); } return r.json(); })
-      .then(function (p) {
-        failures = 0;
-        show(p);
-        if (startedRunning === null) { startedRunning = p.status === "running"; }
-        if (p.status === "running") {
-          window.setTimeout(poll, 1000);
-        } else if (startedRunning) {
-          // The run just ended: reload once so the results table shows every answer.
-          window.location.reload();
-        }
-      })
-      .catch(function () {
-        failures += 1;
-        window.setTimeout(poll, Math.min(10000, 1000 * Math.pow(2, failures)));
-      });
-  }
-  poll();
+  window.RealMath.poll(url, {
+    every: 1000,
+    maxDelay: 10000,
+    onData: function (p) {
+      show(p);
+      if (startedRunning === null) { startedRunning = p.status === "running"; }
+      if (p.status === "running") { return false; }
+      // The run just ended: reload once so the results table shows every answer.
+      if (startedRunning) { window.location.reload(); }
+      return true;
+    }
+  });
 
   var rows = Array.prototype.slice.call(document.querySelectorAll("#results-table tbody tr[data-href]"));
   var current = -1;
@@ -69,7 +60,8 @@
   document.addEventListener("keydown", function (event) {
     var target = event.target;
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
-    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(target.tagName))) { return; }
+    // A focused button keeps Enter (and its own keys) for itself.
+    if (window.RealMath.isTyping(target) || (target && target.tagName === "BUTTON")) { return; }
     var button = null;
     if (event.key === "c") { button = document.getElementById("cancel-button"); }
     if (event.key === "u") { button = document.getElementById("resume-button"); }

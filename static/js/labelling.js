@@ -26,10 +26,31 @@
   var draftPending = false;
   var pendingStep = null;
   var busy = false;
+  var active = activeTimer((config.activeIdleSeconds || 60) * 1000);
 
   var $ = function (id) { return document.getElementById(id); };
   var groupsEl = $("groups");
   var transcriptEl = $("transcript");
+
+  // Active time: it counts while the page is visible, has the focus and had input (a key, a
+  // click, the wheel, a touch, a scroll) in the last `idleMs`; whole seconds go out with each
+  // draft and save as an increment, and come back to the count if the request fails.
+  function activeTimer(idleMs) {
+    var lastInput = Date.now(), lastTick = Date.now(), ms = 0;
+    function input() { lastInput = Date.now(); }
+    ["keydown", "mousedown", "wheel", "touchstart", "scroll", "input"].forEach(function (name) {
+      window.addEventListener(name, input, { capture: true, passive: true });
+    });
+    window.setInterval(function () {
+      var now = Date.now(), step = Math.min(now - lastTick, 2000);  // a sleeping laptop adds nothing
+      lastTick = now;
+      if (document.visibilityState === "visible" && document.hasFocus() && now - lastInput < idleMs) ms += step;
+    }, 1000);
+    return {
+      take: function () { var s = Math.floor(ms / 1000); ms -= s * 1000; return s; },
+      giveBack: function (s) { ms += s * 1000; }
+    };
+  }
 
   function emptyState() {
     return { sub_scores: {}, total: null, checkpoint_marks: {}, override_reason: "", comment: "", step_labels: [] };
@@ -72,7 +93,7 @@
     autoFilled[index] = !!auto;
   }
 
-  // --- the cumulative rubric: what the marks propose (same rule as annotation/labelling.py) ---
+  // --- the cumulative rubric: what the marks propose (same rule as annotation/labelling/rules.py) ---
 
   function proposal(index) {
     var cps = groups[index].checkpoints;
@@ -295,8 +316,7 @@
     state.step_labels.forEach(function (s, index) {
       var li = el("li", { tabindex: "0", "data-step": index });
       li.appendChild(el("span", { "class": "verdict verdict-" + s.verdict }, verdictName(s.verdict)));
-      var quote = chars.slice(s.start, s.end).join("");
-      li.appendChild(el("span", { "class": "q" }, quote.length > 160 ? quote.slice(0, 160) + "…" : quote));
+      li.appendChild(el("span", { "class": "q math" }, stepQuote(s)));
       var del = el("button", { type: "button", "data-remove": index, title: "Remove (Delete)" }, "×");
       if (!config.editable) del.disabled = true;
       li.appendChild(del);
@@ -304,8 +324,37 @@
       if (extra) li.appendChild(el("span", { "class": "c" }, extra));
       list.appendChild(li);
     });
+    RM.renderMath(list);
     $("no-steps").hidden = state.step_labels.length > 0;
     $("step-count").textContent = state.step_labels.length ? String(state.step_labels.length) : "";
+  }
+
+  // The quoted passage of a step label, cut after about 160 characters but never inside a
+  // formula (an unpaired $ would show raw TeX instead of rendered math).
+  function stepQuote(s) {
+    var end = s.end;
+    if (end - s.start > 160) end = Math.max(s.start, snap(s.start + 160, "start"));
+    var quote = chars.slice(s.start, end).join("");
+    return end < s.end ? quote + "…" : quote;
+  }
+
+  // The sub-question a passage lies in: the last sub-question marker such as "(2)" written at
+  // or before its start (not inside a formula), else the sub-question being scored.
+  function subQuestionAt(start) {
+    var text = chars.slice(0, Math.min(chars.length, start + 6)).join("");
+    var best = "", bestAt = -1;
+    groups.forEach(function (g) {
+      if (!g.label) return;
+      var inner = g.label.replace(/^[(（]|[)）]$/g, "");
+      var pattern = new RegExp("(^|[^\\w$])[(（]" + inner.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "[)）]", "g");
+      var match;
+      while ((match = pattern.exec(text)) !== null) {
+        var at = match.index + match[1].length;
+        if (at <= start && at > bestAt && snap(at, "start") === at) { bestAt = at; best = g.label; }
+        pattern.lastIndex = match.index + 1;
+      }
+    });
+    return best;
   }
 
   function renderAll() { renderForm(); renderTranscript(); renderSteps(); }
@@ -346,7 +395,7 @@
     pendingStep = span;
     $("step-quote").textContent = chars.slice(span.start, span.end).join("");
     var g = groups[focus.group];
-    $("step-sub").value = g && g.label ? g.label : "";
+    $("step-sub").value = subQuestionAt(span.start) || (g && g.label ? g.label : "");
     $("step-comment").value = "";
     $("step-form").hidden = false;
     var checked = document.querySelector('input[name="step-verdict"]:checked');
@@ -412,20 +461,15 @@
     status("Editing… (draft saves itself)");
   }
 
-  function api(url, method, body, keepalive) {
-    return fetch(url, {
-      method: method, credentials: "same-origin", keepalive: !!keepalive,
-      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": RM.csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body)
-    });
-  }
-
   function saveDraft(keepalive) {
     clearTimeout(draftTimer);
     if (!draftPending || !config.editable) return Promise.resolve();
     draftPending = false;
-    var body = { base_version: version, payload: payload(), annotation: config.label ? config.label.id : null };
-    return api(config.urls.draft, "PUT", body, keepalive).then(function (res) {
+    var seconds = active.take();
+    var body = { base_version: version, payload: payload(), annotation: config.label ? config.label.id : null,
+                 active_seconds_delta: seconds };
+    return RM.sendJson(config.urls.draft, "PUT", body, { keepalive: keepalive }).then(function (res) {
+      if (!res.ok) active.giveBack(seconds);
       if (res.ok) {
         status("Draft kept " + new Date().toLocaleTimeString() + (version ? " · saved version " + version : ""), "ok");
       } else {
@@ -433,6 +477,7 @@
         status("The draft was not kept (" + res.status + "); it stays in this browser.", "bad");
       }
     }).catch(function () {
+      active.giveBack(seconds);
       draftPending = true;
       status("Offline: the draft stays in this browser until the server answers.", "bad");
     });
@@ -448,13 +493,13 @@
     }
     busy = true;
     clearTimeout(draftTimer);
-    var body = Object.assign({ base_version: version, submit: !!submit }, payload());
+    var seconds = active.take();
+    var body = Object.assign({ base_version: version, submit: !!submit, active_seconds_delta: seconds }, payload());
     status(submit ? "Submitting…" : "Saving…");
-    api(config.urls.save, "PUT", body).then(function (res) {
-      return res.json().catch(function () { return {}; }).then(function (data) { return { code: res.status, data: data }; });
-    }).then(function (answer) {
+    RM.sendJson(config.urls.save, "PUT", body).then(function (answer) {
       busy = false;
-      if (answer.code === 200 || answer.code === 201) {
+      if (answer.status !== 200 && answer.status !== 201) active.giveBack(seconds);
+      if (answer.status === 200 || answer.status === 201) {
         version = answer.data.version;
         config.label = answer.data;
         draftPending = false;
@@ -464,18 +509,19 @@
         $("form-errors").textContent = "";
         status((submit ? "Submitted" : "Saved") + " version " + version + " at " + new Date().toLocaleTimeString(), "ok");
         if (submit) window.location.assign(config.urls.page + (config.urls.page.indexOf("?") >= 0 ? "&" : "?") + "submitted=1");
-      } else if (answer.code === 409) {
+      } else if (answer.status === 409) {
         showConflict(answer.data);
         status("Not saved: someone saved this label meanwhile. Compare below.", "bad");
-      } else if (answer.code === 400) {
+      } else if (answer.status === 400) {
         showErrors(answer.data);
         status("Not saved: fix what is marked.", "bad");
       } else {
-        $("form-errors").textContent = (answer.data && answer.data.detail) || ("The server answered " + answer.code + ".");
+        $("form-errors").textContent = (answer.data && answer.data.detail) || ("The server answered " + answer.status + ".");
         status("Not saved.", "bad");
       }
     }).catch(function () {
       busy = false;
+      active.giveBack(seconds);
       status("Not saved: no connection. Your draft stays in this browser; try again.", "bad");
     });
   }
@@ -531,7 +577,9 @@
       tr.appendChild(a); tr.appendChild(b); body.appendChild(tr);
     });
     table.appendChild(body);
-    box.appendChild(table);
+    var wrap = el("div", { "class": "table-wrap" });
+    wrap.appendChild(table);
+    box.appendChild(wrap);
     var actions = el("p", { "class": "form-actions" });
     var keep = el("button", { type: "button", "class": "primary", id: "keep-mine" }, "Save mine over version " + (theirs ? theirs.version : "?"));
     var take = el("button", { type: "button", id: "take-theirs" }, "Take the saved version");
@@ -592,7 +640,7 @@
 
   function onKey(event) {
     var target = event.target;
-    var typing = target.matches && target.matches("input[type=text], textarea, select");
+    var typing = RM.isTyping(target);
     var inStepForm = $("step-form").contains(target);
     var mod = event.ctrlKey || event.metaKey;
     if (event.key === "Escape") {

@@ -17,19 +17,15 @@
       (p.eta_text ? " · " + p.eta_text : "");
   }
 
-  function poll() {
-    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
-      .then(function (p) {
+  if (startedIncomplete) {
+    window.RealMath.poll(url, {
+      first: 800,
+      every: 1500,
+      onData: function (p) {
         show(p);
-        if (p.complete) {
-          if (startedIncomplete) window.location.reload();
-          return;
-        }
-        window.setTimeout(poll, 1500);
-      })
-      .catch(function () { window.setTimeout(poll, 5000); });
+        if (p.complete) window.location.reload();
+        return p.complete;
+      }
+    });
   }
-
-  if (startedIncomplete) window.setTimeout(poll, 800);
 })();

@@ -341,14 +341,8 @@
     var text = textarea.value;
     if (action === "autosave" && text === state.savedText) return Promise.resolve(null);
     setStatus(action === "verify" ? "verifying…" : "saving…");
-    state.saving = fetch(cfg.saveUrl, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": window.RealMath.csrfToken(), Accept: "application/json" },
-      body: JSON.stringify({ text: text, base_version: state.version, action: action })
-    }).then(function (r) {
-      return r.json().catch(function () { return {}; }).then(function (data) { return { ok: r.ok, status: r.status, data: data }; });
-    }).then(function (res) {
+    state.saving = window.RealMath.sendJson(cfg.saveUrl, "POST", { text: text, base_version: state.version, action: action })
+    .then(function (res) {
       state.saving = null;
       if (res.ok) {
         var changed = res.data.version !== state.version;
@@ -437,20 +431,15 @@
   });
 
   // While OCR has not finished, wait for it and reload (nothing typed is lost: the box is empty).
-  function waitForOcr() {
-    fetch(cfg.stateUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
-      .then(function (page) {
-        var done = (page.ocr_runs || []).some(function (r) { return r.status === "done" || r.status === "failed"; });
-        if (done && !textarea.value) window.location.reload();
-        else if (!done) window.setTimeout(waitForOcr, 2000);
-      })
-      .catch(function () { window.setTimeout(waitForOcr, 5000); });
+  function ocrFinished(page) {
+    var done = (page.ocr_runs || []).some(function (r) { return r.status === "done" || r.status === "failed"; });
+    if (done && !textarea.value) window.location.reload();
+    return done;
   }
 
   renderRawOutput();
   drawBoxLayer();
   refresh();
   renderPreview();
-  if (cfg.ocrPending) window.setTimeout(waitForOcr, 1500);
+  if (cfg.ocrPending) window.RealMath.poll(cfg.stateUrl, { first: 1500, every: 2000, onData: ocrFinished });
 })();

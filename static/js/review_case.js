@@ -5,11 +5,6 @@
 (function () {
   "use strict";
 
-  function typing(target) {
-    var tag = (target && target.tagName) || "";
-    return tag === "TEXTAREA" || tag === "INPUT" || tag === "SELECT" || (target && target.isContentEditable);
-  }
-
   function choose(form, code) {
     var radio = form.querySelector("input[name=category][value=" + code + "]");
     if (!radio) return;
@@ -64,7 +59,7 @@
         submit(form, "stay");
         return;
       }
-      if (typing(event.target)) {
+      if (window.RealMath.isTyping(event.target)) {
         if (key === "Escape") event.target.blur();
         return;
       }

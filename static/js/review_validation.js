@@ -3,11 +3,6 @@
 (function () {
   "use strict";
 
-  function typing(target) {
-    var tag = (target && target.tagName) || "";
-    return tag === "TEXTAREA" || tag === "INPUT" && target.type !== "radio" || tag === "SELECT";
-  }
-
   document.addEventListener("DOMContentLoaded", function () {
     var form = document.getElementById("validation-form");
     if (!form) return;
@@ -40,7 +35,7 @@
       var key = event.key;
       if ((event.ctrlKey || event.metaKey) && key === "Enter") { event.preventDefault(); save("next"); return; }
       if ((event.ctrlKey || event.metaKey) && (key === "s" || key === "S")) { event.preventDefault(); save("stay"); return; }
-      if (typing(event.target)) { if (key === "Escape") event.target.blur(); return; }
+      if (window.RealMath.isTyping(event.target)) { if (key === "Escape") event.target.blur(); return; }
       if (event.ctrlKey || event.metaKey || event.altKey) return;
       if (/^[1-9]$/.test(key)) {
         var wanted = form.querySelector(".judge-row[data-row='" + key + "']");

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from grading.equivalence.declarations import strip_declarations
 from grading.equivalence.engine import configure_process, judge
 from grading.equivalence.lexer import tokenize
-from grading.equivalence.declarations import strip_declarations
 from grading.equivalence.normalize import normalize
 
 configure_process()

@@ -7,8 +7,7 @@ import time
 
 import pytest
 
-from grading.equivalence import check_equivalence, check_many
-from grading.equivalence import runner
+from grading.equivalence import check_equivalence, check_many, runner
 from grading.equivalence.worker import GRACE_SECONDS, WorkerPool
 
 

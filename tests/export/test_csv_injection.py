@@ -15,8 +15,14 @@ from django.urls import reverse
 from annotation.export.csv_cells import safe_cell
 from annotation.export.writers import write_export
 from annotation.models import Annotation, Response, StepLabel
-from tests.factories import make_imported_gold, make_question, make_responses
-from tests.review.helpers import make_results, make_setting, set_gold
+from tests.factories import (
+    make_imported_gold,
+    make_question,
+    make_responses,
+    make_results,
+    make_stored_setting,
+    set_gold,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +77,7 @@ def hostile(reviewer, annotator):
                                                submitted=True, comment=text)
         StepLabel.objects.create(annotation=annotation, checkpoint=checkpoint, start=0, end=3, quote=text,
                                  verdict="calculation_error", comment=text)
-    config = make_setting("=HYPERLINK(\"http://evil.example\")")
+    config = make_stored_setting("=HYPERLINK(\"http://evil.example\")")
     make_results(config, responses, [-0.5, 3, 4, 5, 6, 7], rationale=HOSTILE[0])
     return responses
 
@@ -110,7 +116,7 @@ def hostile_metrics():
     responses = make_responses(question, 4)
     set_gold(responses, [5] * 4)
     make_imported_gold(responses, total=5)
-    config = make_setting("=HYPERLINK(\"http://evil.example\", \"metrics\")")
+    config = make_stored_setting("=HYPERLINK(\"http://evil.example\", \"metrics\")")
     make_results(config, responses, [1, 2, 3, 4])
     return config
 
@@ -124,7 +130,7 @@ def test_metrics_csv_download_is_neutralised(reviewer_client, hostile_metrics):
     assert first[header.index("setting")] == "'" + hostile_metrics.name
     assert float(first[header.index("mean_signed_error")]) == pytest.approx(-2.5)  # still a number
     labels = {row[header.index("label")] for row in rows}
-    assert {"'@3-07 #1", "'+exam"} <= labels
+    assert {"'@3-07 · question #1", "'+exam"} <= labels
 
 
 def test_metrics_and_disagreements_commands_write_neutralised_csv(hostile_metrics):

@@ -33,12 +33,19 @@ def _annotate(annotator, reviewer):
 
 
 def _judge(reviewer):
-    from grading.models import JudgeConfig, JudgeResult, LlmEndpoint, MetaEvalProposal, MetaEvaluation, StepJudgeValidation
+    from grading.models import (
+        JudgeResult,
+        JudgeSetting,
+        LlmEndpoint,
+        MetaEvalProposal,
+        MetaEvaluation,
+        StepJudgeValidation,
+    )
 
     endpoint = LlmEndpoint.objects.create(name="local", base_url="http://127.0.0.1:9/v1", api_key_env="JUDGE_KEY")
-    v1 = JudgeConfig.objects.create(name="rubric", version=1, kind="rubric", endpoint=endpoint, model="m1")
-    v2 = JudgeConfig.objects.create(name="rubric", version=2, kind="rubric", endpoint=endpoint, model="m1", previous=v1)
-    step = JudgeConfig.objects.create(name="toy", kind="ineq_toy_case", endpoint=endpoint, model="m2")
+    v1 = JudgeSetting.objects.create(name="rubric", version=1, kind="rubric", endpoint=endpoint, model="m1")
+    v2 = JudgeSetting.objects.create(name="rubric", version=2, kind="rubric", endpoint=endpoint, model="m1", previous=v1)
+    step = JudgeSetting.objects.create(name="toy", kind="ineq_toy_case", endpoint=endpoint, model="m2")
     for i, response in enumerate(Response.objects.order_by("id")[:5]):
         result = JudgeResult.objects.create(
             config=v2, response=response, cache_key=f"k{i}", status="ok", score=float(response.gold_score) + 2,
@@ -83,7 +90,6 @@ def _files(folder):
 @pytest.mark.parametrize("fmt", ["jsonl"])
 def test_round_trip_gives_identical_files(sample_data, annotator, reviewer, tmp_path, fmt):
     from grading.models import JudgeResult, MetaEvaluation
-
     from ocr.models import TranscriptRevision
 
     _annotate(annotator, reviewer)

@@ -3,10 +3,8 @@ import uuid
 
 import pytest
 
-from tests.factories import make_question, make_responses
+from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_responses
 from tests.llm_server import LlmServer
-
-from .helpers import API_KEY_ENV, make_endpoint
 
 
 @pytest.fixture(autouse=True)

@@ -1,31 +1,8 @@
-"""Builders for the judge tests."""
+"""Runners for the judge tests (the builders are in tests/factories.py)."""
 import re
-import uuid
 
-from grading import services
-from grading.models import JudgeConfig, LlmEndpoint
+from grading.judges import services
 from tests.llm_server import Reply, message_text
-
-API_KEY_ENV = "REALMATH_LLM_KEY_TEST"
-
-
-def make_endpoint(server, **fields):
-    values = {
-        "name": f"test-{uuid.uuid4().hex[:8]}",
-        "base_url": server.url,
-        "api_key_env": API_KEY_ENV,
-        "max_concurrency": 8,
-        "timeout_seconds": 2.0,
-        "max_attempts": 4,
-    }
-    values.update(fields)
-    return LlmEndpoint.objects.create(**values)
-
-
-def make_config(endpoint=None, *, name=None, kind=JudgeConfig.Kind.RUBRIC, **fields):
-    values = {"model": "judge-model", "temperature": 0.0, "max_tokens": 512, "parse_retries": 0}
-    values.update(fields)
-    return services.create_judge_config(name=name or f"judge-{uuid.uuid4().hex[:6]}", kind=kind, endpoint=endpoint, **values)
 
 
 def run_now(django_capture_on_commit_callbacks, config, **kwargs):

@@ -1,10 +1,11 @@
 """The judges' REST API: versioned settings, runs with progress/cancel/resume, results."""
 import pytest
 
-from grading.models import JudgeConfig, JudgeRun
+from grading.models import JudgeRun, JudgeSetting
 from tests.conftest import api_client_for
+from tests.factories import make_setting
 
-from .helpers import make_config, score_by_answer
+from .helpers import score_by_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +17,7 @@ def test_settings_api_versions_on_change(reviewer, endpoint, llm_server, respons
     assert created.status_code == 201, created.json()
     pk = created.json()["id"]
     assert api.patch(f"/api/judge-configs/{pk}/", {"temperature": 0.1}, format="json").status_code == 200
-    assert JudgeConfig.objects.get(pk=pk).temperature == 0.1
+    assert JudgeSetting.objects.get(pk=pk).temperature == 0.1
 
     llm_server.default = score_by_answer({})
     with django_capture_on_commit_callbacks(execute=True):
@@ -24,7 +25,7 @@ def test_settings_api_versions_on_change(reviewer, endpoint, llm_server, respons
     assert run.status_code == 201 and run.json()["n_items"] == 1
     changed = api.patch(f"/api/judge-configs/{pk}/", {"temperature": 0.9}, format="json")
     assert changed.status_code == 201 and changed.json()["version"] == 2 and changed.json()["previous"] == pk
-    assert JudgeConfig.objects.get(pk=pk).temperature == 0.1
+    assert JudgeSetting.objects.get(pk=pk).temperature == 0.1
     bad = api.post("/api/judge-configs/", {"name": "x", "kind": "rubric", "prompt_template": "{{ nope }}"}, format="json")
     assert bad.status_code == 400 and "nope" in str(bad.json())
     bad = api.post("/api/judge-configs/", {"name": "y", "kind": "rubric"}, format="json")
@@ -34,7 +35,7 @@ def test_settings_api_versions_on_change(reviewer, endpoint, llm_server, respons
 def test_runs_api_progress_cancel_resume_results(reviewer, endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     api = api_client_for(reviewer)
     llm_server.default = score_by_answer({2: 8})
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
         created = api.post("/api/judge-runs/", {"config": config.pk, "response_ids": [r.pk for r in responses[:3]]}, format="json")
     run_id = created.json()["id"]
@@ -70,7 +71,7 @@ def test_ids_no_column_can_hold_are_refused_not_crashing(reviewer, reviewer_clie
     assert api.get("/api/judge-runs/abc/").status_code == 404
     assert api.post("/api/judge-runs/", {"config": int(huge)}, format="json").status_code == 400
     assert api.post("/api/judge-runs/", {"config": True}, format="json").status_code == 400
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     refused = api.post("/api/judge-runs/", {"config": config.pk, "filters": {"question": huge}}, format="json")
     assert refused.status_code == 400 and "No response matches" in str(refused.json())
     assert api.post("/api/judge-runs/", {"config": config.pk, "response_ids": [int(huge)]}, format="json").status_code == 400

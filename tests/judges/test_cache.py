@@ -2,18 +2,18 @@
 import pytest
 
 from annotation.models import Response, content_hash
-from grading import services
+from grading.judges import services
 from grading.models import JudgeResult, JudgeRun
-from tests.factories import make_responses
+from tests.factories import make_responses, make_setting
 
-from .helpers import make_config, run_now, score_by_answer
+from .helpers import run_now, score_by_answer
 
 pytestmark = pytest.mark.django_db
 
 
 def test_rerun_of_unchanged_setting_makes_zero_calls(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({})
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     run_now(django_capture_on_commit_callbacks, config)
     assert llm_server.request_count == 6
     again = run_now(django_capture_on_commit_callbacks, config)
@@ -25,7 +25,7 @@ def test_rerun_of_unchanged_setting_makes_zero_calls(endpoint, llm_server, respo
 
 def test_new_version_or_edited_answer_calls_again(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({})
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     run_now(django_capture_on_commit_callbacks, config)
     edited = responses[0]
     edited.transcript = "Answer 0: $x = \\pm 2$"
@@ -35,7 +35,7 @@ def test_new_version_or_edited_answer_calls_again(endpoint, llm_server, response
     assert llm_server.request_count == 7  # only the edited answer
     assert JudgeResult.objects.filter(response=edited).count() == 2
 
-    newer = services.update_judge_config(config, temperature=0.3)
+    newer = services.update_judge_setting(config, temperature=0.3)
     assert newer.version == 2 and newer.pk != config.pk
     run_now(django_capture_on_commit_callbacks, newer)
     assert llm_server.request_count == 13
@@ -46,7 +46,7 @@ def test_same_content_for_two_students_is_judged_once(endpoint, llm_server, rubr
     text = "Answer 9: $x = 2$ or $x = -2$"
     for student in ("s1", "s2", "s3"):
         Response.objects.create(question=rubric_question, student_id=student, transcript=text, transcript_hash=content_hash(text))
-    run = run_now(django_capture_on_commit_callbacks, make_config(endpoint))
+    run = run_now(django_capture_on_commit_callbacks, make_setting(endpoint))
     assert llm_server.request_count == 1
     results = JudgeResult.objects.order_by("id")
     assert results.count() == 3 and len({r.score for r in results}) == 1
@@ -57,7 +57,7 @@ def test_same_content_for_two_students_is_judged_once(endpoint, llm_server, rubr
 def test_duplicate_delivery_of_a_chunk_adds_nothing(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     """A chunk delivered twice (acks_late after a lost worker) neither calls nor writes twice."""
     llm_server.default = score_by_answer({})
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
         run = services.start_judge_run(config)
     ids = list(run.items.values_list("pk", flat=True))
@@ -70,7 +70,7 @@ def test_duplicate_delivery_of_a_chunk_adds_nothing(endpoint, llm_server, respon
 
 def test_claim_left_by_a_dead_delivery_is_taken_over(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({})
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
         run = services.start_judge_run(config)
     item = run.items.first()
@@ -88,7 +88,7 @@ def test_claim_left_by_a_dead_delivery_is_taken_over(endpoint, llm_server, respo
 def test_live_claim_of_a_sibling_task_is_waited_for(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     from grading.models import JudgeRunItem
 
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
         run = services.start_judge_run(config)
     item = run.items.first()
@@ -100,7 +100,7 @@ def test_live_claim_of_a_sibling_task_is_waited_for(endpoint, llm_server, respon
                                        claim_owner=services.owner_tag(run.pk, run.epoch, "task-other"),
                                        claimed_at=timezone.now())
     assert not services.may_take_over(claim.claim_owner, claim.claimed_at, run_id=run.pk, epoch=run.epoch,
-                                      task_id="task-mine", lease=services._lease(endpoint))
+                                      task_id="task-mine", lease=services.lease_for(endpoint))
     # The sibling finishes while we wait: we link its answer and call nothing.
     JudgeResult.objects.filter(pk=claim.pk).update(status="ok", score=3)
     services.process_judge_chunk(run.pk, run.epoch, [item.pk], task_id="task-mine")
@@ -111,7 +111,7 @@ def test_live_claim_of_a_sibling_task_is_waited_for(endpoint, llm_server, respon
 def test_cancel_and_resume(endpoint, llm_server, rubric_question, django_capture_on_commit_callbacks):
     make_responses(rubric_question, 10)
     llm_server.default = score_by_answer({})
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
         run = services.start_judge_run(config, chunk_size=5)
     ids = list(run.items.order_by("id").values_list("pk", flat=True))

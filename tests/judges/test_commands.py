@@ -6,10 +6,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Response
-from grading.models import JudgeConfig, JudgeResult, JudgeRun
+from grading.models import JudgeResult, JudgeRun, JudgeSetting
 from tests.conftest import DEMO_DIR
+from tests.factories import make_setting
 
-from .helpers import make_config, score_by_answer
+from .helpers import score_by_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -26,11 +27,11 @@ def test_run_judges_inline_with_filters_then_rerun_is_free(endpoint, llm_server,
     make_responses(rubric_question, 3, source="human")
     make_responses(rubric_question, 2, source="synthetic", start=50)
     llm_server.default = score_by_answer({})
-    make_config(endpoint, name="cli-judge")
+    make_setting(endpoint, name="cli-judge")
     out = call("run_judges", "--setting", "cli-judge", "--source", "human", "--inline")
     run = JudgeRun.objects.get()
     assert run.status == "done" and run.n_items == 3 and run.selection == {"source": "human"}
-    assert "Run %d" % run.pk in out and "ok 3" in out
+    assert f"Run {run.pk}" in out and "ok 3" in out
     assert llm_server.request_count == 3
     out = call("run_judges", "--setting", "cli-judge", "--source", "human", "--inline")
     assert llm_server.request_count == 3 and "from cache 3" in out
@@ -38,7 +39,7 @@ def test_run_judges_inline_with_filters_then_rerun_is_free(endpoint, llm_server,
 
 def test_run_judges_queued_resume_and_cancel(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({})
-    make_config(endpoint, name="cli-queued")
+    make_setting(endpoint, name="cli-queued")
     with django_capture_on_commit_callbacks(execute=True):
         call("run_judges", "--setting", "cli-queued")
     run = JudgeRun.objects.get()
@@ -51,7 +52,7 @@ def test_run_judges_queued_resume_and_cancel(endpoint, llm_server, responses, dj
 def test_run_judges_errors(endpoint, responses):
     with pytest.raises(CommandError, match="No setting 'nope'"):
         call("run_judges", "--setting", "nope")
-    make_config(endpoint, name="cli-empty")
+    make_setting(endpoint, name="cli-empty")
     with pytest.raises(CommandError, match="No response matches"):
         call("run_judges", "--setting", "cli-empty", "--q", "no such text anywhere")
 
@@ -59,7 +60,7 @@ def test_run_judges_errors(endpoint, responses):
 def test_import_meta_eval_sample_attaches_to_imported_responses(sample_data):
     out = call("import_judge_results", str(DEMO_DIR / "meta_eval_input_examples.json"), "--model", "gemini-3-pro")
     assert "4 records: 4 results created" in out and "0 unmatched" in out
-    config = JudgeConfig.objects.get(name="imported: gemini-3-pro")
+    config = JudgeSetting.objects.get(name="imported: gemini-3-pro")
     assert config.kind == "external"
     records = json.loads((DEMO_DIR / "meta_eval_input_examples.json").read_text())
     for record in records:

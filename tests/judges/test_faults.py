@@ -2,9 +2,10 @@
 import pytest
 
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
+from tests.factories import make_endpoint, make_setting
 from tests.llm_server import Reply
 
-from .helpers import make_config, make_endpoint, resume_now, run_now, score_by_answer
+from .helpers import resume_now, run_now, score_by_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +17,7 @@ def result_for(answer_no):
 def test_429_with_retry_after_is_honoured(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({})
     llm_server.script("Answer 1:", Reply(status=429, retry_after=0.4), Reply("Overall Score: 6"))
-    run_now(django_capture_on_commit_callbacks, make_config(endpoint), response_ids=[responses[1].pk])
+    run_now(django_capture_on_commit_callbacks, make_setting(endpoint), response_ids=[responses[1].pk])
     result = result_for(1)
     assert (result.status, result.score, result.attempts) == ("ok", 6, 2)
     assert result.errors[0]["status"] == 429 and result.errors[0]["retry_after"] == 0.4
@@ -28,7 +29,7 @@ def test_5xx_then_success_and_5xx_forever(endpoint, llm_server, responses, djang
     llm_server.default = score_by_answer({})
     llm_server.script("Answer 2:", Reply(status=500), Reply(status=503), Reply("Overall Score: 4"))
     llm_server.script("Answer 3:", *[Reply(status=500)] * 4)
-    run = run_now(django_capture_on_commit_callbacks, make_config(endpoint))
+    run = run_now(django_capture_on_commit_callbacks, make_setting(endpoint))
     assert run.status == JudgeRun.Status.DONE
     ok = result_for(2)
     assert (ok.status, ok.score, ok.attempts) == ("ok", 4, 3)
@@ -53,7 +54,7 @@ def test_timeouts_and_unreadable_bodies_are_retried(llm_server, responses, djang
     llm_server.default = score_by_answer({})
     llm_server.script("Answer 0:", Reply(hang=10), Reply("Overall Score: 2"))
     llm_server.script("Answer 1:", Reply(body=b"<html>502 bad gateway</html>"), Reply("Overall Score: 8"))
-    run_now(django_capture_on_commit_callbacks, make_config(endpoint), response_ids=[responses[0].pk, responses[1].pk])
+    run_now(django_capture_on_commit_callbacks, make_setting(endpoint), response_ids=[responses[0].pk, responses[1].pk])
     timed_out, garbled = result_for(0), result_for(1)
     assert (timed_out.status, timed_out.score, timed_out.errors[0]["kind"]) == ("ok", 2, "timeout")
     assert (garbled.status, garbled.score, garbled.errors[0]["kind"]) == ("ok", 8, "bad_response")
@@ -61,7 +62,7 @@ def test_timeouts_and_unreadable_bodies_are_retried(llm_server, responses, djang
 
 def test_client_errors_are_not_retried(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.script(None, Reply(status=401))
-    run_now(django_capture_on_commit_callbacks, make_config(endpoint), response_ids=[responses[0].pk])
+    run_now(django_capture_on_commit_callbacks, make_setting(endpoint), response_ids=[responses[0].pk])
     result = result_for(0)
     assert result.status == "error" and result.attempts == 1 and result.errors[0]["status"] == 401
     assert llm_server.request_count == 1
@@ -74,7 +75,7 @@ def test_garbage_and_out_of_range_scores_are_kept_raw_and_invalid(
     llm_server.script("Answer 0:", Reply("I am unable to grade this answer, sorry."))
     llm_server.script("Answer 1:", Reply("Overall Score: 15\nGenerous."))
     llm_server.script("Answer 2:", Reply("Overall Score: -1"))
-    run = run_now(django_capture_on_commit_callbacks, make_config(endpoint))
+    run = run_now(django_capture_on_commit_callbacks, make_setting(endpoint))
     assert run.status == JudgeRun.Status.DONE
     garbage, too_high, negative = result_for(0), result_for(1), result_for(2)
     assert (garbage.status, garbage.parse_status, garbage.score) == ("invalid", "unparseable", None)
@@ -90,19 +91,19 @@ def test_unreadable_output_is_asked_again_when_configured(
     endpoint, llm_server, responses, django_capture_on_commit_callbacks
 ):
     llm_server.script("Answer 0:", Reply("Let me think... no score."), Reply("Overall Score: 9/10"))
-    config = make_config(endpoint, parse_retries=1)
+    config = make_setting(endpoint, parse_retries=1)
     run_now(django_capture_on_commit_callbacks, config, response_ids=[responses[0].pk])
     result = result_for(0)
     assert (result.status, result.score, result.attempts) == ("ok", 9, 2)
 
 
 def test_missing_key_refuses_the_run(llm_server, responses, monkeypatch):
-    from grading.services import RunRefused, start_judge_run
+    from grading.judges.services import RunRefused, start_judge_run
 
     endpoint = make_endpoint(llm_server, api_key_env="REALMATH_LLM_KEY_NO_SUCH")
     monkeypatch.delenv("REALMATH_LLM_KEY_NO_SUCH", raising=False)
     with pytest.raises(RunRefused, match="REALMATH_LLM_KEY_NO_SUCH"):
-        start_judge_run(make_config(endpoint))
+        start_judge_run(make_setting(endpoint))
     assert not JudgeRun.objects.exists()
 
 
@@ -118,7 +119,7 @@ def test_all_faults_in_one_run(llm_server, rubric_question, django_capture_on_co
     llm_server.script("Answer 3:", Reply(body=b"{not json"), Reply(body=b""))
     llm_server.script("Answer 4:", Reply("Overall Score: 99"))
     llm_server.script("Answer 5:", Reply("¯\\_(ツ)_/¯"))
-    run = run_now(django_capture_on_commit_callbacks, make_config(endpoint))
+    run = run_now(django_capture_on_commit_callbacks, make_setting(endpoint))
     assert run.status == JudgeRun.Status.DONE
     assert JudgeResult.objects.count() == 12
     states = dict(run.items.values_list("response__transcript", "state"))

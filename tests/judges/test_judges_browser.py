@@ -6,12 +6,13 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Response
-from grading import services
+from grading.judges import services
 from grading.models import JudgeRun
 from tests.conftest import REALMATH_HUMAN, login, screenshot
+from tests.factories import make_endpoint, make_setting
 from tests.llm_server import Reply
 
-from .helpers import make_config, make_endpoint, score_by_answer
+from .helpers import score_by_answer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -28,7 +29,7 @@ def test_start_a_run_from_the_pages(page, live_server, llm_server, reviewer):
     call_command("import_realmath", str(REALMATH_HUMAN))
     llm_server.default = scored
     endpoint = make_endpoint(llm_server, name="local vLLM", max_concurrency=8)
-    config = make_config(endpoint, name="rubric-gpt", model="gpt-judge", price_input_per_1k="0.0025", price_output_per_1k="0.01")
+    config = make_setting(endpoint, name="rubric-gpt", model="gpt-judge", price_input_per_1k="0.0025", price_output_per_1k="0.01")
     login(page, live_server, reviewer.username)
     page.click("nav >> text=Judges")
     page.wait_for_selector("#config-table")
@@ -67,7 +68,7 @@ def test_live_progress_cancel_and_resume(page, live_server, llm_server, reviewer
     call_command("import_realmath", str(REALMATH_HUMAN))
     llm_server.default = score_by_answer({})
     endpoint = make_endpoint(llm_server, max_concurrency=4)
-    config = make_config(endpoint, name="rubric-live")
+    config = make_setting(endpoint, name="rubric-live")
     run = services.start_judge_run(config, chunk_size=8, enqueue=False)
     ids = list(run.items.order_by("id").values_list("pk", flat=True))
     login(page, live_server, reviewer.username)
@@ -97,7 +98,7 @@ def test_response_page_shows_judge_results(page, live_server, llm_server, review
     endpoint = make_endpoint(llm_server)
     response = Response.objects.order_by("id").first()
     for name in ("gemini-judge", "qwen-judge"):
-        services.run_inline(services.start_judge_run(make_config(endpoint, name=name), response_ids=[response.pk], enqueue=False))
+        services.run_inline(services.start_judge_run(make_setting(endpoint, name=name), response_ids=[response.pk], enqueue=False))
     login(page, live_server, reviewer.username)
     page.goto(f"{live_server.url}/responses/{response.pk}/")
     page.wait_for_selector("#judge-results")

@@ -4,12 +4,12 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Response, content_hash
-from grading import selectors
-from grading.models import JudgeConfig, JudgeResult
-from tests.factories import make_question
+from grading.judges import selectors
+from grading.models import JudgeResult, JudgeSetting
+from tests.factories import make_question, make_setting
 from tests.llm_server import Reply
 
-from .helpers import make_config, run_now
+from .helpers import run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +45,7 @@ def result_of(config, response):
 
 
 def test_cas_only_judge_makes_no_call(solutions, django_capture_on_commit_callbacks, llm_server):
-    config = make_config(None, kind=JudgeConfig.Kind.CAS_FINAL_ANSWER, model="")
+    config = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="")
     run = run_now(django_capture_on_commit_callbacks, config)
     assert run.status == "done" and llm_server.request_count == 0
     exact, decimal, approx, unreadable = (result_of(config, solutions[k]) for k in SOLUTIONS)
@@ -59,7 +59,7 @@ def test_final_answer_judge_asks_the_llm_only_when_the_cas_is_undecided(
     endpoint, solutions, django_capture_on_commit_callbacks, llm_server
 ):
     llm_server.default = Reply("The sum is not a closed form equal to one half.\nVerdict: False")
-    config = make_config(endpoint, kind=JudgeConfig.Kind.INEQ_FINAL_ANSWER)
+    config = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_FINAL_ANSWER)
     run_now(django_capture_on_commit_callbacks, config)
     assert llm_server.request_count == 1
     assert "\\sum_{k} f(k)" in llm_server.requests[0].text and "C = \\frac{1}{2}" in llm_server.requests[0].text
@@ -73,15 +73,15 @@ def test_final_answer_judge_asks_the_llm_only_when_the_cas_is_undecided(
 @pytest.mark.parametrize(
     "kind, flaw_words",
     [
-        (JudgeConfig.Kind.INEQ_TOY_CASE, "particular"),
-        (JudgeConfig.Kind.INEQ_LOGICAL_GAP, "without justification"),
-        (JudgeConfig.Kind.INEQ_NUMERICAL_APPROXIMATION, "rounded"),
+        (JudgeSetting.Kind.INEQ_TOY_CASE, "particular"),
+        (JudgeSetting.Kind.INEQ_LOGICAL_GAP, "without justification"),
+        (JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION, "rounded"),
     ],
 )
 def test_step_judges_read_the_final_verdict(kind, flaw_words, endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
     llm_server.default = Reply("Analysis: fine.\nFlagged step: none\nVerdict: True")
     llm_server.script("a=b=c", Reply("Analysis: only the equal case.\nFlagged step: minimum is reached at a=b=c\nVerdict: False"))
-    config = make_config(endpoint, kind=kind)
+    config = make_setting(endpoint, kind=kind)
     run_now(django_capture_on_commit_callbacks, config)
     assert flaw_words in llm_server.requests[0].text
     assert "The answer is" in llm_server.requests[0].text and "\\frac{1}{2}$$" not in llm_server.requests[0].text  # no gold
@@ -96,7 +96,7 @@ def test_numerical_computation_rechecks_equalities_with_the_cas(endpoint, soluti
     right = '```json\n{"equalities": [{"step": "1/2+1/2=1", "lhs": "\\\\frac{1}{2}+\\\\frac{1}{2}", "rhs": "1"}]}\n```\nVerdict: True'
     llm_server.default = Reply(right)
     llm_server.script("AM-GM", Reply(wrong))
-    config = make_config(endpoint, kind=JudgeConfig.Kind.INEQ_NUMERICAL_COMPUTATION)
+    config = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION)
     run_now(django_capture_on_commit_callbacks, config)
     overruled = result_of(config, solutions["exact"])
     assert overruled.score == 0.0 and overruled.step_verdicts["decided_by"] == "cas"
@@ -109,7 +109,7 @@ def test_numerical_computation_rechecks_equalities_with_the_cas(endpoint, soluti
 def test_holistic_sees_the_gold_answer_and_samples_vote(endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
     llm_server.script("AM-GM", Reply("Verdict: True"), Reply("Verdict: False"), Reply("Verdict: True"))
     llm_server.default = Reply("Verdict: False")
-    config = make_config(endpoint, kind=JudgeConfig.Kind.INEQ_HOLISTIC, samples=3)
+    config = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_HOLISTIC, samples=3)
     run_now(django_capture_on_commit_callbacks, config)
     assert "\\frac{1}{2}$$" in llm_server.requests[0].text
     voted = result_of(config, solutions["exact"])
@@ -120,14 +120,14 @@ def test_holistic_sees_the_gold_answer_and_samples_vote(endpoint, solutions, dja
 def test_overall_needs_all_five_judges(endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
     llm_server.default = Reply("Verdict: True")
     response = solutions["exact"]
-    configs = [make_config(endpoint, kind=JudgeConfig.Kind.INEQ_FINAL_ANSWER)]
+    configs = [make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_FINAL_ANSWER)]
     run_now(django_capture_on_commit_callbacks, configs[0], response_ids=[response.pk])
     assert selectors.ineqmath_overall(selectors.results_for_response(response)) is None
     for kind in ("ineq_toy_case", "ineq_logical_gap", "ineq_numerical_approximation", "ineq_numerical_computation"):
-        run_now(django_capture_on_commit_callbacks, make_config(endpoint, kind=kind), response_ids=[response.pk])
+        run_now(django_capture_on_commit_callbacks, make_setting(endpoint, kind=kind), response_ids=[response.pk])
     assert selectors.ineqmath_overall(selectors.results_for_response(response)) is True
     llm_server.default = Reply("Verdict: False")
-    run_now(django_capture_on_commit_callbacks, make_config(endpoint, kind="ineq_logical_gap"), response_ids=[response.pk])
+    run_now(django_capture_on_commit_callbacks, make_setting(endpoint, kind="ineq_logical_gap"), response_ids=[response.pk])
     results = selectors.results_for_response(response)
     assert len(results) == 6
     # the newest result of each kind counts: the second logical-gap judge fails the solution
@@ -142,9 +142,9 @@ def test_cas_judge_tolerance_is_a_setting(solutions, django_capture_on_commit_ca
     text = "So the constant is one third.\nThe answer is $C = 0.333$"
     rounded = Response.objects.create(question=question, source="synthetic", student_id="rounded", transcript=text,
                                       transcript_hash=content_hash(text))
-    strict = make_config(None, kind=JudgeConfig.Kind.CAS_FINAL_ANSWER, model="")
+    strict = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="")
     assert strict.answer_tolerance == "strict"  # the IneqMath rule stays the default
-    lenient = make_config(None, kind=JudgeConfig.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default")
+    lenient = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default")
     run_now(django_capture_on_commit_callbacks, strict)
     run_now(django_capture_on_commit_callbacks, lenient)
     assert result_of(strict, rounded).score == 0.0
@@ -163,7 +163,7 @@ def test_cas_judge_second_opinion_and_the_runs_disagreement_list(
     text = "So the constant is one third.\nThe answer is $C = 0.333$"
     rounded = Response.objects.create(question=question, source="synthetic", student_id="rounded", transcript=text,
                                       transcript_hash=content_hash(text))
-    config = make_config(None, kind=JudgeConfig.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default",
+    config = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default",
                          second_opinion=True)
     run = run_now(django_capture_on_commit_callbacks, config)
     assert llm_server.request_count == 0

@@ -4,10 +4,11 @@ import statistics
 import pytest
 
 from annotation.models import Response
-from grading.models import JudgeConfig, JudgeResult
+from grading.models import JudgeResult, JudgeSetting
+from tests.factories import make_setting
 from tests.llm_server import Reply
 
-from .helpers import make_config, run_now
+from .helpers import run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +17,7 @@ def test_rubric_prompt_carries_problem_rubric_and_answer(endpoint, llm_server, s
     response = Response.objects.filter(source="human").order_by("id").first()
     question = response.question
     llm_server.default = Reply("Overall Score: 3")
-    config = make_config(endpoint, name="rubric", kind=JudgeConfig.Kind.RUBRIC, temperature=0.7, max_tokens=8192)
+    config = make_setting(endpoint, name="rubric", kind=JudgeSetting.Kind.RUBRIC, temperature=0.7, max_tokens=8192)
     run_now(django_capture_on_commit_callbacks, config, response_ids=[response.pk])
     sent = llm_server.requests[0]
     assert question.statement in sent.text and question.reference_solution in sent.text and response.transcript in sent.text
@@ -31,7 +32,7 @@ def test_replay_sends_the_records_own_prompt(endpoint, llm_server, sample_data, 
     replayed = list(Response.objects.exclude(judge_query="").order_by("id")[:3])
     bare = Response.objects.create(question=replayed[0].question, student_id="no-query", transcript="x", transcript_hash="h")
     llm_server.default = Reply("**Overall Score:** 2\n\nBrief Explanation: replayed.")
-    config = make_config(endpoint, kind=JudgeConfig.Kind.REPLAY)
+    config = make_setting(endpoint, kind=JudgeSetting.Kind.REPLAY)
     run_now(django_capture_on_commit_callbacks, config, response_ids=[r.pk for r in replayed] + [bare.pk])
     assert llm_server.request_count == 3
     sent = sorted(r.payload["messages"][-1]["content"] for r in llm_server.requests)
@@ -44,7 +45,7 @@ def test_replay_sends_the_records_own_prompt(endpoint, llm_server, sample_data, 
 def test_samples_give_median_and_spread(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.script("Answer 0:", Reply("Overall Score: 2"), Reply("Overall Score: 9"), Reply("Overall Score: 4"),
                       Reply("no score"), Reply("Overall Score: 5"))
-    config = make_config(endpoint, samples=5, aggregate="median")
+    config = make_setting(endpoint, samples=5, aggregate="median")
     run_now(django_capture_on_commit_callbacks, config, response_ids=[responses[0].pk])
     result = JudgeResult.objects.get()
     assert result.score == 4.5  # median of 2, 9, 4, 5 (the unreadable sample does not count)
@@ -58,7 +59,7 @@ def test_cost_uses_the_settings_prices(endpoint, llm_server, responses, django_c
     from decimal import Decimal
 
     llm_server.default = Reply("Overall Score: 1", prompt_tokens=1000, completion_tokens=500)
-    config = make_config(endpoint, price_input_per_1k="0.003", price_output_per_1k="0.012")
+    config = make_setting(endpoint, price_input_per_1k="0.003", price_output_per_1k="0.012")
     run_now(django_capture_on_commit_callbacks, config, response_ids=[responses[0].pk])
     assert JudgeResult.objects.get().cost == Decimal("0.009")  # 1000 * 0.003/1k + 500 * 0.012/1k
 
@@ -69,7 +70,7 @@ def test_home_panel_for_reviewers_only(reviewer, annotator, endpoint, llm_server
     from django.urls import reverse
 
     llm_server.default = Reply("Overall Score: 1")
-    run_now(django_capture_on_commit_callbacks, make_config(endpoint, name="home-judge"))
+    run_now(django_capture_on_commit_callbacks, make_setting(endpoint, name="home-judge"))
     as_reviewer, as_annotator = Client(), Client()
     as_reviewer.force_login(reviewer)
     as_annotator.force_login(annotator)

@@ -8,11 +8,12 @@ import time
 
 import pytest
 
-from grading import ratelimit
 from grading.judges import client as llm
+from grading.judges import ratelimit
+from tests.factories import API_KEY_ENV, make_endpoint, make_setting
 from tests.llm_server import Reply
 
-from .helpers import API_KEY_ENV, make_config, make_endpoint, run_now, score_by_answer
+from .helpers import run_now, score_by_answer
 
 
 def _free_port():
@@ -148,7 +149,7 @@ def test_run_respects_endpoint_concurrency(llm_server, rubric_question, django_c
     llm_server.default = score_by_answer({})
     llm_server.latency = 0.1
     endpoint = make_endpoint(llm_server, max_concurrency=3)
-    run_now(django_capture_on_commit_callbacks, make_config(endpoint), chunk_size=12)
+    run_now(django_capture_on_commit_callbacks, make_setting(endpoint), chunk_size=12)
     assert llm_server.request_count == 12
     assert llm_server.max_in_flight == 3
 
@@ -162,7 +163,7 @@ def test_run_respects_requests_per_window(llm_server, rubric_question, settings,
     llm_server.default = score_by_answer({})
     endpoint = make_endpoint(llm_server, max_concurrency=8, requests_per_minute=3)
     started = time.monotonic()
-    run_now(django_capture_on_commit_callbacks, make_config(endpoint))
+    run_now(django_capture_on_commit_callbacks, make_setting(endpoint))
     assert time.monotonic() - started >= 1.0  # 7 requests at 3 per half second
     assert llm_server.request_count == 7
     assert llm_server.max_requests_in_window(0.45) <= 3

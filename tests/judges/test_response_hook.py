@@ -6,8 +6,9 @@ from django.urls import reverse
 
 from annotation.models import Annotation, Exam
 from tests.conftest import api_client_for
+from tests.factories import make_setting
 
-from .helpers import make_config, run_now, score_by_answer
+from .helpers import run_now, score_by_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def judged(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({0: 7})
-    config = make_config(endpoint, name="hook-judge")
+    config = make_setting(endpoint, name="hook-judge")
     run_now(django_capture_on_commit_callbacks, config)
     return responses[0]
 
@@ -59,7 +60,7 @@ def test_response_page_queries_do_not_grow_with_results(reviewer_client, endpoin
 
     before = queries()
     for n in range(4):
-        run_now(django_capture_on_commit_callbacks, make_config(endpoint, name=f"more-{n}"), response_ids=[judged.pk])
+        run_now(django_capture_on_commit_callbacks, make_setting(endpoint, name=f"more-{n}"), response_ids=[judged.pk])
     assert queries() == before
     html = page_of(reviewer_client, judged)
     assert all(f"more-{n} v1" in html for n in range(4))

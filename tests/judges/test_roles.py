@@ -3,24 +3,23 @@ import pytest
 from django.urls import reverse
 
 from tests.conftest import api_client_for
-
-from .helpers import make_config
+from tests.factories import make_setting
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def objects(endpoint, responses, django_capture_on_commit_callbacks, llm_server):
-    from grading import services
+    from grading.judges import generation, services
     from grading.models import JudgeResult
 
     from .helpers import score_by_answer
 
     llm_server.default = score_by_answer({})
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=True):
         run = services.start_judge_run(config)
-    gen = services.start_generation_run(endpoint=endpoint, models=["m"], temperatures=[0], questions=None,
+    gen = generation.start_generation_run(endpoint=endpoint, models=["m"], temperatures=[0], questions=None,
                                         params={"question": str(responses[0].question_id)})
     return {"config": config, "run": run, "endpoint": endpoint, "result": JudgeResult.objects.first(), "gen": gen}
 

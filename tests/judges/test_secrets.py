@@ -6,13 +6,13 @@ import json
 import pytest
 from django.urls import reverse
 
-from grading import services
-from grading.judges import access
-from grading.models import GenerationItem, JudgeConfig, JudgeResult, JudgeRun, LlmEndpoint
+from grading.judges import access, generation, result_import, services
+from grading.models import GenerationItem, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
 from tests.conftest import api_client_for
+from tests.factories import API_KEY_ENV, make_endpoint, make_setting
 from tests.llm_server import Reply
 
-from .helpers import API_KEY_ENV, make_config, make_endpoint, run_now
+from .helpers import run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -109,16 +109,16 @@ def test_a_key_variable_that_reached_the_database_is_never_read(name, llm_server
     monkeypatch.setenv(name, SECRET)
     # As an import or an older version would leave it: the row never passed the allow-list.
     smuggled = LlmEndpoint.objects.create(name="smuggled", base_url=llm_server.url, api_key_env=name)
-    config = make_config(smuggled)
+    config = make_setting(smuggled)
     with pytest.raises(services.RunRefused, match="not an allowed API key variable"):
         services.start_judge_run(config)
     with pytest.raises(services.RunRefused, match="not an allowed API key variable"):
-        services.start_generation_run(endpoint=smuggled, models=["m"], temperatures=[0], questions=None,
+        generation.start_generation_run(endpoint=smuggled, models=["m"], temperatures=[0], questions=None,
                                       params={"question": str(responses[0].question_id)})
 
     # A run queued while the endpoint was fine; the row changes before a worker calls.
     endpoint = make_endpoint(llm_server)
-    run = services.start_judge_run(make_config(endpoint), enqueue=False)
+    run = services.start_judge_run(make_setting(endpoint), enqueue=False)
     LlmEndpoint.objects.filter(pk=endpoint.pk).update(api_key_env=name)
     run = services.run_inline(run)
     results = list(JudgeResult.objects.filter(run=run))
@@ -133,8 +133,8 @@ def test_a_secret_file_cannot_be_reached_through_the_key_name(settings, llm_serv
     (tmp_path / "secret").write_text(SECRET)
     settings.REALMATH_LLM_KEY_ENV_ALLOWED = ["REALMATH_LLM_KEY_*"]
     endpoint = LlmEndpoint.objects.create(name="dots", base_url=llm_server.url, api_key_env="REALMATH_LLM_KEY_/../../secret")
-    run = services.start_judge_run(make_config(make_endpoint(llm_server)), enqueue=False)
-    JudgeConfig.objects.filter(pk=run.config_id).update(endpoint=endpoint)
+    run = services.start_judge_run(make_setting(make_endpoint(llm_server)), enqueue=False)
+    JudgeSetting.objects.filter(pk=run.config_id).update(endpoint=endpoint)
     services.run_inline(JudgeRun.objects.get(pk=run.pk))
     assert llm_server.request_count == 0
     assert "not a key" in JudgeResult.objects.filter(run=run).first().errors[-1]["message"]
@@ -158,9 +158,9 @@ def test_the_host_allow_list_refuses_other_hosts(settings, admin_user, admin_cli
     # A row saved before the list was set (or imported) is refused when it would be called.
     endpoint = make_endpoint(llm_server)
     with pytest.raises(services.RunRefused, match="REALMATH_LLM_ALLOWED_HOSTS"):
-        services.start_judge_run(make_config(endpoint))
+        services.start_judge_run(make_setting(endpoint))
     settings.REALMATH_LLM_ALLOWED_HOSTS = []
-    run = services.start_judge_run(make_config(endpoint), enqueue=False)
+    run = services.start_judge_run(make_setting(endpoint), enqueue=False)
     settings.REALMATH_LLM_ALLOWED_HOSTS = ["llm.example.org"]
     services.run_inline(run)
     assert llm_server.request_count == 0
@@ -172,15 +172,15 @@ def test_the_host_allow_list_refuses_other_hosts(settings, admin_user, admin_cli
 # --- imported settings ------------------------------------------------------------------------
 
 def test_the_api_cannot_version_an_imported_setting(reviewer, responses):
-    report = services.import_judge_results(json.dumps([{"response_id": responses[0].pk, "model_score": 4}]),
+    report = result_import.import_judge_results(json.dumps([{"response_id": responses[0].pk, "model_score": 4}]),
                                            "judged.json", model="elsewhere")
-    config = JudgeConfig.objects.get(kind=JudgeConfig.Kind.EXTERNAL)
-    assert report.created == 1 and services.config_is_used(config)
+    config = JudgeSetting.objects.get(kind=JudgeSetting.Kind.EXTERNAL)
+    assert report.created == 1 and services.setting_is_used(config)
     api = api_client_for(reviewer)
     for change in ({"temperature": 0.5}, {"model": "other"}, {"notes": "x"}):
         refused = api.patch(f"/api/judge-configs/{config.pk}/", change, format="json")
         assert refused.status_code == 400 and "Imported settings" in str(refused.json()), change
-    assert JudgeConfig.objects.filter(name=config.name).count() == 1
+    assert JudgeSetting.objects.filter(name=config.name).count() == 1
 
 
 # --- output size ------------------------------------------------------------------------------
@@ -192,7 +192,7 @@ def test_a_huge_completion_is_stored_cut_and_flagged(reviewer, reviewer_client, 
                                                      django_capture_on_commit_callbacks):
     limit = access.max_output_chars()
     llm_server.default = Reply("Let me think. " + "x" * HUGE + "\n\nOverall Score: 7")
-    run = run_now(django_capture_on_commit_callbacks, make_config(endpoint), response_ids=[responses[0].pk])
+    run = run_now(django_capture_on_commit_callbacks, make_setting(endpoint), response_ids=[responses[0].pk])
     result = JudgeResult.objects.get(run=run)
     assert result.output_truncated and result.score == 7  # the tail, with the score, is kept
     assert len(result.raw_output) < limit + 200 and len(result.rationale) < limit + 200
@@ -212,7 +212,7 @@ def test_the_output_cap_is_a_setting_and_covers_synthetic_answers(settings, llm_
     settings.REALMATH_LLM_MAX_OUTPUT_CHARS = 1000
     llm_server.default = Reply("y" * 50_000 + " The answer is $x = 2$.")
     with django_capture_on_commit_callbacks(execute=True):
-        services.start_generation_run(endpoint=endpoint, models=["g"], temperatures=[0], questions=None,
+        generation.start_generation_run(endpoint=endpoint, models=["g"], temperatures=[0], questions=None,
                                       params={"question": str(rubric_question.pk)})
     item = GenerationItem.objects.get()
     assert item.state == "ok" and len(item.response.transcript) < 1200

@@ -3,7 +3,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Response
-from grading import services
+from grading.judges import generation
 from grading.models import GenerationRun
 from tests.llm_server import Reply
 
@@ -37,20 +37,20 @@ def test_generation_form_run_and_pages(reviewer_client, endpoint, llm_server, ru
 
 def test_generation_errors_cancel_and_resume(reviewer_client, llm_server, rubric_question,
                                              django_capture_on_commit_callbacks):
-    from .helpers import make_endpoint
+    from tests.factories import make_endpoint
 
     endpoint = make_endpoint(llm_server, max_attempts=2)
     llm_server.script(None, Reply(status=503), Reply(status=503))
     llm_server.default = Reply("x = 2")
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_generation_run(endpoint=endpoint, models=["m"], temperatures=[0, 0.5],
+        run = generation.start_generation_run(endpoint=endpoint, models=["m"], temperatures=[0, 0.5],
                                             questions=type(rubric_question).objects.filter(pk=rubric_question.pk), chunk_size=1)
     ids = list(run.items.order_by("id").values_list("pk", flat=True))
-    services.process_generation_chunk(run.pk, run.epoch, ids[:1], task_id="a")
+    generation.process_generation_chunk(run.pk, run.epoch, ids[:1], task_id="a")
     first = run.items.get(pk=ids[0])
     assert first.state == "error" and [e["status"] for e in first.errors] == [503, 503]
     assert reviewer_client.post(reverse("grading:judge_generation_cancel", args=[run.pk])).status_code == 302
-    assert services.process_generation_chunk(run.pk, run.epoch, ids[1:], task_id="b").skipped == 1
+    assert generation.process_generation_chunk(run.pk, run.epoch, ids[1:], task_id="b").skipped == 1
     with django_capture_on_commit_callbacks(execute=True):
         reviewer_client.post(reverse("grading:judge_generation_resume", args=[run.pk]))
     run.refresh_from_db()

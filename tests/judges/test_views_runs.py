@@ -4,12 +4,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from grading import services
+from grading.judges import services
 from grading.models import JudgeRun
-from tests.factories import make_question, make_responses
+from tests.factories import make_endpoint, make_question, make_responses, make_setting
 from tests.llm_server import Reply
 
-from .helpers import make_config, make_endpoint, score_by_answer
+from .helpers import score_by_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ def test_start_page_counts_the_selection_and_starts(reviewer_client, endpoint, l
     make_responses(rubric_question, 4, source="human")
     make_responses(rubric_question, 3, source="synthetic", start=100)
     llm_server.default = score_by_answer({})
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     page = reviewer_client.get(reverse("grading:judge_run_start"), {"source": "synthetic", "config": config.pk})
     assert page.status_code == 200 and page.context["n_matching"] == 3
     with django_capture_on_commit_callbacks(execute=True):
@@ -35,7 +35,7 @@ def test_start_page_counts_the_selection_and_starts(reviewer_client, endpoint, l
 
 
 def test_start_refuses_an_empty_selection(reviewer_client, endpoint, rubric_question):
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     response = reviewer_client.post(reverse("grading:judge_run_start"), {"config": config.pk, "q": "nothing matches this"})
     assert response.status_code == 200
     assert "No response matches" in response.content.decode()
@@ -45,7 +45,7 @@ def test_start_refuses_an_empty_selection(reviewer_client, endpoint, rubric_ques
 def test_start_names_a_missing_key_and_starts_nothing(reviewer_client, llm_server, rubric_question, monkeypatch):
     make_responses(rubric_question, 2)
     monkeypatch.delenv("REALMATH_LLM_KEY_UNSET", raising=False)
-    config = make_config(make_endpoint(llm_server, api_key_env="REALMATH_LLM_KEY_UNSET"))
+    config = make_setting(make_endpoint(llm_server, api_key_env="REALMATH_LLM_KEY_UNSET"))
     response = reviewer_client.post(reverse("grading:judge_run_start"), {"config": config.pk})
     page = response.content.decode()
     assert response.status_code == 200 and "REALMATH_LLM_KEY_UNSET is not set" in page
@@ -57,7 +57,7 @@ def test_an_endpoint_without_key_variable_needs_no_key(reviewer_client, llm_serv
                                                        django_capture_on_commit_callbacks):
     make_responses(rubric_question, 2)
     llm_server.default = score_by_answer({})
-    config = make_config(make_endpoint(llm_server, api_key_env=""))
+    config = make_setting(make_endpoint(llm_server, api_key_env=""))
     with django_capture_on_commit_callbacks(execute=True):
         reviewer_client.post(reverse("grading:judge_run_start"), {"config": config.pk})
     assert JudgeRun.objects.get().status == "done" and llm_server.request_count == 2
@@ -68,7 +68,7 @@ def test_detail_progress_cancel_resume(reviewer_client, endpoint, llm_server, ru
     make_responses(rubric_question, 6)
     llm_server.default = score_by_answer({1: 9})
     llm_server.script("Answer 2:", Reply("no score here"))
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
         run = services.start_judge_run(config, chunk_size=3)
     ids = list(run.items.order_by("id").values_list("pk", flat=True))
@@ -109,7 +109,7 @@ def test_student_text_and_model_output_are_escaped(reviewer_client, endpoint, ll
     text = "Answer 0: <script>alert('student')</script>"
     Response.objects.create(question=rubric_question, student_id="<b>s</b>", transcript=text, transcript_hash=content_hash(text))
     llm_server.default = Reply("<img src=x onerror=alert(1)> Overall Score: 3")
-    config = make_config(endpoint)
+    config = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=True):
         run = services.start_judge_run(config)
     html = reviewer_client.get(reverse("grading:judge_run_detail", args=[run.pk])).content.decode()
@@ -126,7 +126,7 @@ def test_query_counts_stay_flat(reviewer_client, endpoint, llm_server, django_ca
     def count_queries(n_responses, tag):
         question = make_question(f"Question {tag}", location=tag)
         make_responses(question, n_responses, start=1000 * len(tag))
-        config = make_config(endpoint, name=f"flat-{tag}")
+        config = make_setting(endpoint, name=f"flat-{tag}")
         with django_capture_on_commit_callbacks(execute=True):
             run = services.start_judge_run(config, params={"question": str(question.pk)})
         counts = []
@@ -157,7 +157,7 @@ def test_a_stalled_run_offers_resume(reviewer_client, endpoint, llm_server, rubr
     make_responses(rubric_question, 4)
     llm_server.default = score_by_answer({})
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_judge_run(make_config(endpoint), chunk_size=2)
+        run = services.start_judge_run(make_setting(endpoint), chunk_size=2)
     ids = list(run.items.order_by("id").values_list("pk", flat=True))
     services.process_judge_chunk(run.pk, run.epoch, ids[:2], task_id="t1")  # then the worker died
     long_ago = timezone.now() - timedelta(minutes=5)

@@ -2,10 +2,11 @@
 import pytest
 from django.urls import reverse
 
-from grading.models import JudgeConfig, LlmEndpoint
 from grading.judges import prompts
+from grading.models import JudgeSetting, LlmEndpoint
+from tests.factories import API_KEY_ENV, make_setting
 
-from .helpers import API_KEY_ENV, make_config, run_now, score_by_answer
+from .helpers import run_now, score_by_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -24,20 +25,20 @@ def form_data(ep, **overrides):
 def test_create_edit_in_place_then_new_version(admin_client_, endpoint, llm_server, responses,
                                                 django_capture_on_commit_callbacks):
     response = admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint))
-    config = JudgeConfig.objects.get(name="rubric-a")
+    config = JudgeSetting.objects.get(name="rubric-a")
     assert response.status_code == 302 and config.version == 1 and config.created_by is not None
 
     edit_url = reverse("grading:judge_config_edit", args=[config.pk])
     admin_client_.post(edit_url, form_data(endpoint, temperature="0.2", name="ignored"))
     config.refresh_from_db()
-    assert config.temperature == 0.2 and config.name == "rubric-a" and JudgeConfig.objects.count() == 1
+    assert config.temperature == 0.2 and config.name == "rubric-a" and JudgeSetting.objects.count() == 1
 
     llm_server.default = score_by_answer({})
     run_now(django_capture_on_commit_callbacks, config)
     page = admin_client_.get(edit_url)
     assert "saving creates version 2" in page.content.decode()
     response = admin_client_.post(edit_url, form_data(endpoint, temperature="0.9", extra_body='{"top_p": 0.5}'))
-    newer = JudgeConfig.objects.get(name="rubric-a", version=2)
+    newer = JudgeSetting.objects.get(name="rubric-a", version=2)
     assert response["Location"] == reverse("grading:judge_config_detail", args=[newer.pk])
     assert (newer.temperature, newer.extra_body, newer.previous_id) == (0.9, {"top_p": 0.5}, config.pk)
     config.refresh_from_db()
@@ -59,17 +60,17 @@ def test_bad_input_is_refused_with_a_reason(admin_client_, endpoint):
     assert "Not valid JSON" in page.content.decode()
     page = admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint, endpoint="", model=""))
     assert "choose an endpoint" in page.content.decode()
-    make_config(endpoint, name="taken")
+    make_setting(endpoint, name="taken")
     page = admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint, name="taken"))
     assert "edit it to make a new version" in page.content.decode()
-    assert JudgeConfig.objects.count() == 1
+    assert JudgeSetting.objects.count() == 1
     # A CAS judge needs no endpoint.
     admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint, name="cas", kind="cas_final_answer", endpoint="", model=""))
-    assert JudgeConfig.objects.filter(name="cas", endpoint__isnull=True).exists()
+    assert JudgeSetting.objects.filter(name="cas", endpoint__isnull=True).exists()
 
 
 def test_copy_prefills_the_form(admin_client_, endpoint):
-    config = make_config(endpoint, name="orig", prompt_template="Grade {{ response }}")
+    config = make_setting(endpoint, name="orig", prompt_template="Grade {{ response }}")
     page = admin_client_.get(reverse("grading:judge_config_create"), {"copy": config.pk})
     assert page.context["form"].initial["prompt_template"] == "Grade {{ response }}"
     assert page.context["form"].initial["name"] == "orig copy"
@@ -103,11 +104,11 @@ def test_cas_setting_chooses_the_decimal_tolerance_and_a_second_opinion(admin_cl
     data = form_data(endpoint, name="cas-a", kind="cas_final_answer", endpoint="", model="", answer_tolerance="default",
                      second_opinion="on")
     assert admin_client_.post(reverse("grading:judge_config_create"), data).status_code == 302
-    config = JudgeConfig.objects.get(name="cas-a")
+    config = JudgeSetting.objects.get(name="cas-a")
     assert (config.answer_tolerance, config.second_opinion) == ("default", True)
     detail = admin_client_.get(reverse("grading:judge_config_detail", args=[config.pk])).content.decode()
     assert "Rounded: a decimal correctly rounded at its last place counts" in detail
     assert "Math-Verify, shown beside the CAS verdict" in detail
     admin_client_.post(reverse("grading:judge_config_create"), form_data(endpoint, name="cas-b", kind="cas_final_answer",
                                                                           endpoint="", model=""))
-    assert JudgeConfig.objects.get(name="cas-b").answer_tolerance == "strict"  # left out: the IneqMath rule
+    assert JudgeSetting.objects.get(name="cas-b").answer_tolerance == "strict"  # left out: the IneqMath rule

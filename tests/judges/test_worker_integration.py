@@ -21,12 +21,10 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from grading import services
+from grading.judges import services
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
-from tests.factories import make_question, make_responses
+from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_responses, make_setting
 from tests.llm_server import LlmServer, Reply, message_text
-
-from .helpers import API_KEY_ENV, make_config, make_endpoint
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -53,12 +51,12 @@ def _in_memory_sqlite():
     return connection.vendor == "sqlite" and connection.is_in_memory_db()
 
 
-def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
+def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, settings):
     if _in_memory_sqlite():
         with file_backed_database(tmp_path / "test-db.sqlite3"):
-            _scenario(tmp_path)
+            _scenario(tmp_path, settings)
     else:
-        _scenario(tmp_path)
+        _scenario(tmp_path, settings)
 
 
 @contextmanager
@@ -145,9 +143,9 @@ def _purge(queue):
         pass
 
 
-def _scenario(tmp_path):
+def _scenario(tmp_path, settings):
     queue = f"judges-test-{uuid.uuid4().hex[:10]}"
-    os.environ["REALMATH_JUDGE_QUEUE"] = queue  # the producer (this process) routes there too
+    settings.JUDGE_TASK_QUEUE = queue  # the producer (this process) routes there too
     env = dict(
         os.environ,
         DATABASE_URL=_database_url(),
@@ -170,7 +168,7 @@ def _scenario(tmp_path):
             question = make_question("Integration problem: find x.", full_score=10)
             make_responses(question, N_RESPONSES)
             endpoint = make_endpoint(server, max_concurrency=CONCURRENCY, timeout_seconds=1.0, max_attempts=3)
-            config = make_config(endpoint, name=f"integration-{queue}")
+            config = make_setting(endpoint, name=f"integration-{queue}")
 
             # Two workers share the queue; one of them is killed in the middle of the run.
             workers = [Worker(env, tmp_path / f"worker{n}.log") for n in (1, 2)]
@@ -193,7 +191,6 @@ def _scenario(tmp_path):
             for worker in workers:
                 worker.stop()
             _purge(queue)
-            os.environ.pop("REALMATH_JUDGE_QUEUE", None)
 
         results = JudgeResult.objects.filter(config=config)
         assert results.count() == N_RESPONSES, "zero missing, zero duplicated"

@@ -1,11 +1,11 @@
 """The adjudication queue and decision page (reviewers)."""
 import pytest
-from django.test import Client
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation import services
+from annotation.labelling import services
 from annotation.models import Adjudication, Response
 
 from ..factories import make_responses

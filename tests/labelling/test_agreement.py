@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from annotation.agreement import (
+from annotation.labelling.agreement import (
     agreement_report,
     icc_1_1,
     icc_2_1,
@@ -121,3 +121,28 @@ def test_undefined_measures_are_none():
     assert icc_2_1([(1, 1)]) is None
     assert icc_1_1([[1, 2]]) is None
     assert agreement_report([], {})["overall"]["responses"] == 0
+
+
+def test_quadratic_kappa_equals_scikit_learn_on_random_pairs():
+    """Our numpy kappa is scikit-learn's cohen_kappa_score(weights="quadratic"), to the last digits."""
+    import math
+    import random
+    import warnings
+
+    from sklearn.metrics import cohen_kappa_score
+
+    from annotation.labelling.agreement import quadratic_kappa
+
+    rng = random.Random(7)
+    for _ in range(300):
+        levels = rng.randint(2, 25)
+        n = rng.randint(2, 40)
+        a = [rng.randrange(levels) for _ in range(n)]
+        b = [min(levels - 1, max(0, x + rng.randint(-3, 3))) if rng.random() < 0.8 else rng.randrange(levels) for x in a]
+        if rng.random() < 0.05:
+            a = b = [rng.randrange(levels)] * n  # no variance: undefined
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = cohen_kappa_score(a, b, labels=list(range(levels)), weights="quadratic")
+        ours = quadratic_kappa(a, b, levels)
+        assert (math.isnan(ours) and math.isnan(expected)) or ours == pytest.approx(expected, abs=1e-12)

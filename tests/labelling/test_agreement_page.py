@@ -3,7 +3,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation import services
+from annotation.labelling import services
 from annotation.models import Response
 
 from ..factories import make_imported_gold

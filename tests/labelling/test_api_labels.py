@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation import services
+from annotation.labelling import services
 from annotation.models import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, Response
 
 from ..conftest import api_client_for

@@ -1,7 +1,7 @@
 """The assignment page (reviewers): assign by question or exam, k per response, strategies, withdraw."""
 import pytest
-from django.test import Client
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
@@ -73,3 +73,18 @@ def test_query_count_is_flat(reviewer_client, annotator, annotator2):
 def test_huge_ids_are_refused_cleanly(reviewer_client):
     answer = reviewer_client.post(URL, {"question": "9" * 30, "per_response": 1}, follow=True)
     assert answer.status_code == 200 and "Choose a question, an exam or a scan batch" in answer.content.decode()
+
+
+def test_the_form_keeps_its_choices_after_a_submit(reviewer_client, annotator, annotator2):
+    question, responses = labelled_setup(2)
+    answer = reviewer_client.post(
+        URL, {"question": question.pk, "source": "human", "per_response": 1, "strategy": "least_loaded",
+              "annotators": [annotator2.pk], "action": "assign"}, follow=True,
+    )
+    html = answer.content.decode()
+    assert f'<option value="{question.pk}" selected>' in html
+    assert '<option value="human" selected>' in html and '<option value="least_loaded" selected>' in html
+    assert 'name="per_response" value="1"' in html
+    assert f'value="{annotator2.pk}" checked>' in html and f'value="{annotator.pk}" checked>' not in html
+    fresh = reviewer_client.get(URL).content.decode()  # a first visit ticks every annotator
+    assert f'value="{annotator.pk}" checked>' in fresh and f'value="{annotator2.pk}" checked>' in fresh

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation import selectors, services
+from annotation.labelling import selectors, services
 from annotation.models import Annotation, Assignment, LabelSaveAttempt, Response
 
 from .helpers import full_label, labelled_setup
@@ -66,7 +66,7 @@ def test_two_users_save_the_same_label_from_the_same_version(annotator, reviewer
         responses=Response.objects.all(), annotators=[annotator], per_response=1, strategy="round_robin"
     )
     annotation = services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0).annotation
-    for round_ in range(ROUNDS):
+    for _ in range(ROUNDS):
         base = Annotation.objects.get(pk=annotation.pk).version
         results = race(save_from(annotator, annotation.pk, base, (2, 2)), save_from(reviewer, annotation.pk, base, (3, 4)))
         wins = [value for kind, value in results if kind == "ok"]

@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation import services
+from annotation.labelling import services
 from annotation.models import Annotation, LabelDraft, Response
 
 from ..factories import make_imported_gold, make_responses

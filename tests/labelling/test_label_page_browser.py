@@ -2,7 +2,7 @@
 survive leaving the page, and a conflict shown side by side."""
 import pytest
 
-from annotation import services
+from annotation.labelling import services
 from annotation.models import Annotation, LabelDraft, Response
 
 from ..conftest import login, screenshot
@@ -127,3 +127,94 @@ def test_a_stale_save_shows_both_versions(page, live_server, annotator, reviewer
     page.click("#keep-mine")
     page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved version 3')")
     assert Annotation.objects.get(pk=annotation.pk).sub_scores == {"(1)": 3, "(2)": 1}
+
+
+def _select(page, text):
+    """Select the plain text `text` of the transcript (inside one segment)."""
+    page.evaluate(
+        """(text) => {
+            const seg = [...document.querySelectorAll('#transcript .seg')].find(s => s.textContent.includes(text));
+            const node = seg.firstChild, at = node.data.indexOf(text);
+            const range = document.createRange();
+            range.setStart(node, at); range.setEnd(node, at + text.length);
+            const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+        }""",
+        text,
+    )
+
+
+def test_step_dialog_takes_the_sub_question_of_the_passage_and_the_list_renders_math(page, live_server, annotator):
+    _, (response, *_) = assign(annotator)
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#group-0.focused")  # scoring (1)
+    _select(page, "so the minimum is")  # a passage of (2)
+    page.keyboard.press("e")
+    page.wait_for_selector("#step-form:not([hidden])")
+    assert page.input_value("#step-sub") == "(2)"
+    page.keyboard.press("Escape")
+    page.evaluate("""() => {  // "$f'(x)=2x$, so": from the formula on, as a person would select it
+        const seg = [...document.querySelectorAll('#transcript .seg')].find(s => s.textContent.includes(', so the'));
+        const math = seg.previousElementSibling;
+        const range = document.createRange();
+        range.setStartBefore(math); range.setEnd(seg.firstChild, 4);
+        const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+    }""")
+    page.keyboard.press("e")
+    page.wait_for_selector("#step-form:not([hidden])")
+    assert page.input_value("#step-sub") == "(2)"
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#step-list li .katex")  # $f'(x)=2x$ rendered, not raw
+    assert "$" not in page.inner_text("#step-list")
+    _select(page, "we get")  # back in (1)
+    page.keyboard.press("e")
+    page.wait_for_selector("#step-form:not([hidden])")
+    assert page.input_value("#step-sub") == "(1)"
+    page.keyboard.press("Escape")
+    # The step label's draft save must be done before the test's database is emptied.
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Draft kept')")
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (1024, 768)])
+def test_labelling_screen_at_laptop_and_tablet_sizes(browser, live_server, annotator, reviewer, width, height):
+    """At 1280x800 the score column does not scroll on its own and "Other labels" shows in the
+    first screen; on a tablet in landscape the answer and the score sit side by side."""
+    _, (response, *_) = assign(annotator)
+    services.save_label(response=response, user=annotator, data=full_label(2, 3), base_version=0, submit=True)
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    login(page, live_server, reviewer.username)
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#transcript .katex")
+    size = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth, window.innerHeight]")
+    assert size[0] <= size[1]
+    boxes = {name: page.locator(name).bounding_box() for name in ("#col-transcript", "#col-score", "#label-form")}
+    assert boxes["#col-score"]["x"] > boxes["#col-transcript"]["x"]  # side by side
+    assert boxes["#label-form"]["y"] < size[2] and boxes["#col-transcript"]["y"] < size[2]
+    if width == 1280:
+        assert page.evaluate("() => getComputedStyle(document.getElementById('col-score')).overflowY") == "visible"
+        assert page.locator("#other-labels h2").bounding_box()["y"] < size[2]
+    screenshot(page, f"label_page_{width}x{height}")
+    context.close()
+
+
+def test_active_time_counts_input_and_not_idle_time(page, live_server, annotator, monkeypatch):
+    """Time counts while there was input in the last N seconds (2 here), not while the person is idle."""
+    import time
+
+    monkeypatch.setattr(services, "ACTIVE_IDLE_SECONDS", 2)
+    _, (response, *_) = assign(annotator)
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#group-0.focused")
+    started = time.monotonic()
+    for _ in range(8):  # four seconds of work
+        page.keyboard.press("j")
+        page.wait_for_timeout(500)
+    page.wait_for_timeout(5000)  # idle: only the first 2 seconds of it count
+    page.keyboard.press("2")
+    page.keyboard.press("s")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved version 1')")
+    wall = time.monotonic() - started
+    seconds = Annotation.objects.get(response=response, annotator=annotator).active_seconds
+    assert 4 <= seconds <= wall - 2, (seconds, wall)

@@ -2,7 +2,7 @@
 adjudication by keyboard, the queue and the history (screenshots in test-artifacts/)."""
 import pytest
 
-from annotation import services
+from annotation.labelling import services
 from annotation.models import Adjudication, Annotation, Question, Response
 
 from ..conftest import login, screenshot

@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pytest
 
-from annotation.labelling import LabelInvalid, clean_label, propose, rubric_groups
+from annotation.labelling.rules import LabelInvalid, clean_label, propose, rubric_groups
 from annotation.models import Question
 
 from .helpers import checkpoint_ids, rubric_question

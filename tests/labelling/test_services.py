@@ -5,8 +5,10 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from annotation import selectors, services
-from annotation.labelling import LabelInvalid
+from annotation import selectors
+from annotation.labelling import services
+from annotation.labelling.rules import LabelInvalid
+from annotation.labelling.selectors import adjudication_queue, label_page_response
 from annotation.models import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, Response
 
 from ..conftest import make_user
@@ -127,7 +129,7 @@ def test_two_disagreeing_labels_go_to_adjudication_and_the_reviewer_decides(anno
     services.save_label(response=response, user=annotator2, data=full_label(1, 1), base_version=0, submit=True)
     response.refresh_from_db()
     assert response.gold_status == "none"
-    queue = list(selectors.adjudication_queue(Decimal(2)))
+    queue = list(adjudication_queue(Decimal(2)))
     assert queue == [response] and queue[0].spread == 5
     with pytest.raises(LabelInvalid) as exc:
         services.adjudicate(response=response, reviewer=reviewer, gold_score=5)
@@ -137,7 +139,7 @@ def test_two_disagreeing_labels_go_to_adjudication_and_the_reviewer_decides(anno
     response.refresh_from_db()
     assert (response.gold_score, response.gold_status, response.status) == (7, "adjudicated", "adjudicated")
     assert Adjudication.objects.get().label_totals == {"ann1": "7.00", "ann2": "2.00"}
-    assert list(selectors.adjudication_queue(Decimal(2))) == []
+    assert list(adjudication_queue(Decimal(2))) == []
 
 
 def test_adjudication_refuses_when_the_gold_changed_meanwhile(annotator, reviewer):
@@ -227,7 +229,7 @@ def test_scores_visibility_rule(annotator, annotator2, reviewer):
     _, (blind_response, *_) = labelled_setup(1, blind=True)
     _, (open_response, *_) = labelled_setup(1, exam_name="Open exam", blind=False, statement="open")
     assign([blind_response], annotator)
-    blind_response = selectors.label_page_response(blind_response.pk)
+    blind_response = label_page_response(blind_response.pk)
     assert not selectors.can_see_scores(annotator, blind_response)
     assert selectors.can_see_scores(reviewer, blind_response)
     ids = [blind_response.pk, open_response.pk]

@@ -64,9 +64,3 @@ def run_tasks(django_capture_on_commit_callbacks):
         return django_capture_on_commit_callbacks(execute=True)
 
     return runner
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """Users are made per test; a slow password hash is not what these tests measure."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

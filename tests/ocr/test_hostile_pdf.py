@@ -125,9 +125,10 @@ def test_a_page_that_fails_to_render_fails_its_run_with_the_reason(reviewer_clie
 
 
 MEMORY_SCRIPT = """
-import json, resource, sys
+import json, os, resource, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 from django.conf import settings
-settings.configure(OCR_MAX_PIXELS={max_pixels})
+settings.OCR_MAX_PIXELS = {max_pixels}  # the project's settings (every OCR limit), this one lowered
 from pathlib import Path
 from ocr import imaging
 

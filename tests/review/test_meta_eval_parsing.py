@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from grading.meta_eval import CATEGORIES, direction, parse_meta_eval_output
+from grading.review.meta_eval import CATEGORIES, direction, parse_meta_eval_output
 
 GOOD = {
     "model_score": 8, "gt_score": 5, "score_diff": 3, "analysis": "The judge ignored the missing part (3).",

@@ -7,13 +7,11 @@ import json
 
 import pytest
 
-from grading import review_selectors as sel
-from grading import review_services as services
 from grading.models import LlmEndpoint, MetaEvalProposal, MetaEvalRun, MetaEvaluation
-from tests.factories import make_question, make_responses
+from grading.review import selectors as sel
+from grading.review import services
+from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
 from tests.llm_server import LlmServer, Reply
-
-from .helpers import make_results, make_setting, set_gold
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +37,7 @@ def setup(settings, server):
     question = make_question("Prove the inequality for all real $x$.", location="3-09")
     responses = make_responses(question, 5, source="human", start=700)  # "Answer 700: ..." .. "Answer 704: ..."
     set_gold(responses, [5, 5, 5, 5, 5])
-    config = make_setting("judge-under-study")
+    config = make_stored_setting("judge-under-study")
     results = make_results(config, responses, [8, 2, 9, 1, 5])  # the last is not in the queue
     endpoint = LlmEndpoint.objects.create(name="local", base_url=server.url, api_key_env="", max_attempts=2,
                                           timeout_seconds=10)
@@ -104,7 +102,7 @@ def test_proposals_garbage_and_failures(setup, server, reviewer, django_capture_
 
 
 def test_refusals(setup):
-    from grading.services import RunRefused
+    from grading.judges.services import RunRefused
 
     scope = sel.Scope(config=setup["config"])
     with pytest.raises(RunRefused, match="model"):

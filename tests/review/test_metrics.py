@@ -1,7 +1,7 @@
 """Metrics against values computed by hand."""
 import pytest
 
-from grading.metrics import bootstrap_interval, delta_histogram, evaluation_gap, failure_rate, mse, score_metrics
+from grading.review.metrics import bootstrap_interval, delta_histogram, evaluation_gap, failure_rate, mse, score_metrics
 
 # judge, gold; deltas: +3, -2, 0, +1, -4.5, 0  -> squares 9, 4, 0, 1, 20.25, 0 = 34.25
 JUDGE = [8, 3, 5, 6, 0.5, 10]

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from grading.metrics import bootstrap_interval, delta_intervals, evaluation_gap, mse, score_metrics
+from grading.review.metrics import bootstrap_interval, delta_intervals, evaluation_gap, mse, score_metrics
 
 
 def test_two_pairs_interval_by_hand():

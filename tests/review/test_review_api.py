@@ -2,11 +2,9 @@
 import pytest
 from django.urls import reverse
 
-from grading.models import JudgeConfig, LlmEndpoint, MetaEvaluation, StepJudgeValidation
+from grading.models import JudgeSetting, LlmEndpoint, MetaEvaluation, StepJudgeValidation
 from tests.conftest import api_client_for
-from tests.factories import make_question, make_responses
-
-from .helpers import make_results, make_setting, set_gold
+from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +14,7 @@ def cases():
     question = make_question("API problem", location="A-01")
     responses = make_responses(question, 3, source="human")
     set_gold(responses, [5, 5, 5])
-    config = make_setting("api-judge")
+    config = make_stored_setting("api-judge")
     return {"config": config, "results": make_results(config, responses, [8, 5, 1]), "responses": responses}
 
 
@@ -93,7 +91,7 @@ def test_prelabel_run_validation(reviewer, cases):
 def test_validation_marks_and_report(reviewer, cases):
     question = make_question("Prove $a^2+b^2 \\geq 2ab$.", location="", kind="relation")
     responses = make_responses(question, 2, source="synthetic", start=300)
-    toy = make_setting("toy", kind=JudgeConfig.Kind.INEQ_TOY_CASE)
+    toy = make_stored_setting("toy", kind=JudgeSetting.Kind.INEQ_TOY_CASE)
     results = make_results(toy, responses, [1, 0])
     api = api_client_for(reviewer)
     url = reverse("api-review-validation", kwargs={"response_id": responses[0].pk})

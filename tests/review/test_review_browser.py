@@ -3,18 +3,18 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Response
-from grading.models import JudgeConfig, MetaEvaluation
+from grading.models import JudgeSetting, MetaEvaluation
 from tests.conftest import DEMO_DIR, login, screenshot
-
-from .helpers import make_results, make_setting
+from tests.factories import make_results, make_stored_setting
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_reviewer_classifies_queued_cases_by_keyboard(page, live_server, sample_data, reviewer):
     call_command("import_judge_results", str(DEMO_DIR / "meta_eval_input_examples.json"))
-    config = JudgeConfig.objects.get(kind=JudgeConfig.Kind.EXTERNAL)
+    config = JudgeSetting.objects.get(kind=JudgeSetting.Kind.EXTERNAL)
     login(page, live_server, reviewer.username)
+    page.hover(".menu-group[data-group=review]")
     page.click("text=Judge vs human")
     page.wait_for_selector("#metrics-table")
     page.goto(f"{live_server.url}/grading/review/disagreements/?setting={config.pk}")
@@ -61,7 +61,7 @@ def test_metrics_page_draws_its_plots(page, live_server, sample_data, reviewer):
     responses = list(Response.objects.order_by("pk"))
     scores = [max(0.0, min(float(r.question.full_score), float(r.gold_score) + ((i * 7) % 5 - 2) * (1.5 if r.source == "human" else 0.5)))
               for i, r in enumerate(responses)]
-    config = make_setting("demo judge")
+    config = make_stored_setting("demo judge")
     make_results(config, responses, scores)
     login(page, live_server, reviewer.username)
     page.goto(f"{live_server.url}/grading/review/metrics/?setting={config.pk}")
@@ -89,9 +89,9 @@ def test_expert_marks_step_judge_verdicts_by_keyboard(page, live_server, reviewe
     answer = "By AM-GM, $a^2 + b^2 \\geq 2ab$ with equality at $a = b$.\nThe answer is $C = 2$."
     response = Response.objects.create(question=question, source="synthetic", student_id="model-x_t_0.7_1",
                                        generator_model="model-x", transcript=answer, transcript_hash=content_hash(answer))
-    kinds = [JudgeConfig.Kind.INEQ_FINAL_ANSWER, JudgeConfig.Kind.INEQ_TOY_CASE, JudgeConfig.Kind.INEQ_LOGICAL_GAP,
-             JudgeConfig.Kind.INEQ_NUMERICAL_APPROXIMATION, JudgeConfig.Kind.INEQ_NUMERICAL_COMPUTATION]
-    results = [make_results(make_setting(f"ineq {kind}", kind=kind), [response], [verdict],
+    kinds = [JudgeSetting.Kind.INEQ_FINAL_ANSWER, JudgeSetting.Kind.INEQ_TOY_CASE, JudgeSetting.Kind.INEQ_LOGICAL_GAP,
+             JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION, JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION]
+    results = [make_results(make_stored_setting(f"ineq {kind}", kind=kind), [response], [verdict],
                             rationale="The derivation uses AM-GM; equality holds at $a=b$.")[0]
                for kind, verdict in zip(kinds, [1, 1, 0, 1, 1])]
     login(page, live_server, reviewer.username)

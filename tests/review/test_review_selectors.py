@@ -3,11 +3,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from grading import review_selectors as sel
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
-from tests.factories import make_question, make_responses
-
-from .helpers import make_results, make_setting, set_gold
+from grading.review import selectors as sel
+from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +19,7 @@ def fixture_scores():
     synthetic = make_responses(q1, 2, source="synthetic", start=20) + make_responses(q2, 1, source="synthetic", start=30)
     extra = make_responses(q2, 3, source="human", start=40)
     set_gold(human + synthetic + extra, [5, 5, 5, 5, 5, 4, 5, 5, None])
-    config = make_setting()
+    config = make_stored_setting()
     results = make_results(config, human + synthetic, [8, 3, 5, 6, 5, 4])
     make_results(config, extra[:1], [None], status=JudgeResult.Status.INVALID)
     make_results(config, extra[1:2], [None], status=JudgeResult.Status.ERROR)
@@ -50,7 +48,7 @@ def test_metrics_by_hand(fixture_scores):
     by_question = {row["label"]: row for row in report["by_question"]}
     q1 = fixture_scores["q1"]
     # question one: (8,5) (3,5) (6,5) (5,5) -> squares 9 4 1 0
-    assert by_question[f"3-07 #{q1.pk}"]["mse"] == pytest.approx(14 / 4) and by_question[f"3-07 #{q1.pk}"]["n"] == 4
+    assert by_question[f"3-07 · question #{q1.pk}"]["mse"] == pytest.approx(14 / 4) and by_question[f"3-07 · question #{q1.pk}"]["n"] == 4
     assert {row["label"] for row in report["by_exam"]} == {"Test exam", "Batch 2"}
     assert {row["key"]: row["n"] for row in report["by_level"]} == {"low": 4, "high": 2}
     assert report["plots"]["fr_curve"]["human"] == pytest.approx([2 / 3, 2 / 3, 1 / 3, 0, 0])
@@ -122,7 +120,7 @@ def _grow(n):
         question, n, source="synthetic", start=1000 * n + 500
     )
     set_gold(responses, [i % 11 for i in range(2 * n)])
-    config = make_setting(name=f"scale-{n}")
+    config = make_stored_setting(name=f"scale-{n}")
     make_results(config, responses, [(i * 7) % 11 for i in range(2 * n)])
     return sel.Scope(config=config)
 
@@ -143,7 +141,7 @@ def test_identical_pairs_each_count():
     question = make_question("Repeated pairs", location="R-01")
     responses = make_responses(question, 4, source="human", start=3000)
     set_gold(responses, [4, 4, 4, 4])
-    config = make_setting("repeat")
+    config = make_stored_setting("repeat")
     make_results(config, responses, [7, 7, 7, 4])
     report = sel.metrics_report(sel.Scope(config=config), bootstrap=0)
     assert report["n_results"] == report["n_counted"] == 4

@@ -8,9 +8,14 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from grading.models import JudgeResult, MetaEvaluation
-from tests.factories import make_imported_gold, make_question, make_responses
-
-from .helpers import make_results, make_setting, set_gold
+from tests.factories import (
+    make_imported_gold,
+    make_question,
+    make_responses,
+    make_results,
+    make_stored_setting,
+    set_gold,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +37,7 @@ def cases():
     synthetic = make_responses(question, 1, source="synthetic", start=50)
     set_gold(human + synthetic, [5] * 5)
     make_imported_gold(human + synthetic, total=5)
-    config = make_setting("rubric-judge")
+    config = make_stored_setting("rubric-judge")
     results = make_results(config, human + synthetic, [8, 3, 5, 6, 4], rationale="The student reaches $f(a)=1/2$.")
     return {"config": config, "results": results, "question": question}
 
@@ -153,7 +158,7 @@ def test_student_text_is_escaped(reviewer_client, cases):
 
 
 def test_category_page_counts(reviewer_client, reviewer, cases):
-    from grading import review_services
+    from grading.review import services as review_services
 
     review_services.confirm_meta_evaluation(cases["results"][0], user=reviewer, category="A")
     review_services.confirm_meta_evaluation(cases["results"][1], user=reviewer, category="C")
@@ -170,7 +175,7 @@ def _grow(n, name):
         question, n, source="synthetic", start=20_000
     )
     set_gold(responses, [i % 9 for i in range(2 * n)])
-    config = make_setting(name)
+    config = make_stored_setting(name)
     make_results(config, responses, [(i * 5) % 9 for i in range(2 * n)])
     return config
 
@@ -207,3 +212,19 @@ def test_odd_input_never_fails(reviewer_client, cases):
     assert response.status_code == 200 and "whole number" in response.content.decode()
     response = reviewer_client.post(reverse("grading:review_prelabel"), {"endpoint": "abc", "setting": cases["config"].pk})
     assert response.status_code == 302
+
+
+def test_propose_categories_without_a_model_says_why(reviewer_client, cases):
+    """The button is never silent: no `required` attribute stops the form in the browser without a
+    word; the server says what is missing, and the field keeps the last model used."""
+    from grading.models import LlmEndpoint
+
+    endpoint = LlmEndpoint.objects.create(name="local", base_url="http://127.0.0.1:9/v1", api_key_env="")
+    page = reviewer_client.get(reverse("grading:review_disagreements"), {"setting": cases["config"].pk})
+    form = page.content.decode().split('id="prelabel"', 1)[1]
+    assert 'name="model"' in form and " required" not in form.split("</form>", 1)[0]
+    response = reviewer_client.post(
+        reverse("grading:review_prelabel"),
+        {"endpoint": endpoint.pk, "setting": cases["config"].pk, "threshold": "2", "model": ""}, follow=True,
+    )
+    assert "Name the model the meta-evaluator should use." in response.content.decode()

@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from grading import review_selectors as sel
-from grading.models import JudgeConfig, MetaEvaluation
+from grading.models import JudgeSetting, MetaEvaluation
+from grading.review import selectors as sel
 from tests.conftest import DEMO_DIR
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +33,7 @@ def _run(*args):
 @pytest.fixture
 def imported(sample_data):
     _run("import_judge_results", str(INPUT))
-    return JudgeConfig.objects.get(kind=JudgeConfig.Kind.EXTERNAL)
+    return JudgeSetting.objects.get(kind=JudgeSetting.Kind.EXTERNAL)
 
 
 def test_queue_holds_exactly_the_cases_two_points_apart(imported):
@@ -65,14 +65,14 @@ def test_label_examples_show_their_categories(imported):
     out = _run("import_meta_eval_labels", str(LABELS))
     assert "4 labels: 2 matched" in out and "2 unmatched" in out
     # sample 1: student 46e81f4a answered 3-07 (gold 9), the label says 3-09 and gt 6
-    assert "(sample 1): student 46e81f4a69db has #" in out and "none with gold 6" in out
+    assert "(sample 1): student 46e81f4a69db has response #" in out and "none with gold 6" in out
     assert "(sample 2): no response by student 6008c53be1894ead933c44a8af53c61a" in out
     labelled = {
         m.result.response.student_id[:8]: (m.category, m.direction, m.judge_score, m.gold_score, m.proposed_by)
         for m in MetaEvaluation.objects.select_related("result__response")
     }
     assert labelled == {"32076523": ("A", "over", 6.0, 3.0, "import"), "07aed84a": ("A", "under", 4.0, 6.0, "import")}
-    setting = JudgeConfig.objects.get(name="released meta-eval labels")
+    setting = JudgeSetting.objects.get(name="released meta-eval labels")
     rows = [json.loads(line) for line in _run("disagreements", "--setting", setting.name).splitlines()]
     assert sorted((row["student_id"][:8], row["category"], row["delta"]) for row in rows) == [
         ("07aed84a", "A", -2.0), ("32076523", "A", 3.0)
@@ -85,7 +85,7 @@ def test_label_examples_show_their_categories(imported):
 
 
 def test_an_expert_label_is_never_overwritten_by_an_import(imported, reviewer):
-    from grading import review_services
+    from grading.review import services as review_services
 
     _run("import_meta_eval_labels", str(LABELS))
     meta = MetaEvaluation.objects.get(result__response__student_id__startswith="32076523")

@@ -4,15 +4,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from grading import review_selectors as sel
-from grading import review_services as services
-from grading.models import JudgeConfig, StepJudgeValidation
-from tests.factories import make_question, make_responses
-
-from .helpers import make_results, make_setting
+from grading.models import JudgeSetting, StepJudgeValidation
+from grading.review import selectors as sel
+from grading.review import services
+from tests.factories import make_question, make_responses, make_results, make_stored_setting
 
 pytestmark = pytest.mark.django_db
-K = JudgeConfig.Kind
+K = JudgeSetting.Kind
 
 VERDICTS = {  # r1 r2 r3 (model-x), r4 r5 (model-y); 1 = the judge passes the solution
     K.INEQ_FINAL_ANSWER: [1, 1, 0, 1, 0],
@@ -32,7 +30,7 @@ def judged():
         response.save()
     results = {}
     for kind, verdicts in VERDICTS.items():
-        results[kind] = make_results(make_setting(f"ineq {kind}", kind=kind), responses, verdicts)
+        results[kind] = make_results(make_stored_setting(f"ineq {kind}", kind=kind), responses, verdicts)
     return {"responses": responses, "results": results}
 
 
@@ -119,6 +117,6 @@ def test_report_query_count_is_flat(reviewer_client, judged):
     question = make_question("Another inequality", location="", kind="relation")
     more = make_responses(question, 60, source="synthetic", start=5000)
     for kind in VERDICTS:
-        config = JudgeConfig.objects.get(kind=kind)
+        config = JudgeSetting.objects.get(kind=kind)
         make_results(config, more, [i % 2 for i in range(60)], key_prefix="more")
     assert measure() == before

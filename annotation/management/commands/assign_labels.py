@@ -2,7 +2,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import selectors, services
+from annotation.labelling import selectors, services
 from annotation.models import Assignment, Exam
 from ocr.filenames import QuestionIndex
 from ocr.selectors import answers_waiting, scan_batch

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.export.writers import FORMATS, write_export
-from annotation.selectors import RESPONSE_FILTERS, filter_responses
 from annotation.models import Response
+from annotation.selectors import RESPONSE_FILTERS, filter_responses
 
 
 class Command(BaseCommand):

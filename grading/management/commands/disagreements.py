@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.export.csv_cells import safe_row
-from grading import review_selectors as selectors
+from grading.review import selectors
 
 FIELDS = ("result", "response", "question", "question_location", "source", "student_id", "setting", "version",
           "gold", "judge_score", "delta", "direction", "category", "proposed_by")

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Question
-from grading import selectors, services
+from grading.judges import generation, selectors
 from grading.models import GenerationRun, LlmEndpoint
 
 
@@ -43,9 +43,9 @@ class Command(BaseCommand):
         if options["question"]:
             questions = questions.filter(pk__in=options["question"])
         params = {k: str(options[k]) for k in ("exam", "kind", "level") if options.get(k)}
-        questions = services._question_selection(params) & questions
+        questions = generation.question_selection(params) & questions
         try:
-            run = services.start_generation_run(
+            run = generation.start_generation_run(
                 endpoint=endpoint, models=options["models"].split(","), temperatures=temperatures,
                 per_cell=options["per_cell"], questions=questions, max_tokens=options["max_tokens"],
                 name=options["name"], enqueue=not options["inline"],
@@ -54,7 +54,7 @@ class Command(BaseCommand):
             raise CommandError(" ".join(exc.messages)) from exc
         self.stdout.write(f"Generation run {run.pk}: {run.n_items} answers to write.")
         if options["inline"]:
-            run = services.run_generation_inline(run)
+            run = generation.run_generation_inline(run)
         elif options["wait"]:
             while run.status == GenerationRun.Status.RUNNING:
                 time.sleep(1.0)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grading import services
+from grading.judges import result_import
 
 
 class Command(BaseCommand):
@@ -26,10 +26,10 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"No such file: {path}")
         try:
-            report = services.import_judge_results(
+            report = result_import.import_judge_results(
                 path.read_bytes(), str(path), model=options["model"], setting_name=options["setting"]
             )
-        except (services.ImportRefused, UnicodeDecodeError) as exc:
+        except (result_import.ImportRefused, UnicodeDecodeError) as exc:
             raise CommandError(f"Nothing was imported. {exc}") from exc
         self.stdout.write(
             f"{report.records} records: {report.created} results created, {report.updated} updated, "

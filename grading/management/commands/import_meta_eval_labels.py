@@ -4,7 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grading import review_services as services
+from grading.judges.result_import import ImportRefused
+from grading.review import services
 
 
 class Command(BaseCommand):
@@ -32,7 +33,6 @@ class Command(BaseCommand):
             if not input_path.is_file():
                 raise CommandError(f"No file {input_path}.")
             input_raw = input_path.read_bytes()
-        from grading.services import ImportRefused
 
         try:
             report = services.import_meta_eval_labels(

@@ -6,7 +6,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.export.csv_cells import safe_row
-from grading import review_selectors as selectors
+from grading.review import selectors
 
 
 class Command(BaseCommand):

@@ -9,8 +9,8 @@ import time
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from grading import selectors, services
-from grading.models import JudgeConfig, JudgeRun
+from grading.judges import selectors, services
+from grading.models import JudgeRun, JudgeSetting
 
 FILTERS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
 
@@ -57,12 +57,12 @@ class Command(BaseCommand):
     def _start(self, options):
         if not options["setting"]:
             raise CommandError("Give --setting NAME (or --resume/--cancel RUN).")
-        configs = JudgeConfig.objects.filter(name=options["setting"])
+        configs = JudgeSetting.objects.filter(name=options["setting"])
         if options["setting_version"]:
             configs = configs.filter(version=options["setting_version"])
         config = configs.order_by("-version").first()
         if config is None:
-            known = ", ".join(sorted(set(JudgeConfig.objects.values_list("name", flat=True)))) or "none yet"
+            known = ", ".join(sorted(set(JudgeSetting.objects.values_list("name", flat=True)))) or "none yet"
             raise CommandError(f"No setting {options['setting']!r} (version {options['setting_version'] or 'any'}). Known: {known}.")
         params = {name: str(options[name]) for name in FILTERS if options.get(name) not in (None, "")}
         ids = None

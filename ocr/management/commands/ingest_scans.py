@@ -2,11 +2,12 @@
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Exam
-from ocr import conf, packets, selectors, services
+from ocr import packets, selectors, services
 from ocr.engines import ENGINES
 
 SUFFIXES = {".jpg", ".jpeg", ".png", ".tif", ".tiff", ".heic", ".heif", ".pdf"}
@@ -35,7 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("--exam", required=True, help="name or id of the exam the questions belong to")
         parser.add_argument("--roster", help="ROSTER.csv of a class PDF: a student_id column, packets in order")
         parser.add_argument("--template", help="TEMPLATE.json of a class PDF: pages_per_student and pages")
-        parser.add_argument("--engine", default=conf.get("OCR_DEFAULT_ENGINE"), choices=sorted(ENGINES))
+        parser.add_argument("--engine", default=settings.OCR_DEFAULT_ENGINE, choices=sorted(ENGINES))
         parser.add_argument("--name", default="", help="batch name")
         parser.add_argument("--user", default="", help="username recorded as the uploader")
         parser.add_argument("--recursive", action="store_true", help="also read sub-folders")

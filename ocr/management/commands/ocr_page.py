@@ -2,9 +2,10 @@
 import json
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from ocr import conf, imaging
+from ocr import imaging
 from ocr.engines import ENGINES, EngineFailed, EngineUnavailable, get_engine
 from ocr.services import engine_input
 
@@ -14,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("image", help="JPEG, PNG, TIFF, HEIC or PDF file")
-        parser.add_argument("--engine", default=conf.get("OCR_DEFAULT_ENGINE"), choices=sorted(ENGINES))
+        parser.add_argument("--engine", default=settings.OCR_DEFAULT_ENGINE, choices=sorted(ENGINES))
         parser.add_argument("--page", type=int, default=1, help="page of a PDF or multi-page TIFF (from 1)")
         parser.add_argument("--json", action="store_true", help="print text, tokens, engine version and time as JSON")
         parser.add_argument("--no-preprocess", action="store_true", help="give the engine the upright page as read")

@@ -1,0 +1,80 @@
+"""Export pages: start an export of the (filtered) responses, follow its progress, download it."""
+from django.http import FileResponse, Http404, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from accounts.decorators import reviewer_required
+from config.shortcuts import get_object_or_404
+
+from ..models import Exam, ExportJob, Question, Response
+from ..selectors import filter_responses
+from .jobs import clean_filters, create_export_job, export_path, fail_stale_jobs
+from .release import release_scope
+from .writers import FORMATS
+
+FORMAT_LABELS = {
+    "realmath": "RealMath-Eval release (JSON array, as published): rubric-scored answers with a gold score only",
+    "jsonl": "Full JSONL (everything; re-importable with import_dataset)",
+    "csv": "Flat CSV tables (responses, annotations, step labels, judge results, ...)",
+    "parquet": "Flat Parquet tables (same tables as CSV)",
+}
+
+
+def job_state(job):
+    """What the job page shows and polls."""
+    return {
+        "id": job.pk, "status": job.status, "done": job.done, "total": job.total, "percent": job.percent,
+        "error": job.error, "file_size": job.file_size,
+        "download": reverse("annotation:export_download", args=[job.pk]) if job.status == ExportJob.Status.DONE else None,
+    }
+
+
+@reviewer_required
+def export_page(request):
+    fail_stale_jobs()
+    error = None
+    if request.method == "POST":
+        try:
+            job = create_export_job(request.user, request.POST.get("format", ""), request.POST)
+        except ValueError as exc:
+            error = str(exc)
+        else:
+            return redirect("annotation:export_job", pk=job.pk)
+    filters = clean_filters(request.POST or request.GET)
+    matching = filter_responses(Response.objects.all(), filters)
+    context = {
+        "formats": [(f, FORMAT_LABELS[f]) for f in FORMATS],
+        "filters": filters,
+        "matching": matching.count(),
+        "matching_release": release_scope(matching).count(),
+        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
+        "exams": Exam.objects.only("id", "name"),
+        "sources": Response.Source.choices,
+        "statuses": Response.Status.choices,
+        "gold_statuses": Response.GoldStatus.choices,
+        "jobs": ExportJob.objects.select_related("created_by")[:20],
+        "error": error,
+    }
+    return render(request, "annotation/export.html", context, status=400 if error else 200)
+
+
+@reviewer_required
+def export_job(request, pk):
+    fail_stale_jobs()
+    job = get_object_or_404(ExportJob, pk=pk)
+    return render(request, "annotation/export_job.html", {"job": job, "state": job_state(job)})
+
+
+@reviewer_required
+def export_job_progress(request, pk):
+    fail_stale_jobs()
+    return JsonResponse(job_state(get_object_or_404(ExportJob, pk=pk)))
+
+
+@reviewer_required
+def export_download(request, pk):
+    job = get_object_or_404(ExportJob, pk=pk, status=ExportJob.Status.DONE)
+    path = export_path(job)
+    if not path.is_file():
+        raise Http404("The export file is no longer on the server; start the export again.")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)

@@ -1,0 +1,335 @@
+"""Labelling pages: my queue, the labelling screen, label history, assignment, agreement and
+adjudication. Thin: they read through selectors and write through services; the labelling
+screen saves through the API (annotation.labelling.api) from static/js/labelling.js."""
+from decimal import Decimal, InvalidOperation
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts.decorators import annotator_required, reviewer_required
+from accounts.roles import is_reviewer
+from config.shortcuts import get_object_or_404
+from ocr.selectors import scan_batch, scan_batches_to_assign
+
+from ..models import Annotation, Assignment, Exam, LabelDraft, Question, Response, StepLabel
+from ..selectors import can_see_scores, id_param, reference_segments
+from ..serializers import LabelDraftSerializer, LabelSerializer
+from . import selectors, services
+from .agreement import MATRIX_METRICS, agreement_report
+from .rules import LabelInvalid, rubric_groups
+
+
+@annotator_required
+def label_queue(request):
+    state = request.GET.get("state") if request.GET.get("state") in selectors.QUEUE_STATES else "todo"
+    page = Paginator(selectors.queue_of(request.user, state), 50).get_page(request.GET.get("page"))
+    counts = selectors.queue_counts(request.user)
+    context = {
+        "page": page,
+        "rows": selectors.queue_rows(request.user, page.object_list),
+        "state": state,
+        "states": selectors.QUEUE_STATES,
+        "querystring": f"state={state}",
+        "held": selectors.held_open_slots(request.user),
+        "counts": counts,
+        "percent": round(100 * counts["done"] / counts["total"]) if counts["total"] else 0,
+        "lock_minutes": int(services.LOCK_TTL.total_seconds() // 60),
+    }
+    return render(request, "annotation/label_queue.html", context)
+
+
+@annotator_required
+@require_POST
+def label_next(request):
+    """Hand out the next unlabelled response (locked) and open it; reviewers without a queue
+    move on to the next response of the same question."""
+    assignment = services.claim_next(request.user)
+    if assignment is not None:
+        return redirect("annotation:label", pk=assignment.response_id)
+    after = id_param(request.POST.get("after"))
+    if after is not None and is_reviewer(request.user):
+        response = Response.objects.filter(pk=after).only("pk", "question_id").first()
+        if response is not None:
+            _, following = selectors.neighbours(request.user, response)
+            if following:
+                return redirect("annotation:label", pk=following)
+    messages.info(request, "Nothing left to label in your queue. Thank you!")
+    return redirect("annotation:label_queue")
+
+
+@annotator_required
+def label_response(request, pk):
+    """The labelling screen for one response: problem, rubric, transcript and the score form."""
+    try:
+        response = selectors.label_page_response(pk)
+    except Response.DoesNotExist as exc:
+        raise Http404("No such response.") from exc
+    user = request.user
+    annotation = _edited_annotation(request, response)
+    if annotation is None and not selectors.can_label(user, response):
+        raise PermissionDenied("This response is not assigned to you. Use “Next” on your queue.")
+    editable = selectors.can_edit_annotation(user, annotation) if annotation else True
+    can_see = can_see_scores(user, response)
+    others = [a for a in selectors.labels_of_response(response) if a.pk != getattr(annotation, "pk", None)] if can_see else []
+    draft = LabelDraft.objects.filter(response=response, user=user).first()
+    if draft is not None and draft.annotation_id != getattr(annotation, "pk", None):
+        draft = None
+    question = response.question
+    previous, following = selectors.neighbours(user, response)
+    # Scan images are served by the ocr app to reviewers only (ocr.views.page_image).
+    can_view_scans = is_reviewer(user)
+    scan_pages = list(response.scan_pages.only("id", "page_number", "response_id").order_by("page_number", "id")) if can_view_scans else []
+    config = {
+        "responseId": response.pk,
+        "transcript": response.transcript,
+        "transcriptHash": response.transcript_hash,
+        "fullScore": str(question.full_score),
+        "groups": _groups_config(question),
+        "label": LabelSerializer(annotation).data if annotation else None,
+        "draft": LabelDraftSerializer(draft).data if draft else None,
+        "editable": editable,
+        "ownLabel": annotation is None or annotation.annotator_id == user.pk,
+        "activeIdleSeconds": services.ACTIVE_IDLE_SECONDS,
+        "verdicts": StepLabel.Verdict.choices,
+        "urls": {
+            "save": reverse("api-my-label", args=[response.pk])
+            if annotation is None or annotation.annotator_id == user.pk
+            else reverse("annotation-detail", args=[annotation.pk]),
+            "draft": reverse("api-label-draft", args=[response.pk]),
+            "previous": reverse("annotation:label", args=[previous]) if previous else None,
+            "page": reverse("annotation:label", args=[response.pk])
+            + (f"?annotation={annotation.pk}" if annotation and annotation.annotator_id != user.pk else ""),
+        },
+    }
+    context = {
+        "response": response,
+        "question": question,
+        "segments": reference_segments(question),
+        "annotation": annotation,
+        "editable": editable,
+        "can_see_scores": can_see,
+        "others": others,
+        "config": config,
+        "counts": selectors.queue_counts(user),
+        "previous": previous,
+        "following": following,
+        "scan_pages": scan_pages,
+        "transcript_changed": bool(annotation and annotation.transcript_hash and annotation.transcript_hash != response.transcript_hash),
+    }
+    return render(request, "annotation/label.html", context)
+
+
+def _edited_annotation(request, response):
+    """The label this page edits: ?annotation=<id> for a reviewer, else the user's own."""
+    wanted = id_param(request.GET.get("annotation"))
+    if wanted is not None and is_reviewer(request.user):
+        return get_object_or_404(
+            Annotation.objects.select_related("annotator", "updated_by").prefetch_related("step_labels__sub_question"),
+            pk=wanted, response=response,
+        )
+    return selectors.own_label(response, request.user)
+
+
+def _groups_config(question):
+    return [
+        {
+            "label": group.label,
+            "max": str(group.max_points) if group.max_points is not None else None,
+            "checkpoints": [
+                {"id": c.id, "points": str(c.points), "cumulative": str(c.cumulative), "text": c.text[:400]}
+                for c in group.checkpoints
+            ],
+        }
+        for group in rubric_groups(question)
+    ]
+
+
+@annotator_required
+def label_history(request, pk):
+    """History of the labels of a response the user may see: versions, step labels, attempts."""
+    response = get_object_or_404(Response.objects.select_related("question__exam"), pk=pk)
+    labels = selectors.labels_of_response(response)
+    if not can_see_scores(request.user, response):
+        labels = [a for a in labels if a.annotator_id == request.user.pk]
+        if not labels:
+            raise PermissionDenied("Blind mode: you have no label on this response yet.")
+    histories = [{"annotation": a, "events": selectors.label_history(a)} for a in labels]
+    return render(request, "annotation/label_history.html", {"response": response, "histories": histories})
+
+
+# --- reviewers ------------------------------------------------------------------------------
+
+
+@reviewer_required
+@require_http_methods(["GET", "POST"])
+def assign(request):
+    annotators = list(get_user_model().objects.filter(groups__name="annotator", is_active=True).order_by("username"))
+    if request.method == "POST":
+        _assign_from_form(request, annotators)
+        return redirect(f"{reverse('annotation:assign')}?{_assign_choices(request.POST).urlencode()}")
+    choices = _assign_choices(request.GET)
+    context = {
+        "choices": choices,
+        "chosen_annotators": set(choices.getlist("annotators")) if "annotators" in choices else None,
+        "annotators": annotators,
+        "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
+        "exams": Exam.objects.only("id", "name"),
+        "batches": scan_batches_to_assign(),
+        "strategies": Assignment.Strategy.choices,
+        "sources": Response.Source.choices,
+        "overview": selectors.assignment_overview(),
+    }
+    return render(request, "annotation/assign.html", context)
+
+
+ASSIGN_FIELDS = ("question", "exam", "batch", "source", "per_response", "strategy")
+
+
+def _assign_choices(data):
+    """The assign form's choices from a POST or the query string, so the form keeps them after a submit."""
+    choices = QueryDict(mutable=True)
+    for name in ASSIGN_FIELDS:
+        if data.get(name):
+            choices[name] = str(data[name])[:20]
+    if data.get("per_response") or data.getlist("annotators"):  # the form was sent: keep its ticks, even none
+        choices.setlist("annotators", [value[:20] for value in data.getlist("annotators")] or [""])
+    return choices
+
+
+def _assign_from_form(request, annotators):
+    post = request.POST
+    question_id, exam_id = id_param(post.get("question")), id_param(post.get("exam"))
+    question = Question.objects.filter(pk=question_id).first() if question_id is not None else None
+    exam = Exam.objects.filter(pk=exam_id).first() if exam_id is not None else None
+    batch_id = id_param(post.get("batch"))
+    batch = scan_batch(batch_id) if batch_id is not None else None
+    if question is None and exam is None and batch is None:
+        messages.error(request, "Choose a question, an exam or a scan batch: nothing was changed.")
+        return
+    responses = selectors.assignable_responses(question, exam, post.get("source"), batch=batch)
+    chosen = [u for u in annotators if str(u.pk) in post.getlist("annotators")]
+    if post.get("action") == "withdraw":
+        removed = services.withdraw_assignments(responses=responses, annotators=chosen or None)
+        messages.success(request, f"Withdrew {removed} unstarted assignment(s).")
+        return
+    try:
+        per_response = int(post.get("per_response", "2"))
+        result = services.assign_responses(
+            responses=responses, annotators=chosen, per_response=per_response,
+            strategy=post.get("strategy", Assignment.Strategy.ROUND_ROBIN), assigned_by=request.user,
+        )
+    except ValueError as exc:  # LabelInvalid is a ValueError
+        messages.error(request, f"Nothing was assigned. {exc}")
+        return
+    messages.success(request, result.summary())
+    if result.short_of_annotators:
+        messages.warning(request, f"{result.short_of_annotators} label(s) could not be given out: too few annotators.")
+
+
+@reviewer_required
+def agreement(request):
+    include_imported = request.GET.get("imported", "1") != "0"
+    ratings, full_scores, names = selectors.agreement_ratings(request.GET, include_imported=include_imported)
+    report = agreement_report(ratings, full_scores, names)
+    metric = request.GET.get("metric") if request.GET.get("metric") in MATRIX_METRICS else "kappa"
+    matrix = [
+        {"rater": rater, "cells": [{"value": v, "other": report["raters"][j]} for j, v in enumerate(row)]}
+        for rater, row in zip(report["raters"], report["matrix"][metric])
+    ]
+    context = {
+        "report": report,
+        "matrix": matrix,
+        "metric": metric,
+        "metric_lower_is_better": metric == "mad",
+        "metrics": MATRIX_METRICS,
+        "filters": request.GET,
+        "include_imported": include_imported,
+        "work": selectors.work_time(request.GET),
+        "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
+        "exams": Exam.objects.only("id", "name"),
+    }
+    return render(request, "annotation/agreement.html", context)
+
+
+def _threshold(request):
+    try:
+        value = Decimal(request.GET.get("threshold") or services.ADJUDICATION_THRESHOLD)
+    except InvalidOperation:
+        return services.ADJUDICATION_THRESHOLD
+    return value if value.is_finite() and value > 0 else services.ADJUDICATION_THRESHOLD
+
+
+@reviewer_required
+def adjudication_queue(request):
+    threshold = _threshold(request)
+    page = Paginator(selectors.adjudication_queue(threshold, request.GET), 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "page": page, "threshold": threshold, "filters": request.GET, "querystring": query.urlencode(),
+        "questions": Question.objects.only("id", "location", "external_id"),
+    }
+    return render(request, "annotation/adjudication_queue.html", context)
+
+
+@reviewer_required
+@require_http_methods(["GET", "POST"])
+def adjudicate(request, pk):
+    response = get_object_or_404(
+        Response.objects.select_related("question__exam").prefetch_related("question__sub_questions", "question__checkpoints"),
+        pk=pk,
+    )
+    labels = selectors.submitted_labels(response)
+    errors = {}
+    if request.method == "POST":
+        errors = _adjudicate_from_form(request, response, labels)
+        if not errors:
+            return redirect(_next_in_adjudication(request, response))
+    threshold = _threshold(request)
+    context = {
+        "response": response,
+        "question": response.question,
+        "labels": labels,
+        "groups": rubric_groups(response.question),
+        "errors": errors,
+        "form": request.POST,
+        "threshold": threshold,
+        "adjudications": response.adjudications.select_related("reviewer", "chosen_annotation__annotator")[:20],
+        "spread": (max(a.total for a in labels) - min(a.total for a in labels)) if len(labels) > 1 else None,
+    }
+    return render(request, "annotation/adjudicate.html", context, status=400 if errors else 200)
+
+
+def _adjudicate_from_form(request, response, labels):
+    post = request.POST
+    chosen = next((a for a in labels if str(a.pk) == post.get("chosen")), None)
+    seen_score = post.get("seen_gold_score") or None
+    try:
+        expected = (Decimal(seen_score) if seen_score else None, post.get("seen_gold_status", response.gold_status))
+        services.adjudicate(
+            response=response, reviewer=request.user, reason=post.get("reason", ""),
+            gold_score=post.get("gold_score") or None, chosen_annotation=chosen, expected=expected,
+        )
+    except LabelInvalid as exc:
+        return exc.errors
+    except services.GoldConflict as exc:
+        return {"conflict": [str(exc)]}
+    except InvalidOperation:
+        return {"gold_score": ["Not a number."]}
+    messages.success(request, f"Gold score of response {response.pk} set.")
+    return {}
+
+
+def _next_in_adjudication(request, response):
+    following = (
+        selectors.adjudication_queue(_threshold(request)).exclude(pk=response.pk).values_list("pk", flat=True).first()
+    )
+    if following:
+        return reverse("annotation:adjudicate", args=[following])
+    return reverse("annotation:adjudication_queue")

@@ -1,0 +1,13 @@
+"""API routes of the judges, under /api/."""
+from rest_framework.routers import SimpleRouter
+
+from . import api
+
+router = SimpleRouter()
+router.register("judge-endpoints", api.LlmEndpointViewSet, basename="judge-endpoint")
+router.register("judge-configs", api.JudgeConfigViewSet, basename="judge-config")
+router.register("judge-runs", api.JudgeRunViewSet, basename="judge-run")
+router.register("judge-results", api.JudgeResultViewSet, basename="judge-result")
+router.register("generation-runs", api.GenerationRunViewSet, basename="generation-run")
+
+urlpatterns = router.urls

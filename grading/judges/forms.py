@@ -1,0 +1,158 @@
+"""Forms of the judge pages: endpoints, judge settings, starting runs and generation runs."""
+import json
+
+from django import forms
+
+from annotation.models import Question
+
+from ..models import JudgeSetting, LlmEndpoint
+from . import access, prompts
+from .kinds import KINDS
+
+
+class EndpointForm(forms.ModelForm):
+    """An endpoint (admins only). The key variable must be on the allow-list (LlmEndpoint.clean)."""
+
+    class Meta:
+        model = LlmEndpoint
+        fields = [
+            "name", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
+            "timeout_seconds", "max_attempts",
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.instance.pk:
+            self.initial["api_key_env"] = ""  # a local server needs none; a remote one names its own
+        self.fields["api_key_env"].help_text = (
+            "Name of the environment variable holding the key; blank if the server needs none. Allowed: "
+            + ", ".join(access.allowed_key_names()) + "."
+        )
+
+
+class JudgeSettingForm(forms.ModelForm):
+    """A judge setting. Saving a used setting makes a new version (see services.update_judge_setting)."""
+
+    extra_body = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2, "class": "mono"}),
+        help_text='Extra request fields as a JSON object, e.g. {"top_p": 0.9}.',
+    )
+
+    class Meta:
+        model = JudgeSetting
+        fields = [
+            "name", "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples",
+            "aggregate", "parse_retries", "price_input_per_1k", "price_output_per_1k", "system_prompt",
+            "prompt_template", "extra_body", "notes", "answer_tolerance", "second_opinion",
+        ]
+        widgets = {
+            "system_prompt": forms.Textarea(attrs={"rows": 2}),
+            "prompt_template": forms.Textarea(attrs={"rows": 14, "class": "mono"}),
+            "notes": forms.Textarea(attrs={"rows": 2}),
+        }
+
+    def __init__(self, *args, editing=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = [(k, label) for k, label in JudgeSetting.Kind.choices if k != JudgeSetting.Kind.EXTERNAL]
+        self.fields["prompt_template"].help_text = (
+            "Leave empty for the kind's default. Placeholders: "
+            + ", ".join(f"{{{{ {name} }}}}" for name in prompts.VARIABLES)
+        )
+        self.fields["answer_tolerance"].required = False  # absent: the IneqMath rule (strict)
+        if self.instance.pk:
+            self.initial["extra_body"] = json.dumps(self.instance.extra_body or {})
+        if editing:
+            self.fields["name"].disabled = True
+            self.fields["kind"].disabled = True
+
+    def clean_extra_body(self):
+        raw = (self.cleaned_data.get("extra_body") or "").strip()
+        if not raw:
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc}.") from exc
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Give a JSON object.")
+        return value
+
+    def clean_answer_tolerance(self):
+        return self.cleaned_data.get("answer_tolerance") or JudgeSetting.AnswerTolerance.STRICT
+
+    def clean_prompt_template(self):
+        template = self.cleaned_data.get("prompt_template") or ""
+        unknown = prompts.unknown_placeholders(template)
+        if unknown:
+            raise forms.ValidationError(f"Unknown placeholders: {', '.join(unknown)}.")
+        return template
+
+    def setting_fields(self):
+        """The cleaned values the services take (everything but the name)."""
+        return {k: v for k, v in self.cleaned_data.items() if k != "name"}
+
+    def validate_unique(self):
+        """Versions share a name; the services check names."""
+
+
+class RunStartForm(forms.Form):
+    config = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), label="Judge setting")
+    note = forms.CharField(max_length=300, required=False)
+
+    def __init__(self, *args, configs=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["config"].queryset = configs if configs is not None else JudgeSetting.objects.all()
+
+
+def _split(value):
+    return [part.strip() for part in (value or "").replace("\n", ",").split(",") if part.strip()]
+
+
+class GenerationRunForm(forms.Form):
+    name = forms.CharField(max_length=200, required=False)
+    endpoint = forms.ModelChoiceField(queryset=LlmEndpoint.objects.all())
+    models = forms.CharField(help_text="Model names, comma separated.", widget=forms.TextInput(attrs={"size": 60}))
+    temperatures = forms.CharField(initial="0, 0.5, 1", help_text="Comma separated, between 0 and 2.")
+    per_cell = forms.IntegerField(min_value=1, max_value=100, initial=1, label="Answers per model × temperature")
+    questions = forms.ModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.SelectMultiple(attrs={"size": 8}))
+    max_tokens = forms.IntegerField(min_value=16, max_value=200000, initial=4096)
+    price_input_per_1k = forms.DecimalField(min_value=0, initial=0, decimal_places=6, max_digits=12)
+    price_output_per_1k = forms.DecimalField(min_value=0, initial=0, decimal_places=6, max_digits=12)
+    system_prompt = forms.CharField(required=False, initial=prompts.GENERATION_SYSTEM, widget=forms.Textarea(attrs={"rows": 2}))
+    prompt_template = forms.CharField(
+        initial=prompts.GENERATION_TEMPLATE, widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
+        help_text="Placeholders: {{ problem }}, {{ choices }}, {{ answer_format }}, {{ full_score }}.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["questions"].queryset = Question.objects.select_related("exam").order_by("exam__name", "location", "id")
+        self.fields["questions"].label_from_instance = lambda q: f"{q.exam.name} · {q.location or q.external_id or q.pk}: {q.statement[:70]}"
+
+    def clean_models(self):
+        models = _split(self.cleaned_data["models"])
+        if not models:
+            raise forms.ValidationError("Name at least one model.")
+        return models
+
+    def clean_temperatures(self):
+        try:
+            values = [float(v) for v in _split(self.cleaned_data["temperatures"])]
+        except ValueError as exc:
+            raise forms.ValidationError("Temperatures are numbers, e.g. 0, 0.5, 1.") from exc
+        if not values or any(v < 0 or v > 2 for v in values):
+            raise forms.ValidationError("Give temperatures between 0 and 2.")
+        return values
+
+    def clean_answer_tolerance(self):
+        return self.cleaned_data.get("answer_tolerance") or JudgeSetting.AnswerTolerance.STRICT
+
+    def clean_prompt_template(self):
+        template = self.cleaned_data["prompt_template"]
+        unknown = prompts.unknown_placeholders(template)
+        if unknown:
+            raise forms.ValidationError(f"Unknown placeholders: {', '.join(unknown)}.")
+        return template
+
+
+KIND_HELP = {key: kind.help for key, kind in KINDS.items()}

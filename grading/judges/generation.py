@@ -1,0 +1,293 @@
+"""Synthetic answers: a generation run asks LLMs to answer questions like students would.
+
+A run plans one item per question x model x temperature x index and is worked through in Celery
+chunk tasks with the same claim, epoch and resume rules as a judge run (see
+grading.judges.services); each written answer becomes a synthetic Response.
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import Count, Max, QuerySet
+from django.utils import timezone
+
+from annotation.models import Question, Response, content_hash
+from annotation.selectors import filter_by_id
+
+from ..models import GenerationItem, GenerationRun, LlmEndpoint
+from . import client as llm
+from . import prompts
+from .services import (
+    CANCEL_CHECK_SECONDS,
+    ChunkReport,
+    RunRefused,
+    cancel_run,
+    check_endpoint_usable,
+    clean_params,
+    endpoint_spec,
+    enqueue_open_items,
+    lease_for,
+    owner_tag,
+    resume_run,
+)
+
+GENERATION_OPEN_STATES = (GenerationItem.State.PENDING, GenerationItem.State.ERROR)
+
+
+def start_generation_run(
+    *, endpoint: LlmEndpoint, models: list[str], temperatures: list[float], per_cell: int = 1,
+    questions: QuerySet[Question] | None = None, params=None, prompt_template: str = "",
+    system_prompt: str | None = None, max_tokens: int = 4096, user=None, name: str = "", price_input_per_1k=0,
+    price_output_per_1k=0, chunk_size: int | None = None, enqueue: bool = True,
+) -> GenerationRun:
+    """Plan one synthetic answer per question × model × temperature × index and queue the run."""
+    models = [m.strip() for m in models if m and m.strip()]
+    temperatures = [float(t) for t in temperatures]
+    if not models or not temperatures:
+        raise RunRefused("Give at least one model and one temperature.")
+    if any(t < 0 or t > 2 for t in temperatures):
+        raise RunRefused("Temperatures lie between 0 and 2.")
+    check_endpoint_usable(endpoint)
+    question_qs = questions if questions is not None else question_selection(params or {})
+    question_ids = list(question_qs.order_by("id").values_list("pk", flat=True))
+    if not question_ids:
+        raise RunRefused("No question matches this selection.")
+    template = prompt_template or prompts.GENERATION_TEMPLATE
+    unknown = prompts.unknown_placeholders(template)
+    if unknown:
+        raise RunRefused(f"Unknown placeholders in the prompt: {', '.join(unknown)}.")
+    with transaction.atomic():
+        run = GenerationRun.objects.create(
+            name=name[:200], endpoint=endpoint, model_names=models, temperatures=temperatures, per_cell=per_cell,
+            system_prompt=prompts.GENERATION_SYSTEM if system_prompt is None else system_prompt,
+            prompt_template=template, max_tokens=max_tokens, selection=clean_params(params),
+            price_input_per_1k=Decimal(str(price_input_per_1k)), price_output_per_1k=Decimal(str(price_output_per_1k)),
+            chunk_size=chunk_size or max(4, min(32, endpoint.max_concurrency)), created_by=user,
+        )
+        next_index = _next_generation_indexes(question_ids, models, temperatures)
+        items = []
+        for question_id in question_ids:
+            for model in models:
+                for temperature in temperatures:
+                    first = next_index.get((question_id, model, temperature), 0)
+                    for offset in range(per_cell):
+                        index = first + offset
+                        items.append(
+                            GenerationItem(
+                                run=run, question_id=question_id, model=model, temperature=temperature, index=index,
+                                student_id=synthetic_student_id(model, temperature, index),
+                            )
+                        )
+        GenerationItem.objects.bulk_create(items, batch_size=500)
+        run.n_items = len(items)
+        run.save(update_fields=["n_items"])
+        epoch = run.epoch
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_generation_run(run.pk, epoch))
+    return run
+
+
+def run_generation_inline(run: GenerationRun, *, complete: Callable | None = None) -> GenerationRun:
+    """Write a generation run's missing answers in this process (no Celery worker needed);
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
+    open_states = GENERATION_OPEN_STATES
+    ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
+    for start in range(0, len(ids), run.chunk_size):
+        process_generation_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size],
+                                 task_id=f"inline-{uuid.uuid4().hex}", complete=complete)
+    _finish_generation_if_complete(run.pk, run.epoch)
+    run.refresh_from_db()
+    return run
+
+
+def synthetic_student_id(model: str, temperature: float, index: int) -> str:
+    """`<model>_t_<temperature>_<n>`, as in the RealMath-Eval release."""
+    return f"{model}_t_{float(temperature):g}_{index}"
+
+
+def question_selection(params) -> QuerySet[Question]:
+    queryset = Question.objects.all()
+    queryset = filter_by_id(queryset, "pk", params.get("question"))
+    queryset = filter_by_id(queryset, "exam_id", params.get("exam"))
+    if params.get("kind") in Question.Kind.values:
+        queryset = queryset.filter(kind=params["kind"])
+    if params.get("level") in ("low", "high"):
+        queryset = queryset.filter(level=params["level"])
+    return queryset
+
+
+def _next_generation_indexes(question_ids, models, temperatures):
+    """Per (question, model, temperature): the first free answer index (planned or written)."""
+    nxt = {}
+    planned = (
+        GenerationItem.objects.filter(question_id__in=question_ids, model__in=models)
+        .values("question_id", "model", "temperature")
+        .annotate(top=Max("index"))
+    )
+    for row in planned:
+        key = (row["question_id"], row["model"], row["temperature"])
+        nxt[key] = max(nxt.get(key, 0), row["top"] + 1)
+    written = (
+        Response.objects.filter(
+            question_id__in=question_ids, source=Response.Source.SYNTHETIC, generator_model__in=models
+        )
+        .values("question_id", "generator_model", "generator_temperature")
+        .annotate(n=Count("id"))
+    )
+    for row in written:
+        key = (row["question_id"], row["generator_model"], row["generator_temperature"])
+        nxt[key] = max(nxt.get(key, 0), row["n"])
+    return {k: v for k, v in nxt.items() if k[2] in temperatures}
+
+
+def enqueue_generation_run(run_id: int, epoch: int) -> int:
+    from . import tasks  # cycle: judges.tasks imports this module
+
+    run = GenerationRun.objects.get(pk=run_id)
+    return enqueue_open_items(run, epoch, GENERATION_OPEN_STATES, tasks.run_generation_chunk, _finish_generation_if_complete)
+
+
+def cancel_generation_run(run: GenerationRun) -> GenerationRun:
+    return cancel_run(run)
+
+
+def resume_generation_run(run: GenerationRun, *, enqueue: bool = True) -> GenerationRun:
+    return resume_run(run, GENERATION_OPEN_STATES, _finish_generation_if_complete, enqueue_generation_run if enqueue else None)
+
+
+def _finish_generation_if_complete(run_id, epoch):
+    if GenerationItem.objects.filter(run_id=run_id, state=GenerationItem.State.PENDING).exists():
+        return False
+    return bool(
+        GenerationRun.objects.filter(pk=run_id, epoch=epoch, status=GenerationRun.Status.RUNNING).update(
+            status=GenerationRun.Status.DONE, finished=timezone.now()
+        )
+    )
+
+
+def generation_messages(run: GenerationRun, question: Question) -> list[dict]:
+    values = {
+        "problem": question.statement,
+        "choices": ("Options:\n" + "\n".join(str(c) for c in question.choices) + "\n") if question.choices else "",
+        "answer_format": prompts.ANSWER_FORMATS.get(question.kind, prompts.ANSWER_FORMATS["rubric"]),
+        "full_score": str(question.full_score),
+    }
+    messages = [{"role": "system", "content": run.system_prompt}] if run.system_prompt else []
+    messages.append({"role": "user", "content": prompts.render(run.prompt_template, values)})
+    return messages
+
+
+def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
+                             complete: Callable | None = None) -> ChunkReport:
+    """Write the synthetic answers of the given items (the body of the Celery chunk task)."""
+    task_id = str(task_id or uuid.uuid4().hex)
+    report = ChunkReport()
+    run = GenerationRun.objects.select_related("endpoint").filter(pk=run_id).first()
+    if run is None or run.epoch != epoch or run.status != GenerationRun.Status.RUNNING:
+        report.skipped = len(item_ids)
+        return report
+    owner = f"gen{owner_tag(run.pk, epoch, task_id)}"
+    lease = lease_for(run.endpoint)
+    target = endpoint_spec(run.endpoint)
+    limiter = llm.limiter_for(target)
+    complete = complete or llm.complete
+    items = list(
+        GenerationItem.objects.filter(
+            run=run, pk__in=item_ids, state__in=GENERATION_OPEN_STATES
+        ).select_related("question")
+    )
+    claimed = [item for item in items if _claim_generation_item(item, run, epoch, task_id, owner, lease)]
+    report.claimed = len(claimed)
+
+    def generate(item):
+        call = llm.CallSpec(model=item.model, temperature=item.temperature, max_tokens=run.max_tokens)
+        messages = generation_messages(run, item.question)
+        try:
+            return messages, complete(target, call, messages, limiter=limiter)
+        except llm.LlmCallFailed as exc:
+            return messages, exc
+        except Exception as exc:  # never let one answer stop the others
+            return messages, llm.LlmCallFailed(str(exc), errors=[{"kind": "exception", "message": str(exc)[:500]}], attempts=0)
+
+    if claimed:
+        width = max(1, min(len(claimed), run.endpoint.max_concurrency))
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="generate") as pool:
+            futures = {pool.submit(generate, item): item for item in claimed}
+            pending, live = set(futures), True
+            while pending:
+                done, pending = wait(pending, timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
+                for future in done:
+                    if not future.cancelled():
+                        _record_generation(run, futures[future], *future.result(), owner)
+                        report.recorded += 1
+                if live and pending and not GenerationRun.objects.filter(
+                    pk=run.pk, epoch=epoch, status=GenerationRun.Status.RUNNING
+                ).exists():
+                    live = False
+                    for future in list(pending):
+                        if future.cancel():
+                            pending.discard(future)
+                            GenerationItem.objects.filter(pk=futures[future].pk, claim_owner=owner).update(
+                                claim_owner="", claimed_at=None
+                            )
+                            report.released += 1
+    _finish_generation_if_complete(run.pk, epoch)
+    return report
+
+
+def _claim_generation_item(item, run, epoch, task_id, owner, lease):
+    current = item.claim_owner
+    if current:
+        run_part = current[3:] if current.startswith("gen") else current
+        if not _may_take_over_generation(run_part, item.claimed_at, run.pk, epoch, task_id, lease):
+            return False
+    return bool(
+        GenerationItem.objects.filter(
+            pk=item.pk, claim_owner=current, state__in=GENERATION_OPEN_STATES
+        ).update(claim_owner=owner, claimed_at=timezone.now())
+    )
+
+
+def _may_take_over_generation(claim, claimed_at, run_id, epoch, task_id, lease):
+    parts = claim.split(":")
+    if len(parts) != 3 or parts[2] == str(task_id) or parts[1] != str(epoch):
+        return True
+    return claimed_at is None or claimed_at < timezone.now() - lease
+
+
+def _record_generation(run, item, messages, answer, owner):
+    now = timezone.now()
+    if isinstance(answer, llm.LlmCallFailed):
+        GenerationItem.objects.filter(pk=item.pk, claim_owner=owner).update(
+            state=GenerationItem.State.ERROR, errors=answer.errors, attempts=answer.attempts,
+            latency_ms=answer.latency_ms, finished=now,
+        )
+        return
+    text = answer.text.strip()
+    fields = {
+        "prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
+        "cost": (Decimal(answer.prompt_tokens) * run.price_input_per_1k
+                 + Decimal(answer.completion_tokens) * run.price_output_per_1k) / Decimal(1000),
+        "latency_ms": answer.latency_ms, "attempts": answer.attempts, "errors": answer.errors, "finished": now,
+    }
+    if not text:
+        fields["errors"] = answer.errors + [{"kind": "empty", "message": "The model returned no text."}]
+        GenerationItem.objects.filter(pk=item.pk, claim_owner=owner).update(state=GenerationItem.State.ERROR, **fields)
+        return
+    prompt_text = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
+    with transaction.atomic():
+        if not GenerationItem.objects.filter(pk=item.pk, claim_owner=owner).update(**fields):
+            return  # another worker took this item over; its answer counts
+        response, _ = Response.objects.get_or_create(
+            question_id=item.question_id, student_id=item.student_id, transcript_hash=content_hash(text),
+            defaults={
+                "source": Response.Source.SYNTHETIC, "transcript": text, "generator_model": item.model,
+                "generator_temperature": item.temperature, "generator_prompt": prompt_text,
+                "extra": {"generation_run": run.pk, "generation_item": item.pk},
+            },
+        )
+        GenerationItem.objects.filter(pk=item.pk).update(state=GenerationItem.State.OK, response=response)

@@ -1,0 +1,323 @@
+"""
+Limits per LLM endpoint that hold across threads, worker processes and machines.
+
+Three limits, each optional: calls in flight at once (concurrency), requests per minute and
+tokens per minute (both over a sliding 60-second window). A 429 with ``Retry-After`` also
+pauses the endpoint for everyone (`cooldown`).
+
+Where the shared state lives:
+
+- ``REDIS_URL`` set: in Redis, updated by Lua scripts (atomic, uses the Redis clock), so the
+  limits hold for any number of workers on any number of machines.
+- otherwise: a small JSON file per endpoint under ``JUDGE_RATELIMIT_DIR`` (default
+  ``var/ratelimit/``), read and written under an exclusive ``fcntl`` lock. This holds across
+  processes on one machine, which is the embedded setup (SQLite, one host). Run workers on
+  several machines only with ``REDIS_URL``.
+
+A call in flight holds a lease that expires (call timeout + a margin), so a worker killed in
+the middle of a call cannot keep its slot forever.
+"""
+import fcntl
+import json
+import os
+import random
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from hashlib import sha1
+from pathlib import Path
+
+from django.conf import settings
+
+WINDOW = 60.0
+CONCURRENCY_POLL = 0.01
+
+
+@dataclass(frozen=True)
+class Limits:
+    key: str
+    max_concurrency: int = 0
+    requests_per_minute: int = 0
+    tokens_per_minute: int = 0
+    lease_seconds: float = 180.0
+    window: float = WINDOW
+
+
+@dataclass
+class Permit:
+    holder: str
+    tokens: int
+
+
+class Limiter:
+    """Blocks until a call to the endpoint may start; release when it ends."""
+
+    def __init__(self, limits, store=None):
+        self.limits = limits
+        self.store = store or default_store()
+        self._local = _local_semaphore(limits.key, limits.max_concurrency)
+
+    def acquire(self, tokens=0):
+        """Wait for a slot and for room in the per-minute budgets; return a Permit."""
+        if self._local is not None:
+            self._local.acquire()
+        try:
+            holder = uuid.uuid4().hex
+            poll = CONCURRENCY_POLL
+            while True:
+                ok, wait = self.store.try_acquire(self.limits, holder, tokens)
+                if ok:
+                    return Permit(holder, tokens)
+                if wait <= CONCURRENCY_POLL:
+                    # Waiting for a slot held elsewhere: back off gently.
+                    wait, poll = poll, min(poll * 1.5, 0.1)
+                time.sleep(min(wait, 5.0) * random.uniform(1.0, 1.1))
+        except BaseException:
+            if self._local is not None:
+                self._local.release()
+            raise
+
+    def release(self, permit, actual_tokens=None):
+        try:
+            self.store.release(self.limits, permit.holder, actual_tokens)
+        finally:
+            if self._local is not None:
+                self._local.release()
+
+    @contextmanager
+    def slot(self, tokens=0):
+        permit = self.acquire(tokens)
+        try:
+            yield permit
+        finally:
+            self.release(permit)
+
+    def cooldown(self, seconds):
+        """Make every worker wait `seconds` before its next call to this endpoint."""
+        if seconds > 0:
+            self.store.cooldown(self.limits, seconds)
+
+
+_semaphores = {}
+_semaphores_lock = threading.Lock()
+
+
+def _local_semaphore(key, size):
+    """In-process gate in front of the shared store, so threads of one worker do not poll it."""
+    if not size:
+        return None
+    with _semaphores_lock:
+        pid_key = (os.getpid(), key, size)
+        if pid_key not in _semaphores:
+            _semaphores[pid_key] = threading.BoundedSemaphore(size)
+        return _semaphores[pid_key]
+
+
+def default_store():
+    """Redis when REDIS_URL is set, else files under JUDGE_RATELIMIT_DIR."""
+    if settings.REDIS_URL:
+        return RedisStore.for_url(settings.REDIS_URL, settings.JUDGE_RATELIMIT_PREFIX)
+    return FileStore(settings.JUDGE_RATELIMIT_DIR)
+
+
+# --- the shared state: one algorithm, two stores -------------------------------------------
+
+def _decide(state, limits, holder, tokens, now):
+    """Prune `state`, then admit `holder` (mutating state) or say how long to wait."""
+    state["holders"] = {h: exp for h, exp in state.get("holders", {}).items() if exp > now}
+    window = limits.window
+    state["requests"] = [t for t in state.get("requests", []) if t > now - window]
+    state["tokens"] = [e for e in state.get("tokens", []) if e[0] > now - window]
+    cooldown = state.get("cooldown_until", 0.0)
+    if cooldown > now:
+        return False, cooldown - now
+    if limits.max_concurrency and len(state["holders"]) >= limits.max_concurrency:
+        return False, 0.0
+    if limits.requests_per_minute and len(state["requests"]) >= limits.requests_per_minute:
+        return False, state["requests"][0] + window - now
+    if limits.tokens_per_minute and state["tokens"]:
+        used = sum(e[1] for e in state["tokens"])
+        if used + tokens > limits.tokens_per_minute:
+            freed, wait = used, 0.0
+            for stamp, count, _ in state["tokens"]:
+                freed -= count
+                wait = stamp + window - now
+                if freed + tokens <= limits.tokens_per_minute:
+                    break
+            return False, max(wait, 0.01)
+    state["holders"][holder] = now + limits.lease_seconds
+    if limits.requests_per_minute:
+        state["requests"].append(now)
+    if limits.tokens_per_minute:
+        state["tokens"].append([now, tokens, holder])
+    return True, 0.0
+
+
+def _settle(state, holder, actual_tokens):
+    state.get("holders", {}).pop(holder, None)
+    if actual_tokens is not None:
+        for entry in state.get("tokens", []):
+            if entry[2] == holder:
+                entry[1] = actual_tokens
+
+
+class FileStore:
+    """Shared state in a JSON file per endpoint, guarded by an exclusive fcntl lock.
+
+    Each process keeps the file open; its threads take a threading lock first (fcntl locks
+    belong to the process, not the thread), then the file lock for the other processes.
+    """
+
+    _handles = {}
+    _handles_lock = threading.Lock()
+
+    def __init__(self, directory):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def _handle(self, key):
+        path = self.directory / f"{sha1(key.encode()).hexdigest()[:20]}.json"
+        with self._handles_lock:
+            entry = self._handles.get((os.getpid(), path))
+            if entry is None:
+                entry = (os.open(path, os.O_RDWR | os.O_CREAT, 0o644), threading.Lock())
+                self._handles[(os.getpid(), path)] = entry
+            return entry
+
+    @contextmanager
+    def _state(self, key):
+        fd, lock = self._handle(key)
+        with lock:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                raw = os.pread(fd, 1 << 22, 0)
+                try:
+                    state = json.loads(raw) if raw else {}
+                except ValueError:
+                    state = {}
+                yield state
+                data = json.dumps(state, separators=(",", ":")).encode()
+                os.pwrite(fd, data, 0)
+                os.ftruncate(fd, len(data))
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def try_acquire(self, limits, holder, tokens):
+        with self._state(limits.key) as state:
+            return _decide(state, limits, holder, tokens, time.time())
+
+    def release(self, limits, holder, actual_tokens=None):
+        with self._state(limits.key) as state:
+            _settle(state, holder, actual_tokens)
+
+    def cooldown(self, limits, seconds):
+        with self._state(limits.key) as state:
+            state["cooldown_until"] = max(state.get("cooldown_until", 0.0), time.time() + seconds)
+
+
+_ACQUIRE_LUA = """
+local holders, reqs, toks, tokn, cool = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local holder = ARGV[1]
+local maxc, rpm, tpm = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local tokens, lease, window = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
+redis.call('ZREMRANGEBYSCORE', reqs, '-inf', now - window)
+local old = redis.call('ZRANGEBYSCORE', toks, '-inf', now - window)
+for _, member in ipairs(old) do redis.call('HDEL', tokn, member) end
+redis.call('ZREMRANGEBYSCORE', toks, '-inf', now - window)
+local until_ = tonumber(redis.call('GET', cool) or '0')
+if until_ > now then return {0, tostring(until_ - now)} end
+if maxc > 0 and redis.call('ZCARD', holders) >= maxc then return {0, '0'} end
+if rpm > 0 and redis.call('ZCARD', reqs) >= rpm then
+  local first = redis.call('ZRANGE', reqs, 0, 0, 'WITHSCORES')
+  return {0, tostring(tonumber(first[2]) + window - now)}
+end
+if tpm > 0 then
+  local used = 0
+  for _, v in ipairs(redis.call('HVALS', tokn)) do used = used + tonumber(v) end
+  if used > 0 and used + tokens > tpm then
+    local entries = redis.call('ZRANGE', toks, 0, -1, 'WITHSCORES')
+    local freed, wait = used, 0.01
+    for i = 1, #entries, 2 do
+      freed = freed - tonumber(redis.call('HGET', tokn, entries[i]) or '0')
+      wait = tonumber(entries[i + 1]) + window - now
+      if freed + tokens <= tpm then break end
+    end
+    if wait < 0.01 then wait = 0.01 end
+    return {0, tostring(wait)}
+  end
+end
+redis.call('ZADD', holders, now + lease, holder)
+if rpm > 0 then redis.call('ZADD', reqs, now, holder) end
+if tpm > 0 then
+  redis.call('ZADD', toks, now, holder)
+  redis.call('HSET', tokn, holder, tokens)
+end
+for _, k in ipairs(KEYS) do redis.call('EXPIRE', k, math.ceil(window + lease)) end
+return {1, '0'}
+"""
+
+_RELEASE_LUA = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+end
+return 1
+"""
+
+_COOLDOWN_LUA = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local until_ = now + tonumber(ARGV[1])
+local current = tonumber(redis.call('GET', KEYS[5]) or '0')
+if until_ > current then redis.call('SET', KEYS[5], tostring(until_), 'EX', math.ceil(tonumber(ARGV[1])) + 1) end
+return 1
+"""
+
+
+class RedisStore:
+    """Shared state in Redis sorted sets, changed only by atomic Lua scripts."""
+
+    _clients = {}
+    _lock = threading.Lock()
+
+    def __init__(self, client, prefix):
+        self.client = client
+        self.prefix = prefix
+        self._acquire = client.register_script(_ACQUIRE_LUA)
+        self._release = client.register_script(_RELEASE_LUA)
+        self._cooldown = client.register_script(_COOLDOWN_LUA)
+
+    @classmethod
+    def for_url(cls, url, prefix):
+        import redis  # imported here: only with REDIS_URL, and ~0.5 s
+
+        with cls._lock:
+            key = (os.getpid(), url)
+            if key not in cls._clients:
+                cls._clients[key] = redis.Redis.from_url(url)
+            return cls(cls._clients[key], prefix)
+
+    def _keys(self, key):
+        base = f"{self.prefix}{{{sha1(key.encode()).hexdigest()[:20]}}}"
+        return [f"{base}:holders", f"{base}:requests", f"{base}:tokens", f"{base}:token-counts", f"{base}:cooldown"]
+
+    def try_acquire(self, limits, holder, tokens):
+        ok, wait = self._acquire(
+            keys=self._keys(limits.key),
+            args=[
+                holder, limits.max_concurrency or 0, limits.requests_per_minute or 0,
+                limits.tokens_per_minute or 0, int(tokens), limits.lease_seconds, limits.window,
+            ],
+        )
+        return bool(int(ok)), float(wait)
+
+    def release(self, limits, holder, actual_tokens=None):
+        self._release(keys=self._keys(limits.key), args=[holder, "" if actual_tokens is None else int(actual_tokens)])
+
+    def cooldown(self, limits, seconds):
+        self._cooldown(keys=self._keys(limits.key), args=[float(seconds)])

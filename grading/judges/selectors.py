@@ -1,0 +1,263 @@
+"""Read-side queries of judges: settings, runs and their progress, results per response."""
+from __future__ import annotations
+
+import statistics
+from decimal import Decimal
+
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
+from django.utils import timezone
+
+from annotation.selectors import id_param, scores_visible_to
+
+from ..models import GenerationItem, GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
+from .kinds import INEQMATH_STEP_KINDS
+
+STALL_SECONDS = 60
+
+
+def _stalled(status, last_activity, started):
+    """A running run with no answer for a while: its worker may be gone; resuming is offered."""
+    if status != "running":
+        return False
+    return (timezone.now() - (last_activity or started)).total_seconds() > STALL_SECONDS
+
+
+def endpoint_list() -> QuerySet[LlmEndpoint]:
+    return LlmEndpoint.objects.annotate(n_configs=Count("judge_configs", distinct=True)).order_by("name")
+
+
+def setting_list(*, include_old: bool = False) -> QuerySet[JudgeSetting]:
+    """Judge settings, newest version of each name first (all versions with include_old)."""
+    queryset = JudgeSetting.objects.select_related("endpoint").annotate(
+        n_results=Count("results", distinct=True), n_runs=Count("runs", distinct=True)
+    )
+    if not include_old:
+        newer = JudgeSetting.objects.filter(name=OuterRef("name"), version__gt=OuterRef("version"))
+        queryset = queryset.annotate(superseded=Exists(newer)).filter(superseded=False)
+    return queryset.order_by("name", "-version")
+
+
+def setting_versions(config: JudgeSetting) -> QuerySet[JudgeSetting]:
+    return (
+        JudgeSetting.objects.filter(name=config.name)
+        .select_related("created_by")
+        .annotate(n_results=Count("results", distinct=True), n_runs=Count("runs", distinct=True))
+        .order_by("-version")
+    )
+
+
+def latest_setting(name: str) -> JudgeSetting | None:
+    return JudgeSetting.objects.filter(name=name).order_by("-version").first()
+
+
+def runnable_settings() -> QuerySet[JudgeSetting]:
+    return setting_list().exclude(kind=JudgeSetting.Kind.EXTERNAL)
+
+
+def _item_counts():
+    states = JudgeRunItem.State
+    return {
+        "n_done": Count("items", filter=~Q(items__state=states.PENDING)),
+        "n_ok": Count("items", filter=Q(items__state=states.OK)),
+        "n_invalid": Count("items", filter=Q(items__state=states.INVALID)),
+        "n_error": Count("items", filter=Q(items__state=states.ERROR)),
+        "n_cached": Count("items", filter=Q(items__cached=True)),
+    }
+
+
+def run_list(params=None) -> QuerySet[JudgeRun]:
+    queryset = JudgeRun.objects.select_related("config", "created_by").annotate(**_item_counts())
+    params = params or {}
+    if params.get("status") in JudgeRun.Status.values:
+        queryset = queryset.filter(status=params["status"])
+    if id_param(params.get("config")) is not None:
+        queryset = queryset.filter(config_id=id_param(params["config"]))
+    return queryset.order_by("-created")
+
+
+def run_detail(pk: int) -> JudgeRun:
+    return JudgeRun.objects.select_related("config__endpoint", "created_by").get(pk=pk)
+
+
+def run_progress(run: JudgeRun) -> dict:
+    """Counts, tokens, cost and latency of a run, for the live progress bar (three queries)."""
+    counts = dict(run.items.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
+    n_cached = run.items.filter(cached=True).count()
+    produced = JudgeResult.objects.filter(run=run).exclude(status=JudgeResult.Status.RUNNING).exclude(
+        copied_from__isnull=False
+    )
+    totals = produced.aggregate(
+        calls=Count("id"), prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost"),
+        latency=Sum("latency_ms"), attempts=Sum("attempts"), last=Max("finished"),
+    )
+    latencies = sorted(produced.exclude(latency_ms__isnull=True).values_list("latency_ms", flat=True)[:5000])
+    pending = counts.get(JudgeRunItem.State.PENDING, 0)
+    done = run.n_items - pending
+    end = run.finished or timezone.now()
+    last = max(filter(None, (totals["last"], run.resumed)), default=None)
+    stalled = _stalled(run.status, last, run.resumed or run.created)
+    elapsed = max((end - (run.resumed or run.created)).total_seconds(), 0.0)
+    return {
+        "run": run.pk,
+        "status": run.status,
+        "epoch": run.epoch,
+        "total": run.n_items,
+        "done": done,
+        "pending": pending,
+        "ok": counts.get(JudgeRunItem.State.OK, 0),
+        "invalid": counts.get(JudgeRunItem.State.INVALID, 0),
+        "error": counts.get(JudgeRunItem.State.ERROR, 0),
+        "cached": n_cached,
+        "percent": round(100.0 * done / run.n_items, 1) if run.n_items else 100.0,
+        "judged": totals["calls"] or 0,
+        "attempts": totals["attempts"] or 0,
+        "prompt_tokens": totals["prompt"] or 0,
+        "completion_tokens": totals["completion"] or 0,
+        "cost": str((totals["cost"] or Decimal(0)).quantize(Decimal("0.0001"))),
+        "latency_ms_mean": round(statistics.fmean(latencies)) if latencies else None,
+        "latency_ms_p50": _percentile(latencies, 50),
+        "latency_ms_p95": _percentile(latencies, 95),
+        "elapsed_s": round(elapsed, 1),
+        "last_activity": totals["last"].isoformat() if totals["last"] else None,
+        "stalled": stalled,
+        "can_cancel": run.status == JudgeRun.Status.RUNNING,
+        "can_resume": run.status == JudgeRun.Status.CANCELLED or stalled
+        or (run.status == JudgeRun.Status.DONE and counts.get(JudgeRunItem.State.ERROR, 0) > 0),
+    }
+
+
+def _percentile(values, q):
+    if not values:
+        return None
+    index = min(len(values) - 1, max(0, round(q / 100 * (len(values) - 1))))
+    return values[index]
+
+
+def run_items(run: JudgeRun, params=None) -> QuerySet[JudgeRunItem]:
+    """The run's items with their results, for the results table."""
+    queryset = run.items.select_related("response", "result").order_by("id")
+    params = params or {}
+    if params.get("state") in JudgeRunItem.State.values:
+        queryset = queryset.filter(state=params["state"])
+    if params.get("cached") in ("1", "0"):
+        queryset = queryset.filter(cached=params["cached"] == "1")
+    return queryset.defer("response__transcript", "response__judge_query", "response__generator_prompt")
+
+
+def results_for_response(response) -> list[JudgeResult]:
+    """The newest finished result of each setting for a response (one query)."""
+    rows = (
+        JudgeResult.objects.filter(response=response)
+        .exclude(status=JudgeResult.Status.RUNNING)
+        .select_related("config")
+        .order_by("config__name", "-config__version", "-id")
+    )
+    newest = {}
+    for row in rows:
+        newest.setdefault(row.config_id, row)
+    return list(newest.values())
+
+
+def ineqmath_overall(results) -> bool | None:
+    """IneqMath: correct overall only if the final-answer judge and all four step judges pass.
+
+    Returns None until each of the five judges has a valid verdict; the newest result of each
+    kind counts.
+    """
+    by_kind = {}
+    for result in sorted(results, key=lambda r: r.pk, reverse=True):
+        if result.status == JudgeResult.Status.OK and result.config.kind in ("ineq_final_answer", *INEQMATH_STEP_KINDS):
+            by_kind.setdefault(result.config.kind, result)
+    needed = ("ineq_final_answer", *INEQMATH_STEP_KINDS)
+    if any(kind not in by_kind for kind in needed):
+        return None
+    return all(by_kind[kind].score == 1.0 for kind in needed)
+
+
+def visible_results(user) -> QuerySet[JudgeResult]:
+    """Judge results a user may see (the blind rule, annotation.selectors.scores_visible_to)."""
+    queryset = JudgeResult.objects.exclude(status=JudgeResult.Status.RUNNING)
+    visible = scores_visible_to(user, via="response__")
+    return queryset if visible is None else queryset.filter(visible)
+
+
+def generation_run_list() -> QuerySet[GenerationRun]:
+    states = GenerationItem.State
+    return (
+        GenerationRun.objects.select_related("endpoint", "created_by")
+        .annotate(
+            n_done=Count("items", filter=~Q(items__state=states.PENDING)),
+            n_error=Count("items", filter=Q(items__state=states.ERROR)),
+        )
+        .order_by("-created")
+    )
+
+
+def generation_progress(run: GenerationRun) -> dict:
+    counts = dict(run.items.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
+    totals = run.items.aggregate(
+        prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost"), latency=Sum("latency_ms"),
+        answered=Count("id", filter=Q(latency_ms__isnull=False)), last=Max("finished"),
+    )
+    pending = counts.get(GenerationItem.State.PENDING, 0)
+    done = run.n_items - pending
+    end = run.finished or timezone.now()
+    last = max(filter(None, (totals["last"], run.resumed)), default=None)
+    stalled = _stalled(run.status, last, run.resumed or run.created)
+    return {
+        "run": run.pk,
+        "status": run.status,
+        "epoch": run.epoch,
+        "total": run.n_items,
+        "done": done,
+        "pending": pending,
+        "ok": counts.get(GenerationItem.State.OK, 0),
+        "error": counts.get(GenerationItem.State.ERROR, 0),
+        "percent": round(100.0 * done / run.n_items, 1) if run.n_items else 100.0,
+        "prompt_tokens": totals["prompt"] or 0,
+        "completion_tokens": totals["completion"] or 0,
+        "cost": str((totals["cost"] or Decimal(0)).quantize(Decimal("0.0001"))),
+        "latency_ms_mean": round(totals["latency"] / totals["answered"]) if totals["answered"] else None,
+        "elapsed_s": round(max((end - (run.resumed or run.created)).total_seconds(), 0.0), 1),
+        "last_activity": totals["last"].isoformat() if totals["last"] else None,
+        "stalled": stalled,
+        "can_cancel": run.status == GenerationRun.Status.RUNNING,
+        "can_resume": run.status == GenerationRun.Status.CANCELLED or stalled
+        or (run.status == GenerationRun.Status.DONE and counts.get(GenerationItem.State.ERROR, 0) > 0),
+    }
+
+
+def generation_items(run: GenerationRun) -> QuerySet[GenerationItem]:
+    return run.items.select_related("question", "response").order_by("id")
+
+
+SECOND_OPINION_ORDER = {"disagree": 0, "theirs-only": 1, "ours-only": 2}
+
+
+def cas_disagreements(run, limit=200):
+    """Results of a CAS run where Math-Verify's second opinion differs from the CAS verdict.
+
+    Both decided and different first, then those only Math-Verify decided, then those only the
+    CAS decided; each row: response id, result id, extracted answer, gold, both verdicts, why.
+    Returns (rows, counts by kind: ``disagree``, ``theirs_only``, ``ours_only``).
+    """
+    rows = (
+        run.items.filter(result__step_verdicts__cas__has_key="second_opinion")
+        .values_list("response_id", "result_id", "result__step_verdicts")
+        .order_by("id")
+    )
+    found, counts = [], {key.replace("-", "_"): 0 for key in SECOND_OPINION_ORDER}
+    for response_id, result_id, verdicts in rows:
+        cas = (verdicts or {}).get("cas") or {}
+        agreement = cas.get("agreement")
+        if agreement not in SECOND_OPINION_ORDER:
+            continue
+        counts[agreement.replace("-", "_")] += 1
+        found.append({
+            "response_id": response_id, "result_id": result_id, "agreement": agreement,
+            "extracted": verdicts.get("extracted", ""), "gold": verdicts.get("gold", ""),
+            "ours": cas.get("equivalent"), "theirs": (cas.get("second_opinion") or {}).get("equivalent"),
+            "explanation": cas.get("explanation", ""),
+        })
+    found.sort(key=lambda row: SECOND_OPINION_ORDER[row["agreement"]])
+    return found[:limit], counts

@@ -1,0 +1,730 @@
+"""
+Judge settings, judge runs, synthetic answer generation and imported judge results.
+
+How a run stays correct with many workers, redeliveries and kills (SQLite and PostgreSQL):
+
+- A run's selection is fixed when it starts: one JudgeRunItem per response. Items are sent to
+  Celery in chunks, each chunk task tagged with the run's *epoch*.
+- A result row is keyed by (setting version, response, cache key) under a unique constraint,
+  and is created the moment a worker claims the work (status running, ``claim_owner`` =
+  run:epoch:task). So no two rows can exist for the same work, whatever happens.
+- Before calling, a worker reuses a finished result with the same key (same response, or a
+  response with the same content: copied without a call). A re-run of an unchanged setting
+  therefore makes no call at all.
+- A claim is taken over when it belongs to an older epoch or another run (the run was resumed
+  or is a rerun), to a previous delivery of the same task (the worker died and the broker
+  redelivered), or when its lease ran out. A worker writes its answer only where it still owns
+  the claim (compare-and-swap on ``claim_owner``); a late writer changes nothing.
+- Cancel sets the status; chunk tasks stop taking new work and give back what they had not
+  started. Resume raises the epoch (queued tasks of older epochs then do nothing) and queues
+  every item that has no finished result, including those a killed worker had claimed.
+
+LLM calls run in threads inside a chunk task (up to the endpoint's concurrency); only the
+task's main thread touches the database.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.models import Response
+from annotation.selectors import filter_responses
+
+from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
+from . import client as llm
+from . import prompts
+from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
+
+FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
+OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
+CANCEL_CHECK_SECONDS = 0.5
+CAS_THREADS = 4
+
+
+class RunRefused(ValidationError):
+    """A run cannot start as asked (the message says why); nothing was created."""
+
+
+# --- endpoints and judge settings ----------------------------------------------------------
+
+ENDPOINT_FIELDS = (
+    "name", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
+    "timeout_seconds", "max_attempts",
+)
+CONFIG_FIELDS = (
+    "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
+    "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
+    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion",
+)
+
+
+def save_endpoint(endpoint: LlmEndpoint | None = None, **fields) -> LlmEndpoint:
+    """Create or change an endpoint (admins only: it says where keys are sent). Limits may change
+    at any time: they do not change results. The key variable and host must be allowed
+    (LlmEndpoint.clean); a key variable that is allowed but not set saves, see `endpoint_warnings`."""
+    endpoint = endpoint or LlmEndpoint()
+    for name, value in fields.items():
+        if name not in ENDPOINT_FIELDS:
+            raise ValidationError(f"Unknown endpoint field {name}.")
+        setattr(endpoint, name, value)
+    endpoint.full_clean()
+    endpoint.save()
+    return endpoint
+
+
+def endpoint_warnings(endpoint: LlmEndpoint) -> list[str]:
+    """Why runs on a saved endpoint would be refused from this process right now (empty: none)."""
+    if not (endpoint.base_url or settings.OPENAI_BASE_URL):
+        return ["No base URL, and OPENAI_BASE_URL is not set: runs on this endpoint will be refused."]
+    try:
+        llm.check_endpoint(endpoint_spec(endpoint))
+    except llm.MissingApiKey:
+        return [
+            f"The API key variable {endpoint.api_key_env} is not set in the web server's environment (nor as a "
+            "mounted secret): runs on this endpoint will be refused until it is set where the web server and "
+            "the workers run. Leave the variable blank if the server needs no key."
+        ]
+    except llm.EndpointUnusable as exc:
+        return [str(exc)]
+    return []
+
+
+def setting_is_used(config: JudgeSetting) -> bool:
+    """A setting that has produced results or runs is frozen: every result names what made it."""
+    return config.results.exists() or config.runs.exists()
+
+
+def _check_config(config):
+    unknown = prompts.unknown_placeholders(config.prompt_template) + prompts.unknown_placeholders(
+        config.system_prompt
+    )
+    if unknown:
+        raise ValidationError({"prompt_template": f"Unknown placeholders: {', '.join(unknown)}."})
+    if config.kind not in (JudgeSetting.Kind.CAS_FINAL_ANSWER, JudgeSetting.Kind.EXTERNAL):
+        errors = {}
+        if config.endpoint_id is None:
+            errors["endpoint"] = "This kind of judge calls an LLM: choose an endpoint."
+        if not config.model:
+            errors["model"] = "Name the model to call."
+        if errors:
+            raise ValidationError(errors)
+    if not isinstance(config.extra_body, dict):
+        raise ValidationError({"extra_body": "Give a JSON object."})
+    config.full_clean(validate_unique=False)
+
+
+def create_judge_setting(*, name: str, user=None, **fields) -> JudgeSetting:
+    """A new setting (version 1). The name must be new; edit an existing setting instead."""
+    if JudgeSetting.objects.filter(name=name).exists():
+        raise ValidationError({"name": f"A setting named {name!r} exists; edit it to make a new version."})
+    config = JudgeSetting(name=name, version=1, created_by=user)
+    _apply_config_fields(config, fields)
+    _check_config(config)
+    config.save()
+    return config
+
+
+def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeSetting:
+    """Change a setting: in place while unused, else as a new version (returned).
+
+    Imported (external) settings describe results made elsewhere and are never changed."""
+    if config.kind == JudgeSetting.Kind.EXTERNAL:
+        raise ValidationError("Imported settings describe results made elsewhere and cannot be edited or versioned.")
+    changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
+    if not changed:
+        return config
+    if not setting_is_used(config):
+        _apply_config_fields(config, changed)
+        _check_config(config)
+        config.save()
+        return config
+    with transaction.atomic():
+        latest = JudgeSetting.objects.filter(name=config.name).aggregate(v=Max("version"))["v"] or config.version
+        new = JudgeSetting(name=config.name, version=latest + 1, previous=config, created_by=user)
+        for name in CONFIG_FIELDS:
+            setattr(new, name, getattr(config, name))
+        _apply_config_fields(new, changed)
+        _check_config(new)
+        new.save()
+    return new
+
+
+def _apply_config_fields(config, fields):
+    for name, value in fields.items():
+        if name not in CONFIG_FIELDS:
+            raise ValidationError(f"Unknown setting field {name}.")
+        setattr(config, name, value)
+
+
+def judge_spec(config: JudgeSetting) -> JudgeSpec:
+    return JudgeSpec(
+        kind=config.kind,
+        model=config.model,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        reasoning_effort=config.reasoning_effort,
+        samples=config.samples,
+        aggregate=config.aggregate,
+        system_prompt=config.system_prompt,
+        prompt_template=config.prompt_template,
+        extra_body=dict(config.extra_body or {}),
+        parse_retries=config.parse_retries,
+        answer_tolerance=config.answer_tolerance,
+        second_opinion=config.second_opinion,
+    )
+
+
+def endpoint_spec(endpoint: LlmEndpoint) -> llm.EndpointSpec:
+    return llm.EndpointSpec(
+        key=f"endpoint:{endpoint.pk}",
+        base_url=endpoint.base_url or settings.OPENAI_BASE_URL,
+        api_key_env=endpoint.api_key_env,
+        timeout=endpoint.timeout_seconds,
+        max_attempts=endpoint.max_attempts,
+        max_concurrency=endpoint.max_concurrency,
+        requests_per_minute=endpoint.requests_per_minute,
+        tokens_per_minute=endpoint.tokens_per_minute,
+    )
+
+
+def check_endpoint_usable(endpoint: LlmEndpoint) -> None:
+    """Refuse a run whose endpoint cannot be called from here (no URL, host or key not allowed, key unset)."""
+    if not (endpoint.base_url or settings.OPENAI_BASE_URL):
+        raise RunRefused(f"Endpoint {endpoint} has no base URL and OPENAI_BASE_URL is not set.")
+    try:
+        llm.check_endpoint(endpoint_spec(endpoint))
+    except llm.MissingApiKey as exc:
+        raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
+    except llm.EndpointUnusable as exc:
+        raise RunRefused(f"Endpoint {endpoint}: {exc}") from exc
+
+
+# --- judge inputs and cache keys -----------------------------------------------------------
+
+def judge_input(response: Response) -> JudgeInput:
+    question = response.question
+    return JudgeInput(
+        response_id=response.pk,
+        problem=question.statement,
+        reference=question.reference_solution,
+        response=response.transcript,
+        full_score=float(question.full_score),
+        question_kind=question.kind,
+        gold_answer=question.gold_answer,
+        choices=tuple(str(c) for c in (question.choices or [])),
+        judge_query=response.judge_query,
+    )
+
+
+def cache_key(config: JudgeSetting, fingerprint: str) -> str:
+    """Hash of (setting version, everything the judge is shown about the response)."""
+    digest = hashlib.sha256(f"{config.pk}:{config.name}:{config.version}\n".encode())
+    digest.update(fingerprint.encode("utf-8"))
+    return digest.hexdigest()
+
+
+# --- judge runs ----------------------------------------------------------------------------
+
+def start_judge_run(
+    config: JudgeSetting, *, params=None, response_ids: Iterable[int] | None = None, user=None,
+    chunk_size: int | None = None, note: str = "", enqueue: bool = True,
+) -> JudgeRun:
+    """Fix the selection, create the run and queue it (after the transaction commits).
+
+    With ``enqueue=False`` nothing is sent to Celery: call `run_inline` to do the work here.
+    """
+    if config.kind == JudgeSetting.Kind.EXTERNAL:
+        raise RunRefused("Imported (external) settings cannot be run.")
+    kind = get_kind(config.kind)
+    if kind.uses_llm:
+        if config.endpoint is None or not config.model:
+            raise RunRefused(f"Setting {config} needs an endpoint and a model.")
+        check_endpoint_usable(config.endpoint)
+    queryset = Response.objects.all()
+    if response_ids is not None:
+        queryset = queryset.filter(pk__in=list(response_ids))
+    queryset = filter_responses(queryset, params or {}).order_by("question_id", "id")
+    ids = list(queryset.values_list("pk", flat=True))
+    if not ids:
+        raise RunRefused("No response matches this selection.")
+    chunk_size = chunk_size or _default_chunk_size(config)
+    with transaction.atomic():
+        run = JudgeRun.objects.create(
+            config=config, selection=clean_params(params), n_items=len(ids), chunk_size=chunk_size,
+            created_by=user, note=note[:300],
+        )
+        JudgeRunItem.objects.bulk_create((JudgeRunItem(run=run, response_id=pk) for pk in ids), batch_size=500)
+        epoch = run.epoch
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_judge_run(run.pk, epoch))
+    return run
+
+
+def _default_chunk_size(config):
+    """Several rounds of the endpoint's concurrency per task: few broker round trips, and a
+    chunk streams its calls, so one slow answer does not hold up the rest."""
+    if config.endpoint is None:
+        return 32
+    return max(16, min(256, 4 * config.endpoint.max_concurrency))
+
+
+def clean_params(params) -> dict:
+    if not params:
+        return {}
+    getter = params.get
+    return {key: getter(key) for key in params if getter(key) not in (None, "") and key != "page"}
+
+
+def task_queue() -> str | None:
+    """The Celery queue for judge and generation tasks (settings.JUDGE_TASK_QUEUE; default queue if unset)."""
+    return settings.JUDGE_TASK_QUEUE or None
+
+
+def enqueue_judge_run(run_id: int, epoch: int) -> int:
+    """Send every open item of a run to the workers, in chunks tagged with `epoch`."""
+    from . import tasks  # cycle: judges.tasks imports this module
+
+    return enqueue_open_items(JudgeRun.objects.get(pk=run_id), epoch, OPEN_ITEM_STATES, tasks.run_judge_chunk, _finish_if_complete)
+
+
+def cancel_judge_run(run: JudgeRun) -> JudgeRun:
+    """Stop a run: workers finish the calls in flight and take no new work."""
+    return cancel_run(run)
+
+
+def resume_judge_run(run: JudgeRun, *, enqueue: bool = True) -> JudgeRun:
+    """Queue again every item without a finished result (pending, failed, or lost with a worker)."""
+    return resume_run(run, OPEN_ITEM_STATES, _finish_if_complete, enqueue_judge_run if enqueue else None)
+
+
+def enqueue_open_items(run, epoch: int, open_states, chunk_task, finish_if_complete: Callable) -> int:
+    ids = list(run.items.filter(state__in=open_states).order_by("id").values_list("pk", flat=True))
+    if not ids:
+        finish_if_complete(run.pk, epoch)
+        return 0
+    for start in range(0, len(ids), run.chunk_size):
+        chunk_task.apply_async(args=[run.pk, epoch, ids[start : start + run.chunk_size]], queue=task_queue())
+    return len(ids)
+
+
+def cancel_run(run):
+    """Cancel a judge or generation run that is still running."""
+    model = type(run)
+    model.objects.filter(pk=run.pk, status=model.Status.RUNNING).update(
+        status=model.Status.CANCELLED, finished=timezone.now()
+    )
+    run.refresh_from_db()
+    return run
+
+
+def resume_run(run, open_states, finish_if_complete, enqueue_run):
+    """Start a new epoch for a run with open items; chunks of older epochs are then ignored."""
+    model = type(run)
+    with transaction.atomic():
+        run = model.objects.select_for_update().get(pk=run.pk)
+        if not run.items.filter(state__in=open_states).exists():
+            if run.status == model.Status.RUNNING:
+                finish_if_complete(run.pk, run.epoch)
+                run.refresh_from_db()
+            return run
+        run.epoch += 1
+        run.status = model.Status.RUNNING
+        run.resumed = timezone.now()
+        run.finished = None
+        run.save(update_fields=["epoch", "status", "resumed", "finished"])
+        epoch = run.epoch
+        if enqueue_run:
+            transaction.on_commit(lambda: enqueue_run(run.pk, epoch))
+    return run
+
+
+def run_inline(run: JudgeRun, *, complete: Callable | None = None) -> JudgeRun:
+    """Do a run's open work in this process, chunk after chunk (no Celery worker needed).
+
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
+    ids = list(run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True))
+    for start in range(0, len(ids), run.chunk_size):
+        process_judge_chunk(run.pk, run.epoch, ids[start : start + run.chunk_size], task_id=f"inline-{uuid.uuid4().hex}",
+                            complete=complete)
+    _finish_if_complete(run.pk, run.epoch)
+    run.refresh_from_db()
+    return run
+
+
+def _run_is_live(run_id, epoch):
+    return JudgeRun.objects.filter(pk=run_id, epoch=epoch, status=JudgeRun.Status.RUNNING).exists()
+
+
+def _finish_if_complete(run_id, epoch):
+    if JudgeRunItem.objects.filter(run_id=run_id, state=JudgeRunItem.State.PENDING).exists():
+        return False
+    return bool(
+        JudgeRun.objects.filter(pk=run_id, epoch=epoch, status=JudgeRun.Status.RUNNING).update(
+            status=JudgeRun.Status.DONE, finished=timezone.now()
+        )
+    )
+
+
+def owner_tag(run_id: int, epoch: int, task_id: str) -> str:
+    return f"{run_id}:{epoch}:{task_id}"
+
+
+def lease_for(endpoint: LlmEndpoint | None, samples: int = 1, retries: int = 0) -> timedelta:
+    if endpoint is None:
+        return timedelta(minutes=10)
+    per_call = endpoint.timeout_seconds * endpoint.max_attempts + 120
+    return timedelta(seconds=per_call * max(1, samples) * (1 + retries) + 60)
+
+
+def may_take_over(
+    claim_owner: str, claimed_at: datetime | None, *, run_id: int, epoch: int, task_id: str, lease: timedelta,
+    now: datetime | None = None,
+) -> bool:
+    """Whether a running claim by `claim_owner` may be taken by task `task_id` of run:epoch."""
+    parts = (claim_owner or "").split(":")
+    if len(parts) != 3:
+        return True
+    owner_run, owner_epoch, owner_task = parts
+    if owner_task == str(task_id):
+        return True  # the broker redelivered this very task: its first delivery died
+    if owner_run == str(run_id) and owner_epoch != str(epoch):
+        return True  # this run was resumed since
+    if owner_run != str(run_id):
+        other = JudgeRun.objects.filter(pk=owner_run if owner_run.isdigit() else None).values("epoch", "status").first()
+        if other is None or other["status"] != JudgeRun.Status.RUNNING or str(other["epoch"]) != owner_epoch:
+            return True  # the other run stopped or moved on
+    return claimed_at is None or claimed_at < (now or timezone.now()) - lease
+
+
+@dataclass
+class _Job:
+    item: JudgeRunItem
+    result: JudgeResult
+    judge_input: JudgeInput
+
+
+@dataclass
+class ChunkReport:
+    claimed: int = 0
+    cached: int = 0
+    deferred: int = 0
+    recorded: int = 0
+    released: int = 0
+    skipped: int = 0
+    notes: list = field(default_factory=list)
+
+
+def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
+                        complete: Callable | None = None) -> ChunkReport:
+    """Judge the given items of a run (the body of the Celery chunk task)."""
+    task_id = str(task_id or uuid.uuid4().hex)
+    report = ChunkReport()
+    run = JudgeRun.objects.select_related("config__endpoint").filter(pk=run_id).first()
+    if run is None or run.epoch != epoch or run.status != JudgeRun.Status.RUNNING:
+        report.skipped = len(item_ids)
+        return report
+    config = run.config
+    kind, spec = get_kind(config.kind), judge_spec(config)
+    owner = owner_tag(run.pk, epoch, task_id)
+    lease = lease_for(config.endpoint, config.samples, config.parse_retries)
+    items = list(
+        JudgeRunItem.objects.filter(run=run, pk__in=item_ids, state__in=OPEN_ITEM_STATES)
+        .select_related("response__question")
+        .order_by("id")
+    )
+    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete)
+    for item, key in deferred:
+        _wait_for_other_owner(run, epoch, item, key, lease, report)
+    _finish_if_complete(run.pk, epoch)
+    return report
+
+
+def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete=None):
+    """Keep up to `width` judgements in flight, claiming items in small batches just before
+    they start and writing answers in batches as they come back.
+
+    A response whose content is being judged right now waits for that answer and then gets
+    a copy (or claims the work itself if that judgement failed). Returns the items a live
+    worker elsewhere is on.
+    """
+    config = run.config
+    call = make_caller(config.endpoint, spec, complete)
+    width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
+    queue = deque((item, judge_input(item.response)) for item in items)
+    waiting, in_flight, deferred = {}, {}, []
+    live, checked = True, time.monotonic()
+    with ThreadPoolExecutor(max_workers=min(width, max(1, len(items))), thread_name_prefix="judge") as pool:
+        while in_flight or (queue and live):
+            if live and queue and len(in_flight) < width:
+                batch, busy = [], {job.result.cache_key for job in in_flight.values()}
+                while queue and len(batch) < width - len(in_flight):
+                    item, the_input = queue.popleft()
+                    key = cache_key(config, kind.fingerprint(spec, the_input))
+                    if key in busy:
+                        waiting.setdefault(key, []).append((item, the_input))
+                        continue
+                    busy.add(key)
+                    batch.append((item, the_input, key))
+                for item, the_input, key, claimed in _claim_batch(run, batch, owner, task_id, lease, report):
+                    if claimed == "deferred":
+                        deferred.append((item, key))
+                    if claimed is None or claimed == "deferred":
+                        queue.extendleft(reversed(waiting.pop(key, [])))
+                        continue
+                    report.claimed += 1
+                    in_flight[pool.submit(kind.evaluate, spec, the_input, call)] = _Job(item, claimed, the_input)
+            if not in_flight:
+                if queue and live:
+                    continue
+                break
+            done, _ = wait(list(in_flight), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
+            finished = [(in_flight.pop(future), _outcome_of(future)) for future in done]
+            _record_many(run, config, finished, owner)
+            report.recorded += len(finished)
+            for job, _ in finished:
+                queue.extendleft(reversed(waiting.pop(job.result.cache_key, [])))
+            if time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
+                live, checked = _run_is_live(run.pk, epoch), time.monotonic()
+    return deferred
+
+
+def _claim_batch(run, batch, owner, task_id, lease, report):
+    """Claim (or answer from the cache) a batch of (item, input, key): new claims in one insert.
+
+    Yields (item, input, key, claimed) with claimed a result row, None or "deferred".
+    """
+    if not batch:
+        return []
+    config = run.config
+    rows = {}
+    for row in JudgeResult.objects.filter(config=config, cache_key__in={key for _, _, key in batch}).order_by("id"):
+        rows.setdefault(row.cache_key, []).append(row)
+    out, fresh, links = [], [], []
+    for item, the_input, key in batch:
+        existing = rows.get(key, [])
+        own = next((r for r in existing if r.response_id == item.response_id), None)
+        if own is not None and own.status in FINAL_RESULT:
+            links.append((item, own, own.run_id != run.pk))
+            out.append((item, the_input, key, None))
+        elif own is None and not any(r.status in FINAL_RESULT for r in existing):
+            fresh.append((item, the_input, key))
+        else:  # a copy, a failed or a running claim: the careful one-by-one path
+            out.append((item, the_input, key, _reuse_or_claim(run, item, key, owner, task_id, lease, report)))
+    _link_many(links)
+    report.cached += sum(1 for _, _, cached in links if cached)
+    if fresh:
+        now = timezone.now()
+        claims = [
+            JudgeResult(config=config, response_id=item.response_id, cache_key=key, run=run,
+                        status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=now)
+            for item, _, key in fresh
+        ]
+        try:
+            with transaction.atomic():
+                JudgeResult.objects.bulk_create(claims)
+        except IntegrityError:  # someone claimed one of them meanwhile: settle each on its own
+            claims = [_reuse_or_claim(run, item, key, owner, task_id, lease, report) for item, _, key in fresh]
+        out.extend((item, the_input, key, claim) for (item, the_input, key), claim in zip(fresh, claims))
+    return out
+
+
+def _item_state(result):
+    return {JudgeResult.Status.OK: JudgeRunItem.State.OK, JudgeResult.Status.INVALID: JudgeRunItem.State.INVALID}.get(
+        result.status, JudgeRunItem.State.ERROR
+    )
+
+
+def _link(item, result, cached):
+    JudgeRunItem.objects.filter(pk=item.pk).update(
+        state=_item_state(result), result=result, cached=cached, cache_key=result.cache_key
+    )
+
+
+def _link_many(links):
+    """Point items at their results, [(item, result, cached)], in one batched statement."""
+    if not links:
+        return
+    rows = [(_item_state(result), result.pk, cached, result.cache_key, item.pk) for item, result, cached in links]
+    _executemany(JudgeRunItem, ["state", "result", "cached", "cache_key"], rows)
+
+
+def _executemany(model, fields, rows, where="id"):
+    """UPDATE model SET fields... WHERE <where> for many rows with one prepared statement.
+
+    The ORM's bulk_update builds a CASE per row and field, which costs more CPU than the
+    calls it records; values are prepared by the model's own fields, so JSON, decimals and
+    dates reach SQLite and PostgreSQL as the ORM would send them.
+    """
+    meta = model._meta
+    quote = connection.ops.quote_name
+    columns = [meta.get_field(name) for name in fields]
+    where_fields = [meta.get_field(name) for name in where.split(",")]
+    sql = "UPDATE {} SET {} WHERE {}".format(
+        quote(meta.db_table),
+        ", ".join(f"{quote(f.column)} = %s" for f in columns),
+        " AND ".join(f"{quote(f.column)} = %s" for f in where_fields),
+    )
+    every = columns + where_fields
+    prepared = [[f.get_db_prep_save(v, connection) for f, v in zip(every, row)] for row in rows]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, prepared)
+        return cursor.rowcount
+
+
+def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
+    """Answer `item` from a finished result, or claim the work; return the claimed row,
+    None (answered or owned elsewhere for good) or "deferred" (a live worker is on it)."""
+    config = run.config
+    rows = list(JudgeResult.objects.filter(config=config, cache_key=key).order_by("id"))
+    own = next((r for r in rows if r.response_id == item.response_id), None)
+    if own is not None and own.status in FINAL_RESULT:
+        _link(item, own, cached=own.run_id != run.pk)
+        report.cached += own.run_id != run.pk
+        return None
+    if own is None:
+        donor = next((r for r in rows if r.status in FINAL_RESULT), None)
+        if donor is not None:
+            copy = _copy_result(donor, item, run)
+            if copy is not None:
+                _link(item, copy, cached=True)
+                report.cached += 1
+                return None
+        try:
+            with transaction.atomic():
+                return JudgeResult.objects.create(
+                    config=config, response_id=item.response_id, cache_key=key, run=run,
+                    status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=timezone.now(),
+                )
+        except IntegrityError:
+            own = JudgeResult.objects.get(config=config, response_id=item.response_id, cache_key=key)
+            if own.status in FINAL_RESULT:
+                _link(item, own, cached=own.run_id != run.pk)
+                return None
+    if own.status == JudgeResult.Status.RUNNING and not may_take_over(
+        own.claim_owner, own.claimed_at, run_id=run.pk, epoch=run.epoch, task_id=task_id, lease=lease
+    ):
+        return "deferred"
+    taken = JudgeResult.objects.filter(pk=own.pk, claim_owner=own.claim_owner, status=own.status).update(
+        status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=timezone.now(), run=run
+    )
+    if not taken:
+        return "deferred"
+    own.refresh_from_db()
+    return own
+
+
+def _copy_result(donor, item, run):
+    """The same setting already judged the same content for another response: reuse it."""
+    copy = JudgeResult(
+        config_id=donor.config_id, response_id=item.response_id, run=run, cache_key=donor.cache_key,
+        status=donor.status, score=donor.score, spread=donor.spread, rationale=donor.rationale,
+        raw_output=donor.raw_output, parse_status=donor.parse_status, step_verdicts=donor.step_verdicts,
+        samples=donor.samples, latency_ms=0, attempts=0, copied_from=donor, finished=timezone.now(),
+    )
+    try:
+        with transaction.atomic():
+            copy.save()
+    except IntegrityError:
+        return None
+    return copy
+
+
+def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec, complete: Callable | None = None) -> Callable:
+    """The function kinds call to reach the LLM (no database access: it runs in threads)."""
+    if endpoint is None:
+        def no_llm(messages):
+            raise llm.LlmCallFailed(
+                "This setting has no endpoint.", errors=[{"kind": "config", "message": "no endpoint"}], attempts=0
+            )
+
+        return no_llm
+    target = endpoint_spec(endpoint)
+    call_spec = llm.CallSpec(
+        model=spec.model, temperature=spec.temperature, max_tokens=spec.max_tokens,
+        reasoning_effort=spec.reasoning_effort, extra_body=spec.extra_body,
+    )
+    limiter = llm.limiter_for(target)
+    complete = complete or llm.complete
+
+    def call(messages):
+        return complete(target, call_spec, messages, limiter=limiter)
+
+    return call
+
+
+def _outcome_of(future):
+    try:
+        return future.result()
+    except Exception as exc:  # kinds catch their own errors; this is the last line of defence
+        return Outcome("error", parse_status="exception", errors=[{"kind": "exception", "message": str(exc)[:500]}])
+
+
+def _cost(config, prompt_tokens, completion_tokens):
+    return (
+        Decimal(prompt_tokens) * config.price_input_per_1k + Decimal(completion_tokens) * config.price_output_per_1k
+    ) / Decimal(1000)
+
+
+RESULT_FIELDS = [
+    "status", "score", "spread", "rationale", "raw_output", "parse_status", "step_verdicts", "samples",
+    "prompt_tokens", "completion_tokens", "cost", "latency_ms", "attempts", "errors", "finished", "run",
+]
+
+
+def _record_many(run, config, finished, owner):
+    """Write answers that came back, in one transaction; only where this worker still owns the claim."""
+    if not finished:
+        return
+    now = timezone.now()
+    rows = [
+        (
+            outcome.status, outcome.score, outcome.spread, outcome.rationale, outcome.raw_output,
+            outcome.parse_status, outcome.step_verdicts, outcome.samples, outcome.prompt_tokens,
+            outcome.completion_tokens, _cost(config, outcome.prompt_tokens, outcome.completion_tokens),
+            outcome.latency_ms, outcome.attempts, outcome.errors, now, run.pk, job.result.pk, owner,
+        )
+        for job, outcome in finished
+    ]
+    with transaction.atomic():
+        written = _executemany(JudgeResult, RESULT_FIELDS, rows, where="id,claim_owner")
+        jobs = [job for job, _ in finished]
+        if written != len(jobs):  # some claims were taken over meanwhile: link only what is ours
+            ours = set(
+                JudgeResult.objects.filter(pk__in=[j.result.pk for j in jobs], claim_owner=owner, finished=now)
+                .values_list("pk", flat=True)
+            )
+            finished = [(job, outcome) for job, outcome in finished if job.result.pk in ours]
+        for job, outcome in finished:
+            job.result.status = outcome.status
+        _link_many([(job.item, job.result, False) for job, _ in finished])
+
+
+def _wait_for_other_owner(run, epoch, item, key, lease, report):
+    """Another live worker is judging this content: wait for its answer instead of paying twice."""
+    deadline = time.monotonic() + lease.total_seconds()
+    while time.monotonic() < deadline and _run_is_live(run.pk, epoch):
+        row = (
+            JudgeResult.objects.filter(config=run.config, response_id=item.response_id, cache_key=key)
+            .only("id", "status", "run_id", "cache_key")
+            .first()
+        )
+        if row is not None and row.status in FINAL_RESULT:
+            _link(item, row, cached=row.run_id != run.pk)
+            report.deferred += 1
+            return
+        if row is None or row.status == JudgeResult.Status.ERROR:
+            return  # the other worker gave up; the next resume takes it
+        time.sleep(0.5)

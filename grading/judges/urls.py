@@ -1,0 +1,26 @@
+"""Pages of the judges, under /grading/judges/ (namespace `grading`)."""
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.judges_home, name="judges_home"),
+    path("settings/new/", views.setting_create, name="judge_config_create"),
+    path("settings/<int:pk>/", views.setting_detail, name="judge_config_detail"),
+    path("settings/<int:pk>/edit/", views.setting_edit, name="judge_config_edit"),
+    path("endpoints/new/", views.endpoint_edit, name="judge_endpoint_create"),
+    path("endpoints/<int:pk>/edit/", views.endpoint_edit, name="judge_endpoint_edit"),
+    path("runs/", views.run_list, name="judge_run_list"),
+    path("runs/new/", views.run_start, name="judge_run_start"),
+    path("runs/<int:pk>/", views.run_detail, name="judge_run_detail"),
+    path("runs/<int:pk>/progress.json", views.run_progress, name="judge_run_progress"),
+    path("runs/<int:pk>/cancel/", views.run_cancel, name="judge_run_cancel"),
+    path("runs/<int:pk>/resume/", views.run_resume, name="judge_run_resume"),
+    path("results/<int:pk>/", views.result_detail, name="judge_result_detail"),
+    path("generation/", views.generation_list, name="judge_generation_list"),
+    path("generation/new/", views.generation_start, name="judge_generation_start"),
+    path("generation/<int:pk>/", views.generation_detail, name="judge_generation_detail"),
+    path("generation/<int:pk>/progress.json", views.generation_progress, name="judge_generation_progress"),
+    path("generation/<int:pk>/cancel/", views.generation_cancel, name="judge_generation_cancel"),
+    path("generation/<int:pk>/resume/", views.generation_resume, name="judge_generation_resume"),
+]

@@ -1,0 +1,300 @@
+"""Pages of the judges: settings and endpoints, runs with live progress, generation runs.
+
+Reviewers and admins only (annotators see judge results on the response page, when the blind
+rule allows). Views parse input, call grading.judges.services / grading.judges.selectors and render.
+"""
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.decorators import admin_required, reviewer_required
+from annotation.models import Exam, Question, Response
+from annotation.selectors import filter_responses, id_param
+from config.shortcuts import get_object_or_404
+
+from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
+from . import generation, prompts, selectors, services
+from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeSettingForm, RunStartForm
+from .kinds import KINDS
+
+
+def _errors_text(exc):
+    if hasattr(exc, "message_dict"):
+        return "; ".join(f"{k}: {' '.join(v)}" if k != "__all__" else " ".join(v) for k, v in exc.message_dict.items())
+    return " ".join(exc.messages)
+
+
+# --- settings and endpoints ------------------------------------------------------------------
+
+@reviewer_required
+def judges_home(request):
+    context = {
+        "configs": selectors.setting_list(),
+        "endpoints": selectors.endpoint_list(),
+        "runs": selectors.run_list()[:8],
+    }
+    return render(request, "grading/judge_list.html", context)
+
+
+@reviewer_required
+def setting_create(request):
+    copy_id = id_param(request.GET.get("copy"))
+    copy_of = JudgeSetting.objects.filter(pk=copy_id).first() if copy_id else None
+    initial = {}
+    if copy_of is not None:
+        initial = {f: getattr(copy_of, f) for f in services.CONFIG_FIELDS}
+        initial["name"] = f"{copy_of.name} copy"
+    form = JudgeSettingForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            config = services.create_judge_setting(
+                name=form.cleaned_data["name"], user=request.user, **form.setting_fields()
+            )
+        except ValidationError as exc:
+            form.add_error(None, _errors_text(exc))
+        else:
+            messages.success(request, f"Created {config}.")
+            return redirect("grading:judge_config_detail", pk=config.pk)
+    return render(request, "grading/judge_config_form.html", _config_form_context(form, None))
+
+
+def _config_form_context(form, config):
+    return {
+        "form": form,
+        "config": config,
+        "kind_help": KIND_HELP,
+        "defaults": {key: {"system": kind.default_system, "template": kind.default_template} for key, kind in KINDS.items()},
+        "variables": prompts.VARIABLES,
+        "used": bool(config and services.setting_is_used(config)),
+    }
+
+
+@reviewer_required
+def setting_edit(request, pk):
+    config = get_object_or_404(JudgeSetting, pk=pk)
+    if config.kind == JudgeSetting.Kind.EXTERNAL:
+        messages.error(request, "Imported settings describe results made elsewhere and cannot be edited.")
+        return redirect("grading:judge_config_detail", pk=config.pk)
+    form = JudgeSettingForm(request.POST or None, instance=config, editing=True)
+    if request.method == "POST" and form.is_valid():
+        fields = form.setting_fields()
+        fields.pop("kind", None)
+        original = JudgeSetting.objects.get(pk=config.pk)
+        try:
+            saved = services.update_judge_setting(original, user=request.user, **fields)
+        except ValidationError as exc:
+            form.add_error(None, _errors_text(exc))
+        else:
+            if saved.pk != original.pk:
+                messages.success(request, f"{original} has results, so the change was saved as {saved}.")
+            else:
+                messages.success(request, f"Saved {saved}.")
+            return redirect("grading:judge_config_detail", pk=saved.pk)
+    return render(request, "grading/judge_config_form.html", _config_form_context(form, config))
+
+
+@reviewer_required
+def setting_detail(request, pk):
+    config = get_object_or_404(JudgeSetting.objects.select_related("endpoint", "created_by", "previous"), pk=pk)
+    kind = KINDS.get(config.kind)
+    context = {
+        "config": config,
+        "versions": selectors.setting_versions(config),
+        "runs": selectors.run_list({"config": str(config.pk)})[:20],
+        "kind_help": kind.help if kind else "Results imported from a file.",
+        "effective_system": config.system_prompt or (kind.default_system if kind and not config.prompt_template else ""),
+        "effective_template": config.prompt_template or (kind.default_template if kind else ""),
+        "used": services.setting_is_used(config),
+        "latest": selectors.latest_setting(config.name),
+    }
+    return render(request, "grading/judge_config_detail.html", context)
+
+
+@admin_required
+def endpoint_edit(request, pk=None):
+    """Admins only: an endpoint says which key variable is read and where it is sent."""
+    endpoint = get_object_or_404(LlmEndpoint, pk=pk) if pk else None
+    form = EndpointForm(request.POST or None, instance=endpoint)
+    if request.method == "POST" and form.is_valid():
+        try:
+            endpoint = services.save_endpoint(endpoint, **form.cleaned_data)
+        except ValidationError as exc:
+            form.add_error(None, _errors_text(exc))
+        else:
+            messages.success(request, f"Saved endpoint {endpoint}.")
+            for warning in services.endpoint_warnings(endpoint):
+                messages.warning(request, warning)
+            return redirect("grading:judges_home")
+    warnings = services.endpoint_warnings(endpoint) if endpoint and request.method != "POST" else []
+    return render(request, "grading/judge_endpoint_form.html", {"form": form, "endpoint": endpoint, "warnings": warnings})
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+RESPONSE_FILTER_KEYS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
+
+
+def _filters_from(data):
+    return {key: data.get(key, "") for key in RESPONSE_FILTER_KEYS if data.get(key, "") != ""}
+
+
+@reviewer_required
+def run_list(request):
+    page = Paginator(selectors.run_list(request.GET), 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request, "grading/run_list.html",
+        {"page": page, "filters": request.GET, "querystring": query.urlencode(), "statuses": JudgeRun.Status.choices},
+    )
+
+
+@reviewer_required
+def run_start(request):
+    data = request.POST if request.method == "POST" else request.GET
+    configs = selectors.runnable_settings()
+    form = RunStartForm(data if request.method == "POST" else None, configs=configs,
+                        initial={"config": request.GET.get("config")})
+    filters = _filters_from(data)
+    n_matching = filter_responses(Response.objects.all(), filters).count()
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = services.start_judge_run(
+                form.cleaned_data["config"], params=filters, user=request.user, note=form.cleaned_data["note"]
+            )
+        except ValidationError as exc:
+            form.add_error(None, _errors_text(exc))
+        else:
+            messages.success(request, f"Started run {run.pk} over {run.n_items} responses.")
+            return redirect("grading:judge_run_detail", pk=run.pk)
+    context = {
+        "form": form,
+        "filters": filters,
+        "n_matching": n_matching,
+        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
+        "exams": Exam.objects.only("id", "name"),
+        "sources": Response.Source.choices,
+        "statuses": Response.Status.choices,
+        "gold_statuses": Response.GoldStatus.choices,
+    }
+    return render(request, "grading/run_start.html", context)
+
+
+@reviewer_required
+def run_detail(request, pk):
+    run = get_object_or_404(JudgeRun.objects.select_related("config__endpoint", "created_by"), pk=pk)
+    page = Paginator(selectors.run_items(run, request.GET), 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "run": run,
+        "progress": selectors.run_progress(run),
+        "page": page,
+        "filters": request.GET,
+        "querystring": query.urlencode(),
+        "states": JudgeRunItem.State.choices,
+        "full_score_kind": not KINDS[run.config.kind].verdict if run.config.kind in KINDS else True,
+        "second_opinion": selectors.cas_disagreements(run) if run.config.second_opinion else None,
+    }
+    return render(request, "grading/run_detail.html", context)
+
+
+@reviewer_required
+def run_progress(request, pk):
+    run = get_object_or_404(JudgeRun, pk=pk)
+    return JsonResponse(selectors.run_progress(run))
+
+
+@reviewer_required
+@require_POST
+def run_cancel(request, pk):
+    run = services.cancel_judge_run(get_object_or_404(JudgeRun, pk=pk))
+    messages.success(request, f"Run {run.pk} cancelled; calls in flight finish and are kept.")
+    return redirect("grading:judge_run_detail", pk=run.pk)
+
+
+@reviewer_required
+@require_POST
+def run_resume(request, pk):
+    run = get_object_or_404(JudgeRun, pk=pk)
+    if not selectors.run_progress(run)["can_resume"]:
+        messages.error(request, f"Run {run.pk} is still making progress (or has nothing left to do); resume it once it is cancelled or stalls.")
+        return redirect("grading:judge_run_detail", pk=run.pk)
+    run = services.resume_judge_run(run)
+    messages.success(request, f"Run {run.pk} resumed: everything without a finished result is queued again.")
+    return redirect("grading:judge_run_detail", pk=run.pk)
+
+
+@reviewer_required
+def result_detail(request, pk):
+    result = get_object_or_404(
+        JudgeResult.objects.select_related("config", "response__question", "run", "copied_from"), pk=pk
+    )
+    return render(request, "grading/judge_result_detail.html", {"result": result})
+
+
+# --- synthetic answers -----------------------------------------------------------------------
+
+@reviewer_required
+def generation_list(request):
+    page = Paginator(selectors.generation_run_list(), 50).get_page(request.GET.get("page"))
+    return render(request, "grading/run_generation_list.html", {"page": page})
+
+
+@reviewer_required
+def generation_start(request):
+    form = GenerationRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = generation.start_generation_run(
+                endpoint=data["endpoint"], models=data["models"], temperatures=data["temperatures"],
+                per_cell=data["per_cell"], questions=Question.objects.filter(pk__in=[q.pk for q in data["questions"]]),
+                prompt_template=data["prompt_template"], system_prompt=data["system_prompt"],
+                max_tokens=data["max_tokens"], user=request.user, name=data["name"],
+                price_input_per_1k=data["price_input_per_1k"], price_output_per_1k=data["price_output_per_1k"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, _errors_text(exc))
+        else:
+            messages.success(request, f"Started generation run {run.pk}: {run.n_items} answers to write.")
+            return redirect("grading:judge_generation_detail", pk=run.pk)
+    return render(request, "grading/run_generation_start.html", {"form": form})
+
+
+@reviewer_required
+def generation_detail(request, pk):
+    run = get_object_or_404(GenerationRun.objects.select_related("endpoint", "created_by"), pk=pk)
+    page = Paginator(selectors.generation_items(run), 50).get_page(request.GET.get("page"))
+    return render(
+        request, "grading/run_generation_detail.html",
+        {"run": run, "progress": selectors.generation_progress(run), "page": page},
+    )
+
+
+@reviewer_required
+def generation_progress(request, pk):
+    return JsonResponse(selectors.generation_progress(get_object_or_404(GenerationRun, pk=pk)))
+
+
+@reviewer_required
+@require_POST
+def generation_cancel(request, pk):
+    run = generation.cancel_generation_run(get_object_or_404(GenerationRun, pk=pk))
+    messages.success(request, f"Generation run {run.pk} cancelled.")
+    return redirect("grading:judge_generation_detail", pk=run.pk)
+
+
+@reviewer_required
+@require_POST
+def generation_resume(request, pk):
+    run = get_object_or_404(GenerationRun, pk=pk)
+    if not selectors.generation_progress(run)["can_resume"]:
+        messages.error(request, f"Generation run {run.pk} is still making progress (or has nothing left to do).")
+        return redirect("grading:judge_generation_detail", pk=run.pk)
+    run = generation.resume_generation_run(run)
+    messages.success(request, f"Generation run {run.pk} resumed.")
+    return redirect("grading:judge_generation_detail", pk=run.pk)

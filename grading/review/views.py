@@ -1,0 +1,358 @@
+"""Pages of the judge-vs-human review (reviewers and admins only): metrics, the disagreement
+queue and its review screen, category counts, and step-judge validation."""
+import csv
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from accounts.decorators import reviewer_required
+from annotation.export.csv_cells import safe_row
+from annotation.models import Question, Response
+from annotation.selectors import reference_segments
+from config.shortcuts import get_object_or_404
+
+from ..judges.services import RunRefused
+from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
+from . import selectors, services
+from .meta_eval import CATEGORIES
+
+QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "order")
+
+
+def _scope_or_404(params):
+    try:
+        return selectors.resolve_scope(params)
+    except selectors.ScopeError as exc:
+        raise Http404(str(exc)) from exc
+
+
+def _scope_context(scope):
+    return {
+        "scope": scope,
+        "settings_list": selectors.settings_with_results(),
+        "runs": selectors.recent_runs(),
+        "scope_query": urlencode(scope.query()),
+    }
+
+
+# --- metrics -------------------------------------------------------------------------------
+
+def _fmt(value, percent=False):
+    if value is None:
+        return "—"
+    return f"{value * 100:.1f}%" if percent else f"{value:.3f}"
+
+
+def _fmt_ci(bounds, percent=False):
+    if not bounds or bounds[0] is None:
+        return ""
+    return f"[{_fmt(bounds[0], percent)}, {_fmt(bounds[1], percent)}]"
+
+
+def _display_row(entry):
+    """One metrics table row as text (percentages for failure rates, intervals in brackets)."""
+    return {
+        "key": entry.get("key"), "label": entry.get("label", "All"), "n": entry["n"],
+        "mse": _fmt(entry["mse"]), "mse_ci": _fmt_ci(entry.get("mse_ci")),
+        "mae": _fmt(entry["mae"]), "signed": _fmt(entry["mean_signed_error"]),
+        "signed_ci": _fmt_ci(entry.get("mean_signed_error_ci")),
+        "fr": [(_fmt(entry[f"fr_{d}"], True), _fmt_ci(entry.get(f"fr_{d}_ci"), True)) for d in range(1, 6)],
+        "pearson": _fmt(entry["pearson"]), "spearman": _fmt(entry["spearman"]),
+        "over": entry["over"], "under": entry["under"],
+    }
+
+
+def _display_report(report):
+    gap = report["gap"]
+    return {
+        "overall": _display_row({"label": "All", **report["overall"]}),
+        "groups": [
+            ("By source", [_display_row(e) for e in report["by_source"]]),
+            ("By level", [_display_row(e) for e in report["by_level"]]),
+            ("By batch (exam)", [_display_row(e) for e in report["by_exam"]]),
+            ("By question", [_display_row(e) for e in report["by_question"]]),
+        ],
+        "gap": {
+            "ratio": "—" if gap["mse_ratio"] is None else f"{gap['mse_ratio']:.2f}×",
+            "ratio_ci": "" if not gap["mse_ratio_ci"] or gap["mse_ratio_ci"][0] is None
+            else f"[{gap['mse_ratio_ci'][0]:.2f}, {gap['mse_ratio_ci'][1]:.2f}]",
+            "fr2_human": _fmt(gap["fr2_human"], True), "fr2_synthetic": _fmt(gap["fr2_synthetic"], True),
+            "fr2_difference_ci": _fmt_ci(gap["fr2_difference_ci"], True),
+        },
+    }
+
+
+@reviewer_required
+def metrics_page(request):
+    scope = _scope_or_404(request.GET)
+    report = selectors.metrics_report(scope)
+    context = {**_scope_context(scope), "report": report, "display": _display_report(report), "tab": "metrics"}
+    return render(request, "grading/metrics.html", context)
+
+
+@reviewer_required
+def metrics_csv(request):
+    scope = _scope_or_404(request.GET)
+    rows = selectors.metrics_table(selectors.metrics_report(scope))
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    name = f"metrics-{scope.run.pk if scope.run else scope.config.pk if scope.config else 'none'}"
+    response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+    writer = csv.writer(response)
+    for row in rows:
+        writer.writerow(safe_row(["" if value is None else value for value in row]))
+    return response
+
+
+# --- disagreement queue --------------------------------------------------------------------
+
+def _queue_params(request):
+    params = {key: request.GET.get(key, "") for key in QUEUE_FILTERS if request.GET.get(key)}
+    threshold = selectors.parse_threshold(request.GET.get("threshold"))
+    return params, threshold
+
+
+def _queue_query(scope, threshold, params, **extra):
+    return urlencode({**scope.query(), "threshold": f"{threshold:g}", **params, **extra})
+
+
+@reviewer_required
+def disagreement_list(request):
+    scope = _scope_or_404(request.GET)
+    params, threshold = _queue_params(request)
+    if threshold is None:
+        messages.error(request, "The threshold must be a number of points ≥ 0; showing the default of 2.")
+        threshold = selectors.DEFAULT_THRESHOLD
+    queue = selectors.disagreement_queue(scope, threshold, params)
+    page = Paginator(selectors.queue_page_rows(queue, order=params.get("order", "id")), 50).get_page(
+        request.GET.get("page")
+    )
+    context = {
+        **_scope_context(scope),
+        "threshold": threshold,
+        "filters": params,
+        "page": page,
+        "stats": selectors.queue_stats(queue),
+        "proposal_counts": selectors.proposal_counts(queue),
+        "query": _queue_query(scope, threshold, params),
+        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
+        "categories": CATEGORIES,
+        "states": selectors.QUEUE_STATES,
+        "sources": Response.Source.choices,
+        "endpoints": LlmEndpoint.objects.order_by("name"),
+        "meta_runs": [selectors.meta_eval_run_progress(run) for run in selectors.recent_meta_eval_runs(5)],
+    }
+    return render(request, "grading/disagreement_list.html", context)
+
+
+@reviewer_required
+def disagreement_review(request, pk):
+    scope = _scope_or_404(request.GET)
+    params, threshold = _queue_params(request)
+    threshold = selectors.DEFAULT_THRESHOLD if threshold is None else threshold
+    try:
+        case = selectors.review_case(pk)
+    except JudgeResult.DoesNotExist as exc:
+        raise Http404("No such judge result.") from exc
+    queue = selectors.disagreement_queue(scope, threshold, params)
+    query = _queue_query(scope, threshold, params)
+    error, stale = None, False
+    if request.method == "POST":
+        try:
+            services.confirm_meta_evaluation(
+                case["result"], user=request.user, category=request.POST.get("category"),
+                analysis=request.POST.get("analysis", ""), is_ood=request.POST.get("is_ood") == "on",
+                base_version=request.POST.get("version") or 0,
+            )
+        except services.StaleMetaEvaluation as exc:
+            error, stale = str(exc), True
+        except ValidationError as exc:
+            error = " ".join(exc.messages)
+        else:
+            messages.success(request, f"Saved category {request.POST.get('category', '').upper()} for case {pk}.")
+            around = selectors.neighbours(queue, pk)
+            target = around["next_todo"] if request.POST.get("then") == "next" and around["next_todo"] else pk
+            return redirect(f"{reverse('grading:review_case', args=[target])}?{query}")
+        case = selectors.review_case(pk)
+    around = selectors.neighbours(queue, pk)
+    stats = selectors.queue_stats(queue)
+    context = {
+        **case,
+        "scope": scope,
+        "threshold": threshold,
+        "query": query,
+        "around": around,
+        "stats": stats,
+        "in_queue": queue.filter(pk=pk).exists(),
+        "segments": reference_segments(case["question"]),
+        "categories": CATEGORIES,
+        "history": selectors.meta_history(case["meta"]),
+        "error": error,
+        "posted": request.POST if error else None,
+        "selected_category": _selected_category(request.POST if error else None, case),
+    }
+    return render(request, "grading/disagreement_review.html", context, status=409 if stale else 200)
+
+
+def _selected_category(posted, case):
+    """The category ticked when the screen opens: what was just posted, else the saved one, else the LLM's."""
+    if posted and posted.get("category"):
+        return posted["category"].upper()
+    if case["meta"] is not None and case["meta"].category:
+        return case["meta"].category
+    return case["latest_proposal"].category if case["latest_proposal"] else ""
+
+
+@reviewer_required
+@require_POST
+def start_prelabel(request):
+    scope = _scope_or_404(request.POST)
+    threshold = selectors.parse_threshold(request.POST.get("threshold"))
+    params = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key) and key != "state"}
+    endpoint = LlmEndpoint.objects.filter(pk=selectors.id_param(request.POST.get("endpoint")) or 0).first()
+    back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, params)}"
+    if endpoint is None or threshold is None:
+        messages.error(request, "Choose an endpoint and a threshold ≥ 0.")
+        return redirect(back)
+    try:
+        run = services.start_meta_eval_run(
+            endpoint=endpoint, model=request.POST.get("model", ""), scope=scope, threshold=threshold,
+            params=params, user=request.user, only_open=request.POST.get("all") != "on",
+        )
+    except RunRefused as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect(back)
+    messages.success(request, f"The meta-evaluator is proposing categories for {run.n_items} cases.")
+    return redirect(back)
+
+
+@reviewer_required
+@require_POST
+def cancel_prelabel(request, pk):
+    run = get_object_or_404(MetaEvalRun, pk=pk)
+    services.cancel_meta_eval_run(run)
+    messages.success(request, f"Meta-evaluation run {run.pk} cancelled.")
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        target = reverse("grading:review_disagreements")
+    return redirect(target)
+
+
+# --- categories ----------------------------------------------------------------------------
+
+@reviewer_required
+def category_page(request):
+    params = {"setting": request.GET.get("setting", "")}
+    summary = selectors.category_summary(params)
+    context = {
+        "summary": summary,
+        "cards": list(zip(summary["categories"], summary["counts"])),
+        "groupings": [
+            ("By judge", summary["by_judge"]), ("By source", summary["by_source"]),
+            ("By question", summary["by_question"]), ("By direction", summary["by_direction"]),
+            ("By origin of the label", summary["by_origin"]),
+        ],
+        "confusion_rows": list(zip(CATEGORIES, summary["prelabel"]["confusion"])),
+        "settings_list": selectors.settings_with_results(),
+        "selected_setting": params["setting"],
+        "tab": "categories",
+    }
+    return render(request, "grading/review_categories.html", context)
+
+
+# --- step-judge validation -----------------------------------------------------------------
+
+def _judge_picker(judges):
+    """[(slot, label, setting versions with results, the chosen one)] for the judge picker."""
+    return [
+        (slot, label, judges["available"][slot], judges["chosen"][slot])
+        for slot, label, _ in selectors.JUDGE_SLOTS
+    ]
+
+
+def _validation_query(judges, extra=None):
+    chosen = {f"judge_{slot}": config.pk for slot, config in judges["chosen"].items() if config is not None}
+    return urlencode({**chosen, **(extra or {})})
+
+
+@reviewer_required
+def validation_list(request):
+    judges = selectors.validation_judges(request.GET)
+    params = {"state": request.GET.get("state", ""), "question": request.GET.get("question", "")}
+    ids = selectors.validation_response_ids(judges["chosen"], params)
+    page = Paginator(ids, 50).get_page(request.GET.get("page"))
+    context = {
+        "picker": _judge_picker(judges),
+        "slots": [(slot, label) for slot, label, _ in selectors.JUDGE_SLOTS if judges["chosen"].get(slot)],
+        "tab": "validation",
+        "page": page,
+        "rows": selectors.validation_rows(judges["chosen"], list(page.object_list)),
+        "query": _validation_query(judges),
+        "filters": params,
+    }
+    return render(request, "grading/validation_list.html", context)
+
+
+@reviewer_required
+def validation_case(request, pk):
+    judges = selectors.validation_judges(request.GET)
+    try:
+        case = selectors.validation_case(pk, judges["chosen"])
+    except Response.DoesNotExist as exc:
+        raise Http404("No such response.") from exc
+    query = _validation_query(judges)
+    if request.method == "POST":
+        marks, notes = {}, {}
+        for item in case["judges"]:
+            result = item["result"]
+            if result is None:
+                continue
+            value = request.POST.get(f"mark_{result.pk}", "")
+            if value in ("right", "wrong", "clear"):
+                marks[result.pk] = {"right": True, "wrong": False, "clear": None}[value]
+                notes[result.pk] = request.POST.get(f"note_{result.pk}", "")
+        try:
+            saved = services.save_step_validations(case["response"], marks, user=request.user, notes=notes)
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+        else:
+            messages.success(request, f"Saved {saved} verdict mark(s) for response {pk}.")
+            ids = selectors.validation_response_ids(judges["chosen"])
+            following = ids.filter(response_id__gt=pk).first() if request.POST.get("then") == "next" else None
+            return redirect(f"{reverse('grading:review_validation_case', args=[following or pk])}?{query}")
+    ids = selectors.validation_response_ids(judges["chosen"])
+    context = {
+        **case,
+        "segments": reference_segments(case["question"]) if case["question"].reference_solution else [],
+        "previous": ids.filter(response_id__lt=pk).order_by("-response_id").first(),
+        "next": ids.filter(response_id__gt=pk).first(),
+        "query": query,
+        "tab": "validation",
+    }
+    return render(request, "grading/validation_case.html", context)
+
+
+@reviewer_required
+def validation_report(request):
+    judges = selectors.validation_judges(request.GET)
+    positive = request.GET.get("positive") if request.GET.get("positive") in selectors.POSITIVE_CLASSES else "flaw"
+    report = selectors.validation_report(judges["chosen"], positive)
+    for model in report["models"]:
+        model["answer_text"], model["overall_text"] = _fmt(model["answer_acc"], True), _fmt(model["overall_acc"], True)
+        for step in model["step_acc"]:
+            step["text"] = _fmt(step["acc"], True)
+    context = {
+        "picker": _judge_picker(judges),
+        "report": report,
+        "tab": "validation_report",
+        "positive_classes": selectors.POSITIVE_CLASSES,
+        "query": _validation_query(judges),
+        "step_labels": [label for slot, label, _ in selectors.JUDGE_SLOTS if slot in selectors.STEP_SLOTS and judges["chosen"].get(slot)],
+    }
+    return render(request, "grading/validation_report.html", context)

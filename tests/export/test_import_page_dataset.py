@@ -1,0 +1,73 @@
+"""Re-importing a full JSONL export from the import page: the dataset.jsonl or the export's zip
+as downloaded; idempotent; a bad file is refused whole; no one gets a role above the importer's."""
+import io
+import json
+import zipfile
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.urls import reverse
+
+from accounts.roles import user_role
+from annotation.export.writers import write_export
+from annotation.models import Annotation, ImportReport, Response
+
+from ..conftest import make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _export(tmp_path):
+    """A full export of the sample with one expert label by an admin, as bytes of dataset.jsonl and of a zip."""
+    expert = make_user("expert-admin", "admin")
+    response = Response.objects.filter(source="human").order_by("id").first()
+    Annotation.objects.create(response=response, annotator=expert, sub_scores={"(1)": 3, "(2)": 1}, total=4, submitted=True)
+    write_export(Response.objects.all(), "jsonl", tmp_path)
+    data = (tmp_path / "dataset.jsonl").read_bytes()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("manifest.json", "{}")
+        archive.writestr("dataset.jsonl", data)
+    return data, buffer.getvalue()
+
+
+def _upload(client, name, data):
+    return client.post(reverse("annotation:import"), {"format": "dataset", "file": SimpleUploadedFile(name, data)},
+                       follow=True)
+
+
+@pytest.mark.parametrize("as_zip", [False, True])
+def test_reviewer_reimports_a_full_export_from_the_page(sample_data, reviewer, client, tmp_path, as_zip):
+    jsonl, archive = _export(tmp_path)
+    call_command("flush", interactive=False, verbosity=0)
+    reviewer = make_user("rev-import", "reviewer")
+    client.force_login(reviewer)
+    page = client.get(reverse("annotation:import")).content.decode()
+    assert 'value="dataset"' in page
+    answer = _upload(client, "export-1.zip" if as_zip else "dataset.jsonl", archive if as_zip else jsonl)
+    report = ImportReport.objects.get()
+    assert answer.status_code == 200 and answer.redirect_chain[-1][0] == reverse("annotation:import_report", args=[report.pk])
+    assert report.kind == "dataset" and report.counts["responses_created"] == 64
+    assert Response.objects.count() == 64 and Annotation.objects.filter(is_imported=False).count() == 1
+    expert = get_user_model().objects.get(username="expert-admin")
+    assert user_role(expert) is None and not expert.has_usable_password()  # not promoted above the importer
+    again = _upload(client, "dataset.jsonl", jsonl)
+    assert again.status_code == 200 and Response.objects.count() == 64
+    assert ImportReport.objects.order_by("-id").first().counts["responses_skipped"] == 64
+
+
+def test_a_bad_upload_is_refused_whole(sample_data, reviewer_client):
+    before = (Response.objects.count(), ImportReport.objects.count())
+    broken = b'{"type": "user", "username": "x"}\nnot json\n'
+    answer = _upload(reviewer_client, "dataset.jsonl", broken)
+    assert "Nothing was imported. line 2: not valid JSON" in answer.content.decode()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("other.json", json.dumps({}))
+    answer = _upload(reviewer_client, "export.zip", buffer.getvalue())
+    assert "the zip holds no dataset.jsonl" in answer.content.decode()
+    answer = _upload(reviewer_client, "export.zip", b"PK\x03\x04 not really a zip")
+    assert "not a readable zip" in answer.content.decode()
+    assert (Response.objects.count(), ImportReport.objects.count()) == before

@@ -1,0 +1,134 @@
+"""The shared page helpers of static/js/app.js in Chromium: polling backs off after failures
+and stops when done or refused, a single-key shortcut ignores keys typed into a field, and
+JSON sends carry the CSRF token."""
+
+import json
+import time
+
+import pytest
+
+from tests.conftest import login
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+class Script:
+    """Answers requests to one URL from a list (a status code or a JSON body) and notes when each came."""
+
+    def __init__(self, page, url, answers):
+        self.answers, self.times, self.bodies, self.headers = list(answers), [], [], []
+        page.route(url, self.answer)
+
+    def answer(self, route):
+        self.times.append(time.monotonic())
+        self.bodies.append(route.request.post_data)
+        self.headers.append(route.request.headers)
+        answer = self.answers.pop(0) if self.answers else 404
+        if isinstance(answer, int):
+            route.fulfill(status=answer, content_type="text/html", body="<h1>not JSON</h1>")
+        else:
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(answer))
+
+
+def test_polling_backs_off_after_failures_and_stops_when_done(page, live_server, annotator):
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/questions/")
+    probe = Script(page, "**/poll-probe/", [500, 502, 500, {"n": 1}, {"n": 2, "done": True}, {"n": 3}])
+    page.evaluate("""() => {
+        window.__seen = [];
+        window.RealMath.poll("/poll-probe/", { every: 150, onData: d => { window.__seen.push(d.n); return !!d.done; } });
+    }""")
+    page.wait_for_function("() => window.__seen.length === 2")
+    page.wait_for_timeout(1200)  # long enough for several more polls, had it not stopped
+
+    assert page.evaluate("() => window.__seen") == [1, 2]
+    assert len(probe.times) == 5
+    gaps = [b - a for a, b in zip(probe.times, probe.times[1:])]
+    # A timer never fires early: 300, 600, 1200 ms after the first, second, third failure,
+    # then 150 ms after a good answer (a busy machine only adds to each).
+    assert all(gap >= 0.95 * nominal for gap, nominal in zip(gaps, [0.3, 0.6, 1.2, 0.15])), gaps
+    assert gaps[0] < gaps[1] < gaps[2], gaps
+    assert gaps[3] < 0.6, gaps
+
+
+def test_polling_gives_up_on_a_refusal_and_caps_its_back_off(page, live_server, annotator):
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/questions/")
+    gone = Script(page, "**/gone-probe/", [404])
+    down = Script(page, "**/down-probe/", [503] * 20)
+    page.evaluate("""() => {
+        window.__gaveUp = null;
+        window.RealMath.poll("/gone-probe/", { every: 50, onData: () => false, onGiveUp: s => { window.__gaveUp = s; } });
+        window.__down = window.RealMath.poll("/down-probe/", { every: 50, maxDelay: 150, onData: () => false });
+    }""")
+    page.wait_for_function("() => window.__gaveUp === 404")
+    page.wait_for_timeout(1500)
+    page.evaluate("() => window.__down.stop()")
+    stopped_at = len(down.times)
+    page.wait_for_timeout(400)
+
+    assert len(gone.times) == 1
+    gaps = [b - a for a, b in zip(down.times, down.times[1:])]
+    assert len(down.times) >= 7, gaps  # 100 ms, then 150 ms at most between tries
+    assert max(gaps) < 0.4, gaps
+    assert len(down.times) == stopped_at  # stop() ends it
+
+
+def test_is_typing_counts_text_fields_not_buttons_or_radios(page, live_server, annotator):
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/questions/")
+    verdicts = page.evaluate("""() => {
+        const make = html => { const box = document.createElement("div"); box.innerHTML = html; document.body.append(box); return box.firstChild; };
+        const cases = {
+            text: "<input type=text>", number: "<input type=number>", search: "<input type=search>", plain: "<input>",
+            textarea: "<textarea></textarea>", select: "<select><option>a</option></select>",
+            editable: "<div contenteditable=true>x</div>",
+            radio: "<input type=radio>", checkbox: "<input type=checkbox>", submit: "<input type=submit>",
+            button: "<button>b</button>", link: "<a href=#>a</a>", div: "<div>d</div>",
+        };
+        const out = {};
+        for (const [name, html] of Object.entries(cases)) out[name] = window.RealMath.isTyping(make(html));
+        out.nothing = window.RealMath.isTyping(null);
+        return out;
+    }""")
+    typing = {name for name, yes in verdicts.items() if yes}
+    assert typing == {"text", "number", "search", "plain", "textarea", "select", "editable"}, verdicts
+
+
+def test_a_shortcut_key_is_ignored_while_typing_in_a_field(page, live_server, reviewer):
+    login(page, live_server, reviewer.username)
+    page.goto(f"{live_server.url}/grading/judges/")
+    page.wait_for_selector("#config-table")
+    page.evaluate("""() => {
+        const field = document.createElement("input");
+        field.id = "probe-field";
+        const box = document.createElement("input");
+        box.type = "checkbox";
+        box.id = "probe-box";
+        document.querySelector("main").prepend(field, box);
+    }""")
+    page.focus("#probe-field")
+    page.keyboard.press("r")  # the judges page's key for the runs list
+    page.wait_for_timeout(300)
+    assert page.url.endswith("/grading/judges/")
+    assert page.input_value("#probe-field") == "r"
+
+    page.focus("#probe-box")
+    page.keyboard.press("r")
+    page.wait_for_url("**/grading/judges/runs/")
+
+
+def test_send_json_carries_the_csrf_token_and_reads_any_answer(page, live_server, annotator):
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/questions/")
+    probe = Script(page, "**/send-probe/", [{"saved": 3}, 409])
+    answers = page.evaluate("""async () => [
+        await window.RealMath.sendJson("/send-probe/", "PUT", { a: 1 }),
+        await window.RealMath.sendJson("/send-probe/", "POST", { b: 2 }),
+    ]""")
+    token = page.evaluate("() => window.RealMath.csrfToken()")
+
+    assert answers == [{"ok": True, "status": 200, "data": {"saved": 3}}, {"ok": False, "status": 409, "data": {}}]
+    assert token and all(h["x-csrftoken"] == token for h in probe.headers)
+    assert all(h["content-type"] == "application/json" for h in probe.headers)
+    assert [json.loads(b) for b in probe.bodies] == [{"a": 1}, {"b": 2}]
