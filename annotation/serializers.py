@@ -52,7 +52,10 @@ class QuestionSerializer(serializers.ModelSerializer):
 class StepLabelSerializer(serializers.ModelSerializer):
     class Meta:
         model = StepLabel
-        fields = ["id", "checkpoint", "sub_question", "start", "end", "quote", "verdict", "awarded_points", "comment"]
+        fields = [
+            "id", "checkpoint", "sub_question", "start", "end", "quote", "prefix", "suffix", "needs_review", "verdict",
+            "awarded_points", "comment",
+        ]
 
 
 class AnnotationSerializer(serializers.ModelSerializer):
@@ -111,7 +114,10 @@ class LabelStepSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = StepLabel
-        fields = ["id", "start", "end", "quote", "verdict", "comment", "sub_question", "checkpoint"]
+        fields = [
+            "id", "start", "end", "quote", "prefix", "suffix", "needs_review", "verdict", "comment", "sub_question",
+            "checkpoint",
+        ]
 
 
 class LabelSerializer(serializers.ModelSerializer):

@@ -7,6 +7,7 @@ who changed it and why.
 """
 from django.db import IntegrityError, transaction
 
+from .labelling.services import reanchor_step_labels
 from .models import Response, content_hash
 
 
@@ -59,6 +60,7 @@ def _update(response_pk, text, user, complete, reason):
         status = Response.Status.TRANSCRIBING
     if response.transcript == text and response.status == status:
         return response
+    old_text = response.transcript
     response.transcript = text
     response.transcript_hash = content_hash(text)
     response.status = status
@@ -72,6 +74,8 @@ def _update(response_pk, text, user, complete, reason):
             f"Response #{response.pk} cannot take this text: another response of student "
             f"{response.student_id} to the same question already has exactly this text."
         ) from exc
+    if old_text != text:
+        reanchor_step_labels(response, old_text, user=user)
     return response
 
 

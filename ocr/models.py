@@ -246,3 +246,30 @@ class PacketEdit(models.Model):
 
     def __str__(self):
         return self.summary
+
+
+class TranscriptFlag(models.Model):
+    """"Transcript wrong here": a labeller's note on a passage of a response's transcript, sent
+    back to the correction queue. The span is kept in the response's transcript and in the page's
+    text as they were when flagged; verifying the page again resolves the flag."""
+
+    response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="transcript_flags")
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="flags")
+    start = models.PositiveIntegerField(help_text="Span start in the response's transcript.")
+    end = models.PositiveIntegerField()
+    quote = models.TextField(blank=True)
+    page_start = models.PositiveIntegerField(null=True, blank=True, help_text="The span in the page's text, if found.")
+    page_end = models.PositiveIntegerField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    flagged_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    class Meta:
+        ordering = ["page", "created", "id"]
+
+    def __str__(self):
+        return f"flag on page {self.page_id} [{self.start}:{self.end}]"

@@ -4,6 +4,9 @@ import difflib
 from django.db.models import Avg, Count, Max, Min, Prefetch, Q, Sum
 from django.utils import timezone
 
+from accounts.roles import is_reviewer
+from annotation.labelling.selectors import can_label
+
 from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript
 
 
@@ -69,8 +72,13 @@ def batch_pages(batch):
         .prefetch_related(Prefetch("ocr_runs", queryset=OcrRun.objects.only(
             "id", "page_id", "engine", "status", "seconds", "error", "cer_edits", "cer_length"
         )))
-        .order_by("student_id", "question_id", "page_number", "id")
+        .annotate(open_flags=_open_flag_count())
+        .order_by("-open_flags", "student_id", "question_id", "page_number", "id")
     )
+
+
+def _open_flag_count():
+    return Count("flags", filter=Q(flags__resolved_at__isnull=True), distinct=True)
 
 
 def batch_files(batch):
@@ -78,8 +86,12 @@ def batch_files(batch):
 
 
 def page_order(batch):
-    """Page ids of a batch in the order the correction screen steps through them."""
-    return list(batch.pages.order_by("student_id", "question_id", "page_number", "id").values_list("pk", flat=True))
+    """Page ids of a batch in the order the correction screen steps through them: flagged first."""
+    return list(
+        batch.pages.annotate(open_flags=_open_flag_count())
+        .order_by("-open_flags", "student_id", "question_id", "page_number", "id")
+        .values_list("pk", flat=True)
+    )
 
 
 def neighbours(page):
@@ -301,3 +313,98 @@ def answers_waiting(batch, question=None):
     """How many of the batch's answers (to `question`) are not verified yet: left out when it is assigned."""
     return sum(1 for answer in batch_answers(batch) if answer["state"] in ("OCR", "corrected")
                and (question is None or answer["question"].pk == question.pk))
+
+
+# --- scans beside labels (the labelling and adjudication screens) ----------------------------
+
+
+def may_view_page_image(user, page):
+    """Reviewers see every scan; an annotator only the pages of a response they may label."""
+    if is_reviewer(user):
+        return True
+    if page.response_id is None:
+        return False
+    return can_label(user, page.response)
+
+
+def response_scans(response):
+    """The page images of a response in page order, each with its OCR word boxes in offsets of the
+    response's transcript: [{"id", "number", "width", "height", "words": [[start, end, x0, y0, x1, y1], ...],
+    "start", "end"}], start/end being where the page's text lies in the transcript (None if not found).
+
+    The transcript joins the corrected text of the pages (ocr.services.write_response); each
+    page's OCR words are mapped onto its corrected text by a character alignment, so a word the
+    corrector changed keeps the part of its box that still matches. Pages without a finished run
+    or whose text cannot be found in the transcript have no words.
+    """
+    pages = list(
+        response.scan_pages.select_related("transcript").order_by("page_number", "id")
+    )
+    runs = {}
+    for run in OcrRun.objects.filter(page__in=pages, status=OcrRun.Status.DONE).order_by("id"):
+        runs.setdefault(run.page_id, []).append(run)
+    text, cursor, scans = response.transcript, 0, []
+    for page in pages:
+        transcript = getattr(page, "transcript", None)
+        words = []
+        page_text = ((transcript.verified_text or transcript.text) if transcript else "").strip()
+        at = text.find(page_text, cursor) if page_text else -1
+        run = _run_for(runs.get(page.pk, []), transcript)
+        if at >= 0:
+            cursor = at + len(page_text)
+            if run is not None:
+                words = _words_on(run, page_text, at)
+        scans.append(
+            {"id": page.pk, "number": page.page_number, "width": page.web_width or page.width,
+             "height": page.web_height or page.height, "words": words,
+             "start": at if at >= 0 else None, "end": cursor if at >= 0 else None}
+        )
+    return scans
+
+
+def page_of_span(response, start):
+    """The page (id) whose text holds offset `start` of the response's transcript, and that
+    text's offset; the first page (offset None) when the text cannot be placed."""
+    scans = response_scans(response)
+    if not scans:
+        return None, None
+    for scan in scans:
+        if scan["start"] is not None and scan["start"] <= start <= scan["end"]:
+            return scan["id"], scan["start"]
+    return scans[0]["id"], None
+
+
+def open_flags(page, text=""):
+    """Unresolved "transcript wrong here" flags of a page, oldest first, each with `before` and
+    `after`: the page text around the flagged passage when it is still at its place in `text`."""
+    flags = list(page.flags.filter(resolved_at__isnull=True).select_related("flagged_by"))
+    for flag in flags:
+        here = flag.page_start is not None and text[flag.page_start:flag.page_end] == flag.quote
+        flag.before = text[max(0, flag.page_start - 40):flag.page_start] if here else ""
+        flag.after = text[flag.page_end:flag.page_end + 40] if here else ""
+    return flags
+
+
+def _run_for(runs, transcript):
+    if transcript is not None and transcript.source_run_id:
+        for run in runs:
+            if run.pk == transcript.source_run_id:
+                return run
+    return runs[-1] if runs else None
+
+
+def _words_on(run, page_text, base):
+    mapping = {}
+    matcher = difflib.SequenceMatcher(None, run.raw_text, page_text, autojunk=False)
+    for a, b, size in matcher.get_matching_blocks():
+        for k in range(size):
+            mapping[a + k] = b + k
+    words = []
+    for token in run.tokens or []:
+        box = token.get("b") if isinstance(token, dict) else None
+        if not box or len(box) != 4:
+            continue
+        hits = [mapping[i] for i in range(token.get("o", 0), token.get("o", 0) + token.get("n", 0)) if i in mapping]
+        if hits:
+            words.append([base + min(hits), base + max(hits) + 1, *[round(v) for v in box]])
+    return words

@@ -16,11 +16,11 @@ from django.utils import timezone
 from annotation.models import Question
 from annotation.transcripts import TranscriptConflict, record_transcript
 
-from . import imaging
+from . import imaging, selectors
 from .engines import EngineFailed, EngineUnavailable, get_engine
 from .filenames import QuestionIndex, parse_name
 from .metrics import char_errors
-from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript, TranscriptRevision
+from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript, TranscriptFlag, TranscriptRevision
 
 logger = logging.getLogger(__name__)
 
@@ -538,11 +538,49 @@ def verify_transcript(page, *, text, base_version, user):
         transcript.verified_at = timezone.now()
         transcript.save(update_fields=["status", "verified_text", "verified_by", "verified_at"])
         score_runs(page, transcript.text)
+        resolve_flags(page, user)
         try:
             response = write_response(page, user)
         except TranscriptConflict as exc:
             raise TranscriptError(str(exc)) from exc
     return transcript, response
+
+
+MAX_FLAG_NOTE = 2000
+
+
+class FlagInvalid(ValueError):
+    """A "transcript wrong here" flag that cannot be stored (the message says why)."""
+
+
+def flag_transcript(*, response, user, start, end, note=""):
+    """Send a passage of a response's transcript back to the correction queue with a note.
+
+    The flag goes on the page whose text holds the passage. The caller checks that the user may
+    label the response. Raises FlagInvalid for a span outside the text or a response without scans.
+    """
+    text = response.transcript
+    if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
+        raise FlagInvalid("Select a passage of the answer first.")
+    if not 0 <= start < end <= len(text):
+        raise FlagInvalid(f"The passage {start}–{end} lies outside the transcript (length {len(text)}).")
+    if not isinstance(note, str) or len(note) > MAX_FLAG_NOTE:
+        raise FlagInvalid(f"The note must be text of at most {MAX_FLAG_NOTE} characters.")
+    page_id, page_offset = selectors.page_of_span(response, start)
+    if page_id is None:
+        raise FlagInvalid("This answer was not made from scans: there is no page to correct.")
+    return TranscriptFlag.objects.create(
+        response=response, page_id=page_id, start=start, end=end, quote=text[start:end], note=note.strip(),
+        page_start=start - page_offset if page_offset is not None else None,
+        page_end=end - page_offset if page_offset is not None else None, flagged_by=user,
+    )
+
+
+def resolve_flags(page, user):
+    """Close the open flags of a page (it was verified again)."""
+    return TranscriptFlag.objects.filter(page=page, resolved_at__isnull=True).update(
+        resolved_at=timezone.now(), resolved_by=user
+    )
 
 
 def score_runs(page, reference):

@@ -18,5 +18,6 @@ urlpatterns = [
     path("pages/<int:pk>/", views.page_correct, name="page_correct"),
     path("pages/<int:pk>/history/", views.page_history, name="page_history"),
     path("pages/<int:pk>/image/<str:kind>/", views.page_image, name="page_image"),
+    path("responses/<int:pk>/flag/", views.flag_transcript, name="flag_transcript"),
     path("quality/", views.quality, name="quality"),
 ]

@@ -1,19 +1,22 @@
 """Pages of the ocr app (reviewers and admins): upload, batch, correction screen, quality."""
+import json
 import mimetypes
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from accounts.decorators import reviewer_required
+from accounts.decorators import annotator_required, reviewer_required
 from annotation.labelling import selectors as labelling_selectors
 from annotation.labelling import services as labelling_services
-from annotation.models import Assignment
+from annotation.labelling.selectors import can_label
+from annotation.models import Assignment, Response
 from annotation.selectors import id_param
 from config.shortcuts import get_object_or_404
 
@@ -307,6 +310,7 @@ def page_correct(request, pk):
         "position": position,
         "total": total,
         "revisions": list(transcript.revisions.select_related("author")[:8]) if transcript else [],
+        "flags": selectors.open_flags(page, transcript.text if transcript else ""),
     }
     return render(request, "ocr/page_correct.html", context)
 
@@ -319,10 +323,13 @@ def page_history(request, pk):
     return render(request, "ocr/page_history.html", {"page": page, "transcript": transcript, "rows": rows})
 
 
-@reviewer_required
+@annotator_required
 def page_image(request, pk, kind):
+    """A rendition of a page image: reviewers see all, annotators the pages of responses they label."""
     field = IMAGE_KINDS.get(kind)
-    page = get_object_or_404(Page.objects.only("id", "web", "thumb", "processed", "master"), pk=pk)
+    page = get_object_or_404(Page.objects.only("id", "web", "thumb", "processed", "master", "response_id"), pk=pk)
+    if not selectors.may_view_page_image(request.user, page):
+        raise PermissionDenied("This scan belongs to a response that is not assigned to you.")
     name = getattr(page, field) if field else ""
     if not name or not default_storage.exists(name):
         raise Http404("This rendition does not exist (yet).")
@@ -350,3 +357,27 @@ def quality(request):
         "detail_rows": selectors.page_cer_rows(detail_batch) if detail_batch else [],
     }
     return render(request, "ocr/quality.html", context)
+
+
+@annotator_required
+@require_POST
+def flag_transcript(request, pk):
+    """"Transcript wrong here" from the labelling screen: JSON {start, end, note} -> the flag."""
+    response = get_object_or_404(Response, pk=pk)
+    if not can_label(request.user, response):
+        return JsonResponse({"detail": "This response is not assigned to you."}, status=403)
+    try:
+        data = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        return JsonResponse({"detail": "Send a JSON object {start, end, note}."}, status=400)
+    if not isinstance(data, dict):
+        return JsonResponse({"detail": "Send a JSON object {start, end, note}."}, status=400)
+    try:
+        flag = services.flag_transcript(
+            response=response, user=request.user, start=data.get("start"), end=data.get("end"),
+            note=data.get("note", ""),
+        )
+    except services.FlagInvalid as exc:
+        return JsonResponse({"detail": str(exc)}, status=400)
+    return JsonResponse({"id": flag.pk, "page": flag.page_id, "quote": flag.quote}, status=201)
+

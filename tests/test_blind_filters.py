@@ -336,7 +336,7 @@ def test_page_hides_gold_filters_and_blind_statuses(world):
     html = listing.content.decode()
     assert labelled
     for response in labelled:
-        row = re.search(rf'<a href="/responses/{response.pk}/">{response.pk}</a>.*?</tr>', html, re.S).group(0)
+        row = re.search(rf'<a href="/responses/{response.pk}/">response #{response.pk}</a>.*?</tr>', html, re.S).group(0)
         assert "<td>Ready to label</td>" in row, row
     shown = {r.pk: r.status_shown_display for r in listing.context["page"].object_list}
     assert shown[world["own"][0].pk] == "Labelled"

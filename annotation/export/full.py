@@ -59,7 +59,7 @@ def question_line(question):
     }
 
 
-STEP_FIELDS = ["start", "end", "quote", "verdict", "awarded_points", "comment"]
+STEP_FIELDS = ["start", "end", "quote", "prefix", "suffix", "needs_review", "verdict", "awarded_points", "comment"]
 ANNOTATION_FIELDS = ["id", "response_id", "is_imported", "sub_scores", "total", "checkpoint_marks", "override_reason",
                      "comment", "transcript_hash", "submitted", "submitted_at", "provenance", "version", "active_seconds"]
 RESPONSE_FIELDS = ["id", "source", "student_id", "transcript", "generator_model", "generator_temperature",
@@ -74,6 +74,9 @@ def step_label_line(step):
         "start": step["start"],
         "end": step["end"],
         "quote": step["quote"],
+        "prefix": step["prefix"],
+        "suffix": step["suffix"],
+        "needs_review": step["needs_review"],
         "verdict": step["verdict"],
         "awarded_points": dec(step["awarded_points"]),
         "comment": step["comment"],

@@ -180,7 +180,8 @@ def _load_annotation(response, data, line, context):
     StepLabel.objects.bulk_create(
         StepLabel(
             annotation=annotation, checkpoint=checkpoints.get(s.get("checkpoint")), sub_question=subs.get(s.get("sub_question")),
-            start=s.get("start"), end=s.get("end"), quote=s.get("quote", ""), verdict=s.get("verdict", "correct"),
+            start=s.get("start"), end=s.get("end"), quote=s.get("quote", ""),
+            prefix=s.get("prefix", ""), suffix=s.get("suffix", ""), needs_review=bool(s.get("needs_review")), verdict=s.get("verdict", "correct"),
             awarded_points=_dec(s.get("awarded_points"), line, "awarded_points"), comment=s.get("comment", ""),
         )
         for s in data.get("step_labels", [])

@@ -12,6 +12,7 @@ points reached before that sub-question began. When the markers do not increase 
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from ..anchoring import quote_selector, reanchor
 from ..models import Annotation, StepLabel
 
 TOTAL = ""  # label of the single pseudo sub-question of a question without sub-questions
@@ -271,13 +272,7 @@ def _clean_step_labels(question, groups, transcript, raw, errors):
         if not isinstance(item, dict):
             errors.setdefault("step_labels", []).append(f"Step label {index}: expected an object.")
             continue
-        start, end = item.get("start"), item.get("end")
-        if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
-            problems.append("start and end must be whole numbers")
-        elif not 0 <= start < end <= len(transcript):
-            problems.append(f"span {start}–{end} lies outside the transcript (length {len(transcript)})")
-        elif item.get("quote") not in (None, "") and item["quote"] != transcript[start:end]:
-            problems.append("the quoted text is no longer at that place: the transcript changed, select it again")
+        start, end = _span_of(item, transcript, problems)
         if item.get("verdict") not in VERDICTS:
             problems.append(f"verdict must be one of {', '.join(sorted(VERDICTS))}")
         sub_label = item.get("sub_question") or ""
@@ -296,7 +291,8 @@ def _clean_step_labels(question, groups, transcript, raw, errors):
             {
                 "start": start,
                 "end": end,
-                "quote": transcript[start:end],
+                **quote_selector(transcript, start, end),
+                "needs_review": False,
                 "verdict": item["verdict"],
                 "comment": comment,
                 "sub_question_id": sub_ids.get(sub_label),
@@ -304,3 +300,31 @@ def _clean_step_labels(question, groups, transcript, raw, errors):
             }
         )
     return sorted(cleaned, key=lambda s: (s["start"], s["end"]))
+
+
+def _span_of(item, transcript, problems):
+    """The span of a step label in the current transcript: its offsets when its quote (if sent)
+    is still there, else the one place its quote is found again with its prefix and suffix."""
+    start, end = item.get("start"), item.get("end")
+    if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
+        problems.append("start and end must be whole numbers")
+        return None, None
+    quote = item.get("quote")
+    if quote in (None, ""):
+        if not 0 <= start < end <= len(transcript):
+            problems.append(f"span {start}–{end} lies outside the transcript (length {len(transcript)})")
+        return start, end
+    if not isinstance(quote, str):
+        problems.append("quote must be text")
+        return None, None
+    if 0 <= start < end <= len(transcript) and transcript[start:end] == quote:
+        return start, end
+    prefix, suffix = item.get("prefix"), item.get("suffix")
+    anchor = reanchor(
+        transcript, quote, prefix if isinstance(prefix, str) else "", suffix if isinstance(suffix, str) else "", start
+    )
+    if anchor is None:
+        where = "is no longer in" if quote not in transcript else "occurs several times in"
+        problems.append(f"the quoted text {where} the corrected transcript: select the passage again")
+        return None, None
+    return anchor.start, anchor.end

@@ -152,6 +152,46 @@ def neighbours(user, response):
     return previous, following
 
 
+# --- one question across the class (grading mode) ------------------------------------------
+
+
+def class_of_question(user, question_id: int) -> QuerySet[Response]:
+    """The responses to one question a user grades in turn, by student: reviewers all of them, an
+    annotator those assigned to them or already labelled by them (the blind rule is the label
+    page's, unchanged)."""
+    queryset = Response.objects.filter(question_id=question_id)
+    if not is_reviewer(user):
+        queryset = queryset.filter(
+            Exists(Assignment.objects.filter(response=OuterRef("pk"), annotator=user))
+            | Exists(Annotation.objects.filter(response=OuterRef("pk"), annotator=user))
+        )
+    return queryset.order_by("student_id", "pk")
+
+
+def class_position(user, response: Response) -> dict:
+    """Where `response` stands in its question's class for `user`: previous and next response
+    ids, its 1-based position and the class size; None when the user does not grade it here."""
+    ids = list(class_of_question(user, response.question_id).values_list("pk", flat=True))
+    if response.pk not in ids:
+        return None
+    at = ids.index(response.pk)
+    return {
+        "previous": ids[at - 1] if at > 0 else None,
+        "following": ids[at + 1] if at + 1 < len(ids) else None,
+        "position": at + 1,
+        "total": len(ids),
+    }
+
+
+def first_to_grade(user, question_id: int) -> int | None:
+    """The first response of the class the user has not submitted a label for, else the first."""
+    responses = class_of_question(user, question_id)
+    pending = responses.exclude(
+        Exists(Annotation.objects.filter(response=OuterRef("pk"), annotator=user, submitted=True))
+    )
+    return pending.values_list("pk", flat=True).first() or responses.values_list("pk", flat=True).first()
+
+
 def adjudication_queue(threshold: Decimal, params=None) -> QuerySet[Response]:
     """Responses whose submitted labels (imported gold included) differ by at least `threshold`,
     not adjudicated yet, largest disagreement first. Reads the label summary kept by
@@ -355,3 +395,28 @@ def assignable_responses(question=None, exam=None, source=None, batch=None) -> Q
         made = batch.pages.filter(response__isnull=False).values("response_id")
         queryset = queryset.filter(pk__in=made).exclude(status=Response.Status.TRANSCRIBING)
     return queryset
+
+
+def steps_needing_review(annotation: Annotation | None, transcript: str) -> list[dict]:
+    """Step labels of `annotation` that a correction left without their text: the text they were
+    on (prefix, quote, suffix) beside what the corrected transcript has at that place now."""
+    if annotation is None:
+        return []
+    rows = []
+    for step in annotation.step_labels.all():
+        if not step.needs_review:
+            continue
+        start = min(step.start or 0, len(transcript))
+        end = min(max(step.end or start, start), len(transcript))
+        rows.append(
+            {
+                "step": step,
+                "old": (step.prefix, step.quote, step.suffix),
+                "new": (
+                    transcript[max(0, start - len(step.prefix)):start],
+                    transcript[start:end],
+                    transcript[end:end + len(step.suffix)],
+                ),
+            }
+        )
+    return rows

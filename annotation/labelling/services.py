@@ -31,6 +31,7 @@ from simple_history.utils import bulk_create_with_history
 
 from accounts.roles import is_reviewer
 
+from ..anchoring import quote_selector, reanchor
 from ..models import (
     Adjudication,
     Annotation,
@@ -225,13 +226,17 @@ def _apply(annotation, response, user, clean, submit):
 
 
 def _step_key(step):
-    return (step["start"], step["end"], step["verdict"], step["comment"], step["sub_question_id"], step["checkpoint_id"])
+    return (
+        step["start"], step["end"], step["quote"], step["needs_review"], step["verdict"], step["comment"],
+        step["sub_question_id"], step["checkpoint_id"],
+    )
 
 
 def _replace_step_labels(annotation, steps, user):
     existing = list(annotation.step_labels.all()) if annotation.pk else []
     old = sorted(
-        (s.start, s.end, s.verdict, s.comment, s.sub_question_id, s.checkpoint_id) for s in existing
+        (s.start, s.end, s.quote, s.needs_review, s.verdict, s.comment, s.sub_question_id, s.checkpoint_id)
+        for s in existing
     )
     if old == sorted(_step_key(s) for s in steps):
         return
@@ -241,6 +246,74 @@ def _replace_step_labels(annotation, steps, user):
     bulk_create_with_history(
         [StepLabel(annotation=annotation, **step) for step in steps], StepLabel, default_user=user
     )
+
+
+@dataclass
+class ReanchorResult:
+    moved: int = 0
+    kept: int = 0
+    needs_review: int = 0
+
+
+def reanchor_step_labels(response, old_text, *, user=None) -> ReanchorResult:
+    """Find every step label of `response` again in its new transcript (after a correction).
+
+    Each label keeps its place when its quote is still there, moves to the one place its quote
+    and context are found again, or, when the quote is gone or ambiguous, keeps its old offsets
+    and is marked `needs_review` so the label page shows it beside the new text. Nothing is
+    deleted. Call it inside the transaction that changes the transcript.
+    """
+    result = ReanchorResult()
+    text = response.transcript
+    steps = StepLabel.objects.select_for_update().filter(annotation__response=response).order_by("pk")
+    for step in steps:
+        old_start, old_end = step.start, step.end
+        if step.start is None or step.end is None:
+            continue
+        if not step.quote:
+            step.quote = old_text[step.start:step.end]
+        if not step.prefix and not step.suffix:
+            context = quote_selector(old_text, step.start, step.end)
+            step.prefix, step.suffix = context["prefix"], context["suffix"]
+        anchor = reanchor(text, step.quote, step.prefix, step.suffix, step.start) if step.quote else None
+        if anchor is None:
+            step.needs_review = True
+            result.needs_review += 1
+        else:
+            step.start, step.end, step.needs_review = anchor.start, anchor.end, False
+            context = quote_selector(text, anchor.start, anchor.end)
+            step.prefix, step.suffix = context["prefix"], context["suffix"]
+            if (anchor.start, anchor.end) == (old_start, old_end):
+                result.kept += 1
+            else:
+                result.moved += 1
+        step._history_user = user
+        step._change_reason = "Re-anchored after a transcript correction"
+        step.save()
+    _reanchor_drafts(response, old_text)
+    return result
+
+
+def _reanchor_drafts(response, old_text):
+    """Move the step spans of unsaved drafts the same way, so a draft restored later is on its text."""
+    text = response.transcript
+    for draft in LabelDraft.objects.select_for_update().filter(response=response):
+        steps = draft.payload.get("step_labels") if isinstance(draft.payload, dict) else None
+        if not isinstance(steps, list):
+            continue
+        for step in steps:
+            start, end = (step.get("start"), step.get("end")) if isinstance(step, dict) else (None, None)
+            if not (isinstance(start, int) and isinstance(end, int)):
+                continue
+            quote = step.get("quote") or old_text[start:end]
+            context = quote_selector(old_text, start, end)
+            prefix = step.get("prefix") if isinstance(step.get("prefix"), str) else context["prefix"]
+            suffix = step.get("suffix") if isinstance(step.get("suffix"), str) else context["suffix"]
+            anchor = reanchor(text, quote, prefix, suffix, start) if isinstance(quote, str) and quote else None
+            step.update(quote=quote, prefix=prefix, suffix=suffix, needs_review=anchor is None)
+            if anchor is not None:
+                step.update(start=anchor.start, end=anchor.end)
+        draft.save(update_fields=["payload"])
 
 
 def _after_save(response, annotation, user, submit, base_version, data):

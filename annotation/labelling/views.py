@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.decorators import annotator_required, reviewer_required
 from accounts.roles import is_reviewer
 from config.shortcuts import get_object_or_404
-from ocr.selectors import scan_batch, scan_batches_to_assign
+from ocr import selectors as ocr_selectors
 
 from ..models import Annotation, Assignment, Exam, LabelDraft, Question, Response, StepLabel
 from ..selectors import can_see_scores, id_param, reference_segments
@@ -81,10 +81,13 @@ def label_response(request, pk):
     if draft is not None and draft.annotation_id != getattr(annotation, "pk", None):
         draft = None
     question = response.question
-    previous, following = selectors.neighbours(user, response)
-    # Scan images are served by the ocr app to reviewers only (ocr.views.page_image).
-    can_view_scans = is_reviewer(user)
-    scan_pages = list(response.scan_pages.only("id", "page_number", "response_id").order_by("page_number", "id")) if can_view_scans else []
+    by_question = _class_position(request, response)
+    if by_question:
+        previous, following = by_question["previous"], by_question["following"]
+    else:
+        previous, following = selectors.neighbours(user, response)
+    suffix = f"?by_question={question.pk}" if by_question else ""
+    scans = scan_config(response)
     config = {
         "responseId": response.pk,
         "transcript": response.transcript,
@@ -102,9 +105,11 @@ def label_response(request, pk):
             if annotation is None or annotation.annotator_id == user.pk
             else reverse("annotation-detail", args=[annotation.pk]),
             "draft": reverse("api-label-draft", args=[response.pk]),
-            "previous": reverse("annotation:label", args=[previous]) if previous else None,
+            "flag": reverse("ocr:flag_transcript", args=[response.pk]) if scans else None,
+            "previous": reverse("annotation:label", args=[previous]) + suffix if previous else None,
+            "next": reverse("annotation:label", args=[following]) + suffix if by_question and following else None,
             "page": reverse("annotation:label", args=[response.pk])
-            + (f"?annotation={annotation.pk}" if annotation and annotation.annotator_id != user.pk else ""),
+            + (f"?annotation={annotation.pk}" if annotation and annotation.annotator_id != user.pk else suffix),
         },
     }
     context = {
@@ -119,10 +124,41 @@ def label_response(request, pk):
         "counts": selectors.queue_counts(user),
         "previous": previous,
         "following": following,
-        "scan_pages": scan_pages,
+        "by_question": by_question,
+        "nav_suffix": suffix,
+        "scans": scan_config(response),
+        "review_steps": selectors.steps_needing_review(annotation, response.transcript),
         "transcript_changed": bool(annotation and annotation.transcript_hash and annotation.transcript_hash != response.transcript_hash),
     }
     return render(request, "annotation/label.html", context)
+
+
+def _class_position(request, response):
+    """With ?by_question=<this response's question>, the grading-across-the-class position."""
+    if id_param(request.GET.get("by_question")) != response.question_id:
+        return None
+    return selectors.class_position(request.user, response)
+
+
+@annotator_required
+def label_question(request, pk):
+    """Grade one question across the class: open its first response still to grade, by student."""
+    question = get_object_or_404(Question, pk=pk)
+    first = selectors.first_to_grade(request.user, question.pk)
+    if first is None:
+        messages.info(request, f"No response to question {question.location or question.pk} is assigned to you.")
+        return redirect("annotation:label_queue")
+    return redirect(reverse("annotation:label", args=[first]) + f"?by_question={question.pk}")
+
+
+def scan_config(response):
+    """The response's page images with their OCR word boxes, for static/js/scan_viewer.js. The
+    caller has checked the user may open this response; ocr.views.page_image checks it again."""
+    scans = ocr_selectors.response_scans(response)
+    for scan in scans:
+        scan["url"] = reverse("ocr:page_image", args=[scan["id"], "web"])
+        scan["correct"] = reverse("ocr:page_correct", args=[scan["id"]])
+    return scans
 
 
 def _edited_annotation(request, response):
@@ -180,7 +216,7 @@ def assign(request):
         "annotators": annotators,
         "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
         "exams": Exam.objects.only("id", "name"),
-        "batches": scan_batches_to_assign(),
+        "batches": ocr_selectors.scan_batches_to_assign(),
         "strategies": Assignment.Strategy.choices,
         "sources": Response.Source.choices,
         "overview": selectors.assignment_overview(),
@@ -208,7 +244,7 @@ def _assign_from_form(request, annotators):
     question = Question.objects.filter(pk=question_id).first() if question_id is not None else None
     exam = Exam.objects.filter(pk=exam_id).first() if exam_id is not None else None
     batch_id = id_param(post.get("batch"))
-    batch = scan_batch(batch_id) if batch_id is not None else None
+    batch = ocr_selectors.scan_batch(batch_id) if batch_id is not None else None
     if question is None and exam is None and batch is None:
         messages.error(request, "Choose a question, an exam or a scan batch: nothing was changed.")
         return
@@ -301,6 +337,7 @@ def adjudicate(request, pk):
         "form": request.POST,
         "threshold": threshold,
         "adjudications": response.adjudications.select_related("reviewer", "chosen_annotation__annotator")[:20],
+        "scans": scan_config(response),
         "spread": (max(a.total for a in labels) - min(a.total for a in labels)) if len(labels) > 1 else None,
     }
     return render(request, "annotation/adjudicate.html", context, status=400 if errors else 200)

@@ -78,7 +78,9 @@ class Annotation(models.Model):
 
 
 class StepLabel(models.Model):
-    """A verdict on a span of the transcript. Offsets count Unicode code points of the raw text."""
+    """A verdict on a span of the transcript. Offsets count Unicode code points of the raw text;
+    the quote with its prefix and suffix finds the span again after a correction
+    (annotation.anchoring)."""
 
     class Verdict(models.TextChoices):
         CORRECT = "correct", "Correct"
@@ -93,7 +95,13 @@ class StepLabel(models.Model):
     sub_question = models.ForeignKey(SubQuestion, on_delete=models.SET_NULL, null=True, blank=True)
     start = models.PositiveIntegerField(null=True, blank=True, help_text="Span start in the transcript.")
     end = models.PositiveIntegerField(null=True, blank=True)
-    quote = models.TextField(blank=True)
+    quote = models.TextField(blank=True, help_text="The labelled text (W3C TextQuoteSelector exact).")
+    prefix = models.TextField(blank=True, help_text="Text just before the quote, to find it again after a correction.")
+    suffix = models.TextField(blank=True, help_text="Text just after the quote.")
+    needs_review = models.BooleanField(
+        default=False,
+        help_text="A transcript correction removed the quote or made it ambiguous: start/end are the old place.",
+    )
     verdict = models.CharField(max_length=32, choices=Verdict.choices, default=Verdict.CORRECT)
     awarded_points = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
     comment = models.TextField(blank=True)

@@ -65,7 +65,8 @@
     s.override_reason = label.override_reason || "";
     s.comment = label.comment || "";
     s.step_labels = (label.step_labels || []).map(function (st) {
-      return { start: st.start, end: st.end, quote: st.quote, verdict: st.verdict, comment: st.comment || "",
+      return { start: st.start, end: st.end, quote: st.quote, prefix: st.prefix || "", suffix: st.suffix || "",
+               needs_review: !!st.needs_review, verdict: st.verdict, comment: st.comment || "",
                sub_question: st.sub_question || "", checkpoint: st.checkpoint || null };
     });
     return s;
@@ -279,11 +280,19 @@
     return offset;
   }
 
+  // A step label is drawn on the transcript only where its quote still is; one a correction moved
+  // away (needs_review) is listed, not painted over unrelated text.
+  function placed(s) {
+    return !s.needs_review && s.end <= chars.length && (!s.quote || chars.slice(s.start, s.end).join("") === s.quote);
+  }
+
   function renderTranscript() {
     var cuts = { 0: true };
     cuts[chars.length] = true;
     MATH.forEach(function (r) { cuts[r[0]] = true; cuts[r[1]] = true; });
-    state.step_labels.forEach(function (s) { cuts[snap(s.start, "start")] = true; cuts[snap(s.end, "end")] = true; });
+    state.step_labels.forEach(function (s) {
+      if (placed(s)) { cuts[snap(s.start, "start")] = true; cuts[snap(s.end, "end")] = true; }
+    });
     var points = Object.keys(cuts).map(Number).sort(function (a, b) { return a - b; });
     transcriptEl.textContent = "";
     for (var p = 0; p < points.length - 1; p++) {
@@ -291,7 +300,7 @@
       if (end <= start) continue;
       var isMath = MATH.some(function (r) { return start >= r[0] && end <= r[1]; });
       var covering = [];
-      state.step_labels.forEach(function (s, index) { if (s.start < end && s.end > start) covering.push(index); });
+      state.step_labels.forEach(function (s, index) { if (placed(s) && s.start < end && s.end > start) covering.push(index); });
       var span = el("span", { "class": "seg" + (isMath ? " math math-seg" : ""), "data-start": start, "data-end": end },
                     chars.slice(start, end).join(""));
       if (covering.length) {
@@ -316,7 +325,14 @@
     state.step_labels.forEach(function (s, index) {
       var li = el("li", { tabindex: "0", "data-step": index });
       li.appendChild(el("span", { "class": "verdict verdict-" + s.verdict }, verdictName(s.verdict)));
-      li.appendChild(el("span", { "class": "q math" }, stepQuote(s)));
+      if (!placed(s)) {
+        li.classList.add("needs-review");
+        li.appendChild(el("span", { "class": "badge warn", title: "The transcript was corrected: this text is gone or occurs several times. Select the passage again, then remove this one." }, "needs review"));
+        var old = s.quote || "";
+        li.appendChild(el("span", { "class": "q math" }, old.length > 160 ? old.slice(0, 160) + "…" : old));
+      } else {
+        li.appendChild(el("span", { "class": "q math" }, stepQuote(s)));
+      }
       var del = el("button", { type: "button", "data-remove": index, title: "Remove (Delete)" }, "×");
       if (!config.editable) del.disabled = true;
       li.appendChild(del);
@@ -402,6 +418,42 @@
     (checked || document.querySelector('input[name="step-verdict"]')).focus();
   }
 
+  // --- "transcript wrong here": back to the OCR correction queue ------------------------------
+
+  var pendingFlag = null;
+
+  function openFlagForm() {
+    if (!config.urls.flag) return;
+    var span = selectedSpan();
+    if (!span) { status("Select the wrong passage of the student answer first, then press t.", "bad"); return; }
+    pendingFlag = span;
+    $("flag-quote").textContent = chars.slice(span.start, span.end).join("");
+    $("flag-note").value = "";
+    $("flag-form").hidden = false;
+    $("flag-note").focus();
+  }
+
+  function closeFlagForm() {
+    $("flag-form").hidden = true;
+    pendingFlag = null;
+  }
+
+  function sendFlag() {
+    if (!pendingFlag) return;
+    var body = { start: pendingFlag.start, end: pendingFlag.end, note: $("flag-note").value };
+    fetch(config.urls.flag, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": RM.csrfToken() },
+      body: JSON.stringify(body)
+    }).then(function (r) {
+      return r.json().then(function (data) { return { ok: r.ok, data: data }; });
+    }).then(function (result) {
+      if (!result.ok) { status(result.data.detail || "Could not send the flag.", "bad"); return; }
+      closeFlagForm();
+      status("Sent back to the correction queue: “" + result.data.quote.slice(0, 60) + "”.", "ok");
+    }, function () { status("Could not send the flag: the network failed. Try again.", "bad"); });
+  }
+
   function closeStepForm() {
     $("step-form").hidden = true;
     pendingStep = null;
@@ -412,6 +464,8 @@
     var verdict = document.querySelector('input[name="step-verdict"]:checked').value;
     state.step_labels.push({
       start: pendingStep.start, end: pendingStep.end, quote: chars.slice(pendingStep.start, pendingStep.end).join(""),
+      prefix: chars.slice(Math.max(0, pendingStep.start - 32), pendingStep.start).join(""),
+      suffix: chars.slice(pendingStep.end, pendingStep.end + 32).join(""),
       verdict: verdict, comment: $("step-comment").value, sub_question: $("step-sub").value, checkpoint: null
     });
     state.step_labels.sort(function (a, b) { return a.start - b.start || a.end - b.end; });
@@ -442,7 +496,8 @@
       override_reason: state.override_reason,
       comment: state.comment,
       step_labels: state.step_labels.map(function (s) {
-        return { start: s.start, end: s.end, quote: s.quote, verdict: s.verdict, comment: s.comment,
+        return { start: s.start, end: s.end, quote: s.quote, prefix: s.prefix || "", suffix: s.suffix || "",
+                 verdict: s.verdict, comment: s.comment,
                  sub_question: s.sub_question || "", checkpoint: s.checkpoint };
       })
     };
@@ -641,6 +696,12 @@
   function onKey(event) {
     var target = event.target;
     var typing = RM.isTyping(target);
+    var flagForm = $("flag-form");
+    if (flagForm && flagForm.contains(target)) {
+      if (event.key === "Escape") { closeFlagForm(); target.blur(); }
+      else if (event.key === "Enter") { event.preventDefault(); sendFlag(); }
+      return;
+    }
     var inStepForm = $("step-form").contains(target);
     var mod = event.ctrlKey || event.metaKey;
     if (event.key === "Escape") {
@@ -683,10 +744,13 @@
       if (prop && config.editable) { setPoints(focus.group, String(prop.low / 100), true); changed(); }
     }
     else if (key === "e") openStepForm();
+    else if (key === "t" && config.urls.flag) openFlagForm();
     else if (key === "c") $("comment").focus();
     else if (key === "o") $("override_reason").focus();
     else if (key === "s") save(false);
-    else if (key === "]") leave(function () { $("next-form").submit(); });
+    else if (key === "]") {
+      leave(function () { if (config.urls.next) window.location.assign(config.urls.next); else $("next-form").submit(); });
+    }
     else if (key === "[") { if (config.urls.previous) leave(function () { window.location.assign(config.urls.previous); }); }
     else if (key === "?") { var s = $("shortcuts"); s.hidden = !s.hidden; }
     else handled = false;
@@ -728,6 +792,16 @@
     if (!config.editable) { $("override_reason").disabled = true; $("comment").disabled = true; }
     $("save-button").addEventListener("click", function () { save(false); });
     $("submit-button").addEventListener("click", function () { save(true); });
+    document.addEventListener("selectionchange", function () {
+      var span = selectedSpan();
+      if (span) announceSpan(span);
+    });
+    if ($("flag-form")) {
+      $("flag-send").addEventListener("click", sendFlag);
+      $("flag-cancel").addEventListener("click", closeFlagForm);
+      // mousedown keeps the selection in the transcript (a click would clear it first)
+      $("flag-open").addEventListener("mousedown", function (e) { e.preventDefault(); openFlagForm(); });
+    }
     $("step-add").addEventListener("click", addStep);
     $("step-cancel").addEventListener("click", closeStepForm);
     $("step-list").addEventListener("click", function (event) {
@@ -745,10 +819,17 @@
     });
   }
 
+  // Tell the scan viewer (static/js/scan_viewer.js) which passage to outline on the page image.
+  function announceSpan(span) {
+    document.dispatchEvent(new CustomEvent("rm:span", { detail: span }));
+  }
+
   function highlight(li) {
     transcriptEl.querySelectorAll(".seg.hot").forEach(function (s) { s.classList.remove("hot"); });
     if (!li) return;
     var index = li.getAttribute("data-step");
+    var step = state.step_labels[Number(index)];
+    if (step && placed(step)) announceSpan({ start: step.start, end: step.end });
     transcriptEl.querySelectorAll(".seg[data-steps]").forEach(function (s) {
       if (s.getAttribute("data-steps").split(" ").indexOf(index) >= 0) s.classList.add("hot");
     });

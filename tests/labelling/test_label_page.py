@@ -195,7 +195,7 @@ def test_history_of_someone_else_is_hidden_in_blind_mode(annotator_client, annot
     assert annotator_client.get(reverse("annotation:label_history", args=[response.pk])).status_code == 403
 
 
-def test_scanned_pages_are_shown_to_reviewers(reviewer, annotator):
+def test_scanned_pages_are_shown_to_reviewers_and_assigned_annotators(reviewer, annotator):
     from django.test import Client
 
     from ocr.models import Page, ScanBatch, ScanFile
@@ -210,6 +210,7 @@ def test_scanned_pages_are_shown_to_reviewers(reviewer, annotator):
     page = Page.objects.create(batch=batch, source_file=source, checksum="c" * 64, master="m.png", width=10, height=10,
                                response=response, page_number=1)
     html = reviewer_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
-    assert 'id="scan-pages"' in html and reverse("ocr:page_image", args=[page.pk, "web"]) in html
-    # ocr.views.page_image serves reviewers only, so annotators get no broken images.
-    assert 'id="scan-pages"' not in annotator_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
+    assert 'id="scan-viewer"' in html and reverse("ocr:page_image", args=[page.pk, "web"]) in html
+    # ocr.views.page_image serves annotators the pages of responses assigned to them.
+    html = annotator_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
+    assert 'id="scan-viewer"' in html and reverse("ocr:page_image", args=[page.pk, "web"]) in html

@@ -73,7 +73,7 @@ def test_valid_label_is_cleaned():
         ({"sub_scores": {"(1)": 1, "(2)": 1}, "step_labels": [{"start": 5, "end": 500, "verdict": "correct"}]},
          "step_labels", "outside the transcript"),
         ({"sub_scores": {"(1)": 1, "(2)": 1}, "step_labels": [{"start": 0, "end": 3, "quote": "xyz", "verdict": "correct"}]},
-         "step_labels", "transcript changed"),
+         "step_labels", "no longer in the corrected transcript"),
         ({"sub_scores": {"(1)": 1, "(2)": 1}, "step_labels": [{"start": 0, "end": 3, "verdict": "great"}]},
          "step_labels", "verdict must be one of"),
         ("not an object", "label", "Expected an object"),

@@ -92,7 +92,8 @@ def test_upload_ocr_correct_a_word_and_verify(page, live_server, exam_questions,
     assert "故结果为" in page.inner_text("#transcript")
     assert page.locator(".ocr-response-scans a", has_text="page 1").count() == 1
 
-    page.click("text=OCR quality")
+    page.hover(".menu-group[data-group=scans]")
+    page.click(".menu-group[data-group=scans] >> text=OCR quality")
     page.wait_for_selector("#quality-table")
     assert "rapidocr" in page.inner_text("#quality-table")
     screenshot(page, "ocr_quality")

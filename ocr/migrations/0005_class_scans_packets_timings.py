@@ -24,7 +24,7 @@ def score_math_cer(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ocr', '0003_pdf_pages_rendered_by_worker'),
+        ('ocr', '0004_transcript_flag'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,150 @@
+"""In a real browser, the whole chain: scans uploaded -> OCR (tesseract, eager Celery) -> two pages
+corrected and verified -> assigned -> the annotator labels with the scan beside the transcript
+(OCR word boxes outlined) and flags a passage -> a reviewer corrects the transcript -> the
+annotator's step label is still on its text."""
+import re
+
+import pytest
+
+from annotation.models import Response, StepLabel
+from ocr import synthetic
+from ocr.models import Page, TranscriptFlag
+
+from ..conftest import login, screenshot
+from .conftest import png_bytes
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PAGES = [["Let x = 2 and y = 3.", "Then x + y = 5."], ["So the answer is 5."]]
+
+
+@pytest.fixture
+def scan_files(tmp_path):
+    paths = []
+    for number, lines in enumerate(PAGES, start=1):
+        path = tmp_path / f"s7_3-17_{number}.png"
+        path.write_bytes(png_bytes(synthetic.render_page(lines, width=900, font_size=36, seed=number)))
+        paths.append(path)
+    return paths
+
+
+def select_text(page, text):
+    """Select the plain text `text` of the transcript (inside one segment)."""
+    page.evaluate(
+        """(text) => {
+            const seg = [...document.querySelectorAll('#transcript .seg')].find(s => s.textContent.includes(text));
+            const node = seg.firstChild, at = node.data.indexOf(text);
+            const range = document.createRange();
+            range.setStart(node, at); range.setEnd(node, at + text.length);
+            const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+        }""",
+        text,
+    )
+
+
+def verify(page, live_server, page_pk, text):
+    page.goto(f"{live_server.url}/ocr/pages/{page_pk}/")
+    page.wait_for_function("() => document.getElementById('transcript-text').value.length > 0")
+    page.fill("#transcript-text", text)
+    page.focus("#transcript-text")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#save-message:has-text('Verified. Response #')")
+
+
+def test_scans_to_labels_that_survive_a_correction(page, browser, live_server, exam_questions, reviewer, annotator,
+                                                   scan_files):
+    # Upload and OCR (the tasks run eagerly: the upload request itself runs tesseract).
+    login(page, live_server, reviewer.username)
+    page.goto(f"{live_server.url}/ocr/")
+    page.select_option("select[name=exam]", str(exam_questions["exam"].pk))
+    page.select_option("select[name=engine]", "tesseract")
+    page.fill("input[name=name]", "Class scans")
+    page.set_input_files("input[name=scans]", [str(p) for p in scan_files])
+    with page.expect_navigation(url=re.compile(r"/ocr/batches/\d+/$"), timeout=180_000):
+        page.click("#upload-form button[type=submit]", no_wait_after=True)
+    page.wait_for_selector("text=OCR 2 / 2 pages")
+
+    # Correct and verify both pages: one response of student s7 to 3-17.
+    first, second = Page.objects.order_by("page_number")
+    verify(page, live_server, first.pk, "\n".join(PAGES[0]))
+    verify(page, live_server, second.pk, "\n".join(PAGES[1]))
+    response = Response.objects.get(student_id="s7")
+    assert response.status == "ready" and "So the answer is 5." in response.transcript
+
+    # Assign question 3-17 to the annotator.
+    page.goto(f"{live_server.url}/assign/")
+    page.select_option("select[name=question]", str(exam_questions["3-17"].pk))
+    page.fill("input[name=per_response]", "1")
+    page.click("#assign-form button[value=assign]")
+    page.wait_for_selector("text=Created 1 assignment(s)")
+
+    # The annotator labels with the scan beside the transcript.
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    expert = context.new_page()
+    expert.set_default_timeout(15000)
+    try:
+        login(expert, live_server, annotator.username)
+        expert.goto(f"{live_server.url}/label/")
+        expert.keyboard.press("n")
+        expert.wait_for_url(re.compile(rf"/label/{response.pk}/"))
+        expert.wait_for_function("() => document.getElementById('scan-image').naturalWidth > 0")
+        assert "page 1 of 2" in expert.inner_text("#scan-page-label")
+        select_text(expert, "answer is 5")
+        # Its OCR words are outlined on the second page, which the viewer switched to.
+        expert.wait_for_selector("#scan-stage[data-highlighted]:not([data-highlighted='0'])")
+        assert "page 2 of 2" in expert.inner_text("#scan-page-label")
+        assert expert.locator("#scan-boxes .scan-word").count() >= 2
+        screenshot(expert, "scan_word_boxes")
+        expert.keyboard.press("e")
+        expert.wait_for_selector("#step-form:not([hidden])")
+        expert.keyboard.press("1")  # correct
+        expert.keyboard.press("Enter")
+        expert.wait_for_selector("#step-list li")
+        # Zoom and page keys drive the viewer, not the score form.
+        expert.keyboard.press("+")
+        assert expert.inner_text("#scan-zoom").endswith("%")
+        expert.keyboard.press("f")
+        expert.keyboard.press("v")
+        assert "page 1 of 2" in expert.inner_text("#scan-page-label")
+        screenshot(expert, "scan_beside_label")
+
+        # "Transcript wrong here": back to the correction queue with the note and the span.
+        select_text(expert, "x + y = 5")
+        expert.keyboard.press("t")
+        expert.wait_for_selector("#flag-form:not([hidden])")
+        expert.fill("#flag-note", "the scan has a plus sign here, check it")
+        expert.keyboard.press("Enter")
+        expert.wait_for_selector("#save-status:has-text('Sent back to the correction queue')")
+        flag = TranscriptFlag.objects.get()
+        assert flag.page_id == first.pk and flag.quote == "x + y = 5"
+
+        expert.keyboard.press("5")  # (1)
+        expert.keyboard.press("j")
+        expert.keyboard.press("4")  # (2)
+        expert.keyboard.press("Control+Enter")
+        expert.wait_for_url(re.compile(r"submitted=1"))
+        step = StepLabel.objects.get()
+        assert response.transcript[step.start:step.end] == "answer is 5"
+
+        # A reviewer corrects the first page (the flag leads the batch); the text before the label moves.
+        page.goto(f"{live_server.url}/ocr/batches/{first.batch_id}/")
+        assert page.get_attribute("#page-table tbody tr >> nth=0", "data-page") == str(first.pk)
+        page.goto(f"{live_server.url}/ocr/pages/{first.pk}/")
+        page.wait_for_selector("#transcript-flags mark:has-text('x + y = 5')")
+        screenshot(page, "flagged_page_correction")
+        verify(page, live_server, first.pk, "First of all, let x = 2 and y = 3.\nThen x + y = 5.")
+        response.refresh_from_db()
+        step.refresh_from_db()
+        assert response.transcript.startswith("First of all")
+        assert response.transcript[step.start:step.end] == "answer is 5" and not step.needs_review
+        assert not TranscriptFlag.objects.filter(resolved_at__isnull=True).exists()
+
+        # The annotator's label is still on its text.
+        expert.goto(f"{live_server.url}/label/{response.pk}/")
+        expert.wait_for_selector("#transcript .seg.step")
+        assert expert.inner_text("#transcript .seg.step").strip() == "answer is 5"
+        assert expert.locator("#review-steps").count() == 0
+        assert expert.locator("#transcript-changed").count() == 1
+        screenshot(expert, "label_after_correction")
+    finally:
+        context.close()
