@@ -1,8 +1,9 @@
 """OCR engines on rendered exam pages: a bare engine call beside our pipeline in a real Celery worker.
 
-The page set is rendered from known text (ocr.synthetic.spoiled_page: Chinese exam lines with
-formulas in Noto Sans CJK, uneven light, noise, specks, a 2-2.5 degree rotation, JPEG
-compression), so every page has its exact ground truth.
+The page set is rendered from known text (Chinese exam lines with formulas in Noto Sans CJK,
+uneven light, noise, specks, a 1.5-2.5 degree rotation, JPEG compression), so every page has its
+exact ground truth: by default pages the size of a 200-dpi A4 scan (ocr.synthetic.full_page,
+1654 x ~2100 px, 12 lines), with ``--size small`` four-line strips (ocr.synthetic.spoiled_page).
 
 For each engine, on the same pages:
 
@@ -22,7 +23,7 @@ inside it, the engine's own time; the ratio task / bare is what issue 13 asks to
 excluded) and the CER of both paths. Everything runs on a scratch SQLite database, media
 folder and file-system broker, so the worker sees exactly what this process wrote.
 
-    .venv/bin/python bench/ocr_bench.py [--pages 8] [--engines rapidocr,tesseract] [--concurrency 2]
+    .venv/bin/python bench/ocr_bench.py [--pages 6] [--size a4|small] [--engines rapidocr,tesseract] [--concurrency 2]
 """
 import argparse
 import os
@@ -172,7 +173,8 @@ def load_note():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pages", type=int, default=8)
+    parser.add_argument("--pages", type=int, default=6)
+    parser.add_argument("--size", choices=["a4", "small"], default="a4")
     parser.add_argument("--engines", default="rapidocr,tesseract")
     parser.add_argument("--concurrency", type=int, default=os.cpu_count(), help="worker processes (as make worker)")
     args = parser.parse_args()
@@ -186,8 +188,9 @@ def main():
 
     # Pages are made from seeds no test uses; the same pages go to every engine and both paths.
     pages = []
+    make_page = synthetic.full_page if args.size == "a4" else synthetic.spoiled_page
     for seed in range(100, 100 + args.pages):
-        image, truth = synthetic.spoiled_page(seed)
+        image, truth = make_page(seed)
         pages.append((image, truth, encode_png(image)))
     exam = Exam.objects.create(name=f"OCR bench {time.time():.0f}")
     statement = "Bench question"
