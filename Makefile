@@ -10,13 +10,15 @@ SYSTEM_PACKAGES ?= tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim fonts-n
 # time can be pinned with @pytest.mark.xdist_group); PYTEST_WORKERS=0 runs it in one process.
 PYTEST_WORKERS ?= auto
 PYTEST_ARGS ?=
+# Worker processes: one per core (each OCR page is single-threaded, docs/ocr.md "Throughput").
+WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: run test lint setup setup-dev system-deps migrate demo serve worker clean
 
 run: setup migrate demo
 	@echo ""
 	@echo "RealMath Workbench: open http://$(HOST):$(PORT)/ and log in with a demo user above."
-	@OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=2 --without-gossip --without-mingle & \
+	@OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=$(WORKERS) --without-gossip --without-mingle & \
 	 worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	 $(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
 
@@ -61,7 +63,7 @@ serve:
 	$(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4
 
 worker:
-	OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=2
+	OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=$(WORKERS)
 
 clean:
 	rm -rf var test-artifacts

@@ -83,3 +83,40 @@ def _stamp(response, user, reason):
     if user is not None and getattr(user, "is_authenticated", False):
         response._history_user = user
     response._change_reason = reason[:100]
+
+
+def move_response(response, *, student_id, user=None, reason=""):
+    """Give a scanned response (and so its labels) to another student: its pages moved there whole.
+
+    The text does not change, so labels stay valid. Raises TranscriptConflict when that student
+    already has a response to the question with exactly this text.
+    """
+    if response.student_id == student_id:
+        return response
+    response.student_id = student_id
+    _stamp(response, user, reason or f"Scan pages moved to student {student_id}")
+    try:
+        with transaction.atomic():
+            response.save(update_fields=["student_id", "updated"])
+    except IntegrityError as exc:
+        raise TranscriptConflict(
+            f"Response #{response.pk} cannot move to student {student_id}: that student already has a "
+            "response to the same question with exactly this text."
+        ) from exc
+    return response
+
+
+def release_response(response, *, user=None, reason=""):
+    """A scanned response whose pages all went elsewhere: deleted when nothing hangs on it (no label,
+    assignment, draft or judge result), else kept with all of that (as `transcribing`, so it is not
+    taken for a finished answer). Returns "deleted" or "kept"."""
+    attached = (response.annotations, response.assignments, response.label_drafts, response.judge_results)
+    if not any(related.exists() for related in attached):
+        _stamp(response, user, reason or "Its scan pages were moved to other answers")
+        response.delete()
+        return "deleted"
+    response.status = Response.Status.TRANSCRIBING
+    response.extra = {**(response.extra or {}), "scan_pages_moved": True}
+    _stamp(response, user, reason or "Its scan pages were moved to other answers; labels kept")
+    response.save(update_fields=["status", "extra", "updated"])
+    return "kept"

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def setup_django():
+def setup_django(migrate=True):
     sys.path.insert(0, str(ROOT))
     if "DATABASE_URL" not in os.environ:
         scratch = Path(tempfile.mkdtemp(prefix="realmath-bench-"))
@@ -24,7 +24,8 @@ def setup_django():
     django.setup()
     from django.core.management import call_command
 
-    call_command("migrate", verbosity=0, interactive=False)
+    if migrate:
+        call_command("migrate", verbosity=0, interactive=False)
 
 
 @contextmanager

@@ -269,6 +269,9 @@ OCR_MAX_SIDE = env_int("OCR_MAX_SIDE", 20_000)
 OCR_MIN_SIDE = 32
 OCR_MAX_PDF_PAGES = env_int("OCR_MAX_PDF_PAGES", 50)
 OCR_MAX_FILES_PER_BATCH = 200
+# A class's PDF (every packet in one file, cut by a roster and a template) may be larger.
+OCR_MAX_CLASS_PDF_PAGES = env_int("OCR_MAX_CLASS_PDF_PAGES", 1000)
+OCR_MAX_CLASS_PDF_BYTES = env_int("OCR_MAX_CLASS_PDF_BYTES", 200 * 1024 * 1024)
 OCR_PDF_DPI = 200
 OCR_WORK_MAX_SIDE = 2400
 OCR_WEB_MAX_SIDE = 1600
@@ -276,6 +279,7 @@ OCR_THUMB_MAX_SIDE = 240
 OCR_QUEUE = env_str("OCR_QUEUE")
 OCR_DEFAULT_ENGINE = env_str("OCR_DEFAULT_ENGINE", "rapidocr")
 OCR_ENGINE_THREADS = env_int("OCR_ENGINE_THREADS", 1)
+OCR_WARM_UP = env_bool("OCR_WARM_UP", True)  # each worker process runs the default engine once at start
 OCR_ENGINE_TIMEOUT = 180
 OCR_TESSERACT_LANG = "chi_sim+eng"
 OCR_LOW_CONFIDENCE = 0.80

@@ -50,16 +50,20 @@ class QuestionIndex:
             if location:
                 self.by_label.setdefault(location.strip().lower(), []).append(pk)
 
-    def resolve(self, token):
-        """(question pk or None, note): the note says why no question was chosen."""
-        if not token:
-            return None, ""
+    def candidates(self, token):
+        """Every question pk a token may name: by label, or by number (`q12`, `#12`, `12`)."""
         labelled = self.by_label.get(token.strip().lower(), [])
         match = _PK.match(token.strip())
         numbered = [int(match.group(1))] if match and int(match.group(1)) in self.by_pk else []
         if token[:1] in "qQ#" and numbered:
             labelled = []  # q12 means question number 12, whatever the labels say
-        candidates = sorted(set(labelled) | set(numbered))
+        return sorted(set(labelled) | set(numbered))
+
+    def resolve(self, token):
+        """(question pk or None, note): the note says why no question was chosen."""
+        if not token:
+            return None, ""
+        candidates = self.candidates(token)
         if len(candidates) == 1:
             return candidates[0], ""
         if not candidates:

@@ -57,3 +57,34 @@ class EngineForm(EngineChoiceMixin, forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._set_engine_choices()
+
+
+class ClassScanForm(EngineChoiceMixin, forms.Form):
+    """One PDF of a whole class, cut into packets by a roster and a template (ocr/layout.py)."""
+
+    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), help_text="The template's labels name its questions.")
+    engine = forms.ChoiceField()
+    name = forms.CharField(required=False, max_length=200, help_text="Batch name (optional).")
+    pdf = forms.FileField(label="Class PDF", allow_empty_file=True,
+                          widget=forms.ClearableFileInput(attrs={"accept": ".pdf,application/pdf"}))
+    roster = forms.FileField(label="ROSTER.csv", allow_empty_file=True,
+                             widget=forms.ClearableFileInput(attrs={"accept": ".csv,text/csv"}))
+    template = forms.FileField(label="TEMPLATE.json", allow_empty_file=True,
+                               widget=forms.ClearableFileInput(attrs={"accept": ".json,application/json"}))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._set_engine_choices()
+
+
+class AssignLabelsForm(forms.Form):
+    """The Assign page's options, for the responses of one batch."""
+
+    annotators = forms.ModelMultipleChoiceField(queryset=None, required=False)
+    per_response = forms.IntegerField(min_value=1, max_value=20, initial=2)
+    strategy = forms.ChoiceField()
+
+    def __init__(self, *args, annotators=(), strategies=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["annotators"].queryset = annotators
+        self.fields["strategy"].choices = strategies

@@ -318,9 +318,9 @@ def _open_pdf(data):
         raise UploadRefused(f"The PDF could not be opened ({_reason(exc)}).") from exc
 
 
-def inspect_pdf(data):
+def inspect_pdf(data, *, max_pages=None):
     """Check a PDF and measure its pages from their media boxes, rendering nothing: PdfPagePlans."""
-    max_pages = settings.OCR_MAX_PDF_PAGES
+    max_pages = max_pages or settings.OCR_MAX_PDF_PAGES
     with _PDFIUM_LOCK:
         document = _open_pdf(data)
         try:
@@ -369,7 +369,7 @@ def plan_pdf_page(index, width_pt, height_pt):
 
 
 def render_pdf_page(data, index):
-    """Render one page of a PDF (in the worker) at the scale its size allows: a DecodedPage."""
+    """Render one page of a PDF (bytes or an open file) in the worker, at the scale its size allows: a DecodedPage."""
     with _PDFIUM_LOCK:
         document = _open_pdf(data)
         try:
@@ -451,13 +451,15 @@ def prepare_page(image, *, deskew=True):
     )
     colour = fit_within(image, work_side)
     # A 3x3 median removes sensor noise and dust specks without thinning pen strokes.
-    gray = flatten_background(colour.convert("L")).filter(ImageFilter.MedianFilter(3))
+    gray = median3(flatten_background(colour.convert("L")))
     angle = estimate_skew(gray) if deskew else 0.0
     if angle:
+        # The engines read `gray`: Pillow's bicubic, as measured in docs/ocr.md (tesseract's
+        # output changes with the smallest difference in interpolation). The colour page is only
+        # looked at, so OpenCV rotates it, several times faster.
         gray = gray.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255)
-        fill = 255 if colour.mode == "L" else (255, 255, 255)
-        colour = colour.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=fill)
-    binary = sauvola_threshold(gray).filter(ImageFilter.MedianFilter(3))
+        colour = rotate_expand(colour, angle, size=gray.size)
+    binary = median3(sauvola_threshold(gray))
     display = fit_within(colour, web_side)
     thumb = fit_within(colour, thumb_side)
     return PreparedPage(
@@ -480,6 +482,32 @@ def fit_within(image, max_side):
     return image.resize(size, Image.Resampling.LANCZOS)
 
 
+def median3(image):
+    """3x3 median filter (OpenCV: some 100x faster than Pillow's MedianFilter on a full page)."""
+    import cv2  # worker-side only: uploads never prepare pages
+
+    return Image.fromarray(cv2.medianBlur(np.asarray(image), 3), image.mode)
+
+
+def rotate_expand(image, angle, size=None):
+    """Rotate `angle` degrees counter-clockwise (as Image.rotate) onto a canvas that holds the whole
+    page (or of `size`, centred), filled with white; bicubic, by OpenCV (about 5x faster than Pillow)."""
+    import cv2
+
+    array = np.asarray(image)
+    height, width = array.shape[:2]
+    matrix = cv2.getRotationMatrix2D((width / 2.0, height / 2.0), angle, 1.0)
+    cos, sin = abs(matrix[0, 0]), abs(matrix[0, 1])
+    new_width, new_height = size or (int(math.ceil(width * cos + height * sin - 1e-6)),
+                                     int(math.ceil(width * sin + height * cos - 1e-6)))
+    matrix[0, 2] += (new_width - width) / 2.0
+    matrix[1, 2] += (new_height - height) / 2.0
+    fill = 255 if array.ndim == 2 else (255,) * array.shape[2]
+    rotated = cv2.warpAffine(array, matrix, (new_width, new_height), flags=cv2.INTER_CUBIC,
+                             borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+    return Image.fromarray(rotated, image.mode)
+
+
 def flatten_background(gray):
     """Divide by an estimate of the paper's brightness: shadows and uneven light go, ink stays."""
     small_side = 256
@@ -496,7 +524,7 @@ def flatten_background(gray):
 
 def sauvola_threshold(gray, window=None, k=0.2, dynamic_range=128.0):
     """Sauvola's adaptive threshold: a pixel is ink if darker than mean * (1 + k (std / R - 1))."""
-    array = np.asarray(gray, dtype=np.float64)
+    array = np.asarray(gray, dtype=np.float32)
     if window is None:
         window = max(15, (min(array.shape) // 40) | 1)
     mean, std = _local_mean_std(array, window)
@@ -506,24 +534,12 @@ def sauvola_threshold(gray, window=None, k=0.2, dynamic_range=128.0):
 
 
 def _local_mean_std(array, window):
-    """Mean and standard deviation over a window around each pixel, by integral images."""
-    half = window // 2
-    padded = np.pad(array, half + 1, mode="edge")
-    integral = padded.cumsum(0).cumsum(1)
-    squares = (padded * padded).cumsum(0).cumsum(1)
-    h, w = array.shape
+    """Mean and standard deviation over a window around each pixel (edges repeated), by OpenCV box filters."""
+    import cv2
 
-    def box(table):
-        return (
-            table[window : window + h, window : window + w]
-            - table[0:h, window : window + w]
-            - table[window : window + h, 0:w]
-            + table[0:h, 0:w]
-        )
-
-    area = float(window * window)
-    mean = box(integral) / area
-    variance = np.maximum(box(squares) / area - mean * mean, 0.0)
+    mean = cv2.boxFilter(array, -1, (window, window), borderType=cv2.BORDER_REPLICATE)
+    squares = cv2.boxFilter(np.square(array), -1, (window, window), borderType=cv2.BORDER_REPLICATE)
+    variance = np.maximum(squares - mean * mean, 0.0)
     return mean, np.sqrt(variance)
 
 

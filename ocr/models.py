@@ -11,6 +11,13 @@ class ScanBatch(models.Model):
     engine = models.CharField(max_length=32, help_text="OCR engine for the pages of this batch.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    roster = models.JSONField(
+        default=list, blank=True, help_text="Student ids in packet order (a class PDF uploaded with a roster)."
+    )
+    template = models.JSONField(
+        default=dict, blank=True,
+        help_text="The class PDF's template as read: pages_per_student and, per page of a packet, its place.",
+    )
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -18,6 +25,10 @@ class ScanBatch(models.Model):
 
     def __str__(self):
         return self.name
+
+    @property
+    def is_class_scan(self):
+        return bool(self.roster)
 
 
 class ScanFile(models.Model):
@@ -63,6 +74,9 @@ class Page(models.Model):
         "annotation.Question", on_delete=models.PROTECT, null=True, blank=True, related_name="scan_pages"
     )
     page_number = models.PositiveIntegerField(default=1)
+    is_cover = models.BooleanField(
+        default=False, help_text="A packet's cover page: shown beside the packet, never OCR'd nor part of an answer."
+    )
     assignment_note = models.CharField(max_length=500, blank=True)
     checksum = models.CharField(
         max_length=64, unique=True, null=True, blank=True,
@@ -95,6 +109,11 @@ class Page(models.Model):
     def is_assigned(self):
         return bool(self.student_id and self.question_id)
 
+    def place(self):
+        """Where the page belongs, as stored in a packet edit's history."""
+        return {"student_id": self.student_id, "question": self.question_id, "page_number": self.page_number,
+                "cover": self.is_cover}
+
 
 class OcrRun(models.Model):
     """One engine's reading of one page: raw text, boxes with confidences, version and time taken.
@@ -116,9 +135,16 @@ class OcrRun(models.Model):
     raw_text = models.TextField(blank=True)
     tokens = models.JSONField(default=list, blank=True)
     seconds = models.FloatField(null=True, blank=True, help_text="Engine time, preprocessing excluded.")
+    timings = models.JSONField(
+        default=dict, blank=True, help_text="Seconds per stage of the task: render, prepare, engine, store."
+    )
     error = models.TextField(blank=True)
     cer_edits = models.PositiveIntegerField(null=True, blank=True)
     cer_length = models.PositiveIntegerField(null=True, blank=True)
+    cer_math_edits = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Edits after math markup ($, ^, _, braces, spacing) is removed too."
+    )
+    cer_math_length = models.PositiveIntegerField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
@@ -134,6 +160,12 @@ class OcrRun(models.Model):
         if self.cer_edits is None or not self.cer_length:
             return None
         return self.cer_edits / self.cer_length
+
+    @property
+    def cer_math(self):
+        if self.cer_math_edits is None or not self.cer_math_length:
+            return None
+        return self.cer_math_edits / self.cer_math_length
 
 
 class Transcript(models.Model):
@@ -185,6 +217,35 @@ class TranscriptRevision(models.Model):
 
     def __str__(self):
         return f"v{self.version} of {self.transcript_id}"
+
+
+class PacketEdit(models.Model):
+    """One change to where pages of a batch belong (moved, swapped, a packet given to another student).
+
+    `changes` lists each page touched: {"page", "pdf_page", "before": place, "after": place}, a place
+    being {student_id, question, page_number, cover}; `responses` says what happened to the
+    responses the pages made.
+    """
+
+    class Action(models.TextChoices):
+        MOVE = "move", "Page moved"
+        SWAP = "swap", "Pages swapped"
+        PACKET = "packet", "Packet reassigned"
+        ASSIGN = "assign", "Assignments saved"
+
+    batch = models.ForeignKey(ScanBatch, on_delete=models.CASCADE, related_name="packet_edits")
+    action = models.CharField(max_length=16, choices=Action.choices)
+    summary = models.CharField(max_length=500)
+    changes = models.JSONField(default=list)
+    responses = models.JSONField(default=list, blank=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self):
+        return self.summary
 
 
 class TranscriptFlag(models.Model):

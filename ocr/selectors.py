@@ -1,7 +1,8 @@
 """Read-side queries of the ocr app."""
 import difflib
 
-from django.db.models import Avg, Count, Max, Prefetch, Q, Sum
+from django.db.models import Avg, Count, Max, Min, Prefetch, Q, Sum
+from django.utils import timezone
 
 from accounts.roles import is_reviewer
 from annotation.labelling.selectors import can_label
@@ -30,7 +31,38 @@ def batch_progress(batch):
     counts["finished"] = finished
     counts["percent"] = round(100 * finished / counts["total"]) if counts["total"] else 100
     counts["complete"] = finished == counts["total"]
+    counts["eta_seconds"] = None if counts["complete"] else _eta_seconds(batch, counts["total"] - finished)
+    counts["eta_text"] = _eta_words(counts["eta_seconds"])
     return counts
+
+
+def _eta_words(seconds):
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return "less than a minute left"
+    if seconds < 3600:
+        return f"about {round(seconds / 60)} min left"
+    return f"about {seconds // 3600} h {round(seconds % 3600 / 60)} min left"
+
+
+def _eta_seconds(batch, remaining):
+    """Seconds until the batch's OCR is done, at the pace its pages have been finishing (all workers
+    together): pages finished since the first one started, over the time that took. None before
+    two pages are finished, or when none has finished for ten minutes (no worker is running)."""
+    finished = OcrRun.objects.filter(page__batch=batch, status__in=[OcrRun.Status.DONE, OcrRun.Status.FAILED],
+                                     finished__isnull=False, started__isnull=False)
+    pace = finished.aggregate(
+        n=Count("pk"), first=Min("started"), last=Max("finished")
+    )
+    if pace["n"] < 2 or pace["last"] <= pace["first"]:
+        return None
+    now = timezone.now()
+    if (now - pace["last"]).total_seconds() > 600:
+        return None
+    per_page = (pace["last"] - pace["first"]).total_seconds() / pace["n"]
+    since_last = (now - pace["last"]).total_seconds()
+    return max(0, round(remaining * per_page - min(since_last, per_page)))
 
 
 def batch_pages(batch):
@@ -123,6 +155,7 @@ def quality_rows():
         OcrRun.objects.filter(cer_edits__isnull=False)
         .values("page__batch", "page__batch__name", "engine")
         .annotate(pages=Count("pk"), edits=Sum("cer_edits"), length=Sum("cer_length"),
+                  math_edits=Sum("cer_math_edits"), math_length=Sum("cer_math_length"),
                   seconds=Avg("seconds"), worst=Max("cer_edits"))
         .order_by("-page__batch", "engine")
     )
@@ -133,14 +166,17 @@ def quality_by_engine():
     rows = (
         OcrRun.objects.filter(cer_edits__isnull=False)
         .values("engine")
-        .annotate(pages=Count("pk"), edits=Sum("cer_edits"), length=Sum("cer_length"), seconds=Avg("seconds"))
+        .annotate(pages=Count("pk"), edits=Sum("cer_edits"), length=Sum("cer_length"),
+                  math_edits=Sum("cer_math_edits"), math_length=Sum("cer_math_length"), seconds=Avg("seconds"))
         .order_by("engine")
     )
     return [_with_cer(row) for row in rows]
 
 
 def _with_cer(row):
+    """CER over the rows' pages, raw (NFKC, no whitespace) and with math markup removed too."""
     row["cer"] = row["edits"] / row["length"] if row["length"] else None
+    row["cer_math"] = row["math_edits"] / row["math_length"] if row["math_length"] else None
     return row
 
 
@@ -151,6 +187,132 @@ def page_cer_rows(batch):
         .select_related("page")
         .order_by("page__student_id", "page__page_number", "page_id", "engine")
     )
+
+
+# --- a batch's answers and packets --------------------------------------------------------------
+
+ANSWER_STATES = ("OCR", "corrected", "verified", "assigned", "labelled")
+
+
+def batch_answers(batch):
+    """The answers (student x question) the batch's pages make, each with its state, in four queries.
+
+    State, the furthest reached: OCR (pages read, nobody corrected them yet), corrected (a
+    person saved a page), verified (every page verified: the response is ready), assigned
+    (labels asked for), labelled (every label asked for is submitted).
+    """
+    pages = list(
+        batch.pages.filter(is_cover=False, question__isnull=False).exclude(student_id="")
+        .select_related("transcript", "question")
+        .annotate(n_read=Count("ocr_runs", filter=Q(ocr_runs__status=OcrRun.Status.DONE)))
+        .order_by("student_id", "question__location", "question_id", "page_number", "id")
+    )
+    answers = {}
+    for page in pages:
+        answer = answers.setdefault((page.student_id, page.question_id), {
+            "student_id": page.student_id, "question": page.question, "pages": [], "response_id": None,
+        })
+        answer["pages"].append(page)
+        answer["response_id"] = answer["response_id"] or page.response_id
+    responses = _response_progress({a["response_id"] for a in answers.values() if a["response_id"]})
+    rows = [_answer_state(answer, responses.get(answer["response_id"])) for answer in answers.values()]
+    return rows
+
+
+def _response_progress(response_ids):
+    from annotation.models import Response
+
+    return Response.objects.filter(pk__in=response_ids).annotate(
+        n_assigned=Count("assignments", distinct=True),
+        n_completed=Count("assignments", filter=Q(assignments__completed_at__isnull=False), distinct=True),
+        n_labels=Count("annotations", filter=Q(annotations__submitted=True, annotations__is_imported=False),
+                       distinct=True),
+    ).in_bulk()
+
+
+def _answer_state(answer, response):
+    pages = answer["pages"]
+    transcripts = [getattr(page, "transcript", None) for page in pages]
+    verified = sum(1 for t in transcripts if t is not None and t.status == Transcript.Status.VERIFIED)
+    corrected = any(t is not None and (t.updated_by_id or t.status != Transcript.Status.DRAFT) for t in transcripts)
+    answer.update(
+        n_pages=len(pages), n_read=sum(1 for page in pages if page.n_read), n_verified=verified, response=response,
+        n_assigned=getattr(response, "n_assigned", 0), n_completed=getattr(response, "n_completed", 0),
+        n_labels=getattr(response, "n_labels", 0),
+    )
+    if answer["n_assigned"] and answer["n_completed"] >= answer["n_assigned"]:
+        state = "labelled"
+    elif answer["n_assigned"]:
+        state = "assigned"
+    elif response is not None and verified == len(pages):
+        state = "verified"
+    elif corrected:
+        state = "corrected"
+    else:
+        state = "OCR"
+    answer["state"] = state
+    return answer
+
+
+def answer_state_counts(answers):
+    counts = dict.fromkeys(ANSWER_STATES, 0)
+    for answer in answers:
+        counts[answer["state"]] += 1
+    return counts
+
+
+def batch_packets(batch):
+    """The batch's pages by student (roster order first), each packet in scan order, for the fix screen."""
+    pages = list(
+        batch.pages.select_related("question", "transcript", "source_file")
+        .order_by("source_file_id", "index_in_file", "id")
+    )
+    order = {student: position for position, student in enumerate(batch.roster or [])}
+    packets = {}
+    for page in pages:
+        packets.setdefault(page.student_id, []).append(page)
+    ordered = sorted(packets.items(), key=lambda item: (item[0] not in order, order.get(item[0], 0), item[0]))
+    return [{"student_id": student, "pages": members, "in_roster": student in order} for student, members in ordered]
+
+
+def packet_edits(batch, limit=100):
+    """The batch's packet fixes, newest first, each change put in words (student, question label, page)."""
+    edits = list(batch.packet_edits.select_related("user")[:limit])
+    labels = dict(batch.exam.questions.values_list("pk", "location"))
+    for edit in edits:
+        edit.rows = [
+            {"page": change["page"], "pdf_page": change.get("pdf_page"),
+             "before": _place_words(change["before"], labels), "after": _place_words(change["after"], labels)}
+            for change in edit.changes
+        ]
+    return edits
+
+
+def _place_words(place, labels):
+    if place.get("cover"):
+        return f"{place['student_id']}, cover"
+    if not place.get("question"):
+        return f"{place['student_id'] or '?'}, no question"
+    label = labels.get(place["question"]) or f"#{place['question']}"
+    return f"{place['student_id'] or '?'}, {label} p{place['page_number']}"
+
+
+def scan_batch(pk):
+    return ScanBatch.objects.select_related("exam").filter(pk=pk).first()
+
+
+def scan_batches_to_assign():
+    """Batches whose pages made at least one response (for the Assign page's batch choice)."""
+    return (
+        ScanBatch.objects.filter(pages__response__isnull=False).distinct()
+        .select_related("exam").only("id", "name", "exam__name").order_by("-created", "-id")
+    )
+
+
+def answers_waiting(batch, question=None):
+    """How many of the batch's answers (to `question`) are not verified yet: left out when it is assigned."""
+    return sum(1 for answer in batch_answers(batch) if answer["state"] in ("OCR", "corrected")
+               and (question is None or answer["question"].pk == question.pk))
 
 
 # --- scans beside labels (the labelling and adjudication screens) ----------------------------

@@ -2,6 +2,7 @@
 import hashlib
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -260,35 +261,6 @@ def _delete_files(names):
             logger.warning("Could not delete %s", name)
 
 
-def assign_pages(batch, rows):
-    """Attach pages of a batch to students, questions and page numbers.
-
-    `rows` are dicts with page, student_id, question (pk or None) and page_number. A page whose
-    student or question changes is detached from the response it had fed.
-    """
-    allowed = set(batch.exam.questions.values_list("pk", flat=True))
-    pages = {page.pk: page for page in batch.pages.filter(pk__in=[row["page"] for row in rows])}
-    changed = []
-    for row in rows:
-        page = pages.get(row["page"])
-        if page is None:
-            continue
-        question = row.get("question")
-        if question is not None and question not in allowed:
-            raise BatchError(f"Question #{question} is not in exam “{batch.exam.name}”.")
-        student = (row.get("student_id") or "").strip()[:200]
-        number = max(1, int(row.get("page_number") or 1))
-        if (page.student_id, page.question_id, page.page_number) == (student, question, number):
-            continue
-        if (page.student_id, page.question_id) != (student, question):
-            page.response = None
-        page.student_id, page.question_id, page.page_number = student, question, number
-        page.assignment_note = ""
-        changed.append(page)
-    Page.objects.bulk_update(changed, ["student_id", "question", "page_number", "assignment_note", "response"])
-    return changed
-
-
 # --- OCR --------------------------------------------------------------------------------------
 
 def queue_ocr(pages, engine_name):
@@ -337,28 +309,83 @@ def perform_ocr_run(run_id):
     if not claimed:
         return None  # taken by another worker (and not stuck), or finished
     run = OcrRun.objects.select_related("page__batch", "page__source_file").get(pk=run_id)
+    clock = _StageClock()
     try:
         engine = get_engine(run.engine)
-        page = render_pending_page(run.page)
-        prepared = prepare_stored_page(page)
-        image, factor = engine_input(engine, prepared)
-        started = time.perf_counter()
-        result = engine.recognise(image)
-        seconds = time.perf_counter() - started
+        with clock("render"):
+            page = render_pending_page(run.page)
+        with clock("prepare"):
+            prepared = prepare_stored_page(page)
+            image, factor = engine_input(engine, prepared)
+        with clock("engine"):
+            result = engine.recognise(image)
         run.engine_version = engine.version()[:200]
     except (EngineUnavailable, EngineFailed, imaging.UploadRefused) as exc:
         return _fail(run, str(exc))
     except Exception as exc:  # noqa: BLE001 - recorded on the run, then re-raised for the worker log
         _fail(run, f"Unexpected error: {type(exc).__name__}: {exc}")
         raise
-    run.raw_text = result.text
-    run.tokens = [token.scaled(factor) for token in result.tokens]
-    run.seconds = round(seconds, 3)
-    run.status = OcrRun.Status.DONE
-    run.finished = timezone.now()
-    run.save()
-    seed_transcript(run)
+    with clock("store"):
+        run.raw_text = result.text
+        run.tokens = [token.scaled(factor) for token in result.tokens]
+        run.seconds = round(clock.timings["engine"], 3)
+        run.status = OcrRun.Status.DONE
+        run.finished = timezone.now()
+        run.save()
+        seed_transcript(run)
+    OcrRun.objects.filter(pk=run.pk).update(timings=clock.rounded())
     return run
+
+
+class _StageClock:
+    """Seconds spent in each stage of a page task (stored on the run: where a page's time goes)."""
+
+    def __init__(self):
+        self.timings = {}
+
+    @contextmanager
+    def __call__(self, stage):
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - started
+
+    def rounded(self):
+        return {stage: round(seconds, 3) for stage, seconds in self.timings.items()}
+
+
+def warm_up_engines():
+    """Load and run the default engine once in this process (a worker process that just started).
+
+    Returns (engine name, seconds), or None when warming up is off or the engine cannot run here.
+    """
+    if not settings.OCR_WARM_UP:
+        return None
+    name = settings.OCR_DEFAULT_ENGINE
+    try:
+        engine = get_engine(name)
+    except KeyError:
+        return None
+    if engine.availability() is not None:
+        return None
+    started = time.perf_counter()
+    try:
+        engine.warm_up(_warm_up_page())
+    except (EngineUnavailable, EngineFailed) as exc:
+        logger.warning("OCR engine %s could not warm up: %s", name, exc)
+        return None
+    return name, time.perf_counter() - started
+
+
+def _warm_up_page():
+    """A small page with a line of text, so that detection and recognition both run."""
+    from .synthetic import render_page  # font loading; only worker processes warm up
+
+    try:
+        return render_page(["解：f(x)=x^2+1"], width=480, font_size=30, margin=20)
+    except OSError:  # no CJK font installed: a blank page still loads the models
+        return imaging.Image.new("L", (480, 90), 250)
 
 
 def _fail(run, message):
@@ -384,7 +411,8 @@ def render_pending_page(page):
         return page
     try:
         with default_storage.open(page.source_file.stored, "rb") as handle:
-            decoded = imaging.render_pdf_page(handle.read(), page.index_in_file)
+            # PDFium reads what the page needs from the file: a class's PDF is not read whole per page.
+            decoded = imaging.render_pdf_page(handle, page.index_in_file)
         _record_rendering(page, decoded)
     except (imaging.UploadRefused, OSError) as exc:
         message = str(exc) if isinstance(exc, imaging.UploadRefused) else f"The stored PDF could not be read ({exc})."
@@ -558,7 +586,8 @@ def score_runs(page, reference):
     runs = list(page.ocr_runs.filter(status=OcrRun.Status.DONE))
     for run in runs:
         run.cer_edits, run.cer_length = char_errors(run.raw_text, reference)
-    OcrRun.objects.bulk_update(runs, ["cer_edits", "cer_length"])
+        run.cer_math_edits, run.cer_math_length = char_errors(run.raw_text, reference, math=True)
+    OcrRun.objects.bulk_update(runs, ["cer_edits", "cer_length", "cer_math_edits", "cer_math_length"])
 
 
 def write_response(page, user):

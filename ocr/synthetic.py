@@ -85,3 +85,12 @@ def spoiled_page(seed, **overrides):
                "jpeg_quality": 70, "seed": seed}
     options.update(overrides)
     return render_page(lines, **options), "\n".join(lines)
+
+
+def full_page(seed, **overrides):
+    """A spoiled page the size of a 200-dpi A4 scan (about 1,650 x 2,100 px, 12 lines) and its text."""
+    lines = page_lines(seed, len(EXAM_LINES))
+    options = {"width": 1654, "font_size": 44, "margin": 120, "line_gap": 110, "rotate": 1.5 if seed % 2 else -1.8,
+               "noise": 12.0, "shading": 0.35, "specks": 900, "jpeg_quality": 75, "seed": seed}
+    options.update(overrides)
+    return render_page(lines, **options), "\n".join(lines)

@@ -1,7 +1,14 @@
-"""Celery tasks of the ocr app: thin wrappers around services."""
-from celery import shared_task
+"""Celery tasks of the ocr app: thin wrappers around services, and the worker processes' warm-up."""
+import logging
+import threading
 
-from . import services
+from celery import current_app, shared_task
+from celery.signals import worker_process_init
+from django.conf import settings
+
+from . import packets, services
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name="ocr.run_ocr", acks_late=True)
@@ -9,3 +16,40 @@ def run_ocr(run_id):
     """OCR one page with one engine (one task per page, so a batch spreads over the workers)."""
     run = services.perform_ocr_run(run_id)
     return None if run is None else run.status
+
+
+@shared_task(name="ocr.render_page", acks_late=True)
+def render_page(page_id):
+    """Render a page that is not OCR'd (a packet's cover page) for its thumbnail."""
+    page = packets.render_without_ocr(page_id)
+    return None if page is None else page.status
+
+
+@worker_process_init.connect
+def warm_up_in_background(**kwargs):
+    """Each new process of a worker that takes OCR tasks loads the default engine and runs it once.
+
+    In a thread: a child must report itself up within seconds of starting; a page task that
+    arrives meanwhile waits for the engine (RapidOCR runs one call at a time per process).
+    """
+    if _takes_ocr_tasks():
+        threading.Thread(target=_warm_up, name="ocr-warm-up", daemon=True).start()
+
+
+def _takes_ocr_tasks():
+    """Whether this worker reads the queue page tasks go to (a judges-only worker need not warm up)."""
+    consumed = set(current_app.amqp.queues.consume_from or ())
+    wanted = settings.OCR_QUEUE or current_app.conf.task_default_queue
+    return not consumed or wanted in consumed
+
+
+def _warm_up():
+    # Not at a lower priority: a page task that arrives meanwhile waits for the engine lock the
+    # warm-up holds, so a slowed warm-up would only slow that page.
+    try:
+        warmed = services.warm_up_engines()
+    except Exception:  # noqa: BLE001 - a warm-up failure must not kill the worker; the page task reports it
+        logger.exception("OCR warm-up failed")
+        return
+    if warmed:
+        logger.info("OCR engines warm: %s in %.1f s", *warmed)

@@ -4,6 +4,7 @@ import mimetypes
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, JsonResponse
@@ -12,13 +13,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
+from annotation.labelling import selectors as labelling_selectors
+from annotation.labelling import services as labelling_services
 from annotation.labelling.selectors import can_label
-from annotation.models import Response
+from annotation.models import Assignment, Response
+from annotation.selectors import id_param
 from config.shortcuts import get_object_or_404
 
-from . import selectors, services
+from . import packets, selectors, services
 from .engines import ENGINES
-from .forms import AddFilesForm, EngineForm, UploadForm
+from .forms import AddFilesForm, AssignLabelsForm, ClassScanForm, EngineForm, UploadForm
 from .models import Page, ScanBatch
 
 IMAGE_KINDS = {"web": "web", "thumb": "thumb", "processed": "processed", "master": "master"}
@@ -46,19 +50,48 @@ def batch_list(request):
         else:
             _report_ingest(request, scan_files)
             return redirect("ocr:batch_detail", pk=batch.pk)
+    return _batch_list_page(request, form, ClassScanForm())
+
+
+def _batch_list_page(request, form, class_form, status=200):
     limits = {
         "pdf_pages": settings.OCR_MAX_PDF_PAGES,
         "megabytes": settings.OCR_MAX_UPLOAD_BYTES // (1024 * 1024),
         "megapixels": settings.OCR_MAX_PIXELS // 1_000_000,
+        "class_pages": settings.OCR_MAX_CLASS_PDF_PAGES,
+        "class_megabytes": settings.OCR_MAX_CLASS_PDF_BYTES // (1024 * 1024),
     }
-    return render(
-        request, "ocr/batch_list.html", {"form": form, "batches": selectors.batch_list(), "limits": limits}
-    )
+    context = {"form": form, "class_form": class_form, "batches": selectors.batch_list(), "limits": limits}
+    return render(request, "ocr/batch_list.html", context, status=status)
+
+
+@reviewer_required
+@require_POST
+def class_upload(request):
+    """A class's PDF with its roster and template: refused whole (with every reason) or taken whole."""
+    form = ClassScanForm(request.POST, request.FILES)
+    if form.is_valid():
+        data = form.cleaned_data
+        pdf = services.uploads_from([data["pdf"]])[0]
+        try:
+            batch = packets.ingest_class_pdf(
+                exam=data["exam"], engine=data["engine"], upload=pdf, roster=data["roster"].read(),
+                template=data["template"].read(), user=request.user, name=data["name"],
+            )
+        except packets.ClassScanRefused as exc:
+            for problem in exc.problems:
+                form.add_error(None, problem)
+        else:
+            messages.success(request, f"{len(batch.roster)} packets, {batch.pages.count()} pages queued.")
+            return redirect("ocr:batch_detail", pk=batch.pk)
+    messages.error(request, "Nothing was uploaded: see the reasons under “Upload a class PDF”.")
+    return _batch_list_page(request, UploadForm(), form, status=400)
 
 
 @reviewer_required
 def batch_detail(request, pk):
     batch = get_object_or_404(ScanBatch.objects.select_related("exam", "created_by"), pk=pk)
+    answers = selectors.batch_answers(batch)
     context = {
         "batch": batch,
         "pages": selectors.batch_pages(batch),
@@ -68,8 +101,106 @@ def batch_detail(request, pk):
         "add_form": AddFilesForm(),
         "engine_form": EngineForm(),
         "engine_label": ENGINES[batch.engine].label if batch.engine in ENGINES else batch.engine,
+        "answers": answers,
+        "answer_counts": selectors.answer_state_counts(answers),
+        "assign_form": _assign_form(),
+        "annotators": _annotators(),
     }
     return render(request, "ocr/batch_detail.html", context)
+
+
+def _annotators():
+    return get_user_model().objects.filter(groups__name="annotator", is_active=True).order_by("username")
+
+
+def _assign_form(data=None):
+    return AssignLabelsForm(data, annotators=_annotators(), strategies=Assignment.Strategy.choices,
+                            initial={"strategy": Assignment.Strategy.ROUND_ROBIN})
+
+
+@reviewer_required
+@require_POST
+def batch_assign_labels(request, pk):
+    """"Assign these": ask for labels of the batch's verified responses, with the Assign page's options."""
+    batch = get_object_or_404(ScanBatch.objects.select_related("exam"), pk=pk)
+    form = _assign_form(request.POST)
+    if not form.is_valid():
+        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        messages.error(request, f"Nothing was assigned. {problems}")
+        return redirect("ocr:batch_detail", pk=pk)
+    responses = labelling_selectors.assignable_responses(batch=batch)
+    waiting = selectors.answers_waiting(batch)
+    try:
+        result = labelling_services.assign_responses(
+            responses=responses, annotators=list(form.cleaned_data["annotators"]),
+            per_response=form.cleaned_data["per_response"], strategy=form.cleaned_data["strategy"],
+            assigned_by=request.user,
+        )
+    except ValueError as exc:  # LabelInvalid is a ValueError
+        messages.error(request, f"Nothing was assigned. {exc}")
+        return redirect("ocr:batch_detail", pk=pk)
+    left_out = f" {waiting} answer(s) of the batch are not verified yet and were left out." if waiting else ""
+    messages.success(request, result.summary() + left_out)
+    if result.short_of_annotators:
+        messages.warning(request, f"{result.short_of_annotators} label(s) could not be given out: too few annotators.")
+    return redirect("ocr:batch_detail", pk=pk)
+
+
+@reviewer_required
+def batch_packets(request, pk):
+    """The fix screen: each student's packet, page by page, with move, swap and reassign."""
+    batch = get_object_or_404(ScanBatch.objects.select_related("exam"), pk=pk)
+    return _packets_page(request, batch)
+
+
+def _packets_page(request, batch, status=200):
+    context = {
+        "batch": batch,
+        "packets": selectors.batch_packets(batch),
+        "questions": list(batch.exam.questions.order_by("location", "id").only("id", "location", "statement")),
+        "edits": selectors.packet_edits(batch),
+    }
+    return render(request, "ocr/batch_packets.html", context, status=status)
+
+
+@reviewer_required
+@require_POST
+def batch_packets_fix(request, pk):
+    batch = get_object_or_404(ScanBatch.objects.select_related("exam"), pk=pk)
+    post = request.POST
+    try:
+        edit = _fix_packet(batch, post, request.user)
+    except packets.PacketError as exc:
+        messages.error(request, str(exc))
+        return _packets_page(request, batch, status=400)
+    messages.success(request, edit.summary + ".")
+    for note in edit.responses:
+        messages.info(request, f"Response #{note['response']}: {note['what']}.")
+    return redirect("ocr:batch_packets", pk=pk)
+
+
+def _fix_packet(batch, post, user):
+    action = post.get("action")
+    if action == "move":
+        page = _page_of(batch, post.get("page"))
+        question = id_param(post.get("question"))
+        number = id_param(post.get("page_number"))
+        return packets.move_page(page, student_id=post.get("student_id", ""), question_id=question,
+                                 page_number=number, cover=post.get("question") == "cover", user=user)
+    if action == "swap":
+        return packets.swap_pages(_page_of(batch, post.get("first")), _page_of(batch, post.get("second")), user=user)
+    if action == "packet":
+        return packets.reassign_packet(batch, student_id=post.get("student_id", ""),
+                                       to_student_id=post.get("to_student_id", ""), user=user)
+    raise packets.PacketError("Unknown action: nothing was changed.")
+
+
+def _page_of(batch, raw):
+    page_id = id_param(raw)
+    page = batch.pages.select_related("batch", "source_file").filter(pk=page_id).first() if page_id else None
+    if page is None:
+        raise packets.PacketError("Choose a page of this batch.")
+    return page
 
 
 @reviewer_required
@@ -106,11 +237,13 @@ def batch_assign(request, pk):
             "page_number": int(number) if number.isdigit() else 1,
         })
     try:
-        changed = services.assign_pages(batch, rows)
-    except services.BatchError as exc:
+        edit = packets.assign_pages(batch, rows, user=request.user)
+    except packets.PacketError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Saved the assignment of {len(changed)} page(s).")
+        messages.success(request, f"Saved the assignment of {len(edit.changes) if edit else 0} page(s).")
+        for note in edit.responses if edit else ():
+            messages.info(request, f"Response #{note['response']}: {note['what']}.")
     return redirect("ocr:batch_detail", pk=pk)
 
 
@@ -212,6 +345,7 @@ def quality(request):
     chart = {
         "labels": [row["engine"] for row in by_engine],
         "cer": [round(100 * row["cer"], 2) if row["cer"] is not None else None for row in by_engine],
+        "cer_math": [round(100 * row["cer_math"], 2) if row["cer_math"] is not None else None for row in by_engine],
     }
     batch_id = request.GET.get("batch", "")
     detail_batch = ScanBatch.objects.filter(pk=int(batch_id)).first() if batch_id.isdigit() else None

@@ -393,8 +393,12 @@ def agreement_ratings(params=None, *, include_imported: bool = True) -> tuple:
     return ratings, full_scores, names
 
 
-def assignable_responses(question=None, exam=None, source=None) -> QuerySet[Response]:
-    """The responses of a question or an exam (optionally of one source) to assign."""
+def assignable_responses(question=None, exam=None, source=None, batch=None) -> QuerySet[Response]:
+    """The responses of a question or an exam (optionally of one source) to assign.
+
+    With a scan `batch`, the responses its pages made, once every page of them is verified (a
+    response still being transcribed is not given out).
+    """
     queryset = Response.objects.all()
     if question is not None:
         queryset = queryset.filter(question=question)
@@ -402,6 +406,9 @@ def assignable_responses(question=None, exam=None, source=None) -> QuerySet[Resp
         queryset = queryset.filter(question__exam=exam)
     if source in Response.Source.values:
         queryset = queryset.filter(source=source)
+    if batch is not None:
+        made = batch.pages.filter(response__isnull=False).values("response_id")
+        queryset = queryset.filter(pk__in=made).exclude(status=Response.Status.TRANSCRIBING)
     return queryset
 
 

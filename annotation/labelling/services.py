@@ -503,6 +503,13 @@ class AssignResult:
     short_of_annotators: int = 0
     per_annotator: dict = field(default_factory=dict)
 
+    def summary(self):
+        """In words, as the Assign page, a batch's "Assign these" and `assign_labels` report it."""
+        text = f"Created {self.created} assignment(s) over {self.responses} response(s)"
+        if self.per_annotator:
+            text += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(self.per_annotator.items())) + ")"
+        return text + f"; {self.already_covered} already had enough."
+
 
 def assign_responses(*, responses, annotators, per_response: int, strategy: str, assigned_by=None) -> AssignResult:
     """Ask for `per_response` labels of every response in a queryset.

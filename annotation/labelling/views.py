@@ -216,6 +216,7 @@ def assign(request):
         "annotators": annotators,
         "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
         "exams": Exam.objects.only("id", "name"),
+        "batches": ocr_selectors.scan_batches_to_assign(),
         "strategies": Assignment.Strategy.choices,
         "sources": Response.Source.choices,
         "overview": selectors.assignment_overview(),
@@ -223,7 +224,7 @@ def assign(request):
     return render(request, "annotation/assign.html", context)
 
 
-ASSIGN_FIELDS = ("question", "exam", "source", "per_response", "strategy")
+ASSIGN_FIELDS = ("question", "exam", "batch", "source", "per_response", "strategy")
 
 
 def _assign_choices(data):
@@ -242,10 +243,12 @@ def _assign_from_form(request, annotators):
     question_id, exam_id = id_param(post.get("question")), id_param(post.get("exam"))
     question = Question.objects.filter(pk=question_id).first() if question_id is not None else None
     exam = Exam.objects.filter(pk=exam_id).first() if exam_id is not None else None
-    if question is None and exam is None:
-        messages.error(request, "Choose a question or an exam: nothing was changed.")
+    batch_id = id_param(post.get("batch"))
+    batch = ocr_selectors.scan_batch(batch_id) if batch_id is not None else None
+    if question is None and exam is None and batch is None:
+        messages.error(request, "Choose a question, an exam or a scan batch: nothing was changed.")
         return
-    responses = selectors.assignable_responses(question, exam, post.get("source"))
+    responses = selectors.assignable_responses(question, exam, post.get("source"), batch=batch)
     chosen = [u for u in annotators if str(u.pk) in post.getlist("annotators")]
     if post.get("action") == "withdraw":
         removed = services.withdraw_assignments(responses=responses, annotators=chosen or None)
@@ -260,11 +263,7 @@ def _assign_from_form(request, annotators):
     except ValueError as exc:  # LabelInvalid is a ValueError
         messages.error(request, f"Nothing was assigned. {exc}")
         return
-    text = f"Created {result.created} assignment(s) over {result.responses} response(s)"
-    if result.per_annotator:
-        text += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(result.per_annotator.items())) + ")"
-    text += f"; {result.already_covered} already had enough."
-    messages.success(request, text)
+    messages.success(request, result.summary())
     if result.short_of_annotators:
         messages.warning(request, f"{result.short_of_annotators} label(s) could not be given out: too few annotators.")
 

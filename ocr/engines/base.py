@@ -58,6 +58,10 @@ class OcrEngine:
         """Read a PIL image; return an EngineResult with boxes in that image's pixels."""
         raise NotImplementedError
 
+    def warm_up(self, image):
+        """Get ready to read pages fast (load models); engines with nothing to load do nothing."""
+        return None
+
 
 class TextBuilder:
     """Builds raw text piece by piece while recording each piece's offset as a Token."""

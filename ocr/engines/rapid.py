@@ -5,6 +5,7 @@ PP-OCR mobile direction classifier) in its `models/` folder. We name those files
 with `model_path` set, RapidOCR never takes its download path, so it runs without a network,
 and a missing model is an error here rather than a download at run time.
 """
+import os
 import threading
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -14,7 +15,7 @@ from django.conf import settings
 
 from .base import EngineUnavailable, OcrEngine, TextBuilder, needs_space
 
-_ENGINE = None
+_ENGINE = None  # (process id, RapidOCR): one loaded engine per process, never inherited through fork
 _LOCK = threading.Lock()  # RapidOCR keeps per-call options on the instance: one call at a time.
 
 BUNDLED_MODELS = {
@@ -56,14 +57,22 @@ class RapidOcrEngine(OcrEngine):
             return "rapidocr (unknown version)"
 
     def _engine(self):
+        """The process's RapidOCR, loaded on first use (call with _LOCK held).
+
+        A worker runs one process per core, each with OCR_ENGINE_THREADS onnxruntime threads
+        (default 1) and as many OpenCV threads, so that processes x threads never exceeds the
+        cores; more threads per process only make the processes fight over the cores.
+        """
         global _ENGINE
-        if _ENGINE is None:
+        if _ENGINE is None or _ENGINE[0] != os.getpid():
             problem = self.availability()
             if problem:
                 raise EngineUnavailable(problem)
+            import cv2  # RapidOCR's image operations; loaded with the engine only
             from rapidocr import RapidOCR  # see models_dir
 
             threads = settings.OCR_ENGINE_THREADS
+            cv2.setNumThreads(threads)
             params = {
                 "Global.log_level": "error",
                 "EngineConfig.onnxruntime.intra_op_num_threads": threads,
@@ -71,14 +80,19 @@ class RapidOcrEngine(OcrEngine):
             }
             for stage, path in bundled_model_paths().items():
                 params[f"{stage}.model_path"] = str(path)
-            _ENGINE = RapidOCR(params=params)
-        return _ENGINE
+            _ENGINE = (os.getpid(), RapidOCR(params=params))
+        return _ENGINE[1]
 
     def recognise(self, image):
         array = np.asarray(image.convert("L"))
         with _LOCK:
             output = self._engine()(array, return_word_box=True, return_single_char_box=True)
         return build_text(output)
+
+    def warm_up(self, image):
+        """Load the models and run them once: onnxruntime's first run on a new session is several
+        times slower than the next ones, and should not fall on a user's first page."""
+        self.recognise(image)
 
 
 def build_text(output):

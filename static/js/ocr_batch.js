@@ -13,7 +13,8 @@
     bar.style.width = p.percent + "%";
     meter.setAttribute("aria-valuenow", String(p.percent));
     text.textContent = "OCR " + p.finished + " / " + p.total + " pages" +
-      (p.running ? " · " + p.running + " running" : "") + (p.failed ? " · " + p.failed + " failed" : "");
+      (p.running ? " · " + p.running + " running" : "") + (p.failed ? " · " + p.failed + " failed" : "") +
+      (p.eta_text ? " · " + p.eta_text : "");
   }
 
   if (startedIncomplete) {

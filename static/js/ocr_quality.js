@@ -1,4 +1,4 @@
-/* OCR quality page: a bar chart of CER (%) by engine, drawn with the vendored Chart.js. */
+/* OCR quality page: a bar chart of raw and math-normalised CER (%) by engine, drawn with the vendored Chart.js. */
 (function () {
   "use strict";
   var canvas = document.getElementById("cer-chart");
@@ -6,12 +6,18 @@
   var data = JSON.parse(document.getElementById("cer-data").textContent);
   new window.Chart(canvas, {
     type: "bar",
-    data: { labels: data.labels, datasets: [{ label: "CER (%)", data: data.cer, backgroundColor: "#2f5fd0", maxBarThickness: 70 }] },
+    data: {
+      labels: data.labels,
+      datasets: [
+        { label: "raw CER (%)", data: data.cer, backgroundColor: "#2f5fd0", maxBarThickness: 70 },
+        { label: "math-normalised CER (%)", data: data.cer_math, backgroundColor: "#8fb0f5", maxBarThickness: 70 }
+      ]
+    },
     options: {
       animation: false,
       maintainAspectRatio: false,
       scales: { y: { beginAtZero: true, title: { display: true, text: "character error rate, %" } } },
-      plugins: { legend: { display: false } }
+      plugins: { legend: { display: true } }
     }
   });
 })();

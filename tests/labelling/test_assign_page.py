@@ -46,7 +46,7 @@ def test_assign_an_exam_to_the_open_pool_and_withdraw(reviewer_client, annotator
 def test_bad_input_changes_nothing(reviewer_client, annotator):
     labelled_setup(2)
     answer = reviewer_client.post(URL, {"per_response": 2, "annotators": [annotator.pk]}, follow=True)
-    assert "Choose a question or an exam" in answer.content.decode()
+    assert "Choose a question, an exam or a scan batch" in answer.content.decode()
     question, _ = labelled_setup(2, statement="Other")
     answer = reviewer_client.post(URL, {"question": question.pk, "per_response": 2, "strategy": "round_robin"}, follow=True)
     assert "Nothing was assigned" in answer.content.decode()
@@ -72,7 +72,7 @@ def test_query_count_is_flat(reviewer_client, annotator, annotator2):
 
 def test_huge_ids_are_refused_cleanly(reviewer_client):
     answer = reviewer_client.post(URL, {"question": "9" * 30, "per_response": 1}, follow=True)
-    assert answer.status_code == 200 and "Choose a question or an exam" in answer.content.decode()
+    assert answer.status_code == 200 and "Choose a question, an exam or a scan batch" in answer.content.decode()
 
 
 def test_the_form_keeps_its_choices_after_a_submit(reviewer_client, annotator, annotator2):

@@ -2,7 +2,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ocr.metrics import cer, char_errors, levenshtein, normalise
+from ocr.metrics import cer, char_errors, levenshtein, normalise, normalise_math
 
 
 def reference_levenshtein(a, b):
@@ -42,3 +42,14 @@ def test_long_pages_are_fast_enough():
     page = "解：由题意得 f(x)=x^2+2x+1，所以 f(1)=4。" * 40
     noisy = page.replace("意", "竟")
     assert levenshtein(page, noisy) == 40
+
+
+def test_math_normalised_cer_forgives_markup_people_add_but_not_wrong_symbols():
+    assert normalise_math(r"$x^{2}$ + \left( a_n \right) \, \quad y") == "x2+(an)y"
+    assert char_errors("x2", "$x^2$") == (3, 5)  # raw: $, ^ and $ are three edits
+    assert char_errors("x2", "$x^2$", math=True) == (0, 2)
+    assert char_errors("x3", "$x^{2}$", math=True) == (1, 2)  # a wrong digit still counts
+    assert cer("解:由 a1=1 得 S5=15", r"解：由 $a_{1}=1$ 得 $S_5 = 15$", math=True) == 0.0
+    assert cer("解:由 a1=1 得 S5=15", r"解：由 $a_{1}=1$ 得 $S_5 = 15$") > 0.2
+    assert normalise_math(r"\frac{a}{b}") == r"\fracab"  # only markup goes; commands stay
+    assert normalise_math(r"\quadrant") == r"\quadrant"  # not the \quad command

@@ -37,3 +37,17 @@ def test_page_detail_of_one_batch(reviewer_client, make_batch, reviewer):
 
 def test_no_verified_pages_yet(reviewer_client, db):
     assert "No verified pages yet" in reviewer_client.get(reverse("ocr:quality")).content.decode()
+
+
+def test_raw_and_math_normalised_cer_side_by_side(reviewer_client, make_batch, reviewer):
+    batch, pages = pages_without_ocr(make_batch, 1)
+    OcrRun.objects.filter(page=pages[0]).update(raw_text="解:x2+1=5")
+    services.verify_transcript(pages[0], text="解：$x^{2}+1=5$", base_version=1, user=reviewer)
+    run = OcrRun.objects.get(page=pages[0])
+    assert (run.cer_edits, run.cer_length) == (5, 13) and (run.cer_math_edits, run.cer_math_length) == (0, 8)
+    response = reviewer_client.get(reverse("ocr:quality") + f"?batch={batch.pk}")
+    row = response.context["by_engine"][0]
+    assert row["cer"] == pytest.approx(5 / 13) and row["cer_math"] == 0.0
+    body = response.content.decode()
+    assert "CER math-normalised" in body and "0.385" in body and "5 / 13" in body and "0 / 8" in body
+    assert response.context["chart"]["cer_math"] == [0.0]

@@ -3,7 +3,7 @@ import pytest
 from django.core.files.storage import default_storage
 
 from annotation.models import Response, content_hash
-from ocr import services, synthetic
+from ocr import packets, services, synthetic
 from ocr.models import OcrRun, Page, Transcript, TranscriptRevision
 
 from .conftest import distinct_image, png_bytes
@@ -120,21 +120,26 @@ def test_verifying_needs_a_student_and_question(make_batch, reviewer):
     assert Transcript.objects.get(page=page).version == 1
 
 
-def test_ambiguous_label_waits_for_assignment_and_reassigning_detaches(make_batch, reviewer, exam_questions):
+def test_ambiguous_label_waits_for_assignment_and_the_response_follows_its_page(make_batch, reviewer, exam_questions):
     page = page_with_text(make_batch, name="s03_5-1_1.png")
     assert page.question_id is None and "names 2 questions" in page.assignment_note
     target = exam_questions["5-1b"]
-    services.assign_pages(page.batch, [{"page": page.pk, "student_id": "s03", "question": target.pk, "page_number": 1}])
+    packets.assign_pages(page.batch, [{"page": page.pk, "student_id": "s03", "question": target.pk, "page_number": 1}])
     page.refresh_from_db()
     assert page.question_id == target.pk and page.assignment_note == ""
     _, response = services.verify_transcript(page, text="answer", base_version=1, user=reviewer)
-    services.assign_pages(page.batch, [{"page": page.pk, "student_id": "s04", "question": target.pk, "page_number": 1}])
+    edit = packets.assign_pages(
+        page.batch, [{"page": page.pk, "student_id": "s04", "question": target.pk, "page_number": 1}], user=reviewer
+    )
     page.refresh_from_db()
-    assert page.response_id is None
-    assert Response.objects.get(pk=response.pk).transcript == "answer"  # nothing lost
-    with pytest.raises(services.BatchError, match="not in exam"):
+    response.refresh_from_db()
+    assert page.response_id == response.pk  # the answer's only page moved: its response went with it
+    assert (response.student_id, response.transcript) == ("s04", "answer")  # nothing lost
+    assert edit.action == "assign" and edit.user == reviewer
+    assert edit.changes[0]["before"]["student_id"] == "s03" and edit.changes[0]["after"]["student_id"] == "s04"
+    with pytest.raises(packets.PacketError, match="not in exam"):
         other = make_question_elsewhere()
-        services.assign_pages(page.batch, [{"page": page.pk, "student_id": "s04", "question": other.pk}])
+        packets.assign_pages(page.batch, [{"page": page.pk, "student_id": "s04", "question": other.pk}])
 
 
 def make_question_elsewhere():

@@ -60,6 +60,7 @@ def test_pages_are_ocrd_by_a_real_worker(tmp_path, make_batch, settings):
         OCR_QUEUE=queue,
         DJANGO_SETTINGS_MODULE="config.settings",
         OMP_THREAD_LIMIT="1",
+        OCR_DEFAULT_ENGINE="tesseract",  # what each worker process warms up (nothing to load for tesseract)
     )
     env.pop("CELERY_TASK_ALWAYS_EAGER", None)
     log_path = tmp_path / "worker.log"
@@ -98,6 +99,10 @@ def test_pages_are_ocrd_by_a_real_worker(tmp_path, make_batch, settings):
     assert all(page.transcript.version == 1 and page.web for page in Page.objects.filter(batch=batch))
     log = log_path.read_text()
     assert len(re.findall(r"Task ocr\.run_ocr\[[0-9a-f-]+\] succeeded", log)) == 2  # one task per page
+    # Each worker process warmed up once when it started (a loaded machine may replace a process
+    # that was slow to report itself up: the new one warms up too).
+    assert log.count("OCR engines warm: tesseract") >= 2
+    assert all(run.timings.keys() == {"render", "prepare", "engine", "store"} for run in runs)
 
 
 def _purge(queue):

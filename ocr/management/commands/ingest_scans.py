@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Exam
-from ocr import selectors, services
+from ocr import packets, selectors, services
 from ocr.engines import ENGINES
 
 SUFFIXES = {".jpg", ".jpeg", ".png", ".tif", ".tiff", ".heic", ".heif", ".pdf"}
@@ -26,12 +26,16 @@ class _LazyFile:
 class Command(BaseCommand):
     help = (
         "Ingest every scan in DIR (named <student>_<question>_<page>.<ext>) as one batch of an exam, "
-        "and queue OCR of each page. Files that cannot be read are reported; the others go on."
+        "and queue OCR of each page. Files that cannot be read are reported; the others go on. "
+        "Or ingest one PDF of a whole class, CLASS.pdf --roster ROSTER.csv --template TEMPLATE.json: "
+        "checked whole, refused whole (nothing stored) when anything does not fit."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("directory")
+        parser.add_argument("directory", metavar="DIR_OR_CLASS_PDF")
         parser.add_argument("--exam", required=True, help="name or id of the exam the questions belong to")
+        parser.add_argument("--roster", help="ROSTER.csv of a class PDF: a student_id column, packets in order")
+        parser.add_argument("--template", help="TEMPLATE.json of a class PDF: pages_per_student and pages")
         parser.add_argument("--engine", default=settings.OCR_DEFAULT_ENGINE, choices=sorted(ENGINES))
         parser.add_argument("--name", default="", help="batch name")
         parser.add_argument("--user", default="", help="username recorded as the uploader")
@@ -41,6 +45,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         directory = Path(options["directory"])
+        if options["roster"] or options["template"]:
+            return self._class_pdf(directory, options)
+        if directory.is_file():
+            raise CommandError(f"{directory} is a file: a class PDF needs --roster and --template (or pass a folder).")
         if not directory.is_dir():
             raise CommandError(f"{directory} is not a directory.")
         exam = self._exam(options["exam"])
@@ -66,6 +74,34 @@ class Command(BaseCommand):
         self.stdout.write(f"Batch #{batch.pk} “{batch.name}”: {pages} new page(s) queued for {batch.engine}.")
         if options["wait"]:
             self._wait(batch)
+
+    def _class_pdf(self, path, options):
+        if not (options["roster"] and options["template"]):
+            raise CommandError("A class PDF needs both --roster ROSTER.csv and --template TEMPLATE.json.")
+        if not path.is_file():
+            raise CommandError(f"{path} is not a file: give the class's PDF.")
+        exam = self._exam(options["exam"])
+        user = self._user(options["user"])
+        roster, template = self._read(options["roster"]), self._read(options["template"])
+        try:
+            batch = packets.ingest_class_pdf(exam=exam, engine=options["engine"], upload=self._upload(path),
+                                             roster=roster, template=template, user=user, name=options["name"])
+        except packets.ClassScanRefused as exc:
+            problems = "\n".join(f"  - {problem}" for problem in exc.problems)
+            raise CommandError(f"{path.name} was not ingested; nothing was stored:\n{problems}") from exc
+        answers = batch.pages.filter(is_cover=False).count()
+        self.stdout.write(self.style.SUCCESS(
+            f"Batch #{batch.pk} “{batch.name}”: {len(batch.roster)} packets of "
+            f"{batch.template['pages_per_student']} pages; {answers} answer page(s) queued for {batch.engine}."
+        ))
+        if options["wait"]:
+            self._wait(batch)
+
+    def _read(self, name):
+        try:
+            return Path(name).read_bytes()
+        except OSError as exc:
+            raise CommandError(f"Cannot read {name}: {exc.strerror or exc}.") from exc
 
     def _upload(self, path):
         return services.Upload(name=path.name, size=path.stat().st_size, source=_LazyFile(path))

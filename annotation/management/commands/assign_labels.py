@@ -1,0 +1,103 @@
+"""Ask for labels from a script, as the Assign page (and a scan batch's "Assign these") does."""
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.labelling import selectors, services
+from annotation.models import Assignment, Exam
+from ocr.filenames import QuestionIndex
+from ocr.selectors import answers_waiting, scan_batch
+
+STRATEGIES = {
+    "round-robin": Assignment.Strategy.ROUND_ROBIN,
+    "least-loaded": Assignment.Strategy.LEAST_LOADED,
+    "open": Assignment.Strategy.OPEN,
+}
+
+
+class Command(BaseCommand):
+    help = (
+        "Ask for K labels of every response of an exam (or of one scan batch of it, or of one question), "
+        "given to the named annotators round-robin or least-loaded (or left in the open pool). "
+        "Labels already asked for or given count towards K. With --batch, only responses whose pages are "
+        "all verified are assigned."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--exam", required=True, help="name or id of the exam")
+        parser.add_argument("--batch", help="id of a scan batch of that exam: the responses its pages made")
+        parser.add_argument("--question", help="the question's location label (3-07) or its number written q12")
+        parser.add_argument("--annotators", default="", help="usernames, comma-separated (not needed for --strategy open)")
+        parser.add_argument("--per-response", type=int, required=True, help="labels wanted per response (k)")
+        parser.add_argument("--strategy", default="round-robin", choices=sorted(STRATEGIES))
+        parser.add_argument("--by", default="", help="username recorded as the one who assigned")
+
+    def handle(self, *args, **options):
+        exam = self._exam(options["exam"])
+        batch = self._batch(options["batch"], exam)
+        question = self._question(options["question"], exam)
+        annotators = self._annotators(options["annotators"])
+        assigned_by = self._user(options["by"]) if options["by"] else None
+        responses = selectors.assignable_responses(question, exam, batch=batch)
+        try:
+            result = services.assign_responses(
+                responses=responses, annotators=annotators, per_response=options["per_response"],
+                strategy=STRATEGIES[options["strategy"]], assigned_by=assigned_by,
+            )
+        except ValueError as exc:  # LabelInvalid is a ValueError
+            raise CommandError(f"Nothing was assigned. {exc}") from exc
+        self.stdout.write(self.style.SUCCESS(result.summary()))
+        if batch is not None:
+            waiting = answers_waiting(batch, question)
+            if waiting:
+                self.stdout.write(f"{waiting} answer(s) of batch #{batch.pk} are not verified yet and were left out.")
+        if result.short_of_annotators:
+            self.stdout.write(self.style.WARNING(
+                f"{result.short_of_annotators} label(s) could not be given out: too few annotators."
+            ))
+
+    def _exam(self, value):
+        exam = Exam.objects.filter(name=value).first()
+        if exam is None and value.isdigit():
+            exam = Exam.objects.filter(pk=int(value)).first()
+        if exam is None:
+            raise CommandError(f"No exam named or numbered {value!r}.")
+        return exam
+
+    def _batch(self, value, exam):
+        if value is None:
+            return None
+        batch = scan_batch(int(value)) if value.isdigit() and len(value) < 19 else None
+        if batch is None:
+            raise CommandError(f"No scan batch #{value}.")
+        if batch.exam_id != exam.pk:
+            raise CommandError(f"Scan batch #{batch.pk} belongs to exam “{batch.exam.name}”, not “{exam.name}”.")
+        return batch
+
+    def _question(self, value, exam):
+        if value is None:
+            return None
+        candidates = QuestionIndex(exam).candidates(value)
+        if not candidates:
+            raise CommandError(f"No question labelled or numbered {value!r} in exam “{exam.name}”.")
+        if len(candidates) > 1:
+            listed = ", ".join(f"q{pk}" for pk in candidates)
+            raise CommandError(f"{value!r} names {len(candidates)} questions of exam “{exam.name}” ({listed}); "
+                               "give the one meant by its number.")
+        return exam.questions.get(pk=candidates[0])
+
+    def _annotators(self, value):
+        names = [name.strip() for name in value.split(",") if name.strip()]
+        users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}
+        unknown = [name for name in names if name not in users]
+        if unknown:
+            raise CommandError(f"No user named {', '.join(map(repr, unknown))}.")
+        not_annotators = [n for n in names if not users[n].is_active or not users[n].groups.filter(name="annotator").exists()]
+        if not_annotators:
+            raise CommandError(f"Not an active annotator: {', '.join(map(repr, not_annotators))}.")
+        return [users[name] for name in dict.fromkeys(names)]
+
+    def _user(self, username):
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise CommandError(f"No user {username!r}.")
+        return user

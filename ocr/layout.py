@@ -1,0 +1,269 @@
+"""A class's scanned PDF: the roster says whose packet comes when, the template what each page holds.
+
+A scanner gives one PDF for the whole class: packet after packet, each of the same number of
+pages. Two small files say how to cut it:
+
+ROSTER.csv, a header row with a ``student_id`` column (other columns, such as ``name``, are
+allowed and not stored), then one row per student in the order of their packets::
+
+    student_id,name
+    s01,Li Lei
+    s02,Han Meimei
+
+TEMPLATE.json, the number of pages of a packet and, for each page of a packet (numbered from
+1), the location label of the question it answers; ``null`` marks a cover page (kept beside the
+packet, never OCR'd), ``"+"`` (or ``{"continues": true}``) a page that continues the question of
+the page before it, and a label given again also means a further page of that answer::
+
+    {"pages_per_student": 4,
+     "pages": {"1": null, "2": "3-07", "3": "+", "4": "3-08"}}
+
+Everything is checked before anything is stored; every problem found is reported at once.
+This module only reads and checks (no writes); ``ocr.packets`` stores the batch.
+"""
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from .filenames import QuestionIndex
+
+MAX_ROSTER_BYTES = 1024 * 1024
+MAX_TEMPLATE_BYTES = 256 * 1024
+MAX_STUDENT_ID = 200
+CONTINUES = "+"
+TEMPLATE_KEYS = {"pages_per_student", "pages"}
+
+
+class LayoutError(ValueError):
+    """The roster or the template cannot be used; `problems` are sentences a person can act on."""
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        super().__init__(" ".join(self.problems))
+
+
+@dataclass
+class PagePlace:
+    """What one page of every packet holds: a question and its page number within the answer, or a cover."""
+
+    question_id: int | None
+    label: str = ""
+    page_number: int = 1
+
+    @property
+    def cover(self):
+        return self.question_id is None
+
+
+@dataclass
+class ClassLayout:
+    students: list
+    places: list  # PagePlace per page of a packet, in page order
+    template: dict = field(default_factory=dict)  # as stored on the batch
+
+    @property
+    def pages_per_student(self):
+        return len(self.places)
+
+    @property
+    def expected_pages(self):
+        return len(self.students) * self.pages_per_student
+
+    def check_page_count(self, count):
+        """Refuse a PDF whose page count is not packets x pages per packet."""
+        if count != self.expected_pages:
+            raise LayoutError([
+                f"The PDF has {count} page{'s' if count != 1 else ''}, but the roster has {len(self.students)} "
+                f"student{'s' if len(self.students) != 1 else ''} of {self.pages_per_student} "
+                f"page{'s' if self.pages_per_student != 1 else ''} ({self.expected_pages} pages): check that "
+                "the roster lists every packet in the PDF, in order, and that no page is missing or scanned twice."
+            ])
+
+    def place_of(self, pdf_index):
+        """(student id, PagePlace) of the page at `pdf_index` (from 0) of the class PDF."""
+        packet, page = divmod(pdf_index, self.pages_per_student)
+        return self.students[packet], self.places[page]
+
+
+def read_layout(roster, template, exam):
+    """Read both files (bytes) against the questions of `exam`: a ClassLayout, or LayoutError with every problem."""
+    problems, students, places, stored = [], [], [], {}
+    try:
+        students = read_roster(roster)
+    except LayoutError as exc:
+        problems.extend(exc.problems)
+    try:
+        places, stored = read_template(template, exam)
+    except LayoutError as exc:
+        problems.extend(exc.problems)
+    if problems:
+        raise LayoutError(problems)
+    return ClassLayout(students, places, stored)
+
+
+# --- the roster --------------------------------------------------------------------------------
+
+def read_roster(data):
+    """Student ids in packet order from ROSTER.csv bytes; LayoutError lists what is wrong."""
+    text = _text(data, "ROSTER.csv", MAX_ROSTER_BYTES)
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), _dialect(text)))
+    except csv.Error as exc:
+        raise LayoutError([f"ROSTER.csv is not a readable CSV file ({exc})."]) from exc
+    rows = [(number, row) for number, row in enumerate(rows, start=1) if any(cell.strip() for cell in row)]
+    if not rows:
+        raise LayoutError(["ROSTER.csv is empty: it needs a header row with a student_id column and one row per student."])
+    header_line, header = rows[0]
+    names = [cell.strip().lstrip("\ufeff").lower() for cell in header]
+    if "student_id" not in names:
+        shown = ", ".join(cell.strip() for cell in header)[:200]
+        raise LayoutError([f"ROSTER.csv has no student_id column in its header row (line {header_line}: {shown})."])
+    column = names.index("student_id")
+    return _student_ids(rows[1:], column)
+
+
+def _student_ids(rows, column):
+    problems, students, seen = [], [], {}
+    for line, row in rows:
+        student = row[column].strip() if column < len(row) else ""
+        if not student:
+            problems.append(f"ROSTER.csv line {line} has no student_id.")
+            continue
+        if len(student) > MAX_STUDENT_ID:
+            problems.append(f"ROSTER.csv line {line}: the student_id is longer than {MAX_STUDENT_ID} characters.")
+            continue
+        if student in seen:
+            problems.append(f"ROSTER.csv lists student {student} twice (lines {seen[student]} and {line}).")
+            continue
+        seen[student] = line
+        students.append(student)
+    if not students and not problems:
+        problems.append("ROSTER.csv lists no students: add one row per student under the header row.")
+    if problems:
+        raise LayoutError(problems)
+    return students
+
+
+def _dialect(text):
+    """Comma, semicolon or tab separated (spreadsheets save all three)."""
+    first_line = text.split("\n", 1)[0]
+    try:
+        return csv.Sniffer().sniff(first_line, delimiters=",;\t")
+    except csv.Error:
+        return csv.excel
+
+
+def _text(data, name, limit):
+    if data is None or not len(data):
+        raise LayoutError([f"{name} is empty."])
+    if len(data) > limit:
+        raise LayoutError([f"{name} is {len(data) // 1024} KB; the limit is {limit // 1024} KB."])
+    if b"\x00" in data:
+        raise LayoutError([f"{name} is not a text file."])
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    try:  # spreadsheets in Chinese locales save CSV as GBK/GB18030
+        return data.decode("gb18030")
+    except UnicodeDecodeError as exc:
+        raise LayoutError([f"{name} is not UTF-8 (or GB18030) text."]) from exc
+
+
+# --- the template ------------------------------------------------------------------------------
+
+def read_template(data, exam):
+    """([PagePlace per page of a packet], the template as stored) from TEMPLATE.json bytes."""
+    text = _text(data, "TEMPLATE.json", MAX_TEMPLATE_BYTES)
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LayoutError([f"TEMPLATE.json is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."]) from exc
+    except RecursionError as exc:
+        raise LayoutError(["TEMPLATE.json is nested too deeply to be a template."]) from exc
+    if not isinstance(document, dict):
+        raise LayoutError(['TEMPLATE.json must be an object: {"pages_per_student": K, "pages": {"1": "3-07", ...}}.'])
+    problems = []
+    unknown = sorted(set(document) - TEMPLATE_KEYS)
+    if unknown:
+        problems.append(f"TEMPLATE.json has unknown key(s) {', '.join(map(repr, unknown))}; "
+                        "it takes pages_per_student and pages.")
+    count = _pages_per_student(document.get("pages_per_student"), problems)
+    pages = document.get("pages")
+    if not isinstance(pages, dict):
+        problems.append('TEMPLATE.json needs "pages": an object from page number ("1", "2", ...) to a question label.')
+    if problems or count is None:
+        raise LayoutError(problems)
+    places = _places(pages, count, QuestionIndex(exam), problems)
+    if not problems and all(place.cover for place in places):
+        problems.append("TEMPLATE.json gives no page a question: every page is a cover page.")
+    if problems:
+        raise LayoutError(problems)
+    stored = {"pages_per_student": count, "pages": {
+        str(n): None if p.cover else {"question": p.question_id, "label": p.label, "page": p.page_number}
+        for n, p in enumerate(places, start=1)
+    }}
+    return places, stored
+
+
+def _pages_per_student(value, problems):
+    limit = settings.OCR_MAX_CLASS_PDF_PAGES
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+        problems.append(f"TEMPLATE.json: pages_per_student must be a whole number from 1 to {limit} (got {value!r}).")
+        return None
+    return value
+
+
+def _places(pages, count, index, problems):
+    keys = {}
+    for key in pages:
+        number = int(key) if isinstance(key, str) and key.strip().isdigit() else None
+        if number is None or not 1 <= number <= count:
+            problems.append(f"TEMPLATE.json: page {key!r} is not a page of a {count}-page packet (pages are \"1\" to \"{count}\").")
+        elif number in keys:
+            problems.append(f"TEMPLATE.json gives page {number} twice.")
+        else:
+            keys[number] = key
+    places, pages_so_far = [], {}
+    for number in range(1, count + 1):
+        if number not in keys:
+            problems.append(f"TEMPLATE.json does not say what page {number} holds; give a question label, "
+                            f'"+" for a continuation, or null for a cover page.')
+            places.append(PagePlace(None))
+            continue
+        place = _place(number, pages[keys[number]], places, index, problems)
+        if not place.cover:
+            pages_so_far[place.question_id] = pages_so_far.get(place.question_id, 0) + 1
+            place.page_number = pages_so_far[place.question_id]
+        places.append(place)
+    return places
+
+
+def _place(number, value, before, index, problems):
+    if value is None:
+        return PagePlace(None)
+    if value == CONTINUES or value == {"continues": True}:
+        previous = before[-1] if before else None
+        if previous is None or previous.cover:
+            problems.append(f"TEMPLATE.json: page {number} continues the page before it, but "
+                            f"{'there is none' if previous is None else 'that is a cover page'}.")
+            return PagePlace(None)
+        return PagePlace(previous.question_id, previous.label)
+    if not isinstance(value, str) or not value.strip():
+        problems.append(f"TEMPLATE.json: page {number} must be a question label, \"+\" or null (got {json.dumps(value)[:80]}).")
+        return PagePlace(None)
+    label = value.strip()
+    candidates = index.candidates(label)
+    if len(candidates) == 1:
+        return PagePlace(candidates[0], label)
+    if not candidates:
+        problems.append(f"TEMPLATE.json: page {number} names question “{label}”, which exam “{index.exam.name}” "
+                        "does not have (use its location label, such as 3-07, or its number written q12).")
+    else:
+        listed = ", ".join(f"q{pk}" for pk in candidates)
+        problems.append(f"TEMPLATE.json: page {number}: “{label}” names {len(candidates)} questions of exam "
+                        f"“{index.exam.name}” ({listed}); write the one meant by its number, e.g. “q{candidates[0]}”.")
+    return PagePlace(None)
