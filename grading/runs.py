@@ -162,6 +162,15 @@ def stalled(status: str, last_activity: datetime | None, started: datetime) -> b
     return (timezone.now() - (last_activity or started)).total_seconds() > STALL_SECONDS
 
 
+RESUME_REFUSED = "The run is still making progress; resume it once it is cancelled or stalls, or pass force."
+
+
+def may_resume(progress: dict, force=None) -> bool:
+    """Whether a run may be resumed: once it is cancelled or stalled (its progress says
+    ``can_resume``), or when the caller forces it (e.g. right after stopping a worker by hand)."""
+    return bool(progress["can_resume"]) or str(force or "").lower() in ("1", "true")
+
+
 def owner_tag(run_id: int, epoch: int, task_id: str) -> str:
     return f"{run_id}:{epoch}:{task_id}"
 

@@ -15,6 +15,7 @@ from accounts.permissions import IsAnnotator, IsReviewer, ReadReviewerWriteAdmin
 from annotation.models import Question
 from annotation.selectors import MAX_ID, id_param
 
+from .. import runs
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
 from . import access, generation, prompts, selectors, services
 
@@ -227,9 +228,8 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         """Re-queue what has no finished result. Refused (409) while the run still makes progress,
         unless ``force`` is given (e.g. right after stopping a worker by hand)."""
         run = self.get_object()
-        if not (selectors.run_progress(run)["can_resume"] or str(request.data.get("force", "")).lower() in ("1", "true")):
-            return ApiResponse({"detail": "The run is still making progress; resume it once it is cancelled or stalls, or pass force."},
-                               status=status.HTTP_409_CONFLICT)
+        if not runs.may_resume(selectors.run_progress(run), request.data.get("force")):
+            return ApiResponse({"detail": runs.RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
         return ApiResponse(self.get_serializer(services.resume_judge_run(run)).data)
 
 
@@ -322,7 +322,6 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
         run = self.get_object()
-        if not (selectors.generation_progress(run)["can_resume"] or str(request.data.get("force", "")).lower() in ("1", "true")):
-            return ApiResponse({"detail": "The run is still making progress; pass force to resume anyway."},
-                               status=status.HTTP_409_CONFLICT)
+        if not runs.may_resume(selectors.generation_progress(run), request.data.get("force")):
+            return ApiResponse({"detail": runs.RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
         return ApiResponse(self.get_serializer(generation.resume_generation_run(run)).data)

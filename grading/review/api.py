@@ -14,6 +14,7 @@ from accounts.permissions import IsReviewer
 from annotation.models import Response
 from annotation.selectors import MAX_ID
 
+from .. import runs
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun, MetaEvaluation
 from . import selectors, services
@@ -272,9 +273,8 @@ class PrelabelRunResumeView(APIView):
     @extend_schema(parameters=[_path_id("pk")], request=None, responses=PrelabelRunSerializer)
     def post(self, request, pk):
         run = get_object_or_404(MetaEvalRun, pk=_id(pk))
-        if not (selectors.meta_eval_run_progress(run)["can_resume"] or str(request.data.get("force", "")).lower() in ("1", "true")):
-            return ApiResponse({"detail": "The run is still making progress; resume it once it is cancelled or stalls, or pass force."},
-                               status=status.HTTP_409_CONFLICT)
+        if not runs.may_resume(selectors.meta_eval_run_progress(run), request.data.get("force")):
+            return ApiResponse({"detail": runs.RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
         return ApiResponse(selectors.meta_eval_run_progress(services.resume_meta_eval_run(run)))
 
 
