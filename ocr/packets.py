@@ -11,11 +11,8 @@ transaction that also rewrites the responses the pages make and leaves a `Packet
 who, when and what (`ocr.models.PacketEdit`).
 """
 import hashlib
-import logging
 
 from django.conf import settings
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db import transaction
 
 from annotation.transcripts import TranscriptConflict, move_response, release_response
@@ -23,8 +20,6 @@ from annotation.transcripts import TranscriptConflict, move_response, release_re
 from . import imaging, layout, services
 from .engines import get_engine
 from .models import OcrRun, PacketEdit, Page, ScanFile, Transcript
-
-logger = logging.getLogger(__name__)
 
 
 class ClassScanRefused(Exception):
@@ -64,13 +59,13 @@ def ingest_class_pdf(*, exam, engine, upload, roster, template, user=None, name=
             batch.roster, batch.template = plan.students, plan.template
             batch.save(update_fields=["roster", "template"])
             scan_file = _record_class_file(batch, upload, data, plan)
-            scan_file.stored = _save(f"ocr/originals/{batch.pk}/{scan_file.pk}", data, written)
+            scan_file.stored = services.store_file(f"ocr/originals/{batch.pk}/{scan_file.pk}", data, written)
             scan_file.save(update_fields=["stored"])
             pages = Page.objects.bulk_create(_class_page(batch, scan_file, plan, p) for p in plans)
             services.queue_ocr([page for page in pages if not page.is_cover], engine)
             _render_on_commit([page.pk for page in pages if page.is_cover])
     except BaseException:
-        _delete(written)
+        services.delete_files(written)
         raise
     return batch
 
@@ -133,30 +128,12 @@ def _class_page(batch, scan_file, plan, pdf_plan):
     )
 
 
-def _save(name, data, written):
-    if default_storage.exists(name):
-        default_storage.delete(name)
-    stored = default_storage.save(name, ContentFile(data))
-    written.append(stored)
-    return stored
-
-
-def _delete(names):
-    for name in names:
-        try:
-            default_storage.delete(name)
-        except OSError:  # pragma: no cover - best effort clean-up of our own files
-            logger.warning("Could not delete %s", name)
-
-
 def _render_on_commit(page_ids):
-    from .tasks import render_page  # tasks import this module
+    from .tasks import render_page  # cycle: ocr.tasks imports this module
 
-    queue = settings.OCR_QUEUE or None
-
-    def send():
+    def send():  # the queue comes from CELERY_TASK_ROUTES (OCR_QUEUE)
         for page_id in page_ids:
-            render_page.apply_async((page_id,), queue=queue)
+            render_page.delay(page_id)
 
     if page_ids:
         transaction.on_commit(send)

@@ -145,7 +145,7 @@ def ingest_upload(batch, upload, index):
             store = _store_pdf_pages if read.kind == "pdf" else _store_decoded_pages
             new_pages, messages = store(batch, scan_file, read, place, written)
             if new_pages:
-                scan_file.stored = _write(f"ocr/originals/{batch.pk}/{scan_file.pk}", upload.data, written)
+                scan_file.stored = store_file(f"ocr/originals/{batch.pk}/{scan_file.pk}", upload.data, written)
                 messages.insert(0, f"Accepted: {len(new_pages)} page(s).")
                 if note:
                     messages.append(note)
@@ -157,16 +157,16 @@ def ingest_upload(batch, upload, index):
             queue_ocr(new_pages, batch.engine)
     except imaging.UploadRefused as exc:
         # A frame of a multi-page TIFF that fails to decode: the whole file is refused, nothing kept.
-        _delete_files(written)
+        delete_files(written)
         return _record_file(batch, upload, ScanFile.Status.REFUSED, f"Refused: {exc}")
     except IntegrityError:
         # Another upload stored the same page between our check and our insert.
-        _delete_files(written)
+        delete_files(written)
         return _record_file(
             batch, upload, ScanFile.Status.DUPLICATE, "Skipped: the same page was stored by another upload just now."
         )
     except Exception:
-        _delete_files(written)
+        delete_files(written)
         raise
     return scan_file
 
@@ -193,7 +193,7 @@ def _store_decoded_page(batch, scan_file, decoded, offset, place, written, label
         return None, f"Skipped {label}: {_duplicate_words(duplicate)}."
     page = Page(checksum=decoded.checksum, width=decoded.image.width, height=decoded.image.height, master="")
     _place_page(page, batch, scan_file, offset, place).save()
-    page.master = _write(f"ocr/pages/{page.pk}/master.png", imaging.encode_png(decoded.image), written)
+    page.master = store_file(f"ocr/pages/{page.pk}/master.png", imaging.encode_png(decoded.image), written)
     page.save(update_fields=["master"])
     return page, f"{label.capitalize()}: {decoded.note}" if decoded.note else ""
 
@@ -244,7 +244,7 @@ def _record_file(batch, upload, status, message, kind=""):
     return scan_file
 
 
-def _write(name, data, written):
+def store_file(name, data, written):
     """Write bytes under an exact storage name (replacing what was there) and remember it."""
     if default_storage.exists(name):
         default_storage.delete(name)
@@ -253,7 +253,7 @@ def _write(name, data, written):
     return stored
 
 
-def _delete_files(names):
+def delete_files(names):
     for name in names:
         try:
             default_storage.delete(name)
@@ -436,10 +436,10 @@ def _record_rendering(page, decoded):
         try:
             with transaction.atomic():
                 if not Page.objects.filter(pk=page.pk, master="").update(**fields):
-                    _delete_files([name])  # the other run was first
+                    delete_files([name])  # the other run was first
                 return
         except IntegrityError:  # the same pixels were stored by another page just now
-            _delete_files([name])
+            delete_files([name])
             duplicate = _duplicate_of(decoded.checksum)
     words = _duplicate_words(duplicate) if duplicate else "the same image was stored by another upload just now"
     raise imaging.UploadRefused(f"Skipped: {words}.")
@@ -452,9 +452,9 @@ def prepare_stored_page(page):
     prepared = imaging.prepare_page(master)
     if page.status != Page.Status.PREPARED:
         written = []
-        page.web = _write(f"ocr/pages/{page.pk}/web.jpg", imaging.encode_jpeg(prepared.display), written)
-        page.thumb = _write(f"ocr/pages/{page.pk}/thumb.jpg", imaging.encode_jpeg(prepared.thumb, 80), written)
-        page.processed = _write(
+        page.web = store_file(f"ocr/pages/{page.pk}/web.jpg", imaging.encode_jpeg(prepared.display), written)
+        page.thumb = store_file(f"ocr/pages/{page.pk}/thumb.jpg", imaging.encode_jpeg(prepared.thumb, 80), written)
+        page.processed = store_file(
             f"ocr/pages/{page.pk}/processed.png", imaging.encode_png(prepared.binary.convert("1"), 6), written
         )
         page.web_width, page.web_height = prepared.display.size
