@@ -44,7 +44,7 @@ def route_task(name, args, kwargs, options, task=None, **kw):
     """
     for prefix, setting in QUEUE_SETTINGS.items():
         if name.startswith(prefix):
-            queue = getattr(settings, setting, "")
+            queue = getattr(settings, setting)
             return {"queue": queue} if queue else None
     return None
 

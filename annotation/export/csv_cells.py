@@ -28,4 +28,4 @@ def safe_row(row):
 
 def safe_text_column(values):
     """safe_cell over a column of text cells (str or None) at once."""
-    return [("'" + value) if value is not None and value.startswith(FORMULA_STARTS) else value for value in values]
+    return [safe_cell(value) for value in values]
