@@ -13,6 +13,7 @@ Pure functions, no Django: the labelling services and rules call them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from os.path import commonprefix
 
 CONTEXT_CHARS = 32
 
@@ -41,25 +42,11 @@ def occurrences(text: str, exact: str) -> list[int]:
     return found
 
 
-def _common_tail(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
-        n += 1
-    return n
-
-
-def _common_head(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
-
-
 def _context_score(text: str, at: int, exact: str, prefix: str, suffix: str) -> int:
     """How many characters of the stored prefix and suffix still surround the occurrence at `at`."""
     before = text[max(0, at - len(prefix)):at]
     after = text[at + len(exact):at + len(exact) + len(suffix)]
-    return _common_tail(prefix, before) + _common_head(suffix, after)
+    return len(commonprefix([prefix[::-1], before[::-1]])) + len(commonprefix([suffix, after]))
 
 
 def reanchor(text: str, exact: str, prefix: str = "", suffix: str = "", start: int | None = None) -> Anchor | None:
