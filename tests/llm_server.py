@@ -254,10 +254,14 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             payload = {}
         owner._enter()
-        status = 0
+        # Recorded just before the answer's bytes go out (see _send_raw), so a client that
+        # has its answer always finds its request in owner.requests.
+        self._pending = RecordedRequest(
+            started=started, finished=0.0, path=self.path, payload=payload,
+            headers={k.lower(): v for k, v in self.headers.items()}, status=0,
+        )
         try:
             if not self.path.rstrip("/").endswith("/chat/completions"):
-                status = 404
                 self._send_json(404, {"error": {"message": "not found"}})
                 return
             reply = owner._choose(payload)
@@ -266,17 +270,17 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(delay)
             if reply.hang is not None:
                 owner._release.wait(reply.hang)
-            status = reply.status
             self._answer(reply, payload)
         except (BrokenPipeError, ConnectionResetError):
-            status = status or 499
+            self._record(499)
         finally:
-            owner._leave(
-                RecordedRequest(
-                    started=started, finished=time.time(), path=self.path, payload=payload,
-                    headers={k.lower(): v for k, v in self.headers.items()}, status=status,
-                )
-            )
+            self._record(0)
+
+    def _record(self, status):
+        record, self._pending = getattr(self, "_pending", None), None
+        if record is not None:
+            record.status, record.finished = status, time.time()
+            self.owner._leave(record)
 
     def _answer(self, reply, payload):
         headers = dict(reply.headers)
@@ -325,6 +329,7 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
+        self._record(status)
         self.wfile.write(data)
 
 
