@@ -225,6 +225,9 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     owner: LlmServer = None
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle's algorithm the body then waits for
+    # the client's delayed ACK (40 ms on Linux) on every keep-alive request.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):  # keep test output quiet
         pass

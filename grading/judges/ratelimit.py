@@ -24,6 +24,7 @@ import random
 import threading
 import time
 import uuid
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass
 from hashlib import sha1
@@ -32,7 +33,8 @@ from pathlib import Path
 from django.conf import settings
 
 WINDOW = 60.0
-CONCURRENCY_POLL = 0.01
+CONCURRENCY_POLL = 0.005
+MAX_CONCURRENCY_POLL = 0.02
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ class Limiter:
         self.limits = limits
         self.store = store or default_store()
         self._local = _local_semaphore(limits.key, limits.max_concurrency)
-        self._wakeup = _wakeup_for(limits.key)
+        self._waiters = _waiters_for(limits.key)
 
     def acquire(self, tokens=0):
         """Wait for a slot and for room in the per-minute budgets; return a Permit."""
@@ -66,19 +68,21 @@ class Limiter:
             self._local.acquire()
         try:
             holder = uuid.uuid4().hex
-            poll = CONCURRENCY_POLL
-            while True:
-                seen = self._wakeup.releases
-                ok, wait = self.store.try_acquire(self.limits, holder, tokens)
-                if ok:
-                    return Permit(holder, tokens)
-                if wait <= CONCURRENCY_POLL:
-                    # Waiting for a slot: a release in this process wakes us at once; a release
-                    # in another process is seen at the next poll (backing off gently).
-                    self._wakeup.wait_after(seen, poll * random.uniform(1.0, 1.1))
-                    poll = min(poll * 1.5, 0.1)
-                    continue
-                time.sleep(min(wait, 5.0) * random.uniform(1.0, 1.1))
+            ok, wait = self.store.try_acquire(self.limits, holder, tokens)
+            if ok:
+                return Permit(holder, tokens)
+            with self._waiters.turn() as turn:
+                poll = CONCURRENCY_POLL
+                while True:
+                    if wait > CONCURRENCY_POLL:  # a per-minute budget or a cooldown: sleep it out
+                        time.sleep(min(wait, 5.0) * random.uniform(1.0, 1.1))
+                    elif turn.wait(poll * random.uniform(1.0, 1.1)):
+                        poll = CONCURRENCY_POLL  # woken by a release here: try at once
+                    else:
+                        poll = min(poll * 1.5, MAX_CONCURRENCY_POLL)
+                    ok, wait = self.store.try_acquire(self.limits, holder, tokens)
+                    if ok:
+                        return Permit(holder, tokens)
         except BaseException:
             if self._local is not None:
                 self._local.release()
@@ -87,7 +91,7 @@ class Limiter:
     def release(self, permit, actual_tokens=None):
         try:
             self.store.release(self.limits, permit.holder, actual_tokens)
-            self._wakeup.notify()
+            self._waiters.notify()
         finally:
             if self._local is not None:
                 self._local.release()
@@ -121,31 +125,65 @@ def _local_semaphore(key, size):
         return _semaphores[pid_key]
 
 
-class _Wakeup:
-    """Counts this process's releases of an endpoint's slots, so a waiting thread can sleep
-    until one happens instead of polling the shared store on a timer."""
+class _Waiters:
+    """The threads of this process waiting for a slot of one endpoint, in arrival order.
+
+    Only the first one polls the shared store (a slot freed by another process is seen within
+    MAX_CONCURRENCY_POLL seconds, at the cost of one store call per poll per process, not one
+    per waiting thread); the others sleep until it is their turn. A release in this process
+    wakes the first waiter at once, and a waiter that gets its slot hands the turn on, so a
+    burst of releases is taken up without waiting for a poll.
+    """
 
     def __init__(self):
-        self.releases = 0
-        self._condition = threading.Condition()
+        self._lock = threading.Lock()
+        self._queue = deque()
+
+    @contextmanager
+    def turn(self):
+        turn = _Turn()
+        with self._lock:
+            self._queue.append(turn)
+            if self._queue[0] is turn:
+                turn.first = True
+        try:
+            yield turn
+        finally:
+            with self._lock:
+                was_first = self._queue[0] is turn
+                self._queue.remove(turn)
+                if was_first and self._queue:
+                    self._queue[0].first = True
+                    self._queue[0].event.set()
 
     def notify(self):
-        with self._condition:
-            self.releases += 1
-            self._condition.notify()
-
-    def wait_after(self, seen, timeout):
-        """Sleep until a release later than `seen`, or `timeout` seconds."""
-        with self._condition:
-            self._condition.wait_for(lambda: self.releases != seen, timeout)
+        """A slot was released in this process: let the first waiter try now."""
+        with self._lock:
+            if self._queue:
+                self._queue[0].event.set()
 
 
-_wakeups = {}
+class _Turn:
+    def __init__(self):
+        self.first = False
+        self.event = threading.Event()
+
+    def wait(self, poll):
+        """Sleep until woken (True) or, for the first waiter, until `poll` seconds pass (False).
+
+        Later waiters also look again after a second, as a safety net.
+        """
+        woken = self.event.wait(poll if self.first else 1.0)
+        self.event.clear()
+        return woken
 
 
-def _wakeup_for(key):
+_waiters = {}
+
+
+def _waiters_for(key):
     with _semaphores_lock:
-        return _wakeups.setdefault((os.getpid(), key), _Wakeup())
+        return _waiters.setdefault((os.getpid(), key), _Waiters())
 
 
 def default_store():
