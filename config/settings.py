@@ -165,6 +165,11 @@ DATA_UPLOAD_MAX_NUMBER_FILES = 500
 EXPORT_ROOT = env_path("REALMATH_EXPORT_ROOT", VAR_DIR / "exports")
 # A running export whose worker gave no sign of life for this long is marked failed (worker killed).
 EXPORT_STALE_SECONDS = 300
+# A running import whose worker gave no sign of life for this long is marked failed (worker killed;
+# its transaction was rolled back, so nothing of it is in the database).
+IMPORT_STALE_SECONDS = 300
+# How often a worker running an import shows it is alive (well under IMPORT_STALE_SECONDS).
+IMPORT_HEARTBEAT_SECONDS = 10
 IMPORT_MAX_BYTES = env_int("REALMATH_IMPORT_MAX_BYTES", 200 * 1024 * 1024)
 # Uploads larger than this are imported by a worker, with a progress bar; smaller ones at once.
 IMPORT_SYNC_MAX_BYTES = env_int("REALMATH_IMPORT_SYNC_MAX_BYTES", 2 * 1024 * 1024)

@@ -1,5 +1,16 @@
-"""Import jobs: large uploads are stored, imported by a Celery worker, and followed on a page."""
+"""Import jobs: large uploads are stored, imported by a Celery worker, and followed on a page.
+
+A running job shows it is alive through a file beside its upload (`.progress`): the worker
+rewrites it with every step of progress and, from a heartbeat thread, every
+IMPORT_HEARTBEAT_SECONDS. A running job whose file is older than IMPORT_STALE_SECONDS lost its
+worker (killed, out of memory, machine restarted); `fail_stale_jobs` marks it failed and removes
+its upload. Nothing of it is in the database: the import runs in one transaction.
+"""
+import logging
+import threading
+import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -10,6 +21,8 @@ from ..models import ImportJob
 from .common import ImportFormatError
 from .ineqmath import import_ineqmath
 from .realmath import import_realmath
+
+logger = logging.getLogger(__name__)
 
 
 def _import_full_export(raw, file_name, *, user=None, exam_name=None, on_progress=None):
@@ -47,6 +60,63 @@ def job_progress(job):
     return job.done, job.total
 
 
+def _write_progress(progress_path, done, total):
+    partial = progress_path.with_suffix(".partial")
+    partial.write_text(f"{done} {total}")
+    partial.replace(progress_path)
+
+
+def _last_sign_of_life(job):
+    """When the worker last wrote the job's progress file (its start if it never did)."""
+    try:
+        return _progress_path(job).stat().st_mtime
+    except OSError:
+        return None
+
+
+def fail_stale_jobs():
+    """Mark failed the running jobs whose worker stopped showing signs of life."""
+    cutoff = time.time() - settings.IMPORT_STALE_SECONDS
+    for job in ImportJob.objects.filter(status=ImportJob.Status.RUNNING):
+        last = _last_sign_of_life(job)
+        if last is None:
+            last = job.created.timestamp()
+        if last >= cutoff:
+            continue
+        since = timezone.localtime(datetime.fromtimestamp(last, tz=UTC))
+        error = (f"The worker importing this file stopped (no sign of life since {since:%Y-%m-%d %H:%M:%S}). "
+                 "Nothing was imported; upload the file again.")
+        if ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.RUNNING).update(
+            status=ImportJob.Status.FAILED, error=error, finished=timezone.now()
+        ):
+            logger.warning("Import job %s: no sign of life since %s, marked failed", job.pk, since)
+            stored_path(job).unlink(missing_ok=True)
+            _progress_path(job).unlink(missing_ok=True)
+
+
+class _Heartbeat:
+    """Touches the progress file every IMPORT_HEARTBEAT_SECONDS while the import runs."""
+
+    def __init__(self, path):
+        self.path, self._stop = path, threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="import-heartbeat", daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self):
+        while not self._stop.wait(settings.IMPORT_HEARTBEAT_SECONDS):
+            try:
+                self.path.touch()
+            except OSError:
+                pass
+
+
 def create_import_job(user, fmt, upload, exam_name=""):
     """Store the upload and queue its import; the worker picks it up after commit."""
     from .tasks import run_import_job  # cycle: importers.tasks imports this module
@@ -78,15 +148,14 @@ def run_import_job(job_id):
     path = stored_path(job)
 
     progress_path = _progress_path(job)
+    _write_progress(progress_path, 0, job.file_size)
 
     def progress(done, total):
-        partial = progress_path.with_suffix(".partial")
-        partial.write_text(f"{done} {total}")
-        partial.replace(progress_path)
+        _write_progress(progress_path, done, total)
 
     kwargs = {"exam_name": job.exam_name} if job.exam_name else {}
     try:
-        with open(path, "rb") as stream:
+        with open(path, "rb") as stream, _Heartbeat(progress_path):
             result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=progress, **kwargs)
     except ImportFormatError as exc:
         _finish(job_id, status=ImportJob.Status.FAILED, error=f"Nothing was imported. {exc}")

@@ -1,0 +1,84 @@
+"""A background import whose worker died is marked failed; a slow but live one is not."""
+import os
+import time
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.importers import jobs
+from annotation.models import ImportJob
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def import_root(settings, tmp_path):
+    settings.IMPORT_ROOT = tmp_path / "imports"
+    settings.IMPORT_ROOT.mkdir()
+    return settings.IMPORT_ROOT
+
+
+def running_job(import_root, reviewer, *, started_ago, progress_ago=None):
+    job = ImportJob.objects.create(format="realmath", file_name="big.json", stored_name="abc.upload", file_size=10,
+                                   status=ImportJob.Status.RUNNING, created_by=reviewer)
+    ImportJob.objects.filter(pk=job.pk).update(created=timezone.now() - timedelta(seconds=started_ago))
+    (import_root / "abc.upload").write_bytes(b"[]")
+    if progress_ago is not None:
+        progress = import_root / "abc.progress"
+        progress.write_text("3 10")
+        stamp = time.time() - progress_ago
+        os.utime(progress, (stamp, stamp))
+    return job
+
+
+def test_job_without_sign_of_life_is_failed_on_its_page(reviewer_client, reviewer, import_root, settings):
+    settings.IMPORT_STALE_SECONDS = 60
+    job = running_job(import_root, reviewer, started_ago=3600, progress_ago=120)
+    state = reviewer_client.get(reverse("annotation:import_job_progress", args=[job.pk])).json()
+    assert state["status"] == "failed"
+    assert "stopped" in state["error"] and "Nothing was imported; upload the file again." in state["error"]
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.FAILED and job.finished is not None
+    assert not (import_root / "abc.upload").exists() and not (import_root / "abc.progress").exists()
+
+
+def test_job_that_never_wrote_progress_is_judged_by_its_age(reviewer_client, reviewer, import_root, settings):
+    settings.IMPORT_STALE_SECONDS = 60
+    job = running_job(import_root, reviewer, started_ago=3600)
+    page = reviewer_client.get(reverse("annotation:import"))
+    assert page.status_code == 200
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.FAILED
+
+
+def test_job_with_recent_progress_keeps_running(reviewer_client, reviewer, import_root, settings):
+    settings.IMPORT_STALE_SECONDS = 60
+    job = running_job(import_root, reviewer, started_ago=3600, progress_ago=5)
+    state = reviewer_client.get(reverse("annotation:import_job_progress", args=[job.pk])).json()
+    assert state["status"] == "running" and state["done"] == 3
+    assert (import_root / "abc.upload").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_heartbeat_keeps_a_long_silent_import_alive(reviewer, import_root, settings, monkeypatch):
+    settings.IMPORT_STALE_SECONDS = 0.3
+    settings.IMPORT_HEARTBEAT_SECONDS = 0.05
+    seen = {}
+
+    def silent_importer(stream, file_name, *, user=None, on_progress=None, **kwargs):
+        time.sleep(0.8)  # far longer than the stale limit, without reporting progress
+        jobs.fail_stale_jobs()
+        seen["status"] = ImportJob.objects.get(file_name=file_name).status
+        raise jobs.ImportFormatError("stop here")
+
+    monkeypatch.setitem(jobs.IMPORTERS, "realmath", silent_importer)
+    job = ImportJob.objects.create(format="realmath", file_name="slow.json", stored_name="slow.upload", file_size=2,
+                                   created_by=reviewer)
+    (import_root / "slow.upload").write_bytes(b"[]")
+    jobs.run_import_job(job.pk)
+    assert seen["status"] == ImportJob.Status.RUNNING
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.FAILED and job.error == "Nothing was imported. stop here"
+    assert list(import_root.iterdir()) == []
