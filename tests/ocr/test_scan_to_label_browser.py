@@ -1,7 +1,10 @@
-"""In a real browser, the whole chain: scans uploaded -> OCR (tesseract, eager Celery) -> two pages
-corrected and verified -> assigned -> the annotator labels with the scan beside the transcript
+"""In a real browser, the whole chain: a class PDF uploaded with its roster and template -> OCR
+(tesseract, eager Celery) -> two pages corrected and verified -> the batch assigned from its
+page -> the annotator labels with the scan beside the transcript
 (OCR word boxes outlined) and flags a passage -> a reviewer corrects the transcript -> the
 annotator's step label is still on its text."""
+import io
+import json
 import re
 
 import pytest
@@ -11,7 +14,6 @@ from ocr import synthetic
 from ocr.models import Page, TranscriptFlag
 
 from ..conftest import login, screenshot
-from .conftest import png_bytes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -19,13 +21,17 @@ PAGES = [["Let x = 2 and y = 3.", "Then x + y = 5."], ["So the answer is 5."]]
 
 
 @pytest.fixture
-def scan_files(tmp_path):
-    paths = []
-    for number, lines in enumerate(PAGES, start=1):
-        path = tmp_path / f"s7_3-17_{number}.png"
-        path.write_bytes(png_bytes(synthetic.render_page(lines, width=900, font_size=36, seed=number)))
-        paths.append(path)
-    return paths
+def class_scan(tmp_path):
+    """One student's packet of two pages, both answering 3-17 (the second continues the first)."""
+    images = [synthetic.render_page(lines, width=900, font_size=36, seed=number)
+              for number, lines in enumerate(PAGES, start=1)]
+    buffer = io.BytesIO()
+    images[0].save(buffer, "PDF", save_all=True, append_images=images[1:], resolution=100)
+    pdf, roster, template = tmp_path / "class.pdf", tmp_path / "roster.csv", tmp_path / "template.json"
+    pdf.write_bytes(buffer.getvalue())
+    roster.write_text("student_id,name\ns7,Student Seven\n")
+    template.write_text(json.dumps({"pages_per_student": 2, "pages": {"1": "3-17", "2": "+"}}))
+    return pdf, roster, template
 
 
 def select_text(page, text):
@@ -52,17 +58,22 @@ def verify(page, live_server, page_pk, text):
 
 
 def test_scans_to_labels_that_survive_a_correction(page, browser, live_server, exam_questions, reviewer, annotator,
-                                                   scan_files):
-    # Upload and OCR (the tasks run eagerly: the upload request itself runs tesseract).
+                                                   class_scan):
+    # Upload the class PDF with its roster and template; OCR runs (the tasks run eagerly).
+    pdf, roster, template = class_scan
     login(page, live_server, reviewer.username)
     page.goto(f"{live_server.url}/ocr/")
-    page.select_option("select[name=exam]", str(exam_questions["exam"].pk))
-    page.select_option("select[name=engine]", "tesseract")
-    page.fill("input[name=name]", "Class scans")
-    page.set_input_files("input[name=scans]", [str(p) for p in scan_files])
+    form = page.locator("#class-form")
+    form.locator("select[name=exam]").select_option(str(exam_questions["exam"].pk))
+    form.locator("select[name=engine]").select_option("tesseract")
+    form.locator("input[name=name]").fill("Class scans")
+    form.locator("input[name=pdf]").set_input_files(str(pdf))
+    form.locator("input[name=roster]").set_input_files(str(roster))
+    form.locator("input[name=template]").set_input_files(str(template))
     with page.expect_navigation(url=re.compile(r"/ocr/batches/\d+/$"), timeout=180_000):
-        page.click("#upload-form button[type=submit]", no_wait_after=True)
-    page.wait_for_selector("text=OCR 2 / 2 pages")
+        form.locator("button[type=submit]").click(no_wait_after=True)
+    page.wait_for_selector("#batch-links:has-text('Class PDF: 1 packets of 2 pages')")
+    page.wait_for_function("() => /OCR 2 \\/ 2 pages/.test(document.body.innerText)", timeout=180_000)
 
     # Correct and verify both pages: one response of student s7 to 3-17.
     first, second = Page.objects.order_by("page_number")
@@ -71,12 +82,15 @@ def test_scans_to_labels_that_survive_a_correction(page, browser, live_server, e
     response = Response.objects.get(student_id="s7")
     assert response.status == "ready" and "So the answer is 5." in response.transcript
 
-    # Assign question 3-17 to the annotator.
-    page.goto(f"{live_server.url}/assign/")
-    page.select_option("select[name=question]", str(exam_questions["3-17"].pk))
-    page.fill("input[name=per_response]", "1")
-    page.click("#assign-form button[value=assign]")
-    page.wait_for_selector("text=Created 1 assignment(s)")
+    # Assign the batch's verified answer from the batch page.
+    page.goto(f"{live_server.url}/ocr/batches/{first.batch_id}/")
+    labels_form = page.locator("#assign-labels-form")
+    labels_form.locator("[name=per_response]").fill("1")
+    for box in labels_form.locator("input[name=annotators]").all():
+        box.set_checked(box.get_attribute("value") == str(annotator.pk))
+    with page.expect_navigation():
+        labels_form.locator("button[type=submit]").click()
+    assert response.assignments.filter(annotator=annotator).exists()
 
     # The annotator labels with the scan beside the transcript.
     context = browser.new_context(viewport={"width": 1400, "height": 900})
