@@ -188,7 +188,32 @@ class JudgeRunSerializer(serializers.ModelSerializer):
         read_only_fields = ["selection", "status", "epoch", "n_items", "created", "resumed", "finished"]
 
 
-class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+# `progress`, `cancel` and `resume` of a run viewset, from its `run_progress`, `cancel_run` and
+# `resume_run` (functions of a run). A comment, not a docstring: the schema would show it.
+class RunActionsMixin:
+
+    @extend_schema(request=None)
+    @action(detail=True, methods=["get"])
+    def progress(self, request, pk=None):
+        return ApiResponse(self.run_progress(self.get_object()))
+
+    @extend_schema(request=None)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        return ApiResponse(self.get_serializer(self.cancel_run(self.get_object())).data)
+
+    @extend_schema(request=None)
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        """Re-queue what has no finished result. Refused (409) while the run still makes progress,
+        unless ``force`` is given (e.g. right after stopping a worker by hand)."""
+        run = self.get_object()
+        if not runs.may_resume(self.run_progress(run), request.data.get("force")):
+            return ApiResponse({"detail": runs.RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
+        return ApiResponse(self.get_serializer(self.resume_run(run)).data)
+
+
+class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Judge runs: create one over a selection, follow its progress, cancel or resume it."""
 
     serializer_class = JudgeRunSerializer
@@ -212,25 +237,9 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             return _refusal(exc)
         return ApiResponse(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None)
-    @action(detail=True, methods=["get"])
-    def progress(self, request, pk=None):
-        return ApiResponse(selectors.run_progress(self.get_object()))
-
-    @extend_schema(request=None)
-    @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
-        return ApiResponse(self.get_serializer(services.cancel_judge_run(self.get_object())).data)
-
-    @extend_schema(request=None)
-    @action(detail=True, methods=["post"])
-    def resume(self, request, pk=None):
-        """Re-queue what has no finished result. Refused (409) while the run still makes progress,
-        unless ``force`` is given (e.g. right after stopping a worker by hand)."""
-        run = self.get_object()
-        if not runs.may_resume(selectors.run_progress(run), request.data.get("force")):
-            return ApiResponse({"detail": runs.RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
-        return ApiResponse(self.get_serializer(services.resume_judge_run(run)).data)
+    run_progress = staticmethod(selectors.run_progress)
+    cancel_run = staticmethod(services.cancel_judge_run)
+    resume_run = staticmethod(services.resume_judge_run)
 
 
 class JudgeResultSerializer(serializers.ModelSerializer):
@@ -284,7 +293,7 @@ class GenerationRunSerializer(serializers.ModelSerializer):
         extra_kwargs = {"prompt_template": {"required": False}, "system_prompt": {"required": False}}
 
 
-class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class GenerationRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = GenerationRunSerializer
     permission_classes = [IsReviewer]
     lookup_value_regex = ID
@@ -308,20 +317,6 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
             return _refusal(exc)
         return ApiResponse(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None)
-    @action(detail=True, methods=["get"])
-    def progress(self, request, pk=None):
-        return ApiResponse(selectors.generation_progress(self.get_object()))
-
-    @extend_schema(request=None)
-    @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
-        return ApiResponse(self.get_serializer(generation.cancel_generation_run(self.get_object())).data)
-
-    @extend_schema(request=None)
-    @action(detail=True, methods=["post"])
-    def resume(self, request, pk=None):
-        run = self.get_object()
-        if not runs.may_resume(selectors.generation_progress(run), request.data.get("force")):
-            return ApiResponse({"detail": runs.RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
-        return ApiResponse(self.get_serializer(generation.resume_generation_run(run)).data)
+    run_progress = staticmethod(selectors.generation_progress)
+    cancel_run = staticmethod(generation.cancel_generation_run)
+    resume_run = staticmethod(generation.resume_generation_run)
