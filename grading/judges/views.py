@@ -220,12 +220,19 @@ def run_cancel(request, pk):
 @require_POST
 def run_resume(request, pk):
     run = get_object_or_404(JudgeRun, pk=pk)
-    if not selectors.run_progress(run)["can_resume"]:
-        messages.error(request, f"Run {run.pk} is still making progress (or has nothing left to do); resume it once it is cancelled or stalls.")
-        return redirect("grading:judge_run_detail", pk=run.pk)
-    run = services.resume_judge_run(run)
-    messages.success(request, f"Run {run.pk} resumed: everything without a finished result is queued again.")
-    return redirect("grading:judge_run_detail", pk=run.pk)
+    return _resume(request, run, f"Run {run.pk}", selectors.run_progress, services.resume_judge_run,
+                   "grading:judge_run_detail")
+
+
+def _resume(request, run, title, progress, resume, detail_view):
+    """Resume a run from its page: refused (with a message) while it still makes progress."""
+    if progress(run)["can_resume"]:
+        resume(run)
+        messages.success(request, f"{title} resumed: everything without a finished result is queued again.")
+    else:
+        messages.error(request, f"{title} is still making progress (or has nothing left to do); "
+                                "resume it once it is cancelled or stalls.")
+    return redirect(detail_view, pk=run.pk)
 
 
 @reviewer_required
@@ -292,9 +299,5 @@ def generation_cancel(request, pk):
 @require_POST
 def generation_resume(request, pk):
     run = get_object_or_404(GenerationRun, pk=pk)
-    if not selectors.generation_progress(run)["can_resume"]:
-        messages.error(request, f"Generation run {run.pk} is still making progress (or has nothing left to do).")
-        return redirect("grading:judge_generation_detail", pk=run.pk)
-    run = generation.resume_generation_run(run)
-    messages.success(request, f"Generation run {run.pk} resumed.")
-    return redirect("grading:judge_generation_detail", pk=run.pk)
+    return _resume(request, run, f"Generation run {run.pk}", selectors.generation_progress,
+                   generation.resume_generation_run, "grading:judge_generation_detail")
