@@ -3,7 +3,8 @@ import re
 
 from grading.report.document import latex_escape, markdown_cell, number
 
-NUMBER = re.compile(r"(?<![\w.\-])-?\d+(?:\.\d+)?(?![\w.])")
+# A figure: not part of a word or of a longer number; a full stop after it ends a sentence.
+NUMBER = re.compile(r"(?<![\w\-])(?<!\d\.)-?\d+(?:\.\d+)?(?!\w|\.\d)")
 
 
 def _walk(value):
