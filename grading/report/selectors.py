@@ -170,7 +170,7 @@ def report_data(setting: JudgeSetting | None = None, *, bootstrap: int = review.
     configs = list(JudgeSetting.objects.select_related("endpoint").filter(pk__in=[c.pk for c in _scopes(setting)])
                    .order_by("name", "-version"))
     return {
-        "setting": setting_summary(setting)["name"] if setting else None,
+        "setting": setting.name if setting else None,
         "confidence_percent": CONFIDENCE_PERCENT,
         "bootstrap_resamples": bootstrap,
         "seed": seed,
