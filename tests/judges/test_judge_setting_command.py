@@ -117,3 +117,11 @@ def test_list_is_flat_in_queries(llm_server, django_assert_max_num_queries):
         add(llm_server, f"cli-{i}", "--api-key-env", API_KEY_ENV)
     with django_assert_max_num_queries(2):
         call("list", "--format", "json")
+
+
+def test_a_kind_without_llm_needs_no_endpoint(db):
+    row = json.loads(call("add", "--name", "cli-cas", "--kind", "cas_final_answer", "--format", "json")[0])
+    assert row["endpoint"] is None and JudgeSetting.objects.get(name="cli-cas").endpoint is None
+    with pytest.raises(CommandError, match="endpoint: This kind of judge calls an LLM"):
+        call("add", "--name", "cli-no-endpoint", "--kind", "rubric", "--model", "m")
+    assert not JudgeSetting.objects.filter(name="cli-no-endpoint").exists()
