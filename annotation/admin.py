@@ -17,7 +17,7 @@ class RubricCheckpointInline(admin.TabularInline):
 
 @admin.register(Exam)
 class ExamAdmin(admin.ModelAdmin):
-    list_display = ["name", "batch_date", "blind", "created"]
+    list_display = ["name", "batch_date", "blind", "anchoring", "anchoring_setting", "created"]
 
 
 @admin.register(Question)

@@ -21,7 +21,7 @@ User = get_user_model()
 class ExamSerializer(serializers.ModelSerializer):
     class Meta:
         model = Exam
-        fields = ["id", "name", "batch_date", "blind", "created"]
+        fields = ["id", "name", "batch_date", "blind", "anchoring", "anchoring_seed", "anchoring_setting", "created"]
 
 
 class SubQuestionSerializer(serializers.ModelSerializer):

@@ -374,3 +374,38 @@ def test_annotator_response_list_query_count_is_flat(world):
     small = queries({"score_min": "1"})
     make_responses(world["blind_q"], 200, start=100)
     assert queries({"score_min": "1"}) == small == queries({"status": "ready", "page": "2"})
+
+
+# --- the anchoring experiment: the one, narrow exception ---------------------------------------
+
+_ANCHOR_BLOCK = re.compile(r'<section class="panel" id="anchor-score">.*?</section>', re.S)
+
+
+def test_anchoring_shows_the_shown_half_only_its_judge_score(world):
+    """With the anchoring experiment on the blind exam, the walk answers byte for byte the same
+    after the hidden data rotates, except the label pages of the assignments in the shown half,
+    and those only inside their judge pre-grade block."""
+    from annotation.labelling.experiment import anchor_shown
+    from annotation.models import Exam
+
+    walked = world["hidden"][:3]  # page_requests() opens the label pages of these
+    annotator = world["annotator"]
+    seed = next(s for s in range(1000) if len({anchor_shown(s, r.pk, annotator.pk) for r in walked}) == 2)
+    Exam.objects.filter(pk=world["blind_q"].exam_id).update(anchoring=True, anchoring_seed=seed,
+                                                            anchoring_setting=world["config"].name)
+    shown = {reverse("annotation:label", args=[r.pk]) for r in walked if anchor_shown(seed, r.pk, annotator.pk)}
+    requests = requests_of(world)
+    before = walk(annotator, requests)
+    rotate_hidden_data(world)
+    after = walk(annotator, requests)
+
+    changed = {key[1] for key in before if before[key] != after[key]}
+    assert changed <= shown, f"beyond the shown half's label pages: {sorted(changed - shown)[:10]}"
+    assert changed, "the shown half's pre-grade should follow the judge score"
+    for key in before:
+        if key[1] in shown:
+            (code, html), (code_after, html_after) = before[key], after[key]
+            assert code == code_after == 200 and 'id="anchor-score"' in html
+            assert _ANCHOR_BLOCK.sub("", html) == _ANCHOR_BLOCK.sub("", html_after)
+        elif key[0] == "page" and key[1].startswith("/label/"):
+            assert 'id="anchor-score"' not in before[key][1]

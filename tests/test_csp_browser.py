@@ -32,7 +32,7 @@ REVIEWER = [
     "/ocr/", "/ocr/quality/", "/grading/judges/", "/grading/judges/runs/", "/grading/judges/runs/new/",
     "/grading/judges/generation/", "/grading/judges/generation/new/", "/grading/review/metrics/",
     "/grading/review/disagreements/", "/grading/review/categories/", "/grading/review/validation/",
-    "/grading/review/validation/report/",
+    "/grading/review/validation/report/", "/grading/report/", "/grading/report/?format=latex",
 ]
 ADMIN = [
     "/admin/", "/admin/axes/accessattempt/", "/admin/auth/user/", "/grading/judges/settings/new/",

@@ -35,6 +35,7 @@ ROUTES = {
     "/grading/review/categories/": ["setting"],
     "/api/review/categories/": ["setting"],
     "/grading/review/validation/": ["question"],
+    "/grading/report/": ["setting"],
 }
 
 

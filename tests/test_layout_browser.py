@@ -112,6 +112,7 @@ def _pages(role, data):
         (reverse("grading:review_validation"), False),
         (reverse("grading:review_validation_report"), False),
         (reverse("grading:review_validation_case", args=[step_result.response_id]), True),
+        (reverse("grading:methods_report"), False),
         (reverse("api-docs"), False),
     ]
     if role == "admin":

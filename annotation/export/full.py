@@ -65,7 +65,8 @@ def question_line(question):
 
 STEP_FIELDS = ["start", "end", "quote", "prefix", "suffix", "needs_review", "verdict", "awarded_points", "comment"]
 ANNOTATION_FIELDS = ["id", "response_id", "is_imported", "sub_scores", "total", "checkpoint_marks", "override_reason",
-                     "comment", "transcript_hash", "submitted", "submitted_at", "provenance", "version", "active_seconds"]
+                     "comment", "transcript_hash", "submitted", "submitted_at", "provenance", "version", "active_seconds",
+                     "anchoring"]
 RESPONSE_FIELDS = ["id", "source", "student_id", "transcript", "generator_model", "generator_temperature",
                    "generator_prompt", "status", "gold_score", "gold_status", "judge_query", "extra", "import_file",
                    "import_index", "version", "created"]
@@ -105,6 +106,7 @@ def annotation_line(annotation, steps, checkpoint_orders):
         "provenance": annotation["provenance"],
         "version": annotation["version"],
         "active_seconds": annotation["active_seconds"],
+        "anchoring": annotation["anchoring"] or {},
         "step_labels": [step_label_line(step) for step in steps.get(annotation["id"], [])],
     }
 
@@ -191,7 +193,7 @@ def _response_chunk(selected, ids):
     related = {
         "annotations": _grouped(_values(
             Annotation.objects.filter(response__in=chunk).order_by("response_id", "is_imported", "annotator__username", "id"),
-            [*ANNOTATION_FIELDS, "annotator__username"], ("sub_scores", "checkpoint_marks", "provenance"),
+            [*ANNOTATION_FIELDS, "annotator__username"], ("sub_scores", "checkpoint_marks", "provenance", "anchoring"),
         ), "response_id"),
         "steps": _grouped(
             StepLabel.objects.filter(annotation__response__in=chunk)
@@ -244,7 +246,9 @@ def iter_full_lines(response_queryset, *, chunk_size=500, on_progress=None):
     question_ids = sorted(set(selected.order_by().values_list("question_id", flat=True).distinct()))
     yield from _users(selected)
     for exam in Exam.objects.filter(questions__id__in=question_ids).distinct().order_by("name"):
-        yield {"type": "exam", "name": exam.name, "batch_date": stamp(exam.batch_date), "blind": exam.blind}
+        yield {"type": "exam", "name": exam.name, "batch_date": stamp(exam.batch_date), "blind": exam.blind,
+               "anchoring": exam.anchoring, "anchoring_seed": exam.anchoring_seed,
+               "anchoring_setting": exam.anchoring_setting}
     checkpoint_orders = {}
     questions = Question.objects.filter(id__in=question_ids).select_related("exam").prefetch_related(
         "sub_questions", "checkpoints__sub_question"

@@ -140,7 +140,11 @@ def _load_exam(line, context):
     batch = line.get("batch_date")
     exam, _ = Exam.objects.get_or_create(
         name=line["name"],
-        defaults={"blind": bool(line.get("blind", True)), "batch_date": date.fromisoformat(batch[:10]) if batch else None},
+        defaults={
+            "blind": bool(line.get("blind", True)), "batch_date": date.fromisoformat(batch[:10]) if batch else None,
+            "anchoring": bool(line.get("anchoring", False)), "anchoring_seed": _seed(line.get("anchoring_seed"), line),
+            "anchoring_setting": str(line.get("anchoring_setting") or "")[:100],
+        },
     )
     context["exams"][exam.name] = exam
 
@@ -194,6 +198,7 @@ def _load_annotation(response, data, line, context):
         transcript_hash=data.get("transcript_hash", ""), submitted=bool(data.get("submitted")),
         submitted_at=_time(data.get("submitted_at"), line, "submitted_at"), provenance=data.get("provenance") or {},
         version=data.get("version", 1), active_seconds=_active_seconds(data.get("active_seconds"), line),
+        anchoring=data.get("anchoring") if isinstance(data.get("anchoring"), dict) else {},
     )
     StepLabel.objects.bulk_create(
         StepLabel(
@@ -248,6 +253,15 @@ def _load_response(line, context, result, modules):
         if hasattr(module, "import_response"):
             module.import_response(response, line, context)
     result.count("responses_created")
+
+
+def _seed(value, line):
+    """The anchoring experiment's seed of an exam line (absent: 0)."""
+    if value in (None, ""):
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ImportFormatError(f"line {line['_line']}: anchoring_seed must be a whole number ≥ 0.")
+    return value
 
 
 def _active_seconds(value, line):

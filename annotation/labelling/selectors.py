@@ -19,6 +19,7 @@ from accounts.roles import has_role, is_reviewer
 from ..models import Annotation, Assignment, LabelDraft, LabelSaveAttempt, Question, Response, StepLabel
 from ..models.labels import IMPORTED_RATER
 from ..selectors import SCORE_LIMIT, id_param
+from .experiment import anchor_shown
 
 
 def can_label(user, response: Response, *, now: datetime | None = None) -> bool:
@@ -435,3 +436,47 @@ def steps_needing_review(annotation: Annotation | None, transcript: str) -> list
             }
         )
     return rows
+
+
+# --- the anchoring experiment (annotation.labelling.experiment) -----------------------------
+
+JUDGE_OK = "ok"  # grading.JudgeResult.Status.OK; read through the reverse relation, not an import of grading
+
+
+def anchor_for(user, response: Response) -> dict | None:
+    """The anchoring experiment as it applies to `user` labelling `response`: None when the exam runs
+    none, else {shown, score, setting, result, seed}: `score` is the newest ok judge score of the
+    exam's setting (any version of that name; None when there is none yet), `shown` whether this
+    assignment is in the shown half. The labelling screen shows `score` only when `shown`: it is
+    the one exception to blind mode, and only for that score (one query, none without an experiment)."""
+    exam = response.question.exam
+    if not exam.anchoring or not exam.anchoring_setting or user is None or not user.is_authenticated:
+        return None
+    result = (
+        response.judge_results.filter(config__name=exam.anchoring_setting, status=JUDGE_OK, score__isnull=False)
+        .order_by("-id").values_list("pk", "score").first()
+    )
+    return {
+        "shown": anchor_shown(exam.anchoring_seed, response.pk, user.pk),
+        "score": result[1] if result else None,
+        "result": result[0] if result else None,
+        "setting": exam.anchoring_setting,
+        "seed": exam.anchoring_seed,
+    }
+
+
+def anchoring_labels(params=None) -> list[dict]:
+    """The submitted expert labels recorded by the anchoring experiment, for
+    experiment.anchoring_figures: {response, rater, expert, judge, shown} (one query); `params`
+    filters like the response list (question, exam, source)."""
+    labels = _label_filters(
+        Annotation.objects.filter(submitted=True, is_imported=False, total__isnull=False, anchoring__has_key="shown"),
+        params or {},
+    )
+    return [
+        {"response": response_id, "rater": annotator_id, "expert": float(total),
+         "judge": record.get("score"), "shown": bool(record.get("shown"))}
+        for response_id, annotator_id, total, record in labels.values_list(
+            "response_id", "annotator_id", "total", "anchoring"
+        ).order_by("response_id", "annotator_id")
+    ]

@@ -222,6 +222,8 @@ def _apply(annotation, response, user, clean, submit):
     if submit and not annotation.submitted:
         annotation.submitted = True
         annotation.submitted_at = timezone.now()
+        # The anchoring experiment: what this assignment was shown (or would have been), as of submission.
+        annotation.anchoring = selectors.anchor_for(annotation.annotator, response) or {}
     annotation._history_user = user
 
 

@@ -22,6 +22,7 @@ from ..selectors import can_see_scores, id_param, reference_segments
 from ..serializers import LabelDraftSerializer, LabelSerializer
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report
+from .experiment import anchoring_figures
 from .rules import LabelInvalid, rubric_groups
 
 
@@ -76,6 +77,8 @@ def label_response(request, pk):
         raise PermissionDenied("This response is not assigned to you. Use “Next” on your queue.")
     editable = selectors.can_edit_annotation(user, annotation) if annotation else True
     can_see = can_see_scores(user, response)
+    anchor = selectors.anchor_for(user, response)
+    anchor = anchor if anchor and anchor["shown"] else None  # the hidden half gets nothing, not even a hidden value
     others = [a for a in selectors.labels_of_response(response) if a.pk != getattr(annotation, "pk", None)] if can_see else []
     draft = LabelDraft.objects.filter(response=response, user=user).first()
     if draft is not None and draft.annotation_id != getattr(annotation, "pk", None):
@@ -119,6 +122,7 @@ def label_response(request, pk):
         "annotation": annotation,
         "editable": editable,
         "can_see_scores": can_see,
+        "anchor": anchor,
         "others": others,
         "config": config,
         "counts": selectors.queue_counts(user),
@@ -287,10 +291,28 @@ def agreement(request):
         "filters": request.GET,
         "include_imported": include_imported,
         "work": selectors.work_time(request.GET),
+        "anchoring": _anchoring_rows(selectors.anchoring_labels(request.GET)),
         "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
         "exams": Exam.objects.only("id", "name"),
     }
     return render(request, "annotation/agreement.html", context)
+
+
+def _anchoring_rows(labels):
+    """The anchoring experiment's figures as table rows (None when no label recorded it)."""
+    if not labels:
+        return None
+    figures = anchoring_figures(labels)
+    rows = []
+    for measure, title in figures["measures"].items():
+        shown, hidden = figures["arms"]["shown"], figures["arms"]["hidden"]
+        rows.append({
+            "measure": measure, "title": title,
+            "shown": shown[measure], "shown_ci": shown[f"{measure}_ci"],
+            "hidden": hidden[measure], "hidden_ci": hidden[f"{measure}_ci"],
+            **figures["tests"][measure],
+        })
+    return {"figures": figures, "rows": rows}
 
 
 def _threshold(request):

@@ -19,6 +19,19 @@ class Exam(models.Model):
     blind = models.BooleanField(
         default=True, help_text="Annotators see no other labels nor judge scores until they submit."
     )
+    # The anchoring experiment (annotation.labelling.experiment): the judge's pre-grade shown to a
+    # seeded half of the (response, annotator) assignments, an exception to blind mode for that score only.
+    anchoring = models.BooleanField(
+        "anchoring experiment", default=False,
+        help_text="Show the judge's pre-grade (the setting below) to a seeded random half of the assignments.",
+    )
+    anchoring_seed = models.PositiveIntegerField(
+        default=0, help_text="Seed of the anchoring experiment's half: the same seed always picks the same half."
+    )
+    anchoring_setting = models.CharField(
+        max_length=100, blank=True,
+        help_text="Name of the judge setting whose newest score is shown (any version of that name).",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -44,6 +44,11 @@ class Annotation(models.Model):
     is_imported = models.BooleanField(default=False)
     provenance = models.JSONField(default=dict, blank=True)
     version = models.PositiveIntegerField(default=1)
+    anchoring = models.JSONField(
+        default=dict, blank=True,
+        help_text="Anchoring experiment, recorded on submission: {shown, score, setting, result, seed}; "
+                  "empty when the exam runs no experiment.",
+    )
     active_seconds = models.PositiveIntegerField(
         default=0, help_text="Active time its annotator spent on it: seconds with the page focused and input "
                              "in the last minute, measured in the browser, summed from bounded increments.",

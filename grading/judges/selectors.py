@@ -1,6 +1,7 @@
 """Read-side queries of judges: settings, runs and their progress, results per response."""
 from __future__ import annotations
 
+import hashlib
 import statistics
 from decimal import Decimal
 
@@ -11,7 +12,7 @@ from annotation.selectors import id_param, scores_visible_to
 
 from .. import runs
 from ..models import GenerationItem, GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
-from .kinds import INEQMATH_STEP_KINDS
+from .kinds import INEQMATH_STEP_KINDS, KINDS
 
 
 def endpoint_list() -> QuerySet[LlmEndpoint]:
@@ -44,6 +45,44 @@ def latest_setting(name: str) -> JudgeSetting | None:
 
 def runnable_settings() -> QuerySet[JudgeSetting]:
     return setting_list().exclude(kind=JudgeSetting.Kind.EXTERNAL)
+
+
+def effective_prompts(config: JudgeSetting) -> tuple[str, str]:
+    """(system prompt, template) a setting sends: its own, or its kind's defaults where blank (the
+    rule of kinds.Kind.messages: a custom template keeps the system prompt as given)."""
+    kind = KINDS.get(config.kind)
+    if kind is None:  # external: results made elsewhere, prompts as recorded
+        return config.system_prompt or "", config.prompt_template or ""
+    template = config.prompt_template or kind.default_template
+    system = config.system_prompt if config.prompt_template else (config.system_prompt or kind.default_system)
+    return system or "", template or ""
+
+
+def prompt_hash(config: JudgeSetting) -> str:
+    """sha256 (hex) of the effective system prompt, a NUL byte, and the effective template: two
+    settings with the same hash ask the same thing."""
+    system, template = effective_prompts(config)
+    return hashlib.sha256(f"{system}\x00{template}".encode()).hexdigest()
+
+
+def setting_summary(config: JudgeSetting) -> dict:
+    """A setting as plain data (the judge_setting command and the methods report)."""
+    endpoint = config.endpoint
+    return {
+        "id": config.pk,
+        "name": config.name,
+        "version": config.version,
+        "kind": config.kind,
+        "model": config.model,
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "samples": config.samples,
+        "endpoint": endpoint.name if endpoint else None,
+        "base_url": endpoint.base_url if endpoint else None,
+        "api_key_env": endpoint.api_key_env if endpoint else None,
+        "prompt_hash": prompt_hash(config),
+        "created": config.created.isoformat() if config.created else None,
+    }
 
 
 def _item_counts():

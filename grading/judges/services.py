@@ -33,6 +33,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -46,8 +47,8 @@ from annotation.selectors import filter_responses
 from .. import runs
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, owner_tag
+from . import access, prompts
 from . import client as llm
-from . import prompts
 from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
@@ -84,6 +85,29 @@ def save_endpoint(endpoint: LlmEndpoint | None = None, **fields) -> LlmEndpoint:
     endpoint.full_clean()
     endpoint.save()
     return endpoint
+
+
+def find_or_create_endpoint(base_url: str, api_key_env: str) -> LlmEndpoint:
+    """The endpoint for (base URL, key variable): the oldest existing one with exactly these two
+    values (its limits kept as they are), else a new one with the default limits, named after the
+    URL's host and port and the key variable ("127.0.0.1:8001 (no key)"), made unique with a
+    number. Validated as the endpoint page validates (LlmEndpoint.clean: host and key variable
+    allow-lists); the scripted setup (manage.py judge_setting add) uses it."""
+    base_url = (base_url or "").strip()
+    api_key_env = (api_key_env or "").strip()
+    existing = LlmEndpoint.objects.filter(base_url=base_url, api_key_env=api_key_env).order_by("pk").first()
+    if existing is not None:
+        return existing
+    problem = access.url_problem(base_url)
+    if problem:
+        raise ValidationError({"base_url": problem})
+    parts = urlsplit(base_url)
+    stem = f"{parts.hostname}{f':{parts.port}' if parts.port else ''} ({api_key_env or 'no key'})"[:90]
+    name, number = stem, 1
+    while LlmEndpoint.objects.filter(name=name).exists():
+        number += 1
+        name = f"{stem} {number}"
+    return save_endpoint(name=name, base_url=base_url, api_key_env=api_key_env)
 
 
 def endpoint_warnings(endpoint: LlmEndpoint) -> list[str]:

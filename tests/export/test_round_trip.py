@@ -8,7 +8,7 @@ from django.core.management import call_command
 from annotation.export.load import import_dataset
 from annotation.export.writers import write_export
 from annotation.importers import ImportFormatError
-from annotation.models import Annotation, Question, Response, StepLabel
+from annotation.models import Annotation, Exam, Question, Response, StepLabel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,7 +25,9 @@ def _annotate(annotator, reviewer):
     annotation = Annotation.objects.create(
         response=response, annotator=annotator, sub_scores={"(1)": 3, "(2)": 1}, total=4, submitted=True,
         checkpoint_marks={str(checkpoint.pk): "reached"}, comment="ok",
+        anchoring={"shown": True, "score": 6.0, "setting": "rubric", "result": None, "seed": 5},
     )
+    Exam.objects.filter(pk=response.question.exam_id).update(anchoring=True, anchoring_seed=5, anchoring_setting="rubric")
     StepLabel.objects.create(annotation=annotation, checkpoint=checkpoint, start=0, end=5, quote=response.transcript[:5],
                              verdict="calculation_error", comment="sign")
     Adjudication.objects.create(response=response, reviewer=reviewer, gold_score=4, reason="picked ann1",
@@ -103,6 +105,8 @@ def test_round_trip_gives_identical_files(sample_data, annotator, reviewer, tmp_
     assert result.counts["responses_created"] == 64
     assert TranscriptRevision.objects.count() == 2
     assert JudgeResult.objects.count() == 10 and MetaEvaluation.objects.filter(category="A").count() == 5
+    assert Exam.objects.filter(anchoring=True, anchoring_seed=5, anchoring_setting="rubric").count() == 1
+    assert Annotation.objects.get(annotator__isnull=False).anchoring["shown"] is True  # the experiment's record
     second = write_export(Response.objects.all(), "jsonl", tmp_path / "b")
     a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
     assert a == b, _first_difference(a["dataset.jsonl"], b["dataset.jsonl"])
@@ -128,6 +132,7 @@ def test_import_is_idempotent(sample_data, tmp_path):
         (b'[1]\n', "line 1: expected an object"),
         (b'{"type": "alien"}\n', "line 1: unknown line type"),
         (b'{"type": "exam", "name": "x"}\n{"type": "question", "key": "k"}\n', "line 2: question line is missing field 'exam'"),
+        (b'{"type": "exam", "name": "x", "anchoring_seed": -1}\n', "line 1: anchoring_seed must be a whole number"),
         (b'{"type": "response", "question": "nope", "source": "human", "student_id": "s", "transcript": "t"}\n',
          "unknown question"),
     ],

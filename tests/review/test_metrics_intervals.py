@@ -46,3 +46,20 @@ def test_gap_with_large_groups_stays_fast_and_sane():
     low, high = gap.mse_ratio_ci
     assert low < gap.mse_ratio < high
     assert gap.fr2_synthetic == 0.0 and gap.fr2_difference_ci[0] > 0
+
+
+def test_correlation_interval_is_seeded_and_brackets_the_estimate():
+    from scipy import stats
+
+    from grading.review.metrics import correlation_interval
+
+    rng = np.random.default_rng(1)
+    gold = rng.integers(0, 11, size=120).astype(float)
+    pred = np.clip(gold + rng.normal(0, 2, size=120), 0, 10)
+    for method, func in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr)):
+        low, high = correlation_interval(pred, gold, method, n_resamples=400, seed=3)
+        assert -1 <= low < func(pred, gold)[0] < high <= 1
+        assert correlation_interval(pred, gold, method, n_resamples=400, seed=3) == (low, high)
+    assert correlation_interval([5, 5, 5, 5], [1, 2, 3, 4]) == (None, None)  # constant: undefined
+    assert correlation_interval([1, 2], [1, 2]) == (None, None)
+    assert correlation_interval(pred, gold, n_resamples=0) == (None, None)

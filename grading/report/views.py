@@ -1,0 +1,53 @@
+"""The methods report page (reviewers and admins): the report in Markdown or LaTeX, with downloads
+of the text and of its JSON appendix. Figures are read by grading.report.selectors and formatted
+by grading.report.document, like the methods_report command."""
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+
+from accounts.decorators import reviewer_required
+from annotation.selectors import id_param
+
+from ..models import JudgeSetting
+from ..review import selectors as review
+from . import document
+from . import selectors as report
+
+DOWNLOADS = {
+    "markdown": ("methods-report.md", "text/markdown; charset=utf-8"),
+    "latex": ("methods-report.tex", "application/x-tex; charset=utf-8"),
+    "json": ("methods-report.json", "application/json; charset=utf-8"),
+}
+
+
+def _setting(params):
+    raw = params.get("setting")
+    if not raw:
+        return None
+    config = JudgeSetting.objects.filter(pk=id_param(raw) or 0).first()
+    if config is None:
+        raise Http404("No such judge setting version.")
+    return config
+
+
+@reviewer_required
+def methods_report(request):
+    setting = _setting(request.GET)
+    fmt = request.GET.get("format") if request.GET.get("format") in document.FORMATS else "markdown"
+    download = request.GET.get("download")
+    if download and download not in DOWNLOADS:
+        raise Http404("Unknown download.")
+    data = report.report_data(setting)
+    if download:
+        body = document.appendix_json(data) if download == "json" else document.build(data, download)
+        filename, content_type = DOWNLOADS[download]
+        response = HttpResponse(body, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    return render(request, "grading/methods_report.html", {
+        "text": document.build(data, fmt),
+        "format": fmt,
+        "formats": document.FORMATS,
+        "setting": setting,
+        "settings_list": review.settings_with_results(),
+        "data": data,
+    })

@@ -1,0 +1,29 @@
+"""Fixtures of the methods-report tests: the judge tests' loopback LLM server and environment,
+and a RealMath-Eval-format import of 224 human answers."""
+import hashlib
+import json
+
+import pytest
+from django.core.management import call_command
+
+from tests.conftest import REALMATH_HUMAN
+from tests.judges.conftest import _judge_environment, endpoint, llm_server  # noqa: F401  (shared fixtures)
+
+N_ANSWERS = 224
+
+
+@pytest.fixture
+def realmath_224(db, tmp_path):
+    """The sample's 32 human answers, each copied seven times (a new student hash and a marked
+    text): 224 human answers of the RealMath-Eval format, imported the ordinary way."""
+    records = json.loads(REALMATH_HUMAN.read_text(encoding="utf-8"))
+    copies = []
+    for copy in range(N_ANSWERS // len(records)):
+        for record in records:
+            student = hashlib.md5(f"{record['student_id']}:{copy}".encode()).hexdigest()  # noqa: S324 (an id, not security)
+            copies.append({**record, "student_id": student, "student_response": f"{record['student_response']}\n(copy {copy})"})
+    assert len(copies) == N_ANSWERS
+    path = tmp_path / "realmath_224.json"
+    path.write_text(json.dumps(copies, ensure_ascii=False), encoding="utf-8")
+    call_command("import_realmath", str(path))
+    return path

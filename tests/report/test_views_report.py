@@ -1,0 +1,69 @@
+"""The methods report page: reviewers and admins only; the text in either format; downloads."""
+import json
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
+
+from .helpers import untraced_figures
+
+pytestmark = pytest.mark.django_db
+URL = reverse("grading:methods_report")
+
+
+@pytest.fixture
+def judged(db):
+    question = make_question(exam_name="Page exam <b>x</b>")
+    responses = make_responses(question, 5)
+    set_gold(responses, [1, 2, 3, 4, 5])
+    config = make_stored_setting(name="page-judge", model="m")
+    make_results(config, responses, [2, 2, 3, 5, 5])
+    return config
+
+
+def test_roles(annotator, reviewer, admin_user, judged):
+    def client_for(user=None):
+        client = Client()
+        if user is not None:
+            client.force_login(user)
+        return client
+
+    anonymous = client_for().get(URL)
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+    assert client_for(annotator).get(URL).status_code == 403
+    assert client_for(annotator).get(URL, {"download": "json"}).status_code == 403
+    assert client_for(reviewer).get(URL).status_code == 200
+    assert client_for(admin_user).get(URL).status_code == 200
+
+
+def test_page_shows_the_report_and_escapes_names(reviewer_client, judged):
+    page = reviewer_client.get(URL)
+    html = page.content.decode()
+    assert 'id="report-text"' in html and "## Judge versus gold" in html and "page-judge" in html
+    assert "Page exam &lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
+    assert 'href="?download=json"' in html and 'href="?download=latex"' in html
+    latex = reviewer_client.get(URL, {"format": "latex", "setting": judged.pk}).content.decode()
+    assert "\\section*{Methods}" in latex and 'data-format="latex"' in latex
+    assert f'href="?setting={judged.pk}&amp;download=markdown"' in latex
+
+
+def test_downloads(reviewer_client, judged):
+    appendix = reviewer_client.get(URL, {"download": "json", "setting": judged.pk})
+    assert appendix["Content-Type"].startswith("application/json")
+    assert 'attachment; filename="methods-report.json"' == appendix["Content-Disposition"]
+    data = json.loads(appendix.content)
+    assert data["setting"] == "page-judge" and data["judges"][0]["overall"]["n"] == 5
+    markdown = reviewer_client.get(URL, {"download": "markdown", "setting": judged.pk})
+    assert markdown["Content-Disposition"].endswith('methods-report.md"')
+    assert untraced_figures(markdown.content.decode(), data) == []
+    latex = reviewer_client.get(URL, {"download": "latex", "setting": judged.pk})
+    assert latex["Content-Disposition"].endswith('methods-report.tex"') and b"\\begin{tabular}" in latex.content
+
+
+def test_bad_parameters(reviewer_client, judged):
+    assert reviewer_client.get(URL, {"setting": "999999"}).status_code == 404
+    assert reviewer_client.get(URL, {"setting": "abc"}).status_code == 404
+    assert reviewer_client.get(URL, {"download": "exe"}).status_code == 404
+    assert reviewer_client.get(URL, {"format": "html"}).status_code == 200  # unknown format: markdown
