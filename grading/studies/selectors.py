@@ -7,7 +7,7 @@ Invariants:
   not change are "skipped", failed or unreadable judgements are "failed"; neither is in n.
 - detected: for a sensitivity probe the derived score is lower than the original's by at least
   one point; for an invariance probe it differs by at least one point (`is_detected`).
-- Across runs (`probe_rates`) one derived answer counts once (its latest judged item).
+- Across runs (`probe_rates`) one derived text of one answer counts once (its latest judged item).
 - Attribution tags are computed from stored scores on read (`attribution_tag`): a changed gold
   score or threshold never leaves a stale tag.
 """
@@ -64,7 +64,8 @@ def _rates(rows, names):
 
 def probe_rates(setting) -> dict:
     """{probe_name: {"n", "detected", "rate", "ci"}} over every probe run of this setting version
-    (a name: its newest version), each derived answer counted once (its latest judged item).
+    (a name: its newest version), each derived text of an answer counted once (its latest judged
+    item: two seeds that make the same text are one measurement).
     Every probe is listed; a probe with n = 0 has rate and ci None. The methods report reads this."""
     setting = find_setting(setting)
     latest = {}
@@ -73,10 +74,10 @@ def probe_rates(setting) -> dict:
             ProbeItem.objects.filter(run__setting=setting, probe__in=list(probes.PROBES))
             .exclude(state=ProbeItem.State.PENDING)
             .order_by("id")
-            .values_list("derived_id", "probe", "state", "original_score", "derived_score")
+            .values_list("derived__response_id", "derived_key", "probe", "state", "original_score", "derived_score")
         )
-        for derived_id, *row in rows:
-            latest[derived_id] = row
+        for response_id, key, *row in rows:
+            latest[(response_id, row[0], key)] = row
     return {name: entry for name, (entry, _) in _rates(latest.values(), list(probes.PROBES)).items()}
 
 
