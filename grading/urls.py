@@ -5,4 +5,5 @@ urlpatterns = [
     path("equivalence/", include("grading.equivalence.urls")),
     path("judges/", include("grading.judges.urls")),
     path("review/", include("grading.review.urls")),
+    path("studies/", include("grading.studies.urls")),
 ]

@@ -103,6 +103,7 @@ def run_progress(run: ProbeRun) -> dict:
     total = run.n_items
     return {
         "id": run.pk, "status": run.status, "total": total, "done": total - counts["pending"], **counts,
+        "percent": round(100 * (total - counts["pending"]) / total) if total else 100,
         "skipped": sum(int(v) for v in (run.skipped or {}).values()),
         "finished": run.status != ProbeRun.Status.RUNNING, "stalled": is_stalled,
         "can_resume": run.status == ProbeRun.Status.CANCELLED or is_stalled,
@@ -136,7 +137,7 @@ def run_items(run: ProbeRun, probe: str | None = None):
     )
     if probe:
         queryset = queryset.filter(probe=probe)
-    return queryset.order_by("id")
+    return queryset.annotate(delta=F("derived_score") - F("original_score")).order_by("id")
 
 
 def probe_item(pk) -> ProbeItem:

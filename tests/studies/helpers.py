@@ -25,3 +25,22 @@ FAIR = scored(lambda text: 8 if "\\boxed" in text else 3)
 IGNORES_FINAL = scored(lambda text: 8)
 # A judge fooled by notation: fractions written with a slash lose points.
 FOOLED_BY_NOTATION = scored(lambda text: 8 if "\\dfrac" in text else 4)
+
+
+def make_answers(question, n=3):
+    """Answers every probe can change (a boxed final answer, fractions, independent lines, a computation)."""
+    from annotation.models import Response, content_hash
+
+    rows = []
+    for i in range(n):
+        text = (f"Student {i} <b>bold?</b>\n$x = \\dfrac{{{2 * i + 2}}}{{2}}$\n$3 \\cdot {i} = {3 * i}$\n"
+                f"Therefore $x \\le {i + 2}$.\nAnswer: $\\boxed{{{i + 1}}}$")
+        rows.append(Response(question=question, student_id=f"s{i}", transcript=text, transcript_hash=content_hash(text),
+                             gold_score=8))
+    return Response.objects.bulk_create(rows)
+
+
+def finished_run(setting, names=("all",)):
+    from grading.studies import services
+
+    return services.run_inline(services.start_probe_run(setting, probe_names=list(names), enqueue=False))

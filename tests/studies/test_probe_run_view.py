@@ -1,0 +1,35 @@
+"""A probe run's page: rates with intervals and its items; reviewers only."""
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from tests.factories import make_question, make_setting
+
+from .helpers import FAIR, finished_run, make_answers
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def run(endpoint, llm_server):
+    llm_server.default = FAIR
+    make_answers(make_question(), 3)
+    return finished_run(make_setting(endpoint))
+
+
+def test_roles(annotator_client, run):
+    url = reverse("grading:studies_probe_run", args=[run.pk])
+    assert Client().get(url).status_code == 302
+    assert annotator_client.get(url).status_code == 403
+
+
+def test_rates_and_items(reviewer_client, run):
+    page = reviewer_client.get(reverse("grading:studies_probe_run", args=[run.pk])).content.decode()
+    assert 'data-probe="drop-final-answer"' in page and "1.000" in page and "Wilson" in page
+    assert page.count("item #") == run.n_items
+    filtered = reviewer_client.get(reverse("grading:studies_probe_run", args=[run.pk]), {"probe": "notation-swap"})
+    assert filtered.content.decode().count("item #") == 3
+
+
+def test_unknown_run_is_404(reviewer_client):
+    assert reviewer_client.get(reverse("grading:studies_probe_run", args=[999999])).status_code == 404
