@@ -2,6 +2,7 @@
 with progress), a run's rates and items, and one item as a diff of original and derived text with
 both judge outputs. Student text is escaped by the templates and rendered as math by app.js."""
 import difflib
+import json
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -100,5 +101,6 @@ def probe_item_detail(request, pk):
         "item": item, "derived": derived, "response": derived.response, "run": item.run,
         "diff": line_diff(derived.original_text, derived.text), "detected": detected,
         "probe": probes.PROBES.get(item.probe),
+        "change": json.dumps(derived.change, ensure_ascii=False, sort_keys=True),
     }
     return render(request, "grading/studies_probe_item.html", context)
