@@ -87,7 +87,7 @@ class ProbeItem(models.Model):
         ERROR = "error", "Call failed"
 
     run = models.ForeignKey(ProbeRun, on_delete=models.CASCADE, related_name="items")
-    derived = models.ForeignKey(DerivedAnswer, on_delete=models.PROTECT, related_name="items")
+    derived = models.ForeignKey(DerivedAnswer, on_delete=models.CASCADE, related_name="items")
     probe = models.CharField(max_length=40, choices=PROBE_CHOICES)
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     original_result = models.ForeignKey(

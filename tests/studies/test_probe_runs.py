@@ -140,3 +140,12 @@ def test_queued_runs_go_through_celery_chunks(endpoint, llm_server, question, dj
     run.refresh_from_db()
     assert run.status == "done"
     assert selectors.run_rates(run)["truncate-last-step"]["n"] == 3
+
+
+def test_deleting_a_response_removes_its_derived_answers_and_items(endpoint, llm_server, question):
+    responses = answers(question, 2)
+    llm_server.default = FAIR
+    run = probe(make_setting(endpoint), ["drop-final-answer"])
+    assert run.items.count() == 2
+    responses[0].delete()
+    assert run.items.count() == 1
