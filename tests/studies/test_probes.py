@@ -1,5 +1,8 @@
 """The perturbation functions: each probe, determinism with a seed, the SymPy check, skips."""
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from grading.studies import probes
 from grading.studies.probes import computation_truth, derive
@@ -109,3 +112,20 @@ def test_the_seed_chooses_among_candidates():
     text = "\n".join(f"${i} + {i} = {2 * i}$" for i in range(1, 9))
     outcomes = {derive("arithmetic-slip", text, seed=s).text for s in range(10)}
     assert len(outcomes) > 1
+
+MATHY = st.text(alphabet=list("0123456789+-*/=^(){}$\\ \nabxyfrcdotimesleg≤≥.,∴Answer:boxed"), max_size=300)
+
+
+@hypothesis_settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=MATHY, seed=st.integers(min_value=0, max_value=10**6))
+def test_probes_never_raise_and_never_return_the_same_text(text, seed):
+    for name in probes.PROBES:
+        derived = derive(name, text, seed)
+        assert derived is None or (derived.text != text and derived.text.strip())
+
+
+def test_the_route_of_probe_chunks_is_the_judge_queue(settings):
+    from grading.runs import route_task
+
+    settings.JUDGE_TASK_QUEUE = "llm-queue"
+    assert route_task("grading.studies.tasks.run_probe_chunk", [], {}, {}) == {"queue": "llm-queue"}
