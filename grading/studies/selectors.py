@@ -13,7 +13,7 @@ Invariants:
 """
 from __future__ import annotations
 
-from django.db.models import Case, CharField, Count, F, FloatField, OuterRef, Q, Subquery, Value, When
+from django.db.models import Case, CharField, Count, F, FloatField, Max, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Abs, Cast
 
 from annotation.models import Response
@@ -91,35 +91,39 @@ def run_rates(run: ProbeRun) -> dict:
     }
 
 
-def run_progress(run: ProbeRun) -> dict:
-    counts = run.items.aggregate(
-        pending=Count("pk", filter=Q(state=ProbeItem.State.PENDING)),
-        ok=Count("pk", filter=Q(state=ProbeItem.State.OK)),
-        invalid=Count("pk", filter=Q(state=ProbeItem.State.INVALID)),
-        error=Count("pk", filter=Q(state=ProbeItem.State.ERROR)),
+def _with_counts(queryset):
+    """Runs with their item counts by state and last activity (one query for any number of runs)."""
+    return queryset.annotate(
+        n_pending=Count("items", filter=Q(items__state=ProbeItem.State.PENDING)),
+        n_ok=Count("items", filter=Q(items__state=ProbeItem.State.OK)),
+        n_invalid=Count("items", filter=Q(items__state=ProbeItem.State.INVALID)),
+        n_error=Count("items", filter=Q(items__state=ProbeItem.State.ERROR)),
+        last_activity=Max("items__finished"),
     )
-    last = run.items.exclude(finished=None).order_by("-finished").values_list("finished", flat=True).first()
-    is_stalled = stalled(run.status, last, run.resumed or run.created)
-    total = run.n_items
+
+
+def _progress(run) -> dict:
+    """The progress dict of a run annotated by `_with_counts`."""
+    is_stalled = stalled(run.status, run.last_activity, run.resumed or run.created)
+    total, pending = run.n_items, run.n_pending
     return {
-        "id": run.pk, "status": run.status, "total": total, "done": total - counts["pending"], **counts,
-        "percent": round(100 * (total - counts["pending"]) / total) if total else 100,
+        "id": run.pk, "status": run.status, "total": total, "done": total - pending, "pending": pending,
+        "ok": run.n_ok, "invalid": run.n_invalid, "error": run.n_error,
+        "percent": round(100 * (total - pending) / total) if total else 100,
         "skipped": sum(int(v) for v in (run.skipped or {}).values()),
         "finished": run.status != ProbeRun.Status.RUNNING, "stalled": is_stalled,
         "can_resume": run.status == ProbeRun.Status.CANCELLED or is_stalled,
     }
 
 
-def recent_runs(limit=50):
-    """Runs with their item counts (one query)."""
-    return list(
-        ProbeRun.objects.select_related("setting", "created_by")
-        .annotate(
-            n_pending=Count("items", filter=Q(items__state=ProbeItem.State.PENDING)),
-            n_failed=Count("items", filter=Q(items__state__in=[ProbeItem.State.ERROR, ProbeItem.State.INVALID])),
-        )
-        .order_by("-created", "-id")[:limit]
-    )
+def run_progress(run: ProbeRun) -> dict:
+    return _progress(_with_counts(ProbeRun.objects.filter(pk=run.pk)).get())
+
+
+def recent_runs(limit=50) -> list[tuple]:
+    """[(run, progress)] of the latest runs, in one query."""
+    runs = _with_counts(ProbeRun.objects.select_related("setting", "created_by")).order_by("-created", "-id")[:limit]
+    return [(run, _progress(run)) for run in runs]
 
 
 def probe_run(pk) -> ProbeRun:

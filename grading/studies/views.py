@@ -36,7 +36,7 @@ def probe_home(request):
         else:
             messages.success(request, f"Started probe run {run.pk}: {run.n_items} derived answers.")
             return redirect("grading:studies_probe_run", pk=run.pk)
-    rows = [{"run": run, "progress": selectors.run_progress(run)} for run in selectors.recent_runs()]
+    rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs()]
     return render(request, "grading/studies_probes.html", {"form": form, "rows": rows, "probes": probes.PROBES})
 
 

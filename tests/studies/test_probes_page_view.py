@@ -51,6 +51,6 @@ def test_runs_are_listed_with_progress_in_flat_queries(reviewer_client, endpoint
     n = len(few.captured_queries)
     for _ in range(3):
         finished_run(setting)
-    with django_assert_max_num_queries(n + 3 * 2):  # one progress read (2 queries) per listed run
+    with django_assert_max_num_queries(n):
         page = reviewer_client.get(URL).content.decode()
     assert page.count("probe run #") == 4
