@@ -10,7 +10,8 @@ from . import probes, selectors
 class ProbeStartForm(forms.Form):
     setting = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), help_text="The newest version of each setting that can judge text.")
     probes = forms.MultipleChoiceField(
-        choices=[(name, f"{p.label} ({p.family})") for name, p in probes.PROBES.items()],
+        choices=[(name, f"{p.label} ({p.family})") for name, p in probes.PROBES.items()]
+        + [(probes.RAW_OCR, "Raw OCR text of scanned answers (OCR-vs-judge attribution)")],
         widget=forms.CheckboxSelectMultiple, initial=list(probes.PROBES),
     )
     exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label="any exam")

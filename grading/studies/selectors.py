@@ -205,15 +205,25 @@ def attribution_tag(d_fix: float, d_raw: float, threshold: float = DEFAULT_THRES
     return "both" if d_raw >= d_fix + 1 - EPS else "judge"
 
 
-def attribution_rows(setting, threshold: float = DEFAULT_THRESHOLD) -> list[dict]:
+def parse_threshold(value, default=DEFAULT_THRESHOLD) -> float:
+    """A threshold from user input; the default when it is not a non-negative number."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    return number if 0 <= number < 1e6 else default
+
+
+def attribution_rows(setting, threshold: float = DEFAULT_THRESHOLD, *, run: ProbeRun | None = None) -> list[dict]:
     """Every answer with a gold score whose raw OCR text this setting judged, where either text
-    differs from the gold by the threshold, with its tag (latest judged raw-ocr item each)."""
+    differs from the gold by the threshold, with its tag (latest judged raw-ocr item each; with
+    `run`, that run's items only)."""
     setting = find_setting(setting)
     if setting is None:
         return []
+    items = ProbeItem.objects.filter(run=run) if run is not None else ProbeItem.objects.filter(run__setting=setting)
     rows = (
-        ProbeItem.objects.filter(run__setting=setting, probe=probes.RAW_OCR, state=ProbeItem.State.OK,
-                                 derived__response__gold_score__isnull=False)
+        items.filter(probe=probes.RAW_OCR, state=ProbeItem.State.OK, derived__response__gold_score__isnull=False)
         .order_by("id")
         .values_list("pk", "derived__response_id", "derived__response__student_id",
                      "derived__response__question_id", "derived__response__gold_score", "original_score",

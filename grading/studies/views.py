@@ -46,8 +46,15 @@ def probe_run_detail(request, pk):
     probe = request.GET.get("probe") if request.GET.get("probe") in run.probes else ""
     page = Paginator(selectors.run_items(run, probe or None), 50).get_page(request.GET.get("page"))
     rates = [{"name": name, "probe": probes.PROBES[name], **row} for name, row in selectors.run_rates(run).items()]
+    attribution = None
+    if probes.RAW_OCR in run.probes:
+        threshold = selectors.parse_threshold(request.GET.get("threshold"))
+        rows = selectors.attribution_rows(run.setting, threshold, run=run)
+        attribution = {"threshold": threshold, "rows": rows,
+                       "counts": {tag: sum(1 for r in rows if r["tag"] == tag) for tag in selectors.TAGS}}
     context = {
         "run": run, "progress": selectors.run_progress(run), "rates": rates, "page": page, "probe": probe,
+        "attribution": attribution,
         "families": {name: p.family for name, p in probes.PROBES.items()},
     }
     return render(request, "grading/studies_probe_run.html", context)
