@@ -30,3 +30,15 @@ def test_diff_and_both_outputs(reviewer_client, item):
     assert 'id="detected">detected' in page
     assert "<b>bold?</b>" not in page and "&lt;b&gt;bold?&lt;/b&gt;" in page  # student text escaped
     assert 'class="math prose transcript" id="derived-text"' in page  # rendered by RealMath.renderMath
+
+
+def test_a_raw_ocr_item_names_its_texts(reviewer_client, endpoint, llm_server):
+    from grading.studies import services
+    from tests.studies.test_ocr_attribution import scanned, score_in_text
+
+    llm_server.default = score_in_text
+    scanned(make_question(), "s-ocr", "Work SCORE8", "Wrk SCORE3", 8)
+    run = services.run_inline(services.start_probe_run(make_setting(endpoint), probe_names=["raw-ocr"], enqueue=False))
+    page = reviewer_client.get(reverse("grading:studies_probe_item", args=[run.items.get().pk])).content.decode()
+    assert "Raw OCR text" in page and "Verified transcript" in page and "Wrk SCORE3" in page
+    assert 'id="detected"' not in page  # not a probe: no detection verdict
