@@ -62,7 +62,7 @@ def _rates(rows, names):
     return {name: (rate_entry(n, d), failed) for name, (n, d, failed) in counts.items()}
 
 
-def probe_rates(setting) -> dict:
+def probe_rates(setting: JudgeSetting | str) -> dict[str, dict]:
     """{probe_name: {"n", "detected", "rate", "ci"}} over every probe run of this setting version
     (a name: its newest version), each derived text of an answer counted once (its latest judged
     item: two seeds that make the same text are one measurement).
@@ -214,7 +214,7 @@ def parse_threshold(value, default=DEFAULT_THRESHOLD) -> float:
     return number if 0 <= number < 1e6 else default
 
 
-def attribution_rows(setting, threshold: float = DEFAULT_THRESHOLD, *, run: ProbeRun | None = None) -> list[dict]:
+def attribution_rows(setting: JudgeSetting | str, threshold: float = DEFAULT_THRESHOLD, *, run: ProbeRun | None = None) -> list[dict]:
     """Every answer with a gold score whose raw OCR text this setting judged, where either text
     differs from the gold by the threshold, with its tag (latest judged raw-ocr item each; with
     `run`, that run's items only)."""
