@@ -10,8 +10,8 @@ from django.core.management import call_command
 
 from grading.models import ProbeRun
 from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_setting
-from tests.judges.test_worker_integration import Worker, _database_url, _in_memory_sqlite, _purge, file_backed_database
 from tests.llm_server import LlmServer
+from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
 
 from .helpers import FAIR, make_answers
 
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
 def test_probe_judge_through_a_real_worker(tmp_path, settings):
-    if _in_memory_sqlite():
+    if in_memory_sqlite():
         with file_backed_database(tmp_path / "test-db.sqlite3"):
             _scenario(tmp_path, settings)
     else:
@@ -30,7 +30,7 @@ def _scenario(tmp_path, settings):
     queue = f"studies-test-{uuid.uuid4().hex[:10]}"
     settings.JUDGE_TASK_QUEUE = queue
     env = dict(
-        os.environ, DATABASE_URL=_database_url(), REALMATH_JUDGE_QUEUE=queue,
+        os.environ, DATABASE_URL=database_url(), REALMATH_JUDGE_QUEUE=queue,
         REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"), REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
         DJANGO_SETTINGS_MODULE="config.settings", OMP_THREAD_LIMIT="1",
     )
@@ -47,7 +47,7 @@ def _scenario(tmp_path, settings):
                          "--format", "json", stdout=out, stderr=StringIO())
         finally:
             worker.stop()
-            _purge(queue)
+            purge_queue(queue)
     rates = json.loads(out.getvalue())["drop-final-answer"]
     assert (rates["n"], rates["detected"], rates["rate"]) == (6, 6, 1.0)
     assert ProbeRun.objects.get().status == ProbeRun.Status.DONE
