@@ -128,7 +128,7 @@ def truncate_last_step(text, rng):
 # --- arithmetic slip --------------------------------------------------------------------------
 
 _MATH_SEGMENT = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
-_ALLOWED_COMMANDS = re.compile(r"\\(?:d|t)?frac|\\cdot|\\times|\\div|\\left|\\right|\\sqrt|\\,|\\;|\\!")
+_ALLOWED_COMMANDS = re.compile(r"\\(?:d|t)?frac|\\cdot|\\times|\\div|\\left|\\right|\\sqrt|\\pi(?![a-zA-Z])|\\,|\\;|\\!")
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
 _PLAIN_ARITHMETIC = re.compile(r"^[\d\s.+\-*/×·÷=()^]+$")
 
@@ -150,13 +150,17 @@ def _segments(text):
 
 
 def computation_truth(segment) -> bool | None:
-    """True/False when `segment` is a chain of equalities between numbers (read by the safe
-    parser, compared exactly with SymPy); None when it is not such a computation."""
+    """True/False when `segment` is a computation: a chain of equalities whose operands are all
+    numbers (read by the safe parser, compared exactly with SymPy), except that the first one may
+    name what is computed (``T = \\dfrac{2\\pi}{2} = \\pi``); None when it is not such a line.
+    Right of the first "=" only numbers, operators, ``\\frac``, ``\\cdot``, ``\\times``,
+    ``\\div``, ``\\sqrt`` and ``\\pi`` may appear."""
     if "=" not in segment or len(segment) > MAX_COMPUTATION_CHARS:
         return None
-    if re.search(r"[A-Za-z]", _ALLOWED_COMMANDS.sub(" ", segment)):
-        return None  # a variable or another command: not a pure computation
-    if len(_NUMBER.findall(segment)) < 2:
+    tail = segment.split("=", 1)[1]
+    if re.search(r"[A-Za-z]", _ALLOWED_COMMANDS.sub(" ", tail)):
+        return None  # a variable or another command right of "=": not a computation
+    if not _NUMBER.search(tail):
         return None
     try:
         value = parse_answer(segment).value
@@ -164,9 +168,12 @@ def computation_truth(segment) -> bool | None:
         return None
     if not isinstance(value, Relation) or any(op != "=" for op in value.ops):
         return None
-    operands = value.operands
     try:
-        if not all(isinstance(o, sp.Basic) and o.is_number and o.is_finite for o in operands):
+        numeric = [isinstance(o, sp.Basic) and bool(o.is_number) and bool(o.is_finite) for o in value.operands]
+        if not all(numeric[1:]):
+            return None
+        operands = [o for o, is_number in zip(value.operands, numeric) if is_number]
+        if len(operands) < 2:
             return None
         return all(sp.simplify(a - operands[0]) == 0 for a in operands[1:])
     except Exception:
@@ -188,7 +195,8 @@ def arithmetic_slip(text, rng):
     """Change one number in one computation line so that the line turns false.
 
     A computation line is a math segment that the safe parser reads as a chain of equalities
-    between numbers (``3 \\cdot 4 = 12``, ``\\dfrac{6}{2} = 3``) and that SymPy finds true.
+    between numbers (``3 \\cdot 4 = 12``, ``\\dfrac{6}{2} = 3``, ``T = \\dfrac{2\\pi}{2} = \\pi``;
+    see `computation_truth`) and that SymPy finds true.
     One of its numbers is moved by 1 to 3 (the last digit of a decimal); the changed segment must
     read as a false equality. Skips answers without such a line.
     """

@@ -129,3 +129,11 @@ def test_the_route_of_probe_chunks_is_the_judge_queue(settings):
 
     settings.JUDGE_TASK_QUEUE = "llm-queue"
     assert route_task("grading.studies.tasks.run_probe_chunk", [], {}, {}) == {"queue": "llm-queue"}
+
+
+def test_a_computation_may_name_what_it_computes():
+    assert computation_truth("T = \\tfrac{2\\pi}{2} = \\pi") is True
+    assert computation_truth("T = \\tfrac{2\\pi}{\\omega} = \\pi") is None  # a variable right of "="
+    assert computation_truth("x = 3") is None  # one number: nothing computed
+    derived = derive("arithmetic-slip", "So $T = \\tfrac{2\\pi}{2} = \\pi$.")
+    assert computation_truth(derived.change["after"]) is False
