@@ -16,7 +16,6 @@ from __future__ import annotations
 from django.db.models import Case, CharField, Count, F, FloatField, Max, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Abs, Cast
 
-from annotation.models import Response
 from ocr.models import OcrRun, Page
 
 from ..models import JudgeSetting, ProbeItem, ProbeRun
@@ -126,9 +125,6 @@ def recent_runs(limit=50) -> list[tuple]:
     return [(run, _progress(run)) for run in runs]
 
 
-def probe_run(pk) -> ProbeRun:
-    return ProbeRun.objects.select_related("setting", "created_by").get(pk=pk)
-
 
 def run_items(run: ProbeRun, probe: str | None = None):
     """The items of a run for its table (no long texts)."""
@@ -143,9 +139,6 @@ def run_items(run: ProbeRun, probe: str | None = None):
         queryset = queryset.filter(probe=probe)
     return queryset.annotate(delta=F("derived_score") - F("original_score")).order_by("id")
 
-
-def probe_item(pk) -> ProbeItem:
-    return ProbeItem.objects.select_related("run__setting", "derived__response__question").get(pk=pk)
 
 
 def settings_to_probe():
@@ -278,7 +271,3 @@ def filter_attribution(queryset, tag: str):
     if tag == "none":
         return queryset.filter(ocr_tag="")
     return queryset
-
-
-def scanned_response_count():
-    return Response.objects.filter(scan_pages__isnull=False).distinct().count()
