@@ -47,13 +47,26 @@ def _demo_with_cases():
         services.save_label(response=response, user=users[name], data={"sub_scores": scores, "override_reason": "demo"},
                             base_version=0, submit=True)
     job = create_export_job(users["reviewer"], "jsonl", {})
+    probe_run = _probe_run()
     image = synthetic.render_page(["x = 2"], width=400, font_size=30, margin=24, line_gap=20)
     buffer = io.BytesIO()
     image.save(buffer, "PNG")
     exam = Exam.objects.get(name="RealMath-Eval sample")
     batch = create_batch(exam=exam, engine="tesseract", user=users["reviewer"], name="Layout scans")
     ingest_uploads(batch, [Upload("student1_3-07_1.png", buffer.getvalue())])
-    return {"response": response, "job": job, "batch": batch, "annotator_response": assignment.response}
+    return {"response": response, "job": job, "batch": batch, "annotator_response": assignment.response,
+            "probe_run": probe_run}
+
+
+def _probe_run():
+    """Two probes of the demo's scripted judge over a few answers (grading.studies)."""
+    from grading.judges import scripted
+    from grading.models import JudgeSetting
+    from grading.studies import services
+
+    rubric = JudgeSetting.objects.get(name="Scripted demo judge (made-up scores)")
+    run = services.start_probe_run(rubric, probe_names=["drop-final-answer", "notation-swap"], limit=4, enqueue=False)
+    return services.run_inline(run, complete=scripted.complete)
 
 
 def _pages(role, data):
@@ -113,6 +126,9 @@ def _pages(role, data):
         (reverse("grading:review_validation_report"), False),
         (reverse("grading:review_validation_case", args=[step_result.response_id]), True),
         (reverse("grading:methods_report"), False),
+        (reverse("grading:studies_probes"), False),
+        (reverse("grading:studies_probe_run", args=[data["probe_run"].pk]), False),
+        (reverse("grading:studies_probe_item", args=[data["probe_run"].items.order_by("pk").first().pk]), True),
         (reverse("api-docs"), False),
     ]
     if role == "admin":

@@ -25,6 +25,7 @@ from ..models import JudgeSetting
 from ..review import metrics
 from ..review import selectors as review
 from ..review.meta_eval import CATEGORIES
+from ..studies import selectors as studies
 
 CONFIDENCE_PERCENT = 95
 AGREEMENT_MEASURES = ("exact", "within_one", "mad")
@@ -42,10 +43,9 @@ DEFINITIONS = {
 
 
 def probe_rates_for(config: JudgeSetting) -> dict:
-    """The seam to the perturbation-probe study: {probe name: {"n", "detected", "rate", "ci": [lo, hi]}}
-    for one setting version; {} when no probe ran. The coordinator wires it to
-    grading.studies.selectors.probe_rates(setting) once that package is merged."""
-    return {}
+    """The perturbation-probe study's rates of one setting version: {probe name: {"n", "detected",
+    "rate", "ci": [lo, hi]}}, only the probes measured on at least one answer ({} when none ran)."""
+    return {name: rates for name, rates in studies.probe_rates(config).items() if rates["n"]}
 
 
 def _scopes(setting):

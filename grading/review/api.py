@@ -33,12 +33,14 @@ QUEUE_PARAMETERS = SCOPE_PARAMETERS + [
     OpenApiParameter("direction", OpenApiTypes.STR, enum=["over", "under"]),
     OpenApiParameter("category", OpenApiTypes.STR, enum=list(CATEGORIES)),
     OpenApiParameter("state", OpenApiTypes.STR, enum=list(selectors.QUEUE_STATES)),
+    OpenApiParameter("attribution", OpenApiTypes.STR, enum=["ocr", "judge", "both", "none"],
+                     description="OCR-vs-judge attribution tag (none: the raw OCR text was not judged)."),
 ]
 def _path_id(name):
     return OpenApiParameter(name, OpenApiTypes.INT, OpenApiParameter.PATH)
 
 
-QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state")
+QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "attribution")
 
 
 def _scope(params):
@@ -77,6 +79,8 @@ class DisagreementSerializer(serializers.Serializer):
     direction = serializers.SerializerMethodField()
     category = serializers.SerializerMethodField()
     proposed_by = serializers.SerializerMethodField()
+    ocr_attribution = serializers.CharField(source="ocr_tag", help_text="ocr, judge, both, or empty (grading.studies).")
+    ocr_raw_score = serializers.FloatField(allow_null=True, help_text="The same setting's score on the raw OCR text.")
 
     def get_direction(self, obj) -> str:
         return "over" if obj.delta > 0 else "under"

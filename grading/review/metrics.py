@@ -3,7 +3,9 @@
 Pure functions over paired score arrays; no database access here (see selectors for that).
 FR_d is the share of answers with |judge - gold| >= d (FR_2 is the paper's "serious error").
 """
+import math
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 
@@ -123,6 +125,22 @@ def delta_intervals(delta, *, n_resamples=1000, seed=0, confidence=0.95):
     values, counts = _distinct_deltas(delta)
     draws, n = _draw_counts(np.random.default_rng(seed), counts, n_resamples)
     return {name: _percentiles(draws @ row / n, confidence) for name, row in _delta_statistics(values).items()}
+
+
+def wilson_interval(successes, n, *, confidence=0.95):
+    """Wilson score interval of a proportion successes/n, as (low, high); (None, None) when n is 0.
+
+    Unlike the normal approximation it stays inside [0, 1] and is usable at 0/n and n/n."""
+    if not n:
+        return (None, None)
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)
+    high = 1.0 if successes >= n else min(1.0, centre + half)
+    return (low, high)
 
 
 def _resample_indices(rng, n, n_resamples, chunk=None):

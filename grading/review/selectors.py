@@ -20,6 +20,7 @@ from annotation.selectors import id_param
 
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from ..runs import stalled
+from ..studies import selectors as studies_selectors
 from . import metrics
 from .meta_eval import CATEGORIES, direction
 
@@ -342,7 +343,9 @@ def disagreement_queue(scope, threshold=DEFAULT_THRESHOLD, params=None):
         queryset = queryset.filter(classified)
     elif state == "proposed":
         queryset = queryset.exclude(classified).filter(proposed)
-    return queryset
+    # OCR-vs-judge attribution (grading.studies): `ocr_tag` and `ocr_raw_score` on every row.
+    queryset = studies_selectors.with_attribution(queryset, threshold)
+    return studies_selectors.filter_attribution(queryset, str(params.get("attribution", "")))
 
 
 def queue_page_rows(queryset, *, order="id"):

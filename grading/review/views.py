@@ -23,7 +23,8 @@ from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
 from . import selectors, services
 from .meta_eval import CATEGORIES
 
-QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "order")
+QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "attribution", "order")
+ATTRIBUTIONS = {"ocr": "OCR (raw text only)", "judge": "judge", "both": "both", "none": "not attributed"}
 
 
 def _scope_or_404(params):
@@ -144,6 +145,7 @@ def disagreement_list(request):
         "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
         "categories": CATEGORIES,
         "states": selectors.QUEUE_STATES,
+        "attributions": ATTRIBUTIONS,
         "sources": Response.Source.choices,
         "endpoints": LlmEndpoint.objects.order_by("name"),
         "meta_runs": [selectors.meta_eval_run_progress(run) for run in selectors.recent_meta_eval_runs(5)],

@@ -8,115 +8,32 @@ data in milliseconds) and points the test's own connection there for its duratio
 """
 import os
 import re
-import signal
-import sqlite3
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from grading.judges import services
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
 from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_responses, make_setting
 from tests.llm_server import LlmServer, Reply, message_text
+from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
 N_RESPONSES = 40
 CONCURRENCY = 4
 CHUNK = 8
 LATENCY = 0.3
 
 
-def _database_url():
-    settings = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{settings['NAME']}"
-    if connection.vendor == "postgresql":
-        user = settings.get("USER") or ""
-        password = f":{settings['PASSWORD']}" if settings.get("PASSWORD") else ""
-        auth = f"{user}{password}@" if user else ""
-        return f"postgres://{auth}{settings.get('HOST') or '127.0.0.1'}:{settings.get('PORT') or 5432}/{settings['NAME']}"
-    pytest.fail(f"No worker database URL for {connection.vendor}")
-
-
-def _in_memory_sqlite():
-    return connection.vendor == "sqlite" and connection.is_in_memory_db()
-
-
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, settings):
-    if _in_memory_sqlite():
+    if in_memory_sqlite():
         with file_backed_database(tmp_path / "test-db.sqlite3"):
             _scenario(tmp_path, settings)
     else:
         _scenario(tmp_path, settings)
-
-
-@contextmanager
-def file_backed_database(path):
-    """Copy the in-memory test database into `path` and use that file until the block ends."""
-    connection.ensure_connection()
-    memory = connection.connection
-    target = sqlite3.connect(str(path))
-    memory.backup(target)
-    target.close()
-    name = connection.settings_dict["NAME"]
-    connection.connection = None  # the in-memory database lives on in `memory`
-    connection.settings_dict["NAME"] = str(path)
-    try:
-        yield
-    finally:
-        connection.close()
-        connection.settings_dict["NAME"] = name
-        connection.connection = memory
-
-
-class Worker:
-    """`celery worker` in its own process group, so SIGKILL takes its pool process too."""
-
-    def __init__(self, env, log_path):
-        self.log_path = log_path
-        self.log = open(log_path, "w")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", env["REALMATH_JUDGE_QUEUE"],
-                "--concurrency", "1", "--pool", "prefork", "--without-gossip", "--without-mingle",
-                "--without-heartbeat", "--loglevel", "INFO", "-n", f"judges-test-{uuid.uuid4().hex[:6]}@%h",
-            ],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-
-    def wait_ready(self, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"worker exited early:\n{self.log_path.read_text()[-4000:]}")
-            if re.search(r"\bready\.", self.log_path.read_text()):
-                return
-            time.sleep(0.2)
-        pytest.fail(f"worker not ready after {timeout}s:\n{self.log_path.read_text()[-4000:]}")
-
-    def kill(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        self.log.close()
 
 
 def _wait_for(predicate, timeout, what):
@@ -133,22 +50,12 @@ def _answer_no(text):
     return int(match.group(1)) if match else None
 
 
-def _purge(queue):
-    from config.celery import app
-
-    try:
-        with app.connection_for_write() as conn:
-            conn.default_channel.queue_purge(queue)
-    except Exception:  # the queue may not exist any more; nothing to clean then
-        pass
-
-
 def _scenario(tmp_path, settings):
     queue = f"judges-test-{uuid.uuid4().hex[:10]}"
     settings.JUDGE_TASK_QUEUE = queue  # the producer (this process) routes there too
     env = dict(
         os.environ,
-        DATABASE_URL=_database_url(),
+        DATABASE_URL=database_url(),
         REALMATH_JUDGE_QUEUE=queue,
         REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"),
         REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
@@ -190,7 +97,7 @@ def _scenario(tmp_path, settings):
         finally:
             for worker in workers:
                 worker.stop()
-            _purge(queue)
+            purge_queue(queue)
 
         results = JudgeResult.objects.filter(config=config)
         assert results.count() == N_RESPONSES, "zero missing, zero duplicated"

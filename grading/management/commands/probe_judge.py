@@ -1,0 +1,72 @@
+"""Perturbation probes from the command line (the same runs the probe page shows).
+
+    python manage.py probe_judge --setting rubric-gpt --probe all --inline --format json
+    python manage.py probe_judge --setting rubric-gpt --probe drop-final-answer --exam 2 --limit 50 --seed 1
+
+JSON output: {probe: {"n", "detected", "rate", "ci": [lo, hi], "skipped", "failed"}} (Wilson 95%).
+Without --inline the run is queued to the Celery workers and followed until it ends.
+"""
+import json
+import time
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from grading.studies import probes, selectors, services
+
+
+class Command(BaseCommand):
+    help = "Judge derived answers (perturbation probes) with a judge setting and report detection rates."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--setting", required=True, help="Judge setting name (its newest version).")
+        parser.add_argument("--probe", required=True, help=f"One of {', '.join(probes.PROBES)}, a comma list, or all.")
+        parser.add_argument("--exam", help="Exam id.")
+        parser.add_argument("--question", help="Question id.")
+        parser.add_argument("--limit", type=int, help="At most this many answers.")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--inline", action="store_true", help="Work in this process (no Celery worker).")
+        parser.add_argument("--format", choices=["json", "table"], default="table")
+
+    def handle(self, *args, **options):
+        setting = selectors.find_setting(options["setting"])
+        if setting is None:
+            raise CommandError(f"No setting {options['setting']!r}.")
+        try:
+            names = services.parse_probe_names(options["probe"])
+            if probes.RAW_OCR in names:
+                raise CommandError("raw-ocr is not a probe: use the ocr_attribution command.")
+            run = services.start_probe_run(
+                setting, probe_names=names, exam=options["exam"], question=options["question"],
+                limit=options["limit"], seed=options["seed"], enqueue=not options["inline"],
+            )
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        self.stderr.write(f"Probe run {run.pk} of {setting}: {run.n_items} derived answers.")
+        run = services.run_inline(run) if options["inline"] else follow(run, self.stderr)
+        rates = selectors.run_rates(run)
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(rates, indent=2, sort_keys=True))
+            return
+        self.stdout.write(f"{'probe':28} {'n':>5} {'detected':>9} {'rate':>7}  {'95% CI':17} {'skipped':>8} {'failed':>7}")
+        for name, row in rates.items():
+            rate = "-" if row["rate"] is None else f"{row['rate']:.3f}"
+            ci = "-" if row["ci"] is None else f"[{row['ci'][0]:.3f}, {row['ci'][1]:.3f}]"
+            self.stdout.write(
+                f"{name:28} {row['n']:>5} {row['detected']:>9} {rate:>7}  {ci:17} {row['skipped']:>8} {row['failed']:>7}"
+            )
+
+
+def follow(run, out, every=1.0):
+    """Wait for a queued run to end, printing its progress when it changes."""
+    last = None
+    while True:
+        run.refresh_from_db()
+        progress = selectors.run_progress(run)
+        line = f"  {progress['done']}/{progress['total']} done, {progress['error']} failed"
+        if line != last:
+            out.write(line)
+            last = line
+        if progress["finished"]:
+            return run
+        time.sleep(every)

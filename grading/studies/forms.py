@@ -1,0 +1,31 @@
+"""The form that starts a probe run on the probe page."""
+from django import forms
+
+from annotation.models import Exam, Question
+
+from ..models import JudgeSetting
+from . import probes, selectors
+
+
+class ProbeStartForm(forms.Form):
+    setting = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), help_text="The newest version of each setting that can judge text.")
+    probes = forms.MultipleChoiceField(
+        choices=[(name, f"{p.label} ({p.family})") for name, p in probes.PROBES.items()]
+        + [(probes.RAW_OCR, "Raw OCR text of scanned answers (OCR-vs-judge attribution)")],
+        widget=forms.CheckboxSelectMultiple, initial=list(probes.PROBES),
+    )
+    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label="any exam")
+    question = forms.ModelChoiceField(
+        queryset=Question.objects.only("id", "location", "external_id").order_by("location", "id"),
+        required=False, empty_label="any question",
+    )
+    limit = forms.IntegerField(required=False, min_value=1, max_value=100_000, help_text="At most this many answers.")
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        choices = selectors.settings_to_probe()
+        self.fields["setting"].queryset = JudgeSetting.objects.filter(
+            pk__in=[s.pk for s in choices]
+        ).order_by("name")
+        self.fields["question"].label_from_instance = lambda q: f"{q.location or q.external_id} (question #{q.pk})"

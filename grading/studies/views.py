@@ -1,0 +1,113 @@
+"""Pages of the judge studies (reviewers and admins only): the probe page (start runs, list them
+with progress), a run's rates and items, and one item as a diff of original and derived text with
+both judge outputs. Student text is escaped by the templates and rendered as math by app.js."""
+import difflib
+import json
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.decorators import reviewer_required
+from config.shortcuts import get_object_or_404
+
+from .. import runs
+from ..models import ProbeItem, ProbeRun
+from . import probes, selectors, services
+from .forms import ProbeStartForm
+
+
+@reviewer_required
+def probe_home(request):
+    form = ProbeStartForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = services.start_probe_run(
+                data["setting"], probe_names=data["probes"], exam=getattr(data["exam"], "pk", None),
+                question=getattr(data["question"], "pk", None), limit=data["limit"], seed=data["seed"] or 0,
+                user=request.user,
+            )
+        except ValidationError as exc:
+            form.add_error(None, " ".join(exc.messages))
+        else:
+            messages.success(request, f"Started probe run {run.pk}: {run.n_items} derived answers.")
+            return redirect("grading:studies_probe_run", pk=run.pk)
+    rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs()]
+    return render(request, "grading/studies_probes.html", {"form": form, "rows": rows, "probes": probes.PROBES})
+
+
+@reviewer_required
+def probe_run_detail(request, pk):
+    run = get_object_or_404(ProbeRun.objects.select_related("setting", "created_by"), pk=pk)
+    probe = request.GET.get("probe") if request.GET.get("probe") in run.probes else ""
+    page = Paginator(selectors.run_items(run, probe or None), 50).get_page(request.GET.get("page"))
+    rates = [{"name": name, "probe": probes.PROBES[name], **row} for name, row in selectors.run_rates(run).items()]
+    attribution = None
+    if probes.RAW_OCR in run.probes:
+        threshold = selectors.parse_threshold(request.GET.get("threshold"))
+        rows = selectors.attribution_rows(run.setting, threshold, run=run)
+        attribution = {"threshold": threshold, "rows": rows,
+                       "counts": {tag: sum(1 for r in rows if r["tag"] == tag) for tag in selectors.TAGS}}
+    context = {
+        "run": run, "progress": selectors.run_progress(run), "rates": rates, "page": page, "probe": probe,
+        "attribution": attribution,
+        "families": {name: p.family for name, p in probes.PROBES.items()},
+    }
+    return render(request, "grading/studies_probe_run.html", context)
+
+
+@reviewer_required
+def probe_run_progress(request, pk):
+    return JsonResponse(selectors.run_progress(get_object_or_404(ProbeRun, pk=pk)))
+
+
+@reviewer_required
+@require_POST
+def probe_run_cancel(request, pk):
+    run = services.cancel_probe_run(get_object_or_404(ProbeRun, pk=pk))
+    messages.success(request, f"Probe run {run.pk} cancelled; judgements in flight finish and are kept.")
+    return redirect("grading:studies_probe_run", pk=run.pk)
+
+
+@reviewer_required
+@require_POST
+def probe_run_resume(request, pk):
+    run = get_object_or_404(ProbeRun, pk=pk)
+    if not runs.may_resume(selectors.run_progress(run), request.POST.get("force")):
+        messages.error(request, runs.RESUME_REFUSED)
+    else:
+        services.resume_probe_run(run)
+        messages.success(request, f"Probe run {run.pk} resumed.")
+    return redirect("grading:studies_probe_run", pk=run.pk)
+
+
+def line_diff(old, new):
+    """[(op, old line, new line)] with op equal / delete / insert / replace, line by line."""
+    a, b = old.split("\n"), new.split("\n")
+    rows = []
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        left, right = a[a0:a1], b[b0:b1]
+        for i in range(max(len(left), len(right))):
+            rows.append((op, left[i] if i < len(left) else None, right[i] if i < len(right) else None))
+    return rows
+
+
+@reviewer_required
+def probe_item_detail(request, pk):
+    item = get_object_or_404(ProbeItem.objects.select_related("run__setting", "derived__response__question",
+                                                             "original_result"), pk=pk)
+    derived = item.derived
+    detected = None
+    if item.probe in probes.PROBES and item.original_score is not None and item.derived_score is not None:
+        detected = selectors.is_detected(item.probe, item.original_score, item.derived_score)
+    context = {
+        "item": item, "derived": derived, "response": derived.response, "run": item.run,
+        "diff": line_diff(derived.original_text, derived.text), "detected": detected,
+        "probe": probes.PROBES.get(item.probe),
+        "change": json.dumps(derived.change, ensure_ascii=False, sort_keys=True),
+    }
+    return render(request, "grading/studies_probe_item.html", context)

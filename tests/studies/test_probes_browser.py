@@ -1,0 +1,47 @@
+"""The probe page in a real browser: start probes from the menu, watch the run finish, read the
+rates, open an item's diff with both judge outputs and the answers' math rendered."""
+import re
+
+import pytest
+
+from grading.models import ProbeRun
+from tests.conftest import login, screenshot
+from tests.factories import make_question, make_setting
+
+from .helpers import FAIR, make_answers
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_run_probes_and_open_a_diff(page, live_server, llm_server, endpoint, reviewer):
+    llm_server.default = FAIR
+    make_answers(make_question(), 4)
+    setting = make_setting(endpoint, name="rubric-fair")
+    login(page, live_server, reviewer.username)
+    page.hover(".menu-group[data-group=review]")
+    page.click(".menu-group[data-group=review] >> text=Perturbation probes")
+    page.wait_for_selector("#probe-form")
+    page.select_option("#probe-form select[name=setting]", str(setting.pk))
+    for name in ("arithmetic-slip", "truncate-last-step", "reorder-independent-steps"):
+        page.uncheck(f"#probe-form input[value={name}]")
+    screenshot(page, "studies_probe_start")
+    page.click("#start-probes")
+    page.wait_for_url(re.compile(r"/grading/studies/probes/runs/\d+/$"))
+    run = ProbeRun.objects.get()
+    page.wait_for_function("() => document.getElementById('p-status').textContent.startsWith('Done')")
+    assert page.inner_text("#p-count") == f"{run.n_items} / {run.n_items}"
+    row = page.locator("#probe-rates tr[data-probe=drop-final-answer]")
+    assert row.locator(".rate").inner_text() == "1.000"
+    assert page.locator("#probe-rates tr[data-probe=notation-swap] .rate").inner_text() == "0.000"
+    screenshot(page, "studies_probe_run")
+    page.click("#probe-rates tr[data-probe=drop-final-answer] a")
+    page.click("#probe-items a >> nth=0")
+    page.wait_for_selector("#probe-diff")
+    assert page.locator("#probe-diff tr.diff-delete").count() == 1
+    assert "Overall Score: 8" in page.inner_text("#original-output")
+    assert "Overall Score: 3" in page.inner_text("#derived-output")
+    page.wait_for_selector("#original-text .katex")  # the answer's math is rendered
+    assert page.inner_text("#detected") == "detected"
+    screenshot(page, "studies_probe_item")
+    page.goto(f"{live_server.url}/grading/studies/probes/")
+    assert "Done" in page.inner_text("#probe-runs")

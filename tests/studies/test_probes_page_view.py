@@ -1,0 +1,56 @@
+"""The probe page: reviewers start probe runs and see them listed; annotators may not."""
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from grading.models import ProbeRun
+from tests.factories import make_question, make_setting
+
+from .helpers import FAIR, finished_run, make_answers
+
+pytestmark = pytest.mark.django_db
+URL = reverse("grading:studies_probes")
+
+
+def test_login_and_reviewer_role_are_required(client, annotator_client):
+    assert Client().get(URL).status_code == 302
+    assert annotator_client.get(URL).status_code == 403
+
+
+def test_reviewer_starts_probes_from_the_form(reviewer_client, endpoint, llm_server, django_capture_on_commit_callbacks):
+    llm_server.default = FAIR
+    make_answers(make_question(), 3)
+    setting = make_setting(endpoint)
+    page = reviewer_client.get(URL).content.decode()
+    assert "Start probes" in page and f'value="{setting.pk}"' in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = reviewer_client.post(URL, {"setting": setting.pk, "probes": ["drop-final-answer", "notation-swap"],
+                                              "seed": 0})
+    run = ProbeRun.objects.get()
+    assert response.status_code == 302 and response.url == reverse("grading:studies_probe_run", args=[run.pk])
+    run.refresh_from_db()
+    assert run.status == "done" and run.n_items == 6 and run.probes == ["drop-final-answer", "notation-swap"]
+
+
+def test_bad_input_is_refused_with_the_form_kept(reviewer_client, endpoint):
+    setting = make_setting(endpoint)
+    response = reviewer_client.post(URL, {"setting": setting.pk, "probes": ["nope"], "seed": "x"})
+    assert response.status_code == 200 and not ProbeRun.objects.exists()
+    assert "Select a valid choice" in response.content.decode()
+    response = reviewer_client.post(URL, {"setting": setting.pk, "probes": ["drop-final-answer"], "seed": 0})
+    assert "No answer matches" in response.content.decode()  # nothing to probe yet
+
+
+def test_runs_are_listed_with_progress_in_flat_queries(reviewer_client, endpoint, llm_server, django_assert_max_num_queries):
+    llm_server.default = FAIR
+    make_answers(make_question(), 2)
+    setting = make_setting(endpoint)
+    finished_run(setting)
+    with django_assert_max_num_queries(40) as few:
+        reviewer_client.get(URL)
+    n = len(few.captured_queries)
+    for _ in range(3):
+        finished_run(setting)
+    with django_assert_max_num_queries(n):
+        page = reviewer_client.get(URL).content.decode()
+    assert page.count("probe run #") == 4

@@ -1,0 +1,54 @@
+"""probe_judge without --inline: the run goes to a real Celery worker on the real broker
+(through grading/runs.py and the judge queue) and the command follows it to the end."""
+import json
+import os
+import uuid
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from grading.models import ProbeRun
+from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_setting
+from tests.llm_server import LlmServer
+from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
+
+from .helpers import FAIR, make_answers
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def test_probe_judge_through_a_real_worker(tmp_path, settings):
+    if in_memory_sqlite():
+        with file_backed_database(tmp_path / "test-db.sqlite3"):
+            _scenario(tmp_path, settings)
+    else:
+        _scenario(tmp_path, settings)
+
+
+def _scenario(tmp_path, settings):
+    queue = f"studies-test-{uuid.uuid4().hex[:10]}"
+    settings.JUDGE_TASK_QUEUE = queue
+    env = dict(
+        os.environ, DATABASE_URL=database_url(), REALMATH_JUDGE_QUEUE=queue,
+        REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"), REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
+        DJANGO_SETTINGS_MODULE="config.settings", OMP_THREAD_LIMIT="1",
+    )
+    env[API_KEY_ENV] = "sk-integration"
+    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    with LlmServer(default=FAIR, latency=0.05) as server:
+        worker = Worker(env, tmp_path / "worker.log")
+        try:
+            make_answers(make_question(), 6)
+            make_setting(make_endpoint(server, max_concurrency=4), name=f"probe-{queue}")
+            worker.wait_ready()
+            out = StringIO()
+            call_command("probe_judge", "--setting", f"probe-{queue}", "--probe", "drop-final-answer",
+                         "--format", "json", stdout=out, stderr=StringIO())
+        finally:
+            worker.stop()
+            purge_queue(queue)
+    rates = json.loads(out.getvalue())["drop-final-answer"]
+    assert (rates["n"], rates["detected"], rates["rate"]) == (6, 6, 1.0)
+    assert ProbeRun.objects.get().status == ProbeRun.Status.DONE
+    assert "run_probe_chunk" in (tmp_path / "worker.log").read_text()

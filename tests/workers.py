@@ -1,0 +1,104 @@
+"""Real Celery workers for integration tests: a worker process on its own queue, the test
+database reachable from it (PostgreSQL by name; SQLite moved from memory into a file), and the
+queue purged afterwards. Used by tests/judges and tests/studies."""
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def database_url():
+    settings = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{settings['NAME']}"
+    if connection.vendor == "postgresql":
+        user = settings.get("USER") or ""
+        password = f":{settings['PASSWORD']}" if settings.get("PASSWORD") else ""
+        auth = f"{user}{password}@" if user else ""
+        return f"postgres://{auth}{settings.get('HOST') or '127.0.0.1'}:{settings.get('PORT') or 5432}/{settings['NAME']}"
+    pytest.fail(f"No worker database URL for {connection.vendor}")
+
+
+def in_memory_sqlite():
+    return connection.vendor == "sqlite" and connection.is_in_memory_db()
+
+
+@contextmanager
+def file_backed_database(path):
+    """Copy the in-memory test database into `path` and use that file until the block ends."""
+    connection.ensure_connection()
+    memory = connection.connection
+    target = sqlite3.connect(str(path))
+    memory.backup(target)
+    target.close()
+    name = connection.settings_dict["NAME"]
+    connection.connection = None  # the in-memory database lives on in `memory`
+    connection.settings_dict["NAME"] = str(path)
+    try:
+        yield
+    finally:
+        connection.close()
+        connection.settings_dict["NAME"] = name
+        connection.connection = memory
+
+
+class Worker:
+    """`celery worker` in its own process group, so SIGKILL takes its pool process too."""
+
+    def __init__(self, env, log_path):
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", env["REALMATH_JUDGE_QUEUE"],
+                "--concurrency", "1", "--pool", "prefork", "--without-gossip", "--without-mingle",
+                "--without-heartbeat", "--loglevel", "INFO", "-n", f"judges-test-{uuid.uuid4().hex[:6]}@%h",
+            ],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def wait_ready(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"worker exited early:\n{self.log_path.read_text()[-4000:]}")
+            if re.search(r"\bready\.", self.log_path.read_text()):
+                return
+            time.sleep(0.2)
+        pytest.fail(f"worker not ready after {timeout}s:\n{self.log_path.read_text()[-4000:]}")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.log.close()
+
+
+def purge_queue(queue):
+    from config.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.default_channel.queue_purge(queue)
+    except Exception:  # the queue may not exist any more; nothing to clean then
+        pass
