@@ -253,3 +253,41 @@ def cas_disagreements(run, limit=200):
         })
     found.sort(key=lambda row: SECOND_OPINION_ORDER[row["agreement"]])
     return found[:limit], counts
+
+
+# --- rubric re-judging ---------------------------------------------------------------------
+
+def is_older_rubric(result_version: int | None, current: int) -> bool:
+    """A result judged against an older rubric than the question's current one (no version:
+    judged before rubrics had versions, so against version 1)."""
+    return (result_version or 1) < current
+
+
+def stale_settings(question) -> list[dict]:
+    """Judge setting versions whose current result on some response of `question` was judged
+    against an older rubric version: [{config, response_ids, versions}] (two queries).
+
+    Current result = the newest per (setting version, response), as everywhere else; imported
+    (external) settings cannot run and are left out.
+    """
+    current = question.rubric_version
+    if current <= 1:
+        return []
+    latest = {}
+    for config_id, response_id, version in (
+        JudgeResult.objects.filter(response__question=question).exclude(config__kind=JudgeSetting.Kind.EXTERNAL)
+        .order_by("pk").values_list("config_id", "response_id", "rubric_version")
+    ):
+        latest[(config_id, response_id)] = version
+    stale = {}
+    for (config_id, response_id), version in latest.items():
+        if is_older_rubric(version, current):
+            entry = stale.setdefault(config_id, {"response_ids": [], "versions": set()})
+            entry["response_ids"].append(response_id)
+            entry["versions"].add(version or 1)
+    configs = JudgeSetting.objects.filter(pk__in=stale).select_related("endpoint").order_by("name", "version")
+    return [
+        {"config": config, "response_ids": sorted(stale[config.pk]["response_ids"]),
+         "versions": sorted(stale[config.pk]["versions"])}
+        for config in configs
+    ]
