@@ -22,6 +22,10 @@ from .rubric import parse_checkpoints, sub_question_maxima
 MAX_POINTS = Decimal("99999.99")
 
 
+class _Unchanged(Exception):
+    """The edit gives the rubric the question already has: roll back, keep the version."""
+
+
 def rubric_snapshot(question):
     """The question's rubric as plain JSON-ready values (as stored in RubricVersion)."""
     checkpoints = [
@@ -84,27 +88,29 @@ def edit_rubric(question, *, reference_solution, full_score=None, sub_question_m
         raise ValidationError({
             "reference_solution": f"A marker gives {over[0].cumulative_points} points, more than the full score {full}."
         })
-    with transaction.atomic():
-        question = Question.objects.select_for_update().get(pk=question.pk)
-        before = rubric_snapshot(question)
-        existing = {s.label: s for s in question.sub_questions.all()}
-        unknown = sorted(set(wanted) - set(existing) - {c.sub_label for c in parsed})
-        if unknown:
-            raise ValidationError({"sub_questions": f"No sub-question labelled {', '.join(unknown)}."})
-        _keep_current_version(question)
-        question.reference_solution = reference_solution
-        question.full_score = full
-        subs = _sync_sub_questions(question, existing, parsed, wanted)
-        _sync_checkpoints(question, parsed, subs)
-        if rubric_snapshot(question) == before:
-            transaction.set_rollback(True)
-            return Question.objects.get(pk=question.pk)
-        question.rubric_version += 1
-        question.save(update_fields=["reference_solution", "full_score", "rubric_version"])
-        RubricVersion.objects.create(
-            question=question, version=question.rubric_version, note=(note or "")[:300], created_by=user,
-            **rubric_snapshot(question),
-        )
+    try:
+        with transaction.atomic():
+            question = Question.objects.select_for_update().get(pk=question.pk)
+            before = rubric_snapshot(question)
+            existing = {s.label: s for s in question.sub_questions.all()}
+            unknown = sorted(set(wanted) - set(existing) - {c.sub_label for c in parsed})
+            if unknown:
+                raise ValidationError({"sub_questions": f"No sub-question labelled {', '.join(unknown)}."})
+            _keep_current_version(question)
+            question.reference_solution = reference_solution
+            question.full_score = full
+            subs = _sync_sub_questions(question, existing, parsed, wanted)
+            _sync_checkpoints(question, parsed, subs)
+            if rubric_snapshot(question) == before:
+                raise _Unchanged
+            question.rubric_version += 1
+            question.save(update_fields=["reference_solution", "full_score", "rubric_version"])
+            RubricVersion.objects.create(
+                question=question, version=question.rubric_version, note=(note or "")[:300], created_by=user,
+                **rubric_snapshot(question),
+            )
+    except _Unchanged:  # everything written above was rolled back
+        return Question.objects.get(pk=question.pk)
     return question
 
 
