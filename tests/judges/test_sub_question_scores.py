@@ -3,6 +3,7 @@ the parser reads real (messy) model output and never raises, runs store them on 
 import json
 
 import pytest
+from django.urls import reverse
 
 from grading.judges import prompts, services
 from grading.judges.kinds import JudgeInput, JudgeSpec, get_kind
@@ -144,3 +145,15 @@ def test_a_run_stores_the_judges_points_per_sub_question(endpoint, llm_server, d
     assert any("outside" in note for note in stored[with_subs.pk].samples[0]["sub_notes"])
     assert stored[without.pk].sub_scores == {} and stored[without.pk].score == 7
     assert services.judge_input(stored[without.pk].response).sub_questions == ()
+
+
+@pytest.mark.django_db
+def test_result_page_shows_points_and_rubric_version(endpoint, llm_server, django_capture_on_commit_callbacks,
+                                                      reviewer_client):
+    question = make_question("Shown", location="S-03")
+    make_responses(question, 1)
+    llm_server.default = Reply('Overall Score: 4\n{"sub_scores": {"(1)": 1, "(2)": 3}}')
+    run_now(django_capture_on_commit_callbacks, make_setting(endpoint))
+    result = JudgeResult.objects.get()
+    html = reviewer_client.get(reverse("grading:judge_result_detail", args=[result.pk])).content.decode()
+    assert 'id="sub-scores"' in html and "(2): 3" in html and "rubric version 1" in html

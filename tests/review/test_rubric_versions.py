@@ -97,3 +97,12 @@ def test_bad_input_names_the_field_and_writes_nothing(fields, field):
     question = Question.objects.get(pk=question.pk)
     assert question.rubric_version == 1 and "x = 2" in question.reference_solution
     assert RubricVersion.objects.count() == 0
+
+
+def test_admin_shows_the_rubric_read_only(admin_client_):
+    question = rubric_question()
+    page = admin_client_.get(f"/admin/annotation/question/{question.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'name="reference_solution"' not in html and 'name="full_score"' not in html
+    assert 'name="checkpoints-0-cumulative_points"' not in html
