@@ -44,6 +44,9 @@ def test_edit_makes_a_new_version_and_the_old_one_stays_readable(question, revie
     assert question.rubric_version == 2 and question.reference_solution == edited
     detail = reviewer_client.get(reverse("annotation:question_detail", args=[question.pk])).content.decode()
     assert 'id="rejudge-link"' in detail and "(1) is worth 4" in detail and "<b>------" not in detail
+    assert detail.count('id="rubric-versions"') == 1
+    title = detail.split("<title>", 1)[1].split("</title>", 1)[0]
+    assert "Question R-01" in title and "<" not in title
     old = reviewer_client.get(reverse("annotation:question_rubric_version", args=[question.pk, 1]))
     assert old.status_code == 200 and b"x = 2 ------5 points" in old.content
     new = reviewer_client.get(reverse("annotation:question_rubric_version", args=[question.pk, 2])).content.decode()

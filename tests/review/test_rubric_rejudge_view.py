@@ -57,6 +57,13 @@ def test_page_lists_stale_settings_and_before_figures(edited, reviewer_client):
     assert 'id="rejudge-form"' in html and "page-judge v1" in html
     assert 'class="num before-mse">3.000<' in html  # deltas 3, 0, 0
     assert "not re-judged yet" in html
+    question_page = reviewer_client.get(reverse("annotation:question_detail", args=[edited["question"].pk]))
+    assert b'id="question-rejudge-form"' in question_page.content and b"page-judge v1 (3)" in question_page.content
+
+
+def test_annotators_see_no_rejudge_panel(edited, annotator_client):
+    html = annotator_client.get(reverse("annotation:question_detail", args=[edited["question"].pk])).content
+    assert b"rejudge" not in html and b"page-judge" not in html
 
 
 def test_button_rejudges_and_the_after_column_fills_in(edited, reviewer_client, server, django_capture_on_commit_callbacks):
