@@ -9,6 +9,7 @@ from grading.judges import prompts, services
 from grading.judges.kinds import JudgeInput, JudgeSpec, get_kind
 from grading.judges.parsing import OK, PARTIAL, UNPARSEABLE, label_token, parse_sub_scores
 from grading.models import JudgeResult
+from tests.conftest import api_client_for
 from tests.factories import make_question, make_responses, make_setting
 from tests.llm_server import Reply
 
@@ -148,8 +149,8 @@ def test_a_run_stores_the_judges_points_per_sub_question(endpoint, llm_server, d
 
 
 @pytest.mark.django_db
-def test_result_page_shows_points_and_rubric_version(endpoint, llm_server, django_capture_on_commit_callbacks,
-                                                      reviewer_client):
+def test_result_page_and_api_show_points_and_rubric_version(endpoint, llm_server, django_capture_on_commit_callbacks,
+                                                            reviewer, reviewer_client):
     question = make_question("Shown", location="S-03")
     make_responses(question, 1)
     llm_server.default = Reply('Overall Score: 4\n{"sub_scores": {"(1)": 1, "(2)": 3}}')
@@ -157,3 +158,7 @@ def test_result_page_shows_points_and_rubric_version(endpoint, llm_server, djang
     result = JudgeResult.objects.get()
     html = reviewer_client.get(reverse("grading:judge_result_detail", args=[result.pk])).content.decode()
     assert 'id="sub-scores"' in html and "(2): 3" in html and "rubric version 1" in html
+    api = api_client_for(reviewer)
+    row = api.get("/api/judge-results/").json()["results"][0]
+    assert row["sub_scores"] == {"(1)": 1.0, "(2)": 3.0} and row["rubric_version"] == 1
+    assert api.get(f"/api/questions/{question.pk}/").json()["rubric_version"] == 1
