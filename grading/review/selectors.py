@@ -19,7 +19,7 @@ from annotation.models import Annotation, Exam, Question, Response, SubQuestion
 from annotation.rubric import sub_question_label
 from annotation.selectors import id_param
 
-from ..judges.selectors import is_older_rubric
+from ..judges.selectors import NOT_REJUDGED_KINDS, is_older_rubric
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from ..runs import stalled
 from . import metrics
@@ -354,12 +354,13 @@ def rubric_comparison(question):
     category counts of its results against older rubric versions ("before": the newest such
     result per response) and against the current version ("after"), side by side (two queries).
 
-    Gold is the response's gold score now, on both sides. Old results are never deleted; the
+    Gold is the response's gold score now, on both sides. Imported and replay settings, which are
+    never re-judged, are left out. Old results are never deleted; the
     metrics page keeps counting the newest result per (setting version, response)."""
     current = question.rubric_version
     before, after = defaultdict(dict), defaultdict(dict)
     for config_id, response_id, version, status, score, gold, category in (
-        JudgeResult.objects.filter(response__question=question).exclude(config__kind=JudgeSetting.Kind.EXTERNAL)
+        JudgeResult.objects.filter(response__question=question).exclude(config__kind__in=NOT_REJUDGED_KINDS)
         .exclude(status=JudgeResult.Status.RUNNING).order_by("pk")
         .values_list("config_id", "response_id", "rubric_version", "status", "score",
                      "response__gold_score", "meta_evaluation__category")

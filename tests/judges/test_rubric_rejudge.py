@@ -136,3 +136,23 @@ def test_cache_key_of_an_unedited_question_is_unchanged(study):
     old_formula.update(fingerprint.encode("utf-8"))
     assert result.cache_key == old_formula.hexdigest() == services.cache_key(s1, fingerprint, 1)
     assert services.cache_key(s1, fingerprint, 2) != result.cache_key
+
+
+def test_which_settings_are_offered():
+    from tests.factories import make_results, make_stored_setting
+
+    question = make_question("Offered", location="O-01")
+    make_checkpoints(question)
+    answers = make_responses(question, 2)
+    kinds = {
+        "rubric": make_stored_setting("k-rubric", kind="rubric"),
+        "holistic": make_stored_setting("k-holistic", kind="ineq_holistic"),
+        "custom": make_stored_setting("k-custom", kind="ineq_holistic", prompt_template="Use {{ reference }}."),
+        "replay": make_stored_setting("k-replay", kind="replay"),
+        "external": make_stored_setting("k-external", kind="external"),
+    }
+    for name, config in kinds.items():
+        make_results(config, answers, [1, 2], key_prefix=name)  # rubric_version empty: before versions existed
+    question = annotation_services.edit_rubric(question, reference_solution="(1) x ------2 points")
+    offered = {entry["config"].name: entry["reads_rubric"] for entry in selectors.stale_settings(question)}
+    assert offered == {"k-rubric": True, "k-holistic": False, "k-custom": True}
