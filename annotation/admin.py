@@ -1,17 +1,41 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from .models import Annotation, Exam, ImportReport, Question, Response, RubricCheckpoint, StepLabel, SubQuestion
+from .models import (
+    Annotation,
+    Exam,
+    ImportReport,
+    Question,
+    Response,
+    RubricCheckpoint,
+    RubricVersion,
+    StepLabel,
+    SubQuestion,
+)
+
+# The rubric (reference solution, full score, checkpoints, sub-question maxima) changes only through
+# annotation.services.edit_rubric, which versions it (the question's "Edit the rubric" page): the
+# admin shows it read-only.
+RUBRIC_FIELDS = ["reference_solution", "full_score", "rubric_version"]
 
 
-class SubQuestionInline(admin.TabularInline):
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class SubQuestionInline(ReadOnlyInline):
     model = SubQuestion
-    extra = 0
 
 
-class RubricCheckpointInline(admin.TabularInline):
+class RubricCheckpointInline(ReadOnlyInline):
     model = RubricCheckpoint
-    extra = 0
     fields = ["order", "cumulative_points", "sub_question", "start", "end"]
 
 
@@ -25,7 +49,20 @@ class QuestionAdmin(SimpleHistoryAdmin):
     list_display = ["id", "location", "external_id", "kind", "level", "full_score", "exam"]
     list_filter = ["kind", "level", "exam"]
     search_fields = ["statement", "location", "external_id"]
+    readonly_fields = RUBRIC_FIELDS
     inlines = [SubQuestionInline, RubricCheckpointInline]
+
+
+@admin.register(RubricVersion)
+class RubricVersionAdmin(admin.ModelAdmin):
+    list_display = ["question", "version", "full_score", "created_by", "created"]
+    raw_id_fields = ["question"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Response)
@@ -50,6 +87,4 @@ class AnnotationAdmin(SimpleHistoryAdmin):
     inlines = [StepLabelInline]
 
 
-admin.site.register(SubQuestion)
-admin.site.register(RubricCheckpoint)
 admin.site.register(ImportReport)

@@ -11,3 +11,35 @@ class DatasetImportForm(forms.Form):
     format = forms.ChoiceField(choices=FORMATS)
     file = forms.FileField()
     exam = forms.CharField(required=False, max_length=200, help_text="Exam / batch name (optional).")
+
+
+class RubricEditForm(forms.Form):
+    """A question's rubric: the reference solution with its markers, the full score, and one
+    maximum per sub-question (fields ``max_<sub-question id>``)."""
+
+    reference_solution = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 14, "class": "mono"}), required=False, max_length=200_000,
+        help_text='Markers such as "------3 points" end each checkpoint; the points are cumulative.',
+    )
+    full_score = forms.DecimalField(min_value=0.01, max_digits=7, decimal_places=2)
+    note = forms.CharField(required=False, max_length=300, help_text="What changed and why (kept with the version).")
+
+    def __init__(self, *args, question, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.question = question
+        self.sub_questions = list(question.sub_questions.all())
+        for sub in self.sub_questions:
+            self.fields[f"max_{sub.pk}"] = forms.DecimalField(
+                label=f"Maximum of {sub.label}", required=False, min_value=0, max_digits=7, decimal_places=2,
+            )
+        if not self.is_bound:
+            self.initial.update({
+                "reference_solution": question.reference_solution, "full_score": question.full_score,
+                **{f"max_{sub.pk}": sub.max_points for sub in self.sub_questions},
+            })
+
+    def max_point_fields(self):
+        return [self[f"max_{sub.pk}"] for sub in self.sub_questions]
+
+    def sub_question_max_points(self):
+        return {sub.label: self.cleaned_data.get(f"max_{sub.pk}") for sub in self.sub_questions}

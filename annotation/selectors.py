@@ -6,7 +6,7 @@ from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, Out
 
 from accounts.roles import is_reviewer
 
-from .models import Annotation, Question, Response
+from .models import Annotation, Question, Response, RubricVersion
 
 
 def question_list():
@@ -188,3 +188,19 @@ def reference_segments(question):
     if cursor < len(text):
         pieces.append({"text": text[cursor:], "checkpoint": None})
     return pieces
+
+
+# --- rubric versions ------------------------------------------------------------------------
+
+
+def rubric_versions(question):
+    """The kept versions of a question's rubric, newest first (one query). A question never
+    edited has none: its rubric is version 1, the current one."""
+    return list(
+        RubricVersion.objects.filter(question=question).select_related("created_by").order_by("-version")
+    )
+
+
+def rubric_version(question, version):
+    """One kept version of a question's rubric (RubricVersion.DoesNotExist when there is none)."""
+    return RubricVersion.objects.select_related("created_by").get(question=question, version=version)

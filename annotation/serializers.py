@@ -46,7 +46,9 @@ class QuestionSerializer(serializers.ModelSerializer):
         fields = [
             "id", "exam", "statement", "reference_solution", "full_score", "kind", "gold_answer", "location",
             "question_type", "level", "external_id", "choices", "sub_questions", "checkpoints", "n_responses",
+            "rubric_version",
         ]
+        read_only_fields = ["rubric_version"]
 
 
 class StepLabelSerializer(serializers.ModelSerializer):

@@ -1,4 +1,5 @@
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
@@ -7,11 +8,11 @@ from django.urls import reverse
 from accounts.decorators import annotator_required, reviewer_required
 from config.shortcuts import get_object_or_404
 
-from . import selectors
-from .forms import DatasetImportForm
+from . import selectors, services
+from .forms import DatasetImportForm, RubricEditForm
 from .importers import ImportFormatError
 from .importers.jobs import IMPORTERS, create_import_job, fail_stale_jobs, job_progress, runs_in_background
-from .models import Exam, ImportJob, ImportReport, Question, Response
+from .models import Exam, ImportJob, ImportReport, Question, Response, RubricVersion
 
 
 @annotator_required
@@ -39,8 +40,47 @@ def question_detail(request, pk):
     return render(
         request,
         "annotation/question_detail.html",
-        {"question": question, "segments": selectors.reference_segments(question)},
+        {"question": question, "segments": selectors.reference_segments(question),
+         "rubric_versions": selectors.rubric_versions(question)},
     )
+
+
+@reviewer_required
+def question_rubric_edit(request, pk):
+    """Edit a question's rubric (reviewers): each saved change is a new rubric version."""
+    question = get_object_or_404(Question.objects.select_related("exam"), pk=pk)
+    form = RubricEditForm(request.POST or None, question=question)
+    if request.method == "POST" and form.is_valid():
+        before = question.rubric_version
+        try:
+            question = services.edit_rubric(
+                question, reference_solution=form.cleaned_data["reference_solution"],
+                full_score=form.cleaned_data["full_score"], sub_question_max_points=form.sub_question_max_points(),
+                user=request.user, note=form.cleaned_data["note"],
+            )
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        else:
+            if question.rubric_version == before:
+                messages.info(request, f"Nothing changed: the rubric stays at version {before}.")
+            else:
+                messages.success(request, f"Saved as rubric version {question.rubric_version}.")
+            return redirect("annotation:question_detail", pk=question.pk)
+    return render(request, "annotation/question_rubric_edit.html", {"question": question, "form": form})
+
+
+@reviewer_required
+def question_rubric_version(request, pk, version):
+    """One kept version of a question's rubric, as it was."""
+    question = get_object_or_404(Question.objects.select_related("exam"), pk=pk)
+    try:
+        if version > 2**31 - 1:  # beyond any version column
+            raise RubricVersion.DoesNotExist
+        kept = selectors.rubric_version(question, version)
+    except RubricVersion.DoesNotExist as exc:
+        raise Http404("No such rubric version.") from exc
+    return render(request, "annotation/question_rubric_version.html", {"question": question, "kept": kept})
 
 
 @annotator_required

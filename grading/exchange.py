@@ -23,8 +23,9 @@ CONFIG_FIELDS = ["kind", "model", "temperature", "max_tokens", "reasoning_effort
                  "system_prompt", "prompt_template", "extra_body", "parse_retries", "notes", "answer_tolerance",
                  "second_opinion"]
 RESULT_FIELDS = ["cache_key", "status", "score", "spread", "rationale", "raw_output", "parse_status", "step_verdicts",
-                 "samples", "prompt_tokens", "completion_tokens", "latency_ms", "attempts", "errors", "provenance"]
-JSON_RESULT_FIELDS = {"step_verdicts", "samples", "errors", "provenance"}
+                 "samples", "prompt_tokens", "completion_tokens", "latency_ms", "attempts", "errors", "provenance",
+                 "rubric_version", "sub_scores"]
+JSON_RESULT_FIELDS = {"step_verdicts", "samples", "errors", "provenance", "sub_scores"}
 PROPOSAL_FIELDS = ["model", "status", "category", "analysis", "is_ood", "data", "raw_output", "error", "errors",
                    "prompt_tokens", "completion_tokens", "latency_ms"]
 META_FIELDS = ["category", "analysis", "is_ood", "direction", "judge_score", "gold_score", "proposed_by",

@@ -7,7 +7,8 @@ imported results and older versions leave it.
 import uuid
 from decimal import Decimal
 
-from annotation.models import Annotation, Exam, Question, Response, SubQuestion, content_hash
+from annotation.models import Annotation, Exam, Question, Response, RubricCheckpoint, SubQuestion, content_hash
+from annotation.rubric import parse_checkpoints
 from grading.judges import services as judge_services
 from grading.models import JudgeResult, JudgeSetting, LlmEndpoint
 
@@ -29,6 +30,16 @@ def make_question(statement="Find x such that $x^2 = 4$.", *, exam_name="Test ex
     SubQuestion.objects.create(question=question, label="(1)", order=0, max_points=5)
     SubQuestion.objects.create(question=question, label="(2)", order=1, max_points=5)
     return question
+
+
+def make_checkpoints(question):
+    """The checkpoint rows of a question's reference solution, as the importer makes them."""
+    subs = {s.label: s for s in question.sub_questions.all()}
+    return RubricCheckpoint.objects.bulk_create(
+        RubricCheckpoint(question=question, sub_question=subs.get(c.sub_label), order=c.order,
+                         cumulative_points=c.cumulative_points, text=c.text, start=c.start, end=c.end)
+        for c in parse_checkpoints(question.reference_solution)
+    )
 
 
 def make_responses(question, n, *, source="human", gold=None, start=0):

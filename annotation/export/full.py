@@ -1,6 +1,7 @@
 """The full JSONL export: everything the tool records, one JSON object per line.
 
-Lines come in dependency order: users, exams, questions (with sub-questions and rubric),
+Lines come in dependency order: users, exams, questions (with sub-questions, rubric and the kept
+rubric versions),
 other apps' global lines (e.g. judge settings), then one line per response with its labels,
 step labels, adjudications, assignments and the other apps' sections (transcript revisions and
 OCR provenance, judge results, meta-evaluation). Objects refer to each other by natural keys
@@ -59,6 +60,13 @@ def question_line(question):
                 "sub_question": c.sub_question.label if c.sub_question else None,
             }
             for c in question.checkpoints.all()
+        ],
+        "rubric_version": question.rubric_version,
+        "rubric_versions": [
+            {"version": v.version, "reference_solution": v.reference_solution, "full_score": dec(v.full_score),
+             "checkpoints": v.checkpoints, "sub_questions": v.sub_questions, "note": v.note,
+             "created": stamp(v.created)}
+            for v in sorted(question.rubric_versions.all(), key=lambda v: v.version)
         ],
     }
 
@@ -251,7 +259,7 @@ def iter_full_lines(response_queryset, *, chunk_size=500, on_progress=None):
                "anchoring_setting": exam.anchoring_setting}
     checkpoint_orders = {}
     questions = Question.objects.filter(id__in=question_ids).select_related("exam").prefetch_related(
-        "sub_questions", "checkpoints__sub_question"
+        "sub_questions", "checkpoints__sub_question", "rubric_versions"
     ).order_by("statement_hash")
     for question in questions:
         checkpoint_orders.update({c.pk: c.order for c in question.checkpoints.all()})

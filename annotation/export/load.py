@@ -19,6 +19,7 @@ from ..models import (
     Question,
     Response,
     RubricCheckpoint,
+    RubricVersion,
     StepLabel,
     SubQuestion,
     content_hash,
@@ -95,6 +96,33 @@ def _dec(value, line, field):
     if not number.is_finite():
         raise ImportFormatError(f"line {line['_line']}: field '{field}' is not a finite number.")
     return number
+
+
+def _version_number(value, line, field):
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**31 - 1:
+        raise ImportFormatError(f"line {line['_line']}: field '{field}' must be a whole number from 1, got {value!r}.")
+    return value
+
+
+def _load_rubric_versions(question, line):
+    """The question's rubric version and its kept versions (files written before versions: 1, none)."""
+    question.rubric_version = _version_number(line.get("rubric_version", 1), line, "rubric_version")
+    question.save(update_fields=["rubric_version"])
+    kept = line.get("rubric_versions") or []
+    if not isinstance(kept, list) or not all(isinstance(v, dict) for v in kept):
+        raise ImportFormatError(f"line {line['_line']}: field 'rubric_versions' must be a list of objects.")
+    for v in kept:
+        row = RubricVersion.objects.create(
+            question=question, version=_version_number(v.get("version"), line, "rubric_versions.version"),
+            reference_solution=str(v.get("reference_solution") or ""),
+            full_score=_dec(v.get("full_score", question.full_score), line, "rubric_versions.full_score"),
+            checkpoints=v.get("checkpoints") if isinstance(v.get("checkpoints"), list) else [],
+            sub_questions=v.get("sub_questions") if isinstance(v.get("sub_questions"), list) else [],
+            note=str(v.get("note") or "")[:300],
+        )
+        created = _time(v.get("created"), line, "rubric_versions.created")
+        if created is not None:
+            RubricVersion.objects.filter(pk=row.pk).update(created=created)
 
 
 def _time(value, line, field):
@@ -179,6 +207,7 @@ def _load_question(line, context, result):
             cumulative_points=_dec(c["cumulative_points"], line, "cumulative_points"), text=c.get("text", ""),
             start=c.get("start", 0), end=c.get("end", 0),
         )
+    _load_rubric_versions(question, line)
     context["questions"][key] = question
     result.count("questions_created")
 

@@ -1,4 +1,4 @@
-from .dataset import Exam, ImportReport, Question, Response, RubricCheckpoint, SubQuestion, content_hash
+from .dataset import Exam, ImportReport, Question, Response, RubricCheckpoint, RubricVersion, SubQuestion, content_hash
 from .exports import ExportJob
 from .imports import ImportJob
 from .labels import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, LabelSummary, StepLabel
@@ -17,6 +17,7 @@ __all__ = [
     "Question",
     "Response",
     "RubricCheckpoint",
+    "RubricVersion",
     "StepLabel",
     "SubQuestion",
     "content_hash",

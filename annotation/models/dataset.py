@@ -66,6 +66,9 @@ class Question(models.Model):
     external_id = models.CharField(max_length=64, blank=True)
     choices = models.JSONField(default=list, blank=True)
     extra = models.JSONField(default=dict, blank=True)
+    rubric_version = models.PositiveIntegerField(
+        default=1, help_text="Raised by one on each rubric edit (annotation.services.edit_rubric)."
+    )
     created = models.DateTimeField(auto_now_add=True)
     history = HistoricalRecords()
 
@@ -109,6 +112,32 @@ class RubricCheckpoint(models.Model):
 
     def __str__(self):
         return f"{self.cumulative_points} points"
+
+
+class RubricVersion(models.Model):
+    """A question's rubric as it was at one version: the reference solution with its markers, the
+    full score, the checkpoints and the sub-questions' maxima, frozen as plain JSON.
+
+    Written by annotation.services.edit_rubric only (the version before an edit and the one it
+    makes); a question never edited has no rows and is at version 1.
+    """
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="rubric_versions")
+    version = models.PositiveIntegerField()
+    reference_solution = models.TextField(blank=True)
+    full_score = models.DecimalField(max_digits=7, decimal_places=2)
+    checkpoints = models.JSONField(default=list, help_text="[{order, cumulative_points, sub_question, text}]")
+    sub_questions = models.JSONField(default=list, help_text="[{label, order, max_points}]")
+    note = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["question_id", "-version"]
+        constraints = [models.UniqueConstraint(fields=["question", "version"], name="unique_rubric_version")]
+
+    def __str__(self):
+        return f"rubric v{self.version} of question {self.question_id}"
 
 
 class Response(models.Model):

@@ -258,7 +258,7 @@ class JudgeResultSerializer(serializers.ModelSerializer):
             "id", "response", "config", "config_name", "config_version", "kind", "model", "run", "status", "score",
             "spread", "rationale", "raw_output", "parse_status", "step_verdicts", "samples", "prompt_tokens",
             "completion_tokens", "cost", "latency_ms", "attempts", "errors", "output_truncated", "cache_key",
-            "copied_from", "provenance", "created", "finished",
+            "copied_from", "provenance", "created", "finished", "rubric_version", "sub_scores",
         ]
 
 

@@ -14,7 +14,7 @@ from grading import equivalence
 
 from . import prompts
 from .client import LlmCallFailed
-from .parsing import OK, parse_json_object, parse_score, parse_verdict, strip_thinking
+from .parsing import OK, parse_json_object, parse_score, parse_sub_scores, parse_verdict, strip_thinking
 
 NO_INPUT = "no_input"
 UNDECIDED = "undecided"
@@ -34,6 +34,8 @@ class JudgeInput:
     gold_answer: str = ""
     choices: tuple = ()
     judge_query: str = ""
+    sub_questions: tuple = ()  # ((label, maximum or None), ...) of the question's sub-questions, in order
+    rubric_version: int | None = None  # the question's rubric version (annotation.Question.rubric_version)
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class Outcome:
     latency_ms: int = 0
     attempts: int = 0
     errors: list = field(default_factory=list)
+    sub_scores: dict = field(default_factory=dict)  # points per sub-question label (rubric kind)
 
 
 
@@ -235,11 +238,47 @@ class Kind:
 
 
 class RubricKind(Kind):
+    """The RealMath-Eval rubric scorer. Where the question has sub-questions, the judge is also
+    asked for its points per sub-question as JSON (the ledger); the request is added to the user
+    message only then, so prompts and cache keys of questions without sub-questions are as before.
+    The overall score alone decides whether an answer is valid: unreadable sub-question points
+    only leave the ledger empty (with notes in the sample)."""
+
     key = "rubric"
     label = "Rubric scorer"
     default_system = prompts.RUBRIC_SYSTEM
     default_template = prompts.RUBRIC_TEMPLATE
-    help = "Problem, reference with cumulative rubric and the answer in; reasoning then 'Overall Score: X' out."
+    help = (
+        "Problem, reference with cumulative rubric and the answer in; reasoning then 'Overall Score: X' out "
+        "(and a JSON block of points per sub-question, where the question has sub-questions)."
+    )
+
+    def messages(self, spec, judge_input):
+        messages = super().messages(spec, judge_input)
+        if judge_input.sub_questions:
+            request = prompts.sub_question_request(
+                [(label, None if top is None else _number(top)) for label, top in judge_input.sub_questions]
+            )
+            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + request}
+        return messages
+
+    def parse(self, text, judge_input):
+        value, status, extra = super().parse(text, judge_input)
+        if judge_input.sub_questions:
+            ledger = parse_sub_scores(text, dict(judge_input.sub_questions))
+            extra.update({"sub_scores": ledger.scores, "sub_status": ledger.status, "sub_notes": ledger.notes})
+        return value, status, extra
+
+    def _aggregate(self, spec, samples):
+        outcome = super()._aggregate(spec, samples)
+        if outcome.status == "ok":
+            valid = [s for s in samples if s["parse_status"] == OK and s.get("sub_scores")]
+            labels = list(dict.fromkeys(label for s in valid for label in s["sub_scores"]))
+            pick = statistics.median if spec.aggregate == "median" else statistics.fmean
+            outcome.sub_scores = {
+                label: pick([s["sub_scores"][label] for s in valid if label in s["sub_scores"]]) for label in labels
+            }
+        return outcome
 
 
 class ReplayKind(Kind):

@@ -203,3 +203,130 @@ def parse_verdict(text):
             if isinstance(value, str) and value.strip().lower() in _POSITIVE | {"false", "no", "incorrect", "fail"}:
                 return ParsedVerdict(value.strip().lower() in _POSITIVE, OK, "json", flagged_step, analysis, data)
     return ParsedVerdict(None, UNPARSEABLE, "", flagged_step, analysis)
+
+
+# --- points per sub-question ---------------------------------------------------------------
+
+PARTIAL = "partial"
+_SUB_KEYS = re.compile(r"^\s*sub[\s_-]*(?:questions?|parts?)?[\s_-]*(?:scores?|points?|marks?)\s*$", re.I)
+_LABEL_TOKEN = re.compile(r"[（(\[]\s*([0-9]+|[ivxlc]+|[a-z])\s*[)）\]]|(?:^|[\s.#_-])([0-9]+|[ivxlc]+|[a-z])\s*$", re.I)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+@dataclass
+class ParsedSubScores:
+    """Points per sub-question label read from a judge's answer (`scores`), how complete that is
+    (`status`: ok, partial or unparseable) and what was left out and why (`notes`)."""
+
+    scores: dict
+    status: str
+    notes: list = field(default_factory=list)
+
+
+def label_token(label):
+    """The canonical token of a sub-question label: '(1)', ' ( 1 ) ', 'Part 1', 'sub-question 1' and
+    '1' all give '1'; '(II)' and '(ii)' give 'ii'. Empty when the label has none."""
+    text = str(label or "").strip()
+    match = _LABEL_TOKEN.search(text)
+    if match:
+        return (match.group(1) or match.group(2)).lower()
+    return re.sub(r"\s+", "", text).lower()
+
+
+def _json_candidates(text):
+    """Every JSON object in `text`: fenced blocks first, then balanced {...}; a trailing comma is
+    forgiven. Yields dicts."""
+    blocks = re.findall(r"```(?:json)?\s*(.*?)```", text, re.S | re.I)
+    spans, start = [], text.find("{")
+    while start != -1:
+        end = _balanced_end(text, start)
+        if end is None:
+            break
+        spans.append(text[start : end + 1])
+        start = text.find("{", end + 1)
+    for chunk in [*blocks, *spans]:
+        for attempt in (chunk, _TRAILING_COMMA.sub(r"\1", chunk)):
+            try:
+                value = json.loads(attempt)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                yield value
+            break
+
+
+def _sub_points(value):
+    if isinstance(value, dict):  # {"points": 3} / {"score": 3}
+        lowered = {str(k).strip().lower(): v for k, v in value.items()}
+        for key in ("points", "score", "awarded", "value"):
+            if key in lowered:
+                return _as_number(lowered[key])
+        return None
+    return _as_number(value)
+
+
+def _sub_mapping(data, tokens):
+    """The {label: value} part of a parsed object: under a 'sub_scores'-like key, or the object
+    itself when its keys name sub-questions."""
+    for key, value in data.items():
+        if _SUB_KEYS.match(str(key)) and isinstance(value, dict):
+            return value
+        if _SUB_KEYS.match(str(key)) and isinstance(value, list):  # [{"label": "(1)", "points": 3}]
+            mapping = {}
+            for entry in value:
+                if isinstance(entry, dict):
+                    lowered = {str(k).strip().lower(): v for k, v in entry.items()}
+                    label = lowered.get("label", lowered.get("sub_question", lowered.get("part")))
+                    if label is not None:
+                        mapping[str(label)] = entry
+            return mapping
+    if any(label_token(key) in tokens for key in data):
+        return data
+    return None
+
+
+def parse_sub_scores(text, maxima):
+    """Read the judge's points per sub-question from `text`.
+
+    `maxima` maps each sub-question label to its maximum (None when unknown). Labels match
+    whatever their spacing, case or wording ('(1)', 'Part 1', '1'); numbers may be strings
+    ("3", "3.5", "3/5" reads 3). A value below 0 or above the maximum, a value that is not a
+    number and an unknown label are left out with a note. Never raises.
+    """
+    try:
+        return _parse_sub_scores(text, maxima)
+    except Exception as exc:  # the last line of defence: model text must never crash a run
+        return ParsedSubScores({}, UNPARSEABLE, [f"could not read the sub-question scores ({type(exc).__name__})"])
+
+
+def _parse_sub_scores(text, maxima):
+    maxima = dict(maxima or {})
+    tokens = {label_token(label): label for label in maxima}
+    body = strip_thinking(text)
+    mapping = None
+    for data in _json_candidates(body):
+        mapping = _sub_mapping(data, tokens)
+        if mapping is not None:
+            break
+    if mapping is None:
+        return ParsedSubScores({}, UNPARSEABLE, ["no JSON object with points per sub-question"])
+    scores, notes = {}, []
+    for key, raw in mapping.items():
+        label = tokens.get(label_token(key))
+        if label is None:
+            notes.append(f"unknown sub-question {str(key)[:40]!r} left out")
+            continue
+        value = _sub_points(raw)
+        if value is None:
+            notes.append(f"{label}: {str(raw)[:40]!r} is not a number")
+            continue
+        top = maxima.get(label)
+        if value < 0 or (top is not None and value > float(top) + 1e-9):
+            notes.append(f"{label}: {value:g} is outside 0..{'?' if top is None else f'{float(top):g}'}, left out")
+            continue
+        scores[label] = value
+    missing = [label for label in maxima if label not in scores]
+    if missing and scores:
+        notes.append(f"no usable points for {', '.join(missing)}")
+    status = OK if not missing else PARTIAL if scores else UNPARSEABLE
+    return ParsedSubScores(scores, status, notes)

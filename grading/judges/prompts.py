@@ -173,3 +173,22 @@ ANSWER_FORMATS = {
     "bound": 'end with the sentence "The answer is $C = X$", where X is the best constant.',
     "relation": 'end with the sentence "The answer is (Letter) Symbol", choosing one of the options given.',
 }
+
+SUB_QUESTION_REQUEST = """
+
+This problem has sub-questions: {labels}. After the Overall Score line, also give the points the student earns in each sub-question, as a JSON block:
+```json
+{{"sub_scores": {example}}}
+```
+Each value is a number from 0 to that sub-question's maximum{maxima}; the values add up to the Overall Score."""
+
+
+def sub_question_request(sub_questions):
+    """The ledger request added to a rubric judge's prompt when the question has sub-questions:
+    `sub_questions` is [(label, maximum as text or None)] in order. Nothing else uses it, so the
+    prompts of questions without sub-questions stay as they were."""
+    labels = ", ".join(label for label, _ in sub_questions)
+    example = "{" + ", ".join(f'"{label}": points' for label, _ in sub_questions) + "}"
+    known = [f"{label}: {top}" for label, top in sub_questions if top is not None]
+    maxima = f" ({'; '.join(known)})" if known else ""
+    return SUB_QUESTION_REQUEST.format(labels=labels, example=example, maxima=maxima)

@@ -171,8 +171,28 @@ def rubric_answer(text):
         f"{MARK}\nI followed the answer against the rubric checkpoints of each sub-question.\n\n"
         f"Overall Score: {score}\n\n"
         "Brief Explanation: a scripted judge gives this score from the length of the answer and a hash of "
-        "the prompt; it did not read the mathematics."
+        "the prompt; it did not read the mathematics." + _sub_scores_block(text, score)
     )
+
+
+_SUB_REQUEST = re.compile(r"This problem has sub-questions: (.+?)\. After the Overall Score line")
+
+
+def _sub_scores_block(text, score):
+    """When the prompt asks for points per sub-question: the score shared out in order, each part
+    up to its maximum where the prompt gives one (the last takes what is left, up to its maximum)."""
+    found = _SUB_REQUEST.search(text)
+    if not found:
+        return ""
+    labels = [label.strip() for label in found.group(1).split(", ") if label.strip()]
+    shares, left = {}, float(score)
+    for index, label in enumerate(labels):
+        top = re.search(re.escape(label) + r": (\d+(?:\.\d+)?)[;)]", text)
+        even = left if index == len(labels) - 1 else float(round(score / len(labels)))
+        share = min(even, left, float(top.group(1)) if top else even)
+        shares[label] = share
+        left -= share
+    return "\n\n```json\n" + json.dumps({"sub_scores": shares}, ensure_ascii=False) + "\n```"
 
 
 def _plain(answer_text):

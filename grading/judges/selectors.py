@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import statistics
 from decimal import Decimal
 
@@ -292,3 +293,55 @@ def cas_disagreements(run, limit=200):
         })
     found.sort(key=lambda row: SECOND_OPINION_ORDER[row["agreement"]])
     return found[:limit], counts
+
+
+# --- rubric re-judging ---------------------------------------------------------------------
+
+def is_older_rubric(result_version: int | None, current: int) -> bool:
+    """A result judged against an older rubric than the question's current one (no version:
+    judged before rubrics had versions, so against version 1)."""
+    return (result_version or 1) < current
+
+
+RUBRIC_PLACEHOLDERS = ("reference", "full_score")
+NOT_REJUDGED_KINDS = (JudgeSetting.Kind.EXTERNAL, JudgeSetting.Kind.REPLAY)
+
+
+def reads_rubric(config: JudgeSetting) -> bool:
+    """Whether a setting's judge is shown the rubric: the rubric kind, or a prompt of its own that
+    uses the reference or the full score."""
+    if config.kind == JudgeSetting.Kind.RUBRIC:
+        return True
+    text = f"{config.prompt_template}\n{config.system_prompt}"
+    return any(re.search(r"\{\{\s*" + name + r"\s*\}\}", text) for name in RUBRIC_PLACEHOLDERS)
+
+
+def stale_settings(question) -> list[dict]:
+    """Judge setting versions whose current result on some response of `question` was judged
+    against an older rubric version: [{config, response_ids, versions, reads_rubric}] (two queries).
+
+    Current result = the newest per (setting version, response), as everywhere else. Imported
+    (external) settings cannot run and replay settings send the record's own prompt (never our
+    rubric): both are left out. `reads_rubric` says whether the judge is shown the rubric at all.
+    """
+    current = question.rubric_version
+    if current <= 1:
+        return []
+    latest = {}
+    for config_id, response_id, version in (
+        JudgeResult.objects.filter(response__question=question).exclude(config__kind__in=NOT_REJUDGED_KINDS)
+        .order_by("pk").values_list("config_id", "response_id", "rubric_version")
+    ):
+        latest[(config_id, response_id)] = version
+    stale = {}
+    for (config_id, response_id), version in latest.items():
+        if is_older_rubric(version, current):
+            entry = stale.setdefault(config_id, {"response_ids": [], "versions": set()})
+            entry["response_ids"].append(response_id)
+            entry["versions"].add(version or 1)
+    configs = JudgeSetting.objects.filter(pk__in=stale).select_related("endpoint").order_by("name", "version")
+    return [
+        {"config": config, "response_ids": sorted(stale[config.pk]["response_ids"]),
+         "versions": sorted(stale[config.pk]["versions"]), "reads_rubric": reads_rubric(config)}
+        for config in configs
+    ]

@@ -47,7 +47,7 @@ from annotation.selectors import filter_responses
 from .. import runs
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, owner_tag
-from . import access, prompts
+from . import access, prompts, selectors
 from . import client as llm
 from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 
@@ -251,14 +251,29 @@ def judge_input(response: Response) -> JudgeInput:
         gold_answer=question.gold_answer,
         choices=tuple(str(c) for c in (question.choices or [])),
         judge_query=response.judge_query,
+        sub_questions=tuple(
+            (sub.label, None if sub.max_points is None else float(sub.max_points))
+            for sub in sorted(question.sub_questions.all(), key=lambda sub: (sub.order, sub.pk))
+        ) if question.kind == question.Kind.RUBRIC else (),
+        rubric_version=question.rubric_version,
     )
 
 
-def cache_key(config: JudgeSetting, fingerprint: str) -> str:
-    """Hash of (setting version, everything the judge is shown about the response)."""
+def cache_key(config: JudgeSetting, fingerprint: str, rubric_version: int | None = None) -> str:
+    """Hash of (setting version, everything the judge is shown about the response, and the
+    question's rubric version once its rubric has been edited). Version 1 adds nothing, so the
+    keys of questions never edited are those made before rubrics had versions; an edit always
+    changes the key (even for a prompt that does not show the reference), so a re-judge calls."""
     digest = hashlib.sha256(f"{config.pk}:{config.name}:{config.version}\n".encode())
+    if rubric_version and rubric_version > 1:
+        digest.update(f"rubric-version:{rubric_version}\n".encode())
     digest.update(fingerprint.encode("utf-8"))
     return digest.hexdigest()
+
+
+def input_cache_key(config: JudgeSetting, kind, spec: JudgeSpec, the_input: JudgeInput) -> str:
+    """The cache key of one judge input under a setting (what runs claim results by)."""
+    return cache_key(config, kind.fingerprint(spec, the_input), the_input.rubric_version)
 
 
 # --- judge runs ----------------------------------------------------------------------------
@@ -295,6 +310,29 @@ def start_judge_run(
         if enqueue:
             JUDGE_RUNS.enqueue_on_commit(run)
     return run
+
+
+def rejudge_question(question, *, config_ids: Iterable[int] | None = None, user=None, enqueue: bool = True):
+    """Judge again, with each setting version that judged `question` against an older rubric
+    version (or those of them in `config_ids`), only the responses of that question it judged
+    so. One run per setting on the ordinary run machinery; the rubric version is in the cache
+    key, so the calls are really made. Old results are kept: the new ones are newer, so they
+    become the current results. Returns (runs, [(config, why it was refused)])."""
+    wanted = None if config_ids is None else {int(pk) for pk in config_ids}
+    made, refused = [], []
+    for entry in selectors.stale_settings(question):
+        config = entry["config"]
+        if wanted is not None and config.pk not in wanted:
+            continue
+        versions = ", ".join(f"v{v}" for v in entry["versions"])
+        note = f"Re-judge of question {question.pk}: rubric {versions} -> v{question.rubric_version}"
+        try:
+            made.append(start_judge_run(
+                config, response_ids=entry["response_ids"], user=user, note=note, enqueue=enqueue,
+            ))
+        except RunRefused as exc:
+            refused.append((config, " ".join(exc.messages)))
+    return made, refused
 
 
 def _default_chunk_size(config):
@@ -373,6 +411,7 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
     items = list(
         JudgeRunItem.objects.filter(run=run, pk__in=item_ids, state__in=OPEN_ITEM_STATES)
         .select_related("response__question")
+        .prefetch_related("response__question__sub_questions")
         .order_by("id")
     )
     deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete)
@@ -403,7 +442,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
                 while queue and len(batch) < width - len(in_flight):
                     item, the_input = queue.popleft()
                     the_input = the_input or judge_input(item.response)
-                    key = cache_key(config, kind.fingerprint(spec, the_input))
+                    key = input_cache_key(config, kind, spec, the_input)
                     if key in busy:
                         waiting.setdefault(key, []).append((item, the_input))
                         continue
@@ -460,8 +499,9 @@ def _claim_batch(run, batch, owner, task_id, lease, report):
         now = timezone.now()
         claims = [
             JudgeResult(config=config, response_id=item.response_id, cache_key=key, run=run,
-                        status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=now)
-            for item, _, key in fresh
+                        status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=now,
+                        rubric_version=the_input.rubric_version)
+            for item, the_input, key in fresh
         ]
         try:
             with transaction.atomic():
@@ -538,6 +578,7 @@ def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
                 return JudgeResult.objects.create(
                     config=config, response_id=item.response_id, cache_key=key, run=run,
                     status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=timezone.now(),
+                    rubric_version=item.response.question.rubric_version,
                 )
         except IntegrityError:
             own = JudgeResult.objects.get(config=config, response_id=item.response_id, cache_key=key)
@@ -564,6 +605,7 @@ def _copy_result(donor, item, run):
         status=donor.status, score=donor.score, spread=donor.spread, rationale=donor.rationale,
         raw_output=donor.raw_output, parse_status=donor.parse_status, step_verdicts=donor.step_verdicts,
         samples=donor.samples, latency_ms=0, attempts=0, copied_from=donor, finished=timezone.now(),
+        sub_scores=donor.sub_scores, rubric_version=item.response.question.rubric_version,
     )
     try:
         with transaction.atomic():
@@ -612,6 +654,7 @@ def _cost(config, prompt_tokens, completion_tokens):
 RESULT_FIELDS = [
     "status", "score", "spread", "rationale", "raw_output", "parse_status", "step_verdicts", "samples",
     "prompt_tokens", "completion_tokens", "cost", "latency_ms", "attempts", "errors", "finished", "run",
+    "sub_scores",
 ]
 
 
@@ -625,7 +668,8 @@ def _record_many(run, config, finished, owner):
             outcome.status, outcome.score, outcome.spread, outcome.rationale, outcome.raw_output,
             outcome.parse_status, outcome.step_verdicts, outcome.samples, outcome.prompt_tokens,
             outcome.completion_tokens, _cost(config, outcome.prompt_tokens, outcome.completion_tokens),
-            outcome.latency_ms, outcome.attempts, outcome.errors, now, run.pk, job.result.pk, owner,
+            outcome.latency_ms, outcome.attempts, outcome.errors, now, run.pk, outcome.sub_scores,
+            job.result.pk, owner,
         )
         for job, outcome in finished
     ]

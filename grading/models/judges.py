@@ -203,6 +203,13 @@ class JudgeResult(models.Model):
     errors = models.JSONField(default=list, blank=True)
     copied_from = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     provenance = models.JSONField(default=dict, blank=True, help_text="For imported results: file and record.")
+    rubric_version = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="The question's rubric version the judge was shown (empty: unknown, judged before versioning).",
+    )
+    sub_scores = models.JSONField(
+        default=dict, blank=True, help_text="The judge's points per sub-question label, when it was asked for them."
+    )
     claim_owner = models.CharField(max_length=120, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)

@@ -15,9 +15,11 @@ import numpy as np
 from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q
 from django.db.models.functions import Abs, Cast
 
-from annotation.models import Exam, Question, Response
+from annotation.models import Annotation, Exam, Question, Response, SubQuestion
+from annotation.rubric import sub_question_label
 from annotation.selectors import id_param
 
+from ..judges.selectors import NOT_REJUDGED_KINDS, is_older_rubric
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from ..runs import stalled
 from ..studies import selectors as studies_selectors
@@ -235,7 +237,7 @@ def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
         (by_source[Response.Source.SYNTHETIC].pred, by_source[Response.Source.SYNTHETIC].gold)
         if Response.Source.SYNTHETIC in by_source else empty
     )
-    return {
+    report = {
         "scope": scope.as_dict(),
         "scope_label": scope.label,
         "n_results": sum(row[-1] for row in rows),
@@ -258,6 +260,125 @@ def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
             },
             "delta_histogram": {source: metrics.delta_histogram(part.pred, part.gold) for source, part in by_source.items()},
         },
+    }
+    # Added last, so every key before it reads as it did before the ledger existed.
+    report["sub_question_ledger"] = sub_question_ledger(scope) if scope else []
+    return report
+
+
+# --- per-sub-question ledger -----------------------------------------------------------------
+
+def _expert_sub_scores(results):
+    """{response id: {label: mean of the submitted labels' points}} for the responses of
+    `results` (one query; labels keyed '3-17.(1)' and '(1)' count as the same sub-question)."""
+    sums = defaultdict(lambda: defaultdict(list))
+    rows = Annotation.objects.filter(submitted=True, response_id__in=results.values("response_id")).values_list(
+        "response_id", "sub_scores"
+    )
+    for response_id, sub_scores in rows:
+        for key, value in (sub_scores or {}).items():
+            if isinstance(value, bool):
+                continue
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                continue
+            if np.isfinite(number):
+                sums[response_id][sub_question_label(str(key))].append(number)
+    return {rid: {label: float(np.mean(v)) for label, v in by_label.items()} for rid, by_label in sums.items()}
+
+
+def sub_question_ledger(scope):
+    """Per question and sub-question: how the judge's points compare with the experts' (the mean
+    of the submitted labels' sub-scores), over responses that have both. Rows hold n, MAE,
+    FR_1 (share with |judge - experts| >= 1), mean signed error (judge - experts, > 0: the
+    judge gives more) and MSE, from grading.review.metrics. Only results with status OK and
+    sub-question points count. Four queries, however many results."""
+    results = current_results(scope).filter(status=JudgeResult.Status.OK).exclude(sub_scores={})
+    judged = list(results.values_list("response_id", "response__question_id", "sub_scores"))
+    if not judged:
+        return []
+    experts = _expert_sub_scores(results)
+    question_ids = {question_id for _, question_id, _ in judged}
+    subs = {
+        (question_id, label): (order, max_points)
+        for question_id, label, order, max_points in SubQuestion.objects.filter(question_id__in=question_ids)
+        .values_list("question_id", "label", "order", "max_points")
+    }
+    names, _ = _labels(question_ids, set())
+    pairs = defaultdict(lambda: ([], []))
+    for response_id, question_id, sub_scores in judged:
+        theirs = experts.get(response_id, {})
+        for key, value in (sub_scores or {}).items():
+            label = sub_question_label(str(key))
+            if label in theirs and isinstance(value, (int, float)) and not isinstance(value, bool):
+                pred, gold = pairs[(question_id, label)]
+                pred.append(float(value))
+                gold.append(theirs[label])
+    rows = []
+    for (question_id, label), (pred, gold) in pairs.items():
+        figures = metrics.score_metrics(pred, gold)
+        order, max_points = subs.get((question_id, label), (None, None))
+        rows.append({
+            "question": question_id, "question_label": names.get(question_id, f"question #{question_id}"),
+            "sub_question": label, "order": order, "max_points": None if max_points is None else float(max_points),
+            "n": figures.n, "mae": figures.mae, "fr_1": figures.fr[1], "mean_signed_error": figures.mean_signed_error,
+            "mse": figures.mse,
+        })
+    rows.sort(key=lambda r: (r["question_label"], r["question"], r["order"] is None, r["order"] or 0, r["sub_question"]))
+    return rows
+
+
+# --- rubric re-judging: before and after ------------------------------------------------------
+
+def _side_figures(rows):
+    """MSE, FR_2 and category counts of one side (before or after) of a rubric comparison."""
+    scored = [(score, float(gold)) for _, _, status, score, gold, _ in rows
+              if status == JudgeResult.Status.OK and score is not None and gold is not None]
+    figures = metrics.score_metrics([p for p, _ in scored], [g for _, g in scored])
+    counts = Counter(category for *_, category in rows if category)
+    unclassified = sum(
+        1 for _, _, status, score, gold, category in rows
+        if not category and status == JudgeResult.Status.OK and score is not None and gold is not None
+        and abs(score - float(gold)) >= DEFAULT_THRESHOLD - _EPS
+    )
+    return {
+        "n_results": len(rows), "n": figures.n, "mse": figures.mse, "fr_2": figures.fr[2], "mae": figures.mae,
+        "mean_signed_error": figures.mean_signed_error,
+        "categories": [counts[c] for c in CATEGORIES], "unclassified": unclassified,
+        "rubric_versions": sorted({version or 1 for _, version, *_ in rows}),
+    }
+
+
+def rubric_comparison(question):
+    """Per judge setting version that judged `question`: MSE, FR_2 and the meta-evaluation
+    category counts of its results against older rubric versions ("before": the newest such
+    result per response) and against the current version ("after"), side by side (two queries).
+
+    Gold is the response's gold score now, on both sides. Imported and replay settings, which are
+    never re-judged, are left out. Old results are never deleted; the
+    metrics page keeps counting the newest result per (setting version, response)."""
+    current = question.rubric_version
+    before, after = defaultdict(dict), defaultdict(dict)
+    for config_id, response_id, version, status, score, gold, category in (
+        JudgeResult.objects.filter(response__question=question).exclude(config__kind__in=NOT_REJUDGED_KINDS)
+        .exclude(status=JudgeResult.Status.RUNNING).order_by("pk")
+        .values_list("config_id", "response_id", "rubric_version", "status", "score",
+                     "response__gold_score", "meta_evaluation__category")
+    ):
+        side = before if is_older_rubric(version, current) else after
+        side[config_id][response_id] = (response_id, version, status, score, gold, category)
+    configs = JudgeSetting.objects.filter(pk__in=set(before) | set(after)).only("id", "name", "version", "kind", "model")
+    return {
+        "question": question,
+        "rubric_version": current,
+        "categories": list(CATEGORIES),
+        "settings": [
+            {"config": config, "before": _side_figures(list(before[config.pk].values())) if before[config.pk] else None,
+             "after": _side_figures(list(after[config.pk].values())) if after[config.pk] else None,
+             "stale": sum(1 for rid in before[config.pk] if rid not in after[config.pk])}
+            for config in sorted(configs, key=lambda c: (c.name, c.version))
+        ],
     }
 
 

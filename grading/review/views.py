@@ -18,6 +18,8 @@ from annotation.models import Question, Response
 from annotation.selectors import reference_segments
 from config.shortcuts import get_object_or_404
 
+from ..judges import selectors as judge_selectors
+from ..judges import services as judge_services
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
 from . import selectors, services
@@ -94,8 +96,19 @@ def _display_report(report):
 def metrics_page(request):
     scope = _scope_or_404(request.GET)
     report = selectors.metrics_report(scope)
-    context = {**_scope_context(scope), "report": report, "display": _display_report(report), "tab": "metrics"}
+    context = {
+        **_scope_context(scope), "report": report, "display": _display_report(report), "tab": "metrics",
+        "ledger": [_display_ledger_row(row) for row in report["sub_question_ledger"]],
+    }
     return render(request, "grading/metrics.html", context)
+
+
+def _display_ledger_row(row):
+    return {
+        **row, "mae_text": _fmt(row["mae"]), "fr_1_text": _fmt(row["fr_1"], True),
+        "signed_text": _fmt(row["mean_signed_error"]),
+        "max_text": "—" if row["max_points"] is None else f"{row['max_points']:g}",
+    }
 
 
 @reviewer_required
@@ -261,6 +274,43 @@ def resume_prelabel(request, pk):
     run = services.resume_meta_eval_run(run)
     messages.success(request, f"Meta-evaluation run {run.pk} resumed: every case without an answer is asked again.")
     return _back_to_queue(request)
+
+
+# --- rubric re-judging ----------------------------------------------------------------------
+
+def _display_side(side):
+    if side is None:
+        return None
+    return {**side, "mse_text": _fmt(side["mse"]), "fr_2_text": _fmt(side["fr_2"], True),
+            "versions_text": ", ".join(f"v{v}" for v in side["rubric_versions"])}
+
+
+@reviewer_required
+def rubric_rejudge(request, question_pk):
+    """After a rubric edit: re-judge the question with the settings that used an older rubric
+    version (POST), and MSE, FR_2 and category counts before and after, per setting (GET)."""
+    question = get_object_or_404(Question.objects.select_related("exam"), pk=question_pk)
+    if request.method == "POST":
+        chosen = [selectors.id_param(value) for value in request.POST.getlist("setting")]
+        made, refused = judge_services.rejudge_question(
+            question, config_ids=[pk for pk in chosen if pk is not None], user=request.user,
+        )
+        for config, why in refused:
+            messages.error(request, f"{config}: not re-judged. {why}")
+        if made:
+            messages.success(request, f"Re-judging {sum(run.n_items for run in made)} results in {len(made)} "
+                             f"run{'s' if len(made) != 1 else ''}; the figures below fill in as they finish.")
+        elif not refused:
+            messages.info(request, "Nothing to re-judge: no chosen setting has results against an older rubric.")
+        return redirect("grading:review_rubric_rejudge", question_pk=question.pk)
+    comparison = selectors.rubric_comparison(question)
+    rows = [{**row, "before": _display_side(row["before"]), "after": _display_side(row["after"])}
+            for row in comparison["settings"]]
+    context = {
+        "question": question, "comparison": comparison, "rows": rows,
+        "stale": judge_selectors.stale_settings(question), "categories": CATEGORIES,
+    }
+    return render(request, "grading/rubric_rejudge.html", context)
 
 
 # --- categories ----------------------------------------------------------------------------

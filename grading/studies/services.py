@@ -192,8 +192,8 @@ def process_probe_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
     for item in items:
         original = judge_services.judge_input(item.derived.response)
         derived = dataclasses.replace(original, response=item.derived.text, judge_query="")
-        item.original_key = judge_services.cache_key(setting, kind.fingerprint(spec, original))
-        item.derived_key = judge_services.cache_key(setting, kind.fingerprint(spec, derived))
+        item.original_key = judge_services.input_cache_key(setting, kind, spec, original)
+        item.derived_key = judge_services.input_cache_key(setting, kind, spec, derived)
         inputs.setdefault(item.original_key, original)
         inputs.setdefault(item.derived_key, derived)
         needs[item.pk] = (item.original_key, item.derived_key)

@@ -28,3 +28,17 @@ def judge_results_panel(context, response):
 @register.inclusion_tag("grading/judge_home_panel.html")
 def judges_home_panel():
     return {"runs": selectors.run_list()[:5]}
+
+
+@register.inclusion_tag("grading/rubric_rejudge_panel.html", takes_context=True)
+def rubric_rejudge_panel(context, question):
+    """On the question page, for reviewers, once its rubric was edited: the settings that judged
+    it against an older rubric version, and the button that re-judges it with them."""
+    user = context["request"].user
+    shown = is_reviewer(user) and question.rubric_version > 1
+    return {
+        "shown": shown,
+        "question": question,
+        "stale": selectors.stale_settings(question) if shown else [],
+        "csrf_token": context.get("csrf_token"),
+    }

@@ -111,6 +111,23 @@
     });
   }
 
+  // Per-sub-question ledger: MAE and mean signed error (judge - experts) per sub-question.
+  function ledgerChart(canvas, rows) {
+    return new Chart(canvas, {
+      type: "bar",
+      data: {
+        labels: rows.map(function (r) { return r.question_label + " " + r.sub_question; }),
+        datasets: [
+          { label: "MAE", data: rows.map(function (r) { return r.mae; }), backgroundColor: alpha("#2b6cb0", 0.7) },
+          { label: "mean signed error (judge − experts)", data: rows.map(function (r) { return r.mean_signed_error; }),
+            backgroundColor: alpha("#c05621", 0.7) }
+        ]
+      },
+      options: { maintainAspectRatio: false, animation: false, indexAxis: rows.length > 8 ? "y" : "x",
+        plugins: { legend: { position: "bottom" } } }
+    });
+  }
+
   function init() {
     if (typeof Chart === "undefined") return;
     var plots = readJson("metrics-plots");
@@ -120,6 +137,9 @@
       if ((el = document.getElementById("plot-fr"))) frCurves(el, plots.fr_curve || {});
       if ((el = document.getElementById("plot-delta"))) deltaHistogram(el, plots.delta_histogram || {});
     }
+    var ledger = readJson("ledger-rows");
+    var ledgerCanvas = document.getElementById("plot-ledger");
+    if (ledger && ledger.length && ledgerCanvas) ledgerChart(ledgerCanvas, ledger);
     var summary = readJson("category-summary");
     if (summary) {
       document.querySelectorAll("canvas[data-category-group]").forEach(function (canvas) {
@@ -129,6 +149,7 @@
   }
 
   window.RealMath = window.RealMath || {};
-  window.RealMath.metricsCharts = { scatter: scatter, frCurves: frCurves, deltaHistogram: deltaHistogram, categoryChart: categoryChart };
+  window.RealMath.metricsCharts = { scatter: scatter, frCurves: frCurves, deltaHistogram: deltaHistogram, categoryChart: categoryChart,
+    ledgerChart: ledgerChart };
   document.addEventListener("DOMContentLoaded", init);
 })();

@@ -13,7 +13,7 @@ class Command(BaseCommand):
     help = (
         "Judge-vs-gold metrics (n, MSE, MAE, signed error, FR_1..5, Pearson, Spearman, evaluation gap, bootstrap "
         "95% intervals) by source, question, level and batch, for one judge setting version, one run, or every "
-        "setting with results."
+        "setting with results; per-sub-question MAE, FR_1 and signed error under `sub_question_ledger`."
     )
 
     def add_arguments(self, parser):
@@ -70,4 +70,8 @@ class Command(BaseCommand):
             for entry in report[f"by_{group}"]:
                 out.write(f"  {group:8} {entry['label'][:40]:40} n={entry['n']:<6} MSE {fmt(entry['mse'])}  "
                           f"FR_2 {fmt(entry['fr_2'])}")
+        for row in report["sub_question_ledger"]:
+            label = f"{row['question_label']} {row['sub_question']}"
+            out.write(f"  sub-q    {label[:40]:40} n={row['n']:<6} MAE {fmt(row['mae'])}  FR_1 {fmt(row['fr_1'])}  "
+                      f"signed {fmt(row['mean_signed_error'])}")
         sys.stdout.flush()
