@@ -1,12 +1,13 @@
 """The probe page in a real browser: start probes from the menu, watch the run finish, read the
-rates, open an item's diff with both judge outputs and the answers' math rendered."""
+rates, open an item's diff with both judge outputs and the answers' math rendered, then open the
+methods report and find the rates there."""
 import re
 
 import pytest
 
 from grading.models import ProbeRun
 from tests.conftest import login, screenshot
-from tests.factories import make_question, make_setting
+from tests.factories import make_question, make_results, make_setting, set_gold
 
 from .helpers import FAIR, make_answers
 
@@ -15,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_run_probes_and_open_a_diff(page, live_server, llm_server, endpoint, reviewer):
     llm_server.default = FAIR
-    make_answers(make_question(), 4)
+    answers = make_answers(make_question(), 4)
     setting = make_setting(endpoint, name="rubric-fair")
     login(page, live_server, reviewer.username)
     page.hover(".menu-group[data-group=review]")
@@ -45,3 +46,14 @@ def test_run_probes_and_open_a_diff(page, live_server, llm_server, endpoint, rev
     screenshot(page, "studies_probe_item")
     page.goto(f"{live_server.url}/grading/studies/probes/")
     assert "Done" in page.inner_text("#probe-runs")
+
+    # The methods report (the setting's run over these answers, as a judge run would leave it).
+    set_gold(answers, [8] * len(answers))
+    make_results(setting, answers, [8] * len(answers), key_prefix="walk")
+    page.hover(".menu-group[data-group=review]")
+    page.click(".menu-group[data-group=review] >> text=Methods report")
+    page.wait_for_selector("#report-text")
+    text = page.inner_text("#report-text")
+    assert "No probes run." not in text
+    assert "| rubric-fair v1 | drop-final-answer | 4 | 4 | 1.000" in text
+    screenshot(page, "studies_methods_report")
