@@ -12,7 +12,7 @@ ADMIN_PERMISSIONS = (
 )
 
 
-def ensure_role_groups():
+def ensure_role_groups() -> dict[str, Group]:
     groups = {name: Group.objects.get_or_create(name=name)[0] for name in ROLES}
     for app_label, codename in ADMIN_PERMISSIONS:
         permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename).first()
@@ -22,7 +22,7 @@ def ensure_role_groups():
 
 
 @transaction.atomic
-def create_user_with_role(username, password, role, *, email=""):
+def create_user_with_role(username: str, password: str, role: str, *, email: str = "") -> User:
     """Create (or reset) a user holding exactly one role."""
     groups = ensure_role_groups()
     user, _ = User.objects.get_or_create(username=username, defaults={"email": email})

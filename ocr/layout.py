@@ -25,8 +25,11 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
+
+from annotation.models import Exam
 
 from .filenames import QuestionIndex
 
@@ -54,7 +57,7 @@ class PagePlace:
     page_number: int = 1
 
     @property
-    def cover(self):
+    def cover(self) -> bool:
         return self.question_id is None
 
 
@@ -65,14 +68,14 @@ class ClassLayout:
     template: dict = field(default_factory=dict)  # as stored on the batch
 
     @property
-    def pages_per_student(self):
+    def pages_per_student(self) -> int:
         return len(self.places)
 
     @property
-    def expected_pages(self):
+    def expected_pages(self) -> int:
         return len(self.students) * self.pages_per_student
 
-    def check_page_count(self, count):
+    def check_page_count(self, count: int) -> None:
         """Refuse a PDF whose page count is not packets x pages per packet."""
         if count != self.expected_pages:
             raise LayoutError([
@@ -82,13 +85,13 @@ class ClassLayout:
                 "the roster lists every packet in the PDF, in order, and that no page is missing or scanned twice."
             ])
 
-    def place_of(self, pdf_index):
+    def place_of(self, pdf_index: int) -> tuple[str, PagePlace]:
         """(student id, PagePlace) of the page at `pdf_index` (from 0) of the class PDF."""
         packet, page = divmod(pdf_index, self.pages_per_student)
         return self.students[packet], self.places[page]
 
 
-def read_layout(roster, template, exam):
+def read_layout(roster: bytes, template: bytes, exam: Exam) -> ClassLayout:
     """Read both files (bytes) against the questions of `exam`: a ClassLayout, or LayoutError with every problem."""
     problems, students, places, stored = [], [], [], {}
     try:
@@ -106,7 +109,7 @@ def read_layout(roster, template, exam):
 
 # --- the roster --------------------------------------------------------------------------------
 
-def read_roster(data):
+def read_roster(data: bytes) -> list[str]:
     """Student ids in packet order from ROSTER.csv bytes; LayoutError lists what is wrong."""
     text = _text(data, "ROSTER.csv", MAX_ROSTER_BYTES)
     try:
@@ -175,7 +178,7 @@ def _text(data, name, limit):
 
 # --- the template ------------------------------------------------------------------------------
 
-def read_template(data, exam):
+def read_template(data: bytes, exam: Exam) -> tuple[list[PagePlace], dict[str, Any]]:
     """([PagePlace per page of a packet], the template as stored) from TEMPLATE.json bytes."""
     text = _text(data, "TEMPLATE.json", MAX_TEMPLATE_BYTES)
     try:

@@ -11,15 +11,17 @@ transaction that also rewrites the responses the pages make and leaves a `Packet
 who, when and what (`ocr.models.PacketEdit`).
 """
 import hashlib
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
+from annotation.models import Exam
 from annotation.transcripts import TranscriptConflict, move_response, release_response
 
 from . import imaging, layout, services
 from .engines import get_engine
-from .models import OcrRun, PacketEdit, Page, ScanFile, Transcript
+from .models import OcrRun, PacketEdit, Page, ScanBatch, ScanFile, Transcript
 
 
 class ClassScanRefused(Exception):
@@ -36,7 +38,9 @@ class PacketError(Exception):
 
 # --- a class's PDF -------------------------------------------------------------------------------
 
-def ingest_class_pdf(*, exam, engine, upload, roster, template, user=None, name=""):
+def ingest_class_pdf(
+    *, exam: Exam, engine: str, upload: services.Upload, roster: bytes, template: bytes, user=None, name: str = ""
+) -> ScanBatch:
     """Check a class PDF against its roster and template, then store it as one batch; the batch.
 
     `upload` is a services.Upload of the PDF; `roster` and `template` are the bytes of
@@ -139,7 +143,7 @@ def _render_on_commit(page_ids):
         transaction.on_commit(send)
 
 
-def render_without_ocr(page_id):
+def render_without_ocr(page_id: int) -> Page | None:
     """Render and prepare a page that is not OCR'd (a cover), for its thumbnail and screen image."""
     page = Page.objects.select_related("source_file").filter(pk=page_id).first()
     if page is None or page.status == Page.Status.PREPARED:
@@ -154,7 +158,10 @@ def render_without_ocr(page_id):
 
 # --- fixing packets ------------------------------------------------------------------------------
 
-def move_page(page, *, student_id, question_id=None, page_number=None, cover=False, user=None):
+def move_page(
+    page: Page, *, student_id: str, question_id: int | None = None, page_number: int | None = None,
+    cover: bool = False, user=None,
+) -> PacketEdit:
     """Put one page elsewhere: another student, question and page number, or make it a cover page.
 
     Without a page number the page goes after the answer's other pages; with one, it is put there
@@ -173,7 +180,7 @@ def move_page(page, *, student_id, question_id=None, page_number=None, cover=Fal
     return _apply(page.batch, {page.pk: target}, PacketEdit.Action.MOVE, summary, user)
 
 
-def swap_pages(first, second, *, user=None):
+def swap_pages(first: Page, second: Page, *, user=None) -> PacketEdit:
     """Exchange the places (student, question, page number, cover) of two pages of a batch."""
     if first.pk == second.pk:
         raise PacketError("Choose two different pages to swap.")
@@ -184,7 +191,7 @@ def swap_pages(first, second, *, user=None):
     return _apply(first.batch, targets, PacketEdit.Action.SWAP, summary, user)
 
 
-def reassign_packet(batch, *, student_id, to_student_id, user=None):
+def reassign_packet(batch: ScanBatch, *, student_id: str, to_student_id: str, user=None) -> PacketEdit:
     """Give every page of one student's packet in this batch to another student id.
 
     When that student already has pages in the batch, the two packets change places (a roster
@@ -206,7 +213,7 @@ def reassign_packet(batch, *, student_id, to_student_id, user=None):
     return _apply(batch, targets, PacketEdit.Action.PACKET, summary, user)
 
 
-def assign_pages(batch, rows, *, user=None):
+def assign_pages(batch: ScanBatch, rows: list[dict[str, Any]], *, user=None) -> PacketEdit | None:
     """The batch page's assignment form: rows of {page, student_id, question, page_number}, kept as given.
 
     Pages whose place does not change are left alone. Returns the PacketEdit, or None when

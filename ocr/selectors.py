@@ -1,16 +1,19 @@
 """Read-side queries of the ocr app."""
 import difflib
+from collections.abc import Iterable
+from typing import Any
 
-from django.db.models import Avg, Count, Max, Min, Prefetch, Q, Sum
+from django.db.models import Avg, Count, Max, Min, Prefetch, Q, QuerySet, Sum
 from django.utils import timezone
 
 from accounts.roles import is_reviewer
 from annotation.labelling.selectors import can_label
+from annotation.models import Question, Response
 
-from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript
+from .models import OcrRun, PacketEdit, Page, ScanBatch, ScanFile, Transcript, TranscriptFlag
 
 
-def batch_list():
+def batch_list() -> QuerySet[ScanBatch]:
     return ScanBatch.objects.select_related("exam", "created_by").annotate(
         n_pages=Count("pages", distinct=True),
         n_refused=Count("files", filter=~Q(files__status=ScanFile.Status.ACCEPTED), distinct=True),
@@ -18,7 +21,7 @@ def batch_list():
     )
 
 
-def batch_progress(batch):
+def batch_progress(batch: ScanBatch) -> dict[str, Any]:
     """Counts of the batch's OCR runs by status, and the share finished (done or failed)."""
     counts = OcrRun.objects.filter(page__batch=batch).aggregate(
         total=Count("pk"),
@@ -65,7 +68,7 @@ def _eta_seconds(batch, remaining):
     return max(0, round(remaining * per_page - min(since_last, per_page)))
 
 
-def batch_pages(batch):
+def batch_pages(batch: ScanBatch) -> QuerySet[Page]:
     """Pages of a batch with what the batch page shows, in a fixed number of queries."""
     return (
         batch.pages.select_related("question", "transcript", "source_file")
@@ -81,11 +84,11 @@ def _open_flag_count():
     return Count("flags", filter=Q(flags__resolved_at__isnull=True), distinct=True)
 
 
-def batch_files(batch):
+def batch_files(batch: ScanBatch) -> QuerySet[ScanFile]:
     return batch.files.order_by("id")
 
 
-def page_order(batch):
+def page_order(batch: ScanBatch) -> list[int]:
     """Page ids of a batch in the order the correction screen steps through them: flagged first."""
     return list(
         batch.pages.annotate(open_flags=_open_flag_count())
@@ -94,7 +97,7 @@ def page_order(batch):
     )
 
 
-def neighbours(page):
+def neighbours(page: Page) -> tuple[int | None, int | None, int, int]:
     order = page_order(page.batch)
     position = order.index(page.pk)
     previous = order[position - 1] if position > 0 else None
@@ -102,19 +105,19 @@ def neighbours(page):
     return previous, following, position + 1, len(order)
 
 
-def page_detail(pk):
+def page_detail(pk: int) -> Page:
     return Page.objects.select_related("batch__exam", "question", "response", "source_file").get(pk=pk)
 
 
-def transcript_of(page):
+def transcript_of(page: Page) -> Transcript | None:
     return Transcript.objects.select_related("updated_by", "verified_by").filter(page=page).first()
 
 
-def runs_of(page):
+def runs_of(page: Page) -> list[OcrRun]:
     return list(page.ocr_runs.order_by("id"))
 
 
-def display_run(page, transcript):
+def display_run(page: Page, transcript: Transcript | None) -> OcrRun | None:
     """The run whose boxes the correction screen shows: the one that seeded the transcript, else the latest done."""
     runs = [run for run in runs_of(page) if run.status == OcrRun.Status.DONE]
     if transcript is not None and transcript.source_run_id:
@@ -124,7 +127,7 @@ def display_run(page, transcript):
     return runs[-1] if runs else None
 
 
-def revisions_with_diffs(transcript):
+def revisions_with_diffs(transcript: Transcript) -> list[dict[str, Any]]:
     """Revisions newest first, each with the character diff from the one before it."""
     revisions = list(transcript.revisions.select_related("author").order_by("version", "id"))
     previous_text, rows = "", []
@@ -134,7 +137,7 @@ def revisions_with_diffs(transcript):
     return list(reversed(rows))
 
 
-def diff_segments(old, new):
+def diff_segments(old: str, new: str) -> list[tuple[str, str]]:
     """[(op, text)] with op one of equal / delete / insert, at character level (difflib)."""
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     segments = []
@@ -149,7 +152,7 @@ def diff_segments(old, new):
     return segments
 
 
-def quality_rows():
+def quality_rows() -> list[dict[str, Any]]:
     """CER per batch and engine over verified pages: total edits / total reference characters."""
     rows = (
         OcrRun.objects.filter(cer_edits__isnull=False)
@@ -162,7 +165,7 @@ def quality_rows():
     return [_with_cer(row) for row in rows]
 
 
-def quality_by_engine():
+def quality_by_engine() -> list[dict[str, Any]]:
     rows = (
         OcrRun.objects.filter(cer_edits__isnull=False)
         .values("engine")
@@ -180,7 +183,7 @@ def _with_cer(row):
     return row
 
 
-def page_cer_rows(batch):
+def page_cer_rows(batch: ScanBatch) -> QuerySet[OcrRun]:
     """Per verified page of a batch: each engine's CER (for the quality page's detail table)."""
     return (
         OcrRun.objects.filter(page__batch=batch, cer_edits__isnull=False)
@@ -194,7 +197,7 @@ def page_cer_rows(batch):
 ANSWER_STATES = ("OCR", "corrected", "verified", "assigned", "labelled")
 
 
-def batch_answers(batch):
+def batch_answers(batch: ScanBatch) -> list[dict[str, Any]]:
     """The answers (student x question) the batch's pages make, each with its state, in four queries.
 
     State, the furthest reached: OCR (pages read, nobody corrected them yet), corrected (a
@@ -254,14 +257,14 @@ def _answer_state(answer, response):
     return answer
 
 
-def answer_state_counts(answers):
+def answer_state_counts(answers: Iterable[dict[str, Any]]) -> dict[str, int]:
     counts = dict.fromkeys(ANSWER_STATES, 0)
     for answer in answers:
         counts[answer["state"]] += 1
     return counts
 
 
-def batch_packets(batch):
+def batch_packets(batch: ScanBatch) -> list[dict[str, Any]]:
     """The batch's pages by student (roster order first), each packet in scan order, for the fix screen."""
     pages = list(
         batch.pages.select_related("question", "transcript", "source_file")
@@ -275,7 +278,7 @@ def batch_packets(batch):
     return [{"student_id": student, "pages": members, "in_roster": student in order} for student, members in ordered]
 
 
-def packet_edits(batch, limit=100):
+def packet_edits(batch: ScanBatch, limit: int = 100) -> list[PacketEdit]:
     """The batch's packet fixes, newest first, each change put in words (student, question label, page)."""
     edits = list(batch.packet_edits.select_related("user")[:limit])
     labels = dict(batch.exam.questions.values_list("pk", "location"))
@@ -297,11 +300,11 @@ def _place_words(place, labels):
     return f"{place['student_id'] or '?'}, {label} p{place['page_number']}"
 
 
-def scan_batch(pk):
+def scan_batch(pk: int) -> ScanBatch | None:
     return ScanBatch.objects.select_related("exam").filter(pk=pk).first()
 
 
-def scan_batches_to_assign():
+def scan_batches_to_assign() -> QuerySet[ScanBatch]:
     """Batches whose pages made at least one response (for the Assign page's batch choice)."""
     return (
         ScanBatch.objects.filter(pages__response__isnull=False).distinct()
@@ -309,7 +312,7 @@ def scan_batches_to_assign():
     )
 
 
-def answers_waiting(batch, question=None):
+def answers_waiting(batch: ScanBatch, question: Question | None = None) -> int:
     """How many of the batch's answers (to `question`) are not verified yet: left out when it is assigned."""
     return sum(1 for answer in batch_answers(batch) if answer["state"] in ("OCR", "corrected")
                and (question is None or answer["question"].pk == question.pk))
@@ -318,7 +321,7 @@ def answers_waiting(batch, question=None):
 # --- scans beside labels (the labelling and adjudication screens) ----------------------------
 
 
-def may_view_page_image(user, page):
+def may_view_page_image(user, page: Page) -> bool:
     """Reviewers see every scan; an annotator only the pages of a response they may label."""
     if is_reviewer(user):
         return True
@@ -327,7 +330,7 @@ def may_view_page_image(user, page):
     return can_label(user, page.response)
 
 
-def response_scans(response):
+def response_scans(response: Response) -> list[dict[str, Any]]:
     """The page images of a response in page order, each with its OCR word boxes in offsets of the
     response's transcript: [{"id", "number", "width", "height", "words": [[start, end, x0, y0, x1, y1], ...],
     "start", "end"}], start/end being where the page's text lies in the transcript (None if not found).
@@ -362,7 +365,7 @@ def response_scans(response):
     return scans
 
 
-def page_of_span(response, start):
+def page_of_span(response: Response, start: int) -> tuple[int | None, int | None]:
     """The page (id) whose text holds offset `start` of the response's transcript, and that
     text's offset; the first page (offset None) when the text cannot be placed."""
     scans = response_scans(response)
@@ -374,7 +377,7 @@ def page_of_span(response, start):
     return scans[0]["id"], None
 
 
-def open_flags(page, text=""):
+def open_flags(page: Page, text: str = "") -> list[TranscriptFlag]:
     """Unresolved "transcript wrong here" flags of a page, oldest first, each with `before` and
     `after`: the page text around the flagged passage when it is still at its place in `text`."""
     flags = list(page.flags.filter(resolved_at__isnull=True).select_related("flagged_by"))

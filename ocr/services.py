@@ -2,6 +2,7 @@
 import hashlib
 import logging
 import time
+from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -9,15 +10,17 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from PIL import Image
 
-from annotation.models import Question
+from annotation.models import Exam, Question, Response
 from annotation.transcripts import TranscriptConflict, record_transcript
 
 from . import imaging, selectors
-from .engines import EngineFailed, EngineUnavailable, get_engine
+from .engines import EngineFailed, EngineUnavailable, OcrEngine, get_engine
 from .filenames import QuestionIndex, parse_name
 from .metrics import char_errors
 from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript, TranscriptFlag, TranscriptRevision
@@ -69,16 +72,16 @@ class Upload:
         if self.size is None:
             self.size = len(self.data) if self.data is not None else getattr(self.source, "size", 0)
 
-    def read(self):
+    def read(self) -> bytes | None:
         if self.data is None and self.source is not None:
             self.data = self.source.read()
         return self.data
 
-    def release(self):
+    def release(self) -> None:
         self.data = None
 
 
-def uploads_from(files):
+def uploads_from(files: Iterable[UploadedFile]) -> list[Upload]:
     """Django uploaded files (or any file objects with name and size) as Uploads, read lazily."""
     return [
         Upload(name=f.name, declared_type=getattr(f, "content_type", "") or "", size=f.size, source=f)
@@ -86,13 +89,13 @@ def uploads_from(files):
     ]
 
 
-def create_batch(*, exam, engine, user=None, name=""):
+def create_batch(*, exam: Exam, engine: str, user=None, name: str = "") -> ScanBatch:
     get_engine(engine)  # KeyError for an unknown engine
     name = name.strip() or f"{exam.name} scans {timezone.localtime():%Y-%m-%d %H:%M}"
     return ScanBatch.objects.create(name=name[:200], exam=exam, engine=engine, created_by=user)
 
 
-def ingest_uploads(batch, uploads):
+def ingest_uploads(batch: ScanBatch, uploads: Iterable[Upload]) -> list[ScanFile]:
     """Read each upload into pages; a refused file is recorded with its reason and the rest go on.
 
     Returns the ScanFile rows in upload order. OCR of the new pages is queued after commit.
@@ -120,7 +123,7 @@ def ingest_uploads(batch, uploads):
     return results
 
 
-def ingest_upload(batch, upload, index):
+def ingest_upload(batch: ScanBatch, upload: Upload, index: QuestionIndex) -> ScanFile:
     """Turn one upload into pages (or a refusal) and queue their OCR.
 
     Images are decoded here, one page at a time. A PDF is only checked and measured here: its
@@ -244,7 +247,7 @@ def _record_file(batch, upload, status, message, kind=""):
     return scan_file
 
 
-def store_file(name, data, written):
+def store_file(name: str, data: bytes, written: list[str]) -> str:
     """Write bytes under an exact storage name (replacing what was there) and remember it."""
     if default_storage.exists(name):
         default_storage.delete(name)
@@ -253,7 +256,7 @@ def store_file(name, data, written):
     return stored
 
 
-def delete_files(names):
+def delete_files(names: Iterable[str]) -> None:
     for name in names:
         try:
             default_storage.delete(name)
@@ -263,7 +266,7 @@ def delete_files(names):
 
 # --- OCR --------------------------------------------------------------------------------------
 
-def queue_ocr(pages, engine_name):
+def queue_ocr(pages: Iterable[Page], engine_name: str) -> list[OcrRun]:
     """Create a queued run per page and send one Celery task per page once the data is committed."""
     runs = OcrRun.objects.bulk_create(OcrRun(page=page, engine=engine_name) for page in pages)
     _send_on_commit([run.pk for run in runs])
@@ -280,7 +283,7 @@ def _send_on_commit(run_ids):
     transaction.on_commit(send)
 
 
-def queue_engine_on_batch(batch, engine_name):
+def queue_engine_on_batch(batch: ScanBatch, engine_name: str) -> list[OcrRun]:
     """Run another engine on every page of a batch (to compare engines on the quality page)."""
     get_engine(engine_name)
     pages = list(batch.pages.exclude(ocr_runs__engine=engine_name))
@@ -292,7 +295,7 @@ def _stuck_after():
     return timedelta(seconds=2 * settings.OCR_ENGINE_TIMEOUT + 60)
 
 
-def retry_failed_runs(batch):
+def retry_failed_runs(batch: ScanBatch) -> int:
     """Queue again the runs that failed, and those whose worker died under them."""
     stuck = Q(status=OcrRun.Status.RUNNING, started__lt=timezone.now() - _stuck_after())
     runs = list(OcrRun.objects.filter(Q(status=OcrRun.Status.FAILED) | stuck, page__batch=batch))
@@ -301,7 +304,7 @@ def retry_failed_runs(batch):
     return len(runs)
 
 
-def perform_ocr_run(run_id):
+def perform_ocr_run(run_id: int) -> OcrRun | None:
     """Prepare the page (once), run the engine on it, store text and boxes, seed the transcript."""
     now = timezone.now()
     claimable = Q(status=OcrRun.Status.QUEUED) | Q(status=OcrRun.Status.RUNNING, started__lt=now - _stuck_after())
@@ -355,7 +358,7 @@ class _StageClock:
         return {stage: round(seconds, 3) for stage, seconds in self.timings.items()}
 
 
-def warm_up_engines():
+def warm_up_engines() -> tuple[str, float] | None:
     """Load and run the default engine once in this process (a worker process that just started).
 
     Returns (engine name, seconds), or None when warming up is off or the engine cannot run here.
@@ -396,7 +399,7 @@ def _fail(run, message):
     return run
 
 
-def engine_input(engine, prepared):
+def engine_input(engine: OcrEngine, prepared: imaging.PreparedPage) -> tuple[Image.Image, float]:
     """The prepared image an engine reads, and the factor from its pixels to screen pixels."""
     if engine.input_kind == "binary":
         return prepared.binary, prepared.work_to_display
@@ -405,7 +408,7 @@ def engine_input(engine, prepared):
     return prepared.gray, prepared.work_to_display
 
 
-def render_pending_page(page):
+def render_pending_page(page: Page) -> Page:
     """Render a PDF page the upload only measured (one page, in the worker); raise UploadRefused if it cannot be."""
     if page.master:
         return page
@@ -445,7 +448,7 @@ def _record_rendering(page, decoded):
     raise imaging.UploadRefused(f"Skipped: {words}.")
 
 
-def prepare_stored_page(page):
+def prepare_stored_page(page: Page) -> imaging.PreparedPage:
     """Prepare a stored page for OCR; the first time, also store its screen renditions."""
     with default_storage.open(page.master, "rb") as handle:
         master = imaging.open_stored_png(handle.read())
@@ -464,7 +467,7 @@ def prepare_stored_page(page):
     return prepared
 
 
-def seed_transcript(run):
+def seed_transcript(run: OcrRun) -> Transcript | None:
     """Give a page its first transcript from the batch engine's output; never over people's edits."""
     page = run.page
     if run.engine != page.batch.engine:
@@ -480,7 +483,9 @@ def seed_transcript(run):
 
 # --- transcripts --------------------------------------------------------------------------------
 
-def save_transcript(page, *, text, base_version, user, kind=TranscriptRevision.Kind.SAVE):
+def save_transcript(
+    page: Page, *, text: str, base_version: int, user, kind: str = TranscriptRevision.Kind.SAVE
+) -> Transcript:
     """Store a new text if the transcript is still at `base_version`; else raise StaleTranscript."""
     text = text.replace("\r\n", "\n")
     with transaction.atomic():
@@ -522,7 +527,7 @@ def _record_revision(transcript, text, kind, user, now):
     )
 
 
-def verify_transcript(page, *, text, base_version, user):
+def verify_transcript(page: Page, *, text: str, base_version: int, user) -> tuple[Transcript, Response]:
     """Save the text as verified and write the response it belongs to (history kept)."""
     if not page.is_assigned:
         raise TranscriptError("Assign a student and a question to this page before verifying it.")
@@ -551,7 +556,7 @@ class FlagInvalid(ValueError):
     """A "transcript wrong here" flag that cannot be stored (the message says why)."""
 
 
-def flag_transcript(*, response, user, start, end, note=""):
+def flag_transcript(*, response: Response, user, start: int, end: int, note: str = "") -> TranscriptFlag:
     """Send a passage of a response's transcript back to the correction queue with a note.
 
     The flag goes on the page whose text holds the passage. The caller checks that the user may
@@ -574,14 +579,14 @@ def flag_transcript(*, response, user, start, end, note=""):
     )
 
 
-def resolve_flags(page, user):
+def resolve_flags(page: Page, user) -> int:
     """Close the open flags of a page (it was verified again)."""
     return TranscriptFlag.objects.filter(page=page, resolved_at__isnull=True).update(
         resolved_at=timezone.now(), resolved_by=user
     )
 
 
-def score_runs(page, reference):
+def score_runs(page: Page, reference: str) -> None:
     """Store each finished run's character errors against the verified text (for the quality page)."""
     runs = list(page.ocr_runs.filter(status=OcrRun.Status.DONE))
     for run in runs:
@@ -590,7 +595,7 @@ def score_runs(page, reference):
     OcrRun.objects.bulk_update(runs, ["cer_edits", "cer_length", "cer_math_edits", "cer_math_length"])
 
 
-def write_response(page, user):
+def write_response(page: Page, user) -> Response:
     """Create or update the response of the page's student and question from all of its pages."""
     group = list(
         Page.objects.filter(question_id=page.question_id, student_id=page.student_id)
