@@ -223,8 +223,6 @@ def batch_answers(batch: ScanBatch) -> list[dict[str, Any]]:
 
 
 def _response_progress(response_ids):
-    from annotation.models import Response
-
     return Response.objects.filter(pk__in=response_ids).annotate(
         n_assigned=Count("assignments", distinct=True),
         n_completed=Count("assignments", filter=Q(assignments__completed_at__isnull=False), distinct=True),
