@@ -74,10 +74,11 @@ class AnnotationSerializer(serializers.ModelSerializer):
 
 class ResponseSerializer(serializers.ModelSerializer):
     """A response. Where blind mode hides its scores (`scores_visible`, annotated by
-    annotation.selectors.with_scores_visible) the gold fields are left out and the status is the
-    one shown to blind annotators."""
+    annotation.selectors.with_scores_visible) the gold fields are left out, and `updated` with
+    them (an adjudication saves the response, so its time would tell that a gold was set), and
+    the status is the one shown to blind annotators."""
 
-    BLIND_FIELDS = ("gold_score", "gold_status")
+    BLIND_FIELDS = ("gold_score", "gold_status", "updated")
 
     class Meta:
         model = Response

@@ -15,6 +15,7 @@ from decimal import Decimal
 import pytest
 from django.test import Client
 from django.urls import URLResolver, get_resolver, resolve, reverse
+from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 
 from annotation.models import Annotation, Assignment, Response
@@ -91,8 +92,9 @@ def rotate_hidden_data(world):
         status = rows[source]["status"]
         if Response.Status.TRANSCRIBING in (status, rows[pk]["status"]):
             status = rows[pk]["status"]
+        # A real adjudication also saves the response: its `updated` time moves too.
         Response.objects.filter(pk=pk).update(gold_score=rows[source]["gold_score"], gold_status=rows[source]["gold_status"],
-                                              status=status)
+                                              status=status, updated=timezone.now())
     for label in Annotation.objects.filter(response__in=hidden).exclude(annotator=world["annotator"]):
         Annotation.objects.filter(pk=label.pk).update(total=10 - label.total, submitted=not label.submitted,
                                                       is_imported=not label.is_imported)
