@@ -190,14 +190,16 @@ def _values(queryset, fields, json_fields=()):
     return decode_json_fields(queryset.values(*plain, **json_text(*json_fields)), json_fields)
 
 
-def _response_chunk(selected, ids):
+def _response_chunk(response_queryset, ids):
     """The responses of one chunk as rows, with their labels grouped by owner.
 
     Plain rows, not model instances: building objects (and a queryset per prefetched
     relation) cost most of the export's time. The chunk is named by a subquery on its id
-    range, not by a list of ids that Django would prepare one by one.
+    range, not by a list of ids that Django would prepare one by one; the range goes on the
+    caller's own queryset (its filters), not on a `pk IN (whole selection)` wrapper, which
+    SQLite would evaluate over the whole selection for every chunk (quadratic time).
     """
-    chunk = selected.filter(pk__gte=ids[0], pk__lte=ids[-1]).values("pk")
+    chunk = response_queryset.filter(pk__gte=ids[0], pk__lte=ids[-1]).order_by().values("pk")
     related = {
         "annotations": _grouped(_values(
             Annotation.objects.filter(response__in=chunk).order_by("response_id", "is_imported", "annotator__username", "id"),
@@ -275,7 +277,7 @@ def iter_full_lines(response_queryset, *, chunk_size=500, on_progress=None):
             if hasattr(module, "export_responses"):
                 for response_id, sections in module.export_responses(ids).items():
                     extras.setdefault(response_id, {}).update(sections)
-        responses, related = _response_chunk(selected, ids)
+        responses, related = _response_chunk(response_queryset, ids)
         for response in responses:
             line = response_line(response, related, checkpoint_orders)
             line.update(extras.get(response["id"], {}))
