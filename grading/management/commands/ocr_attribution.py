@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from grading.studies import probes, selectors, services
 
-from .probe_judge import follow
+from .probe_judge import follow_probes
 
 
 class Command(BaseCommand):
@@ -44,6 +44,6 @@ class Command(BaseCommand):
         if options["inline"]:
             services.run_inline(run)
         else:
-            follow(run, self.stderr)
+            follow_probes(run, self.stderr)
         for row in selectors.attribution_rows(setting, options["threshold"]):
             self.stdout.write(json.dumps(row, sort_keys=True))

@@ -7,12 +7,13 @@ JSON output: {probe: {"n", "detected", "rate", "ci": [lo, hi], "skipped", "faile
 Without --inline the run is queued to the Celery workers and followed until it ends.
 """
 import json
-import time
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from grading.studies import probes, selectors, services
+
+from ._follow import follow
 
 
 class Command(BaseCommand):
@@ -43,7 +44,7 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         self.stderr.write(f"Probe run {run.pk} of {setting}: {run.n_items} derived answers.")
-        run = services.run_inline(run) if options["inline"] else follow(run, self.stderr)
+        run = services.run_inline(run) if options["inline"] else follow_probes(run, self.stderr)
         rates = selectors.run_rates(run)
         if options["format"] == "json":
             self.stdout.write(json.dumps(rates, indent=2, sort_keys=True))
@@ -57,16 +58,5 @@ class Command(BaseCommand):
             )
 
 
-def follow(run, out, every=1.0):
-    """Wait for a queued run to end, printing its progress when it changes."""
-    last = None
-    while True:
-        run.refresh_from_db()
-        progress = selectors.run_progress(run)
-        line = f"  {progress['done']}/{progress['total']} done, {progress['error']} failed"
-        if line != last:
-            out.write(line)
-            last = line
-        if progress["finished"]:
-            return run
-        time.sleep(every)
+def follow_probes(run, out):
+    return follow(run, selectors.run_progress, lambda p: f"{p['done']}/{p['total']} done, {p['error']} failed", out)

@@ -4,13 +4,13 @@
     python manage.py run_judges --setting rubric-gpt --inline      # no worker: work in this process
     python manage.py run_judges --resume 12 --wait                 # resume run 12, follow it
 """
-import time
-
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from grading.judges import selectors, services
 from grading.models import JudgeRun, JudgeSetting
+
+from ._follow import follow
 
 FILTERS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
 
@@ -45,7 +45,8 @@ class Command(BaseCommand):
         if options["inline"]:
             run = services.run_inline(run)
         elif options["wait"]:
-            run = self._follow(run)
+            run = follow(run, selectors.run_progress, lambda p: (
+                f"{p['done']}/{p['total']} done, {p['error']} failed, {p['cached']} cached"), self.stdout)
         self._summary(run)
 
     def _run(self, pk):
@@ -80,19 +81,6 @@ class Command(BaseCommand):
             raise CommandError(" ".join(exc.messages)) from exc
         self.stdout.write(f"Run {run.pk} of {config}: {run.n_items} responses ({'in this process' if options['inline'] else 'queued'}).")
         return run
-
-    def _follow(self, run):
-        last = None
-        while True:
-            run.refresh_from_db()
-            progress = selectors.run_progress(run)
-            line = f"{progress['done']}/{progress['total']} done, {progress['error']} failed, {progress['cached']} cached"
-            if line != last:
-                self.stdout.write(f"  {line}")
-                last = line
-            if run.status != JudgeRun.Status.RUNNING:
-                return run
-            time.sleep(1.0)
 
     def _summary(self, run):
         p = selectors.run_progress(run)

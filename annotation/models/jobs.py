@@ -1,0 +1,29 @@
+"""What every background job of the dataset (export, import) has: a status, an error, who
+started it and when it ended, and its progress as a percentage of `done` out of `total`
+(each job kind declares those two counters in its own unit: responses or bytes)."""
+from django.conf import settings
+from django.db import models
+
+
+class BackgroundJob(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created", "-id"]
+
+    @property
+    def percent(self):
+        if self.status == self.Status.DONE:
+            return 100
+        return int(100 * self.done / self.total) if self.total else 0
