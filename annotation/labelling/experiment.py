@@ -50,7 +50,11 @@ def _interval(values, rng, n_resamples, statistic=np.mean):
     if values.size < 2 or not n_resamples:
         return [None, None]
     draws = rng.integers(0, values.size, size=(n_resamples, values.size))
-    stats = statistic(values[draws], axis=1)
+    return _percentile_interval(statistic(values[draws], axis=1))
+
+
+def _percentile_interval(stats):
+    """The central CONFIDENCE interval of bootstrap statistics, as [low, high]."""
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(stats, [tail, 100 - tail])
     return [float(low), float(high)]
@@ -65,9 +69,7 @@ def _difference(shown, hidden, rng, n_resamples, n_permutations):
     if shown.size >= 2 and hidden.size >= 2 and n_resamples:
         a = shown[rng.integers(0, shown.size, size=(n_resamples, shown.size))].mean(axis=1)
         b = hidden[rng.integers(0, hidden.size, size=(n_resamples, hidden.size))].mean(axis=1)
-        tail = (1 - CONFIDENCE) / 2 * 100
-        low, high = np.percentile(a - b, [tail, 100 - tail])
-        ci = [float(low), float(high)]
+        ci = _percentile_interval(a - b)
     p_value = None
     if n_permutations:
         pooled = np.concatenate([shown, hidden])
