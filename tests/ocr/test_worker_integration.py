@@ -80,7 +80,9 @@ def test_pages_are_ocrd_by_a_real_worker(tmp_path, make_batch, settings):
         )
         try:
             deadline = time.monotonic() + 180
-            while not batch_progress(batch)["complete"]:
+            # The batch is complete once each task stored its transcript; Celery logs "succeeded"
+            # only after the task returns: wait for both lines before stopping the worker.
+            while not batch_progress(batch)["complete"] or len(_succeeded(log_path)) < 2:
                 if worker.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"worker exited or timed out:\n{log_path.read_text()[-4000:]}")
                 time.sleep(0.3)
@@ -98,11 +100,15 @@ def test_pages_are_ocrd_by_a_real_worker(tmp_path, make_batch, settings):
     assert all(run.raw_text and run.tokens and run.engine_version.startswith("tesseract") for run in runs)
     assert all(page.transcript.version == 1 and page.web for page in Page.objects.filter(batch=batch))
     log = log_path.read_text()
-    assert len(re.findall(r"Task ocr\.run_ocr\[[0-9a-f-]+\] succeeded", log)) == 2  # one task per page
+    assert len(_succeeded(log_path)) == 2  # one task per page
     # Each worker process warmed up once when it started (a loaded machine may replace a process
     # that was slow to report itself up: the new one warms up too).
     assert log.count("OCR engines warm: tesseract") >= 2
     assert all(run.timings.keys() == {"render", "prepare", "engine", "store"} for run in runs)
+
+
+def _succeeded(log_path):
+    return re.findall(r"Task ocr\.run_ocr\[[0-9a-f-]+\] succeeded", log_path.read_text())
 
 
 def _purge(queue):
