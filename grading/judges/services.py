@@ -20,11 +20,16 @@ How a run stays correct with many workers, redeliveries and kills (SQLite and Po
   every item that has no finished result, including those a killed worker had claimed.
 
 LLM calls run in threads inside a chunk task (up to the endpoint's concurrency); only the
-task's main thread touches the database.
+task's main thread touches the database. In a worker, a chunk task returns once every item of
+its chunk has *started*: its last calls finish and are recorded by a thread of the same process
+(`TAILS`) while the process takes the next chunk, so a run boundary is not a moment with no
+call in flight. A worker process that stops waits for those calls first (`finish_tails`).
 """
 from __future__ import annotations
 
 import hashlib
+import logging
+import threading
 import time
 import uuid
 from collections import deque
@@ -54,6 +59,11 @@ from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
 OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
 CAS_THREADS = 4
+# How long a stopping worker process waits for handed-over calls (their claims are otherwise
+# left to a resume): a call takes at most its endpoint's timeout times its attempts.
+TAIL_SHUTDOWN_SECONDS = 600
+
+logger = logging.getLogger(__name__)
 
 
 class RunRefused(ValidationError):
@@ -396,8 +406,12 @@ class _Job:
 
 
 def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
-                        complete: Callable | None = None) -> ChunkReport:
-    """Judge the given items of a run (the body of the Celery chunk task)."""
+                        complete: Callable | None = None, hand_over_tail: bool = False) -> ChunkReport:
+    """Judge the given items of a run (the body of the Celery chunk task).
+
+    With `hand_over_tail` (a worker), return once every item has started; the calls still in
+    flight are recorded by `TAILS` (they are not counted in the report's ``recorded``).
+    """
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
     run = JUDGE_RUNS.live_run(run_id, epoch, select_related=["config__endpoint"])
@@ -414,20 +428,21 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
         .prefetch_related("response__question__sub_questions")
         .order_by("id")
     )
-    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete)
+    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete, hand_over_tail)
     for item, key in deferred:
         _wait_for_other_owner(run, epoch, item, key, lease, report)
     JUDGE_RUNS.finish_if_complete(run.pk, epoch)
     return report
 
 
-def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete=None):
+def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete=None, hand_over_tail=False):
     """Keep up to `width` judgements in flight, claiming items in small batches just before
     they start and writing answers in batches as they come back.
 
     A response whose content is being judged right now waits for that answer and then gets
     a copy (or claims the work itself if that judgement failed). Returns the items a live
-    worker elsewhere is on.
+    worker elsewhere is on. With `hand_over_tail`, once nothing is left to start, the calls in
+    flight go to `TAILS` and this returns without waiting for them.
     """
     config = run.config
     call = make_caller(config.endpoint, spec, complete)
@@ -435,8 +450,13 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     queue = deque((item, None) for item in items)  # inputs are built as items start: calls begin at once
     waiting, in_flight, deferred = {}, {}, []
     live, checked = True, time.monotonic()
-    with ThreadPoolExecutor(max_workers=min(width, max(1, len(items))), thread_name_prefix="judge") as pool:
+    pool, handed_over = ThreadPoolExecutor(max_workers=min(width, max(1, len(items))), thread_name_prefix="judge"), False
+    try:
         while in_flight or (queue and live):
+            if hand_over_tail and in_flight and (not live or not (queue or waiting)):
+                TAILS.take(run, epoch, in_flight, owner)  # nothing left to start here
+                handed_over = True
+                break
             if live and queue and len(in_flight) < width:
                 batch, busy = [], {job.result.cache_key for job in in_flight.values()}
                 while queue and len(batch) < width - len(in_flight):
@@ -468,7 +488,65 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
                 queue.extendleft(reversed(waiting.pop(job.result.cache_key, [])))
             if time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
                 live, checked = JUDGE_RUNS.is_live(run.pk, epoch), time.monotonic()
+    finally:
+        pool.shutdown(wait=not handed_over)  # handed-over calls keep their threads until they end
     return deferred
+
+
+class _Tails:
+    """Calls a chunk task left in flight when it returned, recorded by threads of this process.
+
+    Each hand-over gets a thread that writes the answers as they come back (under the same
+    claim checks as the chunk) and then finishes the run if nothing is left. `finish` waits
+    for them all: a worker process calls it before it exits.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._threads = set()
+
+    def take(self, run, epoch, in_flight, owner):
+        thread = threading.Thread(target=self._record, args=(run, epoch, dict(in_flight), owner),
+                                  name=f"judge-tail-{run.pk}", daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+
+    def _record(self, run, epoch, in_flight, owner):
+        try:
+            pending = set(in_flight)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                _record_many(run, run.config, [(in_flight[f], _outcome_of(f)) for f in done], owner)
+            JUDGE_RUNS.finish_if_complete(run.pk, epoch)
+        except Exception:  # the claims stay running: the run stalls and can be resumed
+            logger.exception("Recording the last calls of a chunk of judge run %s failed", run.pk)
+        finally:
+            connection.close()  # this thread's own connection
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+
+    def finish(self, timeout: float | None = None) -> bool:
+        """Wait for every handed-over call to be recorded; False if some were still going at `timeout`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._lock:
+                threads = list(self._threads)
+            if not threads:
+                return True
+            for thread in threads:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                thread.join(left)
+                if thread.is_alive():
+                    return False
+
+
+TAILS = _Tails()
+
+
+def finish_tails(timeout: float | None = None) -> bool:
+    """Wait until the calls chunk tasks of this process handed over are recorded."""
+    return TAILS.finish(timeout)
 
 
 def _claim_batch(run, batch, owner, task_id, lease, report):

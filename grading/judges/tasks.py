@@ -3,19 +3,25 @@
 Both are safe to run twice (acks_late redelivery, a resumed run): the services key every
 piece of work and skip or take over what is already claimed.
 """
-# Loaded here, in the worker's main process, so that forked pool processes inherit it
-# instead of each importing the client on its first call.
-import openai  # noqa: F401
 from celery import shared_task
+from celery.signals import worker_init, worker_process_shutdown
 
-from . import generation, services
+from . import client, generation, services
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
 def run_judge_chunk(self, run_id, epoch, item_ids):
     """Judge a chunk of a run's items."""
-    report = services.process_judge_chunk(run_id, epoch, item_ids, task_id=self.request.id)
+    report = services.process_judge_chunk(run_id, epoch, item_ids, task_id=self.request.id,
+                                          hand_over_tail=not self.request.is_eager)
     return {"claimed": report.claimed, "cached": report.cached, "recorded": report.recorded}
+
+
+@worker_process_shutdown.connect
+def finish_judge_tails(**kwargs):
+    """A pool process that stops (warm shutdown, max tasks reached) first records the calls its
+    chunk tasks left in flight (see services.TAILS)."""
+    services.finish_tails(timeout=services.TAIL_SHUTDOWN_SECONDS)
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
@@ -23,3 +29,10 @@ def run_generation_chunk(self, run_id, epoch, item_ids):
     """Write a chunk of a generation run's synthetic answers."""
     report = generation.process_generation_chunk(run_id, epoch, item_ids, task_id=self.request.id)
     return {"claimed": report.claimed, "recorded": report.recorded}
+
+
+@worker_init.connect
+def warm_up_llm_client(**kwargs):
+    """In the worker's main process, before the pool forks: each pool process inherits the
+    loaded client instead of paying for it on its first call."""
+    client.warm_up()
