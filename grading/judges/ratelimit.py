@@ -35,6 +35,9 @@ from django.conf import settings
 WINDOW = 60.0
 CONCURRENCY_POLL = 0.005
 MAX_CONCURRENCY_POLL = 0.02
+# A slot passes straight from a finished call to a waiting thread of the same process only if
+# this process read the shared store this recently (so a cooldown set elsewhere is seen in time).
+HAND_OVER_STALENESS = 0.1
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Limits:
 class Permit:
     holder: str
     tokens: int
+    granted: float = 0.0  # time.monotonic() when the store granted it: its lease runs from then
 
 
 class Limiter:
@@ -61,6 +65,9 @@ class Limiter:
         self.store = store or default_store()
         self._local = _local_semaphore(limits.key, limits.max_concurrency)
         self._waiters = _waiters_for(limits.key)
+        # Only a pure concurrency limit lets a slot pass between threads without the store:
+        # per-minute budgets count every call there.
+        self._may_pass = bool(limits.max_concurrency) and not limits.requests_per_minute and not limits.tokens_per_minute
 
     def acquire(self, tokens=0):
         """Wait for a slot and for room in the per-minute budgets; return a Permit."""
@@ -68,10 +75,10 @@ class Limiter:
             self._local.acquire()
         try:
             holder = uuid.uuid4().hex
-            ok, wait = self.store.try_acquire(self.limits, holder, tokens)
+            ok, wait = self._try_store(holder, tokens)
             if ok:
-                return Permit(holder, tokens)
-            with self._waiters.turn() as turn:
+                return Permit(holder, tokens, time.monotonic())
+            with self._waiters.turn(on_leftover=self._give_back) as turn:
                 poll = CONCURRENCY_POLL
                 while True:
                     if wait > CONCURRENCY_POLL:  # a per-minute budget or a cooldown: sleep it out
@@ -80,9 +87,12 @@ class Limiter:
                         poll = CONCURRENCY_POLL  # woken by a release here: try at once
                     else:
                         poll = min(poll * 1.5, MAX_CONCURRENCY_POLL)
-                    ok, wait = self.store.try_acquire(self.limits, holder, tokens)
+                    passed = turn.take()
+                    if passed is not None:
+                        return Permit(passed.holder, tokens, passed.granted)
+                    ok, wait = self._try_store(holder, tokens)
                     if ok:
-                        return Permit(holder, tokens)
+                        return Permit(holder, tokens, time.monotonic())
         except BaseException:
             if self._local is not None:
                 self._local.release()
@@ -90,11 +100,27 @@ class Limiter:
 
     def release(self, permit, actual_tokens=None):
         try:
-            self.store.release(self.limits, permit.holder, actual_tokens)
-            self._waiters.notify()
+            if not (self._may_pass and self._fresh(permit) and self._waiters.pass_on(permit)):
+                self._give_back(permit, actual_tokens)
         finally:
             if self._local is not None:
                 self._local.release()
+
+    def _try_store(self, holder, tokens):
+        ok, wait = self.store.try_acquire(self.limits, holder, tokens)
+        self._waiters.saw_store(wait)
+        return ok, wait
+
+    def _give_back(self, permit, actual_tokens=None):
+        self.store.release(self.limits, permit.holder, actual_tokens)
+        self._waiters.saw_store(0.0)
+        self._waiters.notify()
+
+    def _fresh(self, permit):
+        """Whether `permit` may pass to another thread: its lease has time left and this
+        process has seen the store lately, with no cooldown on."""
+        now = time.monotonic()
+        return now - permit.granted < self.limits.lease_seconds / 2 and self._waiters.store_is_fresh(now)
 
     @contextmanager
     def slot(self, tokens=0):
@@ -108,6 +134,7 @@ class Limiter:
         """Make every worker wait `seconds` before its next call to this endpoint."""
         if seconds > 0:
             self.store.cooldown(self.limits, seconds)
+            self._waiters.saw_store(seconds)
 
 
 _semaphores = {}
@@ -133,14 +160,20 @@ class _Waiters:
     per waiting thread); the others sleep until it is their turn. A release in this process
     wakes the first waiter at once, and a waiter that gets its slot hands the turn on, so a
     burst of releases is taken up without waiting for a poll.
+
+    Under a pure concurrency limit a finished call passes its slot (the store's holder and
+    lease) straight to the first waiter (`pass_on`): no store call on either side, as long as
+    this process read the store within HAND_OVER_STALENESS seconds and saw no cooldown there.
     """
 
     def __init__(self):
         self._lock = threading.Lock()
         self._queue = deque()
+        self._store_seen = float("-inf")
+        self._paused_until = float("-inf")
 
     @contextmanager
-    def turn(self):
+    def turn(self, on_leftover=None):
         turn = _Turn()
         with self._lock:
             self._queue.append(turn)
@@ -150,11 +183,15 @@ class _Waiters:
             yield turn
         finally:
             with self._lock:
+                turn.closed = True
+                leftover, turn.permit = turn.permit, None  # passed on after the waiter stopped looking
                 was_first = self._queue[0] is turn
                 self._queue.remove(turn)
                 if was_first and self._queue:
                     self._queue[0].first = True
                     self._queue[0].event.set()
+            if leftover is not None and on_leftover is not None:
+                on_leftover(leftover)
 
     def notify(self):
         """A slot was released in this process: let the first waiter try now."""
@@ -162,11 +199,41 @@ class _Waiters:
             if self._queue:
                 self._queue[0].event.set()
 
+    def pass_on(self, permit):
+        """Give `permit` to the first waiter that has none; False if nobody is waiting."""
+        with self._lock:
+            for turn in self._queue:
+                if turn.permit is None and not turn.closed:
+                    turn.permit = permit
+                    turn.event.set()
+                    return True
+        return False
+
+    def saw_store(self, wait):
+        """The store was read or written just now; `wait` > 0: it asked to wait that long."""
+        now = time.monotonic()
+        self._store_seen = now
+        if wait > 0:
+            self._paused_until = max(self._paused_until, now + wait)
+
+    def store_is_fresh(self, now):
+        return now - self._store_seen < HAND_OVER_STALENESS and now >= self._paused_until
+
 
 class _Turn:
     def __init__(self):
         self.first = False
+        self.closed = False
+        self.permit = None  # a slot passed on by a finished call of this process
         self.event = threading.Event()
+
+    def take(self):
+        """The permit passed on to this turn, if any (the turn then takes no other)."""
+        permit = self.permit
+        if permit is not None:  # pass_on skips a turn that holds a permit, so no lock is needed
+            self.closed = True
+            self.permit = None
+        return permit
 
     def wait(self, poll):
         """Sleep until woken (True) or, for the first waiter, until `poll` seconds pass (False).

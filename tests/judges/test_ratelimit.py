@@ -166,7 +166,9 @@ def test_run_respects_requests_per_window(llm_server, rubric_question, settings,
     run_now(django_capture_on_commit_callbacks, make_setting(endpoint))
     assert time.monotonic() - started >= 1.0  # 7 requests at 3 per half second
     assert llm_server.request_count == 7
-    assert llm_server.max_requests_in_window(0.45) <= 3
+    # The limiter admits 3 per 0.5 s; a request reaches the server a little after its admission
+    # (up to tens of ms on a loaded machine), so count arrivals in a shorter window.
+    assert llm_server.max_requests_in_window(0.3) <= 3
 
 
 def test_backoff_honours_retry_after():
