@@ -110,5 +110,21 @@ def test_prepared_renditions_share_one_geometry(settings):
     assert abs(prepared.skew_degrees + 2.0) <= 0.3
 
 
+@pytest.mark.parametrize("mode", ["RGB", "L"])
+def test_the_screen_rendition_is_the_rotated_page_scaled_down(mode):
+    """Scaled first and rotated after (fast), it shows what rotating the full page and then
+    scaling it would show: the same frame, the ink in the same places."""
+    image = synthetic.render_page(synthetic.page_lines(2), width=1400, rotate=0).convert(mode)
+    angle = 2.0
+    full = image.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=(255,) * len(mode))
+    expected = imaging.fit_within(full, 700)
+    shown = imaging.screen_rendition(image, angle, full.size, 700)
+
+    assert shown.size == expected.size and shown.mode == mode
+    difference = np.abs(np.asarray(shown, dtype=float) - np.asarray(expected, dtype=float))
+    assert difference.mean() < 3.0, "the ink is where it would be after a full-size rotation"
+    assert imaging.screen_rendition(image, 0.0, image.size, 700).size == imaging.fit_within(image, 700).size
+
+
 def test_blank_page_needs_no_deskew():
     assert imaging.estimate_skew(Image.new("L", (300, 300), 255)) == 0.0
