@@ -59,13 +59,22 @@ def _wait_until_waiting(limiter, n=1, timeout=5.0):
         time.sleep(0.001)
 
 
-def test_a_released_slot_passes_to_the_waiter_without_the_store(store):
-    limiter = ratelimit.Limiter(limits(max_concurrency=2), store)
+def _one_running_one_waiting(store, **limit_fields):
+    """Two slots, one held by another process, one by a call here; a second thread waits.
+
+    Returns (limiter, the running call's permit, the list the waiter's permit lands in, the waiter).
+    """
+    limiter = ratelimit.Limiter(limits(max_concurrency=2, **limit_fields), store)
     _other_process_holds(store, limiter.limits, 1)
     first = limiter.acquire()
     got = []
     thread = _waiter(limiter, got)
     _wait_until_waiting(limiter)
+    return limiter, first, got, thread
+
+
+def test_a_released_slot_passes_to_the_waiter_without_the_store(store):
+    limiter, first, got, thread = _one_running_one_waiting(store)
     acquires, releases = store.acquires, store.releases
     limiter.release(first)
     thread.join(5)
@@ -81,12 +90,7 @@ def test_a_released_slot_passes_to_the_waiter_without_the_store(store):
 
 @pytest.mark.parametrize("budget", [{"requests_per_minute": 100}, {"tokens_per_minute": 10_000}])
 def test_per_minute_budgets_always_go_through_the_store(store, budget):
-    limiter = ratelimit.Limiter(limits(max_concurrency=2, **budget), store)
-    _other_process_holds(store, limiter.limits, 1)
-    first = limiter.acquire()
-    got = []
-    thread = _waiter(limiter, got)
-    _wait_until_waiting(limiter)
+    limiter, first, got, thread = _one_running_one_waiting(store, **budget)
     limiter.release(first)
     thread.join(5)
 
@@ -96,12 +100,7 @@ def test_per_minute_budgets_always_go_through_the_store(store, budget):
 
 
 def test_a_cooldown_stops_passing_slots(store):
-    limiter = ratelimit.Limiter(limits(max_concurrency=2), store)
-    _other_process_holds(store, limiter.limits, 1)
-    first = limiter.acquire()
-    got = []
-    thread = _waiter(limiter, got)
-    _wait_until_waiting(limiter)
+    limiter, first, got, thread = _one_running_one_waiting(store)
     limiter.cooldown(0.3)  # a 429 with Retry-After in this process
     started = time.monotonic()
     limiter.release(first)
@@ -130,12 +129,7 @@ def test_a_stale_view_of_the_store_sends_the_slot_back(store, monkeypatch):
 
 
 def test_an_old_lease_is_not_passed_on(store):
-    limiter = ratelimit.Limiter(limits(max_concurrency=2, lease_seconds=0.2), store)
-    _other_process_holds(store, limiter.limits, 1)
-    first = limiter.acquire()
-    got = []
-    thread = _waiter(limiter, got)
-    _wait_until_waiting(limiter)
+    limiter, first, got, thread = _one_running_one_waiting(store, lease_seconds=0.2)
     time.sleep(0.12)  # more than half the lease has gone
     limiter._waiters.saw_store(0.0)
     limiter.release(first)
