@@ -52,8 +52,10 @@ def test_a_worker_that_stops_answering_is_killed_and_replaced(private_pool):
     waited = time.monotonic() - started
     assert verdict.equivalent is None
     assert verdict.method == "timeout"
+    # The timeout plus the grace period, and half a second for a loaded machine (CI runs two
+    # test processes on two cores) to kill the worker and answer.
     assert waited < 0.5 + GRACE_SECONDS + 0.5
-    assert verdict.elapsed_ms <= (0.5 + GRACE_SECONDS) * 1000 + 100
+    assert verdict.elapsed_ms <= (0.5 + GRACE_SECONDS + 0.5) * 1000
     assert _wait_until_gone(stuck_pid)  # killed and reaped (in the background)
     replacement = check_equivalence("x^2", "x*x")
     assert replacement.equivalent is True
