@@ -156,6 +156,14 @@ class RunEngine:
         return run
 
 
+def reopen_failed_items(run) -> None:
+    """`on_resume` for runs whose items are pending, then answered or failed: the failed ones
+    are pending again, so the run is done only once every retry has answered (not when the
+    first chunk of retries ends while the others are still queued)."""
+    states = run.items.model.State
+    run.items.filter(state=states.ERROR).update(state=states.PENDING)
+
+
 def stalled(status: str, last_activity: datetime | None, started: datetime) -> bool:
     """A running run with no answer for a while: its worker may be gone; resuming is offered."""
     if status != "running":

@@ -19,7 +19,15 @@ from annotation.models import Question, Response, content_hash
 from annotation.selectors import filter_by_id
 
 from ..models import GenerationItem, GenerationRun, LlmEndpoint
-from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, may_take_over, owner_tag
+from ..runs import (
+    CANCEL_CHECK_SECONDS,
+    ChunkReport,
+    RunEngine,
+    lease_for,
+    may_take_over,
+    owner_tag,
+    reopen_failed_items,
+)
 from . import client as llm
 from . import prompts
 from .services import RunRefused, check_endpoint_usable, clean_params, endpoint_spec
@@ -34,6 +42,7 @@ GENERATION_RUNS = RunEngine(
     nothing_left=lambda run_id: not GenerationItem.objects.filter(
         run_id=run_id, state=GenerationItem.State.PENDING
     ).exists(),
+    on_resume=reopen_failed_items,
 )
 
 

@@ -367,6 +367,7 @@ JUDGE_RUNS = RunEngine(
         run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True)
     ),
     nothing_left=lambda run_id: not JudgeRunItem.objects.filter(run_id=run_id, state=JudgeRunItem.State.PENDING).exists(),
+    on_resume=runs.reopen_failed_items,
 )
 
 

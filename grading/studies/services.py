@@ -33,7 +33,7 @@ from ..judges import services as judge_services
 from ..judges.kinds import Outcome, get_kind
 from ..judges.services import RunRefused
 from ..models import DerivedAnswer, JudgeResult, JudgeSetting, ProbeItem, ProbeRun
-from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine
+from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, reopen_failed_items
 from . import probes, selectors
 
 OPEN_STATES = (ProbeItem.State.PENDING, ProbeItem.State.ERROR)
@@ -50,6 +50,7 @@ PROBE_RUNS = RunEngine(
     chunk_task="grading.studies.tasks.run_probe_chunk",
     open_ids=_open_ids,
     nothing_left=lambda run_id: not ProbeItem.objects.filter(run_id=run_id, state=ProbeItem.State.PENDING).exists(),
+    on_resume=reopen_failed_items,
 )
 
 

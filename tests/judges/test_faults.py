@@ -128,3 +128,20 @@ def test_all_faults_in_one_run(llm_server, rubric_question, django_capture_on_co
     assert all(by_answer[f"Answer {i}"] == "ok" for i in range(6, 12))
     for result in JudgeResult.objects.filter(status="error"):
         assert result.attempts == 2 and len(result.errors) == 2
+
+
+def test_resume_retries_every_failed_item_across_chunks(endpoint, llm_server, responses,
+                                                         django_capture_on_commit_callbacks):
+    """A resumed run is done only when each failed item had its retry, not when the first
+    chunk of retries ends (failed items are open again, as pending)."""
+    llm_server.default = Reply(status=500)
+    run = run_now(django_capture_on_commit_callbacks, make_setting(endpoint), chunk_size=2)
+    assert run.status == JudgeRun.Status.DONE
+    assert set(run.items.values_list("state", flat=True)) == {JudgeRunItem.State.ERROR}
+
+    llm_server.default = score_by_answer({})
+    run = resume_now(django_capture_on_commit_callbacks, run)
+
+    assert set(run.items.values_list("state", flat=True)) == {JudgeRunItem.State.OK}, "three chunks of retries"
+    assert run.status == JudgeRun.Status.DONE
+    assert JudgeResult.objects.filter(status="ok").count() == 6 == JudgeResult.objects.count()
