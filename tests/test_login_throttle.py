@@ -186,3 +186,37 @@ def test_address_behind_a_trusted_proxy_is_the_forwarded_one(annotator, settings
         REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="198.51.100.2",
     )
     assert logged_in(response)
+
+
+PASSWORD_CHANGE = "/accounts/password/"
+
+
+def change_password(client, old, new="a-new-long-password-42", address="10.0.6.6"):
+    return client.post(PASSWORD_CHANGE, {"old_password": old, "new_password1": new, "new_password2": new},
+                       REMOTE_ADDR=address)
+
+
+def test_password_change_counts_wrong_old_passwords_and_locks(annotator):
+    """A session (perhaps stolen) cannot guess the old password without limit: the guesses count
+    as failed logins, then even the right old password is refused and so is a fresh login."""
+    client = Client()
+    client.force_login(annotator)
+    for _ in range(LIMIT - 1):
+        response = change_password(client, "wrong")
+        assert response.status_code == 200 and b"old password was entered incorrectly" in response.content
+    assert AccessAttempt.objects.get().failures_since_start == LIMIT - 1
+    change_password(client, "wrong")
+    locked = change_password(client, PASSWORD)
+    assert locked.status_code == 429 and b"Too many login attempts" in locked.content
+    annotator.refresh_from_db()
+    assert annotator.check_password(PASSWORD)  # not changed
+    assert attempt(annotator.username, PASSWORD, address="10.0.7.7").status_code == 429
+
+
+def test_password_change_with_the_right_old_password_works(annotator):
+    client = Client()
+    client.force_login(annotator)
+    response = change_password(client, PASSWORD)
+    assert response.status_code == 302 and response.url == "/accounts/password/done/"
+    annotator.refresh_from_db()
+    assert annotator.check_password("a-new-long-password-42")
