@@ -233,11 +233,16 @@ def _latex(sections) -> str:
     return "\n".join(out)
 
 
+def build_sections(data: dict, sections: list[Callable] | None = None) -> list[Section]:
+    """The report's sections (paragraphs and tables of printed figures) from the appendix `data`."""
+    return [s for s in (section(data) for section in (SECTIONS if sections is None else sections)) if s is not None]
+
+
 def build(data: dict, fmt: str = "markdown", sections: list[Callable] | None = None) -> str:
     """The report text in `fmt` (markdown or latex) from the appendix `data`."""
     if fmt not in FORMATS:
         raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
-    built = [s for s in (section(data) for section in (SECTIONS if sections is None else sections)) if s is not None]
+    built = build_sections(data, sections)
     return _markdown(built) if fmt == "markdown" else _latex(built)
 
 

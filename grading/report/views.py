@@ -1,5 +1,5 @@
-"""The methods report page (reviewers and admins): the report in Markdown or LaTeX, with downloads
-of the text and of its JSON appendix. Figures are read by grading.report.selectors and formatted
+"""The methods report page (reviewers and admins): the report formatted (headings, paragraphs and
+tables), or its Markdown or LaTeX text, with downloads of the text and of its JSON appendix. Figures are read by grading.report.selectors and formatted
 by grading.report.document, like the methods_report command."""
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
@@ -17,6 +17,7 @@ DOWNLOADS = {
     "latex": ("methods-report.tex", "application/x-tex; charset=utf-8"),
     "json": ("methods-report.json", "application/json; charset=utf-8"),
 }
+VIEWS = ("formatted", *document.FORMATS)  # how the page shows the report
 
 
 def _setting(params):
@@ -32,7 +33,7 @@ def _setting(params):
 @reviewer_required
 def methods_report(request):
     setting = _setting(request.GET)
-    fmt = request.GET.get("format") if request.GET.get("format") in document.FORMATS else "markdown"
+    fmt = request.GET.get("format") if request.GET.get("format") in VIEWS else "formatted"
     download = request.GET.get("download")
     if download and download not in DOWNLOADS:
         raise Http404("Unknown download.")
@@ -43,10 +44,16 @@ def methods_report(request):
         response = HttpResponse(body, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
+    if fmt == "formatted":
+        shown = {"sections": [(section.title, [(isinstance(block, document.Table), block) for block in section.blocks])
+                              for section in document.build_sections(data)]}
+    else:
+        shown = {"text": document.build(data, fmt)}
     return render(request, "grading/methods_report.html", {
-        "text": document.build(data, fmt),
+        **shown,
         "format": fmt,
-        "formats": document.FORMATS,
+        "formats": VIEWS,
+        "text_format": "latex" if fmt == "latex" else "markdown",
         "setting": setting,
         "settings_list": review.settings_with_results(),
         "data": data,

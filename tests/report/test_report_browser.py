@@ -1,4 +1,5 @@
-"""A reviewer opens the methods report from the menu, switches to LaTeX and downloads the appendix."""
+"""A reviewer opens the methods report from the menu (formatted), switches to Markdown and LaTeX and downloads
+the appendix."""
 import json
 
 import pytest
@@ -19,10 +20,16 @@ def test_reviewer_opens_and_downloads_the_methods_report(page, live_server, revi
     login(page, live_server, reviewer.username)
     page.hover(".menu-group[data-group=review]")
     page.click("text=Methods report")
-    page.wait_for_selector("#report-text")
-    text = page.inner_text("#report-text")
-    assert "## Judge versus gold" in text and "browser_judge v1" in text and "No probes run." in text
+    page.wait_for_selector("#report-formatted")
+    text = page.inner_text("#report-formatted")
+    assert "Judge versus gold" in text and "browser_judge v1" in text and "No probes run." in text
+    assert page.locator("#report-formatted h3", has_text="Judge versus gold").count() == 1
+    assert page.locator("#report-formatted td", has_text="browser_judge v1").count() >= 2
     screenshot(page, "methods_report")
+
+    page.select_option("select[name=format]", "markdown")  # data-autosubmit
+    page.wait_for_selector("#report-text[data-format=markdown]")
+    assert "## Judge versus gold" in page.inner_text("#report-text")
 
     page.select_option("select[name=format]", "latex")  # data-autosubmit
     page.wait_for_selector("#report-text[data-format=latex]")

@@ -38,12 +38,23 @@ def test_roles(annotator, reviewer, admin_user, judged):
     assert client_for(admin_user).get(URL).status_code == 200
 
 
-def test_page_shows_the_report_and_escapes_names(reviewer_client, judged):
-    page = reviewer_client.get(URL)
-    html = page.content.decode()
-    assert 'id="report-text"' in html and "## Judge versus gold" in html and "page-judge" in html
-    assert "Page exam &lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
+def test_page_shows_the_report_formatted_and_escapes_names(reviewer_client, judged):
+    """By default the report is shown as a page (headings, paragraphs, tables), not as Markdown source."""
+    html = reviewer_client.get(URL).content.decode()
+    assert 'id="report-formatted"' in html and 'id="report-text"' not in html
+    assert "<h3>Judge versus gold</h3>" in html and "## " not in html
+    assert "<caption>All answers, with 95% intervals</caption>" in html
+    assert "<th>MSE</th>" in html and "<td>page-judge v1</td>" in html
+    assert "<td>Page exam &lt;b&gt;x&lt;/b&gt;</td>" in html and "<b>x</b>" not in html
     assert 'href="?download=json"' in html and 'href="?download=latex"' in html
+    assert "methods_report --format markdown" in html
+
+
+def test_page_shows_the_markdown_text(reviewer_client, judged):
+    html = reviewer_client.get(URL, {"format": "markdown"}).content.decode()
+    assert 'id="report-text"' in html and 'data-format="markdown"' in html
+    assert "## Judge versus gold" in html and "page-judge" in html
+    assert "Page exam &lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
     latex = reviewer_client.get(URL, {"format": "latex", "setting": judged.pk}).content.decode()
     assert "\\section*{Methods}" in latex and 'data-format="latex"' in latex
     assert f'href="?setting={judged.pk}&amp;download=markdown"' in latex
@@ -66,4 +77,5 @@ def test_bad_parameters(reviewer_client, judged):
     assert reviewer_client.get(URL, {"setting": "999999"}).status_code == 404
     assert reviewer_client.get(URL, {"setting": "abc"}).status_code == 404
     assert reviewer_client.get(URL, {"download": "exe"}).status_code == 404
-    assert reviewer_client.get(URL, {"format": "html"}).status_code == 200  # unknown format: markdown
+    unknown = reviewer_client.get(URL, {"format": "html"})  # unknown format: the formatted page
+    assert unknown.status_code == 200 and 'id="report-formatted"' in unknown.content.decode()

@@ -52,8 +52,9 @@ def test_run_probes_and_open_a_diff(page, live_server, llm_server, endpoint, rev
     make_results(setting, answers, [8] * len(answers), key_prefix="walk")
     page.hover(".menu-group[data-group=review]")
     page.click(".menu-group[data-group=review] >> text=Methods report")
-    page.wait_for_selector("#report-text")
-    text = page.inner_text("#report-text")
-    assert "No probes run." not in text
-    assert "| rubric-fair v1 | drop-final-answer | 4 | 4 | 1.000" in text
+    page.wait_for_selector("#report-formatted")
+    assert "No probes run." not in page.inner_text("#report-formatted")
+    row = page.locator("#report-formatted tr", has_text="drop-final-answer")
+    assert [cell.strip() for cell in row.locator("td").all_inner_texts()][:5] == [
+        "rubric-fair v1", "drop-final-answer", "4", "4", "1.000 [0.510, 1.000]"]
     screenshot(page, "studies_methods_report")
