@@ -437,8 +437,8 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
 
 
 def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete=None, hand_over_tail=False):
-    """Keep up to `width` judgements in flight, claiming items in small batches just before
-    they start and writing answers in batches as they come back.
+    """Keep up to `width` judgements in flight, claiming items in batches a little ahead of
+    their start and writing answers in batches as they come back.
 
     A response whose content is being judged right now waits for that answer and then gets
     a copy (or claims the work itself if that judgement failed). Returns the items a live
@@ -449,36 +449,25 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     call = make_caller(config.endpoint, spec, complete)
     width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
     queue = deque((item, None) for item in items)  # inputs are built as items start: calls begin at once
+    ready = deque()  # claimed, waiting for a free slot
     waiting, in_flight, deferred = {}, {}, []
     live, checked = True, time.monotonic()
     pool, handed_over = ThreadPoolExecutor(max_workers=min(width, max(1, len(items))), thread_name_prefix="judge"), False
     try:
-        while in_flight or (queue and live):
-            if hand_over_tail and in_flight and (not live or not (queue or waiting)):
+        while in_flight or ((queue or ready) and live):
+            if hand_over_tail and in_flight and (not live or not (queue or waiting or ready)):
                 TAILS.take(run, epoch, in_flight, owner)  # nothing left to start here
                 handed_over = True
                 break
-            if live and queue and len(in_flight) < width:
-                batch, busy = [], {job.result.cache_key for job in in_flight.values()}
-                while queue and len(batch) < width - len(in_flight):
-                    item, the_input = queue.popleft()
-                    the_input = the_input or judge_input(item.response)
-                    key = input_cache_key(config, kind, spec, the_input)
-                    if key in busy:
-                        waiting.setdefault(key, []).append((item, the_input))
-                        continue
-                    busy.add(key)
-                    batch.append((item, the_input, key))
-                for item, the_input, key, claimed in _claim_batch(run, batch, owner, task_id, lease, report):
-                    if claimed == "deferred":
-                        deferred.append((item, key))
-                    if claimed is None or claimed == "deferred":
-                        queue.extendleft(reversed(waiting.pop(key, [])))
-                        continue
-                    report.claimed += 1
+            if live and len(in_flight) < width:
+                if not ready and queue:
+                    ready.extend(_claim_ahead(run, config, kind, spec, queue, waiting, in_flight, width, owner,
+                                              task_id, lease, report, deferred))
+                while ready and len(in_flight) < width:
+                    item, the_input, claimed = ready.popleft()
                     in_flight[pool.submit(kind.evaluate, spec, the_input, call)] = _Job(item, claimed, the_input)
             if not in_flight:
-                if queue and live:
+                if (queue or ready) and live:
                     continue
                 break
             done, _ = wait(list(in_flight), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
@@ -491,7 +480,50 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
                 live, checked = JUDGE_RUNS.is_live(run.pk, epoch), time.monotonic()
     finally:
         pool.shutdown(wait=not handed_over)  # handed-over calls keep their threads until they end
+        _drop_unstarted_claims(ready, owner)
     return deferred
+
+
+def _claim_ahead(run, config, kind, spec, queue, waiting, in_flight, width, owner, task_id, lease, report, deferred):
+    """Claim the next items of `queue` in one batch: the free slots' worth, and at least half the
+    width, so that the slots freed one by one over the next moments start without a query each.
+    Returns [(item, input, claimed row)]; items whose content is being judged wait in `waiting`.
+    """
+    wanted = max(width - len(in_flight), width // 2, 1)
+    busy = {job.result.cache_key for job in in_flight.values()}
+    batch = []
+    while queue and len(batch) < wanted:
+        item, the_input = queue.popleft()
+        the_input = the_input or judge_input(item.response)
+        key = input_cache_key(config, kind, spec, the_input)
+        if key in busy:
+            waiting.setdefault(key, []).append((item, the_input))
+            continue
+        busy.add(key)
+        batch.append((item, the_input, key))
+    claimed_now = []
+    for item, the_input, key, claimed in _claim_batch(run, batch, owner, task_id, lease, report):
+        if claimed == "deferred":
+            deferred.append((item, key))
+        if claimed is None or claimed == "deferred":
+            queue.extendleft(reversed(waiting.pop(key, [])))
+            continue
+        report.claimed += 1
+        claimed_now.append((item, the_input, claimed))
+    return claimed_now
+
+
+def _drop_unstarted_claims(ready, owner):
+    """Claims taken ahead that never started (the run was cancelled, or an error stopped the
+    chunk): rows that were never answered are removed (no item points at them yet), so their
+    items are open for the next resume like any unclaimed item. A failed row taken over for a
+    retry keeps its history; its claim is left to lapse as a stopped worker's would."""
+    if ready:
+        JudgeResult.objects.filter(
+            pk__in=[claimed.pk for _, _, claimed in ready], claim_owner=owner, status=JudgeResult.Status.RUNNING,
+            finished__isnull=True,
+        ).delete()
+        ready.clear()
 
 
 class _Tails:
