@@ -64,18 +64,23 @@
       var r = viewer.getBoundingClientRect();
       zoomAt(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - r.left, e.clientY - r.top);
     }, { passive: false });
+    // Pointer events: a mouse, a pen or a finger on a tablet pans the page alike.
     var drag = null;
-    viewer.addEventListener("mousedown", function (e) {
+    viewer.addEventListener("pointerdown", function (e) {
+      if (e.button !== 0) return;
       drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y };
+      viewer.setPointerCapture(e.pointerId);
       viewer.classList.add("dragging");
     });
-    window.addEventListener("mousemove", function (e) {
+    viewer.addEventListener("pointermove", function (e) {
       if (!drag) return;
       view.x = drag.vx + e.clientX - drag.x;
       view.y = drag.vy + e.clientY - drag.y;
       applyView();
     });
-    window.addEventListener("mouseup", function () { drag = null; viewer.classList.remove("dragging"); });
+    function endDrag() { drag = null; viewer.classList.remove("dragging"); }
+    viewer.addEventListener("pointerup", endDrag);
+    viewer.addEventListener("pointercancel", endDrag);
     document.getElementById("zoom-in").addEventListener("click", function () { zoomAt(1.25); });
     document.getElementById("zoom-out").addEventListener("click", function () { zoomAt(0.8); });
     document.getElementById("zoom-fit").addEventListener("click", fit);

@@ -58,6 +58,23 @@ def test_upload_ocr_correct_a_word_and_verify(page, live_server, exam_questions,
                              " return t.selectionEnd - t.selectionStart; })()")
     assert selected >= 1
 
+    # The page pans by dragging, with a mouse and with a finger on a tablet (pointer events).
+    def stage_x():
+        return page.eval_on_selector("#stage", "e => new DOMMatrix(getComputedStyle(e).transform).m41")
+
+    frame = page.locator("#viewer").bounding_box()
+    cx, cy = frame["x"] + frame["width"] / 2, frame["y"] + frame["height"] / 2
+    before = stage_x()
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    page.mouse.move(cx - 60, cy, steps=4)
+    page.mouse.up()
+    assert stage_x() == pytest.approx(before - 60, abs=1)
+    touch = page.context.new_cdp_session(page)
+    for kind, x in (("touchStart", cx), ("touchMove", cx + 40), ("touchMove", cx + 80), ("touchEnd", None)):
+        touch.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [] if x is None else [{"x": x, "y": cy}]})
+    assert stage_x() == pytest.approx(before + 20, abs=1)
+
     # Correct a word by typing over it, and add a formula: the preview renders it with KaTeX.
     page.evaluate("""(() => {
         const t = document.getElementById('transcript-text');
