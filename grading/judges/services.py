@@ -429,10 +429,12 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
         .prefetch_related("response__question__sub_questions")
         .order_by("id")
     )
-    deferred = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete, hand_over_tail)
+    deferred, handed_over = _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, complete,
+                                    hand_over_tail)
     for item, key in deferred:
         _wait_for_other_owner(run, epoch, item, key, lease, report)
-    JUDGE_RUNS.finish_if_complete(run.pk, epoch)
+    if not handed_over:  # else the tail finishes the run once its calls are recorded
+        JUDGE_RUNS.finish_if_complete(run.pk, epoch)
     return report
 
 
@@ -442,8 +444,9 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
 
     A response whose content is being judged right now waits for that answer and then gets
     a copy (or claims the work itself if that judgement failed). Returns the items a live
-    worker elsewhere is on. With `hand_over_tail`, once nothing is left to start, the calls in
-    flight go to `TAILS` and this returns without waiting for them.
+    worker elsewhere is on, and whether calls were handed over: with `hand_over_tail`, once
+    nothing is left to start, the calls in flight go to `TAILS` and this returns without
+    waiting for them.
     """
     config = run.config
     call = make_caller(config.endpoint, spec, complete)
@@ -481,7 +484,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     finally:
         pool.shutdown(wait=not handed_over)  # handed-over calls keep their threads until they end
         _drop_unstarted_claims(ready, owner)
-    return deferred
+    return deferred, handed_over
 
 
 def _claim_ahead(run, config, kind, spec, queue, waiting, in_flight, width, owner, task_id, lease, report, deferred):
