@@ -2,9 +2,9 @@ from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
 from .models import (
-    Annotation,
     Exam,
     ImportReport,
+    Label,
     Question,
     Response,
     RubricCheckpoint,
@@ -79,8 +79,8 @@ class StepLabelInline(admin.TabularInline):
     extra = 0
 
 
-@admin.register(Annotation)
-class AnnotationAdmin(SimpleHistoryAdmin):
+@admin.register(Label)
+class LabelAdmin(SimpleHistoryAdmin):
     list_display = ["id", "response", "annotator", "total", "submitted", "is_imported", "version"]
     list_filter = ["submitted", "is_imported"]
     raw_id_fields = ["response"]

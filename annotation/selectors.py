@@ -6,7 +6,7 @@ from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, Out
 
 from accounts.roles import is_reviewer
 
-from .models import Annotation, Question, Response, RubricVersion
+from .models import Label, Question, Response, RubricVersion
 
 
 def question_list():
@@ -145,7 +145,7 @@ def scores_visible_to(user, *, via=""):
         return None
     if user is None or not user.is_authenticated:
         return Q(pk__isnull=True)  # nothing
-    own = Annotation.objects.filter(response=OuterRef(via[:-2] if via else "pk"), annotator=user, submitted=True)
+    own = Label.objects.filter(response=OuterRef(via[:-2] if via else "pk"), annotator=user, submitted=True)
     return Q(**{f"{via}question__exam__blind": False}) | Exists(own)
 
 

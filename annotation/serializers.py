@@ -3,10 +3,10 @@ from rest_framework import serializers
 
 from .models import (
     Adjudication,
-    Annotation,
     Assignment,
     Exam,
     ImportReport,
+    Label,
     LabelDraft,
     Question,
     Response,
@@ -49,27 +49,6 @@ class QuestionSerializer(serializers.ModelSerializer):
             "rubric_version",
         ]
         read_only_fields = ["rubric_version"]
-
-
-class StepLabelSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = StepLabel
-        fields = [
-            "id", "checkpoint", "sub_question", "start", "end", "quote", "prefix", "suffix", "needs_review", "verdict",
-            "awarded_points", "comment",
-        ]
-
-
-class AnnotationSerializer(serializers.ModelSerializer):
-    step_labels = StepLabelSerializer(many=True, read_only=True)
-    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
-
-    class Meta:
-        model = Annotation
-        fields = [
-            "id", "response", "annotator", "sub_scores", "total", "comment", "submitted", "submitted_at",
-            "is_imported", "provenance", "version", "step_labels",
-        ]
 
 
 class ResponseSerializer(serializers.ModelSerializer):
@@ -132,7 +111,7 @@ class LabelSerializer(serializers.ModelSerializer):
     step_labels = LabelStepSerializer(many=True, read_only=True)
 
     class Meta:
-        model = Annotation
+        model = Label
         fields = [
             "id", "response", "rater", "annotator", "sub_scores", "total", "checkpoint_marks", "override_reason",
             "comment", "step_labels", "submitted", "submitted_at", "is_imported", "provenance", "version",
@@ -166,6 +145,11 @@ class LabelWriteSerializer(serializers.Serializer):
 
 
 class LabelDraftSerializer(serializers.ModelSerializer):
+    # The JSON keeps the name `annotation` (the API contract predates the model's rename to Label).
+    annotation = serializers.PrimaryKeyRelatedField(
+        source="label", queryset=Label.objects.all(), required=False, allow_null=True,
+        help_text=LabelDraft._meta.get_field("label").help_text,
+    )
     active_seconds_delta = serializers.IntegerField(
         min_value=0, max_value=86400, required=False, default=0, write_only=True,
         help_text="Active seconds (page focused, input in the last minute) since the last draft or save.",
@@ -212,6 +196,8 @@ class AssignRequestSerializer(serializers.Serializer):
 
 class AdjudicationSerializer(serializers.ModelSerializer):
     reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    # The JSON keeps the name `chosen_annotation` (the API contract predates the rename to Label).
+    chosen_annotation = serializers.PrimaryKeyRelatedField(source="chosen_label", read_only=True, allow_null=True)
 
     class Meta:
         model = Adjudication
@@ -225,7 +211,7 @@ class AdjudicationSerializer(serializers.ModelSerializer):
 class AdjudicateRequestSerializer(serializers.Serializer):
     response = serializers.PrimaryKeyRelatedField(queryset=Response.objects.select_related("question"))
     chosen_annotation = serializers.PrimaryKeyRelatedField(
-        queryset=Annotation.objects.all(), required=False, allow_null=True
+        source="chosen_label", queryset=Label.objects.all(), required=False, allow_null=True
     )
     gold_score = serializers.DecimalField(max_digits=7, decimal_places=2, required=False, allow_null=True)
     reason = serializers.CharField(required=False, allow_blank=True, default="")

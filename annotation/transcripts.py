@@ -110,7 +110,7 @@ def release_response(response, *, user=None, reason=""):
     """A scanned response whose pages all went elsewhere: deleted when nothing hangs on it (no label,
     assignment, draft or judge result), else kept with all of that (as `transcribing`, so it is not
     taken for a finished answer). Returns "deleted" or "kept"."""
-    attached = (response.annotations, response.assignments, response.label_drafts, response.judge_results)
+    attached = (response.labels, response.assignments, response.label_drafts, response.judge_results)
     if not any(related.exists() for related in attached):
         _stamp(response, user, reason or "Its scan pages were moved to other answers")
         response.delete()

@@ -109,13 +109,13 @@ def response_detail(request, pk):
     except Response.DoesNotExist as exc:
         raise Http404("No such response.") from exc
     can_see = selectors.can_see_scores(request.user, response)
-    annotations = (
-        response.annotations.select_related("annotator").prefetch_related("step_labels") if can_see else []
+    labels = (
+        response.labels.select_related("annotator").prefetch_related("step_labels") if can_see else []
     )
     return render(
         request,
         "annotation/response_detail.html",
-        {"response": response, "question": response.question, "can_see_labels": can_see, "annotations": annotations},
+        {"response": response, "question": response.question, "can_see_labels": can_see, "labels": labels},
     )
 
 

@@ -1,6 +1,6 @@
 """Export speed and memory: our export vs a user's own pandas script, on the same database.
 
-Builds a scratch database with N responses (default 100,000), 3 expert annotations and 4
+Builds a scratch database with N responses (default 100,000), 3 expert labels and 4
 judge results each, then runs, each in a fresh child process so that peak memory (max RSS)
 is its own, for each format:
 
@@ -37,7 +37,7 @@ def populate(n):
     from django.contrib.auth.models import User
 
     from annotation.importers.bulk import Inserter
-    from annotation.models import Annotation, Exam, Question, Response, content_hash
+    from annotation.models import Exam, Label, Question, Response, content_hash
     from grading.models import JudgeResult, JudgeSetting
 
     exam = Exam.objects.create(name="bench")
@@ -50,7 +50,7 @@ def populate(n):
     users = [User.objects.create(username=f"expert{i}") for i in range(3)]
     configs = [JudgeSetting.objects.create(name=f"judge{i}", model=f"model-{i}") for i in range(4)]
     # Rows go in through the importers' multi-row INSERTs: building model instances took most of the time.
-    responses, annotations, results = Inserter(Response), Inserter(Annotation), Inserter(JudgeResult)
+    responses, labels, results = Inserter(Response), Inserter(Label), Inserter(JudgeResult)
     batch = 5000
     for start in range(0, n, batch):
         rows = [
@@ -60,7 +60,7 @@ def populate(n):
             for i in range(start, min(n, start + batch))
         ]
         ids = responses.insert(rows)
-        annotations.insert([
+        labels.insert([
             {"response_id": pk, "annotator_id": u.pk, "sub_scores": {"(1)": 3, "(2)": int(r["gold_score"]) - 3},
              "total": r["gold_score"], "submitted": True}
             for pk, r in zip(ids, rows) for u in users
@@ -84,7 +84,7 @@ def child_ours(out, fmt):
 PEER_QUERIES = {
     "responses": "SELECT r.*, q.location AS question_location FROM annotation_response r "
                  "JOIN annotation_question q ON q.id = r.question_id",
-    "labels": "SELECT a.*, u.username AS annotator FROM annotation_annotation a "
+    "labels": "SELECT a.*, u.username AS annotator FROM annotation_label a "
               "LEFT JOIN auth_user u ON u.id = a.annotator_id",
     "judge_results": "SELECT j.*, c.name AS setting, c.model AS model FROM grading_judgeresult j "
                      "JOIN grading_judgesetting c ON c.id = j.config_id",
@@ -180,7 +180,7 @@ def main():
     if not (args.reuse and Response.objects.count() == args.n):
         start = time.perf_counter()
         populate(args.n)
-        print(f"populated {args.n:,} responses, {3 * args.n:,} annotations, {4 * args.n:,} judge results "
+        print(f"populated {args.n:,} responses, {3 * args.n:,} labels, {4 * args.n:,} judge results "
               f"in {time.perf_counter() - start:.0f} s")
     connection.close()
     env = dict(os.environ)

@@ -63,7 +63,7 @@ def make_questions():
 def add_responses(questions, start, count, annotators):
     """Bulk-insert responses with imported gold, assign k=2 annotators, label a fifth of them."""
     from annotation.labelling import services
-    from annotation.models import Annotation, Assignment, Response, StepLabel, content_hash
+    from annotation.models import Assignment, Label, Response, StepLabel, content_hash
 
     rng = random.Random(start)
     rows = []
@@ -78,8 +78,8 @@ def add_responses(questions, start, count, annotators):
     created = Response.objects.bulk_create(rows, batch_size=2000)
     if any(r.pk is None for r in created):
         created = list(Response.objects.filter(student_id__gte=f"s{start:07d}").order_by("pk")[:count])
-    Annotation.objects.bulk_create(
-        (Annotation(response=r, is_imported=True, total=r.gold_score, sub_scores={}, submitted=True,
+    Label.objects.bulk_create(
+        (Label(response=r, is_imported=True, total=r.gold_score, sub_scores={}, submitted=True,
                     provenance={"file": "bench", "record_index": n}) for n, r in enumerate(created)),
         batch_size=2000,
     )
@@ -97,13 +97,13 @@ def add_responses(questions, start, count, annotators):
     for n, response in enumerate(labelled):
         _, _, subs = questions[(start + 5 * n) % N_QUESTIONS]
         points = (response.gold_score if n % 4 else response.gold_score + 3)
-        labels.append(Annotation(response=response, annotator_id=first_annotator[response.pk], total=points,
+        labels.append(Label(response=response, annotator_id=first_annotator[response.pk], total=points,
                                  sub_scores={subs[0]: float(points)}, submitted=True, version=1))
-    labels = Annotation.objects.bulk_create(labels, batch_size=2000)
+    labels = Label.objects.bulk_create(labels, batch_size=2000)
     if any(a.pk is None for a in labels):
-        labels = list(Annotation.objects.filter(annotator__isnull=False, response__in=labelled))
+        labels = list(Label.objects.filter(annotator__isnull=False, response__in=labelled))
     StepLabel.objects.bulk_create(
-        (StepLabel(annotation=a, start=0, end=3, quote="x", verdict="logical_gap") for a in labels), batch_size=2000
+        (StepLabel(label=a, start=0, end=3, quote="x", verdict="logical_gap") for a in labels), batch_size=2000
     )
     for label in labels:  # what a submission does: gold status and the label summary
         services.refresh_gold(label.response_id)
@@ -129,10 +129,10 @@ def measure(client, url, repeat):
 def pages(annotator, responses, rng):
     from django.urls import reverse
 
-    from annotation.models import Annotation, Assignment
+    from annotation.models import Assignment, Label
 
     mine = Assignment.objects.filter(annotator=annotator)
-    labelled_by_others = Annotation.objects.filter(annotator__isnull=False).exclude(annotator=annotator)
+    labelled_by_others = Label.objects.filter(annotator__isnull=False).exclude(annotator=annotator)
     candidates = list(
         mine.filter(response__in=labelled_by_others.values("response")).values_list("response_id", flat=True)[:200]
     )

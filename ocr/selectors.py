@@ -226,7 +226,7 @@ def _response_progress(response_ids):
     return Response.objects.filter(pk__in=response_ids).annotate(
         n_assigned=Count("assignments", distinct=True),
         n_completed=Count("assignments", filter=Q(assignments__completed_at__isnull=False), distinct=True),
-        n_labels=Count("annotations", filter=Q(annotations__submitted=True, annotations__is_imported=False),
+        n_labels=Count("labels", filter=Q(labels__submitted=True, labels__is_imported=False),
                        distinct=True),
     ).in_bulk()
 

@@ -7,7 +7,7 @@ imported results and older versions leave it.
 import uuid
 from decimal import Decimal
 
-from annotation.models import Annotation, Exam, Question, Response, RubricCheckpoint, SubQuestion, content_hash
+from annotation.models import Exam, Label, Question, Response, RubricCheckpoint, SubQuestion, content_hash
 from annotation.rubric import parse_checkpoints
 from grading.judges import services as judge_services
 from grading.models import JudgeResult, JudgeSetting, LlmEndpoint
@@ -58,8 +58,8 @@ def make_responses(question, n, *, source="human", gold=None, start=0):
 
 
 def make_imported_gold(responses, total=5):
-    return Annotation.objects.bulk_create(
-        Annotation(response=r, is_imported=True, total=total, sub_scores={"(1)": total}, submitted=True)
+    return Label.objects.bulk_create(
+        Label(response=r, is_imported=True, total=total, sub_scores={"(1)": total}, submitted=True)
         for r in responses
     )
 

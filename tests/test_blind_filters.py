@@ -18,7 +18,7 @@ from django.urls import URLResolver, get_resolver, resolve, reverse
 from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 
-from annotation.models import Annotation, Assignment, Response
+from annotation.models import Assignment, Label, Response
 from annotation.selectors import RESPONSE_FILTERS, SCORE_FILTERS
 from grading.models import JudgeResult, JudgeSetting
 
@@ -64,12 +64,12 @@ def world(db):
     for i, response in enumerate([*own, *public]):
         Response.objects.filter(pk=response.pk).update(gold_score=Decimal(4 + i), gold_status="single", status="labelled")
     for i, response in enumerate(hidden[:6]):
-        Annotation.objects.create(response=response, annotator=other, total=i, sub_scores={"(1)": i}, submitted=i % 2 == 0)
+        Label.objects.create(response=response, annotator=other, total=i, sub_scores={"(1)": i}, submitted=i % 2 == 0)
     for response in hidden[6:8]:
-        Annotation.objects.create(response=response, is_imported=True, total=7, sub_scores={"(1)": 7}, submitted=True)
-    Annotation.objects.create(response=hidden[0], annotator=annotator, total=1, sub_scores={"(1)": 1})  # my draft
+        Label.objects.create(response=response, is_imported=True, total=7, sub_scores={"(1)": 7}, submitted=True)
+    Label.objects.create(response=hidden[0], annotator=annotator, total=1, sub_scores={"(1)": 1})  # my draft
     for response in own:
-        Annotation.objects.create(response=response, annotator=annotator, total=5, sub_scores={"(1)": 5}, submitted=True)
+        Label.objects.create(response=response, annotator=annotator, total=5, sub_scores={"(1)": 5}, submitted=True)
     Assignment.objects.bulk_create(Assignment(response=r, annotator=annotator) for r in [*hidden[:5], *own])
     Assignment.objects.bulk_create(Assignment(response=r, annotator=other) for r in hidden[:6])
     config = JudgeSetting.objects.create(name="blind-judge", version=1, kind=JudgeSetting.Kind.EXTERNAL, model="m")
@@ -95,9 +95,9 @@ def rotate_hidden_data(world):
         # A real adjudication also saves the response: its `updated` time moves too.
         Response.objects.filter(pk=pk).update(gold_score=rows[source]["gold_score"], gold_status=rows[source]["gold_status"],
                                               status=status, updated=timezone.now())
-    for label in Annotation.objects.filter(response__in=hidden).exclude(annotator=world["annotator"]):
-        Annotation.objects.filter(pk=label.pk).update(total=10 - label.total, submitted=not label.submitted,
-                                                      is_imported=not label.is_imported)
+    for label in Label.objects.filter(response__in=hidden).exclude(annotator=world["annotator"]):
+        Label.objects.filter(pk=label.pk).update(total=10 - label.total, submitted=not label.submitted,
+                                                 is_imported=not label.is_imported)
     statuses = [JudgeResult.Status.OK, JudgeResult.Status.INVALID, JudgeResult.Status.ERROR]
     for result in JudgeResult.objects.filter(response__in=hidden):
         JudgeResult.objects.filter(pk=result.pk).update(
@@ -165,7 +165,7 @@ def detail_ids(world):
     """Ids to put into each kind of API path (the first path segment names the kind): a few
     objects whose scores the annotator may not see, with different hidden data."""
     hidden = world["hidden"]
-    labels = Annotation.objects.filter(response__in=hidden).exclude(annotator=world["annotator"])
+    labels = Label.objects.filter(response__in=hidden).exclude(annotator=world["annotator"])
     labels = [labels.filter(submitted=True, is_imported=False), labels.filter(submitted=False), labels.filter(is_imported=True)]
     results = JudgeResult.objects.filter(response__in=hidden[:2]).values_list("pk", flat=True)
     return {

@@ -16,7 +16,7 @@ from django.db.models.functions import Cast
 
 from accounts.roles import user_role
 
-from ..models import Adjudication, Annotation, Assignment, Exam, Question, Response, StepLabel
+from ..models import Adjudication, Assignment, Exam, Label, Question, Response, StepLabel
 from .sections import section_modules
 
 SCHEMA_VERSION = 1
@@ -72,9 +72,9 @@ def question_line(question):
 
 
 STEP_FIELDS = ["start", "end", "quote", "prefix", "suffix", "needs_review", "verdict", "awarded_points", "comment"]
-ANNOTATION_FIELDS = ["id", "response_id", "is_imported", "sub_scores", "total", "checkpoint_marks", "override_reason",
-                     "comment", "transcript_hash", "submitted", "submitted_at", "provenance", "version", "active_seconds",
-                     "anchoring"]
+LABEL_FIELDS = ["id", "response_id", "is_imported", "sub_scores", "total", "checkpoint_marks", "override_reason",
+                "comment", "transcript_hash", "submitted", "submitted_at", "provenance", "version", "active_seconds",
+                "anchoring"]
 RESPONSE_FIELDS = ["id", "source", "student_id", "transcript", "generator_model", "generator_temperature",
                    "generator_prompt", "status", "gold_score", "gold_status", "judge_query", "extra", "import_file",
                    "import_index", "version", "created"]
@@ -96,51 +96,51 @@ def step_label_line(step):
     }
 
 
-def annotation_line(annotation, steps, checkpoint_orders):
+def label_line(label, steps, checkpoint_orders):
     return {
-        "annotator": annotation["annotator__username"],
-        "is_imported": annotation["is_imported"],
-        "sub_scores": annotation["sub_scores"],
-        "total": dec(annotation["total"]),
+        "annotator": label["annotator__username"],
+        "is_imported": label["is_imported"],
+        "sub_scores": label["sub_scores"],
+        "total": dec(label["total"]),
         # checkpoint marks are keyed by checkpoint id in the database; by rubric order here
         "checkpoint_marks": {
-            str(checkpoint_orders.get(int(k), k)): v for k, v in (annotation["checkpoint_marks"] or {}).items()
+            str(checkpoint_orders.get(int(k), k)): v for k, v in (label["checkpoint_marks"] or {}).items()
         },
-        "override_reason": annotation["override_reason"],
-        "comment": annotation["comment"],
-        "transcript_hash": annotation["transcript_hash"],
-        "submitted": annotation["submitted"],
-        "submitted_at": stamp(annotation["submitted_at"]),
-        "provenance": annotation["provenance"],
-        "version": annotation["version"],
-        "active_seconds": annotation["active_seconds"],
-        "anchoring": annotation["anchoring"] or {},
-        "step_labels": [step_label_line(step) for step in steps.get(annotation["id"], [])],
+        "override_reason": label["override_reason"],
+        "comment": label["comment"],
+        "transcript_hash": label["transcript_hash"],
+        "submitted": label["submitted"],
+        "submitted_at": stamp(label["submitted_at"]),
+        "provenance": label["provenance"],
+        "version": label["version"],
+        "active_seconds": label["active_seconds"],
+        "anchoring": label["anchoring"] or {},
+        "step_labels": [step_label_line(step) for step in steps.get(label["id"], [])],
     }
 
 
-def _rater_key(annotation):
-    if annotation is None:
+def _rater_key(label):
+    if label is None:
         return None
-    return "imported" if annotation["is_imported"] else annotation["annotator__username"]
+    return "imported" if label["is_imported"] else label["annotator__username"]
 
 
 def response_line(response, related, checkpoint_orders):
-    annotations = related["annotations"].get(response["id"], [])
-    by_id = {a["id"]: a for a in annotations}
+    labels = related["labels"].get(response["id"], [])
+    by_id = {a["id"]: a for a in labels}
     return {
         "type": "response",
         "question": response["question__statement_hash"],
         **{f: response[f] for f in RESPONSE_FIELDS[1:-1]},
         "gold_score": dec(response["gold_score"]),
         "created": stamp(response["created"]),
-        "annotations": [annotation_line(a, related["steps"], checkpoint_orders) for a in annotations],
+        "annotations": [label_line(a, related["steps"], checkpoint_orders) for a in labels],
         "adjudications": [
             {
                 "reviewer": a["reviewer__username"],
                 "gold_score": dec(a["gold_score"]),
                 "reason": a["reason"],
-                "chosen": _rater_key(by_id.get(a["chosen_annotation_id"])),
+                "chosen": _rater_key(by_id.get(a["chosen_label_id"])),
                 "previous_gold_score": dec(a["previous_gold_score"]),
                 "previous_gold_status": a["previous_gold_status"],
                 "label_totals": a["label_totals"],
@@ -201,19 +201,19 @@ def _response_chunk(response_queryset, ids):
     """
     chunk = response_queryset.filter(pk__gte=ids[0], pk__lte=ids[-1]).order_by().values("pk")
     related = {
-        "annotations": _grouped(_values(
-            Annotation.objects.filter(response__in=chunk).order_by("response_id", "is_imported", "annotator__username", "id"),
-            [*ANNOTATION_FIELDS, "annotator__username"], ("sub_scores", "checkpoint_marks", "provenance", "anchoring"),
+        "labels": _grouped(_values(
+            Label.objects.filter(response__in=chunk).order_by("response_id", "is_imported", "annotator__username", "id"),
+            [*LABEL_FIELDS, "annotator__username"], ("sub_scores", "checkpoint_marks", "provenance", "anchoring"),
         ), "response_id"),
         "steps": _grouped(
-            StepLabel.objects.filter(annotation__response__in=chunk)
-            .order_by("annotation_id", "start", "id")
-            .values(*STEP_FIELDS, "annotation_id", "checkpoint__order", "sub_question__label"),
-            "annotation_id",
+            StepLabel.objects.filter(label__response__in=chunk)
+            .order_by("label_id", "start", "id")
+            .values(*STEP_FIELDS, "label_id", "checkpoint__order", "sub_question__label"),
+            "label_id",
         ),
         "adjudications": _grouped(_values(
             Adjudication.objects.filter(response__in=chunk).order_by("response_id", "created", "id"),
-            ["response_id", "reviewer__username", "gold_score", "reason", "chosen_annotation_id", "previous_gold_score",
+            ["response_id", "reviewer__username", "gold_score", "reason", "chosen_label_id", "previous_gold_score",
              "previous_gold_status", "label_totals", "created"], ("label_totals",),
         ), "response_id"),
         "assignments": _grouped(
@@ -233,7 +233,7 @@ def _users(selected):
     User = get_user_model()
     ids = selected.values("pk")
     names = set()
-    for model, name in ((Annotation, "annotator__username"), (Adjudication, "reviewer__username"),
+    for model, name in ((Label, "annotator__username"), (Adjudication, "reviewer__username"),
                         (Assignment, "annotator__username")):
         names.update(model.objects.filter(response__in=ids).order_by().values_list(name, flat=True).distinct())
     for module in section_modules():

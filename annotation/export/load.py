@@ -12,10 +12,10 @@ from accounts.services import ensure_role_groups
 from ..importers.common import ImportFormatError, ImportResult, as_stream, sha256_of, stream_size
 from ..models import (
     Adjudication,
-    Annotation,
     Assignment,
     Exam,
     ImportReport,
+    Label,
     Question,
     Response,
     RubricCheckpoint,
@@ -212,11 +212,11 @@ def _load_question(line, context, result):
     result.count("questions_created")
 
 
-def _load_annotation(response, data, line, context):
+def _load_label(response, data, line, context):
     question = response.question
     checkpoints = {c.order: c for c in question.checkpoints.all()}
     subs = {s.label: s for s in question.sub_questions.all()}
-    annotation = Annotation.objects.create(
+    label = Label.objects.create(
         response=response, annotator=user_named(context, data.get("annotator")), is_imported=bool(data.get("is_imported")),
         sub_scores=data.get("sub_scores") or {}, total=_dec(data.get("total"), line, "total"),
         checkpoint_marks={
@@ -231,14 +231,14 @@ def _load_annotation(response, data, line, context):
     )
     StepLabel.objects.bulk_create(
         StepLabel(
-            annotation=annotation, checkpoint=checkpoints.get(s.get("checkpoint")), sub_question=subs.get(s.get("sub_question")),
+            label=label, checkpoint=checkpoints.get(s.get("checkpoint")), sub_question=subs.get(s.get("sub_question")),
             start=s.get("start"), end=s.get("end"), quote=s.get("quote", ""),
             prefix=s.get("prefix", ""), suffix=s.get("suffix", ""), needs_review=bool(s.get("needs_review")), verdict=s.get("verdict", "correct"),
             awarded_points=_dec(s.get("awarded_points"), line, "awarded_points"), comment=s.get("comment", ""),
         )
         for s in data.get("step_labels", [])
     )
-    return annotation
+    return label
 
 
 def _load_response(line, context, result, modules):
@@ -262,12 +262,12 @@ def _load_response(line, context, result, modules):
         Response.objects.filter(pk=response.pk).update(created=_time(line["created"], line, "created"))
     raters = {}
     for data in line.get("annotations", []):
-        annotation = _load_annotation(response, data, line, context)
-        raters["imported" if annotation.is_imported else data.get("annotator")] = annotation
+        label = _load_label(response, data, line, context)
+        raters["imported" if label.is_imported else data.get("annotator")] = label
     for data in line.get("adjudications", []):
         adjudication = Adjudication.objects.create(
             response=response, reviewer=user_named(context, data.get("reviewer")), gold_score=_dec(data["gold_score"], line, "gold_score"),
-            reason=data.get("reason", ""), chosen_annotation=raters.get(data.get("chosen")),
+            reason=data.get("reason", ""), chosen_label=raters.get(data.get("chosen")),
             previous_gold_score=_dec(data.get("previous_gold_score"), line, "previous_gold_score"),
             previous_gold_status=data.get("previous_gold_status", ""), label_totals=data.get("label_totals") or {},
         )

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from django.db.models import Prefetch, Q
 
-from ..models import Adjudication, Annotation, Question, Response
+from ..models import Adjudication, Label, Question, Response
 from ..rubric import sub_question_label
 
 RELEASE_FIELDS = [
@@ -36,28 +36,28 @@ def _number(value, kind=None):
     return int(value) if whole else float(value)
 
 
-def gold_annotation(response):
-    """The annotation the gold score comes from, using prefetched annotations and adjudications."""
-    annotations = list(response.annotations.all())
+def gold_label(response):
+    """The label the gold score comes from, using prefetched labels and adjudications."""
+    labels = list(response.labels.all())
     adjudications = list(response.adjudications.all())
     if response.gold_status == Response.GoldStatus.ADJUDICATED and adjudications:
-        chosen = adjudications[0].chosen_annotation_id
-        return next((a for a in annotations if a.pk == chosen), None)
+        chosen = adjudications[0].chosen_label_id
+        return next((a for a in labels if a.pk == chosen), None)
     if response.gold_status == Response.GoldStatus.IMPORTED:
-        return next((a for a in annotations if a.is_imported), None)
-    matching = [a for a in annotations if a.submitted and a.total == response.gold_score]
+        return next((a for a in labels if a.is_imported), None)
+    matching = [a for a in labels if a.submitted and a.total == response.gold_score]
     matching.sort(key=lambda a: (a.is_imported, a.pk))  # expert labels before imported ones
     return matching[0] if matching else None
 
 
-def _sub_scores(response, annotation):
-    if annotation is None:
+def _sub_scores(response, gold):
+    if gold is None:
         return {}
     extra = response.extra or {}
     original_keys = {sub_question_label(key): key for key in extra.get("sub_score_keys", [])}
     types = extra.get("number_types", {}).get("sub_question_scores", {})
     scores = {}
-    for label, value in annotation.sub_scores.items():
+    for label, value in gold.sub_scores.items():
         key = original_keys.get(label, label)
         scores[key] = _number(Decimal(str(value)), types.get(key))
     order = list(original_keys.values())
@@ -109,7 +109,7 @@ def release_record(response):
     return {
         "query": response.judge_query,
         "student_response": response.transcript,
-        "sub_question_scores": _sub_scores(response, gold_annotation(response)),
+        "sub_question_scores": _sub_scores(response, gold_label(response)),
         "gt": _number(response.gold_score, types.get("gt")),
         "reference_answer": question.reference_solution,
         "problem_statement": question.statement,
@@ -128,7 +128,7 @@ def release_record(response):
 
 def release_queryset(queryset):
     return queryset.select_related("question").prefetch_related(
-        Prefetch("annotations", queryset=Annotation.objects.order_by("id")),
+        Prefetch("labels", queryset=Label.objects.order_by("id")),
         Prefetch("adjudications", queryset=Adjudication.objects.order_by("-created", "-id")),
     )
 

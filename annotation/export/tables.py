@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import Case, CharField, Count, F, FloatField, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Cast, Coalesce, Concat, Substr
 
-from ..models import Adjudication, Annotation, Response, StepLabel
+from ..models import Adjudication, Label, Response, StepLabel
 from .sections import section_modules
 
 BATCH_ROWS = 10_000
@@ -57,21 +57,21 @@ def _rater(prefix=""):
                 default=F(f"{prefix}annotator__username"), output_field=CharField())
 
 
-def _annotation_order(prefix=""):
+def _label_order(prefix=""):
     return [f"{prefix}response_id", f"{prefix}is_imported", f"{prefix}annotator__username", f"{prefix}id"]
 
 
 def core_tables(responses):
     """The tables of the annotation app for the responses in a queryset."""
     selected = responses.values("pk")
-    n_annotations = Subquery(
-        Annotation.objects.filter(response=OuterRef("pk")).order_by().values("response").annotate(n=Count("*")).values("n"),
+    n_labels = Subquery(
+        Label.objects.filter(response=OuterRef("pk")).order_by().values("response").annotate(n=Count("*")).values("n"),
         output_field=IntegerField(),
     )
-    chosen_here = Q(chosen_annotation__response=F("response"))
+    chosen_here = Q(chosen_label__response=F("response"))
     chosen = Case(
-        When(chosen_here & Q(chosen_annotation__is_imported=True), then=Value("imported")),
-        When(chosen_here, then=F("chosen_annotation__annotator__username")),
+        When(chosen_here & Q(chosen_label__is_imported=True), then=Value("imported")),
+        When(chosen_here, then=F("chosen_label__annotator__username")),
         default=None, output_field=CharField(),
     )
     return [
@@ -82,24 +82,24 @@ def core_tables(responses):
         ], Response.objects.filter(pk__in=selected).order_by("id").values_list(
             *key_columns(), "question__statement_hash", "question__level", as_float("question__full_score"),
             "student_id", "generator_model", "generator_temperature", "status", as_float("gold_score"), "gold_status",
-            Coalesce(n_annotations, 0), "transcript", "id",
+            Coalesce(n_labels, 0), "transcript", "id",
         )),
         FlatTable("annotations", KEY_COLUMNS + [
             ("rater", "string"), ("is_imported", "bool"), ("total", "float"), ("sub_scores", "json"),
             ("submitted", "bool"), ("submitted_at", "time"), ("version", "int"), ("comment", "string"),
             ("active_seconds", "int"),
-        ], Annotation.objects.filter(response__in=selected).order_by(*_annotation_order()).values_list(
+        ], Label.objects.filter(response__in=selected).order_by(*_label_order()).values_list(
             *key_columns("response__"), _rater(), "is_imported", as_float("total"), "sub_scores", "submitted",
             "submitted_at", "version", "comment", "active_seconds", "response_id",
         )),
         FlatTable("step_labels", KEY_COLUMNS + [
             ("rater", "string"), ("checkpoint", "int"), ("sub_question", "string"), ("start", "int"), ("end", "int"),
             ("verdict", "string"), ("awarded_points", "float"), ("quote", "string"), ("comment", "string"),
-        ], StepLabel.objects.filter(annotation__response__in=selected).order_by(
-            *_annotation_order("annotation__"), "start", "id"
+        ], StepLabel.objects.filter(label__response__in=selected).order_by(
+            *_label_order("label__"), "start", "id"
         ).values_list(
-            *key_columns("annotation__response__"), _rater("annotation__"), "checkpoint__order", "sub_question__label",
-            "start", "end", "verdict", as_float("awarded_points"), "quote", "comment", "annotation__response_id",
+            *key_columns("label__response__"), _rater("label__"), "checkpoint__order", "sub_question__label",
+            "start", "end", "verdict", as_float("awarded_points"), "quote", "comment", "label__response_id",
         )),
         FlatTable("adjudications", KEY_COLUMNS + [
             ("reviewer", "string"), ("gold_score", "float"), ("chosen", "string"), ("reason", "string"),

@@ -15,7 +15,7 @@ from .writers import FORMATS
 FORMAT_LABELS = {
     "realmath": "RealMath-Eval release (JSON array, as published): rubric-scored answers with a gold score only",
     "jsonl": "Full JSONL (everything; re-importable with import_dataset)",
-    "csv": "Flat CSV tables (responses, annotations, step labels, judge results, ...)",
+    "csv": "Flat CSV tables (responses, labels, step labels, judge results, ...)",
     "parquet": "Flat Parquet tables (same tables as CSV)",
 }
 

@@ -4,7 +4,7 @@ import re
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import Annotation, Exam, ImportReport, Question, Response, RubricCheckpoint, SubQuestion, content_hash
+from ..models import Exam, ImportReport, Label, Question, Response, RubricCheckpoint, SubQuestion, content_hash
 from ..rubric import parse_checkpoints, sub_question_label, sub_question_maxima
 from .bulk import HistoryInserter
 from .common import (
@@ -141,7 +141,7 @@ class _Batches:
     def __init__(self, exam, result, file_name, user):
         self.exam, self.result, self.file_name, self.user = exam, result, file_name, user
         self.questions, self.known_labels = {}, {}
-        self.responses, self.annotations = HistoryInserter(Response), HistoryInserter(Annotation)
+        self.responses, self.gold_labels = HistoryInserter(Response), HistoryInserter(Label)
 
     def load_questions(self, cleaned_records):
         hashes = {content_hash(c["problem_statement"]) for c in cleaned_records} - set(self.questions)
@@ -203,7 +203,7 @@ class _Batches:
             golds.append((index, cleaned))
         now = timezone.now()
         response_ids = self.responses.insert(responses, now, user=self.user)
-        self.annotations.insert([
+        self.gold_labels.insert([
             {
                 "response_id": response_id, "annotator_id": None, "is_imported": True,
                 "sub_scores": {sub_question_label(k): v for k, v in cleaned["sub_question_scores"].items()},

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from accounts.permissions import IsReviewer
 from accounts.roles import is_reviewer
 
-from ..models import Adjudication, Annotation, Assignment, LabelDraft, Response
+from ..models import Adjudication, Assignment, Label, LabelDraft, Response
 from ..selectors import can_see_scores, scores_visible_to
 from ..serializers import (
     AdjudicateRequestSerializer,
@@ -40,7 +40,7 @@ def _response_or_404(pk):
     )
 
 
-def _save(request, response, annotation=None):
+def _save(request, response, label=None):
     """Parse a label save, run it, and answer 200/201, 400, 403 or 409 (with both versions)."""
     payload = LabelWriteSerializer(data=request.data)
     payload.is_valid(raise_exception=True)
@@ -48,7 +48,7 @@ def _save(request, response, annotation=None):
     try:
         result = services.save_label(
             response=response, user=request.user, data=payload.label_data(), base_version=base_version,
-            submit=payload.validated_data["submit"], annotation=annotation,
+            submit=payload.validated_data["submit"], label=label,
             active_seconds_delta=payload.validated_data["active_seconds_delta"],
         )
     except services.NotAllowed as exc:
@@ -65,7 +65,7 @@ def _save(request, response, annotation=None):
             status=status.HTTP_409_CONFLICT,
         )
     code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-    return ApiResponse(LabelSerializer(result.annotation).data, status=code)
+    return ApiResponse(LabelSerializer(result.label).data, status=code)
 
 
 class MyLabelView(APIView):
@@ -112,13 +112,13 @@ class DraftView(APIView):
         response = _response_or_404(response_id)
         serializer = LabelDraftSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        annotation = serializer.validated_data.get("annotation")
-        if annotation is not None and annotation.response_id != response.pk:
+        label = serializer.validated_data.get("label")
+        if label is not None and label.response_id != response.pk:
             return ApiResponse({"detail": "That label belongs to another response."}, status=400)
         try:
             draft = services.save_draft(
                 response=response, user=request.user, payload=serializer.validated_data["payload"],
-                base_version=serializer.validated_data["base_version"], annotation=annotation,
+                base_version=serializer.validated_data["base_version"], label=label,
                 active_seconds_delta=serializer.validated_data["active_seconds_delta"],
             )
         except services.NotAllowed as exc:
@@ -144,7 +144,7 @@ class NextView(APIView):
         return ApiResponse(AssignmentSerializer(assignment).data)
 
 
-class AnnotationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Labels. Annotators list their own and, per response, the others once they may see them;
     opening a hidden label answers 403. PUT saves a label (its annotator, or a reviewer)."""
 
@@ -154,8 +154,8 @@ class AnnotationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
-            return Annotation.objects.none()
-        queryset = Annotation.objects.select_related("annotator", "updated_by", "response__question__exam")
+            return Label.objects.none()
+        queryset = Label.objects.select_related("annotator", "updated_by", "response__question__exam")
         queryset = queryset.prefetch_related("step_labels__sub_question").order_by("pk")
         visible = scores_visible_to(self.request.user, via="response__")
         if self.action != "list" or visible is None:
@@ -167,16 +167,16 @@ class AnnotationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         return super().filter_queryset(queryset) if self.action == "list" else queryset
 
     def get_object(self):
-        annotation = super().get_object()
+        label = super().get_object()
         user = self.request.user
-        if annotation.annotator_id != user.pk and not can_see_scores(user, annotation.response):
+        if label.annotator_id != user.pk and not can_see_scores(user, label.response):
             raise PermissionDenied("Blind mode: other labels stay hidden until you submit your own.")
-        return annotation
+        return label
 
     @extend_schema(request=LabelWriteSerializer, responses=LabelSerializer)
     def update(self, request, pk=None):
-        annotation = self.get_object()
-        return _save(request, _response_or_404(annotation.response_id), annotation=annotation)
+        label = self.get_object()
+        return _save(request, _response_or_404(label.response_id), label=label)
 
     @extend_schema(responses={200: None})
     @action(detail=True)
@@ -275,7 +275,7 @@ class AdjudicationViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewse
         try:
             adjudication = services.adjudicate(
                 response=response, reviewer=request.user, reason=data["reason"], gold_score=data.get("gold_score"),
-                chosen_annotation=data.get("chosen_annotation"), expected=expected,
+                chosen_label=data.get("chosen_label"), expected=expected,
             )
         except LabelInvalid as exc:
             return ApiResponse({"detail": "No gold score was set.", "errors": exc.errors}, status=400)

@@ -5,7 +5,7 @@ a seeded random half of its assignments. The unit is the assignment, (response, 
 `anchor_shown(seed, response_id, annotator_id)` is a fixed function of the three (a bit of their
 sha256), so the half never changes when assignments are added or pages reloaded, and about half
 of any set of assignments is shown (each one independently, probability 1/2). What was shown,
-or would have been, is recorded on the label when it is submitted (`Annotation.anchoring`).
+or would have been, is recorded on the label when it is submitted (`Label.anchoring`).
 
 `anchoring_figures` compares the two arms, over submitted labels with a recorded judge score:
 

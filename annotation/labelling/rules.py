@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from ..anchoring import quote_selector, reanchor
-from ..models import Annotation, StepLabel
+from ..models import Label, StepLabel
 
 TOTAL = ""  # label of the single pseudo sub-question of a question without sub-questions
 MAX_COMMENT = 5000
 MAX_STEP_LABELS = 500
-MARKS = set(Annotation.Mark.values)
+MARKS = set(Label.Mark.values)
 VERDICTS = set(StepLabel.Verdict.values)
 
 
@@ -99,14 +99,14 @@ def propose(group, marks):
         return None
     low = Decimal(0)
     for checkpoint, state in zip(group.checkpoints, states):
-        if state != Annotation.Mark.REACHED:
+        if state != Label.Mark.REACHED:
             break
         low = checkpoint.points
     high, high_open = low, False
     for checkpoint, state in zip(group.checkpoints, states):
-        if state == Annotation.Mark.REACHED and checkpoint.points >= high:
+        if state == Label.Mark.REACHED and checkpoint.points >= high:
             high, high_open = checkpoint.points, False
-        elif state == Annotation.Mark.PARTLY and checkpoint.points > high:
+        elif state == Label.Mark.PARTLY and checkpoint.points > high:
             high, high_open = checkpoint.points, True
     return Proposal(low=low, high=max(high, low), high_open=high_open and high > low)
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from accounts.roles import has_role, is_reviewer
 
-from ..models import Annotation, Assignment, LabelDraft, LabelSaveAttempt, Question, Response, StepLabel
+from ..models import Assignment, Label, LabelDraft, LabelSaveAttempt, Question, Response, StepLabel
 from ..models.labels import IMPORTED_RATER
 from ..selectors import SCORE_LIMIT, id_param
 from .experiment import anchor_shown
@@ -37,20 +37,20 @@ def can_label(user, response: Response, *, now: datetime | None = None) -> bool:
         Assignment.objects.filter(response=response)
         .filter(Q(annotator=user) | Q(lock_holder=user, lock_expires__gt=now))
         .exists()
-        or Annotation.objects.filter(response=response, annotator=user).exists()
+        or Label.objects.filter(response=response, annotator=user).exists()
     )
 
 
-def can_edit_annotation(user, annotation: Annotation) -> bool:
+def can_edit_label(user, label: Label) -> bool:
     """Imported labels are read-only; reviewers may correct any other; an annotator edits their own
     until they submit it on a blind exam (after that they have seen the other labels)."""
-    if annotation.is_imported:
+    if label.is_imported:
         return False
     if is_reviewer(user):
         return True
-    if annotation.annotator_id != user.pk:
+    if label.annotator_id != user.pk:
         return False
-    return not (annotation.submitted and annotation.response.question.exam.blind)
+    return not (label.submitted and label.response.question.exam.blind)
 
 
 # --- labelling: reads -----------------------------------------------------------------------
@@ -65,27 +65,27 @@ def label_page_response(pk: int) -> Response:
     )
 
 
-def submitted_labels(response: Response) -> QuerySet[Annotation]:
+def submitted_labels(response: Response) -> QuerySet[Label]:
     """Submitted labels of a response (imported gold included), oldest first."""
     return list(
-        response.annotations.filter(submitted=True)
+        response.labels.filter(submitted=True)
         .select_related("annotator")
         .prefetch_related("step_labels")
         .order_by("is_imported", "submitted_at", "pk")
     )
 
 
-def labels_of_response(response: Response, *, exclude_user=None) -> list[Annotation]:
+def labels_of_response(response: Response, *, exclude_user=None) -> list[Label]:
     """All labels of a response with their step labels (for people allowed to see them)."""
-    queryset = response.annotations.select_related("annotator", "updated_by").prefetch_related("step_labels")
+    queryset = response.labels.select_related("annotator", "updated_by").prefetch_related("step_labels")
     if exclude_user is not None:
         queryset = queryset.exclude(annotator=exclude_user)
     return list(queryset.order_by("-is_imported", "pk"))
 
 
-def own_label(response: Response, user) -> Annotation | None:
+def own_label(response: Response, user) -> Label | None:
     return (
-        Annotation.objects.filter(response=response, annotator=user)
+        Label.objects.filter(response=response, annotator=user)
         .select_related("updated_by")
         .prefetch_related("step_labels")
         .first()
@@ -116,7 +116,7 @@ def queue_rows(user, ids):
               "response__id", "response__source", "response__question_id",
               "response__question__id", "response__question__location")
         .annotate(
-            started=Exists(Annotation.objects.filter(response=OuterRef("response"), annotator=user)),
+            started=Exists(Label.objects.filter(response=OuterRef("response"), annotator=user)),
             drafted=Exists(LabelDraft.objects.filter(response=OuterRef("response"), user=user)),
         )
         .order_by("response_id")
@@ -165,7 +165,7 @@ def class_of_question(user, question_id: int) -> QuerySet[Response]:
     if not is_reviewer(user):
         queryset = queryset.filter(
             Exists(Assignment.objects.filter(response=OuterRef("pk"), annotator=user))
-            | Exists(Annotation.objects.filter(response=OuterRef("pk"), annotator=user))
+            | Exists(Label.objects.filter(response=OuterRef("pk"), annotator=user))
         )
     return queryset.order_by("student_id", "pk")
 
@@ -189,7 +189,7 @@ def first_to_grade(user, question_id: int) -> int | None:
     """The first response of the class the user has not submitted a label for, else the first."""
     responses = class_of_question(user, question_id)
     pending = responses.exclude(
-        Exists(Annotation.objects.filter(response=OuterRef("pk"), annotator=user, submitted=True))
+        Exists(Label.objects.filter(response=OuterRef("pk"), annotator=user, submitted=True))
     )
     return pending.values_list("pk", flat=True).first() or responses.values_list("pk", flat=True).first()
 
@@ -262,9 +262,9 @@ def assignment_overview():
     return {"people": people, "questions": questions, "total": sum(r["slots"] for r in by_question.values())}
 
 
-def label_history(annotation: Annotation) -> list[dict]:
+def label_history(label: Label) -> list[dict]:
     """Every version of a label (who, when, what changed) and every save attempt, newest first."""
-    records = list(annotation.history.select_related("history_user").order_by("history_date", "history_id"))
+    records = list(label.history.select_related("history_user").order_by("history_date", "history_id"))
     events = []
     previous = None
     for record in records:
@@ -285,7 +285,7 @@ def label_history(annotation: Annotation) -> list[dict]:
             }
         )
         previous = record
-    steps = StepLabel.history.filter(annotation_id=annotation.pk).select_related("history_user")
+    steps = StepLabel.history.filter(label_id=label.pk).select_related("history_user")
     for record in steps.order_by("history_date", "history_id"):
         events.append(
             {
@@ -298,7 +298,7 @@ def label_history(annotation: Annotation) -> list[dict]:
                 "quote": record.quote,
             }
         )
-    for attempt in LabelSaveAttempt.objects.filter(annotation=annotation).select_related("user"):
+    for attempt in LabelSaveAttempt.objects.filter(label=label).select_related("user"):
         events.append(
             {
                 "kind": "attempt",
@@ -351,7 +351,7 @@ def work_time(params=None) -> dict:
 
     Each row: labels, labels with time recorded (labels saved before time was measured have
     none), total active time and the median per timed label, as seconds and as text."""
-    labels = _label_filters(Annotation.objects.filter(is_imported=False, annotator__isnull=False), params or {})
+    labels = _label_filters(Label.objects.filter(is_imported=False, annotator__isnull=False), params or {})
     rows = list(labels.values_list("annotator__username", "response__question_id", "active_seconds"))
     by_person, by_question = {}, {}
     for name, question_id, seconds in rows:
@@ -381,7 +381,7 @@ def agreement_ratings(params=None, *, include_imported: bool = True) -> tuple:
     `params` filters like the response list (question, exam, source).
     """
     params = params or {}
-    labels = Annotation.objects.filter(submitted=True, total__isnull=False)
+    labels = Label.objects.filter(submitted=True, total__isnull=False)
     if not include_imported:
         labels = labels.filter(is_imported=False)
     labels = _label_filters(labels, params)
@@ -413,13 +413,13 @@ def assignable_responses(question=None, exam=None, source=None, batch=None) -> Q
     return queryset
 
 
-def steps_needing_review(annotation: Annotation | None, transcript: str) -> list[dict]:
-    """Step labels of `annotation` that a correction left without their text: the text they were
+def steps_needing_review(label: Label | None, transcript: str) -> list[dict]:
+    """Step labels of `label` that a correction left without their text: the text they were
     on (prefix, quote, suffix) beside what the corrected transcript has at that place now."""
-    if annotation is None:
+    if label is None:
         return []
     rows = []
-    for step in annotation.step_labels.all():
+    for step in label.step_labels.all():
         if not step.needs_review:
             continue
         start = min(step.start or 0, len(transcript))
@@ -470,7 +470,7 @@ def anchoring_labels(params=None) -> list[dict]:
     experiment.anchoring_figures: {response, rater, expert, judge, shown} (one query); `params`
     filters like the response list (question, exam, source)."""
     labels = _label_filters(
-        Annotation.objects.filter(submitted=True, is_imported=False, total__isnull=False, anchoring__has_key="shown"),
+        Label.objects.filter(submitted=True, is_imported=False, total__isnull=False, anchoring__has_key="shown"),
         params or {},
     )
     return [

@@ -32,16 +32,7 @@ from simple_history.utils import bulk_create_with_history
 from accounts.roles import is_reviewer
 
 from ..anchoring import quote_selector, reanchor
-from ..models import (
-    Adjudication,
-    Annotation,
-    Assignment,
-    LabelDraft,
-    LabelSaveAttempt,
-    LabelSummary,
-    Response,
-    StepLabel,
-)
+from ..models import Adjudication, Assignment, Label, LabelDraft, LabelSaveAttempt, LabelSummary, Response, StepLabel
 from . import selectors
 from .rules import LabelInvalid, clean_label
 
@@ -108,21 +99,21 @@ def _locked_response(response_id):
 
 @dataclass
 class SaveResult:
-    annotation: Annotation
+    label: Label
     created: bool
 
 
-def save_label(*, response, user, data, base_version, submit=False, annotation=None, active_seconds_delta=0):
+def save_label(*, response, user, data, base_version, submit=False, label=None, active_seconds_delta=0):
     """Save (and with `submit`, submit) a label of `response`.
 
-    `annotation` is the label being edited; without it, the user's own label (created on the
+    `label` is the label being edited; without it, the user's own label (created on the
     first save, from base version 0). Raises NotAllowed, LabelInvalid (field errors) or
     LabelConflict (stale base version). Every attempt, accepted or refused, is logged.
     `active_seconds_delta` is the active time measured in the browser since the last draft or
     save; with the draft's gathered time it is added (bounded) to the annotator's own label.
     """
     return _retrying(
-        lambda: _save_label(response, user, data, base_version, submit, annotation, active_seconds_delta)
+        lambda: _save_label(response, user, data, base_version, submit, label, active_seconds_delta)
     )
 
 
@@ -139,92 +130,92 @@ def bounded_increment(seconds, since, now=None):
     return min(seconds, limit)
 
 
-def _active_time(response, user, annotation, delta):
-    """Seconds to add to `annotation` on a save by `user`: the draft's gathered time and the
+def _active_time(response, user, label, delta):
+    """Seconds to add to `label` on a save by `user`: the draft's gathered time and the
     bounded increment; nothing for someone else's label (it records its annotator's time)."""
-    if annotation is not None and annotation.annotator_id not in (None, user.pk):
+    if label is not None and label.annotator_id not in (None, user.pk):
         return 0
     draft = LabelDraft.objects.filter(response=response, user=user).only("active_seconds", "updated").first()
-    since = draft.updated if draft else (annotation.updated if annotation is not None else None)
+    since = draft.updated if draft else (label.updated if label is not None else None)
     return (draft.active_seconds if draft else 0) + bounded_increment(delta, since)
 
 
-def _save_label(response, user, data, base_version, submit, annotation, active_seconds_delta=0):
-    if annotation is not None:
-        annotation = Annotation.objects.select_related("response__question__exam").get(pk=annotation.pk)
+def _save_label(response, user, data, base_version, submit, label, active_seconds_delta=0):
+    if label is not None:
+        label = Label.objects.select_related("response__question__exam").get(pk=label.pk)
     else:
-        annotation = Annotation.objects.filter(response=response, annotator=user).first()
-    if annotation is None and not selectors.can_label(user, response):
+        label = Label.objects.filter(response=response, annotator=user).first()
+    if label is None and not selectors.can_label(user, response):
         raise NotAllowed("This response is not assigned to you.")
-    if annotation is not None and not selectors.can_edit_annotation(user, annotation):
-        _log_attempt(response, annotation, user, submit, base_version, "forbidden", "Not allowed to edit.", data)
+    if label is not None and not selectors.can_edit_label(user, label):
+        _log_attempt(response, label, user, submit, base_version, "forbidden", "Not allowed to edit.", data)
         raise NotAllowed(
             "Submitted labels on a blind exam can only be changed by a reviewer."
-            if annotation.annotator_id == user.pk
+            if label.annotator_id == user.pk
             else "You may not edit this label."
         )
     try:
         clean = clean_label(response.question, response.transcript, data, submitting=submit)
     except LabelInvalid as exc:
-        _log_attempt(response, annotation, user, submit, base_version, "invalid", str(exc), data)
+        _log_attempt(response, label, user, submit, base_version, "invalid", str(exc), data)
         raise
-    active = _active_time(response, user, annotation, active_seconds_delta)
-    if annotation is None:
+    active = _active_time(response, user, label, active_seconds_delta)
+    if label is None:
         return _create_label(response, user, clean, base_version, submit, data, active)
-    return _update_label(response, annotation.pk, user, clean, base_version, submit, data, active)
+    return _update_label(response, label.pk, user, clean, base_version, submit, data, active)
 
 
 def _create_label(response, user, clean, base_version, submit, data, active=0):
     if base_version != 0:
-        current = Annotation.objects.filter(response=response, annotator=user).first()
+        current = Label.objects.filter(response=response, annotator=user).first()
         _log_attempt(response, current, user, submit, base_version, "conflict", "No such version.", data)
         raise LabelConflict(current, base_version)
     try:
         with transaction.atomic():
-            annotation = Annotation(response=response, annotator=user, version=1, active_seconds=active)
-            _apply(annotation, response, user, clean, submit)
-            annotation.save()
-            _replace_step_labels(annotation, clean.step_labels, user)
-            _after_save(response, annotation, user, submit, base_version, data)
-            return SaveResult(annotation, created=True)
+            label = Label(response=response, annotator=user, version=1, active_seconds=active)
+            _apply(label, response, user, clean, submit)
+            label.save()
+            _replace_step_labels(label, clean.step_labels, user)
+            _after_save(response, label, user, submit, base_version, data)
+            return SaveResult(label, created=True)
     except IntegrityError:
         # The same person created it a moment ago (another tab): a conflict like any other.
-        current = Annotation.objects.select_related("updated_by").get(response=response, annotator=user)
+        current = Label.objects.select_related("updated_by").get(response=response, annotator=user)
         _log_attempt(response, current, user, submit, base_version, "conflict", "Created meanwhile.", data)
         raise LabelConflict(current, base_version) from None
 
 
-def _update_label(response, annotation_id, user, clean, base_version, submit, data, active=0):
+def _update_label(response, label_id, user, clean, base_version, submit, data, active=0):
     with transaction.atomic():
-        claimed = Annotation.objects.filter(pk=annotation_id, version=base_version).update(
+        claimed = Label.objects.filter(pk=label_id, version=base_version).update(
             version=base_version + 1, active_seconds=F("active_seconds") + active
         )
         if claimed:
-            annotation = Annotation.objects.get(pk=annotation_id)
-            _apply(annotation, response, user, clean, submit)
-            annotation.save()
-            _replace_step_labels(annotation, clean.step_labels, user)
-            _after_save(response, annotation, user, submit, base_version, data)
-            return SaveResult(annotation, created=False)
-    current = Annotation.objects.select_related("updated_by").get(pk=annotation_id)
+            label = Label.objects.get(pk=label_id)
+            _apply(label, response, user, clean, submit)
+            label.save()
+            _replace_step_labels(label, clean.step_labels, user)
+            _after_save(response, label, user, submit, base_version, data)
+            return SaveResult(label, created=False)
+    current = Label.objects.select_related("updated_by").get(pk=label_id)
     _log_attempt(response, current, user, submit, base_version, "conflict", f"Found version {current.version}.", data)
     raise LabelConflict(current, base_version)
 
 
-def _apply(annotation, response, user, clean, submit):
-    annotation.sub_scores = clean.sub_scores_json()
-    annotation.total = clean.total
-    annotation.checkpoint_marks = clean.checkpoint_marks
-    annotation.override_reason = clean.override_reason
-    annotation.comment = clean.comment
-    annotation.transcript_hash = response.transcript_hash
-    annotation.updated_by = user
-    if submit and not annotation.submitted:
-        annotation.submitted = True
-        annotation.submitted_at = timezone.now()
+def _apply(label, response, user, clean, submit):
+    label.sub_scores = clean.sub_scores_json()
+    label.total = clean.total
+    label.checkpoint_marks = clean.checkpoint_marks
+    label.override_reason = clean.override_reason
+    label.comment = clean.comment
+    label.transcript_hash = response.transcript_hash
+    label.updated_by = user
+    if submit and not label.submitted:
+        label.submitted = True
+        label.submitted_at = timezone.now()
         # The anchoring experiment: what this assignment was shown (or would have been), as of submission.
-        annotation.anchoring = selectors.anchor_for(annotation.annotator, response) or {}
-    annotation._history_user = user
+        label.anchoring = selectors.anchor_for(label.annotator, response) or {}
+    label._history_user = user
 
 
 def _step_key(step):
@@ -234,8 +225,8 @@ def _step_key(step):
     )
 
 
-def _replace_step_labels(annotation, steps, user):
-    existing = list(annotation.step_labels.all()) if annotation.pk else []
+def _replace_step_labels(label, steps, user):
+    existing = list(label.step_labels.all()) if label.pk else []
     old = sorted(
         (s.start, s.end, s.quote, s.needs_review, s.verdict, s.comment, s.sub_question_id, s.checkpoint_id)
         for s in existing
@@ -246,7 +237,7 @@ def _replace_step_labels(annotation, steps, user):
         step._history_user = user
         step.delete()
     bulk_create_with_history(
-        [StepLabel(annotation=annotation, **step) for step in steps], StepLabel, default_user=user
+        [StepLabel(label=label, **step) for step in steps], StepLabel, default_user=user
     )
 
 
@@ -267,7 +258,7 @@ def reanchor_step_labels(response, old_text, *, user=None) -> ReanchorResult:
     """
     result = ReanchorResult()
     text = response.transcript
-    steps = StepLabel.objects.select_for_update().filter(annotation__response=response).order_by("pk")
+    steps = StepLabel.objects.select_for_update().filter(label__response=response).order_by("pk")
     for step in steps:
         old_start, old_end = step.start, step.end
         if step.start is None or step.end is None:
@@ -318,23 +309,23 @@ def _reanchor_drafts(response, old_text):
         draft.save(update_fields=["payload"])
 
 
-def _after_save(response, annotation, user, submit, base_version, data):
+def _after_save(response, label, user, submit, base_version, data):
     LabelSaveAttempt.objects.create(
-        response=response, annotation=annotation, user=user, submit=submit, base_version=base_version,
-        found_version=base_version, new_version=annotation.version, outcome=LabelSaveAttempt.Outcome.SAVED,
+        response=response, label=label, user=user, submit=submit, base_version=base_version,
+        found_version=base_version, new_version=label.version, outcome=LabelSaveAttempt.Outcome.SAVED,
         payload=_payload(data),
     )
     LabelDraft.objects.filter(response=response, user=user).delete()
-    if annotation.annotator_id == user.pk:
-        _take_slot(response, user, complete=annotation.submitted)
-    if annotation.submitted:
+    if label.annotator_id == user.pk:
+        _take_slot(response, user, complete=label.submitted)
+    if label.submitted:
         refresh_gold(response.pk, user=user)
 
 
-def _log_attempt(response, annotation, user, submit, base_version, outcome, detail, data):
+def _log_attempt(response, label, user, submit, base_version, outcome, detail, data):
     return LabelSaveAttempt.objects.create(
-        response=response, annotation=annotation, user=user, submit=submit, base_version=base_version,
-        found_version=annotation.version if annotation else None, outcome=outcome, detail=detail[:2000],
+        response=response, label=label, user=user, submit=submit, base_version=base_version,
+        found_version=label.version if label else None, outcome=outcome, detail=detail[:2000],
         payload=_payload(data),
     )
 
@@ -346,16 +337,16 @@ def _payload(data):
 # --- drafts -------------------------------------------------------------------------------
 
 
-def save_draft(*, response, user, payload, base_version, annotation=None, active_seconds_delta=0):
+def save_draft(*, response, user, payload, base_version, label=None, active_seconds_delta=0):
     """Keep unsaved work server-side (autosave). Needs the right to label or edit. The active
     time measured since the last draft or save is gathered on the draft (bounded)."""
-    return _retrying(lambda: _save_draft(response, user, payload, base_version, annotation, active_seconds_delta))
+    return _retrying(lambda: _save_draft(response, user, payload, base_version, label, active_seconds_delta))
 
 
-def _save_draft(response, user, payload, base_version, annotation, active_seconds_delta=0):
-    if annotation is not None and not selectors.can_edit_annotation(user, annotation):
+def _save_draft(response, user, payload, base_version, label, active_seconds_delta=0):
+    if label is not None and not selectors.can_edit_label(user, label):
         raise NotAllowed("You may not edit this label.")
-    if annotation is None and not selectors.can_label(user, response):
+    if label is None and not selectors.can_label(user, response):
         raise NotAllowed("This response is not assigned to you.")
     if not isinstance(payload, dict) or len(str(payload)) > MAX_DRAFT_CHARS:
         raise LabelInvalid({"draft": ["Expected an object of reasonable size."]})
@@ -365,15 +356,15 @@ def _save_draft(response, user, payload, base_version, annotation, active_second
         if previous is not None:
             since = previous.updated
         else:
-            own = annotation if annotation is not None else Annotation.objects.filter(response=response, annotator=user).first()
+            own = label if label is not None else Label.objects.filter(response=response, annotator=user).first()
             since = own.updated if own is not None else None
         gathered = (previous.active_seconds if previous else 0) + bounded_increment(active_seconds_delta, since)
         draft, _ = LabelDraft.objects.update_or_create(
             response=response, user=user,
-            defaults={"payload": payload, "base_version": base_version, "annotation": annotation,
+            defaults={"payload": payload, "base_version": base_version, "label": label,
                       "active_seconds": gathered},
         )
-        if annotation is None or annotation.annotator_id == user.pk:
+        if label is None or label.annotator_id == user.pk:
             _take_slot(response, user, complete=False)
         return draft
 
@@ -409,7 +400,7 @@ def refresh_gold(response_id: int, *, user=None):
     """Recompute a response's gold score and status from its submitted labels (history kept)."""
     with transaction.atomic():
         response = _locked_response(response_id)
-        rows = list(response.annotations.filter(submitted=True).values_list("is_imported", "total"))
+        rows = list(response.labels.filter(submitted=True).values_list("is_imported", "total"))
         _summarise(response, [t for _, t in rows if t is not None])
         if response.gold_status == Response.GoldStatus.ADJUDICATED:
             return response
@@ -435,19 +426,19 @@ def _summarise(response, totals):
     )
 
 
-def adjudicate(*, response, reviewer, reason="", gold_score=None, chosen_annotation=None, expected=None):
+def adjudicate(*, response, reviewer, reason="", gold_score=None, chosen_label=None, expected=None):
     """Set the gold score of a response: pick one label, or enter a score with a reason.
 
     `expected` is the (gold score, gold status) the reviewer saw; when the gold changed meanwhile
     the decision is refused with GoldConflict. Raises LabelInvalid on bad input.
     """
-    return _retrying(lambda: _adjudicate(response, reviewer, reason, gold_score, chosen_annotation, expected))
+    return _retrying(lambda: _adjudicate(response, reviewer, reason, gold_score, chosen_label, expected))
 
 
-def _adjudicate(response, reviewer, reason, gold_score, chosen_annotation, expected):
+def _adjudicate(response, reviewer, reason, gold_score, chosen_label, expected):
     if not is_reviewer(reviewer):
         raise NotAllowed("Adjudication needs the reviewer role.")
-    score = _adjudicated_score(response, gold_score, chosen_annotation, reason)
+    score = _adjudicated_score(response, gold_score, chosen_label, reason)
     seen_score, seen_status = expected if expected is not None else (response.gold_score, response.gold_status)
     totals = {a.rater_name: str(a.total) for a in selectors.submitted_labels(response)}
 
@@ -464,29 +455,29 @@ def _adjudicate(response, reviewer, reason, gold_score, chosen_annotation, expec
             LabelSummary.objects.filter(response=current).update(adjudicated=True)
             return Adjudication.objects.create(
                 response=current, reviewer=reviewer, gold_score=score, reason=reason.strip(),
-                chosen_annotation=chosen_annotation, previous_gold_score=seen_score,
+                chosen_label=chosen_label, previous_gold_score=seen_score,
                 previous_gold_status=seen_status, label_totals=totals,
             )
     raise GoldConflict(Response.objects.get(pk=response.pk))
 
 
-def _adjudicated_score(response, gold_score, chosen_annotation, reason):
+def _adjudicated_score(response, gold_score, chosen_label, reason):
     errors = {}
-    if chosen_annotation is not None and (chosen_annotation.response_id != response.pk or not chosen_annotation.submitted):
+    if chosen_label is not None and (chosen_label.response_id != response.pk or not chosen_label.submitted):
         errors["chosen_annotation"] = ["Pick a submitted label of this response."]
     try:
         score = Decimal(str(gold_score)) if gold_score not in (None, "") else None
     except InvalidOperation:
         score, errors["gold_score"] = None, ["Not a number."]
-    if score is None and chosen_annotation is not None and not errors:
-        score = chosen_annotation.total
+    if score is None and chosen_label is not None and not errors:
+        score = chosen_label.total
     if score is None and not errors:
         errors["gold_score"] = ["Pick a label or enter a gold score."]
     elif score is not None and (not score.is_finite() or not 0 <= score <= response.question.full_score):
         errors["gold_score"] = [f"The gold score must lie between 0 and {response.question.full_score.normalize():f}."]
     elif score is not None and score != score.quantize(Decimal("0.01")):
         errors["gold_score"] = ["At most two decimals."]
-    custom = chosen_annotation is None or (score is not None and score != chosen_annotation.total)
+    custom = chosen_label is None or (score is not None and score != chosen_label.total)
     if custom and not (reason or "").strip() and "gold_score" not in errors:
         errors["reason"] = ["Say why when entering a gold score of your own."]
     if errors:
@@ -531,7 +522,7 @@ def assign_responses(*, responses, annotators, per_response: int, strategy: str,
         "response_id", "annotator_id"
     ):
         have.setdefault(response_id, []).append(annotator_id)
-    for response_id, annotator_id in Annotation.objects.filter(
+    for response_id, annotator_id in Label.objects.filter(
         response__in=responses, annotator__isnull=False
     ).values_list("response_id", "annotator_id"):
         if annotator_id not in have.get(response_id, []):
@@ -574,7 +565,7 @@ def assign_responses(*, responses, annotators, per_response: int, strategy: str,
 def withdraw_assignments(*, responses, annotators=None) -> int:
     """Remove unfinished, unstarted assignments (no label, no live lock) of some responses."""
     now = timezone.now()
-    started = Annotation.objects.filter(response=OuterRef("response"), annotator=OuterRef("annotator"))
+    started = Label.objects.filter(response=OuterRef("response"), annotator=OuterRef("annotator"))
     queryset = (
         Assignment.objects.filter(response__in=responses, completed_at__isnull=True)
         .exclude(Q(lock_holder__isnull=False) & Q(lock_expires__gt=now))
@@ -606,7 +597,7 @@ def _claim_next(user, now):
     if held_id and Assignment.objects.filter(pk=held_id, lock_holder=user).update(lock_expires=expires):
         return Assignment.objects.select_related("response").get(pk=held_id)
     own = Assignment.objects.filter(annotator=user, completed_at__isnull=True).filter(_free_lock(now) | Q(lock_holder=user))
-    mine = Annotation.objects.filter(response=OuterRef("response"), annotator=user)
+    mine = Label.objects.filter(response=OuterRef("response"), annotator=user)
     also_mine = Assignment.objects.filter(response=OuterRef("response"), annotator=user)
     open_slots = (
         Assignment.objects.filter(annotator__isnull=True, completed_at__isnull=True)

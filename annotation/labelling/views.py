@@ -17,7 +17,7 @@ from accounts.roles import is_reviewer
 from config.shortcuts import get_object_or_404
 from ocr import selectors as ocr_selectors
 
-from ..models import Annotation, Assignment, Exam, LabelDraft, Question, Response, StepLabel
+from ..models import Assignment, Exam, Label, LabelDraft, Question, Response, StepLabel
 from ..selectors import can_see_scores, id_param, reference_segments
 from ..serializers import LabelDraftSerializer, LabelSerializer
 from . import selectors, services
@@ -72,16 +72,16 @@ def label_response(request, pk):
     except Response.DoesNotExist as exc:
         raise Http404("No such response.") from exc
     user = request.user
-    annotation = _edited_annotation(request, response)
-    if annotation is None and not selectors.can_label(user, response):
+    label = _edited_label(request, response)
+    if label is None and not selectors.can_label(user, response):
         raise PermissionDenied("This response is not assigned to you. Use “Next” on your queue.")
-    editable = selectors.can_edit_annotation(user, annotation) if annotation else True
+    editable = selectors.can_edit_label(user, label) if label else True
     can_see = can_see_scores(user, response)
     anchor = selectors.anchor_for(user, response)
     anchor = anchor if anchor and anchor["shown"] else None  # the hidden half gets nothing, not even a hidden value
-    others = [a for a in selectors.labels_of_response(response) if a.pk != getattr(annotation, "pk", None)] if can_see else []
+    others = [a for a in selectors.labels_of_response(response) if a.pk != getattr(label, "pk", None)] if can_see else []
     draft = LabelDraft.objects.filter(response=response, user=user).first()
-    if draft is not None and draft.annotation_id != getattr(annotation, "pk", None):
+    if draft is not None and draft.label_id != getattr(label, "pk", None):
         draft = None
     question = response.question
     by_question = _class_position(request, response)
@@ -97,29 +97,29 @@ def label_response(request, pk):
         "transcriptHash": response.transcript_hash,
         "fullScore": str(question.full_score),
         "groups": _groups_config(question),
-        "label": LabelSerializer(annotation).data if annotation else None,
+        "label": LabelSerializer(label).data if label else None,
         "draft": LabelDraftSerializer(draft).data if draft else None,
         "editable": editable,
-        "ownLabel": annotation is None or annotation.annotator_id == user.pk,
+        "ownLabel": label is None or label.annotator_id == user.pk,
         "activeIdleSeconds": services.ACTIVE_IDLE_SECONDS,
         "verdicts": StepLabel.Verdict.choices,
         "urls": {
             "save": reverse("api-my-label", args=[response.pk])
-            if annotation is None or annotation.annotator_id == user.pk
-            else reverse("annotation-detail", args=[annotation.pk]),
+            if label is None or label.annotator_id == user.pk
+            else reverse("annotation-detail", args=[label.pk]),
             "draft": reverse("api-label-draft", args=[response.pk]),
             "flag": reverse("ocr:flag_transcript", args=[response.pk]) if scans else None,
             "previous": reverse("annotation:label", args=[previous]) + suffix if previous else None,
             "next": reverse("annotation:label", args=[following]) + suffix if by_question and following else None,
             "page": reverse("annotation:label", args=[response.pk])
-            + (f"?annotation={annotation.pk}" if annotation and annotation.annotator_id != user.pk else suffix),
+            + (f"?annotation={label.pk}" if label and label.annotator_id != user.pk else suffix),
         },
     }
     context = {
         "response": response,
         "question": question,
         "segments": reference_segments(question),
-        "annotation": annotation,
+        "label": label,
         "editable": editable,
         "can_see_scores": can_see,
         "anchor": anchor,
@@ -131,8 +131,8 @@ def label_response(request, pk):
         "by_question": by_question,
         "nav_suffix": suffix,
         "scans": scan_config(response),
-        "review_steps": selectors.steps_needing_review(annotation, response.transcript),
-        "transcript_changed": bool(annotation and annotation.transcript_hash and annotation.transcript_hash != response.transcript_hash),
+        "review_steps": selectors.steps_needing_review(label, response.transcript),
+        "transcript_changed": bool(label and label.transcript_hash and label.transcript_hash != response.transcript_hash),
     }
     return render(request, "annotation/label.html", context)
 
@@ -165,12 +165,12 @@ def scan_config(response):
     return scans
 
 
-def _edited_annotation(request, response):
+def _edited_label(request, response):
     """The label this page edits: ?annotation=<id> for a reviewer, else the user's own."""
     wanted = id_param(request.GET.get("annotation"))
     if wanted is not None and is_reviewer(request.user):
         return get_object_or_404(
-            Annotation.objects.select_related("annotator", "updated_by").prefetch_related("step_labels__sub_question"),
+            Label.objects.select_related("annotator", "updated_by").prefetch_related("step_labels__sub_question"),
             pk=wanted, response=response,
         )
     return selectors.own_label(response, request.user)
@@ -199,7 +199,7 @@ def label_history(request, pk):
         labels = [a for a in labels if a.annotator_id == request.user.pk]
         if not labels:
             raise PermissionDenied("Blind mode: you have no label on this response yet.")
-    histories = [{"annotation": a, "events": selectors.label_history(a)} for a in labels]
+    histories = [{"label": a, "events": selectors.label_history(a)} for a in labels]
     return render(request, "annotation/label_history.html", {"response": response, "histories": histories})
 
 
@@ -354,7 +354,7 @@ def adjudicate(request, pk):
         "errors": errors,
         "form": request.POST,
         "threshold": threshold,
-        "adjudications": response.adjudications.select_related("reviewer", "chosen_annotation__annotator")[:20],
+        "adjudications": response.adjudications.select_related("reviewer", "chosen_label__annotator")[:20],
         "scans": scan_config(response),
         "spread": (max(a.total for a in labels) - min(a.total for a in labels)) if len(labels) > 1 else None,
     }
@@ -369,7 +369,7 @@ def _adjudicate_from_form(request, response, labels):
         expected = (Decimal(seen_score) if seen_score else None, post.get("seen_gold_status", response.gold_status))
         services.adjudicate(
             response=response, reviewer=request.user, reason=post.get("reason", ""),
-            gold_score=post.get("gold_score") or None, chosen_annotation=chosen, expected=expected,
+            gold_score=post.get("gold_score") or None, chosen_label=chosen, expected=expected,
         )
     except LabelInvalid as exc:
         return exc.errors

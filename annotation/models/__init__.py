@@ -1,16 +1,16 @@
 from .dataset import Exam, ImportReport, Question, Response, RubricCheckpoint, RubricVersion, SubQuestion, content_hash
 from .exports import ExportJob
 from .imports import ImportJob
-from .labels import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, LabelSummary, StepLabel
+from .labels import Adjudication, Assignment, Label, LabelDraft, LabelSaveAttempt, LabelSummary, StepLabel
 
 __all__ = [
     "Adjudication",
-    "Annotation",
     "Assignment",
     "Exam",
     "ExportJob",
     "ImportJob",
     "ImportReport",
+    "Label",
     "LabelDraft",
     "LabelSaveAttempt",
     "LabelSummary",

@@ -11,7 +11,7 @@ from .dataset import Response, RubricCheckpoint, SubQuestion
 IMPORTED_RATER = "(imported)"  # never a username: those cannot contain brackets
 
 
-class Annotation(models.Model):
+class Label(models.Model):
     """One expert's grading of one response.
 
     Imported gold labels have no annotator and carry their provenance instead.
@@ -23,9 +23,9 @@ class Annotation(models.Model):
         PARTLY = "partly", "Partly reached"
         NOT_REACHED = "not_reached", "Not reached"
 
-    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="annotations")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="labels")
     annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="annotations"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="labels"
     )
     sub_scores = models.JSONField(default=dict, blank=True, help_text="Points per sub-question label.")
     total = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
@@ -66,10 +66,10 @@ class Annotation(models.Model):
             models.UniqueConstraint(
                 fields=["response", "annotator"],
                 condition=models.Q(annotator__isnull=False),
-                name="one_annotation_per_annotator",
+                name="one_label_per_annotator",
             ),
             models.UniqueConstraint(
-                fields=["response"], condition=models.Q(is_imported=True), name="one_imported_annotation"
+                fields=["response"], condition=models.Q(is_imported=True), name="one_imported_label"
             ),
         ]
 
@@ -95,7 +95,7 @@ class StepLabel(models.Model):
         UNJUSTIFIED = "unjustified_claim", "Unjustified claim"
         OTHER = "other", "Other"
 
-    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="step_labels")
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="step_labels")
     checkpoint = models.ForeignKey(RubricCheckpoint, on_delete=models.SET_NULL, null=True, blank=True)
     sub_question = models.ForeignKey(SubQuestion, on_delete=models.SET_NULL, null=True, blank=True)
     start = models.PositiveIntegerField(null=True, blank=True, help_text="Span start in the transcript.")
@@ -113,7 +113,7 @@ class StepLabel(models.Model):
     history = HistoricalRecords()
 
     class Meta:
-        ordering = ["annotation_id", "start", "id"]
+        ordering = ["label_id", "start", "id"]
 
     def __str__(self):
         return f"{self.get_verdict_display()} [{self.start}:{self.end}]"
@@ -124,8 +124,8 @@ class LabelDraft(models.Model):
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="label_drafts")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_drafts")
-    annotation = models.ForeignKey(
-        Annotation, on_delete=models.CASCADE, null=True, blank=True, related_name="drafts",
+    label = models.ForeignKey(
+        Label, on_delete=models.CASCADE, null=True, blank=True, related_name="drafts",
         help_text="The label being edited, when it exists (a reviewer may edit someone else's).",
     )
     base_version = models.PositiveIntegerField(default=0, help_text="Label version the draft started from.")
@@ -152,8 +152,8 @@ class LabelSaveAttempt(models.Model):
         FORBIDDEN = "forbidden", "Refused: not allowed"
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="label_save_attempts")
-    annotation = models.ForeignKey(
-        Annotation, on_delete=models.CASCADE, null=True, blank=True, related_name="save_attempts"
+    label = models.ForeignKey(
+        Label, on_delete=models.CASCADE, null=True, blank=True, related_name="save_attempts"
     )
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     submit = models.BooleanField(default=False)
@@ -167,7 +167,7 @@ class LabelSaveAttempt(models.Model):
 
     class Meta:
         ordering = ["-created", "-id"]
-        indexes = [models.Index(fields=["annotation", "created"]), models.Index(fields=["response", "created"])]
+        indexes = [models.Index(fields=["label", "created"]), models.Index(fields=["response", "created"])]
 
     def __str__(self):
         return f"{self.get_outcome_display()} by {self.user_id} on response {self.response_id}"
@@ -228,8 +228,8 @@ class Adjudication(models.Model):
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     gold_score = models.DecimalField(max_digits=7, decimal_places=2)
     reason = models.TextField(blank=True)
-    chosen_annotation = models.ForeignKey(
-        Annotation, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    chosen_label = models.ForeignKey(
+        Label, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     previous_gold_score = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
     previous_gold_status = models.CharField(max_length=16, blank=True)

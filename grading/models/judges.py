@@ -1,6 +1,6 @@
 """Judge settings, runs and results; synthetic answer generation runs.
 
-Judge output is kept apart from expert labels (annotation.Annotation): a JudgeResult names
+Judge output is kept apart from expert labels (annotation.Label): a JudgeResult names
 the exact setting version that produced it, and a setting that has produced anything is
 never changed again (editing makes a new version; see grading.judges.services).
 """

@@ -18,7 +18,7 @@ from django.db.models import Count, Q
 
 from annotation.labelling.agreement import agreement_report
 from annotation.labelling.selectors import agreement_ratings
-from annotation.models import Annotation, Exam, Question, Response
+from annotation.models import Exam, Label, Question, Response
 
 from ..judges.selectors import setting_summary
 from ..models import JudgeSetting
@@ -65,10 +65,10 @@ def dataset_figures() -> dict:
         ).order_by("name").values("name", "n_questions", "n_human", "n_synthetic")
     )
     by_source = dict(Response.objects.values_list("source").annotate(n=Count("id")).order_by())
-    submitted = Annotation.objects.filter(submitted=True)
+    submitted = Label.objects.filter(submitted=True)
     experts = submitted.filter(is_imported=False, annotator__isnull=False).values("annotator").distinct().count()
     per_answer = Counter(
-        Response.objects.annotate(n=Count("annotations", filter=Q(annotations__submitted=True)))
+        Response.objects.annotate(n=Count("labels", filter=Q(labels__submitted=True)))
         .order_by().values_list("n", flat=True)
     )
     n_answers = sum(per_answer.values())

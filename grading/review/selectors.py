@@ -15,7 +15,7 @@ import numpy as np
 from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q
 from django.db.models.functions import Abs, Cast
 
-from annotation.models import Annotation, Exam, Question, Response, SubQuestion
+from annotation.models import Exam, Label, Question, Response, SubQuestion
 from annotation.rubric import sub_question_label
 from annotation.selectors import id_param
 
@@ -272,7 +272,7 @@ def _expert_sub_scores(results):
     """{response id: {label: mean of the submitted labels' points}} for the responses of
     `results` (one query; labels keyed '3-17.(1)' and '(1)' count as the same sub-question)."""
     sums = defaultdict(lambda: defaultdict(list))
-    rows = Annotation.objects.filter(submitted=True, response_id__in=results.values("response_id")).values_list(
+    rows = Label.objects.filter(submitted=True, response_id__in=results.values("response_id")).values_list(
         "response_id", "sub_scores"
     )
     for response_id, sub_scores in rows:
@@ -528,7 +528,7 @@ def review_case(result_pk):
     meta = MetaEvaluation.objects.filter(result=result).select_related("confirmed_by", "proposal").first()
     proposals = list(meta.proposals.select_related("run").order_by("-id")[:5]) if meta else []
     gold_labels = list(
-        result.response.annotations.filter(submitted=True)
+        result.response.labels.filter(submitted=True)
         .select_related("annotator")
         .prefetch_related("step_labels__checkpoint", "step_labels__sub_question")
         .order_by("-is_imported", "submitted_at", "pk")

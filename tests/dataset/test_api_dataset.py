@@ -1,6 +1,6 @@
 import pytest
 
-from annotation.models import Annotation
+from annotation.models import Label
 from tests.conftest import api_client_for
 from tests.factories import make_question, make_responses
 
@@ -20,7 +20,7 @@ def test_blind_annotator_gets_no_gold_fields(annotator):
     api = api_client_for(annotator)
     rows = api.get("/api/responses/").json()["results"]
     assert all("gold_score" not in row for row in rows)
-    Annotation.objects.create(response=response[0], annotator=annotator, total=5, submitted=True)
+    Label.objects.create(response=response[0], annotator=annotator, total=5, submitted=True)
     rows = {row["id"]: row for row in api.get("/api/responses/").json()["results"]}
     assert rows[response[0].pk]["gold_score"] == "6.00"
     assert "gold_score" not in rows[response[1].pk]

@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.importers.realmath import parse_student_id
-from annotation.models import Annotation, ImportReport, Question, Response, RubricCheckpoint, SubQuestion
+from annotation.models import ImportReport, Label, Question, Response, RubricCheckpoint, SubQuestion
 from tests.conftest import REALMATH_HUMAN, REALMATH_SYNTHETIC
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +15,7 @@ def _counts():
     return (
         Question.objects.count(),
         Response.objects.count(),
-        Annotation.objects.count(),
+        Label.objects.count(),
         SubQuestion.objects.count(),
         RubricCheckpoint.objects.count(),
     )
@@ -38,7 +38,7 @@ def test_gold_scores_and_sub_scores_are_the_file_values(sample_data):
             assert response.student_id == record["student_id"]
             assert response.transcript == record["student_response"]
             assert response.judge_query == record["query"]
-            gold = response.annotations.get(is_imported=True)
+            gold = response.labels.get(is_imported=True)
             assert gold.total == Decimal(str(record["gt"]))
             assert list(gold.sub_scores.values()) == list(record["sub_question_scores"].values())
             assert gold.provenance["file"] == path.name
@@ -119,10 +119,10 @@ def test_batches_give_the_same_result_as_one(monkeypatch, reviewer):
     result = realmath.import_realmath(raw, "batched.json", user=reviewer, on_progress=lambda d, t: seen.append((d, t)))
     assert result.counts["responses_created"] == len(records) and result.counts["responses_skipped"] == 3
     assert len(seen) == 8 and seen[-1] == (len(raw), len(raw))  # bytes read, after each batch and at the end
-    assert Response.objects.count() == Annotation.objects.filter(is_imported=True).count() == len(records)
+    assert Response.objects.count() == Label.objects.filter(is_imported=True).count() == len(records)
     for index, record in enumerate(records):
         response = Response.objects.get(import_file="batched.json", import_index=index)
-        gold = response.annotations.get()
+        gold = response.labels.get()
         assert (response.student_id, response.gold_score) == (record["student_id"], Decimal(str(record["gt"])))
         assert gold.provenance["record_index"] == index and gold.total == response.gold_score
         history = response.history.get()

@@ -3,7 +3,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Annotation, Response
+from annotation.models import Label, Response
 from tests.factories import make_imported_gold, make_question, make_responses
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_blind_annotator_sees_no_gold_or_labels(annotator_client, annotator):
     assert 'id="blind-note"' in page and 'id="labels"' not in page
     listing = annotator_client.get(reverse("annotation:response_list")).content.decode()
     assert "<th>Gold</th>" not in listing
-    Annotation.objects.create(response=response, annotator=annotator, total=5, submitted=True)
+    Label.objects.create(response=response, annotator=annotator, total=5, submitted=True)
     page = annotator_client.get(reverse("annotation:response_detail", args=[response.pk])).content.decode()
     assert 'id="labels"' in page
 

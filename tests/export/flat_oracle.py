@@ -48,17 +48,17 @@ def tables_from_full_lines(lines):
             "gold_status": line.get("gold_status"), "n_annotations": len(line.get("annotations", [])),
             "transcript": line["transcript"],
         })
-        for annotation in line.get("annotations", []):
-            rater = "imported" if annotation.get("is_imported") else annotation.get("annotator")
+        for label in line.get("annotations", []):
+            rater = "imported" if label.get("is_imported") else label.get("annotator")
             tables.setdefault("annotations", []).append({
-                **key, "rater": rater, "is_imported": bool(annotation.get("is_imported")),
-                "total": _float(annotation.get("total")),
-                "sub_scores": json.dumps(annotation.get("sub_scores"), ensure_ascii=False),
-                "submitted": bool(annotation.get("submitted")), "submitted_at": annotation.get("submitted_at"),
-                "version": annotation.get("version"), "comment": annotation.get("comment", ""),
-                "active_seconds": annotation.get("active_seconds", 0),
+                **key, "rater": rater, "is_imported": bool(label.get("is_imported")),
+                "total": _float(label.get("total")),
+                "sub_scores": json.dumps(label.get("sub_scores"), ensure_ascii=False),
+                "submitted": bool(label.get("submitted")), "submitted_at": label.get("submitted_at"),
+                "version": label.get("version"), "comment": label.get("comment", ""),
+                "active_seconds": label.get("active_seconds", 0),
             })
-            for step in annotation.get("step_labels", []):
+            for step in label.get("step_labels", []):
                 tables.setdefault("step_labels", []).append({
                     **key, "rater": rater, "checkpoint": step.get("checkpoint"), "sub_question": step.get("sub_question"),
                     "start": step.get("start"), "end": step.get("end"), "verdict": step.get("verdict"),

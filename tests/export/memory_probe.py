@@ -19,7 +19,7 @@ def populate(small, big):
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    from annotation.models import Annotation, Exam, Question, Response, content_hash
+    from annotation.models import Exam, Label, Question, Response, content_hash
 
     call_command("migrate", verbosity=0)
     expert = User.objects.create(username="expert")
@@ -32,8 +32,8 @@ def populate(small, big):
                          transcript_hash=content_hash(f"{name}{i}"), gold_score=i % 11)
                 for i in range(start, min(n, start + 2000))
             )
-            Annotation.objects.bulk_create(
-                Annotation(response=r, annotator=expert, total=r.gold_score, sub_scores={"(1)": 1}, submitted=True,
+            Label.objects.bulk_create(
+                Label(response=r, annotator=expert, total=r.gold_score, sub_scores={"(1)": 1}, submitted=True,
                            comment="checked")
                 for r in created
             )

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from annotation.export.csv_cells import safe_cell
 from annotation.export.writers import write_export
-from annotation.models import Annotation, Question, Response, StepLabel
+from annotation.models import Label, Question, Response, StepLabel
 from tests.factories import (
     make_imported_gold,
     make_question,
@@ -73,9 +73,9 @@ def hostile(reviewer, annotator):
     set_gold(responses, [5] * len(responses))
     checkpoint = question.checkpoints.order_by("order").first()
     for response, text in zip(responses, HOSTILE):
-        annotation = Annotation.objects.create(response=response, annotator=annotator, sub_scores={"(1)": 3}, total=3,
+        label = Label.objects.create(response=response, annotator=annotator, sub_scores={"(1)": 3}, total=3,
                                                submitted=True, comment=text)
-        StepLabel.objects.create(annotation=annotation, checkpoint=checkpoint, start=0, end=3, quote=text,
+        StepLabel.objects.create(label=label, checkpoint=checkpoint, start=0, end=3, quote=text,
                                  verdict="calculation_error", comment=text)
     config = make_stored_setting("=HYPERLINK(\"http://evil.example\")")
     make_results(config, responses, [-0.5, 3, 4, 5, 6, 7], rationale=HOSTILE[0])

@@ -16,7 +16,7 @@ import pytest
 from annotation.export import tables
 from annotation.export.csv_cells import safe_row
 from annotation.export.writers import write_export
-from annotation.models import Annotation, Response
+from annotation.models import Label, Response
 
 from .flat_oracle import tables_from_full_lines
 from .test_round_trip import _annotate, _judge, _scan
@@ -40,11 +40,11 @@ def rich_data(sample_data, annotator, reviewer):
     _judge(reviewer)
     _scan(reviewer)
     response = Response.objects.filter(source="synthetic").order_by("id").first()
-    Annotation.objects.create(  # non-ASCII JSON keys, a whole-second time, a null total
+    Label.objects.create(  # non-ASCII JSON keys, a whole-second time, a null total
         response=response, annotator=reviewer, sub_scores={"(1)": 1.5, "Teil ü": 2}, total=None, submitted=True,
         submitted_at=datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC), comment="naïve, \"quoted\"\nnew line",
     )
-    Annotation.objects.filter(annotator__isnull=False, comment="ok").update(comment="=HYPERLINK(\"x\")", total=-1)
+    Label.objects.filter(annotator__isnull=False, comment="ok").update(comment="=HYPERLINK(\"x\")", total=-1)
 
 
 def _expected(tmp_path, responses):

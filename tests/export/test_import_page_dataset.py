@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from accounts.roles import user_role
 from annotation.export.writers import write_export
-from annotation.models import Annotation, ImportReport, Response
+from annotation.models import ImportReport, Label, Response
 
 from ..conftest import make_user
 
@@ -23,7 +23,7 @@ def _export(tmp_path):
     """A full export of the sample with one expert label by an admin, as bytes of dataset.jsonl and of a zip."""
     expert = make_user("expert-admin", "admin")
     response = Response.objects.filter(source="human").order_by("id").first()
-    Annotation.objects.create(response=response, annotator=expert, sub_scores={"(1)": 3, "(2)": 1}, total=4, submitted=True)
+    Label.objects.create(response=response, annotator=expert, sub_scores={"(1)": 3, "(2)": 1}, total=4, submitted=True)
     write_export(Response.objects.all(), "jsonl", tmp_path)
     data = (tmp_path / "dataset.jsonl").read_bytes()
     buffer = io.BytesIO()
@@ -50,7 +50,7 @@ def test_reviewer_reimports_a_full_export_from_the_page(sample_data, reviewer, c
     report = ImportReport.objects.get()
     assert answer.status_code == 200 and answer.redirect_chain[-1][0] == reverse("annotation:import_report", args=[report.pk])
     assert report.kind == "dataset" and report.counts["responses_created"] == 64
-    assert Response.objects.count() == 64 and Annotation.objects.filter(is_imported=False).count() == 1
+    assert Response.objects.count() == 64 and Label.objects.filter(is_imported=False).count() == 1
     expert = get_user_model().objects.get(username="expert-admin")
     assert user_role(expert) is None and not expert.has_usable_password()  # not promoted above the importer
     again = _upload(client, "dataset.jsonl", jsonl)

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from annotation.export.load import import_dataset
 from annotation.export.writers import write_export
 from annotation.importers import ImportFormatError
-from annotation.models import Annotation, Exam, Question, Response, StepLabel
+from annotation.models import Exam, Label, Question, Response, StepLabel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,16 +22,16 @@ def _annotate(annotator, reviewer):
 
     response = Response.objects.filter(source="human").order_by("id").first()
     checkpoint = response.question.checkpoints.order_by("order").first()
-    annotation = Annotation.objects.create(
+    label = Label.objects.create(
         response=response, annotator=annotator, sub_scores={"(1)": 3, "(2)": 1}, total=4, submitted=True,
         checkpoint_marks={str(checkpoint.pk): "reached"}, comment="ok",
         anchoring={"shown": True, "score": 6.0, "setting": "rubric", "result": None, "seed": 5},
     )
     Exam.objects.filter(pk=response.question.exam_id).update(anchoring=True, anchoring_seed=5, anchoring_setting="rubric")
-    StepLabel.objects.create(annotation=annotation, checkpoint=checkpoint, start=0, end=5, quote=response.transcript[:5],
+    StepLabel.objects.create(label=label, checkpoint=checkpoint, start=0, end=5, quote=response.transcript[:5],
                              verdict="calculation_error", comment="sign")
     Adjudication.objects.create(response=response, reviewer=reviewer, gold_score=4, reason="picked ann1",
-                                chosen_annotation=annotation, previous_gold_score=3, previous_gold_status="imported")
+                                chosen_label=label, previous_gold_score=3, previous_gold_status="imported")
 
 
 def _judge(reviewer):
@@ -106,7 +106,7 @@ def test_round_trip_gives_identical_files(sample_data, annotator, reviewer, tmp_
     assert TranscriptRevision.objects.count() == 2
     assert JudgeResult.objects.count() == 10 and MetaEvaluation.objects.filter(category="A").count() == 5
     assert Exam.objects.filter(anchoring=True, anchoring_seed=5, anchoring_setting="rubric").count() == 1
-    assert Annotation.objects.get(annotator__isnull=False).anchoring["shown"] is True  # the experiment's record
+    assert Label.objects.get(annotator__isnull=False).anchoring["shown"] is True  # the experiment's record
     second = write_export(Response.objects.all(), "jsonl", tmp_path / "b")
     a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
     assert a == b, _first_difference(a["dataset.jsonl"], b["dataset.jsonl"])

@@ -4,7 +4,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Annotation, Exam
+from annotation.models import Exam, Label
 from tests.conftest import api_client_for
 from tests.factories import make_setting
 
@@ -37,7 +37,7 @@ def test_blind_annotator_sees_no_score_until_they_submit(annotator_client, annot
     api = api_client_for(annotator)
     assert api.get("/api/judge-results/", {"response": judged.pk}).json()["count"] == 0
 
-    Annotation.objects.create(response=judged, annotator=annotator, submitted=True, total=5)
+    Label.objects.create(response=judged, annotator=annotator, submitted=True, total=5)
     html = page_of(annotator_client, judged)
     assert 'id="judge-results"' in html and "<strong>7</strong>" in html
     assert "judge_result_detail" not in html and "/grading/judges/results/" not in html  # judge pages are for reviewers

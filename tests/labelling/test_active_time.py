@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.export.writers import write_export
 from annotation.labelling import selectors, services
-from annotation.models import Annotation, LabelDraft, Response
+from annotation.models import Label, LabelDraft, Response
 
 from ..conftest import api_client_for
 from .helpers import full_label, labelled_setup
@@ -56,14 +56,14 @@ def test_drafts_and_saves_add_bounded_time_to_the_annotators_label(assigned, ann
     assert answer.status_code == 201
     assert answer.json()["active_seconds"] == 110 + 10 + services.ACTIVE_SLACK_SECONDS  # the claim of 500 is cut
     assert not LabelDraft.objects.filter(response=response, user=annotator).exists()
-    label = Annotation.objects.get(response=response, annotator=annotator)
+    label = Label.objects.get(response=response, annotator=annotator)
     # A reviewer correcting the label adds none of their time to the annotator's.
     services.save_label(response=response, user=reviewer, data=full_label(2, 4), base_version=label.version,
-                        annotation=label, active_seconds_delta=60)
+                        label=label, active_seconds_delta=60)
     label.refresh_from_db()
     assert label.active_seconds == 125 and label.version == 2
     # The annotator again, a minute later: counted.
-    _age(Annotation, 60, pk=label.pk)
+    _age(Label, 60, pk=label.pk)
     services.save_label(response=response, user=annotator, data=full_label(3, 4), base_version=2, active_seconds_delta=45)
     label.refresh_from_db()
     assert label.active_seconds == 170
@@ -74,11 +74,11 @@ def test_refused_saves_add_nothing_and_bad_increments_are_refused(assigned, anno
     api = api_client_for(annotator)
     save_url = reverse("api-my-label", args=[response.pk])
     bad = api.put(save_url, {"base_version": 0, **full_label(), "active_seconds_delta": -3}, format="json")
-    assert bad.status_code == 400 and not Annotation.objects.filter(annotator=annotator).exists()
+    assert bad.status_code == 400 and not Label.objects.filter(annotator=annotator).exists()
     api.put(save_url, {"base_version": 0, **full_label(), "active_seconds_delta": 20}, format="json")
     stale = api.put(save_url, {"base_version": 0, **full_label(1, 1), "active_seconds_delta": 20}, format="json")
     assert stale.status_code == 409
-    assert Annotation.objects.get(annotator=annotator).active_seconds == 20
+    assert Label.objects.get(annotator=annotator).active_seconds == 20
 
 
 def test_agreement_page_and_export_show_the_time(assigned, annotator, annotator2, reviewer_client, tmp_path):

@@ -56,7 +56,7 @@ def test_pick_a_label_and_move_on(reviewer_client, annotator, annotator2):
     assert answer.status_code == 302 and answer["Location"] == reverse("annotation:adjudicate", args=[second.pk])
     first.refresh_from_db()
     assert (first.gold_score, first.gold_status) == (7, "adjudicated")
-    assert Adjudication.objects.get().chosen_annotation == labels[0]
+    assert Adjudication.objects.get().chosen_label == labels[0]
 
 
 def test_own_score_needs_a_reason_and_errors_keep_the_input(reviewer_client, annotator, annotator2):

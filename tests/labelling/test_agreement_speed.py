@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Annotation
+from annotation.models import Label
 
 from ..conftest import make_user
 from ..factories import make_responses
@@ -29,11 +29,11 @@ def grow(questions, responses_per_question, annotators, seed=0):
             truth = rng.randint(0, 7)
             for person in people:
                 total = max(0, min(7, truth + rng.choice([-1, 0, 0, 1])))
-                labels.append(Annotation(
+                labels.append(Label(
                     response=response, annotator=person, total=Decimal(total), submitted=True,
                     sub_scores={"(1)": min(3, total), "(2)": total - min(3, total)}, active_seconds=rng.randint(0, 300),
                 ))
-    Annotation.objects.bulk_create(labels, batch_size=1000)
+    Label.objects.bulk_create(labels, batch_size=1000)
     return len(labels)
 
 

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from annotation.labelling import services
 from annotation.labelling.experiment import anchor_shown, anchoring_figures
-from annotation.models import Annotation, Exam, Response
+from annotation.models import Exam, Label, Response
 from grading.models import JudgeSetting
 
 from ..conftest import make_user
@@ -126,7 +126,7 @@ def test_submission_records_the_arm_and_the_agreement_page_reports_it(experiment
     for response in experiment["responses"]:
         for i, user in enumerate(experiment["people"]):
             services.save_label(response=response, user=user, data=full_label(3, i % 4), base_version=0, submit=True)
-    labels = Annotation.objects.filter(submitted=True)
+    labels = Label.objects.filter(submitted=True)
     assert labels.count() == 16
     for label in labels:
         record = label.anchoring

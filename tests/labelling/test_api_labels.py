@@ -5,7 +5,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.labelling import services
-from annotation.models import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, Response
+from annotation.models import Adjudication, Assignment, Label, LabelDraft, LabelSaveAttempt, Response
 
 from ..conftest import api_client_for
 from ..factories import make_imported_gold
@@ -49,9 +49,9 @@ def test_save_then_stale_save_gets_409_with_both_versions(annotator, reviewer):
     api = api_client_for(annotator)
     created = api.put(my_label_url(response), {"base_version": 0, **full_label(1, 1)}, format="json")
     assert created.status_code == 201 and created.data["version"] == 1 and created.data["total"] == "2.00"
-    annotation_id = created.data["id"]
+    label_id = created.data["id"]
     by_reviewer = api_client_for(reviewer).put(
-        reverse("annotation-detail", args=[annotation_id]), {"base_version": 1, **full_label(2, 2)}, format="json"
+        reverse("annotation-detail", args=[label_id]), {"base_version": 1, **full_label(2, 2)}, format="json"
     )
     assert by_reviewer.status_code == 200 and by_reviewer.data["version"] == 2
     stale = api.put(my_label_url(response), {"base_version": 1, **full_label(3, 3)}, format="json")
@@ -60,7 +60,7 @@ def test_save_then_stale_save_gets_409_with_both_versions(annotator, reviewer):
     assert stale.data["theirs"]["version"] == 2 and stale.data["theirs"]["updated_by"] == "rev1"
     assert stale.data["theirs"]["sub_scores"] == {"(1)": 2, "(2)": 2}
     assert "version 1" in stale.data["detail"]
-    history = api.get(reverse("annotation-history", args=[annotation_id]))
+    history = api.get(reverse("annotation-history", args=[label_id]))
     outcomes = [e["outcome"] for e in history.data["events"] if e["kind"] == "attempt"]
     assert sorted(outcomes) == ["conflict", "saved", "saved"]
 
@@ -72,7 +72,7 @@ def test_invalid_label_gets_400_with_field_errors(annotator):
     answer = api.put(my_label_url(response), {"base_version": 0, **full_label(5, 1)}, format="json")
     assert answer.status_code == 400 and "(1): at most 3 points." in answer.data["errors"]["sub_scores"]
     assert api.put(my_label_url(response), {"sub_scores": {}}, format="json").status_code == 400  # no base_version
-    assert not Annotation.objects.exists()
+    assert not Label.objects.exists()
     assert LabelSaveAttempt.objects.get().outcome == "invalid"
 
 
@@ -87,20 +87,20 @@ def test_blind_mode_in_the_api(annotator, annotator2, reviewer):
     mine = api.get(my_label_url(response)).data
     assert mine["scores_visible"] is False
     assert "others" not in mine and "gold_score" not in mine and "gold_status" not in mine
-    assert api.get(reverse("annotation-detail", args=[other.annotation.pk])).status_code == 403
-    assert api.get(reverse("annotation-history", args=[other.annotation.pk])).status_code == 403
+    assert api.get(reverse("annotation-detail", args=[other.label.pk])).status_code == 403
+    assert api.get(reverse("annotation-history", args=[other.label.pk])).status_code == 403
     assert api.get(reverse("annotation-list"), {"response": response.pk}).data["count"] == 0
     detail = api.get(reverse("response-detail", args=[response.pk])).data
     assert "gold_score" not in detail and "gold_status" not in detail
     assert api.put(
-        reverse("annotation-detail", args=[other.annotation.pk]), {"base_version": 1, **full_label()}, format="json"
+        reverse("annotation-detail", args=[other.label.pk]), {"base_version": 1, **full_label()}, format="json"
     ).status_code == 403
 
     assert api.put(my_label_url(response), {"base_version": 0, "submit": True, **full_label(1, 1)}, format="json").status_code == 201
     mine = api.get(my_label_url(response)).data
     assert mine["scores_visible"] is True and mine["gold_status"] == "imported"
     assert {o["rater"] for o in mine["others"]} == {"ann2", "(imported)"}
-    assert api.get(reverse("annotation-detail", args=[other.annotation.pk])).status_code == 200
+    assert api.get(reverse("annotation-detail", args=[other.label.pk])).status_code == 200
     assert api.get(reverse("annotation-list"), {"response": response.pk}).data["count"] == 3
     assert api_client_for(reviewer).get(reverse("annotation-list"), {"response": response.pk}).data["count"] == 3
 

@@ -8,7 +8,7 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.labelling import selectors, services
-from annotation.models import Annotation, Assignment, LabelSaveAttempt, Response
+from annotation.models import Assignment, Label, LabelSaveAttempt, Response
 
 from .helpers import full_label, labelled_setup
 
@@ -44,17 +44,17 @@ def race(*operations):
     return results
 
 
-def save_from(user, annotation_id, base_version, points):
+def save_from(user, label_id, base_version, points):
     """Load the label and its response as the page does, then save from `base_version`."""
 
     def load():
-        annotation = Annotation.objects.select_related("response__question__exam").get(pk=annotation_id)
-        return annotation, selectors.label_page_response(annotation.response_id)
+        label = Label.objects.select_related("response__question__exam").get(pk=label_id)
+        return label, selectors.label_page_response(label.response_id)
 
     def save(loaded):
-        annotation, response = loaded
+        label, response = loaded
         return services.save_label(
-            response=response, user=user, data=full_label(*points), base_version=base_version, annotation=annotation
+            response=response, user=user, data=full_label(*points), base_version=base_version, label=label
         )
 
     return load, save
@@ -65,24 +65,24 @@ def test_two_users_save_the_same_label_from_the_same_version(annotator, reviewer
     services.assign_responses(
         responses=Response.objects.all(), annotators=[annotator], per_response=1, strategy="round_robin"
     )
-    annotation = services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0).annotation
+    label = services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0).label
     for _ in range(ROUNDS):
-        base = Annotation.objects.get(pk=annotation.pk).version
-        results = race(save_from(annotator, annotation.pk, base, (2, 2)), save_from(reviewer, annotation.pk, base, (3, 4)))
+        base = Label.objects.get(pk=label.pk).version
+        results = race(save_from(annotator, label.pk, base, (2, 2)), save_from(reviewer, label.pk, base, (3, 4)))
         wins = [value for kind, value in results if kind == "ok"]
         losses = [value for kind, value in results if kind == "error"]
         assert len(wins) == 1 and len(losses) == 1, results
         assert isinstance(losses[0], services.LabelConflict), losses[0]
         assert losses[0].current.version == base + 1
-        current = Annotation.objects.get(pk=annotation.pk)
+        current = Label.objects.get(pk=label.pk)
         assert current.version == base + 1
-        assert current.total == wins[0].annotation.total  # the winner's label, nothing mixed
-        assert current.sub_scores == wins[0].annotation.sub_scores
+        assert current.total == wins[0].label.total  # the winner's label, nothing mixed
+        assert current.sub_scores == wins[0].label.sub_scores
 
-    attempts = LabelSaveAttempt.objects.filter(annotation=annotation).exclude(base_version=0)
+    attempts = LabelSaveAttempt.objects.filter(label=label).exclude(base_version=0)
     assert sorted(attempts.values_list("outcome", flat=True)) == ["conflict"] * ROUNDS + ["saved"] * ROUNDS
-    assert Annotation.objects.get(pk=annotation.pk).history.count() == 1 + ROUNDS  # created + one per round
-    events = selectors.label_history(Annotation.objects.get(pk=annotation.pk))
+    assert Label.objects.get(pk=label.pk).history.count() == 1 + ROUNDS  # created + one per round
+    events = selectors.label_history(Label.objects.get(pk=label.pk))
     outcomes = [e["outcome"] for e in events if e["kind"] == "attempt"]
     assert outcomes.count("conflict") == ROUNDS and outcomes.count("saved") == ROUNDS + 1
     assert {e["who"] for e in events if e["kind"] == "attempt"} == {annotator.username, reviewer.username}

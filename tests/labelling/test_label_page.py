@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.labelling import services
-from annotation.models import Annotation, LabelDraft, Response
+from annotation.models import Label, LabelDraft, Response
 
 from ..factories import make_imported_gold, make_responses
 from .helpers import full_label, labelled_setup
@@ -99,11 +99,11 @@ def test_open_exam_shows_other_labels_at_once(annotator_client, annotator, annot
 def test_reviewer_edits_someone_elses_label(reviewer_client, annotator):
     _, (response, *_) = labelled_setup(1)
     assign([response], annotator)
-    annotation = services.save_label(response=response, user=annotator, data=full_label(), base_version=0).annotation
-    page = reviewer_client.get(reverse("annotation:label", args=[response.pk]) + f"?annotation={annotation.pk}")
+    label = services.save_label(response=response, user=annotator, data=full_label(), base_version=0).label
+    page = reviewer_client.get(reverse("annotation:label", args=[response.pk]) + f"?annotation={label.pk}")
     config = config_of(page)
-    assert config["label"]["id"] == annotation.pk and config["editable"]
-    assert config["urls"]["save"] == reverse("annotation-detail", args=[annotation.pk])
+    assert config["label"]["id"] == label.pk and config["editable"]
+    assert config["urls"]["save"] == reverse("annotation-detail", args=[label.pk])
 
 
 def test_server_draft_is_handed_to_the_page(annotator_client, annotator):
@@ -179,8 +179,8 @@ def test_history_page_shows_versions_and_refused_attempts(annotator_client, anno
     _, (response, *_) = labelled_setup(1)
     assign([response], annotator)
     services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0)
-    annotation = Annotation.objects.get()
-    services.save_label(response=response, user=reviewer, data=full_label(2, 2), base_version=1, annotation=annotation)
+    label = Label.objects.get()
+    services.save_label(response=response, user=reviewer, data=full_label(2, 2), base_version=1, label=label)
     with pytest.raises(services.LabelConflict):
         services.save_label(response=response, user=annotator, data=full_label(3, 3), base_version=1)
     html = annotator_client.get(reverse("annotation:label_history", args=[response.pk])).content.decode()

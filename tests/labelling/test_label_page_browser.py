@@ -3,7 +3,7 @@ survive leaving the page, and a conflict shown side by side."""
 import pytest
 
 from annotation.labelling import services
-from annotation.models import Annotation, LabelDraft, Response
+from annotation.models import Label, LabelDraft, Response
 
 from ..conftest import login, screenshot
 from .helpers import full_label, labelled_setup
@@ -53,10 +53,10 @@ def test_label_a_response_with_the_keyboard_alone(page, live_server, annotator):
 
     response.refresh_from_db()
     assert (response.gold_score, response.gold_status) == (6, "single")
-    annotation = Annotation.objects.get(response=response, annotator=annotator)
-    assert annotation.submitted and annotation.sub_scores == {"(1)": 3, "(2)": 3}
-    assert sorted(annotation.checkpoint_marks.values()) == ["reached", "reached", "reached"]
-    assert annotation.override_reason.startswith("Found the minimum")
+    label = Label.objects.get(response=response, annotator=annotator)
+    assert label.submitted and label.sub_scores == {"(1)": 3, "(2)": 3}
+    assert sorted(label.checkpoint_marks.values()) == ["reached", "reached", "reached"]
+    assert label.override_reason.startswith("Found the minimum")
     page.keyboard.press("]")  # on to the next assigned response
     page.wait_for_url(lambda url: f"/label/{response.pk}/" not in url and "/label/" in url)
 
@@ -105,16 +105,16 @@ def test_step_label_on_a_selected_passage_and_the_draft_survives_leaving(page, l
 
     page.keyboard.press("s")
     page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved version 1')")
-    saved = Annotation.objects.get(response=response, annotator=annotator)
+    saved = Label.objects.get(response=response, annotator=annotator)
     assert saved.step_labels.get().quote == "we get $b=2$"
     assert not LabelDraft.objects.filter(response=response, user=annotator).exists()
 
 
 def test_a_stale_save_shows_both_versions(page, live_server, annotator, reviewer):
     _, (response, *_) = assign(annotator)
-    annotation = services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0).annotation
+    label = services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0).label
     login(page, live_server, reviewer.username)
-    page.goto(f"{live_server.url}/label/{response.pk}/?annotation={annotation.pk}")
+    page.goto(f"{live_server.url}/label/{response.pk}/?annotation={label.pk}")
     page.wait_for_selector("#group-0.focused")
     services.save_label(response=response, user=annotator, data=full_label(2, 2), base_version=1)  # meanwhile
     page.keyboard.press("3")
@@ -123,10 +123,10 @@ def test_a_stale_save_shows_both_versions(page, live_server, annotator, reviewer
     table = page.inner_text("#conflict-table")
     assert "Yours (from version 1)" in table and "version 2 by ann1" in table
     screenshot(page, "label_page_conflict")
-    assert Annotation.objects.get(pk=annotation.pk).sub_scores == {"(1)": 2, "(2)": 2}
+    assert Label.objects.get(pk=label.pk).sub_scores == {"(1)": 2, "(2)": 2}
     page.click("#keep-mine")
     page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved version 3')")
-    assert Annotation.objects.get(pk=annotation.pk).sub_scores == {"(1)": 3, "(2)": 1}
+    assert Label.objects.get(pk=label.pk).sub_scores == {"(1)": 3, "(2)": 1}
 
 
 def _select(page, text):
@@ -216,5 +216,5 @@ def test_active_time_counts_input_and_not_idle_time(page, live_server, annotator
     page.keyboard.press("s")
     page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved version 1')")
     wall = time.monotonic() - started
-    seconds = Annotation.objects.get(response=response, annotator=annotator).active_seconds
+    seconds = Label.objects.get(response=response, annotator=annotator).active_seconds
     assert 4 <= seconds <= wall - 2, (seconds, wall)

@@ -6,7 +6,7 @@ from django.urls import reverse
 from annotation.anchoring import quote_selector, reanchor
 from annotation.labelling import services
 from annotation.labelling.rules import LabelInvalid
-from annotation.models import Annotation, LabelDraft, Response, StepLabel, content_hash
+from annotation.models import Label, LabelDraft, Response, StepLabel, content_hash
 from annotation.transcripts import record_transcript
 
 from .helpers import full_label, labelled_setup
@@ -40,7 +40,7 @@ def correct(response, text, user=None):
 
 
 def steps_of(response):
-    return list(StepLabel.objects.filter(annotation__response=response).order_by("pk"))
+    return list(StepLabel.objects.filter(label__response=response).order_by("pk"))
 
 
 def on_text(response, step):
@@ -101,7 +101,7 @@ def test_a_deleted_span_is_marked_for_review_not_dropped(annotator):
     first, second = steps_of(response)
     assert on_text(response, first) == "$a=1$" and not first.needs_review
     assert second.needs_review and second.quote == "$b=2$"
-    assert Annotation.objects.get().step_labels.count() == 2
+    assert Label.objects.get().step_labels.count() == 2
 
 
 def test_a_duplicated_quote_is_told_apart_by_its_context(annotator):
@@ -132,8 +132,8 @@ def test_submit_after_a_correction_reanchors_the_draft_spans(annotator):
     result = services.save_label(
         response=response, user=annotator, data=full_label(step_labels=[stale]), base_version=1, submit=True
     )
-    (step,) = result.annotation.step_labels.all()
-    assert result.annotation.submitted and on_text(response, step) == "$b=2$" and step.verdict == "correct"
+    (step,) = result.label.step_labels.all()
+    assert result.label.submitted and on_text(response, step) == "$b=2$" and step.verdict == "correct"
 
 
 def test_submit_refuses_a_quote_that_is_gone_with_a_clear_message(annotator):

@@ -3,7 +3,7 @@ adjudication by keyboard, the queue and the history (screenshots in test-artifac
 import pytest
 
 from annotation.labelling import services
-from annotation.models import Adjudication, Annotation, Question, Response
+from annotation.models import Adjudication, Label, Question, Response
 
 from ..conftest import login, screenshot
 
@@ -20,7 +20,7 @@ def label_sample(annotator, annotator2):
     )
     labels = [s.label for s in question.sub_questions.all()]
     for index, response in enumerate(responses):
-        imported = Annotation.objects.get(response=response, is_imported=True).sub_scores
+        imported = Label.objects.get(response=response, is_imported=True).sub_scores
         for user, harsh in ((annotator, 0), (annotator2, 3 if index % 3 == 0 else (1 if index % 3 == 1 else 0))):
             scores = {label: imported.get(label, 0) for label in labels}
             first = labels[0]
@@ -61,7 +61,7 @@ def test_reviewer_pages(page, live_server, sample_data, annotator, annotator2, r
     page.keyboard.press("Control+Enter")
     page.wait_for_url(lambda url: f"/adjudication/{adjudicated}/" not in url)
     decision = Adjudication.objects.get(response_id=adjudicated)
-    assert decision.chosen_annotation.annotator == annotator2
+    assert decision.chosen_label.annotator == annotator2
     assert Response.objects.get(pk=adjudicated).gold_status == "adjudicated"
 
     page.goto(f"{live_server.url}/label/{responses[0].pk}/history/")

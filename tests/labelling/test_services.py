@@ -9,7 +9,7 @@ from annotation import selectors
 from annotation.labelling import services
 from annotation.labelling.rules import LabelInvalid
 from annotation.labelling.selectors import adjudication_queue, label_page_response
-from annotation.models import Adjudication, Annotation, Assignment, LabelDraft, LabelSaveAttempt, Response
+from annotation.models import Adjudication, Assignment, Label, LabelDraft, LabelSaveAttempt, Response
 
 from ..conftest import make_user
 from ..factories import make_imported_gold
@@ -29,10 +29,10 @@ def test_first_save_creates_the_label_then_versions_grow(annotator):
     _, (response, *_) = labelled_setup()
     assign([response], annotator)
     result = services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0)
-    assert result.created and result.annotation.version == 1 and result.annotation.total == 2
+    assert result.created and result.label.version == 1 and result.label.total == 2
     again = services.save_label(response=response, user=annotator, data=full_label(2, 1), base_version=1)
-    assert not again.created and again.annotation.version == 2 and again.annotation.total == 3
-    assert Annotation.objects.get().history.count() == 2
+    assert not again.created and again.label.version == 2 and again.label.total == 3
+    assert Label.objects.get().history.count() == 2
     assert list(LabelSaveAttempt.objects.values_list("outcome", flat=True)) == ["saved", "saved"]
 
 
@@ -40,14 +40,14 @@ def test_stale_save_is_refused_and_logged(annotator, reviewer):
     _, (response, *_) = labelled_setup()
     assign([response], annotator)
     services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0)
-    annotation = Annotation.objects.get()
-    services.save_label(response=response, user=reviewer, data=full_label(2, 2), base_version=1, annotation=annotation)
+    label = Label.objects.get()
+    services.save_label(response=response, user=reviewer, data=full_label(2, 2), base_version=1, label=label)
     with pytest.raises(services.LabelConflict) as exc:
         services.save_label(response=response, user=annotator, data=full_label(3, 3), base_version=1)
     assert exc.value.current.version == 2 and exc.value.current.total == 4
     assert "rev1" in str(exc.value) and "version 1" in str(exc.value)
-    annotation.refresh_from_db()
-    assert annotation.total == 4  # nothing overwritten
+    label.refresh_from_db()
+    assert label.total == 4  # nothing overwritten
     attempt = LabelSaveAttempt.objects.filter(outcome="conflict").get()
     assert (attempt.user, attempt.base_version, attempt.found_version) == (annotator, 1, 2)
 
@@ -56,7 +56,7 @@ def test_annotator_needs_an_assignment(annotator):
     _, (response, *_) = labelled_setup()
     with pytest.raises(services.NotAllowed):
         services.save_label(response=response, user=annotator, data=full_label(), base_version=0)
-    assert not Annotation.objects.exists()
+    assert not Label.objects.exists()
 
 
 def test_invalid_save_is_refused_and_logged(annotator):
@@ -73,9 +73,9 @@ def test_submitted_blind_label_is_read_only_for_its_annotator(annotator, reviewe
     services.save_label(response=response, user=annotator, data=full_label(), base_version=0, submit=True)
     with pytest.raises(services.NotAllowed):
         services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=1)
-    annotation = Annotation.objects.get()
-    services.save_label(response=response, user=reviewer, data=full_label(1, 1), base_version=1, annotation=annotation)
-    assert Annotation.objects.get().total == 2
+    label = Label.objects.get()
+    services.save_label(response=response, user=reviewer, data=full_label(1, 1), base_version=1, label=label)
+    assert Label.objects.get().total == 2
 
 
 def test_step_labels_are_replaced_with_history(annotator):
@@ -83,13 +83,13 @@ def test_step_labels_are_replaced_with_history(annotator):
     assign([response], annotator)
     step = {"start": 0, "end": 6, "verdict": "logical_gap", "comment": "why?"}
     services.save_label(response=response, user=annotator, data=full_label(step_labels=[step]), base_version=0)
-    annotation = Annotation.objects.get()
-    assert annotation.step_labels.get().quote == response.transcript[:6]
+    label = Label.objects.get()
+    assert label.step_labels.get().quote == response.transcript[:6]
     services.save_label(
         response=response, user=annotator, data=full_label(step_labels=[{**step, "verdict": "correct"}]), base_version=1
     )
-    assert annotation.step_labels.get().verdict == "correct"
-    types = sorted(h.history_type for h in annotation.step_labels.model.history.all())
+    assert label.step_labels.get().verdict == "correct"
+    types = sorted(h.history_type for h in label.step_labels.model.history.all())
     assert types == ["+", "+", "-"]
 
 
@@ -134,8 +134,8 @@ def test_two_disagreeing_labels_go_to_adjudication_and_the_reviewer_decides(anno
     with pytest.raises(LabelInvalid) as exc:
         services.adjudicate(response=response, reviewer=reviewer, gold_score=5)
     assert "reason" in exc.value.errors
-    chosen = Annotation.objects.get(annotator=annotator)
-    services.adjudicate(response=response, reviewer=reviewer, chosen_annotation=chosen)
+    chosen = Label.objects.get(annotator=annotator)
+    services.adjudicate(response=response, reviewer=reviewer, chosen_label=chosen)
     response.refresh_from_db()
     assert (response.gold_score, response.gold_status, response.status) == (7, "adjudicated", "adjudicated")
     assert Adjudication.objects.get().label_totals == {"ann1": "7.00", "ann2": "2.00"}

@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Annotation, Assignment
+from annotation.models import Assignment, Label
 from ocr import services
 from ocr.models import OcrRun, Page, ScanBatch
 from ocr.selectors import batch_progress
@@ -36,7 +36,7 @@ def test_batch_page_lists_answers_with_their_state(reviewer_client, exam_questio
     labelled = q17.responses.get(student_id="s01")
     assigned = q17.responses.get(student_id="s02")
     Assignment.objects.create(response=labelled, annotator=annotator, completed_at=timezone.now())
-    Annotation.objects.create(response=labelled, annotator=annotator, total=3, submitted=True)
+    Label.objects.create(response=labelled, annotator=annotator, total=3, submitted=True)
     Assignment.objects.create(response=assigned, annotator=annotator)
     OcrRun.objects.filter(page=page_at(batch, 9)).update(status="queued")  # s03's 3-18 not read yet
     page = page_at(batch, 9)

@@ -2,7 +2,7 @@
 import pytest
 from django.urls import reverse
 
-from annotation.models import Annotation, Response
+from annotation.models import Label, Response
 from ocr import packets, services
 from ocr.models import OcrRun, PacketEdit, Page
 
@@ -40,14 +40,14 @@ def test_swapping_two_whole_answers_moves_their_responses_and_labels(exam_questi
     batch = class_batch(exam_questions, reviewer)
     q17 = exam_questions["3-17"]
     first, second = response_of("s01", q17), response_of("s02", q17)
-    label = Annotation.objects.create(response=first, annotator=annotator, total=3, submitted=True)
+    label = Label.objects.create(response=first, annotator=annotator, total=3, submitted=True)
     edit = packets.swap_pages(page_at(batch, 2), page_at(batch, 5), user=reviewer)
     first.refresh_from_db()
     second.refresh_from_db()
     # The page that said "s01 3-17" was s02's answer: its response (and the label on it) is s02's now.
     assert (first.student_id, first.transcript) == ("s02", "s01 3-17")
     assert (second.student_id, second.transcript) == ("s01", "s02 3-17")
-    assert Annotation.objects.get(pk=label.pk).response_id == first.pk
+    assert Label.objects.get(pk=label.pk).response_id == first.pk
     assert page_at(batch, 2).response_id == first.pk and page_at(batch, 5).response_id == second.pk
     assert first.history.first().history_change_reason.startswith("Pages PDF p. 2")
     assert edit.action == "swap" and edit.user == reviewer and len(edit.changes) == 2
@@ -84,11 +84,11 @@ def test_a_response_left_without_pages_keeps_its_labels(exam_questions, reviewer
     batch = class_batch(exam_questions, reviewer)
     q17, q18 = exam_questions["3-17"], exam_questions["3-18"]
     labelled = response_of("s01", q18)
-    Annotation.objects.create(response=labelled, annotator=annotator, total=2, submitted=True)
+    Label.objects.create(response=labelled, annotator=annotator, total=2, submitted=True)
     edit = packets.move_page(page_at(batch, 3), student_id="s02", question_id=q17.pk, user=reviewer)
     labelled.refresh_from_db()
     assert labelled.status == "transcribing" and labelled.extra["scan_pages_moved"] is True
-    assert labelled.annotations.count() == 1
+    assert labelled.labels.count() == 1
     assert {"response": labelled.pk, "what": "kept with its labels, but it has no page now: check it"} in edit.responses
     assert response_of("s02", q17).transcript == "s02 3-17\n\ns01 3-18"  # appended: no page number given
 

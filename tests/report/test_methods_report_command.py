@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Annotation, Response
+from annotation.models import Label, Response
 from grading.models import JudgeResult
 
 from .conftest import N_ANSWERS
@@ -35,7 +35,7 @@ def judged(realmath_224, llm_server):
     for i, response in enumerate(Response.objects.order_by("pk")[:12]):
         gold = float(response.gold_score)
         for expert, delta in zip(experts, (0, i % 3)):
-            Annotation.objects.create(response=response, annotator=expert, total=max(gold - delta, 0), submitted=True)
+            Label.objects.create(response=response, annotator=expert, total=max(gold - delta, 0), submitted=True)
     return llm_server
 
 

@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation import selectors, services
-from annotation.models import Annotation, Question, RubricCheckpoint, RubricVersion, StepLabel
+from annotation.models import Label, Question, RubricCheckpoint, RubricVersion, StepLabel
 from tests.factories import make_checkpoints, make_question, make_responses
 
 pytestmark = pytest.mark.django_db
@@ -68,9 +68,9 @@ def test_checkpoint_ids_survive_an_edit_so_labels_keep_their_marks():
     question = rubric_question()
     first = list(question.checkpoints.order_by("order").values_list("pk", flat=True))
     response = make_responses(question, 1)[0]
-    label = Annotation.objects.create(response=response, sub_scores={"(1)": 5}, total=5, submitted=True,
+    label = Label.objects.create(response=response, sub_scores={"(1)": 5}, total=5, submitted=True,
                                       checkpoint_marks={str(first[0]): "reached"}, is_imported=True)
-    step = StepLabel.objects.create(annotation=label, checkpoint_id=first[0], start=0, end=3)
+    step = StepLabel.objects.create(label=label, checkpoint_id=first[0], start=0, end=3)
     services.edit_rubric(question, reference_solution=EDITED + "\n(3) check ------12 points", full_score=12)
     after = list(question.checkpoints.order_by("order").values_list("pk", flat=True))
     assert after[:2] == first[:2] and len(after) == 3

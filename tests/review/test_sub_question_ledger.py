@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Annotation
+from annotation.models import Label
 from grading.models import JudgeResult
 from grading.review import selectors
 from tests.factories import make_imported_gold, make_question, make_responses, make_stored_setting, set_gold
@@ -34,13 +34,13 @@ def ledger_case(annotator, annotator2):
     question = make_question("Ledger question", location="3-17")
     r1, r2, r3, r4, r5 = make_responses(question, 5)
     set_gold([r1, r2, r3, r4, r5], [8, 3, 5, 5, 5])
-    Annotation.objects.create(response=r1, annotator=annotator, sub_scores={"(1)": 4, "(2)": 5}, total=9, submitted=True)
-    Annotation.objects.create(response=r1, annotator=annotator2, sub_scores={"(1)": 2, "(2)": 5}, total=7, submitted=True)
-    Annotation.objects.create(response=r2, is_imported=True, sub_scores={"3-17.(1)": 2, "3-17.(2)": 1}, total=3,
+    Label.objects.create(response=r1, annotator=annotator, sub_scores={"(1)": 4, "(2)": 5}, total=9, submitted=True)
+    Label.objects.create(response=r1, annotator=annotator2, sub_scores={"(1)": 2, "(2)": 5}, total=7, submitted=True)
+    Label.objects.create(response=r2, is_imported=True, sub_scores={"3-17.(1)": 2, "3-17.(2)": 1}, total=3,
                               submitted=True)
-    Annotation.objects.create(response=r3, is_imported=True, sub_scores={"(1)": 5, "(2)": 0}, total=5, submitted=True)
-    Annotation.objects.create(response=r3, annotator=annotator, sub_scores={"(1)": 0, "(2)": 5}, submitted=False)
-    Annotation.objects.create(response=r5, is_imported=True, sub_scores={"(1)": 1, "(2)": 1}, total=2, submitted=True)
+    Label.objects.create(response=r3, is_imported=True, sub_scores={"(1)": 5, "(2)": 0}, total=5, submitted=True)
+    Label.objects.create(response=r3, annotator=annotator, sub_scores={"(1)": 0, "(2)": 5}, submitted=False)
+    Label.objects.create(response=r5, is_imported=True, sub_scores={"(1)": 1, "(2)": 1}, total=2, submitted=True)
     config = make_stored_setting("ledger-judge", kind="rubric")
     _result(config, r1, 1, {"(1)": 0, "(2)": 0}, "old")  # an older result of r1: not counted
     _result(config, r1, 9, {"(1)": 4, "(2)": 5}, "k1")
