@@ -2,6 +2,7 @@
 import hashlib
 import logging
 import time
+import uuid
 from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -143,10 +144,15 @@ def ingest_upload(batch: ScanBatch, upload: Upload, index: QuestionIndex) -> Sca
     place = {"parsed": parsed, "question_pk": question_pk, "note": note}
     written = []
     try:
+        # Decoding and PNG encoding come first, outside the transaction: on SQLite a transaction
+        # that has written holds the database's only write lock, which the workers' writes wait for.
+        masters = None if read.kind == "pdf" else _store_masters(read, written)
         with transaction.atomic():
             scan_file = _record_file(batch, upload, ScanFile.Status.ACCEPTED, "", kind=read.kind)
-            store = _store_pdf_pages if read.kind == "pdf" else _store_decoded_pages
-            new_pages, messages = store(batch, scan_file, read, place, written)
+            if masters is None:
+                new_pages, messages = _store_pdf_pages(batch, scan_file, read, place, written)
+            else:
+                new_pages, messages = _record_decoded_pages(batch, scan_file, read, masters, place)
             if new_pages:
                 scan_file.stored = store_file(f"ocr/originals/{batch.pk}/{scan_file.pk}", upload.data, written)
                 messages.insert(0, f"Accepted: {len(new_pages)} page(s).")
@@ -174,31 +180,55 @@ def ingest_upload(batch: ScanBatch, upload: Upload, index: QuestionIndex) -> Sca
     return scan_file
 
 
-def _store_decoded_pages(batch, scan_file, read, place, written):
-    """Store decoded pages (skipping those already stored). They come one at a time, and each is let
-    go before the next is decoded, so a multi-page TIFF costs one page of memory."""
-    messages, new_pages, offset = list(read.notes), [], 0
-    for decoded in read.pages:
-        label = f"page {offset + 1}" if read.count > 1 else "the page"
-        page, message = _store_decoded_page(batch, scan_file, decoded, offset, place, written, label)
-        del decoded
-        if page is not None:
-            new_pages.append(page)
-        if message:
-            messages.append(message)
+@dataclass
+class _Master:
+    """A decoded page of an upload, its master PNG already stored, or why it is skipped."""
+
+    offset: int
+    label: str
+    checksum: str
+    width: int
+    height: int
+    note: str = ""
+    master: str = ""
+    skipped: str = ""
+
+
+def _store_masters(read, written):
+    """Decode the pages and store each one's master PNG, one page in memory at a time (a
+    multi-page TIFF costs one page of memory); pages already stored are skipped."""
+    masters, seen, offset = [], {}, -1
+    for decoded in read.pages:  # not enumerate(): its reused result tuple would keep the last page alive
         offset += 1
+        label = f"page {offset + 1}" if read.count > 1 else "the page"
+        entry = _Master(offset, label, decoded.checksum, decoded.image.width, decoded.image.height, decoded.note)
+        duplicate = _duplicate_of(decoded.checksum)
+        if duplicate is not None:
+            entry.skipped = _duplicate_words(duplicate)
+        elif decoded.checksum in seen:
+            entry.skipped = f"the same image as page {seen[decoded.checksum] + 1} of this file"
+        else:
+            seen[decoded.checksum] = offset
+            name = f"ocr/masters/{uuid.uuid4().hex}.png"
+            entry.master = store_file(name, imaging.encode_png(decoded.image), written)
+        masters.append(entry)
+        del decoded
+    return masters
+
+
+def _record_decoded_pages(batch, scan_file, read, masters, place):
+    """The page rows of stored masters (inside the upload's transaction)."""
+    messages, new_pages = list(read.notes), []
+    for entry in masters:
+        if entry.skipped:
+            messages.append(f"Skipped {entry.label}: {entry.skipped}.")
+            continue
+        page = Page(checksum=entry.checksum, width=entry.width, height=entry.height, master=entry.master)
+        _place_page(page, batch, scan_file, entry.offset, place).save()
+        new_pages.append(page)
+        if entry.note:
+            messages.append(f"{entry.label.capitalize()}: {entry.note}")
     return new_pages, messages
-
-
-def _store_decoded_page(batch, scan_file, decoded, offset, place, written, label):
-    duplicate = _duplicate_of(decoded.checksum)
-    if duplicate is not None:
-        return None, f"Skipped {label}: {_duplicate_words(duplicate)}."
-    page = Page(checksum=decoded.checksum, width=decoded.image.width, height=decoded.image.height, master="")
-    _place_page(page, batch, scan_file, offset, place).save()
-    page.master = store_file(f"ocr/pages/{page.pk}/master.png", imaging.encode_png(decoded.image), written)
-    page.save(update_fields=["master"])
-    return page, f"{label.capitalize()}: {decoded.note}" if decoded.note else ""
 
 
 def _store_pdf_pages(batch, scan_file, read, place, written):
@@ -359,7 +389,14 @@ class _StageClock:
 
 
 def warm_up_engines() -> tuple[str, float] | None:
-    """Load and run the default engine once in this process (a worker process that just started).
+    """Run a whole page through preparation and the default engine once in this process (a
+    worker process that just started), so that the first page a user uploads costs what the
+    next ones do.
+
+    A page the size of a 200-dpi A4 scan, not a small strip: onnxruntime's first run on an input
+    of a new size is slower than the next (measured: a worker warmed up on a strip took 3.6 s on
+    its first full page and 2.5-2.8 s on the next ones; warmed up on a full page, 2.8 s), and the
+    first preparation loads what the later ones reuse.
 
     Returns (engine name, seconds), or None when warming up is off or the engine cannot run here.
     """
@@ -374,7 +411,10 @@ def warm_up_engines() -> tuple[str, float] | None:
         return None
     started = time.perf_counter()
     try:
-        engine.warm_up(_warm_up_page())
+        prepared = imaging.prepare_page(_warm_up_page())
+        imaging.encode_jpeg(prepared.display)
+        imaging.encode_png(prepared.binary.convert("1"), 6)
+        engine.warm_up(engine_input(engine, prepared)[0])
     except (EngineUnavailable, EngineFailed) as exc:
         logger.warning("OCR engine %s could not warm up: %s", name, exc)
         return None
@@ -382,13 +422,13 @@ def warm_up_engines() -> tuple[str, float] | None:
 
 
 def _warm_up_page():
-    """A small page with a line of text, so that detection and recognition both run."""
-    from .synthetic import render_page  # font loading; only worker processes warm up
+    """A spoiled full page of exam lines, so that detection and recognition run at full size."""
+    from .synthetic import full_page  # font loading; only worker processes warm up
 
     try:
-        return render_page(["解：f(x)=x^2+1"], width=480, font_size=30, margin=20)
-    except OSError:  # no CJK font installed: a blank page still loads the models
-        return imaging.Image.new("L", (480, 90), 250)
+        return full_page(seed=0)[0]
+    except OSError:  # no CJK font installed: a blank page still loads the models at full size
+        return imaging.Image.new("L", (1654, 2339), 250)
 
 
 def _fail(run, message):

@@ -171,3 +171,10 @@ def test_tiff_with_a_corrupt_late_frame_is_refused_whole_and_nothing_is_kept(mak
     assert results[0].status == "refused" and "truncated or corrupt" in results[0].message
     assert not Page.objects.filter(batch=batch).exists()
     assert [path for path in Path(settings.MEDIA_ROOT).rglob("*") if path.is_file()] == []  # frames 1-2 removed
+
+
+def test_tiff_with_the_same_frame_twice_keeps_it_once(make_batch):
+    first, second = distinct_image(950, (200, 150)), distinct_image(951, (200, 150))
+    batch, results = make_batch([("s22_3-17.tiff", _tiff([first, first, second]))])
+    assert results[0].status == "accepted" and Page.objects.filter(batch=batch).count() == 2
+    assert "Skipped page 2: the same image as page 1 of this file." in results[0].message

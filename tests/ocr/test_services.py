@@ -186,3 +186,32 @@ def test_a_run_whose_worker_died_can_be_taken_again(make_batch):
     OcrRun.objects.filter(pk=run.pk).update(started=timezone.now() - timedelta(hours=1))
     assert services.retry_failed_runs(page.batch) == 1
     assert OcrRun.objects.get(pk=run.pk).status == "queued"
+
+
+def test_uploaded_pages_are_decoded_and_encoded_before_the_upload_transaction(make_batch, monkeypatch):
+    """On SQLite a transaction that has written holds the database's only write lock, which the
+    workers' writes wait for: the slow part of an upload (decoding, PNG encoding of the master)
+    happens before the upload's transaction opens, not inside it."""
+    from django.db import connection
+
+    from ocr import imaging
+
+    outside, depths, real = len(connection.atomic_blocks), [], imaging.encode_png
+
+    def spy(image, *args, **kwargs):
+        depths.append(len(connection.atomic_blocks))
+        return real(image, *args, **kwargs)
+
+    monkeypatch.setattr(imaging, "encode_png", spy)
+    twice = png_bytes(distinct_image(70, (120, 90)))
+    batch, results = make_batch([("s70_3-17_1.png", twice), ("s71_3-17_1.png", png_bytes(distinct_image(71, (120, 90))))])
+
+    assert [r.status for r in results] == ["accepted", "accepted"]
+    assert depths == [outside, outside]
+    pages = list(Page.objects.filter(batch=batch).order_by("student_id"))
+    assert [p.student_id for p in pages] == ["s70", "s71"]
+    assert all(p.master.startswith("ocr/masters/") and default_storage.exists(p.master) for p in pages)
+    # The same image again: skipped before anything is written.
+    _, again = make_batch([("s72_3-17_1.png", twice)])
+    assert again[0].status == "duplicate" and "already stored as page #" in again[0].message
+    assert len(depths) == 2
