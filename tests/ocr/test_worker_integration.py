@@ -81,8 +81,10 @@ def test_pages_are_ocrd_by_a_real_worker(tmp_path, make_batch, settings):
         try:
             deadline = time.monotonic() + 180
             # The batch is complete once each task stored its transcript; Celery logs "succeeded"
-            # only after the task returns: wait for both lines before stopping the worker.
-            while not batch_progress(batch)["complete"] or len(_succeeded(log_path)) < 2:
+            # only after the task returns: wait for both lines before stopping the worker. Each
+            # process's warm-up (a whole page, in a thread) may end after the pages are done.
+            while (not batch_progress(batch)["complete"] or len(_succeeded(log_path)) < 2
+                   or log_path.read_text().count("OCR engines warm: tesseract") < 2):
                 if worker.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"worker exited or timed out:\n{log_path.read_text()[-4000:]}")
                 time.sleep(0.3)
