@@ -464,8 +464,8 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
                 break
             if live and len(in_flight) < width:
                 if not ready and queue:
-                    ready.extend(_claim_ahead(run, config, kind, spec, queue, waiting, in_flight, width, owner,
-                                              task_id, lease, report, deferred))
+                    ready.extend(_claim_ahead(run, kind, spec, queue, waiting, in_flight, width, owner, task_id,
+                                              lease, report, deferred))
                 while ready and len(in_flight) < width:
                     item, the_input, claimed = ready.popleft()
                     in_flight[pool.submit(kind.evaluate, spec, the_input, call)] = _Job(item, claimed, the_input)
@@ -487,7 +487,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     return deferred, handed_over
 
 
-def _claim_ahead(run, config, kind, spec, queue, waiting, in_flight, width, owner, task_id, lease, report, deferred):
+def _claim_ahead(run, kind, spec, queue, waiting, in_flight, width, owner, task_id, lease, report, deferred):
     """Claim the next items of `queue` in one batch: the free slots' worth, and at least half the
     width, so that the slots freed one by one over the next moments start without a query each.
     Returns [(item, input, claimed row)]; items whose content is being judged wait in `waiting`.
@@ -498,7 +498,7 @@ def _claim_ahead(run, config, kind, spec, queue, waiting, in_flight, width, owne
     while queue and len(batch) < wanted:
         item, the_input = queue.popleft()
         the_input = the_input or judge_input(item.response)
-        key = input_cache_key(config, kind, spec, the_input)
+        key = input_cache_key(run.config, kind, spec, the_input)
         if key in busy:
             waiting.setdefault(key, []).append((item, the_input))
             continue

@@ -1,6 +1,7 @@
 """The methods report page (reviewers and admins): the report formatted (headings, paragraphs and
-tables), or its Markdown or LaTeX text, with downloads of the text and of its JSON appendix. Figures are read by grading.report.selectors and formatted
-by grading.report.document, like the methods_report command."""
+tables), or its Markdown or LaTeX text, with downloads of the text and of its JSON appendix.
+Figures are read by grading.report.selectors and formatted by grading.report.document, like the
+methods_report command."""
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
