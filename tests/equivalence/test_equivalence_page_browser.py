@@ -9,10 +9,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_check_answers_with_the_keyboard_and_the_examples(page, live_server, annotator):
     login(page, live_server, annotator.username)
     page.hover(".menu-group[data-group=judges]")
-    page.click(".menu-group[data-group=judges] >> text=Answer check")
+    # Wait for the page's load: its keyboard handler is attached by a deferred script.
+    with page.expect_navigation():
+        page.click(".menu-group[data-group=judges] >> text=Answer check")
     page.fill("textarea[name=pred]", r"\frac{1}{\sqrt{2}}")
     page.fill("textarea[name=gold]", r"\dfrac{\sqrt{2}}{2}")
-    page.press("textarea[name=gold]", "Control+Enter")
+    with page.expect_navigation():
+        page.press("textarea[name=gold]", "Control+Enter")
     page.wait_for_selector("#eq-result")
     assert page.inner_text("#eq-label") == "Equivalent"
     # Both parsed forms are rendered by KaTeX, not shown as raw LaTeX.

@@ -32,7 +32,8 @@ def test_start_a_run_from_the_pages(page, live_server, llm_server, reviewer):
     config = make_setting(endpoint, name="rubric-gpt", model="gpt-judge", price_input_per_1k="0.0025", price_output_per_1k="0.01")
     login(page, live_server, reviewer.username)
     page.hover(".menu-group[data-group=judges]")
-    page.click(".menu-group[data-group=judges] >> text=Judges and settings")
+    with page.expect_navigation():  # waits for load: the shortcut handler is a deferred script
+        page.click(".menu-group[data-group=judges] >> text=Judges and settings")
     page.wait_for_selector("#config-table")
     screenshot(page, "judges_home")
     page.keyboard.press("s")

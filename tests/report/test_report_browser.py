@@ -19,7 +19,8 @@ def test_reviewer_opens_and_downloads_the_methods_report(page, live_server, revi
 
     login(page, live_server, reviewer.username)
     page.hover(".menu-group[data-group=review]")
-    page.click("text=Methods report")
+    with page.expect_navigation():  # waits for load: autosubmit is a deferred script
+        page.click("text=Methods report")
     page.wait_for_selector("#report-formatted")
     text = page.inner_text("#report-formatted")
     assert "Judge versus gold" in text and "browser_judge v1" in text and "No probes run." in text
