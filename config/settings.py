@@ -221,8 +221,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
         # kombu polls a folder every second by default: a freed worker process would wait up to
-        # that long for its next chunk. A listing every 0.1 s costs next to nothing.
-        "polling_interval": 0.1,
+        # that long for its next chunk (and the first chunk of a run as long). A listing every
+        # 20 ms costs an idle worker about 0.3 % of a core.
+        "polling_interval": 0.02,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True

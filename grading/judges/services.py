@@ -34,7 +34,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -51,7 +51,7 @@ from annotation.selectors import filter_responses
 
 from .. import runs
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
-from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, owner_tag
+from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, call_pool, lease_for, owner_tag
 from . import access, prompts, selectors
 from . import client as llm
 from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
@@ -455,7 +455,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     ready = deque()  # claimed, waiting for a free slot
     waiting, in_flight, deferred = {}, {}, []
     live, checked = True, time.monotonic()
-    pool, handed_over = ThreadPoolExecutor(max_workers=min(width, max(1, len(items))), thread_name_prefix="judge"), False
+    pool, handed_over = call_pool(), False
     try:
         while in_flight or ((queue or ready) and live):
             if hand_over_tail and in_flight and (not live or not (queue or waiting or ready)):
@@ -482,7 +482,8 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
             if time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
                 live, checked = JUDGE_RUNS.is_live(run.pk, epoch), time.monotonic()
     finally:
-        pool.shutdown(wait=not handed_over)  # handed-over calls keep their threads until they end
+        if in_flight and not handed_over:  # an error stopped the chunk: its calls end first, as before
+            wait(list(in_flight))
         _drop_unstarted_claims(ready, owner)
     return deferred, handed_over
 
