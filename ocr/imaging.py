@@ -436,14 +436,21 @@ def open_stored_png(data):
 class PreparedPage:
     display: Image.Image  # RGB/L, deskewed, at web size: what the screen shows
     gray: Image.Image  # L, flattened and deskewed, at work size: input of learned engines
-    binary: Image.Image  # L (0/255), thresholded, at work size: input of tesseract
+    binary: Image.Image | None  # L (0/255), thresholded, at work size: input of tesseract (None: not made)
     thumb: Image.Image
     skew_degrees: float
     work_to_display: float  # multiply work-image pixel coordinates by this to get screen pixels
 
 
-def prepare_page(image, *, deskew=True):
-    """Flatten, threshold and deskew a page; make the screen rendition and a thumbnail."""
+def prepare_page(image, *, deskew=True, reads="binary"):
+    """Flatten and deskew a page; make the screen rendition, a thumbnail and what an engine reads.
+
+    `reads` is the engine's input kind. For "binary" (tesseract) the gray page is rotated by
+    Pillow's bicubic and thresholded: tesseract's output changes with the interpolation (OpenCV's
+    rotation, cubic or linear, doubles its character error rate on spoiled pages). For "gray"
+    (RapidOCR) and "display" no threshold is made and the gray page is rotated by OpenCV, about
+    five times faster, with RapidOCR's error rate unchanged (both measured in docs/ocr.md).
+    """
     work_side, web_side, thumb_side = (
         settings.OCR_WORK_MAX_SIDE,
         settings.OCR_WEB_MAX_SIDE,
@@ -451,13 +458,14 @@ def prepare_page(image, *, deskew=True):
     )
     colour = fit_within(image, work_side)
     # A 3x3 median removes sensor noise and dust specks without thinning pen strokes.
-    gray = median3(flatten_background(colour.convert("L")))
-    angle = estimate_skew(gray) if deskew else 0.0
-    if angle:
-        # The engines read `gray`: Pillow's bicubic, as measured in docs/ocr.md (OpenCV's
-        # rotation, cubic or linear, doubles tesseract's character error rate on spoiled pages).
-        gray = gray.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255)
-    binary = median3(sauvola_threshold(gray))
+    flat = median3(flatten_background(colour.convert("L")))
+    angle = estimate_skew(flat) if deskew else 0.0
+    binary = None
+    if reads == "binary":
+        gray = flat.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255) if angle else flat
+        binary = median3(sauvola_threshold(gray))
+    else:
+        gray = rotate_expand(flat, angle) if angle else flat
     display = screen_rendition(colour, angle, gray.size, web_side)
     thumb = shrink_within(display, thumb_side)
     return PreparedPage(

@@ -348,7 +348,7 @@ def perform_ocr_run(run_id: int) -> OcrRun | None:
         with clock("render"):
             page = render_pending_page(run.page)
         with clock("prepare"):
-            prepared = prepare_stored_page(page)
+            prepared = prepare_stored_page(page, reads=engine.input_kind)
             image, factor = engine_input(engine, prepared)
         with clock("engine"):
             result = engine.recognise(image)
@@ -411,9 +411,10 @@ def warm_up_engines() -> tuple[str, float] | None:
         return None
     started = time.perf_counter()
     try:
-        prepared = imaging.prepare_page(_warm_up_page())
+        prepared = imaging.prepare_page(_warm_up_page(), reads=engine.input_kind)
         imaging.encode_jpeg(prepared.display)
-        imaging.encode_png(prepared.binary.convert("1"), 6)
+        if prepared.binary is not None:
+            imaging.encode_png(prepared.binary.convert("1"), 6)
         engine.warm_up(engine_input(engine, prepared)[0])
     except (EngineUnavailable, EngineFailed) as exc:
         logger.warning("OCR engine %s could not warm up: %s", name, exc)
@@ -488,23 +489,44 @@ def _record_rendering(page, decoded):
     raise imaging.UploadRefused(f"Skipped: {words}.")
 
 
-def prepare_stored_page(page: Page) -> imaging.PreparedPage:
-    """Prepare a stored page for OCR; the first time, also store its screen renditions."""
-    with default_storage.open(page.master, "rb") as handle:
-        master = imaging.open_stored_png(handle.read())
-    prepared = imaging.prepare_page(master)
+def prepare_stored_page(page: Page, reads: str = "binary") -> imaging.PreparedPage:
+    """Prepare a stored page for an engine that reads `reads`; the first time, also store its
+    screen renditions (and the thresholded page, when this preparation made it)."""
+    prepared = imaging.prepare_page(_open_master(page), reads=reads)
     if page.status != Page.Status.PREPARED:
         written = []
         page.web = store_file(f"ocr/pages/{page.pk}/web.jpg", imaging.encode_jpeg(prepared.display), written)
         page.thumb = store_file(f"ocr/pages/{page.pk}/thumb.jpg", imaging.encode_jpeg(prepared.thumb, 80), written)
-        page.processed = store_file(
-            f"ocr/pages/{page.pk}/processed.png", imaging.encode_png(prepared.binary.convert("1"), 6), written
-        )
+        if prepared.binary is not None:
+            page.processed = store_file(f"ocr/pages/{page.pk}/processed.png", _processed_png(prepared), written)
         page.web_width, page.web_height = prepared.display.size
         page.skew_degrees = prepared.skew_degrees
         page.status = Page.Status.PREPARED
         page.save(update_fields=["web", "thumb", "processed", "web_width", "web_height", "skew_degrees", "status"])
     return prepared
+
+
+def processed_rendition(page: Page) -> str:
+    """The stored thresholded page (Alt+P on the correction screen), made now if the engine that
+    prepared the page did not need it: a page read by RapidOCR gets it the first time it is asked
+    for, not in every page task. Returns its storage name ("" for a page not prepared yet)."""
+    if page.processed or page.status != Page.Status.PREPARED or not page.master:
+        return page.processed
+    name = store_file(f"ocr/pages/{page.pk}/processed-{uuid.uuid4().hex[:8]}.png",
+                      _processed_png(imaging.prepare_page(_open_master(page), reads="binary")), [])
+    if not Page.objects.filter(pk=page.pk, processed="").update(processed=name):
+        delete_files([name])  # another request made it meanwhile
+    page.refresh_from_db(fields=["processed"])
+    return page.processed
+
+
+def _open_master(page):
+    with default_storage.open(page.master, "rb") as handle:
+        return imaging.open_stored_png(handle.read())
+
+
+def _processed_png(prepared):
+    return imaging.encode_png(prepared.binary.convert("1"), 6)
 
 
 def seed_transcript(run: OcrRun) -> Transcript | None:

@@ -327,10 +327,12 @@ def page_history(request, pk):
 def page_image(request, pk, kind):
     """A rendition of a page image: reviewers see all, annotators the pages of responses they label."""
     field = IMAGE_KINDS.get(kind)
-    page = get_object_or_404(Page.objects.only("id", "web", "thumb", "processed", "master", "response_id"), pk=pk)
+    page = get_object_or_404(Page.objects.only("id", "web", "thumb", "processed", "master", "status", "response_id"), pk=pk)
     if not selectors.may_view_page_image(request.user, page):
         raise PermissionDenied("This scan belongs to a response that is not assigned to you.")
     name = getattr(page, field) if field else ""
+    if field == "processed" and not name:
+        name = services.processed_rendition(page)
     if not name or not default_storage.exists(name):
         raise Http404("This rendition does not exist (yet).")
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"

@@ -110,6 +110,22 @@ def test_prepared_renditions_share_one_geometry(settings):
     assert abs(prepared.skew_degrees + 2.0) <= 0.3
 
 
+def test_a_gray_reading_engine_gets_no_threshold_and_the_same_geometry(settings):
+    """RapidOCR's preparation skips the threshold and rotates by OpenCV: the same page frame
+    (within a pixel of Pillow's), deskewed, and nearly the same pixels."""
+    settings.OCR_WEB_MAX_SIDE = 800
+    image = synthetic.render_page(synthetic.page_lines(1), width=1200, rotate=2.0)
+    full, gray_only = imaging.prepare_page(image), imaging.prepare_page(image, reads="gray")
+    assert gray_only.binary is None and full.binary is not None
+    assert gray_only.skew_degrees == full.skew_degrees
+    assert abs(gray_only.gray.width - full.gray.width) <= 1 and abs(gray_only.gray.height - full.gray.height) <= 1
+    assert gray_only.work_to_display == pytest.approx(gray_only.display.width / gray_only.gray.width)
+    size = (min(full.gray.width, gray_only.gray.width), min(full.gray.height, gray_only.gray.height))
+    a = np.asarray(full.gray.crop((0, 0, *size)), dtype=float)
+    b = np.asarray(gray_only.gray.crop((0, 0, *size)), dtype=float)
+    assert np.abs(a - b).mean() < 3.0
+
+
 @pytest.mark.parametrize("mode", ["RGB", "L"])
 def test_the_screen_rendition_is_the_rotated_page_scaled_down(mode):
     """Scaled first and rotated after (fast), it shows what rotating the full page and then
