@@ -66,12 +66,15 @@ def test_polling_gives_up_on_a_refusal_and_caps_its_back_off(page, live_server, 
     page.evaluate("() => window.__down.stop()")
     stopped_at = len(down.times)
     page.wait_for_timeout(400)
+    # A try already sent when stop() ran may still reach the route after it (at most one).
+    settled = len(down.times)
+    page.wait_for_timeout(400)
 
     assert len(gone.times) == 1
     gaps = [b - a for a, b in zip(down.times, down.times[1:])]
     assert len(down.times) >= 7, gaps  # 100 ms, then 150 ms at most between tries
     assert max(gaps) < 0.4, gaps
-    assert len(down.times) == stopped_at  # stop() ends it
+    assert settled <= stopped_at + 1 and len(down.times) == settled  # stop() ends it
 
 
 def test_is_typing_counts_text_fields_not_buttons_or_radios(page, live_server, annotator):

@@ -1,10 +1,13 @@
 """A chunk task in a worker returns once every item has started; its last calls are recorded
 by a thread of the same process, which also finishes the run (services.TAILS)."""
+import re
+
 import pytest
 
 from grading.judges import services
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
 from tests.factories import make_setting
+from tests.llm_server import message_text
 
 from .helpers import score_by_answer
 
@@ -17,8 +20,16 @@ def _start(config):
     return run, list(JudgeRunItem.objects.filter(run=run).values_list("pk", flat=True))
 
 
+def _last_two_hang(payload):
+    """Answers 0-3 after 0.4 s; answers 4 and 5 (the last to start) only once the test releases them."""
+    reply = score_by_answer({0: 3, 1: 7})(payload)
+    if re.search(r"Answer [45]:", message_text(payload)):
+        reply.hang = 30
+    return reply
+
+
 def test_chunk_returns_before_its_last_calls_and_the_tail_records_them(endpoint, llm_server, responses):
-    llm_server.default = score_by_answer({0: 3, 1: 7})
+    llm_server.default = _last_two_hang
     llm_server.latency = 0.4
     config = make_setting(endpoint)  # the endpoint allows 4 calls at once; 6 responses
     run, item_ids = _start(config)
@@ -28,6 +39,7 @@ def test_chunk_returns_before_its_last_calls_and_the_tail_records_them(endpoint,
     assert report.claimed == 6
     assert report.recorded < 6, "the chunk should not wait for its last calls"
     assert JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.RUNNING
+    llm_server.release_hangs()
     assert services.finish_tails(timeout=30)
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.DONE and run.finished is not None
