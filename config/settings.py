@@ -251,6 +251,7 @@ OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
 REALMATH_LLM_KEY_ENV_ALLOWED = env_list("REALMATH_LLM_KEY_ENV_ALLOWED", "OPENAI_API_KEY,REALMATH_LLM_KEY_*")
 REALMATH_LLM_ALLOWED_HOSTS = env_list("REALMATH_LLM_ALLOWED_HOSTS")
 REALMATH_LLM_MAX_OUTPUT_CHARS = env_int("REALMATH_LLM_MAX_OUTPUT_CHARS", 50_000)
+REALMATH_LLM_MAX_REPLY_BYTES = env_int("REALMATH_LLM_MAX_REPLY_BYTES", 16_000_000)
 
 # Labelling (annotation.labelling): how long a handed-out open slot stays held, and the label
 # spread from which a response goes to adjudication.

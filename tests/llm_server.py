@@ -54,6 +54,7 @@ class Reply:
     retry_after: float | str | None = None
     hang: float | None = None
     body: bytes | None = None
+    chunked: bool = False  # send `body` without Content-Length, in chunks (Transfer-Encoding: chunked)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str = "stop"
@@ -290,7 +291,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.retry_after is not None:
             headers["Retry-After"] = str(reply.retry_after)
         if reply.body is not None:
-            self._send_raw(reply.status, reply.body, "application/json", headers)
+            self._send_raw(reply.status, reply.body, "application/json", headers, chunked=reply.chunked)
             return
         if reply.status != 200:
             kind = "rate_limit_exceeded" if reply.status == 429 else "server_error"
@@ -325,15 +326,21 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(self, status, body, headers=None):
         self._send_raw(status, json.dumps(body).encode("utf-8"), "application/json", headers or {})
 
-    def _send_raw(self, status, data, content_type, headers):
+    def _send_raw(self, status, data, content_type, headers, chunked=False):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Transfer-Encoding" if chunked else "Content-Length", "chunked" if chunked else str(len(data)))
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
         self._record(status)
-        self.wfile.write(data)
+        if not chunked:
+            self.wfile.write(data)
+            return
+        for start in range(0, len(data), 65536):
+            piece = data[start : start + 65536]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        self.wfile.write(b"0\r\n\r\n")
 
 
 def main():

@@ -67,6 +67,10 @@ def max_output_chars():
     return int(settings.REALMATH_LLM_MAX_OUTPUT_CHARS)
 
 
+def max_reply_bytes():
+    return int(settings.REALMATH_LLM_MAX_REPLY_BYTES)
+
+
 def cap_output(text, limit=None):
     """`text` cut to about `limit` characters, keeping its head and its tail (where judges put
     their score and models their final answer), and the length it had; (text, 0) when it fits."""

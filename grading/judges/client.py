@@ -72,6 +72,10 @@ class LlmCallFailed(Exception):
         self.latency_ms = latency_ms
 
 
+class ReplyTooLarge(Exception):
+    """An answer over REALMATH_LLM_MAX_REPLY_BYTES, or compressed though none was asked for: not read."""
+
+
 class EndpointUnusable(Exception):
     """The endpoint cannot be called as configured; the message says why (and holds no secret)."""
 
@@ -117,6 +121,7 @@ MISSING_KEY_HINT = (
 _clients = {}
 _clients_lock = threading.Lock()
 _tls = []  # one TLS context per process tree: building one costs ~40 ms, a forked child inherits it
+_capped = []  # the stream class of _capped_stream, made on first use (httpx is imported lazily)
 
 
 def check_endpoint(endpoint):
@@ -137,21 +142,64 @@ def openai_client(endpoint):
         client = _clients.get(key)
         if client is None:
             client = OpenAI(base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.timeout, max_retries=0,
-                            http_client=_http_client())
+                            http_client=bounded_http_client())
             _clients[key] = client
         return client
 
 
-def _http_client():
+def bounded_http_client():
     """The `openai` package's own default HTTP client, on the process's shared TLS context
-    (what httpx would build itself: the same CA bundle and environment settings)."""
+    (what httpx would build itself: the same CA bundle and environment settings), reading at
+    most REALMATH_LLM_MAX_REPLY_BYTES of an answer (`_bound_reply`)."""
     from openai import DefaultHttpxClient
 
     if not _tls:
         import httpx2  # the HTTP library of this `openai` release (requirements.txt pins both)
 
         _tls.append(httpx2.create_ssl_context())
-    return DefaultHttpxClient(verify=_tls[0])
+    # Uncompressed answers only: a byte cap on a compressed body would not bound what it inflates to.
+    return DefaultHttpxClient(verify=_tls[0], headers={"Accept-Encoding": "identity"},
+                              event_hooks={"response": [_bound_reply]})
+
+
+def _bound_reply(response):
+    """Refuse an answer before its body is read when it says it is too large or compressed, and
+    stop reading one that turns out too large (a body without Content-Length): a misbehaving
+    endpoint cannot fill a worker's memory. The output cap (cap_output) then applies to the text."""
+    limit = access.max_reply_bytes()
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity"):
+        raise ReplyTooLarge(f"The endpoint compressed its answer ({encoding}) though asked not to; it was not read.")
+    length = response.headers.get("content-length", "").strip()
+    if length.isdigit() and int(length) > limit:
+        raise ReplyTooLarge(f"The answer has {int(length):,} bytes, over REALMATH_LLM_MAX_REPLY_BYTES ({limit:,}); "
+                            "it was not read.")
+    response.stream = _capped_stream(response.stream, limit)
+
+
+def _capped_stream(stream, limit):
+    """`stream` (an httpx byte stream) that raises ReplyTooLarge once more than `limit` bytes came."""
+    if not _capped:
+        import httpx2
+
+        class CappedStream(httpx2.SyncByteStream):
+            def __init__(self, stream, limit):
+                self._stream, self._limit = stream, limit
+
+            def __iter__(self):
+                seen = 0
+                for chunk in self._stream:
+                    seen += len(chunk)
+                    if seen > self._limit:
+                        raise ReplyTooLarge(f"The answer passed REALMATH_LLM_MAX_REPLY_BYTES ({self._limit:,} "
+                                            "bytes); reading stopped there.")
+                    yield chunk
+
+            def close(self):
+                self._stream.close()
+
+        _capped.append(CappedStream)
+    return _capped[0](stream, limit)
 
 
 def warm_up():
@@ -160,7 +208,7 @@ def warm_up():
     from openai import OpenAI
 
     with _clients_lock:
-        warm = OpenAI(base_url="http://127.0.0.1/v1", api_key="warm-up", http_client=_http_client())
+        warm = OpenAI(base_url="http://127.0.0.1/v1", api_key="warm-up", http_client=bounded_http_client())
         return warm.chat.completions  # the attribute imports the resource modules
 
 
@@ -221,6 +269,8 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
             retryable = exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
         except APITimeoutError as exc:
             error, retry_after, retryable = _error(attempt, started, "timeout", str(exc)), None, True
+        except ReplyTooLarge as exc:  # the same request would get the same answer: not retried
+            error, retry_after, retryable = _error(attempt, started, "too_large", str(exc)), None, False
         except APIConnectionError as exc:
             error, retry_after, retryable = _error(attempt, started, "connection", str(exc)[:500]), None, True
         except (ValueError, OpenAIError) as exc:

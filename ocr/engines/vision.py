@@ -68,7 +68,7 @@ class VisionEngine(OcrEngine):
         base_url, model, key_env = self._settings()
         client = openai.OpenAI(
             base_url=base_url, api_key=llm.read_api_key(key_env), timeout=settings.OCR_ENGINE_TIMEOUT,
-            max_retries=settings.OCR_VISION_MAX_RETRIES,
+            max_retries=settings.OCR_VISION_MAX_RETRIES, http_client=llm.bounded_http_client(),
         )
         data_url = "data:image/jpeg;base64," + base64.b64encode(encode_jpeg(image, quality=90)).decode("ascii")
         try:
@@ -89,6 +89,8 @@ class VisionEngine(OcrEngine):
             )
         except openai.APIError as exc:
             raise EngineFailed(f"the vision endpoint refused the page: {exc}") from exc
+        except llm.ReplyTooLarge as exc:
+            raise EngineFailed(f"the vision endpoint's answer was not read: {exc}") from exc
         if not completion.choices or completion.choices[0].message.content is None:
             raise EngineFailed("the vision endpoint returned no text")
         choice = completion.choices[0]

@@ -1,4 +1,7 @@
 """Every fault the scripted server can produce ends recorded on the result; none stops a run."""
+import gzip
+import json
+
 import pytest
 
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
@@ -145,3 +148,44 @@ def test_resume_retries_every_failed_item_across_chunks(endpoint, llm_server, re
     assert set(run.items.values_list("state", flat=True)) == {JudgeRunItem.State.OK}, "three chunks of retries"
     assert run.status == JudgeRun.Status.DONE
     assert JudgeResult.objects.filter(status="ok").count() == 6 == JudgeResult.objects.count()
+
+
+def _completion_body(text):
+    return json.dumps({
+        "id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }).encode()
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["with-length", "chunked"])
+def test_an_answer_over_the_byte_cap_is_not_read_nor_retried(endpoint, llm_server, responses, settings, chunked,
+                                                               django_capture_on_commit_callbacks):
+    """A misbehaving endpoint cannot fill a worker's memory: a body over REALMATH_LLM_MAX_REPLY_BYTES
+    is refused from its Content-Length, or reading stops at the cap; the other answers go on."""
+    settings.REALMATH_LLM_MAX_REPLY_BYTES = 200_000
+    llm_server.default = score_by_answer({})
+    llm_server.script("Answer 1:", Reply(body=_completion_body("x" * 1_000_000 + " Overall Score: 5"), chunked=chunked))
+    llm_server.script("Answer 2:", Reply(body=_completion_body("y" * 100_000 + " Overall Score: 6"), chunked=chunked))
+    run = run_now(django_capture_on_commit_callbacks, make_setting(endpoint), response_ids=[r.pk for r in responses[:3]])
+    assert run.status == JudgeRun.Status.DONE
+    refused = result_for(1)
+    assert refused.status == "error" and refused.attempts == 1  # the same request would get the same answer
+    assert refused.errors[0]["kind"] == "too_large" and "REALMATH_LLM_MAX_REPLY_BYTES" in refused.errors[0]["message"]
+    assert (result_for(2).status, result_for(2).score) == ("ok", 6)  # under the cap: read as before
+    assert result_for(0).status == "ok"
+    assert sum(1 for r in llm_server.requests if "Answer 1:" in r.text) == 1
+
+
+def test_a_compressed_answer_is_refused_and_none_is_asked_for(endpoint, llm_server, responses,
+                                                               django_capture_on_commit_callbacks):
+    """A byte cap on a compressed body would not bound what it inflates to (a gzip bomb): the
+    client asks for no compression and refuses an answer compressed anyway."""
+    llm_server.default = score_by_answer({})
+    bomb = gzip.compress(_completion_body("z" * 5_000_000))
+    llm_server.script("Answer 1:", Reply(body=bomb, headers={"Content-Encoding": "gzip"}))
+    run_now(django_capture_on_commit_callbacks, make_setting(endpoint), response_ids=[responses[1].pk])
+    refused = result_for(1)
+    assert refused.status == "error" and refused.errors[0]["kind"] == "too_large"
+    assert "compressed" in refused.errors[0]["message"]
+    assert all(r.headers.get("accept-encoding") == "identity" for r in llm_server.requests)

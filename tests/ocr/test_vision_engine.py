@@ -36,6 +36,8 @@ class VisionHandler(BaseHTTPRequestHandler):
             return self._send(401, {"error": {"message": "bad key"}})
         if self.script["mode"] == "error":
             return self._send(500, {"error": {"message": "model crashed"}})
+        if self.script["mode"] == "huge":
+            return self._send(200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": "x" * 300_000}}]})
         content = "```markdown\n" + ANSWER + "\n```"
         pieces = ["```markdown\n", "解：由 ", "$a_1=2$", "，", "$d=3$", " 得 ", "$a_n=3n-1$", "\n```"]
         logprobs = [{"token": p, "logprob": math.log(0.3 if p == "，" else 0.98), "bytes": None, "top_logprobs": []}
@@ -121,6 +123,13 @@ def test_vision_batch_page_is_ocrd_and_a_server_error_fails_only_that_run(vision
     assert failed.status == "failed"
     assert "vision endpoint refused the page" in failed.error
     assert OcrRun.objects.get(pk=run.pk).status == "done"
+
+
+def test_a_vision_answer_over_the_byte_cap_is_not_read(vision_server, settings):
+    settings.REALMATH_LLM_MAX_REPLY_BYTES = 100_000
+    vision_server.script["mode"] = "huge"
+    with pytest.raises(EngineFailed, match="REALMATH_LLM_MAX_REPLY_BYTES"):
+        get_engine("vision").recognise(Image.new("L", (64, 64), 255))
 
 
 def test_vision_engine_failure_is_an_engine_error(vision_server):
