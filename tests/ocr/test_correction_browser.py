@@ -75,6 +75,16 @@ def test_upload_ocr_correct_a_word_and_verify(page, live_server, exam_questions,
         touch.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [] if x is None else [{"x": x, "y": cy}]})
     assert stage_x() == pytest.approx(before + 20, abs=1)
 
+    # Alt+P shows the thresholded page. RapidOCR's task made none: the first look makes it.
+    assert Page.objects.get().processed == ""
+    page.keyboard.press("Alt+p")
+    page.wait_for_function("() => { const i = document.getElementById('page-img');"
+                           " return i.src.includes('/image/processed/') && i.complete && i.naturalWidth > 0; }")
+    assert Page.objects.get().processed
+    screenshot(page, "ocr_correct_processed")
+    page.keyboard.press("Alt+p")
+    page.wait_for_function("() => document.getElementById('page-img').src.includes('/image/web/')")
+
     # Correct a word by typing over it, and add a formula: the preview renders it with KaTeX.
     page.evaluate("""(() => {
         const t = document.getElementById('transcript-text');
