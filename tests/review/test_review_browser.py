@@ -96,7 +96,8 @@ def test_expert_marks_step_judge_verdicts_by_keyboard(page, live_server, reviewe
                for kind, verdict in zip(kinds, [1, 1, 0, 1, 1])]
     login(page, live_server, reviewer.username)
     page.goto(f"{live_server.url}/grading/review/validation/")
-    page.click(f"#validation-table a >> text=#{response.pk}")
+    with page.expect_navigation():  # waits for load: the shortcuts are a deferred script
+        page.click(f"#validation-table a >> text=#{response.pk}")
     page.wait_for_selector("#validation-form")
     page.wait_for_selector("#problem .katex")
     page.keyboard.press("1")
