@@ -33,8 +33,8 @@ from pathlib import Path
 from django.conf import settings
 
 WINDOW = 60.0
-CONCURRENCY_POLL = float(os.environ.get("XP1", "0.005"))
-MAX_CONCURRENCY_POLL = float(os.environ.get("XP2", "0.02"))
+CONCURRENCY_POLL = 0.005
+MAX_CONCURRENCY_POLL = 0.02
 # A slot passes straight from a finished call to a waiting thread of the same process only if
 # this process read the shared store this recently (so a cooldown set elsewhere is seen in time).
 HAND_OVER_STALENESS = 0.1
