@@ -121,7 +121,6 @@ MISSING_KEY_HINT = (
 _clients = {}
 _clients_lock = threading.Lock()
 _tls = []  # one TLS context per process tree: building one costs ~40 ms, a forked child inherits it
-_capped = []  # the stream class of _capped_stream, made on first use (httpx is imported lazily)
 
 
 def check_endpoint(endpoint):
@@ -150,8 +149,10 @@ def openai_client(endpoint):
 def bounded_http_client():
     """The `openai` package's own default HTTP client, on the process's shared TLS context
     (what httpx would build itself: the same CA bundle and environment settings), reading at
-    most REALMATH_LLM_MAX_REPLY_BYTES of an answer (`_bound_reply`)."""
+    most REALMATH_LLM_MAX_REPLY_BYTES of an answer (`reply_limit.bound_reply`)."""
     from openai import DefaultHttpxClient
+
+    from .reply_limit import bound_reply  # imports httpx: only where a client is built
 
     if not _tls:
         import httpx2  # the HTTP library of this `openai` release (requirements.txt pins both)
@@ -159,47 +160,7 @@ def bounded_http_client():
         _tls.append(httpx2.create_ssl_context())
     # Uncompressed answers only: a byte cap on a compressed body would not bound what it inflates to.
     return DefaultHttpxClient(verify=_tls[0], headers={"Accept-Encoding": "identity"},
-                              event_hooks={"response": [_bound_reply]})
-
-
-def _bound_reply(response):
-    """Refuse an answer before its body is read when it says it is too large or compressed, and
-    stop reading one that turns out too large (a body without Content-Length): a misbehaving
-    endpoint cannot fill a worker's memory. The output cap (cap_output) then applies to the text."""
-    limit = access.max_reply_bytes()
-    encoding = response.headers.get("content-encoding", "").strip().lower()
-    if encoding not in ("", "identity"):
-        raise ReplyTooLarge(f"The endpoint compressed its answer ({encoding}) though asked not to; it was not read.")
-    length = response.headers.get("content-length", "").strip()
-    if length.isdigit() and int(length) > limit:
-        raise ReplyTooLarge(f"The answer has {int(length):,} bytes, over REALMATH_LLM_MAX_REPLY_BYTES ({limit:,}); "
-                            "it was not read.")
-    response.stream = _capped_stream(response.stream, limit)
-
-
-def _capped_stream(stream, limit):
-    """`stream` (an httpx byte stream) that raises ReplyTooLarge once more than `limit` bytes came."""
-    if not _capped:
-        import httpx2
-
-        class CappedStream(httpx2.SyncByteStream):
-            def __init__(self, stream, limit):
-                self._stream, self._limit = stream, limit
-
-            def __iter__(self):
-                seen = 0
-                for chunk in self._stream:
-                    seen += len(chunk)
-                    if seen > self._limit:
-                        raise ReplyTooLarge(f"The answer passed REALMATH_LLM_MAX_REPLY_BYTES ({self._limit:,} "
-                                            "bytes); reading stopped there.")
-                    yield chunk
-
-            def close(self):
-                self._stream.close()
-
-        _capped.append(CappedStream)
-    return _capped[0](stream, limit)
+                              event_hooks={"response": [bound_reply]})
 
 
 def warm_up():
