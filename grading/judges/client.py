@@ -196,6 +196,7 @@ def estimate_tokens(messages, max_tokens):
 def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
     """Send one chat completion; retry what can be retried; return a Completion or raise LlmCallFailed."""
     from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError  # slow import, as above
+    from openai.types.chat import ChatCompletion
 
     limiter = limiter or limiter_for(endpoint)
     try:
@@ -213,7 +214,11 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
         started = time.monotonic()
         actual_tokens = None
         try:
-            response = client.chat.completions.create(**kwargs)
+            # The client's raw POST (its documented way to send any request) rather than
+            # `chat.completions.create`: the same request and parsed reply, without walking the
+            # typed parameters to rewrite them, which cost a third of each call's CPU (our
+            # bodies are plain JSON already). Measured in docs/judges.md, "Fifth round".
+            response = client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion)
             elapsed = int((time.monotonic() - started) * 1000)
             spent_ms += elapsed
             text, prompt_tokens, completion_tokens, finish = _read(response)
@@ -262,7 +267,7 @@ def _request_kwargs(call, messages):
     if call.reasoning_effort:
         kwargs["reasoning_effort"] = call.reasoning_effort
     if call.extra_body:
-        kwargs["extra_body"] = dict(call.extra_body)
+        kwargs.update(call.extra_body)  # as the client merges `extra_body`: its keys win
     return kwargs
 
 

@@ -28,6 +28,21 @@ def test_rubric_prompt_carries_problem_rubric_and_answer(endpoint, llm_server, s
     assert JudgeResult.objects.get().score == 3
 
 
+def test_reasoning_effort_and_extra_body_reach_the_request_as_top_level_keys(
+    endpoint, llm_server, sample_data, django_capture_on_commit_callbacks
+):
+    """The body the typed `chat.completions.create` would send: `extra_body` merged in, its keys winning."""
+    response = Response.objects.order_by("id").first()
+    llm_server.default = Reply("Overall Score: 1")
+    config = make_setting(endpoint, name="extras", kind=JudgeSetting.Kind.RUBRIC, temperature=0.3, max_tokens=64,
+                          reasoning_effort="low", extra_body={"top_p": 0.5, "temperature": 0.9, "seed": 7})
+    run_now(django_capture_on_commit_callbacks, config, response_ids=[response.pk])
+    payload = llm_server.requests[0].payload
+    assert set(payload) == {"model", "messages", "temperature", "max_tokens", "reasoning_effort", "top_p", "seed"}
+    assert (payload["reasoning_effort"], payload["top_p"], payload["seed"], payload["temperature"]) == ("low", 0.5, 7, 0.9)
+    assert JudgeResult.objects.get().score == 1
+
+
 def test_replay_sends_the_records_own_prompt(endpoint, llm_server, sample_data, django_capture_on_commit_callbacks):
     replayed = list(Response.objects.exclude(judge_query="").order_by("id")[:3])
     bare = Response.objects.create(question=replayed[0].question, student_id="no-query", transcript="x", transcript_hash="h")
