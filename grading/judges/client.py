@@ -5,8 +5,10 @@ endpoint, with our own retries.
 The client is built with ``max_retries=0``; `complete` retries 429s, 5xx answers, timeouts,
 dropped connections and unreadable bodies itself, with exponential backoff and jitter, waiting
 at least as long as a ``Retry-After`` (or ``retry-after-ms``) header asks, and telling the
-endpoint's limiter to pause every worker for that long. Each attempt holds a limiter slot only
-while the HTTP call runs. Every failed attempt is written down in the result.
+endpoint's limiter to pause every worker for that long. Each attempt is sent by one of the
+process's sender threads for the endpoint (grading.judges.senders), which holds a limiter slot
+while the HTTP call runs and sends the next queued call on it. Every failed attempt is written
+down in the result.
 
 Before a key is read or a call made, the key variable and the host are checked against the
 allow-lists (grading.judges.access); an answer longer than REALMATH_LLM_MAX_OUTPUT_CHARS is cut
@@ -18,10 +20,12 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from django.conf import settings
 
 from . import access, ratelimit
+from .senders import senders_for
 
 MAX_RETRY_AFTER = 300.0
 RETRYABLE_STATUS = {408, 409, 425, 429}
@@ -209,20 +213,25 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
     cap = float(settings.JUDGE_RETRY_MAX_SECONDS)
     estimate = estimate_tokens(messages, call.max_tokens)
     attempts = max(1, endpoint.max_attempts)
+    senders = senders_for(limiter)
+
+    def send(request):
+        # The client's raw POST (its documented way to send any request) rather than
+        # `chat.completions.create`: the same request and parsed reply, without walking the
+        # typed parameters to rewrite them, which cost a third of each call's CPU (our
+        # bodies are plain JSON already). Measured in docs/judges.md, "Fifth round".
+        response = client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion)
+        request.actual_tokens = _read(response).tokens
+        return response
+
     for attempt in range(1, attempts + 1):
-        permit = limiter.acquire(estimate)
-        started = time.monotonic()
-        actual_tokens = None
+        sent = senders.run(send, estimate)  # on a thread holding one of the endpoint's slots
+        started = sent.started or time.monotonic()
         try:
-            # The client's raw POST (its documented way to send any request) rather than
-            # `chat.completions.create`: the same request and parsed reply, without walking the
-            # typed parameters to rewrite them, which cost a third of each call's CPU (our
-            # bodies are plain JSON already). Measured in docs/judges.md, "Fifth round".
-            response = client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion)
+            response = sent.outcome()
             elapsed = int((time.monotonic() - started) * 1000)
             spent_ms += elapsed
             text, prompt_tokens, completion_tokens, finish = _read(response)
-            actual_tokens = prompt_tokens + completion_tokens
             text, cut_from = access.cap_output(text)
             if cut_from:
                 errors.append(_truncation_note(attempt, cut_from, len(text)))
@@ -242,8 +251,6 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
         except (ValueError, OpenAIError) as exc:
             # A body that is not the JSON the API promises (a proxy's error page, a cut stream).
             error, retry_after, retryable = _error(attempt, started, "bad_response", f"{type(exc).__name__}: {exc}"[:500]), None, True
-        finally:
-            limiter.release(permit, actual_tokens)
         spent_ms += error["latency_ms"]
         errors.append(error)
         if not retryable or attempt == attempts:
@@ -271,13 +278,24 @@ def _request_kwargs(call, messages):
     return kwargs
 
 
+class Reply(NamedTuple):
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str
+
+    @property
+    def tokens(self):
+        return self.prompt_tokens + self.completion_tokens
+
+
 def _read(response):
     choice = response.choices[0] if response.choices else None
     text = (choice.message.content if choice and choice.message else None) or ""
     usage = response.usage
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0
-    return text, prompt_tokens, completion_tokens, (choice.finish_reason if choice else "") or ""
+    return Reply(text, prompt_tokens, completion_tokens, (choice.finish_reason if choice else "") or "")
 
 
 def _error(attempt, started, kind, message, status=None):

@@ -106,6 +106,11 @@ class Limiter:
             if self._local is not None:
                 self._local.release()
 
+    def may_keep(self, permit):
+        """Whether the holder of `permit` may use it again for its next call without the store
+        (a pure concurrency limit, its lease with time left, the store seen lately without a cooldown)."""
+        return self._may_pass and self._fresh(permit)
+
     def _try_store(self, holder, tokens):
         ok, wait = self.store.try_acquire(self.limits, holder, tokens)
         self._waiters.saw_store(wait)
