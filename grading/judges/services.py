@@ -423,9 +423,11 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
     kind, spec = get_kind(config.kind), judge_spec(config)
     owner = owner_tag(run.pk, epoch, task_id)
     lease = lease_for(config.endpoint, config.samples, config.parse_retries)
+    # Questions prefetched, not joined: a chunk's answers share a few questions, and a join
+    # would build (and decode the texts of) one question per answer, the chunk's largest start-up cost.
     items = list(
         JudgeRunItem.objects.filter(run=run, pk__in=item_ids, state__in=OPEN_ITEM_STATES)
-        .select_related("response__question")
+        .select_related("response")
         .prefetch_related("response__question__sub_questions")
         .order_by("id")
     )
