@@ -319,6 +319,7 @@ class FileStore:
     def __init__(self, directory):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.key = ("file", str(self.directory))  # stores with the same key share their state
 
     def _handle(self, key):
         path = self.directory / f"{sha1(key.encode()).hexdigest()[:20]}.json"
@@ -431,6 +432,7 @@ class RedisStore:
     def __init__(self, client, prefix):
         self.client = client
         self.prefix = prefix
+        self.key = ("redis", id(client), prefix)  # stores with the same key share their state
         self._acquire = client.register_script(_ACQUIRE_LUA)
         self._release = client.register_script(_RELEASE_LUA)
         self._cooldown = client.register_script(_COOLDOWN_LUA)

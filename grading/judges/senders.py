@@ -17,8 +17,8 @@ a pure concurrency limit, a lease with time left, no cooldown seen); under a req
 tokens-per-minute budget every call goes through the shared store as before. Retries, their
 back-off and the error record stay with the caller (`complete`): a sender only sends.
 
-One pool per process and endpoint limits, at most `max_concurrency` threads; a thread idle for
-IDLE_SECONDS ends.
+One pool per process, endpoint limits and shared store, at most `max_concurrency` threads; a
+thread idle for IDLE_SECONDS ends.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from concurrent.futures import Future
 
 logger = logging.getLogger(__name__)
 
-IDLE_SECONDS = 30.0
+IDLE_SECONDS = 10.0
 DEFAULT_SIZE = 8  # threads when the endpoint sets no concurrency limit
 
 
@@ -61,16 +61,19 @@ class Senders:
     def __init__(self, limiter, size: int):
         self.limiter, self.size = limiter, max(1, size)
         self._queue = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0
+        self._lock = threading.Lock()  # guards the three counts below
+        self._waiting = 0  # requests queued and not yet taken by a thread
+        self._idle = 0  # threads waiting for a request
         self._threads = 0
 
     def run(self, send: Callable[[Send], object], tokens: int = 0) -> Send:
         """Queue `send` and wait until a sender has run it; the returned Send holds the outcome."""
         item = Send(send, tokens)
-        self._queue.put(item)
         with self._lock:
-            if self._idle == 0 and self._threads < self.size:
+            self._queue.put(item)
+            self._waiting += 1
+            # A burst of requests may find fewer idle threads than requests: start more.
+            if self._waiting > self._idle and self._threads < self.size:
                 self._threads += 1
                 threading.Thread(target=self._serve, name="llm-sender", daemon=True).start()
         return item.wait()
@@ -80,28 +83,35 @@ class Senders:
         return self._threads
 
     def _serve(self):
-        try:
-            while (item := self._next()) is not None:
+        while (item := self._next()) is not None:
+            try:
                 self._send_on_one_slot(item)
-        finally:
-            with self._lock:
-                self._threads -= 1
+            except Exception:  # not expected (every outcome is handed back); the thread carries on
+                logger.exception("An LLM sender thread failed")
 
-    def _next(self) -> Send | None:
-        """The next queued request, waiting up to IDLE_SECONDS; None: this thread should end."""
+    def _next(self, block: bool = True) -> Send | None:
+        """The next queued request; None when there is none (after IDLE_SECONDS if `block`,
+        and then this thread is counted out: it must end)."""
         while True:
             with self._lock:
-                self._idle += 1
+                self._idle += block
             try:
-                item = self._queue.get(timeout=IDLE_SECONDS)
+                item = self._queue.get(timeout=IDLE_SECONDS) if block else self._queue.get_nowait()
             except queue.Empty:
                 item = None
             with self._lock:
-                self._idle -= 1
-                # A request queued just as the wait ended saw this thread idle and started no
-                # other: take it rather than leave it with nobody.
-                if item is not None or self._queue.empty():
+                self._idle -= block
+                if item is not None:
+                    self._waiting -= 1
                     return item
+                if not block:
+                    return None
+                if not self._waiting:
+                    # Counted out under the lock `run` reads: a request queued from now on
+                    # starts a new thread.
+                    self._threads -= 1
+                    return None
+            # A request came just as the wait ended: wait again (it is this thread's or another's).
 
     def _send_on_one_slot(self, item: Send):
         try:
@@ -118,11 +128,10 @@ class Senders:
                 item._future.set_exception(exc)
                 answered = False  # a 429 or an outage: the next call goes through the store
             if answered and self.limiter.may_keep(permit):
-                try:
-                    item = self._queue.get_nowait()
+                following = self._next(block=False)
+                if following is not None:
+                    item = following
                     continue
-                except queue.Empty:
-                    pass
             try:
                 self.limiter.release(permit, item.actual_tokens)
             except Exception:  # the lease frees the slot in time; this thread carries on
@@ -135,10 +144,13 @@ _pools_lock = threading.Lock()
 
 
 def senders_for(limiter) -> Senders:
-    """This process's senders for the endpoint `limiter` guards (one pool per set of limits)."""
-    key = (os.getpid(), limiter.limits)
+    """This process's senders for the endpoint `limiter` guards: one pool per set of limits and
+    shared store (a pool's threads take their slots from the store of the limiter it was made with)."""
+    key = (os.getpid(), limiter.limits, limiter.store.key)
     with _pools_lock:
         pool = _pools.get(key)
         if pool is None:
+            for old_key in [k for k, old in _pools.items() if old.threads == 0]:
+                del _pools[old_key]  # no thread left: nothing refers to it any more
             pool = _pools[key] = Senders(limiter, limiter.limits.max_concurrency or DEFAULT_SIZE)
         return pool

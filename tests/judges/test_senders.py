@@ -108,10 +108,36 @@ def test_idle_senders_end_and_new_ones_start_when_calls_come(store, monkeypatch)
     assert pool.run(endpoint.send).outcome() == "answer 7"
 
 
-def test_one_pool_per_process_and_limits(store):
+def test_one_pool_per_process_limits_and_store(store, tmp_path):
     first = ratelimit.Limiter(limits(max_concurrency=4), store)
-    same = ratelimit.Limiter(first.limits, store)
+    same = ratelimit.Limiter(first.limits, ratelimit.FileStore(store.directory))
     other = ratelimit.Limiter(limits(max_concurrency=4), store)
     assert senders.senders_for(first) is senders.senders_for(same)
     assert senders.senders_for(other) is not senders.senders_for(first)
     assert senders.senders_for(first).size == 4
+    # The same limits over another store (another deployment's, or another test's) get their
+    # own threads: a pool takes its slots from the store it was made with.
+    elsewhere = ratelimit.Limiter(first.limits, ratelimit.FileStore(tmp_path / "elsewhere"))
+    assert senders.senders_for(elsewhere) is not senders.senders_for(first)
+    assert senders.senders_for(elsewhere).limiter.store.directory == tmp_path / "elsewhere"
+
+
+def test_a_burst_gets_its_threads_even_when_one_sits_idle(store):
+    limiter = ratelimit.Limiter(limits(max_concurrency=6), store)
+    pool, endpoint = senders.Senders(limiter, 6), Endpoint(seconds=0.1)
+    pool.run(endpoint.send)
+    assert pool.threads == 1  # idle now
+    send_many(pool, endpoint, 6)
+    assert endpoint.most == 6
+
+
+def test_no_request_is_stranded_while_threads_time_out(store, monkeypatch):
+    monkeypatch.setattr(senders, "IDLE_SECONDS", 0.001)  # threads end all the time
+    limiter = ratelimit.Limiter(limits(max_concurrency=1), store)
+    pool, endpoint = senders.Senders(limiter, 1), Endpoint(seconds=0)
+    with ThreadPoolExecutor(3) as callers:
+        for _ in range(200):
+            calls = [callers.submit(pool.run, endpoint.send) for _ in range(2)]
+            assert all(call.result(timeout=5).outcome() for call in calls)
+            time.sleep(0.002)
+    assert endpoint.calls == 400
