@@ -414,7 +414,7 @@ def warm_up_engines() -> tuple[str, float] | None:
         prepared = imaging.prepare_page(_warm_up_page(), reads=engine.input_kind)
         imaging.encode_jpeg(prepared.display)
         if prepared.binary is not None:
-            imaging.encode_png(prepared.binary.convert("1"), 6)
+            _processed_png(prepared)
         engine.warm_up(engine_input(engine, prepared)[0])
     except (EngineUnavailable, EngineFailed) as exc:
         logger.warning("OCR engine %s could not warm up: %s", name, exc)

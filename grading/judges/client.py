@@ -220,18 +220,17 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
         # `chat.completions.create`: the same request and parsed reply, without walking the
         # typed parameters to rewrite them, which cost a third of each call's CPU (our
         # bodies are plain JSON already). Measured in docs/judges.md, "Fifth round".
-        response = client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion)
-        request.actual_tokens = _read(response).tokens
-        return response
+        reply = _read(client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion))
+        request.actual_tokens = reply.tokens
+        return reply
 
     for attempt in range(1, attempts + 1):
         sent = senders.run(send, estimate)  # on a thread holding one of the endpoint's slots
         started = sent.started or time.monotonic()
         try:
-            response = sent.outcome()
+            text, prompt_tokens, completion_tokens, finish = sent.outcome()
             elapsed = int((time.monotonic() - started) * 1000)
             spent_ms += elapsed
-            text, prompt_tokens, completion_tokens, finish = _read(response)
             text, cut_from = access.cap_output(text)
             if cut_from:
                 errors.append(_truncation_note(attempt, cut_from, len(text)))

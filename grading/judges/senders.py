@@ -92,15 +92,16 @@ class Senders:
     def _next(self, block: bool = True) -> Send | None:
         """The next queued request; None when there is none (after IDLE_SECONDS if `block`,
         and then this thread is counted out: it must end)."""
+        idle = 1 if block else 0  # a thread that blocks counts as idle while it waits
         while True:
             with self._lock:
-                self._idle += block
+                self._idle += idle
             try:
                 item = self._queue.get(timeout=IDLE_SECONDS) if block else self._queue.get_nowait()
             except queue.Empty:
                 item = None
             with self._lock:
-                self._idle -= block
+                self._idle -= idle
                 if item is not None:
                     self._waiting -= 1
                     return item
