@@ -31,3 +31,15 @@ def create_user_with_role(username: str, password: str, role: str, *, email: str
     user.save()
     user.groups.set([groups[role]])
     return user
+
+
+def set_user_language(user: User, language: str) -> None:
+    """Store the interface language a user chose; it applies on every later request and login."""
+    from django.conf import settings
+
+    from .models import Preference
+
+    if language not in dict(settings.LANGUAGES):
+        raise ValueError(f"unknown language {language!r}")
+    Preference.objects.update_or_create(user=user, defaults={"language": language})
+    user._realmath_language = language
