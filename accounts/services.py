@@ -1,5 +1,6 @@
 from django.contrib.auth.models import Group, Permission, User
 from django.db import transaction
+from django.utils.translation import gettext
 
 from .roles import ADMIN, ROLES
 
@@ -40,6 +41,6 @@ def set_user_language(user: User, language: str) -> None:
     from .models import Preference
 
     if language not in dict(settings.LANGUAGES):
-        raise ValueError(f"unknown language {language!r}")
+        raise ValueError(gettext("unknown language %(language)s") % {"language": repr(language)})
     Preference.objects.update_or_create(user=user, defaults={"language": language})
     user._realmath_language = language

@@ -4,6 +4,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 
 from accounts.decorators import annotator_required, reviewer_required
 from config.shortcuts import get_object_or_404
@@ -63,9 +64,9 @@ def question_rubric_edit(request, pk):
                 form.add_error(field if field in form.fields else None, errors)
         else:
             if question.rubric_version == before:
-                messages.info(request, f"Nothing changed: the rubric stays at version {before}.")
+                messages.info(request, gettext("Nothing changed: the rubric stays at version %(before)s.") % {"before": before})
             else:
-                messages.success(request, f"Saved as rubric version {question.rubric_version}.")
+                messages.success(request, gettext("Saved as rubric version %(rubric_version)s.") % {"rubric_version": question.rubric_version})
             return redirect("annotation:question_detail", pk=question.pk)
     return render(request, "annotation/question_rubric_edit.html", {"question": question, "form": form})
 
@@ -132,9 +133,9 @@ def dataset_import(request):
         try:
             result = importer(upload.read(), upload.name, user=request.user, **kwargs)
         except ImportFormatError as exc:
-            form.add_error("file", f"Nothing was imported. {exc}")
+            form.add_error("file", gettext("Nothing was imported. %(exc)s") % {"exc": exc})
         else:
-            messages.success(request, f"Imported {upload.name}.")
+            messages.success(request, gettext("Imported %(name)s.") % {"name": upload.name})
             return redirect("annotation:import_report", pk=result.report_id)
     reports = ImportReport.objects.select_related("created_by")[:20]
     fail_stale_jobs()

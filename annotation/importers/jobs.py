@@ -16,6 +16,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ..models import ImportJob
 from .common import ImportFormatError
@@ -122,7 +123,7 @@ def create_import_job(user, fmt, upload, exam_name=""):
     from .tasks import run_import_job  # cycle: importers.tasks imports this module
 
     if fmt not in IMPORTERS:
-        raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(IMPORTERS)}.")
+        raise ValueError(gettext("Unknown format %(fmt)s; choose one of %(join)s.") % {"fmt": repr(fmt), "join": ', '.join(IMPORTERS)})
     root = Path(settings.IMPORT_ROOT)
     root.mkdir(parents=True, exist_ok=True)
     stored_name = f"{uuid.uuid4().hex}.upload"

@@ -2,6 +2,7 @@
 import json
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import Question
 
@@ -35,7 +36,7 @@ class JudgeSettingForm(forms.ModelForm):
 
     extra_body = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 2, "class": "mono"}),
-        help_text='Extra request fields as a JSON object, e.g. {"top_p": 0.9}.',
+        help_text=gettext_lazy('Extra request fields as a JSON object, e.g. {"top_p": 0.9}.'),
     )
 
     class Meta:
@@ -72,9 +73,9 @@ class JudgeSettingForm(forms.ModelForm):
         try:
             value = json.loads(raw)
         except ValueError as exc:
-            raise forms.ValidationError(f"Not valid JSON: {exc}.") from exc
+            raise forms.ValidationError(gettext("Not valid JSON: %(exc)s.") % {"exc": exc}) from exc
         if not isinstance(value, dict):
-            raise forms.ValidationError("Give a JSON object.")
+            raise forms.ValidationError(gettext("Give a JSON object."))
         return value
 
     def clean_answer_tolerance(self):
@@ -84,7 +85,7 @@ class JudgeSettingForm(forms.ModelForm):
         template = self.cleaned_data.get("prompt_template") or ""
         unknown = prompts.unknown_placeholders(template)
         if unknown:
-            raise forms.ValidationError(f"Unknown placeholders: {', '.join(unknown)}.")
+            raise forms.ValidationError(gettext("Unknown placeholders: %(join)s.") % {"join": ', '.join(unknown)})
         return template
 
     def setting_fields(self):
@@ -96,7 +97,7 @@ class JudgeSettingForm(forms.ModelForm):
 
 
 class RunStartForm(forms.Form):
-    config = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), label="Judge setting")
+    config = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), label=gettext_lazy("Judge setting"))
     note = forms.CharField(max_length=300, required=False)
 
     def __init__(self, *args, configs=None, **kwargs):
@@ -111,9 +112,9 @@ def _split(value):
 class GenerationRunForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
     endpoint = forms.ModelChoiceField(queryset=LlmEndpoint.objects.all())
-    models = forms.CharField(help_text="Model names, comma separated.", widget=forms.TextInput(attrs={"size": 60}))
-    temperatures = forms.CharField(initial="0, 0.5, 1", help_text="Comma separated, between 0 and 2.")
-    per_cell = forms.IntegerField(min_value=1, max_value=100, initial=1, label="Answers per model × temperature")
+    models = forms.CharField(help_text=gettext_lazy("Model names, comma separated."), widget=forms.TextInput(attrs={"size": 60}))
+    temperatures = forms.CharField(initial="0, 0.5, 1", help_text=gettext_lazy("Comma separated, between 0 and 2."))
+    per_cell = forms.IntegerField(min_value=1, max_value=100, initial=1, label=gettext_lazy("Answers per model × temperature"))
     questions = forms.ModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.SelectMultiple(attrs={"size": 8}))
     max_tokens = forms.IntegerField(min_value=16, max_value=200000, initial=4096)
     price_input_per_1k = forms.DecimalField(min_value=0, initial=0, decimal_places=6, max_digits=12)
@@ -121,7 +122,7 @@ class GenerationRunForm(forms.Form):
     system_prompt = forms.CharField(required=False, initial=prompts.GENERATION_SYSTEM, widget=forms.Textarea(attrs={"rows": 2}))
     prompt_template = forms.CharField(
         initial=prompts.GENERATION_TEMPLATE, widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
-        help_text="Placeholders: {{ problem }}, {{ choices }}, {{ answer_format }}, {{ full_score }}.",
+        help_text=gettext_lazy("Placeholders: {{ problem }}, {{ choices }}, {{ answer_format }}, {{ full_score }}."),
     )
 
     def __init__(self, *args, **kwargs):
@@ -132,16 +133,16 @@ class GenerationRunForm(forms.Form):
     def clean_models(self):
         models = _split(self.cleaned_data["models"])
         if not models:
-            raise forms.ValidationError("Name at least one model.")
+            raise forms.ValidationError(gettext("Name at least one model."))
         return models
 
     def clean_temperatures(self):
         try:
             values = [float(v) for v in _split(self.cleaned_data["temperatures"])]
         except ValueError as exc:
-            raise forms.ValidationError("Temperatures are numbers, e.g. 0, 0.5, 1.") from exc
+            raise forms.ValidationError(gettext("Temperatures are numbers, e.g. 0, 0.5, 1.")) from exc
         if not values or any(v < 0 or v > 2 for v in values):
-            raise forms.ValidationError("Give temperatures between 0 and 2.")
+            raise forms.ValidationError(gettext("Give temperatures between 0 and 2."))
         return values
 
     def clean_answer_tolerance(self):
@@ -151,7 +152,7 @@ class GenerationRunForm(forms.Form):
         template = self.cleaned_data["prompt_template"]
         unknown = prompts.unknown_placeholders(template)
         if unknown:
-            raise forms.ValidationError(f"Unknown placeholders: {', '.join(unknown)}.")
+            raise forms.ValidationError(gettext("Unknown placeholders: %(join)s.") % {"join": ', '.join(unknown)})
         return template
 
 

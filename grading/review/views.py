@@ -10,6 +10,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
@@ -141,7 +142,7 @@ def disagreement_list(request):
     scope = _scope_or_404(request.GET)
     params, threshold = _queue_params(request)
     if threshold is None:
-        messages.error(request, "The threshold must be a number of points ≥ 0; showing the default of 2.")
+        messages.error(request, gettext("The threshold must be a number of points ≥ 0; showing the default of 2."))
         threshold = selectors.DEFAULT_THRESHOLD
     queue = selectors.disagreement_queue(scope, threshold, params)
     page = Paginator(selectors.queue_page_rows(queue, order=params.get("order", "id")), 50).get_page(
@@ -190,7 +191,7 @@ def disagreement_review(request, pk):
         except ValidationError as exc:
             error = " ".join(exc.messages)
         else:
-            messages.success(request, f"Saved category {request.POST.get('category', '').upper()} for case {pk}.")
+            messages.success(request, gettext("Saved category %(upper)s for case %(pk)s.") % {"upper": request.POST.get('category', '').upper(), "pk": pk})
             around = selectors.neighbours(queue, pk)
             target = around["next_todo"] if request.POST.get("then") == "next" and around["next_todo"] else pk
             return redirect(f"{reverse('grading:review_case', args=[target])}?{query}")
@@ -233,7 +234,7 @@ def start_prelabel(request):
     endpoint = LlmEndpoint.objects.filter(pk=selectors.id_param(request.POST.get("endpoint")) or 0).first()
     back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, params)}"
     if endpoint is None or threshold is None:
-        messages.error(request, "Choose an endpoint and a threshold ≥ 0.")
+        messages.error(request, gettext("Choose an endpoint and a threshold ≥ 0."))
         return redirect(back)
     try:
         run = services.start_meta_eval_run(
@@ -243,7 +244,7 @@ def start_prelabel(request):
     except RunRefused as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect(back)
-    messages.success(request, f"The meta-evaluator is proposing categories for {run.n_items} cases.")
+    messages.success(request, gettext("The meta-evaluator is proposing categories for %(n_items)s cases.") % {"n_items": run.n_items})
     return redirect(back)
 
 
@@ -259,7 +260,7 @@ def _back_to_queue(request):
 def cancel_prelabel(request, pk):
     run = get_object_or_404(MetaEvalRun, pk=pk)
     services.cancel_meta_eval_run(run)
-    messages.success(request, f"Meta-evaluation run {run.pk} cancelled.")
+    messages.success(request, gettext("Meta-evaluation run %(pk)s cancelled.") % {"pk": run.pk})
     return _back_to_queue(request)
 
 
@@ -268,11 +269,10 @@ def cancel_prelabel(request, pk):
 def resume_prelabel(request, pk):
     run = get_object_or_404(MetaEvalRun, pk=pk)
     if not selectors.meta_eval_run_progress(run)["can_resume"]:
-        messages.error(request, f"Meta-evaluation run {run.pk} is still making progress (or has nothing left to do); "
-                       "resume it once it is cancelled or stalls.")
+        messages.error(request, gettext("Meta-evaluation run %(pk)s is still making progress (or has nothing left to do); resume it once it is cancelled or stalls.") % {"pk": run.pk})
         return _back_to_queue(request)
     run = services.resume_meta_eval_run(run)
-    messages.success(request, f"Meta-evaluation run {run.pk} resumed: every case without an answer is asked again.")
+    messages.success(request, gettext("Meta-evaluation run %(pk)s resumed: every case without an answer is asked again.") % {"pk": run.pk})
     return _back_to_queue(request)
 
 
@@ -296,12 +296,11 @@ def rubric_rejudge(request, question_pk):
             question, config_ids=[pk for pk in chosen if pk is not None], user=request.user,
         )
         for config, why in refused:
-            messages.error(request, f"{config}: not re-judged. {why}")
+            messages.error(request, gettext("%(config)s: not re-judged. %(why)s") % {"config": config, "why": why})
         if made:
-            messages.success(request, f"Re-judging {sum(run.n_items for run in made)} results in {len(made)} "
-                             f"run{'s' if len(made) != 1 else ''}; the figures below fill in as they finish.")
+            messages.success(request, ngettext("Re-judging %(sum)s results in %(n_made)s run; the figures below fill in as they finish.", "Re-judging %(sum)s results in %(n_made)s runs; the figures below fill in as they finish.", len(made)) % {"sum": sum(run.n_items for run in made), "n_made": len(made)})
         elif not refused:
-            messages.info(request, "Nothing to re-judge: no chosen setting has results against an older rubric.")
+            messages.info(request, gettext("Nothing to re-judge: no chosen setting has results against an older rubric."))
         return redirect("grading:review_rubric_rejudge", question_pk=question.pk)
     comparison = selectors.rubric_comparison(question)
     rows = [{**row, "before": _display_side(row["before"]), "after": _display_side(row["after"])}
@@ -391,7 +390,7 @@ def validation_case(request, pk):
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
         else:
-            messages.success(request, f"Saved {saved} verdict mark(s) for response {pk}.")
+            messages.success(request, gettext("Saved %(saved)s verdict mark(s) for response %(pk)s.") % {"saved": saved, "pk": pk})
             ids = selectors.validation_response_ids(judges["chosen"])
             following = ids.filter(response_id__gt=pk).first() if request.POST.get("then") == "next" else None
             return redirect(f"{reverse('grading:review_validation_case', args=[following or pk])}?{query}")

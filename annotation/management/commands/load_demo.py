@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.utils.translation import gettext
 
 from annotation.labelling.services import assign_responses
 from annotation.models import Assignment, Response
@@ -49,4 +50,4 @@ class Command(BaseCommand):
             return
         responses = Response.objects.filter(source=Response.Source.HUMAN, question__location="3-07")
         assign_responses(responses=responses, annotators=annotators, per_response=2, strategy="round_robin")
-        self.stdout.write(f"Assigned {responses.count()} human answers to {', '.join(DEMO_ANNOTATORS)} (2 labels each).")
+        self.stdout.write(gettext("Assigned %(count)s human answers to %(join)s (2 labels each).") % {"count": responses.count(), "join": ', '.join(DEMO_ANNOTATORS)})
