@@ -62,6 +62,7 @@
         })
       },
       options: { maintainAspectRatio: false, animation: false,
+        // xgettext:no-javascript-format
         scales: { y: { min: 0, max: 100, title: { display: true, text: gettext("FR_d (% of answers with |Δ| ≥ d)") } } } }
     });
   }
