@@ -4,9 +4,9 @@ from django.utils.translation import gettext, gettext_lazy
 
 class DatasetImportForm(forms.Form):
     FORMATS = [
-        ("realmath", "RealMath-Eval release (JSON array)"),
-        ("ineqmath", "IneqMath records (JSON array)"),
-        ("dataset", "Full JSONL export of this tool (dataset.jsonl, or the export's zip)"),
+        ("realmath", gettext_lazy("RealMath-Eval release (JSON array)")),
+        ("ineqmath", gettext_lazy("IneqMath records (JSON array)")),
+        ("dataset", gettext_lazy("Full JSONL export of this tool (dataset.jsonl, or the export's zip)")),
     ]
 
     format = forms.ChoiceField(choices=FORMATS)

@@ -20,15 +20,21 @@ class EndpointForm(forms.ModelForm):
             "name", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
             "timeout_seconds", "max_attempts",
         ]
+        labels = {
+            "name": gettext_lazy("Name"), "base_url": gettext_lazy("Base URL"),
+            "api_key_env": gettext_lazy("API key variable"), "max_concurrency": gettext_lazy("Max concurrency"),
+            "requests_per_minute": gettext_lazy("Requests per minute"),
+            "tokens_per_minute": gettext_lazy("Tokens per minute"), "timeout_seconds": gettext_lazy("Timeout seconds"),
+            "max_attempts": gettext_lazy("Max attempts"),
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if not self.instance.pk:
             self.initial["api_key_env"] = ""  # a local server needs none; a remote one names its own
-        self.fields["api_key_env"].help_text = (
-            "Name of the environment variable holding the key; blank if the server needs none. Allowed: "
-            + ", ".join(access.allowed_key_names()) + "."
-        )
+        self.fields["api_key_env"].help_text = gettext(
+            "Name of the environment variable holding the key; blank if the server needs none. Allowed: %(names)s."
+        ) % {"names": ", ".join(access.allowed_key_names())}
 
 
 class JudgeSettingForm(forms.ModelForm):
@@ -55,10 +61,8 @@ class JudgeSettingForm(forms.ModelForm):
     def __init__(self, *args, editing=False, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = [(k, label) for k, label in JudgeSetting.Kind.choices if k != JudgeSetting.Kind.EXTERNAL]
-        self.fields["prompt_template"].help_text = (
-            "Leave empty for the kind's default. Placeholders: "
-            + ", ".join(f"{{{{ {name} }}}}" for name in prompts.VARIABLES)
-        )
+        self.fields["prompt_template"].help_text = gettext("Leave empty for the kind's default. Placeholders: %(names)s") % {
+            "names": ", ".join(f"{{{{ {name} }}}}" for name in prompts.VARIABLES)}
         self.fields["answer_tolerance"].required = False  # absent: the IneqMath rule (strict)
         if self.instance.pk:
             self.initial["extra_body"] = json.dumps(self.instance.extra_body or {})

@@ -105,7 +105,7 @@ def setting_detail(request, pk):
         "config": config,
         "versions": selectors.setting_versions(config),
         "runs": selectors.run_list({"config": str(config.pk)})[:20],
-        "kind_help": kind.help if kind else "Results imported from a file.",
+        "kind_help": kind.help if kind else gettext("Results imported from a file."),
         "effective_system": config.system_prompt or (kind.default_system if kind and not config.prompt_template else ""),
         "effective_template": config.prompt_template or (kind.default_template if kind else ""),
         "used": services.setting_is_used(config),

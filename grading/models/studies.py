@@ -18,12 +18,12 @@ from django.utils.translation import gettext_lazy
 from .judges import JudgeResult, JudgeSetting
 
 PROBE_CHOICES = [
-    ("drop-final-answer", "Drop the final answer"),
-    ("arithmetic-slip", "Arithmetic slip"),
-    ("truncate-last-step", "Truncate the last step"),
-    ("notation-swap", "Notation swap"),
-    ("reorder-independent-steps", "Reorder independent steps"),
-    ("raw-ocr", "Raw OCR text"),
+    ("drop-final-answer", gettext_lazy("Drop the final answer")),
+    ("arithmetic-slip", gettext_lazy("Arithmetic slip")),
+    ("truncate-last-step", gettext_lazy("Truncate the last step")),
+    ("notation-swap", gettext_lazy("Notation swap")),
+    ("reorder-independent-steps", gettext_lazy("Reorder independent steps")),
+    ("raw-ocr", gettext_lazy("Raw OCR text")),
 ]
 
 

@@ -416,7 +416,7 @@ def metrics_table(report):
 
 # --- disagreement queue --------------------------------------------------------------------
 
-QUEUE_STATES = {"todo": "Not classified", "proposed": "LLM proposal waiting", "confirmed": "Classified"}
+QUEUE_STATES = {"todo": gettext_lazy("Not classified"), "proposed": gettext_lazy("LLM proposal waiting"), "confirmed": gettext_lazy("Classified")}
 
 
 def parse_threshold(value, default=DEFAULT_THRESHOLD):
@@ -605,7 +605,7 @@ def category_summary(params=None):
     kept = sum(1 for r in with_proposal if r[6])
     confusion = Counter((r[7], r[0]) for r in with_proposal if r[7])
     return {
-        "categories": [{"code": c, "name": n, "definition": d} for c, (n, d) in CATEGORIES.items()],
+        "categories": [{"code": c, "name": gettext(n), "definition": gettext(d)} for c, (n, d) in CATEGORIES.items()],
         "total": len(rows),
         "counts": [sum(1 for r in rows if r[0] == c) for c in CATEGORIES],
         "by_direction": breakdown(1, {"over": gettext("Judge over-scored"), "under": gettext("Judge under-scored"), "": "—"}),
@@ -648,17 +648,17 @@ def recent_meta_eval_runs(limit=10):
 
 FINAL_ANSWER_KINDS = (JudgeSetting.Kind.INEQ_FINAL_ANSWER, JudgeSetting.Kind.CAS_FINAL_ANSWER)
 JUDGE_SLOTS = (
-    ("final_answer", "Final answer", FINAL_ANSWER_KINDS),
-    ("toy_case", "Toy case", (JudgeSetting.Kind.INEQ_TOY_CASE,)),
-    ("logical_gap", "Logical gap", (JudgeSetting.Kind.INEQ_LOGICAL_GAP,)),
-    ("numerical_approximation", "Numerical approximation", (JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION,)),
-    ("numerical_computation", "Numerical computation", (JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION,)),
-    ("holistic", "Holistic baseline", (JudgeSetting.Kind.INEQ_HOLISTIC,)),
+    ("final_answer", gettext_lazy("Final answer"), FINAL_ANSWER_KINDS),
+    ("toy_case", gettext_lazy("Toy case"), (JudgeSetting.Kind.INEQ_TOY_CASE,)),
+    ("logical_gap", gettext_lazy("Logical gap"), (JudgeSetting.Kind.INEQ_LOGICAL_GAP,)),
+    ("numerical_approximation", gettext_lazy("Numerical approximation"), (JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION,)),
+    ("numerical_computation", gettext_lazy("Numerical computation"), (JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION,)),
+    ("holistic", gettext_lazy("Holistic baseline"), (JudgeSetting.Kind.INEQ_HOLISTIC,)),
 )
 STEP_SLOTS = ("toy_case", "logical_gap", "numerical_approximation", "numerical_computation")
 OVERALL_SLOTS = ("final_answer", *STEP_SLOTS)
 SLOT_LABELS = {slot: label for slot, label, _ in JUDGE_SLOTS}
-POSITIVE_CLASSES = {"flaw": "the judge fails the solution (finds a flaw)", "pass": "the judge passes the solution"}
+POSITIVE_CLASSES = {"flaw": gettext_lazy("the judge fails the solution (finds a flaw)"), "pass": gettext_lazy("the judge passes the solution")}
 
 
 def validation_judges(params=None):

@@ -10,7 +10,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
@@ -24,10 +24,10 @@ from ..judges import services as judge_services
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
 from . import selectors, services
-from .meta_eval import CATEGORIES
+from .meta_eval import CATEGORIES, CATEGORY_DISPLAY
 
 QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "attribution", "order")
-ATTRIBUTIONS = {"ocr": "OCR (raw text only)", "judge": "judge", "both": "both", "none": "not attributed"}
+ATTRIBUTIONS = {"ocr": gettext_lazy("OCR (raw text only)"), "judge": gettext_lazy("judge"), "both": gettext_lazy("both"), "none": gettext_lazy("not attributed")}
 
 
 def _scope_or_404(params):
@@ -78,10 +78,10 @@ def _display_report(report):
     return {
         "overall": _display_row({"label": "All", **report["overall"]}),
         "groups": [
-            ("By source", [_display_row(e) for e in report["by_source"]]),
-            ("By level", [_display_row(e) for e in report["by_level"]]),
-            ("By batch (exam)", [_display_row(e) for e in report["by_exam"]]),
-            ("By question", [_display_row(e) for e in report["by_question"]]),
+            (gettext("By source"), [_display_row(e) for e in report["by_source"]]),
+            (gettext("By level"), [_display_row(e) for e in report["by_level"]]),
+            (gettext("By batch (exam)"), [_display_row(e) for e in report["by_exam"]]),
+            (gettext("By question"), [_display_row(e) for e in report["by_question"]]),
         ],
         "gap": {
             "ratio": "—" if gap["mse_ratio"] is None else f"{gap['mse_ratio']:.2f}×",
@@ -157,7 +157,7 @@ def disagreement_list(request):
         "proposal_counts": selectors.proposal_counts(queue),
         "query": _queue_query(scope, threshold, params),
         "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
-        "categories": CATEGORIES,
+        "categories": CATEGORY_DISPLAY,
         "states": selectors.QUEUE_STATES,
         "attributions": ATTRIBUTIONS,
         "sources": Response.Source.choices,
@@ -207,7 +207,7 @@ def disagreement_review(request, pk):
         "stats": stats,
         "in_queue": queue.filter(pk=pk).exists(),
         "segments": reference_segments(case["question"]),
-        "categories": CATEGORIES,
+        "categories": CATEGORY_DISPLAY,
         "history": selectors.meta_history(case["meta"]),
         "error": error,
         "posted": request.POST if error else None,
@@ -307,7 +307,7 @@ def rubric_rejudge(request, question_pk):
             for row in comparison["settings"]]
     context = {
         "question": question, "comparison": comparison, "rows": rows,
-        "stale": judge_selectors.stale_settings(question), "categories": CATEGORIES,
+        "stale": judge_selectors.stale_settings(question), "categories": CATEGORY_DISPLAY,
     }
     return render(request, "grading/rubric_rejudge.html", context)
 
@@ -322,9 +322,9 @@ def category_page(request):
         "summary": summary,
         "cards": list(zip(summary["categories"], summary["counts"])),
         "groupings": [
-            ("By judge", summary["by_judge"]), ("By source", summary["by_source"]),
-            ("By question", summary["by_question"]), ("By direction", summary["by_direction"]),
-            ("By origin of the label", summary["by_origin"]),
+            (gettext("By judge"), summary["by_judge"]), (gettext("By source"), summary["by_source"]),
+            (gettext("By question"), summary["by_question"]), (gettext("By direction"), summary["by_direction"]),
+            (gettext("By origin of the label"), summary["by_origin"]),
         ],
         "confusion_rows": list(zip(CATEGORIES, summary["prelabel"]["confusion"])),
         "settings_list": selectors.settings_with_results(),

@@ -1,5 +1,6 @@
 """The form that starts a probe run on the probe page."""
 from django import forms
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 
 from annotation.models import Exam, Question
@@ -11,8 +12,8 @@ from . import probes, selectors
 class ProbeStartForm(forms.Form):
     setting = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), help_text=gettext_lazy("The newest version of each setting that can judge text."))
     probes = forms.MultipleChoiceField(
-        choices=[(name, f"{p.label} ({p.family})") for name, p in probes.PROBES.items()]
-        + [(probes.RAW_OCR, "Raw OCR text of scanned answers (OCR-vs-judge attribution)")],
+        choices=[(name, format_lazy("{} ({})", p.label, p.family_label)) for name, p in probes.PROBES.items()]
+        + [(probes.RAW_OCR, gettext_lazy("Raw OCR text of scanned answers (OCR-vs-judge attribution)"))],
         widget=forms.CheckboxSelectMultiple, initial=list(probes.PROBES),
     )
     exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label=gettext_lazy("any exam"))
