@@ -11,7 +11,7 @@
 
   var config = JSON.parse(document.getElementById("label-config").textContent);
   var RM = window.RealMath;
-  var MARK_NAMES = { reached: "reached", partly: "partly reached", not_reached: "not reached" };
+  var MARK_NAMES = { reached: gettext("reached"), partly: gettext("partly reached"), not_reached: gettext("not reached") };
   var DIGIT_WINDOW_MS = 900;
   var DRAFT_DELAY_MS = 800;
 
@@ -167,9 +167,9 @@
     groups.forEach(function (g, index) {
       var box = el("div", { "class": "group", "data-index": index, id: "group-" + index });
       var head = el("div", { "class": "group-head" });
-      head.appendChild(el("span", { "class": "glabel" }, g.label === "" ? "Total" : g.label));
+      head.appendChild(el("span", { "class": "glabel" }, g.label === "" ? gettext("Total") : g.label));
       var input = el("input", { "class": "points", type: "text", inputmode: "decimal", "data-index": index,
-                                "aria-label": "Points for " + (g.label || "the answer") });
+                                "aria-label": g.label ? interpolate(gettext("Points for %s"), [g.label]) : gettext("Points for the answer") });
       if (!config.editable) input.disabled = true;
       head.appendChild(input);
       head.appendChild(el("span", { "class": "max" }, g.max !== null ? "/ " + Number(g.max) : ""));
@@ -180,7 +180,7 @@
         var li = el("li", { "class": "cp", "data-cp": c.id, "data-index": index, "data-cp-index": cpIndex,
                             title: c.text });
         li.appendChild(el("span", { "class": "cp-name" },
-          "Step " + (cpIndex + 1) + ": " + Number(c.points) + " pts (cumulative " + Number(c.cumulative) + ")"));
+          interpolate(gettext("Step %s: %s pts (cumulative %s)"), [cpIndex + 1, Number(c.points), Number(c.cumulative)])));
         ["reached", "partly", "not_reached"].forEach(function (m) {
           var b = el("button", { type: "button", "data-mark": m, title: MARK_NAMES[m], tabindex: "-1" },
                      m === "reached" ? "✓" : m === "partly" ? "½" : "✗");
