@@ -142,6 +142,10 @@ class Data:
                         parts.update(_strings(value))
                 for obj in model.objects.all()[:2000]:
                     parts.add(str(obj))
+        # A state or kind code ("done", "ok", "rubric") is interface when shown, not data.
+        codes = {str(code) for model in apps.get_models() for f in model._meta.fields if f.choices
+                 for code, _ in f.flatchoices}
+        parts -= codes
         self.blob = "\n".join(parts)
         # Longest first, so that a name is removed whole before a word of it.
         self.strings = sorted((p for p in parts if 3 <= len(p) <= 400 and WORD.search(p)), key=len, reverse=True)
@@ -150,7 +154,7 @@ class Data:
         """The chunk without the data in it."""
         for text in self.strings:
             if len(text) <= len(chunk) and text in chunk:
-                chunk = re.sub(r"(?<![A-Za-z])" + re.escape(text) + r"(?![A-Za-z])", " \u2063 ", chunk)
+                chunk = re.sub(r"(?<![A-Za-z0-9_])" + re.escape(text) + r"(?![A-Za-z0-9_])", " \u2063 ", chunk)
         return chunk
 
 
