@@ -60,7 +60,6 @@ def test_main_journeys_in_chinese(browser, live_server, width, settings, tmp_pat
     settings.EXPORT_ROOT = tmp_path / "exports"
     monkeypatch.setenv(API_KEY_ENV, "sk-test-not-a-real-key")
     data = _demo_with_cases()
-    users = {u.username: u for u in get_user_model().objects.all()}
     problems = []
     with LlmServer() as llm:
         llm.default = _scored
