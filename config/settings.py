@@ -7,9 +7,9 @@ Redis or RabbitMQ.
 
 Every environment variable the app reads is read here, once, through the small typed helpers
 below; apps read ``settings.X``. Exceptions: the *value* of an API-key variable is looked up at
-call time (grading.judges.client.read_api_key; the settings only name the variable), and the
-answer-equivalence library (grading.equivalence) runs without Django and reads its own
-REALMATH_EQUIVALENCE_* variables (docs/equivalence.md).
+call time (grading.judges.client.read_api_key; the settings only name the variable). The
+libraries at the top level (equivalence) read no setting themselves: the Django side passes them
+the values below.
 """
 import os
 from datetime import timedelta
@@ -258,6 +258,14 @@ REALMATH_LLM_MAX_REPLY_BYTES = env_int("REALMATH_LLM_MAX_REPLY_BYTES", 16_000_00
 # spread from which a response goes to adjudication.
 REALMATH_LABEL_LOCK_MINUTES = 30
 REALMATH_ADJUDICATION_THRESHOLD = 2
+
+# Answer equivalence (the `equivalence` library, docs/equivalence.md): worker processes per
+# calling process, each one's address-space cap, the warm-up checks at start (0: skip, for tests)
+# and the workers' stderr (1: shown). Passed to equivalence.configure() by grading's app config.
+EQUIVALENCE_WORKERS = env_int("REALMATH_EQUIVALENCE_WORKERS", 2)
+EQUIVALENCE_MEMORY_MB = env_int("REALMATH_EQUIVALENCE_MEMORY_MB", 1024)
+EQUIVALENCE_WARMUP = env_str("REALMATH_EQUIVALENCE_WARMUP", "1").strip() != "0"
+EQUIVALENCE_DEBUG = bool(env_str("REALMATH_EQUIVALENCE_DEBUG"))
 
 # Judges (grading.judges): the Celery queue of judge and generation tasks ("" = the default
 # queue), where the rate limits keep their state without Redis, and the retry back-off.

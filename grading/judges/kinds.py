@@ -10,7 +10,7 @@ import json
 import statistics
 from dataclasses import dataclass, field
 
-from grading import equivalence
+import equivalence
 
 from . import prompts
 from .client import LlmCallFailed
