@@ -6,10 +6,13 @@ class GradingConfig(AppConfig):
     verbose_name = "Judges and meta-evaluation"
 
     def ready(self):
-        # The equivalence library reads no settings itself: hand it ours once, at start.
+        # The libraries read no settings themselves: hand them ours once, at start (imported
+        # here: an app config module is imported before the settings may be read).
         from django.conf import settings
 
         import equivalence
+        from config import llm as llm_config
 
+        llm_config.install()
         equivalence.configure(workers=settings.EQUIVALENCE_WORKERS, memory_mb=settings.EQUIVALENCE_MEMORY_MB,
                               warmup=settings.EQUIVALENCE_WARMUP, debug=settings.EQUIVALENCE_DEBUG)

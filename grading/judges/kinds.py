@@ -11,9 +11,9 @@ import statistics
 from dataclasses import dataclass, field
 
 import equivalence
+from llm import LlmCallFailed
 
 from . import prompts
-from .client import LlmCallFailed
 from .parsing import OK, parse_json_object, parse_score, parse_sub_scores, parse_verdict, strip_thinking
 
 NO_INPUT = "no_input"
