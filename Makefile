@@ -25,8 +25,10 @@ run: setup migrate demo
 test: setup-dev
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
+# ruff, then the import rules of pyproject.toml's [tool.importlinter] (docs/architecture.md).
 lint: setup-dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 setup: system-deps $(VENV)/.installed
 
