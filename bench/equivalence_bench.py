@@ -35,9 +35,10 @@ from tests.equivalence.cases import CASES_PATH, accuracy, load_cases, score  # n
 
 
 def run_ours(cases, workers, timeout):
-    from equivalence import check_many
+    from equivalence import check_many, configure
     from equivalence.worker import pool
 
+    configure(workers=max(workers, 1))  # the library reads no environment: --workers sets the pool
     started = time.perf_counter()
     check_many([("1", "1")] * max(workers, 1), workers=workers)  # start (and warm) the workers
     startup = time.perf_counter() - started
