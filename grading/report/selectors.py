@@ -82,8 +82,9 @@ def dataset_figures() -> dict:
             "by_source": [{"source": key, "n": by_source.get(key, 0)} for key in Response.Source.values],
         },
         "experts": experts,
-        "labels": {
-            "submitted": n_labels,
+        "labels": {  # imported gold labels are counted apart from the experts' own
+            "total": n_labels,
+            "by_experts": submitted.filter(is_imported=False).count(),
             "imported": submitted.filter(is_imported=True).count(),
             "per_answer_mean": n_labels / n_answers if n_answers else None,
             "per_answer": [{"labels": n, "answers": per_answer[n]} for n in sorted(per_answer)],
