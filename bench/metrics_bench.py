@@ -96,7 +96,7 @@ def run(sizes):
     from grading.review import selectors as review_selectors
 
     create_user_with_role("bench-reviewer", "bench-password-123", "reviewer")
-    client = Client()
+    client = Client(HTTP_HOST="127.0.0.1")  # an allowed host (DJANGO_ALLOWED_HOSTS)
     client.force_login(get_user_model().objects.get(username="bench-reviewer"))
     rows, boot_rows, first_loads = [], [], {}
     for n in sizes:
