@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from itertools import combinations
 
 import numpy as np
+from django.db import connection
 from django.db.models import Count, Q
 
 from annotation.labelling.agreement import agreement_report
@@ -67,10 +68,7 @@ def dataset_figures() -> dict:
     by_source = dict(Response.objects.values_list("source").annotate(n=Count("id")).order_by())
     submitted = Label.objects.filter(submitted=True)
     experts = submitted.filter(is_imported=False, annotator__isnull=False).values("annotator").distinct().count()
-    per_answer = Counter(
-        Response.objects.annotate(n=Count("labels", filter=Q(labels__submitted=True)))
-        .order_by().values_list("n", flat=True)
-    )
+    per_answer = labels_per_answer()
     n_answers = sum(per_answer.values())
     n_labels = sum(n * c for n, c in per_answer.items())
     return {
@@ -90,6 +88,27 @@ def dataset_figures() -> dict:
             "per_answer": [{"labels": n, "answers": per_answer[n]} for n in sorted(per_answer)],
         },
     }
+
+
+def labels_per_answer() -> Counter:
+    """{number of submitted labels: number of answers with that many}, counted in the database
+    (two grouped queries: 100,000 answers are not fetched one by one)."""
+    labelled = (Label.objects.filter(submitted=True).values("response").annotate(n=Count("id"))
+                .order_by().values("n"))
+    counts = Counter({row["n"]: row["answers"] for row in _grouped_by_n(labelled)})
+    unlabelled = Response.objects.count() - sum(counts.values())
+    if unlabelled:
+        counts[0] = unlabelled
+    return counts
+
+
+def _grouped_by_n(per_response):
+    """Rows {n, answers}: how many responses have each label count (a GROUP BY over the grouped
+    per-response counts, in SQL)."""
+    sql, params = per_response.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT n, COUNT(*) FROM ({sql}) AS per_response GROUP BY n", params)
+        return [{"n": n, "answers": answers} for n, answers in cursor.fetchall()]
 
 
 def _label_pairs(ratings):
