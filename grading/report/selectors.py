@@ -141,21 +141,19 @@ def agreement_figures(*, bootstrap: int, seed: int) -> dict:
 
 
 def _pairs_of(report):
-    """(judge, gold) arrays from a metrics report's scatter points (with their counts)."""
-    gold, pred = [], []
-    for points in report["plots"]["scatter"].values():
-        for g, p, n in points:
-            gold += [g] * n
-            pred += [p] * n
-    return np.array(pred, dtype=float), np.array(gold, dtype=float)
+    """(distinct (judge, gold) pairs, their counts) from a metrics report's scatter points."""
+    points = [(p, g, n) for source_points in report["plots"]["scatter"].values() for g, p, n in source_points]
+    pairs = np.array([[p, g] for p, g, _ in points], dtype=float).reshape(-1, 2)
+    return pairs, np.array([n for _, _, n in points], dtype=int)
 
 
 def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int) -> dict:
     report = review.metrics_report(review.Scope(config=config), bootstrap=bootstrap)
     overall = dict(report["overall"])
-    pred, gold = _pairs_of(report)
+    pairs, counts = _pairs_of(report)
     for method in ("pearson", "spearman"):
-        overall[f"{method}_ci"] = list(metrics.correlation_interval(pred, gold, method, n_resamples=bootstrap, seed=seed))
+        overall[f"{method}_ci"] = list(metrics.correlation_interval_from_counts(
+            pairs, counts, method, n_resamples=bootstrap, seed=seed))
     keep = ("n", "mse", "mse_ci", "mae", "fr_1", "fr_2", "fr_2_ci", "pearson", "spearman")
     summary = setting_summary(config)
     return {

@@ -197,6 +197,19 @@ def _varies(weights, codes, n_values):
     return (per_value > 0).sum(axis=1) > 1
 
 
+def distinct_pairs(pred, gold):
+    """(pairs, counts): the distinct (judge, gold) pairs, a k x 2 array, and how often each occurs."""
+    pred, gold = _arrays(pred, gold)
+    pred, gold = np.round(pred, 9), np.round(gold, 9)
+    if not pred.size:
+        return np.empty((0, 2)), np.array([], dtype=int)
+    gold_values, gold_codes = np.unique(gold, return_inverse=True)
+    pred_values, pred_codes = np.unique(pred, return_inverse=True)
+    keys, counts = np.unique(pred_codes * len(gold_values) + gold_codes, return_counts=True)  # one 1-D sort
+    pairs = np.stack([pred_values[keys // len(gold_values)], gold_values[keys % len(gold_values)]], axis=1)
+    return pairs, counts
+
+
 def correlation_interval(pred, gold, method="pearson", *, n_resamples=1000, seed=0, confidence=0.95):
     """Percentile bootstrap interval of the Pearson or Spearman correlation (pairs resampled;
     resamples where it is undefined, constant scores, are skipped). Seeded: repeatable.
@@ -205,12 +218,18 @@ def correlation_interval(pred, gold, method="pearson", *, n_resamples=1000, seed
     distinct (judge, gold) pair comes up (one multinomial draw per resample); both correlations
     depend on the resample only through those counts (Spearman: Pearson of the average ranks),
     so each resample costs O(distinct pairs), not O(n), and 100,000 results cost what 100 do."""
+    pairs, counts = distinct_pairs(pred, gold)
+    return correlation_interval_from_counts(pairs, counts, method, n_resamples=n_resamples, seed=seed,
+                                            confidence=confidence)
+
+
+def correlation_interval_from_counts(pairs, counts, method="pearson", *, n_resamples=1000, seed=0, confidence=0.95):
+    """correlation_interval for pairs already grouped: distinct (judge, gold) rows and their counts."""
     if method not in ("pearson", "spearman"):
         raise KeyError(method)
-    pred, gold = _arrays(pred, gold)
-    if pred.size < 3 or not n_resamples:
+    pairs, counts = np.asarray(pairs, dtype=float).reshape(-1, 2), np.asarray(counts, dtype=int)
+    if counts.sum() < 3 or not n_resamples:
         return (None, None)
-    pairs, counts = np.unique(np.round(np.stack([pred, gold], axis=1), 9), axis=0, return_counts=True)
     x_values, x_codes = np.unique(pairs[:, 0], return_inverse=True)
     y_values, y_codes = np.unique(pairs[:, 1], return_inverse=True)
     rng = np.random.default_rng(seed)
