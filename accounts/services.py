@@ -1,6 +1,7 @@
 from django.contrib.auth.models import Group, Permission, User
 from django.db import transaction
 from django.utils.translation import gettext
+from rest_framework.authtoken.models import Token
 
 from .roles import ADMIN, ROLES
 
@@ -44,3 +45,16 @@ def set_user_language(user: User, language: str) -> None:
         raise ValueError(gettext("unknown language %(language)s") % {"language": repr(language)})
     Preference.objects.update_or_create(user=user, defaults={"language": language})
     user._realmath_language = language
+
+@transaction.atomic
+def renew_api_token(user: User):
+    """A new API token for `user` (an older one stops working). Returns it: its key is shown
+    to the person once, on the page that made it."""
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)
+
+
+def revoke_api_token(user: User) -> bool:
+    """Delete `user`'s API token; True if there was one."""
+    deleted, _ = Token.objects.filter(user=user).delete()
+    return bool(deleted)

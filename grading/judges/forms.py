@@ -5,9 +5,10 @@ from django import forms
 from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import Question
+from llm import access
 
 from ..models import JudgeSetting, LlmEndpoint
-from . import access, prompts
+from . import prompts
 from .kinds import KINDS
 
 

@@ -16,6 +16,7 @@ from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
+import llm
 from annotation.models import Question, Response, content_hash
 from annotation.selectors import filter_by_id
 
@@ -29,7 +30,6 @@ from ..runs import (
     owner_tag,
     reopen_failed_items,
 )
-from . import client as llm
 from . import prompts
 from .services import RunRefused, check_endpoint_usable, clean_params, endpoint_spec
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext_lazy
 
-from grading import equivalence
+import equivalence
+from llm import LlmCallFailed
 
 from . import prompts
-from .client import LlmCallFailed
 from .parsing import OK, parse_json_object, parse_score, parse_sub_scores, parse_verdict, strip_thinking
 
 NO_INPUT = "no_input"
