@@ -45,8 +45,7 @@ class Command(BaseCommand):
             return
         self.stdout.write(lines[0])
         if len(lines) > 1:
-            self.stdout.write(f"  ({len(lines) - 1} more lines of notes on the released sample files: expected for the "
-                              f"demo; `manage.py {command} {Path(args[0]).name}` alone prints them)")
+            self.stdout.write(gettext("  (%(value)s more lines of notes on the released sample files: expected for the demo; `manage.py %(command)s %(name)s` alone prints them)") % {"value": len(lines) - 1, "command": command, "name": Path(args[0]).name})
 
     def _scripted_judges(self):
         from grading.demo import demo_exams, load_scripted_judges
