@@ -205,9 +205,10 @@ def _extra_pages(role, data):
     """Pages the layout test does not open: the rubric editor and versions, import reports and
     jobs, grading across the class, the packet fixer, re-judging, the review start page."""
     from annotation.models import ImportJob, ImportReport
+    from grading.models import JudgeSetting
 
     question = data["response"].question  # its rubric was edited once (the test's set-up): versions 1 and 2
-    pages = [reverse("password_change_done"),
+    pages = [reverse("password_change_done"), reverse("api_token"),
              reverse("annotation:label_question", args=[data["annotator_response"].question_id])]
     if role == "annotator1":
         return pages
@@ -221,6 +222,8 @@ def _extra_pages(role, data):
         reverse("ocr:batch_packets", args=[data["batch"].pk]),
         reverse("ocr:page_history", args=[data["batch"].pages.first().pk]),
         reverse("grading:review_home"),
+        reverse("grading:review_compare") + "?" + "&".join(
+            f"setting={pk}" for pk in JudgeSetting.objects.filter(kind__in=["rubric", "external"]).order_by("pk").values_list("pk", flat=True)[:2]),
         reverse("grading:review_rubric_rejudge", args=[question.pk]),
     ]
     return pages

@@ -459,6 +459,8 @@ def compare_page(request):
         ]
     return render(request, "grading/compare.html", {
         "tab": "compare", "data": data, "error": error, "chosen": set(chosen), "exam": exam, "seed": seed,
+        "resampling_text": comparison.METHOD_TEXT.get((data or {}).get("resampling"), (data or {}).get("resampling")),
+        "rule_text": comparison.METHOD_TEXT.get(((data or {}).get("selection") or {}).get("rule"), ""),
         "settings_list": selectors.settings_with_results(), "exams": Exam.objects.order_by("name").only("id", "name"),
         "measures": comparison_rows(), "json_query": request.GET.urlencode(),
     }, status=400 if error else 200)
