@@ -135,20 +135,38 @@ def test_pages_carry_a_csp_without_inline_script(annotator_client):
     assert directives["base-uri"] == "'self'"
     assert directives["frame-ancestors"] == "'none'"
     assert "'unsafe-inline'" not in directives["default-src"]
+    # No inline style either: templates set none, scripts style through CSSOM (element.style.x).
+    assert directives["style-src"] == "'self'"
 
 
 @pytest.mark.django_db
 def test_templates_have_no_inline_script_handler_or_style_block():
     """Every template, read as text: scripts come from files, behaviour from data- attributes,
-    styles from static/css (linked from the page or base.html)."""
+    styles from static/css (linked from the page or base.html), never a style attribute (the
+    CSP refuses them: a width from data goes in data-percent, set by app.js through CSSOM)."""
     import re
 
     offenders = []
     for template in (ROOT / "templates").rglob("*.html"):
         text = template.read_text()
-        for pattern in (r"<script(?![^>]*\bsrc=)(?![^>]*application/json)", r"\son[a-z]+\s*=", r"javascript:", r"<style\b"):
+        for pattern in (r"<script(?![^>]*\bsrc=)(?![^>]*application/json)", r"\son[a-z]+\s*=", r"javascript:", r"<style\b",
+                        r"\sstyle\s*="):
             if re.search(pattern, text, flags=re.I):
                 offenders.append(f"{template.relative_to(ROOT)}: {pattern}")
+    assert not offenders, offenders
+
+
+def test_scripts_style_through_cssom_not_the_style_attribute():
+    """The CSP refuses a style attribute written by script (setAttribute, cssText, markup with
+    style= put in with innerHTML); element.style.x = ... (CSSOM) is allowed."""
+    import re
+
+    offenders = [
+        f"{script.relative_to(ROOT)}: {match.group(0)}"
+        for script in (ROOT / "static" / "js").rglob("*.js")
+        for match in re.finditer(r"""setAttribute\(\s*["']style|\.cssText\b|style\s*=\s*\\?["']|\.innerHTML\b""",
+                                 script.read_text())
+    ]
     assert not offenders, offenders
 
 

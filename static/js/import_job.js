@@ -19,11 +19,5 @@
     return state.status === "done" || state.status === "failed";
   }
 
-  function poll() {
-    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (r) { return r.json(); })
-      .then(function (state) { if (!show(state)) window.setTimeout(poll, 1000); })
-      .catch(function () { window.setTimeout(poll, 3000); });
-  }
-  poll();
+  window.RealMath.poll(url, { every: 1000, onData: show });
 })();
