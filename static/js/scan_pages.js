@@ -29,6 +29,7 @@ if (scans.length) {
 
   const viewer = new ScanViewer(frame, stage, {
     zoomLabel: document.getElementById("scan-zoom"),
+    autoHeight: true,
     // While a step label is being written, keys go to its form.
     keysOff: () => { const form = document.getElementById("step-form"); return !!form && !form.hidden; },
     onPage: scans.length > 1 ? (delta) => { show((current + delta + scans.length) % scans.length); } : null

@@ -25,7 +25,8 @@ export const MAX_SCALE = 8;
 const clamp = (value, low, high) => Math.min(high, Math.max(low, value));
 
 export class ScanViewer {
-  /* frame, stage: elements; options: {zoomLabel, keysOff: () => bool, onPage: (delta) => void} */
+  /* frame, stage: elements; options: {zoomLabel, keysOff: () => bool, onPage: (delta) => void,
+   * autoHeight: the frame is as tall as the page at its width (its CSS max-height caps it)} */
   constructor(frame, stage, options) {
     this.frame = frame;
     this.stage = stage;
@@ -36,7 +37,15 @@ export class ScanViewer {
     this.fitted = true;  // follows the frame's size until the person zooms or pans
     this.wirePointer();
     this.wireWheel();
-    window.addEventListener("resize", () => { if (this.fitted) this.fit(); });
+    window.addEventListener("resize", () => {
+      if (this.options.autoHeight) this.sizeFrame();
+      if (this.fitted) this.fit();
+    });
+  }
+
+  sizeFrame() {
+    if (!this.width || !this.height) return;
+    this.frame.style.height = Math.round(this.frame.clientWidth * this.height / this.width) + "px";
   }
 
   // The page image's size in pixels (what box coordinates are in); shows it whole.
@@ -45,6 +54,7 @@ export class ScanViewer {
     this.height = height;
     this.stage.style.width = width + "px";
     this.stage.style.height = height + "px";
+    if (this.options.autoHeight) this.sizeFrame();
     this.fit();
   }
 
