@@ -83,9 +83,10 @@
     // builds elements and sets their styles through CSSOM. Three spots of KaTeX write a style
     // *attribute*, which the CSP refuses: the red error box (throwOnError: false), and the
     // MathML of \pmb and \fcolorbox. So a formula that does not parse throws, and auto-render
-    // shows its source as text (as for bounded formulas below); the two commands are macros.
+    // shows its source as text (as for bounded formulas below); the two commands are macros
+    // (a string macro takes as many arguments as it names from #1 on, so #1 must appear).
     throwOnError: true,
-    macros: { "\\pmb": "\\boldsymbol{#1}", "\\fcolorbox": "\\fbox{\\colorbox{#2}{#3}}" },
+    macros: { "\\pmb": "\\boldsymbol{#1}", "\\fcolorbox": "\\textcolor{#1}{\\fbox{\\colorbox{#2}{#3}}}" },
     trust: false,
     strict: "ignore",
     maxExpand: 1000,
