@@ -8,7 +8,7 @@
   function megabytes(bytes) { return (bytes / 1048576).toFixed(1) + " MB"; }
 
   function show(state) {
-    document.getElementById("import-bar").style.width = state.percent + "%";
+    window.RealMath.setBar(document.getElementById("import-bar"), state.percent);
     document.getElementById("import-count").textContent = megabytes(state.done) + " / " + megabytes(state.total);
     document.getElementById("import-status").textContent = state.status.charAt(0).toUpperCase() + state.status.slice(1);
     var error = document.getElementById("import-error");
