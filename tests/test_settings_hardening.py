@@ -140,6 +140,20 @@ def test_pages_carry_a_csp_without_inline_script(annotator_client):
 
 
 @pytest.mark.django_db
+def test_only_the_browsable_api_allows_drfs_two_style_attributes_by_hash(annotator_client):
+    from config.api_renderers import DRF_STYLE_ATTRIBUTES, style_hash
+
+    def style_src(path, accept):
+        policy = annotator_client.get(path, HTTP_ACCEPT=accept)["Content-Security-Policy"]
+        return dict((part.split(" ", 1) + [""])[:2] for part in policy.split("; "))["style-src"].split()
+
+    browsable = style_src("/api/responses/", "text/html")
+    assert browsable == ["'self'", "'unsafe-hashes'", *map(style_hash, DRF_STYLE_ATTRIBUTES)]
+    assert style_src("/api/responses/", "application/json") == ["'self'"]
+    assert style_src("/questions/", "text/html") == ["'self'"]
+
+
+@pytest.mark.django_db
 def test_templates_have_no_inline_script_handler_or_style_block():
     """Every template, read as text: scripts come from files, behaviour from data- attributes,
     styles from static/css (linked from the page or base.html), never a style attribute (the
