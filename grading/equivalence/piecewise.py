@@ -72,7 +72,8 @@ def compare(comparator, a, b):
         (i, left), (j, right) = picked
         outcome = _compare_on_cell(comparator, cell, variable, left, right, cache, (i, j), integer)
         if outcome.equivalent is False:
-            return _decided(no("piecewise", f"{'at' if cell[0] == 'point' else 'on'} {where}: {outcome.explanation}"), where, cell)
+            text = outcome.explanation if cell[0] == "point" else f"on {where}, {outcome.explanation}"
+            return _decided(no("piecewise", text), where, cell)
         if outcome.equivalent is None:
             undecided = undecided or f"{where}: {outcome.explanation}"
     if undecided:

@@ -19,6 +19,11 @@ EXAMPLES = [
     (r"2\begin{pmatrix}1&2\\3&4\end{pmatrix}^T", r"\begin{bmatrix}2&6\\4&8\end{bmatrix}"),
     (r"5\,\mathrm{cm}", r"50 \text{ mm}"),
     (r"\text{the roots are } \boxed{2} \text{ and } \boxed{-3}", r"x=2 \text{ or } x=-3"),
+    (r"\begin{cases} x, & x \ge 0 \\ -x, & x < 0 \end{cases}", r"|x|"),
+    ("最大值为 2，最小值为 -1", "max 2, min -1"),
+    ("x = 2 或 x = -1（舍去）", "x = 2"),
+    ("12个", "12元"),
+    ("3.14", r"\pi"),
 ]
 
 
