@@ -139,7 +139,7 @@ def _answer_of(reading):
             answer, found, _, guarded = _answer_of(read_value(text, reading.notes))
             items.append((key, word, answer))
             units.extend(found)
-            texts.append(guarded)
+            texts.extend((word, guarded))  # a label is compared only against another label
         return labels.make_labelled(items), units, None, " ".join(texts)
     if reading.branches is not None:
         branches, texts = [], []

@@ -82,8 +82,9 @@ _OPEN, _CLOSE = "([{", ")]}"
 def conclusion(text, notes):
     """The part after the last conclusion marker ("所以 x = 2" gives "x = 2")."""
     last = None
+    depths = _depths(text)
     for match in _CONCLUSION.finditer(text):
-        if _depth_at(text, match.start()) == 0 and text[match.end():].strip():
+        if depths[match.start()] == 0 and text[match.end():].strip():
             last = match
     if last is None:
         return text
@@ -162,13 +163,20 @@ def _top_level_items(text):
 
 
 def _depth_at(text, index):
-    depth = 0
-    for char in text[:index]:
+    return _depths(text)[index]
+
+
+def _depths(text):
+    """The bracket depth before each character of ``text`` (one pass)."""
+    depths, depth = [], 0
+    for char in text:
+        depths.append(depth)
         if char in _OPEN:
             depth += 1
         elif char in _CLOSE:
             depth = max(depth - 1, 0)
-    return depth
+    depths.append(depth)
+    return depths
 
 
 # --- relations in words ---------------------------------------------------------------------------
@@ -198,7 +206,9 @@ def relation_words(text):
 
 # --- prose around the answer ------------------------------------------------------------------------
 
-_CJK_PREFIX = re.compile(r"^(?P<pre>[^=<>\\$]*?[" + CJK + r"][^=<>\\$]*?)(?:的值|的取值范围)?(?:是|为|:)\s*(?P<rest>\S.*)$", re.S)
+_CJK_CHAR = re.compile("[" + CJK + "]")
+_CJK_CONNECTOR = re.compile(r"(?:的值|的取值范围)?(?:是|为|:)\s*")
+_MATH_CHAR = re.compile(r"[=<>\\$]")
 _EN_PREFIX = re.compile(
     r"^(?i:(?:the\s+)?(?:solution\s+set|set\s+of\s+solutions|solutions?|roots?|range|values?|answer|result|interval)"
     r"(?:\s+of\s+[^=<>]+?)?\s+(?:is|are|=|:))\s*(?P<rest>\S.*)$",
@@ -206,11 +216,26 @@ _EN_PREFIX = re.compile(
 )
 
 
+_NAMED_VALUE = re.compile(r"^\s*(?P<name>[a-zA-Z](?:_\{?[a-zA-Z0-9]+\}?)?)\s*的值\s*(?:是|为|:|=)\s*(?P<rest>[^=<>]+)$")
+_EN_NAMED_VALUE = re.compile(r"^(?i:(?:the\s+)?values?\s+of\s+)(?P<name>[a-zA-Z](?:_\{?[a-zA-Z0-9]+\}?)?)\s+(?i:is|are|=)\s+(?P<rest>[^=<>]+)$")
+
+
 def prose_prefix(text):
-    """"实数 a 的取值范围是 a ≥ 2" gives "a ≥ 2"; "the solution set is (1, 3)" gives "(1, 3)"."""
-    match = _CJK_PREFIX.match(text)
-    if match and not re.search(r"[\d()\[\]]", match.group("pre").replace("f(x)", "")):
-        return match.group("rest").strip()
+    """"实数 a 的取值范围是 a ≥ 2" gives "a ≥ 2"; "the solution set is (1, 3)" gives "(1, 3)".
+
+    "x 的值为 3" and "the value of x is 3" keep what is named: "x = 3".
+    """
+    named = _NAMED_VALUE.match(text) or _EN_NAMED_VALUE.match(text)
+    if named:
+        return f"{named.group('name')} = {named.group('rest').strip()}"
+    math = _MATH_CHAR.search(text)
+    limit = math.start() if math else len(text)
+    first_cjk = _CJK_CHAR.search(text, 0, limit)
+    if first_cjk is not None:
+        # The first 是 / 为 / : after some Chinese prose and before any mathematics.
+        match = _CJK_CONNECTOR.search(text, first_cjk.end(), limit)
+        if match and not re.search(r"[\d()\[\]]", text[: match.start()].replace("f(x)", "")) and text[match.end():].strip():
+            return text[match.end():].strip()
     match = _EN_PREFIX.match(text)
     if match:
         return match.group("rest").strip()
@@ -258,7 +283,10 @@ _CONNECTOR = re.compile(r"^\s*(?:(?i:of\s+\S+\s+)?(?i:is|are|equals|on|=|:)|是|
 _SUBJECT = re.compile(r"^(?:(?:函数\s*)?(?:[a-zA-Z](?:\s*\(\s*x\s*\))?)?\s*的|函数|(?i:the\s+function(?:\s+\S+)?\s*(?:has|is)?|f\s*\(\s*x\s*\)\s*(?:has|is)?|it\s+(?:has|is)|(?:the\s+)?function))?\s*$")
 _JOINER_TAIL = re.compile(r"(?:\s*(?:,|;|且|和|以及|及|(?i:\band\b)|(?i:\bthe\b)))+\s*$")
 # "(0, 1) 上单调递增", "在 (0, 1) 上是增函数"
-_POST_LABEL = re.compile(r"^\s*在?\s*(?P<value>.+?)\s*上\s*(?:是)?(?:单调)?(?:递)?(?P<dir>增|减)(?:函数)?\s*$")
+_POST_LABEL = re.compile(r"上\s*(?:是)?(?:单调)?(?:递)?(?P<dir>增|减)(?:函数)?\s*$")
+
+
+MAX_LABELS = 12
 
 
 def labelled(text):
@@ -266,8 +294,9 @@ def labelled(text):
     post = _post_labels(text)
     if post is not None:
         return post
-    matches = [m for m in _LABEL_RE.finditer(text) if _depth_at(text, m.start()) == 0]
-    if not matches:
+    depths = _depths(text)
+    matches = [m for m in _LABEL_RE.finditer(text) if depths[m.start()] == 0]
+    if not matches or len(matches) > MAX_LABELS:
         return None
     if not _SUBJECT.match(text[: matches[0].start()]):
         return None
@@ -287,15 +316,18 @@ def labelled(text):
 
 
 def _post_labels(text):
-    pieces = [piece for piece in re.split(r"[;,](?![^()\[\]]*[)\]])", text) if piece.strip()]
+    if "上" not in text:
+        return None
+    pieces = [text[start:end] for start, end, _ in _top_level_items(text)]
     found = []
     for piece in pieces:
-        match = _POST_LABEL.match(piece)
-        if not match:
+        match = _POST_LABEL.search(piece)
+        value = re.sub(r"^\s*在", "", piece[: match.start()]).strip() if match else ""
+        if not value:
             return None
         key = "increasing" if match.group("dir") == "增" else "decreasing"
-        found.append((key, "单调递" + match.group("dir"), match.group("value").strip()))
-    return found or None
+        found.append((key, "单调递" + match.group("dir"), value))
+    return found if 0 < len(found) <= MAX_LABELS else None
 
 
 # --- piecewise answers -------------------------------------------------------------------------------
