@@ -27,12 +27,11 @@ def compare_labelled(comparator, a, b):
     if a.kind == "labelled" and b.kind == "labelled":
         first, second = _by_key(a), _by_key(b)
         if set(first) != set(second):
-            only = [key for key in list(first) + list(second) if (key in first) != (key in second)]
-            key = only[0]
-            side = "first" if key in first else "second"
-            outcome = no("label", f"the {side} answer gives {_shown(a, b, key)} and the other does not "
-                                  f"({' / '.join(_words(a))} vs {' / '.join(_words(b))})")
-            outcome.decisive = "label " + _shown(a, b, key)
+            only_first = [_shown(a, b, key) for key in first if key not in second]
+            only_second = [_shown(a, b, key) for key in second if key not in first]
+            shown = " vs ".join(", ".join(words) or "—" for words in (only_first, only_second))
+            outcome = no("label", f"the labels differ: {shown} ({' / '.join(_words(a))} vs {' / '.join(_words(b))})")
+            outcome.decisive = "label " + shown
             return outcome
         undecided = None
         agreed = []
