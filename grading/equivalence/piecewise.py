@@ -63,7 +63,11 @@ def compare(comparator, a, b):
     cache = {}
     for cell in cells:
         where = _cell_text(cell, variable)
-        picked = [_branch_at(sets, cell) for sets in sides]
+        applying = [_branches_at(sets, cell) for sets in sides]
+        for found in applying:
+            if len(found) > 1 and not all(_same_branch(comparator, found[0][1], other[1], cache) for other in found[1:]):
+                return unknown("piecewise", f"two conditions of one answer hold {'at' if cell[0] == 'point' else 'on'} {where} with different values")
+        picked = [found[0] if found else None for found in applying]
         if picked[0] is None and picked[1] is None:
             continue
         if picked[0] is None or picked[1] is None:
@@ -193,13 +197,17 @@ def _samples(cell, count, integer):
     return points[:count]
 
 
-def _branch_at(sets, cell):
-    """(index, value) of the branch that holds on the cell, or None."""
+def _branches_at(sets, cell):
+    """[(index, value)] of the branches that hold on the cell (normally one)."""
     point = _inside(cell)
-    for index, (found, value) in enumerate(sets):
-        if found.contains(point) is sp.true:
-            return index, value
-    return None
+    return [(index, value) for index, (found, value) in enumerate(sets) if found.contains(point) is sp.true]
+
+
+def _same_branch(comparator, left, right, cache):
+    key = ("same", id(left), id(right))
+    if key not in cache:
+        cache[key] = comparator.compare(left, right)
+    return cache[key].equivalent is True
 
 
 def _compare_on_cell(comparator, cell, variable, left, right, cache, key, integer):
