@@ -140,6 +140,11 @@ class Comparator:
                 return unknown("choice", f"option ({a.value}) written with different relations")
             same = a.value == b.value
             return Outcome(same, "choice", f"option ({a.value}) vs option ({b.value})")
+        for answer in (a, b):
+            fixed = INEQMATH_OPTIONS.get(answer.value) if answer.kind == "choice" else None
+            if fixed and answer.symbol and answer.symbol != fixed:
+                return unknown("choice", f"option ({answer.value}) is {SYMBOL_TEXT.get(fixed, fixed)} among the fixed options, "
+                                         f"but {SYMBOL_TEXT.get(answer.symbol, answer.symbol)} is written after it")
         sa, sb = symbol(a), symbol(b)
         if sa is None or sb is None:
             return no("kind", f"different kinds of answer: {a.kind_name} vs {b.kind_name}")
