@@ -67,9 +67,9 @@ _CONCLUSION = re.compile(
 )
 # "x = 2, 经检验符合题意": the clause and all that follows is a justification, not the answer.
 _JUSTIFICATION = re.compile(
-    r"\s*[,;.]?\s*(?:经检验|经验证|检验(?:可知|知|得)|(?:均|都)?符合题意|(?:均|都)?满足题意|(?:均|都)?满足条件|"
+    r"\s*[,;.]?\s*(?:经检验|经验证|检验(?:可知|知|得)|此时|当且仅当|(?:均|都)?符合题意|(?:均|都)?满足题意|(?:均|都)?满足条件|"
     r"(?:均|都)?符合条件|(?i:(?:which|that|and this|this)\s+(?:satisfies|satisfy|is valid|checks|works|meets|agrees)|"
-    r"as required|\(?checked\)?|since\b|because\b)).*$",
+    r"as required|\(?checked\)?|since\b|because\b|(?:which\s+is\s+)?(?:attained|achieved|reached)\b)).*$",
     re.S,
 )
 _REJECTED = re.compile(

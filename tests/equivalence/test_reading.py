@@ -35,6 +35,10 @@ def test_rejected_roots_and_justifications_are_noted():
     reading = read("x = 2 或 x = -1（舍去）")
     assert reading.notes == ["rejected: x = -1 (left out)"]
     assert "经检验符合题意" in read("所以 x = 2，经检验符合题意").notes[0]
+    # Where the value is attained is a remark, not part of the answer.
+    assert [value for _, _, value in read("最小值为 -1，当且仅当 x = 0 时取得").labels] == ["-1"]
+    assert [value for _, _, value in read("the minimum value is -1, attained at x = 0").labels] == ["-1"]
+    assert read("故函数的最小值为 -1，此时 x = 0").labels[0][2] == "-1"
 
 
 @pytest.mark.parametrize("text, labels", [
