@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grading.equivalence.engine import configure_process, judge
+from equivalence.engine import configure_process, judge
 
 configure_process()
 
@@ -147,7 +147,7 @@ def test_a_different_value_at_one_breakpoint_only(function, which, change):
 def _shown(value):
     import sympy as sp
 
-    from grading.equivalence.compare import _number_text
+    from equivalence.compare import _number_text
 
     return _number_text(sp.Rational(value.numerator, value.denominator))
 

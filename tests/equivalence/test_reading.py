@@ -3,10 +3,10 @@ import time
 
 import pytest
 
-from grading.equivalence import meaning
-from grading.equivalence.engine import configure_process, judge
-from grading.equivalence.reading import read
-from grading.equivalence.units import compound_amounts, known_dimensions_differ
+from equivalence import meaning
+from equivalence.engine import configure_process, judge
+from equivalence.reading import read
+from equivalence.units import compound_amounts, known_dimensions_differ
 
 configure_process()
 
