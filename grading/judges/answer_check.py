@@ -2,8 +2,17 @@
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
 
-from equivalence import MAX_ANSWER_CHARS, check_equivalence
+from equivalence import MAX_ANSWER_CHARS, check_equivalence, meaning_words
+
+# What each group of meaning-bearing words is about (the words themselves are data).
+MEANING_GROUPS = {
+    "extremum": _("maximum and minimum"), "monotonicity": _("increasing and decreasing"),
+    "existence": _("exists or not"), "solvability": _("solutions or none"), "truth": _("yes and no"),
+    "parity": _("odd and even"), "sufficiency": _("sufficient and necessary"), "bound": _("upper and lower"),
+    "convexity": _("convex and concave"), "sign": _("positive and negative"), "parts": _("real and imaginary parts"),
+}
 
 EXAMPLES = [
     (r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}"),
@@ -54,7 +63,9 @@ def answer_check(request):
                                         second_opinion=data["second_opinion"])
     else:
         form = AnswerCheckForm(initial=_initial(request.GET))
-    return render(request, "grading/equivalence.html", {"form": form, "verdict": verdict, "examples": EXAMPLES})
+    words = [(MEANING_GROUPS.get(group, group), ", ".join(found)) for group, found in meaning_words().items()]
+    return render(request, "grading/equivalence.html",
+                  {"form": form, "verdict": verdict, "examples": EXAMPLES, "meaning_words": words})
 
 
 def _initial(params):

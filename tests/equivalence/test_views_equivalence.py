@@ -124,3 +124,9 @@ def test_an_approximation_has_its_own_verdict(annotator_client):
     assert 'id="eq-label">Equivalent<' in exact and 'id="eq-approximate"' not in exact
     strict = annotator_client.post(URL, {"pred": "3.14", "gold": r"\pi", "mode": "strict"}).content.decode()
     assert 'id="eq-label">Not equivalent<' in strict
+
+
+def test_the_page_lists_the_words_that_change_the_meaning(annotator_client):
+    html = annotator_client.get(URL).content.decode()
+    assert 'id="eq-meaning-words"' in html
+    assert "递增" in html and "decreasing" in html and "不存在" in html
