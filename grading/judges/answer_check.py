@@ -1,4 +1,6 @@
 """The Answer check page (/grading/equivalence/): paste two answers, see whether they are equivalent and why."""
+import re
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
@@ -65,7 +67,15 @@ def answer_check(request):
         form = AnswerCheckForm(initial=_initial(request.GET))
     words = [(MEANING_GROUPS.get(group, group), ", ".join(found)) for group, found in meaning_words().items()]
     return render(request, "grading/equivalence.html",
-                  {"form": form, "verdict": verdict, "examples": EXAMPLES, "meaning_words": words})
+                  {"form": form, "verdict": verdict, "examples": [(p, g, _shown(p), _shown(g)) for p, g in EXAMPLES],
+                   "meaning_words": words})
+
+
+def _shown(answer):
+    """How an example is shown: answers in words as text (KaTeX would set "max 2" as the product max2)."""
+    if "\\" not in answer and re.search(r"[\u3400-\u9fff]|\b(?:max|min)\s", answer):
+        return r"\text{" + answer + "}"
+    return answer
 
 
 def _initial(params):
