@@ -10,7 +10,7 @@
   var startedIncomplete = meter.getAttribute("aria-valuenow") !== "100";
 
   function show(p) {
-    bar.style.width = p.percent + "%";
+    window.RealMath.setBar(bar, p.percent);
     meter.setAttribute("aria-valuenow", String(p.percent));
     text.textContent = interpolate(gettext("OCR %s / %s pages"), [p.finished, p.total]) +
       (p.running ? " · " + interpolate(gettext("%s running"), [p.running]) : "") +
