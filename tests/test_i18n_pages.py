@@ -5,7 +5,8 @@ rendered here (with the demo-like data of the layout test, tests/test_layout_bro
 in NOT_PAGES (JSON, files, POST-only actions); a new page that is neither fails the test.
 
 A page's visible text (and its titles, placeholders, labels and button values) is read from the
-HTML; text inside code, kbd, pre, script, style and textarea is skipped. What is left is split into
+HTML; text inside code, kbd, pre, script, style and textarea, and in elements marked lang="en" or
+translate="no", is skipped. What is left is split into
 English phrases; a phrase is data when it occurs in the database's own text (student answers,
 statements, rubrics, transcripts, judge outputs, names of exams, settings and users: every
 character, text and JSON field of the apps' models) and is otherwise allowed only when every word
@@ -80,10 +81,12 @@ class _Text(HTMLParser):
         attrs = dict(attrs)
         void = tag in {"br", "img", "input", "meta", "link", "hr", "source", "col", "wbr"}
         if not void:
-            skipped = tag in SKIP_TAGS or "katex" in (attrs.get("class") or "") or attrs.get("lang") == "en"
+            skipped = (tag in SKIP_TAGS or "katex" in (attrs.get("class") or "") or attrs.get("lang") == "en"
+                       or attrs.get("translate") == "no")
             self.stack.append((tag, skipped))
-            # Code, math, and what the page itself declares English (the methods report, a document
-            # for a paper, is an export: docs/review.md).
+            # Code, math, what the page declares English (the methods report, a document for a
+            # paper, is an export) or not to be translated (translate="no": the answer check's
+            # word lists, the engine's own vocabulary).
             if skipped:
                 self.skip += 1
         for name in TEXT_ATTRS:
