@@ -233,3 +233,26 @@ def test_lexical_command_over_a_release_import(tmp_path):
                  "50", "--segments-in", str(segments_out), "--format", "json", stdout=again, stderr=StringIO())
     assert json.loads(again.getvalue())["groups"]["human"]["dispersion"] == pytest.approx(
         results["groups"]["human"]["dispersion"])
+
+
+def test_llm_splitter_is_kept_only_when_it_reproduces_the_text(endpoint, llm_server):
+    llm_server.scorer = surprisal_scorer
+    # The model splits the first segment faithfully and rewrites the second (a changed number).
+    llm_server.script("human first", Reply("Step 1: human first alpha\nStep 2: beta gamma. delta epsilon"))
+    llm_server.script("human second", Reply("Step 1: human second\nStep 2: alpha beta = 4"))
+    segments = jsonl_segments({"human": ["human first alpha beta gamma. delta epsilon", "human second\nalpha beta = 3"]})
+    run = services.run_inline(services.start_run(kind="surprisal", endpoint=endpoint, model="causal-test",
+                                                 segments=segments, splitter="llm", bootstrap=0, enqueue=False))
+    assert run.analysis_state == "done", run.analysis_error
+    first, second = run.items.order_by("id")
+    assert first.splitter == "llm" and [first.text[a:b] for a, b in first.steps] == [
+        "human first alpha", "beta gamma. delta epsilon"]
+    assert second.splitter == "llm-fallback"
+    assert [second.text[a:b] for a, b in second.steps] == ["human second", "alpha beta = 3"]  # the rule-based split
+    assert run.results["counts"]["splitter"] == {"llm": 1, "llm-fallback": 1}
+    assert run.params["splitter_model"] == "causal-test"
+    chats = [r for r in llm_server.requests if r.path.endswith("/chat/completions")]
+    assert len(chats) == 2 and "Copy the text exactly" in chats[0].text
+    # A resumed run does not ask for the split again: it is stored on the segment.
+    services.resume_run(run, enqueue=False)
+    assert len([r for r in llm_server.requests if r.path.endswith("/chat/completions")]) == 2

@@ -1,7 +1,7 @@
 """Step surprisal: how predictable each next reasoning step is to a served causal model.
 
     python manage.py step_surprisal --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B \\
-        [--api-key-env VAR] [--exam E] [--limit N] [--top-k 5] [--format json]
+        [--api-key-env VAR] [--exam E] [--limit N] [--top-k 5] [--splitter rule|llm] [--format json]
 
 The endpoint must answer /v1/completions with echo and logprobs (vLLM does). Per group: mean
 and median surprisal (nats per token) and logical likelihood with bootstrap intervals, and how
@@ -23,11 +23,16 @@ class Command(BaseCommand):
         parser.add_argument("--api-key-env", default="OPENAI_API_KEY",
                             help='The variable holding the key ("" for a server that needs none).')
         parser.add_argument("--top-k", type=int, default=5, help="Log-probabilities asked per position.")
+        parser.add_argument("--splitter", choices=["rule", "llm"], default="rule",
+                            help="rule: the rule-based split; llm: the model writes \"Step 1: ...\" lines, kept only "
+                                 "when they reproduce the text (else the rule-based split, counted).")
+        parser.add_argument("--splitter-model", default="", help="The chat model that splits (default: --model).")
         add_common_arguments(parser)
 
     def handle(self, *args, **options):
         run = start(options, kind=GeometryRun.Kind.SURPRISAL, backend=GeometryRun.Backend.SERVED,
-                    endpoint=endpoint_of(options), model=options["model"], top_k=options["top_k"])
+                    endpoint=endpoint_of(options), model=options["model"], top_k=options["top_k"],
+                    splitter=options["splitter"], splitter_model=options["splitter_model"])
         finish(run, options, self.stdout, self.stderr, table)
 
 

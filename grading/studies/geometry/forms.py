@@ -31,6 +31,14 @@ class GeometryStartForm(forms.Form):
     seed = forms.IntegerField(label=_("Seed"), initial=42, min_value=0, max_value=2**31 - 1)
     bootstrap = forms.IntegerField(label=_("Bootstrap resamples"), initial=1000, min_value=0, max_value=20_000)
     top_k = forms.IntegerField(label=_("Top-k log-probabilities"), initial=5, min_value=1, max_value=20)
+    splitter = forms.ChoiceField(
+        label=_("Steps split by"), initial="rule",
+        choices=[("rule", _("rules (line and sentence breaks, ∴ / therefore / 所以, numbered steps)")),
+                 ("llm", _("the model (\"Step 1: ...\" lines; kept only when they reproduce the text)"))],
+        help_text=_("Step surprisal only."),
+    )
+    splitter_model = forms.CharField(label=_("Splitter model"), max_length=200, required=False,
+                                     help_text=_("A chat model on the same endpoint (default: the model above)."))
     cluster = forms.BooleanField(label=_("UMAP + HDBSCAN clusters and the GMM sweep"), required=False, initial=True)
 
     def clean_segments_file(self):
@@ -46,4 +54,6 @@ class GeometryStartForm(forms.Form):
             self.add_error("endpoint", _("A served model needs an endpoint."))
         if served and not (data.get("model") or "").strip():
             self.add_error("model", _("A served model needs its name."))
+        if data.get("splitter") == "llm" and data.get("kind") != GeometryRun.Kind.SURPRISAL:
+            self.add_error("splitter", _("The model splitter serves the step-surprisal study only."))
         return data

@@ -12,6 +12,7 @@ Invariants:
 """
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from ...models.judges import LlmEndpoint
 
@@ -20,23 +21,23 @@ class GeometryRun(models.Model):
     """One study: error-segment geometry (vectors) or step surprisal (log-probabilities)."""
 
     class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        CANCELLED = "cancelled", "Cancelled"
-        DONE = "done", "Done"
+        RUNNING = "running", _("Running")
+        CANCELLED = "cancelled", _("Cancelled")
+        DONE = "done", _("Done")
 
     class Kind(models.TextChoices):
-        GEOMETRY = "geometry", "Error-segment geometry"
-        SURPRISAL = "surprisal", "Step surprisal"
+        GEOMETRY = "geometry", _("Error-segment geometry")
+        SURPRISAL = "surprisal", _("Step surprisal")
 
     class Backend(models.TextChoices):
-        LEXICAL = "lexical", "Lexical baseline (no model)"
-        SERVED = "served", "Served model"
+        LEXICAL = "lexical", _("Lexical baseline (no model)")
+        SERVED = "served", _("Served model")
 
     class Analysis(models.TextChoices):
-        WAITING = "", "Waiting for data"
-        RUNNING = "running", "Analysing"
-        DONE = "done", "Analysed"
-        FAILED = "failed", "Analysis failed"
+        WAITING = "", _("Waiting for data")
+        RUNNING = "running", _("Analysing")
+        DONE = "done", _("Analysed")
+        FAILED = "failed", _("Analysis failed")
 
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.GEOMETRY)
     backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.LEXICAL)
@@ -71,13 +72,13 @@ class GeometrySegment(models.Model):
     and, for a surprisal run, the figures of each step transition."""
 
     class State(models.TextChoices):
-        PENDING = "pending", "Pending"
-        OK = "ok", "Done"
-        ERROR = "error", "Call failed"
+        PENDING = "pending", _("Pending")
+        OK = "ok", _("Done")
+        ERROR = "error", _("Call failed")
 
     class Unit(models.TextChoices):
-        SUB_QUESTION = "sub_question", "Sub-question below full points"
-        STEP_LABEL = "step_label", "Span an expert marked wrong"
+        SUB_QUESTION = "sub_question", _("Sub-question below full points")
+        STEP_LABEL = "step_label", _("Span an expert marked wrong")
 
     run = models.ForeignKey(GeometryRun, on_delete=models.CASCADE, related_name="items")
     response = models.ForeignKey("annotation.Response", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")

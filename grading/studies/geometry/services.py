@@ -26,6 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -42,6 +43,12 @@ EMBED_BATCH = 16
 DEFAULT_TOP_K = 5
 MAX_TRANSITIONS = 40  # per segment: a segment with more steps is scored on its first 40 transitions
 ANALYSIS_TASK = "grading.studies.geometry.tasks.analyse_geometry_run"
+SPLITTERS = ("rule", "llm")
+SPLIT_PROMPT = (
+    "Split the text below into its atomic reasoning steps. Copy the text exactly: do not change, add, drop "
+    "or reorder any character, only decide where each step ends. Write one step per line as "
+    "\"Step 1: ...\", \"Step 2: ...\", and nothing else.\n\nText:\n{text}"
+)
 
 
 def _open_ids(run):
@@ -107,10 +114,14 @@ def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
 
 def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEXICAL, endpoint=None, model="",
               exam=None, unit=GeometrySegment.Unit.SUB_QUESTION, limit=None, segments=None, seed=42,
-              bootstrap=1000, permutations=1000, top_k=DEFAULT_TOP_K, cluster=True, user=None, enqueue=True,
-              chunk_size=None) -> GeometryRun:
+              bootstrap=1000, permutations=1000, top_k=DEFAULT_TOP_K, cluster=True, splitter="rule", splitter_model="",
+              user=None, enqueue=True, chunk_size=None) -> GeometryRun:
     """Collect the segments (or take `segments`, e.g. from a JSONL file), create the run and its
-    segments, and queue the work (after the commit). With ``enqueue=False`` call `run_inline`."""
+    segments, and queue the work (after the commit). With ``enqueue=False`` call `run_inline`.
+
+    ``splitter="llm"`` (surprisal runs): each segment's steps are asked of `splitter_model` (by
+    default the run's model) on the run's endpoint as "Step 1: ..." lines, kept only when they
+    reproduce the segment's text (steps.align_steps), else the rule-based split is kept and counted."""
     if kind not in GeometryRun.Kind.values:
         raise RunRefused(f"Unknown study {kind!r}.")
     if kind == GeometryRun.Kind.SURPRISAL:
@@ -123,6 +134,10 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
         raise RunRefused(f"Unknown embedding backend {backend!r}.")
     if limit is not None and int(limit) < 1:
         raise RunRefused("--limit must be at least 1.")
+    if splitter not in SPLITTERS:
+        raise RunRefused(f"Unknown splitter {splitter!r}; choose rule or llm.")
+    if splitter == "llm" and kind != GeometryRun.Kind.SURPRISAL:
+        raise RunRefused("The LLM splitter serves the surprisal study (geometry embeds whole segments).")
     for name, value, low in (("bootstrap", bootstrap, 0), ("permutations", permutations, 0), ("top_k", top_k, 1)):
         if int(value) < low:
             raise RunRefused(f"{name} must be at least {low}.")
@@ -137,7 +152,8 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
     selection = {"source": source, "unit": unit, **({"exam": int(getattr(exam, "pk", exam))} if exam not in (None, "") else {}),
                  **({"limit": int(limit)} if limit else {})}
     params = {"seed": int(seed), "bootstrap": int(bootstrap), "permutations": int(permutations), "top_k": int(top_k),
-              "cluster": bool(cluster), "splitter": "rule", "k_neighbours": stats.K_NEIGHBOURS,
+              "cluster": bool(cluster), "splitter": splitter,
+              "splitter_model": (splitter_model or model or "").strip() if splitter == "llm" else "", "k_neighbours": stats.K_NEIGHBOURS,
               "umap": stats.UMAP_PARAMS, "hdbscan": stats.HDBSCAN_PARAMS, "gmm": {"dims": stats.GMM_DIMS,
               "k": [min(stats.GMM_KS), max(stats.GMM_KS)], "covariance": "diag"}}
     if backend == GeometryRun.Backend.LEXICAL:
@@ -378,8 +394,43 @@ def _prompt_key(prompt, context_end, top_k):
     return selectors.text_hash(f"{top_k}\0{context_end}\0{prompt}")
 
 
+def llm_split(spec, model: str, text: str, *, limiter=None, sleep=time.sleep):
+    """(spans, splitter): the LLM's steps as [[start, end]] of `text` and "llm", or the rule-based
+    split and "llm-fallback" when its answer does not reproduce the text. Raises LlmCallFailed."""
+    call = llm.CallSpec(model=model, temperature=0.0, max_tokens=len(text) + 512)
+    reply = llm.complete(spec, call, [{"role": "user", "content": SPLIT_PROMPT.format(text=text)}], limiter=limiter,
+                         sleep=sleep)
+    placed = steps.align_steps(text, steps.parse_step_lines(reply.text))
+    if placed is None:
+        return [[s.start, s.end] for s in steps.split_steps(text)], "llm-fallback"
+    return [[s.start, s.end] for s in placed], "llm"
+
+
+def _split_with_llm(run, items, owner, spec, limiter, sleep):
+    """Ask the splitter model for the steps of the segments not split by it yet; a failed call
+    leaves its segment failed (resume asks again); returns the items that can be scored."""
+    todo = [item for item in items if item.splitter == "rule"]
+    if not todo:
+        return items
+    model = run.params.get("splitter_model") or run.model
+    pool = runs.call_pool()
+    futures = {pool.submit(llm_split, spec, model, item.text, limiter=limiter, sleep=sleep): item for item in todo}
+    failed = set()
+    for future, item in futures.items():
+        try:
+            item.steps, item.splitter = future.result()
+        except llm.LlmCallFailed as exc:
+            _finish([item], owner, GeometrySegment.State.ERROR, errors=exc.errors)
+            failed.add(item.pk)
+            continue
+        GeometrySegment.objects.filter(pk=item.pk, claim_owner=owner).update(steps=item.steps, splitter=item.splitter)
+    return [item for item in items if item.pk not in failed]
+
+
 def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
     top_k = int(run.params.get("top_k") or DEFAULT_TOP_K)
+    if run.params.get("splitter") == "llm":
+        items = _split_with_llm(run, items, owner, spec, limiter, sleep)
     wanted = {item.pk: transition_prompts(item.text, item.steps) for item in items}
     keys = {(p, c): _prompt_key(p, c, top_k) for prompts in wanted.values() for p, c in prompts}
     known = dict(TransitionScore.objects.filter(model=run.model, prompt_hash__in=set(keys.values()))
@@ -515,8 +566,9 @@ def surprisal_results(run) -> dict:
     rows = list(run.items.filter(state=GeometrySegment.State.OK).values_list("subset", "question_key", "figures"))
     failed = run.items.exclude(state=GeometrySegment.State.OK).count()
     bootstrap = run.params.get("bootstrap", 1000)
+    splitters = dict(run.items.values_list("splitter").annotate(n=Count("id")).order_by())
     out = {"study": "step_surprisal", **_provenance(run), "definitions": DEFINITIONS_SURPRISAL,
-           "counts": {"segments": len(rows), "failed": failed}, "groups": {}}
+           "counts": {"segments": len(rows), "failed": failed, "splitter": splitters}, "groups": {}}
     for name in selectors.SUBSETS:
         transitions = [(question, f) for subset, question, figures in rows if subset == name for f in figures]
         if not transitions:
@@ -552,4 +604,6 @@ DEFINITIONS_SURPRISAL = {
     "ll": "logical likelihood: the highest probability, at the context's last position, among the tokens of step k+1",
     "ll_lower_bound": "transitions where no token of the step was in the endpoint's top-k at that position: ll is then the probability of the step's first token, a lower bound",
     "ci": "95% percentile bootstrap, whole questions resampled with replacement",
+    "splitter": "segments by splitter: rule (the rule-based split), llm (the model's steps, which reproduce the text), "
+                "llm-fallback (the model's answer changed the text: the rule-based split was kept)",
 }
