@@ -66,3 +66,19 @@ def test_cancel_then_resume(reviewer_client, annotator, endpoint, llm_server, dj
         reviewer_client.post(resume)
     run.refresh_from_db()
     assert run.status == "done" and run.epoch == 2 and run.analysis_state == "done", run.analysis_error
+
+
+def test_an_analysis_whose_worker_died_is_offered_again(reviewer_client, django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    run = lexical_run()
+    GeometryRun.objects.filter(pk=run.pk).update(analysis_state="running", results={},
+                                                 finished=timezone.now() - timedelta(hours=1))
+    progress = reviewer_client.get(reverse("grading:studies_geometry_run_progress", args=[run.pk])).json()
+    assert progress["can_resume"] and progress["stalled"]
+    with django_capture_on_commit_callbacks(execute=True):
+        reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[run.pk]))
+    run.refresh_from_db()
+    assert run.analysis_state == "done" and run.results["study"] == "error_geometry"

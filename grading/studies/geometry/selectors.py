@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 
 from django.db.models import Count, Max, Q
+from django.utils import timezone
 
 from annotation.models import Label, Response, StepLabel, SubQuestion
 from annotation.rubric import parse_checkpoints, sub_question_label, sub_question_maxima
@@ -34,6 +35,7 @@ AGREED_GOLD = (Response.GoldStatus.IMPORTED, Response.GoldStatus.AGREED, Respons
 SUBSETS = ("human", "synthetic")
 JSONL_FIELDS = ("segment_text", "sample_id", "question", "sub_id", "real_score", "max_score", "analysis_subset")
 EPS = 1e-9
+ANALYSIS_STALL_SECONDS = 1800  # an analysis "running" this long after the run ended lost its worker
 
 
 @dataclass
@@ -228,15 +230,24 @@ def _progress(run) -> dict:
     is_stalled = stalled(run.status, run.last_activity, run.resumed or run.created)
     total, pending = run.n_items, run.n_pending
     analysing = run.status == GeometryRun.Status.DONE and run.analysis_state in ("", GeometryRun.Analysis.RUNNING)
+    analysis_stalled = analysis_lost(run)
     return {
         "id": run.pk, "kind": run.kind, "status": run.status, "total": total, "done": total - pending,
         "pending": pending, "ok": run.n_ok, "error": run.n_error,
         "percent": round(100 * (total - pending) / total) if total else 100,
         "analysis": run.analysis_state or "waiting", "analysis_error": run.analysis_error,
-        "finished": run.status != GeometryRun.Status.RUNNING and not analysing, "stalled": is_stalled,
-        "can_resume": run.status == GeometryRun.Status.CANCELLED or is_stalled
+        "finished": run.status != GeometryRun.Status.RUNNING and (not analysing or analysis_stalled),
+        "stalled": is_stalled or analysis_stalled,
+        "can_resume": run.status == GeometryRun.Status.CANCELLED or is_stalled or analysis_stalled
                       or run.analysis_state == GeometryRun.Analysis.FAILED,
     }
+
+
+def analysis_lost(run: GeometryRun) -> bool:
+    """An analysis still "running" long after the run ended: its worker died (resume analyses again)."""
+    if run.analysis_state != GeometryRun.Analysis.RUNNING or run.finished is None:
+        return False
+    return (timezone.now() - run.finished).total_seconds() > ANALYSIS_STALL_SECONDS
 
 
 def run_progress(run: GeometryRun) -> dict:

@@ -200,10 +200,12 @@ def cancel_run(run: GeometryRun) -> GeometryRun:
 
 
 def resume_run(run: GeometryRun, *, enqueue: bool = True) -> GeometryRun:
-    """Resume open work; a run whose work is all done but whose analysis failed (or never ran) is analysed again."""
+    """Resume open work; a run whose work is all done but whose analysis failed, never ran or lost
+    its worker (`selectors.analysis_lost`) is analysed again."""
     run = GEOMETRY_RUNS.resume(run, enqueue=enqueue)
-    if run.status == GeometryRun.Status.DONE and run.analysis_state in ("", GeometryRun.Analysis.FAILED):
-        GeometryRun.objects.filter(pk=run.pk, analysis_state=GeometryRun.Analysis.FAILED).update(
+    again = [GeometryRun.Analysis.FAILED, *([GeometryRun.Analysis.RUNNING] if selectors.analysis_lost(run) else [])]
+    if run.status == GeometryRun.Status.DONE and run.analysis_state in ("", *again):
+        GeometryRun.objects.filter(pk=run.pk, analysis_state__in=again).update(
             analysis_state=GeometryRun.Analysis.WAITING, analysis_error="")
         if enqueue:
             pk = run.pk
