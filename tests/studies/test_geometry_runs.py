@@ -13,7 +13,7 @@ from django.core.management import call_command
 from annotation.models import Label, Response, content_hash
 from grading.judges.services import RunRefused
 from grading.studies.geometry import selectors, services
-from grading.studies.geometry.models import GeometryRun, GeometrySegment, SegmentVector
+from grading.studies.geometry.models import GeometrySegment, SegmentVector
 from tests.factories import make_question
 from tests.llm_server import Reply
 
@@ -108,9 +108,9 @@ def test_failed_embedding_calls_mark_segments_failed_and_resume_retries(endpoint
     run = services.run_inline(run)
     assert run.items.filter(state="error").count() == 2  # one batch, four failed attempts
     assert run.analysis_state == "done" and run.results["counts"]["failed"] == 2
-    GeometryRun.objects.filter(pk=run.pk).update(analysis_state="")
     run = services.run_inline(services.resume_run(run, enqueue=False))
     assert run.items.filter(state="ok").count() == 2
+    assert run.analysis_state == "done" and run.results["counts"] == {"segments": 2, "failed": 0, "human": 2, "synthetic": 0}
 
 
 def surprisal_scorer(prompt):

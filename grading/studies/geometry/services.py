@@ -202,7 +202,12 @@ def cancel_run(run: GeometryRun) -> GeometryRun:
 def resume_run(run: GeometryRun, *, enqueue: bool = True) -> GeometryRun:
     """Resume open work; a run whose work is all done but whose analysis failed, never ran or lost
     its worker (`selectors.analysis_lost`) is analysed again."""
+    epoch = run.epoch
     run = GEOMETRY_RUNS.resume(run, enqueue=enqueue)
+    if run.epoch != epoch:  # work reopened: the figures are made again once it is done
+        GeometryRun.objects.filter(pk=run.pk).update(analysis_state=GeometryRun.Analysis.WAITING, analysis_error="")
+        run.refresh_from_db()
+        return run
     again = [GeometryRun.Analysis.FAILED, *([GeometryRun.Analysis.RUNNING] if selectors.analysis_lost(run) else [])]
     if run.status == GeometryRun.Status.DONE and run.analysis_state in ("", *again):
         GeometryRun.objects.filter(pk=run.pk, analysis_state__in=again).update(
