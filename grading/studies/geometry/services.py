@@ -29,6 +29,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from threadpoolctl import threadpool_limits
 
 from ... import runs
 from ...judges import client as llm
@@ -507,7 +508,11 @@ def analyse(run_id: int) -> bool:
     run = GeometryRun.objects.select_related("endpoint").get(pk=run_id)
     started = time.monotonic()
     try:
-        results = geometry_results(run) if run.kind == GeometryRun.Kind.GEOMETRY else surprisal_results(run)
+        # One BLAS thread: the bootstraps make thousands of small SVDs, and OpenBLAS's own threads
+        # spin against each other (and the other workers) on each: 1,000 resamples of the top-10
+        # share took 444 s instead of 5.5 s on a loaded two-core machine (docs/studies.md, "Time").
+        with threadpool_limits(limits=1):
+            results = geometry_results(run) if run.kind == GeometryRun.Kind.GEOMETRY else surprisal_results(run)
     except Exception as exc:  # recorded for the page; resume analyses again
         GeometryRun.objects.filter(pk=run_id).update(analysis_state=GeometryRun.Analysis.FAILED,
                                                      analysis_error=f"{type(exc).__name__}: {exc}"[:2000])
