@@ -33,7 +33,8 @@ def test_start_a_lexical_study_and_see_its_figures(page, live_server, reviewer, 
     page.wait_for_selector("#geometry-table tr[data-group=synthetic]")
     assert run.analysis_state == "done"
     assert page.locator("#geometry-table tr[data-group=human] td").nth(1).inner_text() == "12"
-    drawn = page.evaluate("""() => ['fig-density', 'fig-variance', 'fig-silhouette', 'fig-bic'].map(
+    assert page.locator("#fig-silhouette").count() == 0  # no clusters asked: no silhouette or BIC figure
+    drawn = page.evaluate("""() => ['fig-density', 'fig-variance'].map(
         id => { const c = window.Chart.getChart(document.getElementById(id)); return c ? c.options.plugins.title.text : null; })""")
     assert all(title and title.endswith("(lexical baseline, not semantic)") for title in drawn), drawn
     assert page.evaluate("() => Array.from(document.querySelectorAll('canvas.heatmap')).map(c => c.width)") == [12, 12]

@@ -29,6 +29,7 @@ def test_run_page_shows_figures_labelled_and_escaped(reviewer_client, annotator)
     assert other.get(url).status_code == 403 and Client().get(url).status_code == 302
     page = reviewer_client.get(url).content.decode()
     assert 'id="geometry-data"' in page and 'id="fig-density"' in page and 'class="heatmap"' in page
+    assert 'id="fig-bic"' not in page  # a run without clusters has no silhouette or BIC figure
     assert "Lexical baseline, not semantic" in page
     assert "&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold</b>" not in page
     assert 'style="' not in page.split('id="geometry-progress"')[1].split("</section>")[0]
