@@ -4,9 +4,10 @@ import json
 from django import forms
 
 from annotation.models import Question
+from llm import access
 
 from ..models import JudgeSetting, LlmEndpoint
-from . import access, prompts
+from . import prompts
 from .kinds import KINDS
 
 

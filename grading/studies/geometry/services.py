@@ -5,7 +5,7 @@ Invariants (on top of grading/runs.py, the one run engine: epochs, cancel, resum
 
 - A run's segments are fixed when it starts (one GeometrySegment per error segment, with its
   rule-based steps); the analysis reads only them.
-- Calls go through the judges' transport (grading.judges.client.send_request: the endpoint
+- Calls go through the judges' transport (llm.send_request: the endpoint
   record's key allow-list, limits, retries and sender threads).
 - Vectors are cached by (model, text hash) and transition figures by (model, prompt hash), and
   stored before the segments that need them are marked done: a killed chunk, a resume or a
@@ -31,8 +31,9 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 from threadpoolctl import threadpool_limits
 
+import llm
+
 from ... import runs
-from ...judges import client as llm
 from ...judges import services as judge_services
 from ...judges.services import RunRefused
 from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, reopen_failed_items
@@ -421,7 +422,7 @@ def _split_with_llm(run, items, owner, spec, limiter, sleep):
     if not todo:
         return items
     model = run.params.get("splitter_model") or run.model
-    pool = runs.call_pool()
+    pool = llm.call_pool()
     futures = {pool.submit(llm_split, spec, model, item.text, limiter=limiter, sleep=sleep): item for item in todo}
     failed = set()
     for future, item in futures.items():
@@ -450,7 +451,7 @@ def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
     pending = _write_transitions(pending, wanted, keys, known, failures, owner)
     if todo:
         width = max(1, run.endpoint.max_concurrency)
-        pool = runs.call_pool()
+        pool = llm.call_pool()
         queue = list(todo.items())
         futures, checked = {}, time.monotonic()
         while queue or futures:
