@@ -32,7 +32,7 @@ class GeometryStartForm(forms.Form):
     bootstrap = forms.IntegerField(label=_("Bootstrap resamples"), initial=1000, min_value=0, max_value=20_000)
     top_k = forms.IntegerField(label=_("Top-k log-probabilities"), initial=5, min_value=1, max_value=20)
     splitter = forms.ChoiceField(
-        label=_("Steps split by"), initial="rule",
+        label=_("Steps split by"), initial="rule", required=False,
         choices=[("rule", _("rules (line and sentence breaks, ∴ / therefore / 所以, numbered steps)")),
                  ("llm", _("the model (\"Step 1: ...\" lines; kept only when they reproduce the text)"))],
         help_text=_("Step surprisal only."),
