@@ -256,3 +256,21 @@ def test_llm_splitter_is_kept_only_when_it_reproduces_the_text(endpoint, llm_ser
     # A resumed run does not ask for the split again: it is stored on the segment.
     services.resume_run(run, enqueue=False)
     assert len([r for r in llm_server.requests if r.path.endswith("/chat/completions")]) == 2
+
+
+def test_step_label_segments_are_the_spans_experts_marked_wrong(db):
+    from annotation.models import StepLabel
+
+    question = make_question()
+    text = "(1) x = 2.\n(2) x = 3, so x^2 = 10."
+    response = answer(question, "s1", text, 6, {"(1)": 5, "(2)": 1})
+    label = response.labels.get()
+    sub = question.sub_questions.get(label="(2)")
+    start = text.index("x^2 = 10")
+    StepLabel.objects.create(label=label, sub_question=sub, start=start, end=start + 8, verdict="calculation_error",
+                             awarded_points=0)
+    StepLabel.objects.create(label=label, start=0, end=3, verdict="correct")
+    StepLabel.objects.create(label=label, start=4, end=9, verdict="logical_gap", needs_review=True)
+    segments, skipped = selectors.error_segments(unit="step_label")
+    assert [(s.text, s.unit, s.real_score, s.max_score) for s in segments] == [("x^2 = 10", "step_label", 0.0, 5.0)]
+    assert skipped == {"span not placed in the text": 1}

@@ -218,6 +218,8 @@ def dispersion_permutation_test(distances: np.ndarray, in_a, *, k: int = K_NEIGH
     if in_a.sum() < 2 or (~in_a).sum() < 2:
         return {"difference": None, "p": None, "permutations": 0}
     observed = difference(in_a)
+    if permutations <= 0:
+        return {"difference": observed, "p": None, "permutations": 0}
     rng = np.random.default_rng(seed)
     extreme = 0
     for _ in range(permutations):
