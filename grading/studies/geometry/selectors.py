@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from django.db.models import Count, Max, Q
 from django.utils import timezone
@@ -71,7 +71,8 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _number(value):
+def finite_number(value):
+    """A finite float from a number or numeric text (Decimal, "3"), else None (booleans too)."""
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -87,9 +88,9 @@ def _expert_points(response_ids):
     rows = Label.objects.filter(submitted=True, response_id__in=response_ids).values_list("response_id", "sub_scores")
     for response_id, sub_scores in rows:
         for key, value in (sub_scores or {}).items():
-            number = _number(value)
-            if number is not None:
-                points[response_id][sub_question_label(str(key))].append(number)
+            points_value = finite_number(value)
+            if points_value is not None:
+                points[response_id][sub_question_label(str(key))].append(points_value)
     return {rid: {label: sum(v) / len(v) for label, v in by_label.items()} for rid, by_label in points.items()}
 
 
@@ -99,11 +100,11 @@ def _sub_questions(questions):
     rows = SubQuestion.objects.filter(question_id__in=list(questions)).order_by("question_id", "order", "id")
     implied = {}
     for sub in rows:
-        maximum = _number(sub.max_points)
+        maximum = finite_number(sub.max_points)
         if maximum is None:
             if sub.question_id not in implied:
                 implied[sub.question_id] = sub_question_maxima(parse_checkpoints(questions[sub.question_id].reference_solution))
-            maximum = _number(implied[sub.question_id].get(sub.label))
+            maximum = finite_number(implied[sub.question_id].get(sub.label))
         out[sub.question_id].append((sub.label, maximum))
     return out
 
@@ -131,7 +132,7 @@ def error_segments(*, exam=None, unit=GeometrySegment.Unit.SUB_QUESTION, limit=N
     for response in responses:
         question = response.question
         common = _common(response)
-        gold, full = _number(response.gold_score), _number(question.full_score)
+        gold, full = finite_number(response.gold_score), finite_number(question.full_score)
         labels = subs.get(question.pk) or []
         if len(labels) <= 1:
             if gold is None or full is None or full <= 0:
@@ -170,8 +171,8 @@ def _common(response):
     question = response.question
     return {
         "sample_id": response.student_id, "question": question.statement, "question_key": question.statement_hash,
-        "subset": response.source, "source": response.source, "gold": _number(response.gold_score),
-        "full_points": _number(question.full_score), "response_id": response.pk,
+        "subset": response.source, "source": response.source, "gold": finite_number(response.gold_score),
+        "full_points": finite_number(question.full_score), "response_id": response.pk,
     }
 
 
@@ -191,7 +192,7 @@ def _step_label_segments(responses, skipped):
         sub = step.sub_question
         segments.append(Segment(
             text, sub_id=f"{sub.label if sub else ''}#{step.pk}", unit=GeometrySegment.Unit.STEP_LABEL,
-            real_score=_number(step.awarded_points), max_score=_number(sub.max_points) if sub else None,
+            real_score=finite_number(step.awarded_points), max_score=finite_number(sub.max_points) if sub else None,
             **_common(response),
         ))
     return segments
@@ -209,10 +210,6 @@ def run_segments(run: GeometryRun) -> list[Segment]:
         subset=row.subset, real_score=row.real_score, max_score=row.max_score, source=row.source, unit=row.unit,
         gold=row.gold, full_points=row.full_points, response_id=row.response_id,
     ) for row in rows]
-
-
-def segment_dicts(segments):
-    return [asdict(s) for s in segments]
 
 
 # --- runs ------------------------------------------------------------------------------------

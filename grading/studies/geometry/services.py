@@ -100,7 +100,7 @@ def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
         scores = {}
         for key in ("real_score", "max_score"):
             value = record[key]
-            scores[key] = None if value in (None, "") else selectors._number(value)  # noqa: SLF001 (same package)
+            scores[key] = None if value in (None, "") else selectors.finite_number(value)
             if value not in (None, "") and scores[key] is None:
                 raise RunRefused(f"Line {number}: {key} must be a number.")
         question = str(record["question"])
