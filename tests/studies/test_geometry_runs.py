@@ -57,7 +57,8 @@ def test_tight_group_is_less_dispersed_lower_dimensional_and_clustered(endpoint,
     human, synthetic = run.results["groups"]["human"], run.results["groups"]["synthetic"]
     assert synthetic["dispersion"] < human["dispersion"]
     assert synthetic["top10_share"] > human["top10_share"]
-    assert synthetic["clusters"] == 4 and synthetic["noise_share"] == 0
+    assert synthetic["clusters"] == 4 and synthetic["noise_share"] == 0  # the four planted clusters, no noise
+    assert human["noise_share"] > synthetic["noise_share"]  # HDBSCAN leaves part of the cloud unclustered
     assert synthetic["silhouette"] > 0.9 > (human["silhouette"] or 0)
     assert synthetic["dispersion_ci"][0] <= synthetic["dispersion"] <= synthetic["dispersion_ci"][1]
     test = run.results["human_vs_synthetic"]["dispersion"]
