@@ -40,4 +40,9 @@ def test_start_a_lexical_study_and_see_its_figures(page, live_server, reviewer, 
     assert page.evaluate("() => Array.from(document.querySelectorAll('canvas.heatmap')).map(c => c.width)") == [12, 12]
     assert "lexical baseline, not semantic" in page.inner_text("#geometry-results figcaption >> nth=-1")
     screenshot(page, "studies_geometry_run")
+    # Both pages fit a window 800 px wide (wide tables scroll inside their card).
+    page.set_viewport_size({"width": 800, "height": 900})
+    for url in (page.url, f"{live_server.url}/grading/studies/geometry/"):
+        page.goto(url)
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 800, url
     assert not errors, errors
