@@ -45,7 +45,8 @@ NOT_PAGES = {
     "grading:judge_generation_progress", "grading:judge_generation_cancel", "grading:judge_generation_resume",
     "grading:review_metrics_csv", "grading:review_prelabel", "grading:review_prelabel_cancel",
     "grading:review_prelabel_resume", "grading:studies_probe_run_progress", "grading:studies_probe_run_cancel",
-    "grading:studies_probe_run_resume",
+    "grading:studies_probe_run_resume", "grading:studies_geometry_run_progress", "grading:studies_geometry_run_results",
+    "grading:studies_geometry_run_segments", "grading:studies_geometry_run_cancel", "grading:studies_geometry_run_resume",
 }
 
 # Words that are the same in a Chinese interface: product and library names, file formats, units,
@@ -59,6 +60,7 @@ Ctrl Alt Shift Enter Esc Tab px ms MB KB pt dpi token tokens p50 p95 Retry After
 ROSTER TEMPLATE csv json pages_per_student student_id docs md labelling studies
 OPENAI_BASE_URL EXPORT_ROOT IMPORT_ROOT manifest
 gpt v1 v2 v3 Acc ok n k d Tesseract parquet Overall Score chi eng md
+Qwen Qwen3 Embedding Top UMAP HDBSCAN GMM BIC SVD TF IDF Ward gram nats
 """.split())
 
 # Characters that glue words into one phrase (an English phrase is checked as a whole against the data).
@@ -225,11 +227,25 @@ def _extra_pages(role, data):
         reverse("ocr:batch_packets", args=[data["batch"].pk]),
         reverse("ocr:page_history", args=[data["batch"].pages.first().pk]),
         reverse("grading:review_home"),
+        reverse("grading:studies_geometry"),
+        reverse("grading:studies_geometry_run", args=[data["geometry_run"].pk]),
         reverse("grading:review_compare") + "?" + "&".join(
             f"setting={pk}" for pk in JudgeSetting.objects.filter(kind__in=["rubric", "external"]).order_by("pk").values_list("pk", flat=True)[:2]),
         reverse("grading:review_rubric_rejudge", args=[question.pk]),
     ]
     return pages
+
+
+def _geometry_run():
+    """A finished error-geometry run on the lexical baseline (no model), as its tests make one."""
+    from grading.studies.geometry import services
+
+    lines = [json.dumps({"segment_text": f"{s} {i}, therefore y = {i}", "sample_id": f"{s}{i}", "question": f"Q{i % 3}",
+                         "sub_id": "(2)", "real_score": 0, "max_score": 2, "analysis_subset": s})
+             for s in ("human", "synthetic") for i in range(8)]
+    run = services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=20, permutations=20,
+                             cluster=False, enqueue=False)
+    return services.run_inline(run)
 
 
 def _import_job(user):
@@ -249,6 +265,7 @@ def test_every_page_in_chinese_has_no_english_interface_text(client, settings, t
     data = _demo_with_cases()
     users = {u.username: u for u in get_user_model().objects.all()}
     _import_job(users["reviewer"])
+    data["geometry_run"] = _geometry_run()
     question = data["response"].question
     annotation_services.edit_rubric(question, reference_solution=question.reference_solution,
                                     full_score=question.full_score + 1, user=users["reviewer"], note="i18n test")

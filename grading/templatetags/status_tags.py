@@ -15,3 +15,11 @@ STATUS_LABELS = {
 @register.filter
 def status_label(code):
     return STATUS_LABELS.get(code, code)
+
+
+@register.filter
+def source_label(code):
+    """"human" / "synthetic" (a response's source, a study's group) as people read it."""
+    from annotation.models import Response
+
+    return dict(Response.Source.choices).get(code, code)
