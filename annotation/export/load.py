@@ -33,8 +33,8 @@ from ..importers.checks import (
     check,
     check_finite,
     check_time,
+    json_problem,
     text,
-    too_deep,
 )
 from ..importers.common import ImportFormatError, ImportResult, as_stream, sha256_of, stream_size
 from ..models import (
@@ -200,14 +200,15 @@ def iter_lines(stream, file_name, context=None):
         if kind not in types:
             raise ImportFormatError(f"line {number}: unknown line type {kind!r}.")
         if shapes is not None:
-            if too_deep(line):
-                raise ImportFormatError(f"line {number}: {TOO_DEEP}.")
             context["line"] = number
             try:
                 check(shapes[kind], line, "", context)
                 _note_line(line, kind, number, context)
             except Refused as exc:
                 raise ImportFormatError(f"line {number}, field {exc.path}: {exc.problem}.") from None
+            problem = json_problem(line)  # depth, and NUL characters inside JSON fields
+            if problem:
+                raise ImportFormatError(f"line {number}, field {problem[0]}: {problem[1]}.")
         line["_line"] = number
         yield line
 

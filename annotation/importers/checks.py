@@ -24,6 +24,8 @@ MAX_JSON_DEPTH = 100
 # a file that imports on one database imports on the other.
 INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
 TOO_DEEP = "the JSON is nested too deeply to read"
+HAS_NUL = "holds a NUL character (\\u0000), which the database cannot store"
+TOO_DEEP_FIELD = f"is nested too deeply to read (more than {MAX_JSON_DEPTH} levels)"
 
 
 class Refused(ValueError):
@@ -32,21 +34,29 @@ class Refused(ValueError):
         self.path, self.problem = path, problem
 
 
-def too_deep(value, limit=MAX_JSON_DEPTH):
-    """Whether a decoded JSON value nests lists and objects deeper than `limit` (no recursion)."""
-    stack = [(value, 1)]
+def json_problem(value, limit=MAX_JSON_DEPTH):
+    """(key, problem) when a decoded JSON object cannot be imported, else None: it nests lists
+    and objects deeper than `limit`, or holds a NUL character (PostgreSQL stores neither text
+    nor JSON with one). `key` is the object's key the problem is under. One walk, no recursion."""
+    stack = [(item, 2, key) for key, item in value.items()] if isinstance(value, dict) else [(value, 1, "")]
     while stack:
-        item, depth = stack.pop()
+        item, depth, key = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return key, HAS_NUL
+            continue
         if isinstance(item, dict):
+            if any("\x00" in name for name in item):
+                return key, HAS_NUL
             children = item.values()
         elif isinstance(item, list):
             children = item
         else:
             continue
         if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False
+            return key, TOO_DEEP_FIELD
+        stack.extend((child, depth + 1, key) for child in children if isinstance(child, (dict, list, str)))
+    return None
 
 
 def type_name(value):

@@ -9,7 +9,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 
-from .checks import TOO_DEEP, too_deep
+from .checks import TOO_DEEP, json_problem
 
 
 class ImportFormatError(ValueError):
@@ -57,11 +57,12 @@ def load_json_array(raw, file_name):
 
 def check_record(record, index):
     """The one depth guard of the record importers (the full JSONL's lines have the same):
-    a record is an object, nested no deeper than MAX_JSON_DEPTH."""
+    a record is an object, nested no deeper than MAX_JSON_DEPTH, without NUL characters."""
     if not isinstance(record, dict):
         raise ImportFormatError(f"record {index}: expected an object, got {type(record).__name__}.")
-    if too_deep(record):
-        raise ImportFormatError(f"record {index}: {TOO_DEEP}.")
+    problem = json_problem(record)
+    if problem:
+        raise ImportFormatError(f"record {index}: field '{problem[0]}' {problem[1]}.")
 
 
 def sha256_of(raw):
@@ -210,8 +211,9 @@ def _type_name(value):
     return "null" if value is None else type(value).__name__
 
 
-def require(record, index, name, kinds, *, optional=False, allow_empty=True):
-    """Return record[name] after checking it exists and has one of the given types."""
+def require(record, index, name, kinds, *, optional=False, allow_empty=True, max_length=None):
+    """Return record[name] after checking it exists and has one of the given types (text: at
+    most `max_length` characters, the column's, and no NUL character, which PostgreSQL refuses)."""
     if name not in record:
         if optional:
             return None
@@ -224,8 +226,15 @@ def require(record, index, name, kinds, *, optional=False, allow_empty=True):
     if isinstance(value, bool) and bool not in wanted or not isinstance(value, wanted):
         names = " or ".join(k.__name__ for k in wanted).replace("str", "string").replace("float", "number")
         raise ImportFormatError(f"record {index}: field '{name}' must be {names}, got {_type_name(value)}.")
-    if not allow_empty and isinstance(value, str) and not value.strip():
-        raise ImportFormatError(f"record {index}: field '{name}' is empty.")
+    if isinstance(value, str):
+        if not allow_empty and not value.strip():
+            raise ImportFormatError(f"record {index}: field '{name}' is empty.")
+        if "\x00" in value:
+            raise ImportFormatError(f"record {index}: field '{name}' holds a NUL character.")
+        if max_length is not None and len(value) > max_length:
+            raise ImportFormatError(
+                f"record {index}: field '{name}' is {len(value)} characters long, longer than {max_length}."
+            )
     return value
 
 

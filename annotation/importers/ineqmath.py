@@ -7,6 +7,8 @@ from ..models import Exam, ImportReport, Question, content_hash
 from .common import ImportFormatError, ImportResult, load_json_array, require, sha256_of
 
 KINDS = {"bound": Question.Kind.BOUND, "relation": Question.Kind.RELATION}
+EXTERNAL_ID_LENGTH = Question._meta.get_field("external_id").max_length
+SPLIT_LENGTH = Exam._meta.get_field("name").max_length - len("IneqMath ")
 
 
 def validate_record(record, index):
@@ -20,12 +22,17 @@ def validate_record(record, index):
     choices = require(record, index, "choices", list, optional=True) or []
     if kind == "relation" and not choices:
         raise ImportFormatError(f"record {index}: field 'choices' is required for relation problems.")
-    data_id = require(record, index, "data_id", (str, int))
+    data_id = require(record, index, "data_id", (str, int), max_length=EXTERNAL_ID_LENGTH)
+    if isinstance(data_id, int) and not isinstance(data_id, bool) and len(str(data_id)) > EXTERNAL_ID_LENGTH:
+        raise ImportFormatError(f"record {index}: field 'data_id' is longer than {EXTERNAL_ID_LENGTH} characters.")
+    if isinstance(solution, list) and any("\x00" in s for s in solution):
+        raise ImportFormatError(f"record {index}: field 'solution' holds a NUL character.")
     return {
         "data_id": str(data_id),
         "problem": require(record, index, "problem", str, allow_empty=False),
         "type": kind,
-        "data_split": require(record, index, "data_split", str, optional=True) or "",
+        # the exam is named "IneqMath <split>"
+        "data_split": require(record, index, "data_split", str, optional=True, max_length=SPLIT_LENGTH) or "",
         "answer": require(record, index, "answer", str, optional=True) or "",
         "solution": solution,
         "theorems": theorems,

@@ -36,6 +36,23 @@ def parse_student_id(student_id):
     return Response.Source.HUMAN, "", None
 
 
+# Where each text field of a record goes: its column's length (None: a text column).
+TEXT_COLUMNS = {
+    "student_response": None, "reference_answer": None, "problem_statement": None, "query": None,
+    "task_description": None, "source": None, "question_level": None,
+    "student_id": Response._meta.get_field("student_id").max_length,
+    "question_location": Question._meta.get_field("location").max_length,
+    "question_type": Question._meta.get_field("question_type").max_length,
+}
+LABEL_LENGTH = SubQuestion._meta.get_field("label").max_length
+
+
+def _text_of(record, index):
+    def text(name, **options):
+        return require(record, index, name, str, max_length=TEXT_COLUMNS[name], **options)
+    return text
+
+
 def validate_record(record, index):
     """Check one record's fields and types; return the cleaned values."""
     sub_scores = require(record, index, "sub_question_scores", dict)
@@ -45,20 +62,26 @@ def validate_record(record, index):
                 f"record {index}: field 'sub_question_scores' entry '{key}' must be a number, got {value!r}."
             )
         to_decimal(value, index, f"sub_question_scores.{key}")
+        if len(sub_question_label(key)) > LABEL_LENGTH or "\x00" in key:
+            raise ImportFormatError(
+                f"record {index}: field 'sub_question_scores' entry '{key[:40]}' is not a sub-question label "
+                f"(at most {LABEL_LENGTH} characters)."
+            )
+    text = _text_of(record, index)
     cleaned = {
-        "student_response": require(record, index, "student_response", str),
+        "student_response": text("student_response"),
         "sub_question_scores": sub_scores,
         "gt": require(record, index, "gt", NUMBER),
-        "reference_answer": require(record, index, "reference_answer", str),
-        "problem_statement": require(record, index, "problem_statement", str, allow_empty=False),
-        "student_id": require(record, index, "student_id", str, allow_empty=False),
+        "reference_answer": text("reference_answer"),
+        "problem_statement": text("problem_statement", allow_empty=False),
+        "student_id": text("student_id", allow_empty=False),
         "full_score": require(record, index, "full_score", NUMBER),
-        "question_location": require(record, index, "question_location", str, optional=True) or "",
-        "question_type": require(record, index, "question_type", str, optional=True) or "",
-        "question_level": require(record, index, "question_level", str, optional=True) or "",
-        "query": require(record, index, "query", str, optional=True) or "",
-        "task_description": require(record, index, "task_description", str, optional=True) or "",
-        "source": require(record, index, "source", str, optional=True),
+        "question_location": text("question_location", optional=True) or "",
+        "question_type": text("question_type", optional=True) or "",
+        "question_level": text("question_level", optional=True) or "",
+        "query": text("query", optional=True) or "",
+        "task_description": text("task_description", optional=True) or "",
+        "source": text("source", optional=True),
         "tag": require(record, index, "tag", list, optional=True),
     }
     cleaned["gt_decimal"] = to_decimal(cleaned["gt"], index, "gt")

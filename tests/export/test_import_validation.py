@@ -170,7 +170,8 @@ ROWS = [
     ("response", "version", "abc", None),
     ("response", "version", -1, None),
     ("response", "extra", [], None),
-    ("response", "extra", {"deep": DEEP}, "line"),
+    ("response", "extra", {"deep": DEEP}, None),
+    ("response", "extra", {"a": "b\x00"}, None),
     ("response", "created", "tomorrow", None),
     ("response", "annotations", "nope", None),
     ("response", "annotations[0]", "x", None),
@@ -261,6 +262,6 @@ def test_a_bad_field_is_refused_whole(kind, path, value, field):
     with pytest.raises(ImportFormatError) as refused:
         import_dataset(_file(lines), "dataset.jsonl")
     message = str(refused.value)
-    where = f"line {LINE[kind]}: " if field == "line" else f"line {LINE[kind]}, field {field or path}: "
+    where = f"line {LINE[kind]}, field {field or path}: "
     assert message.startswith(where), message
     assert _counts() == before
