@@ -12,6 +12,7 @@ line may do all three.
 import codecs
 import functools
 import json
+import zipfile
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 
@@ -486,28 +487,23 @@ def _active_seconds(value, line):
 
 def read_dataset_upload(raw, file_name):
     """The JSONL bytes of an upload: the file itself, or `dataset.jsonl` inside an export's zip
-    (read no further than REALMATH_IMPORT_MAX_BYTES, whatever the zip claims)."""
+    (refused when the zip declares it larger than REALMATH_IMPORT_MAX_BYTES; never read further)."""
     import io
-    import zipfile
 
     from django.conf import settings
 
+    from ..importers.jobs import ZIP_MAGIC, dataset_member
+
     if len(raw) > settings.IMPORT_MAX_BYTES:
         raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
-    if not raw.startswith(b"PK\x03\x04"):
+    if not raw.startswith(ZIP_MAGIC):
         return raw
-
+    archive, info = dataset_member(io.BytesIO(raw), file_name)
     try:
-        archive = zipfile.ZipFile(io.BytesIO(raw))
-        with archive.open("dataset.jsonl") as handle:
-            data = handle.read(settings.IMPORT_MAX_BYTES + 1)
-    except KeyError as exc:
-        raise ImportFormatError(f"{file_name}: the zip holds no dataset.jsonl (export it as full JSONL).") from exc
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+        with archive.open(info) as handle:
+            return handle.read(settings.IMPORT_MAX_BYTES + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ImportFormatError(f"{file_name}: not a readable zip ({exc}).") from exc
-    if len(data) > settings.IMPORT_MAX_BYTES:
-        raise ImportFormatError(f"{file_name}: dataset.jsonl is larger than {settings.IMPORT_MAX_BYTES} bytes.")
-    return data
 
 
 def import_dataset(raw, file_name, *, user=None, on_progress=None, writer=None):
@@ -531,15 +527,16 @@ def _load_lines(stream, file_name, user, on_progress, result, count, writer):
     context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups(), "importer": user}
     modules = section_modules()
     size = stream_size(stream)
+    step = writer.step if writer is not None else lambda: None
     for number, line in enumerate(iter_lines(stream, file_name), start=1):
         if on_progress and number % 500 == 0:
             on_progress(stream.tell(), size)
+        step()
         try:
             _load_line(line, context, result, modules)
         except DatabaseError as exc:  # what the checks cannot know (a row added meanwhile, ...)
             raise ImportFormatError(f"line {line['_line']}: the database refused it ({exc}).") from exc
-        if writer is not None:
-            writer.step()
+    step()
     for key in ("questions_created", "questions_skipped", "responses_created", "responses_skipped"):
         result.counts.setdefault(key, 0)
     result.counts["lines"] = count

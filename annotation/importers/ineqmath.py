@@ -41,18 +41,28 @@ def validate_record(record, index):
     }
 
 
-@transaction.atomic
-def import_ineqmath(raw, file_name, *, exam_name=None, user=None, on_progress=None):
-    """Import IneqMath problems as questions; idempotent by problem text."""
+def import_ineqmath(raw, file_name, *, exam_name=None, user=None, on_progress=None, writer=None):
+    """Import IneqMath problems as questions; idempotent by problem text; all or nothing (every
+    record is validated before anything is written; with a `writer`, a background job on
+    SQLite, in short transactions the writer undoes if the import fails)."""
     records = load_json_array(raw, file_name)
     cleaned_records = [validate_record(record, index) for index, record in enumerate(records)]
+    if writer is None:
+        with transaction.atomic():
+            return _import(raw, file_name, records, cleaned_records, exam_name, user, on_progress, lambda: None)
+    return _import(raw, file_name, records, cleaned_records, exam_name, user, on_progress, writer.step)
+
+
+def _import(raw, file_name, records, cleaned_records, exam_name, user, on_progress, step):
     result = ImportResult(kind="ineqmath", file_name=file_name, sha256=sha256_of(raw))
+    step()
     existing = set(
         Question.objects.filter(
             statement_hash__in=[content_hash(c["problem"]) for c in cleaned_records]
         ).values_list("statement_hash", flat=True)
     )
     for cleaned in cleaned_records:
+        step()
         statement_hash = content_hash(cleaned["problem"])
         if statement_hash in existing:
             result.count("questions_skipped")
@@ -85,6 +95,7 @@ def import_ineqmath(raw, file_name, *, exam_name=None, user=None, on_progress=No
     result.counts.setdefault("questions_created", 0)
     result.counts.setdefault("questions_skipped", 0)
     result.counts["records"] = len(records)
+    step()
     report = ImportReport.objects.create(
         kind=result.kind, file_name=file_name, file_sha256=result.sha256, created_by=user, counts=result.counts
     )

@@ -238,18 +238,31 @@ class _Batches:
         self.result.count("responses_created", len(response_ids))
 
 
-@transaction.atomic
-def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_progress=None):
+def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_progress=None, writer=None):
     """Import a release-format file given as bytes. Idempotent; all or nothing.
 
     `raw` is bytes or a binary file; a file is read in blocks, so memory holds a batch of records,
     not the file. Records are validated and written in batches inside one transaction: a bad
     record anywhere rolls back everything before it, with the same message naming the record
-    and field.
+    and field. With a `writer` (a background job on SQLite, `annotation.importers.batches`)
+    every record is validated first, then the batches are written in short transactions that
+    the writer undoes if the import fails.
     """
     stream = as_stream(raw)
+    if writer is None:
+        with transaction.atomic():
+            return _import(stream, file_name, exam_name, user, on_progress, writer)
+    for index, record in iter_json_array(stream, file_name):  # a first pass: nothing is written
+        validate_record(record, index)
+    stream.seek(0)
+    return _import(stream, file_name, exam_name, user, on_progress, writer)
+
+
+def _import(stream, file_name, exam_name, user, on_progress, writer):
+    step = writer.step if writer is not None else lambda: None
     result = ImportResult(kind="realmath", file_name=file_name, sha256=sha256_of(stream))
     size = stream_size(stream)
+    step()
     exam, _ = Exam.objects.get_or_create(name=exam_name)
     batches = _Batches(exam, result, file_name, user)
     chunk, count = [], 0
@@ -257,10 +270,12 @@ def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_
         chunk.append(validate_record(record, index))
         count = index + 1
         if len(chunk) == BATCH:
+            step()
             batches.add(count - len(chunk), chunk)
             chunk = []
             if on_progress:  # records are not counted ahead: progress goes by bytes read
                 on_progress(stream.tell(), size)
+    step()
     if chunk:
         batches.add(count - len(chunk), chunk)
     if on_progress:
