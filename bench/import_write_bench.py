@@ -5,8 +5,9 @@ responses, and a release-format file of N answers (`--n`, default 50,000; the ge
 bench/import_bench.py), or a full JSONL export of N answers with `--format dataset`. It then
 starts a real Celery worker (file-system broker), queues the import as the Import page does
 (`create_import_job`), and meanwhile saves labels and drafts through the API as the annotator
-(Django's test client in this process: routing, middleware, views, SQL), one every
-`--every` seconds, until the job ends. Each save's latency and outcome is recorded.
+(Django's test client in this process: routing, middleware, views, SQL), one starting every
+`--every` seconds from a pool of threads whether or not the earlier ones are done (as several
+people labelling would), until the job ends. Each save's latency and outcome is recorded.
 
 Modes, side by side (`--modes`):
   none     the same saves with no import running (the baseline)
@@ -27,7 +28,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -68,12 +71,13 @@ def generate_dataset(n, path, scratch):
     release.unlink()
 
 
-def start_worker(scratch, batch_seconds):
+def start_worker(scratch, batch_seconds, pause_seconds):
     """A Celery worker on the scratch folder's own file-system broker (nobody else's queue)."""
     code = (
         "import os, django; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings'); django.setup();"
         "from django.conf import settings;"
-        + (f"settings.IMPORT_BATCH_SECONDS = {batch_seconds};" if batch_seconds else "")
+        + (f"settings.IMPORT_BATCH_SECONDS = {batch_seconds};" if batch_seconds is not None else "")
+        + (f"settings.IMPORT_BATCH_PAUSE_SECONDS = {pause_seconds};" if pause_seconds is not None else "")
         + "from config.celery import app;"
         "app.worker_main(['worker', '--pool', 'solo', '--without-gossip', '--without-mingle',"
         " '--without-heartbeat', '--loglevel', 'WARNING', '-n', 'importbench@%h'])"
@@ -106,51 +110,65 @@ def prepare(n_assigned=200):
 
 
 VERSIONS = {}  # response id -> the annotator's label version, across modes
+LOCAL = threading.local()
 
 
-def saves_until(done, client, responses, every, limit_seconds):
-    """Alternate label saves and draft saves until done() or the time limit; [(seconds, ok, what)]."""
-    results, versions, i = [], VERSIONS, 0
+def _save(annotator, response_id, i):
+    """One label save (even i) or draft save (odd i) through the API; (seconds, ok, what)."""
+    from django.db import connection
+    from django.test import Client
+
+    if not hasattr(LOCAL, "client"):
+        LOCAL.client = Client()
+        LOCAL.client.force_login(annotator)
+    client = LOCAL.client
+    t0 = time.perf_counter()
+    try:
+        if i % 2 == 0:
+            answer = client.put(f"/api/labels/{response_id}/",
+                                {"base_version": VERSIONS.get(response_id, 0), "total": "5", "comment": f"save {i}"},
+                                content_type="application/json")
+            if answer.status_code in (200, 201):
+                VERSIONS[response_id] = answer.json()["version"]
+        else:
+            answer = client.put(f"/api/labels/{response_id}/draft/",
+                                {"base_version": VERSIONS.get(response_id, 0), "payload": {"comment": f"draft {i}"}},
+                                content_type="application/json")
+        ok, what = 200 <= answer.status_code < 300, str(answer.status_code)
+    except Exception as exc:  # "database is locked" and the like
+        ok, what = False, f"{type(exc).__name__}: {str(exc)[:60]}"
+    finally:
+        connection.close()
+    return time.perf_counter() - t0, ok, what
+
+
+def saves_until(done, annotator, responses, every, limit_seconds):
+    """Open loop, as many people labelling would: a save starts every `every` seconds whether or
+    not the earlier ones are done (in a pool of threads), until done() or the time limit.
+    Each response is saved by one thread at a time (its turn comes every len(responses) saves)."""
+    futures, i = [], 0
     start = time.monotonic()
-    while not done() and time.monotonic() - start < limit_seconds:
-        response_id = responses[i % len(responses)]
-        t0 = time.perf_counter()
-        try:
-            if i % 2 == 0:
-                answer = client.put(f"/api/labels/{response_id}/",
-                                    {"base_version": versions.get(response_id, 0), "total": "5", "comment": f"save {i}"},
-                                    content_type="application/json")
-                if answer.status_code in (200, 201):
-                    versions[response_id] = answer.json()["version"]
-            else:
-                answer = client.put(f"/api/labels/{response_id}/draft/",
-                                    {"base_version": versions.get(response_id, 0), "payload": {"comment": f"draft {i}"}},
-                                    content_type="application/json")
-            ok, what = 200 <= answer.status_code < 300, str(answer.status_code)
-        except Exception as exc:  # "database is locked" and the like
-            ok, what = False, f"{type(exc).__name__}: {str(exc)[:60]}"
-        results.append((time.perf_counter() - t0, ok, what))
-        i += 1
-        time.sleep(every)
-    return results
+    with ThreadPoolExecutor(max_workers=64) as pool:
+        while not done() and time.monotonic() - start < limit_seconds:
+            futures.append(pool.submit(_save, annotator, responses[i % len(responses)], i))
+            i += 1
+            time.sleep(every)
+    return [f.result() for f in futures]
 
 
 def run_mode(mode, args, scratch, data_path, annotator, admin, responses):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.db import close_old_connections
-    from django.test import Client
 
     from annotation.importers.jobs import create_import_job
     from annotation.models import ImportJob
 
-    client = Client()
-    client.force_login(annotator)
-    saves_until(lambda: False, client, responses, 0, 2)  # warm up (not counted)
+    saves_until(lambda: False, annotator, responses, 0.05, 2)  # warm up (not counted)
     if mode == "none":
         t0 = time.monotonic()
-        results = saves_until(lambda: False, client, responses, args.every, args.baseline_seconds)
+        results = saves_until(lambda: False, annotator, responses, args.every, args.baseline_seconds)
         return {"import_s": None, "results": results, "wall": time.monotonic() - t0}
-    worker = start_worker(scratch, 1e9 if mode == "single" else None)
+    worker = start_worker(scratch, 1e9 if mode == "single" else args.batch_seconds, args.pause_seconds)
     try:
         time.sleep(args.worker_start)
         upload = SimpleUploadedFile(f"bench-{mode}.{'jsonl' if args.format == 'dataset' else 'json'}",
@@ -162,7 +180,7 @@ def run_mode(mode, args, scratch, data_path, annotator, admin, responses):
             close_old_connections()
             return ImportJob.objects.filter(pk=job.pk, status__in=["done", "failed"]).exists()
 
-        results = saves_until(finished, client, responses, args.every, args.limit)
+        results = saves_until(finished, annotator, responses, args.every, args.limit)
         wall = time.monotonic() - t0
         job.refresh_from_db()
         return {"import_s": wall, "results": results, "status": job.status, "error": job.error[:200], "wall": wall}
@@ -180,6 +198,8 @@ def main():
     parser.add_argument("--baseline-seconds", type=float, default=30)
     parser.add_argument("--limit", type=float, default=3600, help="give up after this many seconds")
     parser.add_argument("--worker-start", type=float, default=8)
+    parser.add_argument("--batch-seconds", type=float, help="IMPORT_BATCH_SECONDS in the worker (default: the setting)")
+    parser.add_argument("--pause-seconds", type=float, help="IMPORT_BATCH_PAUSE_SECONDS (default: the setting)")
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="realmath-importbench-"))

@@ -120,9 +120,14 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets the web server and the Celery worker use the file side by side.
+    # WAL lets the web server and the Celery worker use the file side by side. Transactions take
+    # the write lock when they begin (BEGIN IMMEDIATE, waiting up to `timeout` for it), as
+    # select_for_update would on PostgreSQL: a deferred one that reads, then writes after another
+    # writer committed fails at once with "database is locked" (SQLite cannot upgrade a stale
+    # snapshot), which made label saves retry for seconds while an import wrote its batches.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+         "transaction_mode": "IMMEDIATE"}
     )
     DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME") or None}
     # Created 0600 before the first connection; SQLite gives its -wal and -shm files the same mode.

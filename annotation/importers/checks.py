@@ -131,10 +131,11 @@ def check_column(field, value):
         low, high = INTEGER_RANGES.get(field.get_internal_type(), INTEGER_RANGES["IntegerField"])
         if not low <= value <= high:
             raise ValueError(f"must be a whole number from {low} to {high}")
+        _run_validators(field, value)
     elif isinstance(field, models.FloatField):
-        check_finite(value)
+        _run_validators(field, check_finite(value))
     elif isinstance(field, models.DecimalField):
-        check_decimal(value, field.max_digits, field.decimal_places)
+        _run_validators(field, check_decimal(value, field.max_digits, field.decimal_places))
     elif isinstance(field, models.DateTimeField):
         check_time(value)
     elif isinstance(field, models.DateField):
@@ -149,6 +150,14 @@ def check_column(field, value):
         wanted = type(default) if isinstance(default, (dict, list)) else None
         if wanted and not isinstance(value, wanted):
             raise ValueError(f"must be {type_name(default)}, got {type_name(value)}")
+
+
+def _run_validators(field, value):
+    """The field's own validators (minimum and maximum values, ...), as its form would run them."""
+    try:
+        field.run_validators(value)
+    except ValidationError as exc:
+        raise ValueError(" ".join(str(m) for m in exc.messages).rstrip(".")) from None
 
 
 def check_time(value):

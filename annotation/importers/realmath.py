@@ -156,6 +156,8 @@ def _ensure_sub_questions(question, keys, known):
 
 
 BATCH = 2000
+# In a job on SQLite each batch of records is one short transaction of its own (batches.py).
+JOB_BATCH = 200
 
 
 class _Batches:
@@ -260,6 +262,7 @@ def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_
 
 def _import(stream, file_name, exam_name, user, on_progress, writer):
     step = writer.step if writer is not None else lambda: None
+    size_of_batch = BATCH if writer is None else JOB_BATCH
     result = ImportResult(kind="realmath", file_name=file_name, sha256=sha256_of(stream))
     size = stream_size(stream)
     step()
@@ -269,7 +272,7 @@ def _import(stream, file_name, exam_name, user, on_progress, writer):
     for index, record in iter_json_array(stream, file_name):
         chunk.append(validate_record(record, index))
         count = index + 1
-        if len(chunk) == BATCH:
+        if len(chunk) == size_of_batch:
             step()
             batches.add(count - len(chunk), chunk)
             chunk = []

@@ -44,7 +44,7 @@ def _full_export(tmp_path):
 
 
 def test_a_job_commits_batch_by_batch_and_notes_what_it_wrote(admin_user, import_root, monkeypatch):
-    monkeypatch.setattr(realmath, "BATCH", 5)
+    monkeypatch.setattr(realmath, "JOB_BATCH", 5)
     data = REALMATH_HUMAN.read_bytes()
     job = _job(import_root, admin_user, "realmath", data)
     commits = []
@@ -76,7 +76,7 @@ def test_a_failure_after_some_batches_leaves_nothing(sample_data, admin_user, im
     else:
         data = REALMATH_HUMAN.read_bytes()
         Response.objects.all().delete()
-        monkeypatch.setattr(realmath, "BATCH", 5)
+        monkeypatch.setattr(realmath, "JOB_BATCH", 5)
         target, name = realmath._Batches, "add"
     before = _rows()
     real, calls = getattr(target, name), []
