@@ -118,12 +118,13 @@ def _save(annotator, response_id, i):
     from django.db import connection
     from django.test import Client
 
-    if not hasattr(LOCAL, "client"):
-        LOCAL.client = Client()
-        LOCAL.client.force_login(annotator)
-    client = LOCAL.client
     t0 = time.perf_counter()
     try:
+        if not hasattr(LOCAL, "client"):  # a thread's first save logs in (a session row) first
+            client = Client()
+            client.force_login(annotator)
+            LOCAL.client = client
+        client = LOCAL.client
         if i % 2 == 0:
             answer = client.put(f"/api/labels/{response_id}/",
                                 {"base_version": VERSIONS.get(response_id, 0), "total": "5", "comment": f"save {i}"},
@@ -194,7 +195,7 @@ def main():
     parser.add_argument("--n", type=int, default=50_000)
     parser.add_argument("--format", choices=["realmath", "dataset"], default="realmath")
     parser.add_argument("--modes", default="none,single,batches")
-    parser.add_argument("--every", type=float, default=0.2, help="seconds between saves")
+    parser.add_argument("--every", type=float, default=0.5, help="seconds between saves")
     parser.add_argument("--baseline-seconds", type=float, default=30)
     parser.add_argument("--limit", type=float, default=3600, help="give up after this many seconds")
     parser.add_argument("--worker-start", type=float, default=8)
@@ -230,8 +231,9 @@ def main():
         latencies = sorted(r[0] for r in results)
         errors = [r[2] for r in results if not r[1]]
         p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))] if latencies else float("nan")
+        locked = sum("locked" in e for e in errors)
         rows.append([mode, "-" if outcome["import_s"] is None else f"{outcome['import_s']:.0f}",
-                     outcome.get("status", "-"), len(results), len(errors),
+                     outcome.get("status", "-"), len(results), f"{len(errors)} ({locked} locked)",
                      f"{statistics.median(latencies) * 1000:.0f}" if latencies else "-", f"{p95 * 1000:.0f}",
                      f"{latencies[-1] * 1000:.0f}" if latencies else "-"])
         print(f"{mode}: {rows[-1]} {sorted(set(errors))[:3]} {outcome.get('error', '')}", flush=True)

@@ -178,7 +178,7 @@ IMPORT_HEARTBEAT_SECONDS = 10
 # On SQLite a worker writes a large import in transactions of about this long, pausing between
 # them so that label saves and logins get the write lock (annotation/importers/batches.py).
 IMPORT_BATCH_SECONDS = 0.5
-IMPORT_BATCH_PAUSE_SECONDS = 0.1
+IMPORT_BATCH_PAUSE_SECONDS = 0.25
 IMPORT_MAX_BYTES = env_int("REALMATH_IMPORT_MAX_BYTES", 200 * 1024 * 1024)
 # Uploads larger than this are imported by a worker, with a progress bar; smaller ones at once.
 IMPORT_SYNC_MAX_BYTES = env_int("REALMATH_IMPORT_SYNC_MAX_BYTES", 2 * 1024 * 1024)
