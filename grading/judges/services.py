@@ -46,14 +46,15 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+import llm
 from annotation.models import Response
 from annotation.selectors import filter_responses
+from llm import access
 
 from .. import runs
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
-from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, call_pool, lease_for, owner_tag
-from . import access, prompts, selectors
-from . import client as llm
+from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, owner_tag
+from . import prompts, selectors
 from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
@@ -79,7 +80,7 @@ ENDPOINT_FIELDS = (
 CONFIG_FIELDS = (
     "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
     "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
-    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion",
+    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
 )
 
 
@@ -219,6 +220,7 @@ def judge_spec(config: JudgeSetting) -> JudgeSpec:
         parse_retries=config.parse_retries,
         answer_tolerance=config.answer_tolerance,
         second_opinion=config.second_opinion,
+        approximate_answers=config.approximate_answers,
     )
 
 
@@ -457,7 +459,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     ready = deque()  # claimed, waiting for a free slot
     waiting, in_flight, deferred = {}, {}, []
     live, checked = True, time.monotonic()
-    pool, handed_over = call_pool(), False
+    pool, handed_over = llm.call_pool(), False
     try:
         while in_flight or ((queue or ready) and live):
             if hand_over_tail and in_flight and (not live or not (queue or waiting or ready)):

@@ -6,7 +6,9 @@ piece of work and skip or take over what is already claimed.
 from celery import shared_task
 from celery.signals import worker_init, worker_process_shutdown
 
-from . import client, generation, services
+import llm
+
+from . import generation, services
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
@@ -35,4 +37,4 @@ def run_generation_chunk(self, run_id, epoch, item_ids):
 def warm_up_llm_client(**kwargs):
     """In the worker's main process, before the pool forks: each pool process inherits the
     loaded client instead of paying for it on its first call."""
-    client.warm_up()
+    llm.warm_up()
