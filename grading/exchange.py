@@ -8,7 +8,6 @@ an endpoint only names the environment variable that holds its key.
 from datetime import datetime
 from decimal import Decimal
 
-from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, Value
 from django.db.models.functions import NullIf
 
@@ -209,8 +208,6 @@ def note_line(line, kind, number, context):
     if kind == "judge_endpoint":
         if not may_create(context):
             _refuse_new_endpoint(line)
-        elif not LlmEndpoint.objects.filter(name=line["name"]).exists():
-            _check_new_endpoint(line)
         defined.add(("endpoint", line["name"]))
     elif kind == "judge_config":
         if line.get("endpoint") and ("endpoint", line["endpoint"]) not in defined:
@@ -223,18 +220,6 @@ def note_line(line, kind, number, context):
             key = ("setting", (data["config"], data["config_version"]))
             if key not in defined:
                 wanted.setdefault(key, (number, f"judge_results[{index}].config"))
-
-
-def _check_new_endpoint(line):
-    """An endpoint an admin's import creates passes the checks of the endpoint page (the host
-    and key-variable allow-lists, grading.judges.access), else its line is refused."""
-    endpoint = LlmEndpoint(**{f: line[f] for f in ["name", *ENDPOINT_FIELDS] if f in line})
-    try:
-        endpoint.clean_fields()
-        endpoint.clean()
-    except ValidationError as exc:
-        field, messages = next(iter(exc.message_dict.items()))
-        raise Refused(field, " ".join(str(m) for m in messages).rstrip(".")) from None
 
 
 def _refuse_new_endpoint(line):

@@ -83,12 +83,3 @@ def test_an_admins_import_creates_users_and_restores_roles():
     newcomer = get_user_model().objects.get(username="newcomer")
     assert user_role(newcomer) == "reviewer" and not newcomer.has_usable_password()
 
-
-def test_an_admins_import_checks_new_endpoints_like_the_endpoint_page():
-    """The key-variable allow-list holds for imported endpoints too: no server secret is named."""
-    admin = make_user("boss", "admin")
-    before = _counts()
-    for field, value in (("api_key_env", "DJANGO_SECRET_KEY"), ("base_url", "file:///etc/passwd")):
-        with pytest.raises(ImportFormatError, match=rf"^line 1, field {field}: "):
-            import_dataset(_lines({**HOSTILE, field: value}, SETTING), "dataset.jsonl", user=admin)
-    assert _counts() == before
