@@ -15,6 +15,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import DecimalValidator
 from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy
 
 # Deeper JSON than this is refused by every importer, whether or not Python's decoder could read
 # it: nothing we export nests past about ten levels, and pages, exports and the API walk stored
@@ -23,9 +25,10 @@ MAX_JSON_DEPTH = 100
 # The limits of PostgreSQL's integer columns, also on SQLite (whose columns take any integer):
 # a file that imports on one database imports on the other.
 INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
-TOO_DEEP = "the JSON is nested too deeply to read"
-HAS_NUL = "holds a NUL character (\\u0000), which the database cannot store"
-TOO_DEEP_FIELD = f"is nested too deeply to read (more than {MAX_JSON_DEPTH} levels)"
+TOO_DEEP = gettext_lazy("the JSON is nested too deeply to read")
+HAS_NUL = gettext_lazy("holds a NUL character (\\u0000), which the database cannot store")
+TOO_DEEP_FIELD = format_lazy(gettext_lazy("is nested too deeply to read (more than {levels} levels)"),
+                             levels=MAX_JSON_DEPTH)
 
 
 class Refused(ValueError):

@@ -8,12 +8,40 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
+from django.utils.translation import gettext, pgettext_lazy
 
 from .checks import TOO_DEEP, json_problem
 
 
 class ImportFormatError(ValueError):
     """The file cannot be imported; nothing was written. The message names record and field."""
+
+
+def field_problem(index, name, problem):
+    """The message of a record's field that cannot be imported: "record N: field 'NAME' PROBLEM."."""
+    return gettext("record %(index)s: field '%(field)s' %(problem)s.") % {"index": index, "field": name,
+                                                                          "problem": problem}
+
+
+def _too_large(file_name):
+    return gettext("%(file)s: file is larger than %(max)s bytes.") % {"file": file_name,
+                                                                      "max": settings.IMPORT_MAX_BYTES}
+
+
+def _not_utf8(file_name, reason, at):
+    return gettext("%(file)s: not UTF-8 text (%(reason)s at byte %(at)s).") % {"file": file_name, "reason": reason,
+                                                                               "at": at}
+
+
+def _not_json(file_name, message, line, column):
+    """The decoder's own message (English, from Python) is kept, with where it is in the file."""
+    return gettext("%(file)s: not valid JSON: %(message)s at line %(line)s, column %(column)s.") % {
+        "file": file_name, "message": message, "line": line, "column": column}
+
+
+def _not_array(file_name, data):
+    return gettext("%(file)s: expected a JSON array of records, got %(type)s.") % {"file": file_name,
+                                                                                   "type": type(data).__name__}
 
 
 @dataclass
@@ -33,23 +61,21 @@ def load_json_array(raw, file_name):
     """Parse bytes (or a binary file) as a JSON array of objects, or raise ImportFormatError."""
     raw = raw if isinstance(raw, (bytes, bytearray)) else raw.read()
     if len(raw) > settings.IMPORT_MAX_BYTES:
-        raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+        raise ImportFormatError(_too_large(file_name))
     if not raw.strip():
-        raise ImportFormatError(f"{file_name}: the file is empty.")
+        raise ImportFormatError(gettext("%(file)s: the file is empty.") % {"file": file_name})
     try:
         data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{file_name}: not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
+        raise ImportFormatError(_not_utf8(file_name, exc.reason, exc.start)) from exc
     except json.JSONDecodeError as exc:
-        raise ImportFormatError(
-            f"{file_name}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
-        ) from exc
+        raise ImportFormatError(_not_json(file_name, exc.msg, exc.lineno, exc.colno)) from exc
     except RecursionError:  # the decoder recurses once per level of [[[...]]]
         raise ImportFormatError(f"{file_name}: {TOO_DEEP}.") from None
     if not isinstance(data, list):
-        raise ImportFormatError(f"{file_name}: expected a JSON array of records, got {type(data).__name__}.")
+        raise ImportFormatError(_not_array(file_name, data))
     if not data:
-        raise ImportFormatError(f"{file_name}: the array holds no records.")
+        raise ImportFormatError(gettext("%(file)s: the array holds no records.") % {"file": file_name})
     for index, record in enumerate(data):
         check_record(record, index)
     return data
@@ -59,10 +85,11 @@ def check_record(record, index):
     """The one depth guard of the record importers (the full JSONL's lines have the same):
     a record is an object, nested no deeper than MAX_JSON_DEPTH, without NUL characters."""
     if not isinstance(record, dict):
-        raise ImportFormatError(f"record {index}: expected an object, got {type(record).__name__}.")
+        raise ImportFormatError(gettext("record %(index)s: expected an object, got %(type)s.")
+                                % {"index": index, "type": type(record).__name__})
     problem = json_problem(record)
     if problem:
-        raise ImportFormatError(f"record {index}: field '{problem[0]}' {problem[1]}.")
+        raise ImportFormatError(field_problem(index, problem[0], problem[1]))
 
 
 def sha256_of(raw):
@@ -111,7 +138,7 @@ class _TextWindow:
         except UnicodeDecodeError as exc:
             pending = len(self.decoder.getstate()[0])
             at = self.fed - pending + exc.start
-            raise ImportFormatError(f"{self.file_name}: not UTF-8 text ({exc.reason} at byte {at}).") from exc
+            raise ImportFormatError(_not_utf8(self.file_name, exc.reason, at)) from exc
         self.fed += len(data)
         self.drop()
         self.text += new
@@ -137,7 +164,7 @@ class _TextWindow:
 
     def error(self, message, pos):
         line, column = self.where(pos)
-        return ImportFormatError(f"{self.file_name}: not valid JSON: {message} at line {line}, column {column}.")
+        return ImportFormatError(_not_json(self.file_name, message, line, column))
 
     def skip_space(self):
         """Move past white space; the next character, or "" at the end of the file."""
@@ -159,7 +186,7 @@ class _TextWindow:
                     continue
                 raise self.error(exc.msg, exc.pos) from exc
             except RecursionError:  # the decoder recurses once per level of [[[...]]]
-                raise ImportFormatError(f"record {index}: {TOO_DEEP}.") from None
+                raise ImportFormatError(gettext("record %(index)s: %(problem)s.") % {"index": index, "problem": TOO_DEEP}) from None
             if end == len(self.text) and self.more():  # a number may go on in the next block
                 continue
             self.pos = end
@@ -172,16 +199,16 @@ def iter_json_array(raw, file_name, *, block=1 << 20):
     with the same messages as load_json_array, when the file is not such an array."""
     stream = as_stream(raw)
     if stream_size(stream) > settings.IMPORT_MAX_BYTES:
-        raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+        raise ImportFormatError(_too_large(file_name))
     window, decoder = _TextWindow(stream, file_name, block), json.JSONDecoder()
     first = window.skip_space()
     if not first:
-        raise ImportFormatError(f"{file_name}: the file is empty.")
+        raise ImportFormatError(gettext("%(file)s: the file is empty.") % {"file": file_name})
     if first != "[":
         data = window.value(decoder, 0)
         if window.skip_space():
             raise window.error("Extra data", window.pos)
-        raise ImportFormatError(f"{file_name}: expected a JSON array of records, got {type(data).__name__}.")
+        raise ImportFormatError(_not_array(file_name, data))
     window.pos += 1
     index = 0
     while True:
@@ -204,7 +231,13 @@ def iter_json_array(raw, file_name, *, block=1 << 20):
     if window.skip_space():
         raise window.error("Extra data", window.pos)
     if index == 0:
-        raise ImportFormatError(f"{file_name}: the array holds no records.")
+        raise ImportFormatError(gettext("%(file)s: the array holds no records.") % {"file": file_name})
+
+
+# The names of the types a field may have, as the messages say them (Python's others as they are).
+KIND_NAMES = {str: pgettext_lazy("JSON type", "string"), float: pgettext_lazy("JSON type", "number"),
+              int: pgettext_lazy("JSON type", "int"), list: pgettext_lazy("JSON type", "list"),
+              dict: pgettext_lazy("JSON type", "dict")}
 
 
 def _type_name(value):
@@ -217,24 +250,25 @@ def require(record, index, name, kinds, *, optional=False, allow_empty=True, max
     if name not in record:
         if optional:
             return None
-        raise ImportFormatError(f"record {index}: missing field '{name}'.")
+        raise ImportFormatError(gettext("record %(index)s: missing field '%(field)s'.") % {"index": index, "field": name})
     value = record[name]
     if optional and value is None:
         return None
     wanted = kinds if isinstance(kinds, tuple) else (kinds,)
     # bool is an int in Python but never a valid number or text here.
     if isinstance(value, bool) and bool not in wanted or not isinstance(value, wanted):
-        names = " or ".join(k.__name__ for k in wanted).replace("str", "string").replace("float", "number")
-        raise ImportFormatError(f"record {index}: field '{name}' must be {names}, got {_type_name(value)}.")
+        kinds = (float,) if set(wanted) == {int, float} else wanted  # a whole number is a number too
+        names = gettext(" or ").join(str(KIND_NAMES.get(k, k.__name__)) for k in kinds)
+        raise ImportFormatError(field_problem(index, name, gettext("must be %(kinds)s, got %(type)s")
+                                              % {"kinds": names, "type": _type_name(value)}))
     if isinstance(value, str):
         if not allow_empty and not value.strip():
-            raise ImportFormatError(f"record {index}: field '{name}' is empty.")
+            raise ImportFormatError(field_problem(index, name, gettext("is empty")))
         if "\x00" in value:
-            raise ImportFormatError(f"record {index}: field '{name}' holds a NUL character.")
+            raise ImportFormatError(field_problem(index, name, gettext("holds a NUL character")))
         if max_length is not None and len(value) > max_length:
-            raise ImportFormatError(
-                f"record {index}: field '{name}' is {len(value)} characters long, longer than {max_length}."
-            )
+            raise ImportFormatError(field_problem(index, name, gettext("is %(n)s characters long, longer than %(max)s")
+                                                  % {"n": len(value), "max": max_length}))
     return value
 
 
@@ -242,11 +276,11 @@ def to_decimal(value, index, name):
     try:
         number = Decimal(str(value))
     except InvalidOperation as exc:
-        raise ImportFormatError(f"record {index}: field '{name}' is not a number: {value!r}.") from exc
+        raise ImportFormatError(field_problem(index, name, gettext("is not a number: %(value)s") % {"value": repr(value)})) from exc
     if not number.is_finite():
-        raise ImportFormatError(f"record {index}: field '{name}' is not a finite number.")
+        raise ImportFormatError(field_problem(index, name, gettext("is not a finite number")))
     if abs(number) >= Decimal("100000"):
-        raise ImportFormatError(f"record {index}: field '{name}' is out of range: {value!r}.")
+        raise ImportFormatError(field_problem(index, name, gettext("is out of range: %(value)s") % {"value": repr(value)}))
     return number
 
 

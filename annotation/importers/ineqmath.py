@@ -2,9 +2,10 @@
 from decimal import Decimal
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from ..models import Exam, ImportReport, Question, content_hash
-from .common import ImportFormatError, ImportResult, load_json_array, require, sha256_of
+from .common import ImportFormatError, ImportResult, field_problem, load_json_array, require, sha256_of
 
 KINDS = {"bound": Question.Kind.BOUND, "relation": Question.Kind.RELATION}
 EXTERNAL_ID_LENGTH = Question._meta.get_field("external_id").max_length
@@ -14,19 +15,21 @@ SPLIT_LENGTH = Exam._meta.get_field("name").max_length - len("IneqMath ")
 def validate_record(record, index):
     kind = require(record, index, "type", str)
     if kind not in KINDS:
-        raise ImportFormatError(f"record {index}: field 'type' must be 'bound' or 'relation', got {kind!r}.")
+        raise ImportFormatError(field_problem(index, "type", gettext("must be 'bound' or 'relation', got %(value)s")
+                                              % {"value": repr(kind)}))
     solution = require(record, index, "solution", (str, list), optional=True)
     if isinstance(solution, list) and not all(isinstance(s, str) for s in solution):
-        raise ImportFormatError(f"record {index}: field 'solution' must be a string or a list of strings.")
+        raise ImportFormatError(field_problem(index, "solution", gettext("must be a string or a list of strings")))
     theorems = require(record, index, "theorems", dict, optional=True) or {}
     choices = require(record, index, "choices", list, optional=True) or []
     if kind == "relation" and not choices:
-        raise ImportFormatError(f"record {index}: field 'choices' is required for relation problems.")
+        raise ImportFormatError(field_problem(index, "choices", gettext("is required for relation problems")))
     data_id = require(record, index, "data_id", (str, int), max_length=EXTERNAL_ID_LENGTH)
     if isinstance(data_id, int) and not isinstance(data_id, bool) and len(str(data_id)) > EXTERNAL_ID_LENGTH:
-        raise ImportFormatError(f"record {index}: field 'data_id' is longer than {EXTERNAL_ID_LENGTH} characters.")
+        raise ImportFormatError(field_problem(index, "data_id", gettext("is longer than %(max)s characters")
+                                              % {"max": EXTERNAL_ID_LENGTH}))
     if isinstance(solution, list) and any("\x00" in s for s in solution):
-        raise ImportFormatError(f"record {index}: field 'solution' holds a NUL character.")
+        raise ImportFormatError(field_problem(index, "solution", gettext("holds a NUL character")))
     return {
         "data_id": str(data_id),
         "problem": require(record, index, "problem", str, allow_empty=False),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from ..models import ImportJob
@@ -64,13 +64,15 @@ def dataset_member(stream, file_name):
         archive = zipfile.ZipFile(stream)
         info = archive.getinfo("dataset.jsonl")
     except KeyError as exc:
-        raise ImportFormatError(f"{file_name}: the zip holds no dataset.jsonl (export it as full JSONL).") from exc
+        raise ImportFormatError(gettext("%(file)s: the zip holds no dataset.jsonl (export it as full JSONL).")
+                                % {"file": file_name}) from exc
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
-        raise ImportFormatError(f"{file_name}: not a readable zip ({exc}).") from exc
+        raise ImportFormatError(gettext("%(file)s: not a readable zip (%(error)s).") % {"file": file_name, "error": exc}) from exc
     if info.file_size > settings.IMPORT_MAX_BYTES:
         raise ImportFormatError(
-            f"{file_name}: dataset.jsonl is {info.file_size} bytes uncompressed, larger than "
-            f"{settings.IMPORT_MAX_BYTES} bytes (REALMATH_IMPORT_MAX_BYTES)."
+            gettext("%(file)s: dataset.jsonl is %(size)s bytes uncompressed, larger than %(max)s bytes "
+                    "(REALMATH_IMPORT_MAX_BYTES).") % {"file": file_name, "size": info.file_size,
+                                                       "max": settings.IMPORT_MAX_BYTES}
         )
     return archive, info
 
@@ -84,10 +86,11 @@ def extract_dataset(stream, file_name, target):
             for block in iter(lambda: member.read(1 << 20), b""):
                 written += len(block)
                 if written > min(info.file_size, settings.IMPORT_MAX_BYTES):
-                    raise ImportFormatError(f"{file_name}: dataset.jsonl holds more than its zip declares.")
+                    raise ImportFormatError(gettext("%(file)s: dataset.jsonl holds more than its zip declares.")
+                                            % {"file": file_name})
                 out.write(block)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-        raise ImportFormatError(f"{file_name}: not a readable zip ({exc}).") from exc
+        raise ImportFormatError(gettext("%(file)s: not a readable zip (%(error)s).") % {"file": file_name, "error": exc}) from exc
 
 
 def import_size(upload, fmt):
@@ -157,8 +160,9 @@ def fail_stale_jobs():
         if last >= cutoff:
             continue
         since = timezone.localtime(datetime.fromtimestamp(last, tz=UTC))
-        error = (f"The worker importing this file stopped (no sign of life since {since:%Y-%m-%d %H:%M:%S}). "
-                 "Nothing was imported; upload the file again.")
+        with translation.override(_language_of(job.created_by)):
+            error = gettext("The worker importing this file stopped (no sign of life since %(since)s). "
+                            "Nothing was imported; upload the file again.") % {"since": f"{since:%Y-%m-%d %H:%M:%S}"}
         if ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.RUNNING).update(
             status=ImportJob.Status.FAILED, error=error, finished=timezone.now()
         ):
@@ -217,12 +221,27 @@ def _finish(job_id, **fields):
     ImportJob.objects.filter(pk=job_id).update(finished=timezone.now(), **fields)
 
 
+def _language_of(user):
+    """The language the messages of a user's job are written in: the one the person chose, else the
+    server's (a worker has no request to take the browser's from)."""
+    from accounts.selectors import stored_language
+
+    return (stored_language(user) if user is not None else "") or settings.LANGUAGE_CODE
+
+
 def run_import_job(job_id):
-    """Import the stored file of a job; a malformed file fails the job with the importer's message."""
+    """Import the stored file of a job; a malformed file fails the job with the importer's message,
+    written in the language of the person who uploaded it."""
     updated = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(status=ImportJob.Status.RUNNING)
     if not updated:
         return  # running elsewhere, finished or unknown: a redelivered task does nothing
     job = ImportJob.objects.select_related("created_by").get(pk=job_id)
+    with translation.override(_language_of(job.created_by)):
+        _run(job)
+
+
+def _run(job):
+    job_id = job.pk
     path = stored_path(job)
 
     progress_path = _progress_path(job)
@@ -249,12 +268,14 @@ def run_import_job(job_id):
     except ImportFormatError as exc:
         if writer is not None:
             writer.fail()
-        _finish(job_id, status=ImportJob.Status.FAILED, error=f"Nothing was imported. {exc}")
+        _finish(job_id, status=ImportJob.Status.FAILED,
+                error=gettext("Nothing was imported. %(error)s") % {"error": exc})
         return
     except Exception as exc:
         if writer is not None:
             writer.fail(type(exc), exc, exc.__traceback__)
-        _finish(job_id, status=ImportJob.Status.FAILED, error=f"Nothing was imported. {type(exc).__name__}: {exc}")
+        _finish(job_id, status=ImportJob.Status.FAILED,
+                error=gettext("Nothing was imported. %(error)s") % {"error": f"{type(exc).__name__}: {exc}"})
         raise
     finally:
         path.unlink(missing_ok=True)

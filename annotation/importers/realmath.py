@@ -3,6 +3,7 @@ import re
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ..models import Exam, ImportReport, Label, Question, Response, RubricCheckpoint, SubQuestion, content_hash
 from ..rubric import parse_checkpoints, sub_question_label, sub_question_maxima
@@ -11,6 +12,7 @@ from .common import (
     ImportFormatError,
     ImportResult,
     as_stream,
+    field_problem,
     iter_json_array,
     number_type,
     require,
@@ -59,13 +61,14 @@ def validate_record(record, index):
     for key, value in sub_scores.items():
         if isinstance(value, bool) or not isinstance(value, NUMBER):
             raise ImportFormatError(
-                f"record {index}: field 'sub_question_scores' entry '{key}' must be a number, got {value!r}."
+                gettext("record %(index)s: field 'sub_question_scores' entry '%(key)s' must be a number, got %(value)s.")
+                % {"index": index, "key": key, "value": repr(value)}
             )
         to_decimal(value, index, f"sub_question_scores.{key}")
         if len(sub_question_label(key)) > LABEL_LENGTH or "\x00" in key:
             raise ImportFormatError(
-                f"record {index}: field 'sub_question_scores' entry '{key[:40]}' is not a sub-question label "
-                f"(at most {LABEL_LENGTH} characters)."
+                gettext("record %(index)s: field 'sub_question_scores' entry '%(key)s' is not a sub-question label "
+                        "(at most %(max)s characters).") % {"index": index, "key": key[:40], "max": LABEL_LENGTH}
             )
     text = _text_of(record, index)
     cleaned = {
@@ -87,11 +90,11 @@ def validate_record(record, index):
     cleaned["gt_decimal"] = to_decimal(cleaned["gt"], index, "gt")
     cleaned["full_score_decimal"] = to_decimal(cleaned["full_score"], index, "full_score")
     if cleaned["full_score_decimal"] <= 0:
-        raise ImportFormatError(f"record {index}: field 'full_score' must be positive, got {cleaned['full_score']!r}.")
+        raise ImportFormatError(field_problem(index, "full_score", gettext("must be positive, got %(value)s")
+                                              % {"value": repr(cleaned["full_score"])}))
     if cleaned["question_level"] not in ("", "low", "high"):
-        raise ImportFormatError(
-            f"record {index}: field 'question_level' must be 'low' or 'high', got {cleaned['question_level']!r}."
-        )
+        raise ImportFormatError(field_problem(index, "question_level", gettext("must be 'low' or 'high', got %(value)s")
+                                              % {"value": repr(cleaned["question_level"])}))
     return cleaned
 
 
