@@ -141,6 +141,8 @@ def ingest_upload(batch: ScanBatch, upload: Upload, index: QuestionIndex) -> Sca
     question_pk, note = index.resolve(parsed.question_token)
     if not parsed.student_id:
         note = "The name does not follow <student>_<question>_<page>; assign the page on the batch page."
+    if parsed.note:
+        note = f"{parsed.note} {note}".strip()
     place = {"parsed": parsed, "question_pk": question_pk, "note": note}
     written = []
     try:
