@@ -382,6 +382,8 @@ def flag_transcript(request, pk):
     response = get_object_or_404(Response, pk=pk)
     if not can_label(request.user, response):
         return JsonResponse({"detail": "This response is not assigned to you."}, status=403)
+    if request.content_type != "application/json":  # a form's body has been parsed already: no raw body to read
+        return JsonResponse({"detail": "Send a JSON object {start, end, note}."}, status=400)
     try:
         data = json.loads(request.body or b"{}")
     except (ValueError, UnicodeDecodeError):
