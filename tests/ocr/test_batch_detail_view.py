@@ -29,7 +29,7 @@ def test_batch_page_shows_pages_files_and_progress(reviewer_client, make_batch):
     assert reverse("ocr:page_correct", args=[pages[0].pk]) in body
     progress = reviewer_client.get(reverse("ocr:batch_progress", args=[batch.pk])).json()
     assert progress == {"total": 2, "queued": 1, "running": 0, "done": 1, "failed": 0, "finished": 1,
-                        "percent": 50, "complete": False, "eta_seconds": None, "eta_text": ""}
+                        "percent": 50, "complete": False, "eta_seconds": None, "eta_text": "", "stalled": False}
 
 
 def test_query_count_is_flat_as_pages_grow(reviewer_client, make_batch):
