@@ -20,13 +20,15 @@ run: setup migrate demo
 	@echo "RealMath Workbench: open http://$(HOST):$(PORT)/ and log in with a demo user above."
 	@OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=$(WORKERS) --without-gossip --without-mingle & \
 	 worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	 $(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
+	 $(VENV)/bin/gunicorn config.wsgi --preload --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
 
 test: setup-dev
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
+# ruff, then the import rules of pyproject.toml's [tool.importlinter] (docs/architecture.md).
 lint: setup-dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 setup: system-deps $(VENV)/.installed
 
@@ -60,7 +62,7 @@ demo: migrate
 	$(PY) manage.py load_demo
 
 serve:
-	$(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4
+	$(VENV)/bin/gunicorn config.wsgi --preload --bind $(HOST):$(PORT) --workers 2 --threads 4
 
 worker:
 	OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=$(WORKERS)

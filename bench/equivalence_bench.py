@@ -5,7 +5,7 @@ checkers and prints, per category and overall: accuracy, false positives (called
 but not), false negatives (called different but equivalent), undecided, and the median and
 99th-percentile time per check.
 
-- ours: ``grading.equivalence.check_many`` (worker process, hard 2 s limit per check).
+- ours: ``equivalence.check_many`` (worker process, hard 2 s limit per check).
   ``--workers 1`` (default) keeps it on one core like the others; the time per check is the
   round trip to the worker, the pool start-up is reported separately.
 - Math-Verify: ``math_verify.parse`` on both answers (wrapped in ``$...$`` when they have no
@@ -35,9 +35,10 @@ from tests.equivalence.cases import CASES_PATH, accuracy, load_cases, score  # n
 
 
 def run_ours(cases, workers, timeout):
-    from grading.equivalence import check_many
-    from grading.equivalence.worker import pool
+    from equivalence import check_many, configure
+    from equivalence.worker import pool
 
+    configure(workers=max(workers, 1))  # the library reads no environment: --workers sets the pool
     started = time.perf_counter()
     check_many([("1", "1")] * max(workers, 1), workers=workers)  # start (and warm) the workers
     startup = time.perf_counter() - started

@@ -27,11 +27,8 @@ Stall detection (`stalled`) is read-side; the progress counts are each kind's se
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -42,7 +39,6 @@ from django.utils.module_loading import import_string
 
 CANCEL_CHECK_SECONDS = 0.5
 STALL_SECONDS = 60
-CALL_THREADS = 256
 WATCH_SECONDS = 60  # how often the watchdog looks at a running run
 MAX_TAKEOVERS = 3  # automatic take-overs in a row before the watchdog leaves a run to a person
 WATCH_TASK = "grading.judges.tasks.watch_run"
@@ -227,25 +223,6 @@ class RunEngine:
         if run is None or run.epoch != epoch or run.status != model.Status.RUNNING:
             return None
         return run
-
-
-_call_pool: tuple[int, ThreadPoolExecutor] | None = None
-_call_pool_lock = threading.Lock()
-
-
-def call_pool() -> ThreadPoolExecutor:
-    """This process's threads for LLM calls, kept from one chunk to the next.
-
-    A chunk that started its own 32 threads spent a tenth of its process's CPU starting them,
-    at the moment its first calls should go out. Idle threads are reused; the caller bounds
-    what it submits (its width), this pool only caps the total. Made per process id, so a
-    forked worker never inherits its parent's threads.
-    """
-    global _call_pool
-    with _call_pool_lock:
-        if _call_pool is None or _call_pool[0] != os.getpid():
-            _call_pool = (os.getpid(), ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="llm-call"))
-        return _call_pool[1]
 
 
 def watch_running() -> int:

@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class OcrConfig(AppConfig):
     name = "ocr"
     verbose_name = "Scans and OCR"
+
+    def ready(self):
+        # The vision engine calls through the `llm` transport, which reads no settings itself
+        # (imported here: an app config module is imported before the settings may be read).
+        from config import llm as llm_config
+
+        llm_config.install()

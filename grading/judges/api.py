@@ -14,10 +14,11 @@ from rest_framework.response import Response as ApiResponse
 from accounts.permissions import IsAnnotator, IsReviewer, ReadReviewerWriteAdmin
 from annotation.models import Question
 from annotation.selectors import MAX_ID, id_param
+from llm import access
 
 from .. import runs
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
-from . import access, generation, prompts, selectors, services
+from . import generation, prompts, selectors, services
 
 ID = r"[0-9]{1,18}"  # ids in URLs: digits a database column can hold
 

@@ -5,9 +5,10 @@ from django import forms
 
 from annotation.models import Question
 from config.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
+from llm import access
 
 from ..models import JudgeSetting, LlmEndpoint
-from . import access, prompts
+from . import prompts
 from .kinds import KINDS
 
 

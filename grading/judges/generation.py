@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
+import llm
 from annotation.models import Question, Response, content_hash
 from annotation.selectors import filter_by_id
 
@@ -28,7 +29,6 @@ from ..runs import (
     owner_tag,
     reopen_failed_items,
 )
-from . import client as llm
 from . import prompts
 from .services import RunRefused, check_endpoint_usable, clean_params, endpoint_spec
 

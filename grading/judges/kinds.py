@@ -10,10 +10,10 @@ import json
 import statistics
 from dataclasses import dataclass, field
 
-from grading import equivalence
+import equivalence
+from llm import LlmCallFailed
 
 from . import prompts
-from .client import LlmCallFailed
 from .parsing import OK, parse_json_object, parse_score, parse_sub_scores, parse_verdict, strip_thinking
 
 NO_INPUT = "no_input"

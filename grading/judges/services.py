@@ -46,14 +46,15 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+import llm
 from annotation.models import Response
 from annotation.selectors import filter_responses
+from llm import access
 
 from .. import runs
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
-from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, call_pool, lease_for, owner_tag
-from . import access, prompts, selectors
-from . import client as llm
+from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, owner_tag
+from . import prompts, selectors
 from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
@@ -460,7 +461,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     ready = deque()  # claimed, waiting for a free slot
     waiting, in_flight, deferred = {}, {}, []
     live, checked = True, time.monotonic()
-    pool, handed_over = call_pool(), False
+    pool, handed_over = llm.call_pool(), False
     try:
         while in_flight or ((queue or ready) and live):
             if hand_over_tail and in_flight and (not live or not (queue or waiting or ready)):

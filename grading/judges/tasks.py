@@ -7,8 +7,10 @@ from celery import shared_task
 from celery.signals import worker_init, worker_process_shutdown, worker_ready
 from django.utils.module_loading import import_string
 
+import llm
+
 from .. import runs
-from . import client, generation, services
+from . import generation, services
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
@@ -37,7 +39,7 @@ def run_generation_chunk(self, run_id, epoch, item_ids):
 def warm_up_llm_client(**kwargs):
     """In the worker's main process, before the pool forks: each pool process inherits the
     loaded client instead of paying for it on its first call."""
-    client.warm_up()
+    llm.warm_up()
 
 
 @shared_task(ignore_result=True)

@@ -10,7 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from simple_history.models import HistoricalRecords
 
-from grading.judges import access
+from llm import access
 
 env_name_validator = RegexValidator(
     r"^[A-Za-z_][A-Za-z0-9_]*$", "Give the name of an environment variable (letters, digits, underscores), not a key."
@@ -54,7 +54,7 @@ class LlmEndpoint(models.Model):
         return self.name
 
     def clean(self):
-        """Only allowed key variables and hosts (grading.judges.access); calls check again."""
+        """Only allowed key variables and hosts (llm.access); calls check again."""
         errors = {}
         if self.base_url and (problem := access.url_problem(self.base_url)):
             errors["base_url"] = problem

@@ -13,6 +13,7 @@ urlpatterns = [
     path("prelabel/<int:pk>/cancel/", views.cancel_prelabel, name="review_prelabel_cancel"),
     path("prelabel/<int:pk>/resume/", views.resume_prelabel, name="review_prelabel_resume"),
     path("categories/", views.category_page, name="review_categories"),
+    path("compare/", views.compare_page, name="review_compare"),
     path("rubric/<int:question_pk>/", views.rubric_rejudge, name="review_rubric_rejudge"),
     path("validation/", views.validation_list, name="review_validation"),
     path("validation/report/", views.validation_report, name="review_validation_report"),

@@ -3,7 +3,7 @@ from collections import Counter
 
 import pytest
 
-from grading.equivalence import check_many
+from equivalence import check_many
 
 from .cases import CASES_PATH, accuracy, load_cases, score
 

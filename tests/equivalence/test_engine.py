@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from grading.equivalence import engine, normalize, parser
-from grading.equivalence.engine import judge
+from equivalence import engine, normalize, parser
+from equivalence.engine import judge
 
 from .cases import load_cases
 

@@ -1,7 +1,7 @@
 """extract_answer: boxed, answer sentences, Chinese markers, IneqMath relation and bound answers."""
 import pytest
 
-from grading.equivalence import extract_answer
+from equivalence import extract_answer
 
 
 @pytest.mark.parametrize("text, expected", [

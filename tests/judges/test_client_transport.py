@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from grading.judges import client
 from grading.models import JudgeResult
+from llm import client
 from tests.factories import API_KEY_ENV, make_endpoint, make_setting
 from tests.llm_server import LlmServer, Reply
 
@@ -34,7 +34,7 @@ def elsewhere():
 
 @pytest.mark.parametrize("status", [301, 302, 307, 308])
 def test_a_redirect_to_another_host_is_not_followed_nor_retried(llm_server, elsewhere, settings, status):
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
     target = f"http://localhost:{elsewhere.port}/v1/chat/completions"
     llm_server.script(None, Reply(status=status, headers={"Location": target}))
     with pytest.raises(client.LlmCallFailed) as failed:
@@ -47,7 +47,7 @@ def test_a_redirect_to_another_host_is_not_followed_nor_retried(llm_server, else
 
 def test_a_redirect_in_a_run_is_recorded_as_such(llm_server, elsewhere, responses, settings,
                                                  django_capture_on_commit_callbacks):
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
     llm_server.script(None, Reply(status=307, headers={"Location": f"http://localhost:{elsewhere.port}/v1/x"}))
     run_now(django_capture_on_commit_callbacks, make_setting(make_endpoint(llm_server)), response_ids=[responses[0].pk])
     result = JudgeResult.objects.get(response=responses[0])

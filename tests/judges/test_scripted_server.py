@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Question, Response
-from grading.equivalence import extract_answer
+from equivalence import extract_answer
 from grading.judges import generation, scripted, services
 from grading.judges.kinds import INEQMATH_STEP_KINDS
 from grading.models import JudgeResult, JudgeSetting, MetaEvalProposal

@@ -126,7 +126,7 @@ def test_vision_batch_page_is_ocrd_and_a_server_error_fails_only_that_run(vision
 
 
 def test_a_vision_answer_over_the_byte_cap_is_not_read(vision_server, settings):
-    settings.REALMATH_LLM_MAX_REPLY_BYTES = 100_000
+    settings.LLM_MAX_REPLY_BYTES = 100_000
     vision_server.script["mode"] = "huge"
     with pytest.raises(EngineFailed, match="REALMATH_LLM_MAX_REPLY_BYTES"):
         get_engine("vision").recognise(Image.new("L", (64, 64), 255))
@@ -150,11 +150,11 @@ def test_vision_engine_reads_only_allowed_key_variables(vision_server, settings,
 
 
 def test_vision_engine_calls_only_allowed_hosts(vision_server, settings):
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["llm.example.org"]
+    settings.LLM_ALLOWED_HOSTS = ["llm.example.org"]
     with pytest.raises(EngineUnavailable, match="REALMATH_LLM_ALLOWED_HOSTS"):
         get_engine("vision").recognise(Image.new("L", (64, 64), 255))
     assert vision_server.requests == []
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
     assert get_engine("vision").availability() is None
 
 
@@ -175,7 +175,7 @@ def vision_llm_server(settings, monkeypatch):
 def test_a_vision_redirect_is_not_followed(vision_llm_server, settings):
     from tests.llm_server import LlmServer, Reply
 
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
     with LlmServer() as elsewhere:
         vision_llm_server.script(None, Reply(status=307, headers={"Location": f"http://localhost:{elsewhere.port}/v1/x"}))
         with pytest.raises(EngineFailed, match=f"307, a redirect to http://localhost:{elsewhere.port}.*not followed"):

@@ -11,7 +11,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grading.equivalence import MODES, check_many
+from equivalence import MODES, check_many
 
 BATCH = 500
 

@@ -5,13 +5,14 @@ may be called, and how much model output is kept.
 An endpoint names the variable its key is read from and the URL the key is sent to, so both
 are checked when an endpoint is saved and again, from the settings of the calling process,
 right before a key is read or a call is made (a row may come from an import or an older
-version). The OCR vision engine reads its key through the same rules.
+version). The OCR vision engine reads its key through the same rules. The lists and caps come
+from the host application (`llm.config`); the messages name the environment variables an admin
+sets them with.
 """
 import re
 from urllib.parse import urlsplit
 
-from django.conf import settings
-from django.http.request import validate_host
+from .config import current
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # The app's own secrets: never read as an API key, whatever the allow-list says.
@@ -20,7 +21,7 @@ NEVER_KEYS = frozenset({"DJANGO_SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL"
 
 def allowed_key_names():
     """The allow-list: exact names, and prefixes written with a trailing ``*``."""
-    return list(settings.REALMATH_LLM_KEY_ENV_ALLOWED)
+    return list(current().key_env_allowed)
 
 
 def key_name_problem(name):
@@ -44,7 +45,7 @@ def key_name_problem(name):
 
 def allowed_hosts():
     """The hosts LLM calls may go to; empty: any host."""
-    return list(settings.REALMATH_LLM_ALLOWED_HOSTS)
+    return list(current().allowed_hosts)
 
 
 def url_problem(url):
@@ -63,12 +64,26 @@ def url_problem(url):
     return ""
 
 
+def validate_host(host, allowed_hosts):
+    """Whether `host` (lower case, IPv6 in brackets) matches a pattern of `allowed_hosts`, as
+    Django's ``django.http.request.validate_host`` decides it: ``*`` is any host, ``.example.org``
+    is example.org and its subdomains, anything else must be equal (tests/llm compare the two)."""
+    return any(pattern == "*" or _same_domain(host, pattern) for pattern in allowed_hosts)
+
+
+def _same_domain(host, pattern):
+    if not pattern:
+        return False
+    pattern = pattern.lower()
+    return (pattern[0] == "." and (host.endswith(pattern) or host == pattern[1:])) or pattern == host
+
+
 def max_output_chars():
-    return int(settings.REALMATH_LLM_MAX_OUTPUT_CHARS)
+    return int(current().max_output_chars)
 
 
 def max_reply_bytes():
-    return int(settings.REALMATH_LLM_MAX_REPLY_BYTES)
+    return int(current().max_reply_bytes)
 
 
 def cap_output(text, limit=None):

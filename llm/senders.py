@@ -1,7 +1,7 @@
 """
 The threads that send a process's calls to one LLM endpoint, each holding one of its slots.
 
-`complete` (grading.judges.client) does not send its request itself: it queues it here and
+`complete` (llm.client) does not send its request itself: it queues it here and
 waits. A sender thread takes the request, gets a slot from the endpoint's limiter, sends, hands
 the reply (or the exception) back, and then, if another request is queued, sends that one at
 once on the same slot. Only when nothing is queued does it give the slot back.

@@ -26,12 +26,13 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 GRACE_SECONDS = 0.25  # after the timeout, for the worker's own "out of time" reply to arrive
 STARTUP_SECONDS = 60.0
 SECOND_OPINION_LOAD_SECONDS = 15.0  # extra wait while a worker imports Math-Verify the first time
-DEFAULT_MEMORY_MB = int(os.environ.get("REALMATH_EQUIVALENCE_MEMORY_MB", "1024"))
-DEFAULT_POOL_SIZE = int(os.environ.get("REALMATH_EQUIVALENCE_WORKERS", "2"))
+# Defaults of the pool's settings; the Django side passes its own through configure().
+DEFAULT_MEMORY_MB = 1024
+DEFAULT_POOL_SIZE = 2
 WARMUP = [
     (r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}"), (r"\cos^2 x - \sin^2 x", r"\cos 2x"),
     (r"x \geq 2", r"[2, \infty)"), ("0.333", "1/3"), ("x^2 - 1 = 0", r"\{1, -1\}"),
@@ -52,18 +53,16 @@ class WorkerError(RuntimeError):
 class WorkerProcess:
     """One persistent checking process and the pipe protocol to it."""
 
-    def __init__(self, memory_mb=DEFAULT_MEMORY_MB, warmup=None):
-        if warmup is None:
-            warmup = os.environ.get("REALMATH_EQUIVALENCE_WARMUP", "1") != "0"
+    def __init__(self, memory_mb=DEFAULT_MEMORY_MB, warmup=True, debug=False):
         env = dict(os.environ)
         env["PYTHONPATH"] = str(PROJECT_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
         env.pop("DJANGO_SETTINGS_MODULE", None)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grading.equivalence.worker", str(int(memory_mb)), "warm" if warmup else "cold"],
+            [sys.executable, "-m", "equivalence.worker", str(int(memory_mb)), "warm" if warmup else "cold"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=None if os.environ.get("REALMATH_EQUIVALENCE_DEBUG") else subprocess.DEVNULL,
+            stderr=None if debug else subprocess.DEVNULL,
             cwd=str(PROJECT_ROOT),
             env=env,
             close_fds=True,
@@ -194,14 +193,28 @@ def _reap(process):
 class WorkerPool:
     """Up to ``size`` workers shared by the threads of this process."""
 
-    def __init__(self, size=DEFAULT_POOL_SIZE, memory_mb=DEFAULT_MEMORY_MB, warmup=None):
+    def __init__(self, size=DEFAULT_POOL_SIZE, memory_mb=DEFAULT_MEMORY_MB, warmup=True, debug=False):
         self.size = max(1, size)
         self.memory_mb = memory_mb
         self.warmup = warmup
+        self.debug = debug
         self._idle = []
         self._count = 0
         self._condition = threading.Condition()
         self._pid = os.getpid()
+
+    def configure(self, *, workers=None, memory_mb=None, warmup=None, debug=None):
+        """Change the settings (``None`` keeps one); see :func:`equivalence.configure`."""
+        with self._condition:
+            if workers is not None:
+                self.size = max(1, int(workers))
+                self._condition.notify_all()
+            if memory_mb is not None:
+                self.memory_mb = int(memory_mb)
+            if warmup is not None:
+                self.warmup = bool(warmup)
+            if debug is not None:
+                self.debug = bool(debug)
 
     def _after_fork(self):
         """In a forked child the parent's workers are not ours: drop them, start afresh."""
@@ -226,7 +239,7 @@ class WorkerPool:
                 worker = None
         if worker is None:
             try:
-                worker = WorkerProcess(self.memory_mb, self.warmup)
+                worker = WorkerProcess(self.memory_mb, self.warmup, self.debug)
             except OSError as exc:
                 with self._condition:
                     self._count -= 1
@@ -250,7 +263,7 @@ class WorkerPool:
         """Kill the held worker and start its replacement now (it warms up in the background)."""
         holder[0].kill()
         try:
-            holder[0] = WorkerProcess(self.memory_mb, self.warmup)
+            holder[0] = WorkerProcess(self.memory_mb, self.warmup, self.debug)
         except OSError:
             holder[0] = None
 

@@ -6,12 +6,12 @@ The client is built with ``max_retries=0``; `complete` retries 429s, 5xx answers
 dropped connections and unreadable bodies itself, with exponential backoff and jitter, waiting
 at least as long as a ``Retry-After`` (or ``retry-after-ms``) header asks, and telling the
 endpoint's limiter to pause every worker for that long. Each attempt is sent by one of the
-process's sender threads for the endpoint (grading.judges.senders), which holds a limiter slot
+process's sender threads for the endpoint (llm.senders), which holds a limiter slot
 while the HTTP call runs and sends the next queued call on it. Every failed attempt is written
 down in the result.
 
 Before a key is read or a call made, the key variable and the host are checked against the
-allow-lists (grading.judges.access); an answer longer than REALMATH_LLM_MAX_OUTPUT_CHARS is cut
+allow-lists (llm.access); an answer longer than REALMATH_LLM_MAX_OUTPUT_CHARS is cut
 to it, and the cut is written down beside the failed attempts (kind "truncated").
 
 Redirects are never followed (a 3xx would send the prompt to a host the allow-list never saw):
@@ -28,9 +28,8 @@ import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from django.conf import settings
-
 from . import access, ratelimit
+from .config import current
 from .senders import senders_for
 
 MAX_RETRY_AFTER = 300.0
@@ -99,7 +98,7 @@ class MissingApiKey(EndpointUnusable):
 
 
 class EndpointRefused(EndpointUnusable):
-    """The key variable or the host is not allowed (see grading.judges.access)."""
+    """The key variable or the host is not allowed (see llm.access)."""
 
 
 def read_api_key(name):
@@ -222,7 +221,7 @@ def limiter_for(endpoint):
             tokens_per_minute=endpoint.tokens_per_minute,
             # A call cannot outlive its timeout; a killed worker's slot frees itself after this.
             lease_seconds=endpoint.timeout * 1.5 + 5.0,
-            window=float(settings.JUDGE_RATELIMIT_WINDOW_SECONDS),
+            window=float(current().ratelimit_window_seconds),
         )
     )
 
@@ -245,8 +244,8 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
         raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0) from exc
     kwargs = _request_kwargs(call, messages)
     errors, spent_ms = [], 0
-    base = float(settings.JUDGE_RETRY_BASE_SECONDS)
-    cap = float(settings.JUDGE_RETRY_MAX_SECONDS)
+    config = current()
+    base, cap = float(config.retry_base_seconds), float(config.retry_max_seconds)
     estimate = estimate_tokens(messages, call.max_tokens)
     attempts = max(1, endpoint.max_attempts)
     senders = senders_for(limiter)

@@ -9,8 +9,8 @@ Where the shared state lives:
 
 - ``REDIS_URL`` set: in Redis, updated by Lua scripts (atomic, uses the Redis clock), so the
   limits hold for any number of workers on any number of machines.
-- otherwise: a small JSON file per endpoint under ``JUDGE_RATELIMIT_DIR`` (default
-  ``var/ratelimit/``), read and written under an exclusive ``fcntl`` lock. This holds across
+- otherwise: a small JSON file per endpoint under the configured directory
+  (``LlmConfig.ratelimit_dir``, the app's ``LLM_RATELIMIT_DIR``, default ``var/ratelimit/``), read and written under an exclusive ``fcntl`` lock. This holds across
   processes on one machine, which is the embedded setup (SQLite, one host). Run workers on
   several machines only with ``REDIS_URL``.
 
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from hashlib import sha1
 from pathlib import Path
 
-from django.conf import settings
+from .config import current
 
 WINDOW = 60.0
 CONCURRENCY_POLL = 0.005
@@ -259,10 +259,11 @@ def _waiters_for(key):
 
 
 def default_store():
-    """Redis when REDIS_URL is set, else files under JUDGE_RATELIMIT_DIR."""
-    if settings.REDIS_URL:
-        return RedisStore.for_url(settings.REDIS_URL, settings.JUDGE_RATELIMIT_PREFIX)
-    return FileStore(settings.JUDGE_RATELIMIT_DIR)
+    """Redis when the config has a Redis URL, else files under its rate-limit directory."""
+    config = current()
+    if config.redis_url:
+        return RedisStore.for_url(config.redis_url, config.ratelimit_prefix)
+    return FileStore(config.ratelimit_dir)
 
 
 # --- the shared state: one algorithm, two stores -------------------------------------------

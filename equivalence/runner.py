@@ -9,7 +9,7 @@ from .worker import WorkerError, pool
 
 
 def run_checks(pairs, *, mode="default", timeout=2.0, workers=None, second_opinion=False):
-    """Verdicts for ``pairs`` in order (see :func:`grading.equivalence.check_many`)."""
+    """Verdicts for ``pairs`` in order (see :func:`equivalence.check_many`)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     try:

@@ -1,9 +1,9 @@
-"""The answer-check page: paste two answers, see whether they are equivalent and why."""
+"""The Answer check page (/grading/equivalence/): paste two answers, see whether they are equivalent and why."""
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from grading.equivalence import MAX_ANSWER_CHARS, check_equivalence
+from equivalence import MAX_ANSWER_CHARS, check_equivalence
 
 EXAMPLES = [
     (r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}"),
