@@ -121,7 +121,7 @@ def bound_reply(response):
     if encoding not in ("", "identity"):
         raise ReplyTooLarge(f"The endpoint compressed its answer ({encoding}) though asked not to; it was not read.")
     length = response.headers.get("content-length", "").strip()
-    if length.isdigit() and int(length) > limit:
+    if length.isascii() and length.isdigit() and int(length) > limit:  # "²".isdigit() is True
         raise ReplyTooLarge(f"The answer has {int(length):,} bytes, over REALMATH_LLM_MAX_REPLY_BYTES ({limit:,}); "
                             "it was not read.")
     response.stream = CappedStream(response.stream, limit)
