@@ -124,12 +124,12 @@ def dataset_import(request):
     form = DatasetImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        if runs_in_background(upload):
-            job = create_import_job(request.user, form.cleaned_data["format"], upload, form.cleaned_data["exam"])
-            return redirect("annotation:import_job", pk=job.pk)
         importer = IMPORTERS[form.cleaned_data["format"]]
         kwargs = {"exam_name": form.cleaned_data["exam"]} if form.cleaned_data["exam"] else {}
         try:
+            if runs_in_background(upload, form.cleaned_data["format"]):  # by the size it inflates to
+                job = create_import_job(request.user, form.cleaned_data["format"], upload, form.cleaned_data["exam"])
+                return redirect("annotation:import_job", pk=job.pk)
             result = importer(upload.read(), upload.name, user=request.user, **kwargs)
         except ImportFormatError as exc:
             form.add_error("file", f"Nothing was imported. {exc}")

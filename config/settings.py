@@ -121,9 +121,14 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets the web server and the Celery worker use the file side by side.
+    # WAL lets the web server and the Celery worker use the file side by side. Transactions take
+    # the write lock when they begin (BEGIN IMMEDIATE, waiting up to `timeout` for it), as
+    # select_for_update would on PostgreSQL: a deferred one that reads, then writes after another
+    # writer committed fails at once with "database is locked" (SQLite cannot upgrade a stale
+    # snapshot), which made label saves retry for seconds while an import wrote its batches.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+         "transaction_mode": "IMMEDIATE"}
     )
     DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME") or None}
     # Created 0600 before the first connection; SQLite gives its -wal and -shm files the same mode.
@@ -171,6 +176,10 @@ EXPORT_STALE_SECONDS = 300
 IMPORT_STALE_SECONDS = 300
 # How often a worker running an import shows it is alive (well under IMPORT_STALE_SECONDS).
 IMPORT_HEARTBEAT_SECONDS = 10
+# On SQLite a worker writes a large import in transactions of about this long, pausing between
+# them so that label saves and logins get the write lock (annotation/importers/batches.py).
+IMPORT_BATCH_SECONDS = 0.5
+IMPORT_BATCH_PAUSE_SECONDS = 0.25
 IMPORT_MAX_BYTES = env_int("REALMATH_IMPORT_MAX_BYTES", 200 * 1024 * 1024)
 # Uploads larger than this are imported by a worker, with a progress bar; smaller ones at once.
 IMPORT_SYNC_MAX_BYTES = env_int("REALMATH_IMPORT_SYNC_MAX_BYTES", 2 * 1024 * 1024)

@@ -15,6 +15,10 @@ class ImportJob(BackgroundJob):
     done = models.PositiveBigIntegerField(default=0, help_text="Bytes of the file read so far.")
     total = models.PositiveBigIntegerField(default=0, help_text="Bytes of the file.")
     report = models.ForeignKey("annotation.ImportReport", on_delete=models.SET_NULL, null=True, blank=True)
+    written = models.JSONField(
+        default=dict, blank=True,
+        help_text="{table: [[after, up to], ...]}: the rows its committed batches wrote (SQLite), removed if it fails.",
+    )
 
     class Meta(BackgroundJob.Meta):
         pass
