@@ -365,7 +365,7 @@ def watch_ocr_run(run_id: int, takeovers: int = 0, *, now=None) -> str:
         return "watching"
     mine = OcrRun.objects.filter(pk=run_id, status=OcrRun.Status.RUNNING, started=run.started)
     if takeovers >= MAX_OCR_TAKEOVERS:
-        mine.update(status=OcrRun.Status.FAILED, finished=now, error=(
+        mine.update(status=OcrRun.Status.FAILED, finished=now, error=gettext(
             "The worker reading this page stopped (killed or restarted) twice; it was not tried again "
             "automatically. Retry to try once more."))
         return "failed"

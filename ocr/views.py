@@ -382,15 +382,15 @@ def flag_transcript(request, pk):
     """"Transcript wrong here" from the labelling screen: JSON {start, end, note} -> the flag."""
     response = get_object_or_404(Response, pk=pk)
     if not can_label(request.user, response):
-        return JsonResponse({"detail": "This response is not assigned to you."}, status=403)
+        return JsonResponse({"detail": gettext("This response is not assigned to you.")}, status=403)
     if request.content_type != "application/json":  # a form's body has been parsed already: no raw body to read
-        return JsonResponse({"detail": "Send a JSON object {start, end, note}."}, status=400)
+        return JsonResponse({"detail": gettext("Send a JSON object {start, end, note}.")}, status=400)
     try:
         data = json.loads(request.body or b"{}")
     except (ValueError, UnicodeDecodeError):
-        return JsonResponse({"detail": "Send a JSON object {start, end, note}."}, status=400)
+        return JsonResponse({"detail": gettext("Send a JSON object {start, end, note}.")}, status=400)
     if not isinstance(data, dict):
-        return JsonResponse({"detail": "Send a JSON object {start, end, note}."}, status=400)
+        return JsonResponse({"detail": gettext("Send a JSON object {start, end, note}.")}, status=400)
     try:
         flag = services.flag_transcript(
             response=response, user=request.user, start=data.get("start"), end=data.get("end"),
