@@ -18,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.contrib.auth import get_user_model
 from django.db import DatabaseError, transaction
+from django.utils.translation import gettext
 
 from accounts.roles import ROLES, is_admin
 from accounts.services import ensure_role_groups
@@ -70,26 +71,39 @@ class UserRef(Shape):
             context.setdefault("usernames", {}).setdefault(value, (context.get("line"), path))
 
 
+def line_problem(number, path, problem):
+    """The message of a line's field that cannot be imported: "line N, field PATH: PROBLEM."."""
+    return gettext("line %(number)s, field %(field)s: %(problem)s.") % {"number": number, "field": path,
+                                                                        "problem": problem}
+
+
+def _field_problem(line, field, problem):
+    return gettext("line %(number)s: field '%(field)s' %(problem)s.") % {"number": line["_line"], "field": field,
+                                                                         "problem": problem}
+
+
 def choice(values):
     values = [str(v) for v in values]
 
     def check_choice(value):
         if value not in values:
-            raise ValueError(f"must be one of {', '.join(values)}; got {str(value)[:40]!r}")
+            raise ValueError(gettext("must be one of %(values)s; got %(value)s")
+                             % {"values": ", ".join(values), "value": repr(str(value)[:40])})
     return Value(check_choice, null=False)
 
 
 def whole(low, high=2**31 - 1, *, null=True):
     def check_whole(value):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(f"must be a whole number from {low} to {high}, got {json.dumps(value)[:40]}")
+            raise ValueError(gettext("must be a whole number from %(low)s to %(high)s, got %(value)s")
+                             % {"low": low, "high": high, "value": json.dumps(value)[:40]})
     return Value(check_whole, null=null)
 
 
 def score(value):
     """Points as JSON numbers (sub-scores): finite, and of a size a score can have."""
     if abs(check_finite(value)) >= 100000:
-        raise ValueError("is out of range")
+        raise ValueError(gettext("is out of range"))
 
 
 TIME = Value(check_time)
@@ -186,30 +200,33 @@ def iter_lines(stream, file_name, context=None):
         try:
             content = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ImportFormatError(f"{file_name}: not UTF-8 text ({exc.reason} at byte {start + exc.start}).") from exc
+            raise ImportFormatError(gettext("%(file)s: not UTF-8 text (%(reason)s at byte %(at)s).")
+                                      % {"file": file_name, "reason": exc.reason, "at": start + exc.start}) from exc
         if not content.strip():
             continue
         try:
             line = json.loads(content)
         except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"line {number}: not valid JSON: {exc.msg} at column {exc.colno}.") from exc
+            raise ImportFormatError(gettext("line %(number)s: not valid JSON: %(message)s at column %(column)s.")
+                                      % {"number": number, "message": exc.msg, "column": exc.colno}) from exc
         except RecursionError:  # the decoder recurses once per level of [[[...]]]
-            raise ImportFormatError(f"line {number}: {TOO_DEEP}.") from None
+            raise ImportFormatError(gettext("line %(number)s: %(problem)s.") % {"number": number, "problem": TOO_DEEP}) from None
         if not isinstance(line, dict):
-            raise ImportFormatError(f"line {number}: expected an object, got {type(line).__name__}.")
+            raise ImportFormatError(gettext("line %(number)s: expected an object, got %(type)s.")
+                                    % {"number": number, "type": type(line).__name__})
         kind = line.get("type")
         if kind not in types:
-            raise ImportFormatError(f"line {number}: unknown line type {kind!r}.")
+            raise ImportFormatError(gettext("line %(number)s: unknown line type %(kind)s.") % {"number": number, "kind": repr(kind)})
         if shapes is not None:
             context["line"] = number
             try:
                 check(shapes[kind], line, "", context)
                 _note_line(line, kind, number, context)
             except Refused as exc:
-                raise ImportFormatError(f"line {number}, field {exc.path}: {exc.problem}.") from None
+                raise ImportFormatError(line_problem(number, exc.path, exc.problem)) from None
             problem = json_problem(line)  # depth, and NUL characters inside JSON fields
             if problem:
-                raise ImportFormatError(f"line {number}, field {problem[0]}: {problem[1]}.")
+                raise ImportFormatError(line_problem(number, problem[0], problem[1]))
         line["_line"] = number
         yield line
 
@@ -219,7 +236,7 @@ def _note_line(line, kind, number, context):
     defined, wanted = context.setdefault("defined", set()), context.setdefault("wanted", {})
     if kind == "question":
         if content_hash(line["statement"]) != line["key"]:
-            raise Refused("key", "does not match the question's statement (it is the SHA-256 of the statement)")
+            raise Refused("key", gettext("does not match the question's statement (it is the SHA-256 of the statement)"))
         defined.add(("question", line["key"]))
     elif kind == "response" and ("question", line["question"]) not in defined:
         wanted.setdefault(("question", line["question"]), (number, "question"))
@@ -237,7 +254,7 @@ def check_references(context, user):
     found = set(Question.objects.filter(statement_hash__in=questions).values_list("statement_hash", flat=True))
     for key in questions - found:
         number, path = wanted[("question", key)]
-        problems.append((number, path, f"refers to an unknown question {key[:12]}…"))
+        problems.append((number, path, gettext("refers to an unknown question %(key)s…") % {"key": key[:12]}))
     for module in section_modules():
         if hasattr(module, "check_references"):
             problems.extend(module.check_references(context, user))
@@ -246,11 +263,12 @@ def check_references(context, user):
         existing = set(get_user_model().objects.filter(username__in=list(names)).values_list("username", flat=True))
         for name in set(names) - existing:
             number, path = names[name]
-            problems.append((number, path, f"user {name!r} does not exist here, and only an admin's import creates "
-                                           "users (ask an admin to import this file, or to create the user first)"))
+            problems.append((number, path, gettext(
+                "user %(name)s does not exist here, and only an admin's import creates users (ask an admin to "
+                "import this file, or to create the user first)") % {"name": repr(name)}))
     if problems:
         number, path, problem = min(problems, key=lambda p: (p[0], p[1]))
-        raise ImportFormatError(f"line {number}, field {path}: {problem}.")
+        raise ImportFormatError(line_problem(number, path, problem))
 
 
 def check_lines(stream, file_name, user=None):
@@ -259,7 +277,7 @@ def check_lines(stream, file_name, user=None):
     context = {"importer": user}
     count = sum(1 for _ in iter_lines(stream, file_name, context))
     if not count:
-        raise ImportFormatError(f"{file_name}: the file holds no lines.")
+        raise ImportFormatError(gettext("%(file)s: the file holds no lines.") % {"file": file_name})
     check_references(context, user)
     return count
 
@@ -270,15 +288,16 @@ def _dec(value, line, field):
     try:
         number = Decimal(str(value))
     except InvalidOperation as exc:
-        raise ImportFormatError(f"line {line['_line']}: field '{field}' is not a number: {value!r}.") from exc
+        raise ImportFormatError(_field_problem(line, field, gettext("is not a number: %(value)s") % {"value": repr(value)})) from exc
     if not number.is_finite():
-        raise ImportFormatError(f"line {line['_line']}: field '{field}' is not a finite number.")
+        raise ImportFormatError(_field_problem(line, field, gettext("is not a finite number")))
     return number
 
 
 def _version_number(value, line, field):
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**31 - 1:
-        raise ImportFormatError(f"line {line['_line']}: field '{field}' must be a whole number from 1, got {value!r}.")
+        raise ImportFormatError(_field_problem(line, field, gettext("must be a whole number from 1, got %(value)s")
+                                               % {"value": repr(value)}))
     return value
 
 
@@ -288,7 +307,7 @@ def _load_rubric_versions(question, line):
     question.save(update_fields=["rubric_version"])
     kept = line.get("rubric_versions") or []
     if not isinstance(kept, list) or not all(isinstance(v, dict) for v in kept):
-        raise ImportFormatError(f"line {line['_line']}: field 'rubric_versions' must be a list of objects.")
+        raise ImportFormatError(_field_problem(line, "rubric_versions", gettext("must be a list of objects")))
     for v in kept:
         row = RubricVersion.objects.create(
             question=question, version=_version_number(v.get("version"), line, "rubric_versions.version"),
@@ -309,7 +328,8 @@ def _time(value, line, field):
     try:
         return datetime.fromisoformat(value)
     except (TypeError, ValueError) as exc:
-        raise ImportFormatError(f"line {line['_line']}: field '{field}' is not an ISO date-time: {value!r}.") from exc
+        raise ImportFormatError(_field_problem(line, field, gettext("is not an ISO date-time: %(value)s")
+                                               % {"value": repr(value)})) from exc
 
 
 def may_create(context):
@@ -369,7 +389,7 @@ def _load_question(line, context, result):
         result.count("questions_skipped")
         return
     if content_hash(line["statement"]) != key:
-        raise ImportFormatError(f"line {line['_line']}, field key: does not match the question's statement.")
+        raise ImportFormatError(line_problem(line["_line"], "key", gettext("does not match the question's statement")))
     exam = context["exams"].get(line["exam"]) or Exam.objects.get_or_create(name=line["exam"])[0]
     question = Question.objects.create(
         exam=exam, statement=line["statement"], statement_hash=key,
@@ -428,7 +448,8 @@ def _load_label(response, data, line, context):
 def _load_response(line, context, result, modules):
     question = context["questions"].get(line["question"]) or Question.objects.filter(statement_hash=line["question"]).first()
     if question is None:  # checked before anything was written; kept for callers of the loaders
-        raise ImportFormatError(f"line {line['_line']}, field question: refers to an unknown question {line['question'][:12]}….")
+        raise ImportFormatError(line_problem(line["_line"], "question", gettext("refers to an unknown question %(key)s…")
+                                            % {"key": line["question"][:12]}))
     transcript_hash = content_hash(line["transcript"])
     if Response.objects.filter(question=question, student_id=line["student_id"], transcript_hash=transcript_hash).exists():
         result.count("responses_skipped")
@@ -473,7 +494,7 @@ def _seed(value, line):
     if value in (None, ""):
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ImportFormatError(f"line {line['_line']}: anchoring_seed must be a whole number ≥ 0.")
+        raise ImportFormatError(gettext("line %(number)s: anchoring_seed must be a whole number ≥ 0.") % {"number": line["_line"]})
     return value
 
 
@@ -481,7 +502,8 @@ def _active_seconds(value, line):
     if value in (None, ""):
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10**9:
-        raise ImportFormatError(f"line {line['_line']}: active_seconds must be a whole number of seconds ≥ 0.")
+        raise ImportFormatError(gettext("line %(number)s: active_seconds must be a whole number of seconds ≥ 0.")
+                                % {"number": line["_line"]})
     return value
 
 
@@ -495,7 +517,8 @@ def read_dataset_upload(raw, file_name):
     from ..importers.jobs import ZIP_MAGIC, dataset_member
 
     if len(raw) > settings.IMPORT_MAX_BYTES:
-        raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+        raise ImportFormatError(gettext("%(file)s: file is larger than %(max)s bytes.")
+                                % {"file": file_name, "max": settings.IMPORT_MAX_BYTES})
     if not raw.startswith(ZIP_MAGIC):
         return raw
     archive, info = dataset_member(io.BytesIO(raw), file_name)
@@ -503,7 +526,7 @@ def read_dataset_upload(raw, file_name):
         with archive.open(info) as handle:
             return handle.read(settings.IMPORT_MAX_BYTES + 1)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-        raise ImportFormatError(f"{file_name}: not a readable zip ({exc}).") from exc
+        raise ImportFormatError(gettext("%(file)s: not a readable zip (%(error)s).") % {"file": file_name, "error": exc}) from exc
 
 
 def import_dataset(raw, file_name, *, user=None, on_progress=None, writer=None):
@@ -535,7 +558,8 @@ def _load_lines(stream, file_name, user, on_progress, result, count, writer):
         try:
             _load_line(line, context, result, modules)
         except DatabaseError as exc:  # what the checks cannot know (a row added meanwhile, ...)
-            raise ImportFormatError(f"line {line['_line']}: the database refused it ({exc}).") from exc
+            raise ImportFormatError(gettext("line %(number)s: the database refused it (%(error)s).")
+                                          % {"number": line["_line"], "error": exc}) from exc
     step()
     for key in ("questions_created", "questions_skipped", "responses_created", "responses_skipped"):
         result.counts.setdefault(key, 0)

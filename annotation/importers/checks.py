@@ -16,7 +16,7 @@ from django.core.validators import DecimalValidator
 from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils.text import format_lazy
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext
 
 # Deeper JSON than this is refused by every importer, whether or not Python's decoder could read
 # it: nothing we export nests past about ten levels, and pages, exports and the API walk stored
@@ -65,8 +65,10 @@ def json_problem(value, limit=MAX_JSON_DEPTH):
 def type_name(value):
     if value is None:
         return "null"
-    return {bool: "true/false", int: "a whole number", float: "a number", str: "text", list: "a list",
-            dict: "an object"}.get(type(value), type(value).__name__)
+    return {bool: pgettext("JSON type", "true/false"), int: pgettext("JSON type", "a whole number"),
+            float: pgettext("JSON type", "a number"), str: pgettext("JSON type", "text"),
+            list: pgettext("JSON type", "a list"), dict: pgettext("JSON type", "an object")}.get(type(value),
+                                                                                               type(value).__name__)
 
 
 def _is_number(value):
@@ -76,35 +78,36 @@ def _is_number(value):
 def check_finite(value):
     """value as a float, or a problem: a finite JSON number."""
     if not _is_number(value):
-        raise ValueError(f"must be a number, got {type_name(value)}")
+        raise ValueError(gettext("must be a number, got %(type)s") % {"type": type_name(value)})
     try:
         number = float(value)
     except OverflowError:
-        raise ValueError("is out of range") from None
+        raise ValueError(gettext("is out of range")) from None
     if not math.isfinite(number):
-        raise ValueError("must be a finite number")
+        raise ValueError(gettext("must be a finite number"))
     return number
 
 
 def check_decimal(value, max_digits, decimal_places):
     """A number or a decimal string that fits a DECIMAL(max_digits, decimal_places) column."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"must be a number or a decimal string, got {type_name(value)}")
+        raise ValueError(gettext("must be a number or a decimal string, got %(type)s") % {"type": type_name(value)})
     if isinstance(value, str) and len(value) > 60:
-        raise ValueError("is not a decimal number")
+        raise ValueError(gettext("is not a decimal number"))
     try:
         number = Decimal(str(value).strip())
     except InvalidOperation:
-        raise ValueError(f"is not a number: {str(value)[:40]!r}") from None
+        raise ValueError(gettext("is not a number: %(value)s") % {"value": repr(str(value)[:40])}) from None
     if not number.is_finite():
-        raise ValueError("must be a finite number")
+        raise ValueError(gettext("must be a finite number"))
     limit = Decimal(10) ** (max_digits - decimal_places)
     if abs(number) >= limit:
-        raise ValueError(f"is out of range (at most {max_digits - decimal_places} digits before the point)")
+        raise ValueError(gettext("is out of range (at most %(n)s digits before the point)")
+                         % {"n": max_digits - decimal_places})
     try:
         DecimalValidator(max_digits, decimal_places)(number)
     except ValidationError:
-        raise ValueError(f"has more than {decimal_places} decimal places") from None
+        raise ValueError(gettext("has more than %(n)s decimal places") % {"n": decimal_places}) from None
     return number
 
 
@@ -113,27 +116,29 @@ def check_column(field, value):
     if value is None:
         if field.null:
             return
-        raise ValueError("must not be null")
+        raise ValueError(gettext("must not be null"))
     if isinstance(field, models.BooleanField):
         if not isinstance(value, bool):
-            raise ValueError(f"must be true or false, got {type_name(value)}")
+            raise ValueError(gettext("must be true or false, got %(type)s") % {"type": type_name(value)})
     elif isinstance(field, (models.CharField, models.TextField)):
         if not isinstance(value, str):
-            raise ValueError(f"must be text, got {type_name(value)}")
+            raise ValueError(gettext("must be text, got %(type)s") % {"type": type_name(value)})
         if "\x00" in value:
-            raise ValueError("holds a NUL character")
+            raise ValueError(gettext("holds a NUL character"))
         if field.max_length is not None and len(value) > field.max_length:
-            raise ValueError(f"is {len(value)} characters long, longer than {field.max_length}")
+            raise ValueError(gettext("is %(n)s characters long, longer than %(max)s")
+                             % {"n": len(value), "max": field.max_length})
         if field.choices and not (value == "" and field.blank):
             allowed = [str(key) for key, _ in field.flatchoices]
             if value not in allowed:
-                raise ValueError(f"must be one of {', '.join(allowed)}; got {value[:40]!r}")
+                raise ValueError(gettext("must be one of %(values)s; got %(value)s")
+                                 % {"values": ", ".join(allowed), "value": repr(value[:40])})
     elif isinstance(field, models.IntegerField):  # and its Positive/Small/Big kinds
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"must be a whole number, got {type_name(value)}")
+            raise ValueError(gettext("must be a whole number, got %(type)s") % {"type": type_name(value)})
         low, high = INTEGER_RANGES.get(field.get_internal_type(), INTEGER_RANGES["IntegerField"])
         if not low <= value <= high:
-            raise ValueError(f"must be a whole number from {low} to {high}")
+            raise ValueError(gettext("must be a whole number from %(low)s to %(high)s") % {"low": low, "high": high})
         _run_validators(field, value)
     elif isinstance(field, models.FloatField):
         _run_validators(field, check_finite(value))
@@ -143,16 +148,16 @@ def check_column(field, value):
         check_time(value)
     elif isinstance(field, models.DateField):
         if not isinstance(value, str):
-            raise ValueError(f"must be an ISO date, got {type_name(value)}")
+            raise ValueError(gettext("must be an ISO date, got %(type)s") % {"type": type_name(value)})
         try:
             date.fromisoformat(value[:10])
         except ValueError:
-            raise ValueError(f"is not an ISO date: {value[:40]!r}") from None
+            raise ValueError(gettext("is not an ISO date: %(value)s") % {"value": repr(value[:40])}) from None
     elif isinstance(field, models.JSONField):
         default = field.get_default()
         wanted = type(default) if isinstance(default, (dict, list)) else None
         if wanted and not isinstance(value, wanted):
-            raise ValueError(f"must be {type_name(default)}, got {type_name(value)}")
+            raise ValueError(gettext("must be %(kind)s, got %(type)s") % {"kind": type_name(default), "type": type_name(value)})
 
 
 def _run_validators(field, value):
@@ -165,11 +170,11 @@ def _run_validators(field, value):
 
 def check_time(value):
     if not isinstance(value, str):
-        raise ValueError(f"must be an ISO date-time, got {type_name(value)}")
+        raise ValueError(gettext("must be an ISO date-time, got %(type)s") % {"type": type_name(value)})
     try:
         datetime.fromisoformat(value)
     except ValueError:
-        raise ValueError(f"is not an ISO date-time: {value[:40]!r}") from None
+        raise ValueError(gettext("is not an ISO date-time: %(value)s") % {"value": repr(value[:40])}) from None
 
 
 class Shape:
@@ -211,18 +216,18 @@ class Value(Shape):
 def text(max_length=None):
     def check(value):
         if not isinstance(value, str):
-            raise ValueError(f"must be text, got {type_name(value)}")
+            raise ValueError(gettext("must be text, got %(type)s") % {"type": type_name(value)})
         if "\x00" in value:
-            raise ValueError("holds a NUL character")
+            raise ValueError(gettext("holds a NUL character"))
         if max_length is not None and len(value) > max_length:
-            raise ValueError(f"is {len(value)} characters long, longer than {max_length}")
+            raise ValueError(gettext("is %(n)s characters long, longer than %(max)s") % {"n": len(value), "max": max_length})
     return Value(check)
 
 
 def kind_of(*kinds, label):
     def check(value):
         if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
-            raise ValueError(f"must be {label}, got {type_name(value)}")
+            raise ValueError(gettext("must be %(kind)s, got %(type)s") % {"kind": label, "type": type_name(value)})
     return Value(check)
 
 
@@ -234,14 +239,14 @@ class ListOf(Shape):
         if value is None and self.null:
             return
         if not isinstance(value, list):
-            raise Refused(path, f"must be a list, got {type_name(value)}")
+            raise Refused(path, gettext("must be a list, got %(type)s") % {"type": type_name(value)})
         seen = set()
         for index, item in enumerate(value):
             self.item.check(item, f"{path}[{index}]", context)
             key = self.unique(item) if self.unique else None
             if key is not None:
                 if key in seen:
-                    raise Refused(f"{path}[{index}]", f"repeats {key!r} of an earlier entry")
+                    raise Refused(f"{path}[{index}]", gettext("repeats %(key)s of an earlier entry") % {"key": repr(key)})
                 seen.add(key)
 
 
@@ -255,10 +260,10 @@ class MapOf(Shape):
         if value is None and self.null:
             return
         if not isinstance(value, dict):
-            raise Refused(path, f"must be an object, got {type_name(value)}")
+            raise Refused(path, gettext("must be an object, got %(type)s") % {"type": type_name(value)})
         for key, item in value.items():
             if len(key) > self.key_length or "\x00" in key:
-                raise Refused(path, f"has a key longer than {self.key_length} characters")
+                raise Refused(path, gettext("has a key longer than %(n)s characters") % {"n": self.key_length})
             self.value.check(item, f"{path}.{key}", context)
 
 
@@ -285,11 +290,11 @@ class Obj(Shape):
         if value is None and self.null:
             return
         if not isinstance(value, dict):
-            raise Refused(path or "line", f"must be an object, got {type_name(value)}")
+            raise Refused(path or "line", gettext("must be an object, got %(type)s") % {"type": type_name(value)})
         prefix = f"{path}." if path else ""
         for key in self.required:
             if value.get(key) is None:
-                raise Refused(f"{prefix}{key}", "is missing")
+                raise Refused(f"{prefix}{key}", gettext("is missing"))
         for key, shape in self.shapes.items():
             if key in value:
                 shape.check(value[key], f"{prefix}{key}", context)

@@ -67,3 +67,14 @@ def test_without_a_choice_a_jobs_refusal_is_in_the_servers_language(admin_user, 
     settings.LANGUAGE_CODE = "zh-hans"
     (import_root / "f.upload").unlink(missing_ok=True)
     assert _failed_job(import_root, admin_user).startswith("未导入任何内容。")
+
+
+def test_a_full_exports_refusal_in_chinese_names_line_and_field():
+    import io
+
+    from annotation.export.load import check_lines
+
+    with translation.override("zh-hans"), pytest.raises(ImportFormatError) as refused:
+        check_lines(io.BytesIO(b'{"type": "nope"}\n'), "d.jsonl")
+    assert str(refused.value).startswith("第 1 行："), str(refused.value)
+    assert "line" not in str(refused.value)
