@@ -102,11 +102,12 @@ def _record_warnings(cleaned, index):
     problems = []
     total = sum(to_decimal(v, index, "sub_question_scores") for v in cleaned["sub_question_scores"].values())
     if cleaned["sub_question_scores"] and total != cleaned["gt_decimal"]:
-        problems.append(f"sub-question scores sum to {total}, gt is {cleaned['gt']}")
+        problems.append(gettext("sub-question scores sum to %(total)s, gt is %(gt)s") % {"total": total, "gt": cleaned["gt"]})
     if cleaned["gt_decimal"] > cleaned["full_score_decimal"]:
-        problems.append(f"gt {cleaned['gt']} exceeds the full score {cleaned['full_score']}")
+        problems.append(gettext("gt %(gt)s exceeds the full score %(full)s") % {"gt": cleaned["gt"],
+                                                                                "full": cleaned["full_score"]})
     if cleaned["gt_decimal"] < 0:
-        problems.append(f"gt {cleaned['gt']} is negative")
+        problems.append(gettext("gt %(gt)s is negative") % {"gt": cleaned["gt"]})
     return problems
 
 
