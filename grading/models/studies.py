@@ -23,6 +23,7 @@ PROBE_CHOICES = [
     ("notation-swap", "Notation swap"),
     ("reorder-independent-steps", "Reorder independent steps"),
     ("raw-ocr", "Raw OCR text"),
+    ("style-rewrite", "Textbook-style rewrite (style ablation)"),
 ]
 
 

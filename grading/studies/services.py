@@ -30,6 +30,7 @@ from annotation.selectors import filter_responses
 
 from .. import runs
 from ..judges import services as judge_services
+from ..judges import strategies
 from ..judges.kinds import Outcome, get_kind
 from ..judges.services import RunRefused
 from ..models import DerivedAnswer, JudgeResult, JudgeSetting, ProbeItem, ProbeRun
@@ -191,7 +192,7 @@ def process_probe_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
         return report
     inputs, needs = {}, {}
     for item in items:
-        original = judge_services.judge_input(item.derived.response)
+        original = strategies.prepare(setting, judge_services.judge_input(item.derived.response), item.derived.response)
         derived = dataclasses.replace(original, response=item.derived.text, judge_query="")
         item.original_key = judge_services.input_cache_key(setting, kind, spec, original)
         item.derived_key = judge_services.input_cache_key(setting, kind, spec, derived)
