@@ -193,3 +193,20 @@ class GenerationRunForm(forms.Form):
 
 
 KIND_HELP = {key: kind.help for key, kind in KINDS.items()}
+
+
+class PromptSetImportForm(forms.Form):
+    """Issue 27: a release-format file whose records match existing answers, kept as a named prompt set."""
+
+    name = forms.SlugField(max_length=60, label=_("Prompt set name"), help_text=_("e.g. vf, fewshot"))
+    file = forms.FileField(label=_("Release-format file (JSON array)"))
+    holdout_absent = forms.BooleanField(
+        required=False, label=_("Answers absent from the file are hold-outs"),
+        help_text=_("For a few-shot variant file: the answers of its questions that it has no record for are "
+                    "its calibration examples, never judged or counted for this set."),
+    )
+    manifest = forms.FileField(
+        required=False, label=_("Hold-out manifest (optional)"),
+        help_text=_("A JSON list of {student_id, question_location}: answers to mark as hold-outs."),
+    )
+    exam = forms.CharField(max_length=200, required=False, label=_("Only answers of this exam (optional)"))

@@ -191,3 +191,20 @@ def test_editing_a_used_few_shot_setting_keeps_its_examples_unless_the_calibrati
     v3 = services.update_judge_setting(v2, few_shot_k=3)
     assert v3.version == 2 or v3.calibration["k"] == 3
     assert JudgeSetting.objects.get(pk=setting.pk).calibration == setting.calibration
+
+
+def test_settings_form_creates_a_few_shot_setting_and_its_page_shows_the_examples(reviewer_client, endpoint, graded):
+    data = {"name": "fs-page", "kind": "rubric", "strategy": "few-shot", "few_shot_k": 2, "split_rule": "student",
+            "few_shot_seed": 5, "endpoint": endpoint.pk, "model": "judge-model", "samples": 1, "aggregate": "mean",
+            "parse_retries": 0, "price_input_per_1k": 0, "price_output_per_1k": 0, "temperature": 0, "max_tokens": 64}
+    response = reviewer_client.post("/grading/judges/settings/new/", data, follow=True)
+    assert response.status_code == 200
+    setting = JudgeSetting.objects.get(name="fs-page")
+    assert setting.strategy == "few-shot" and setting.calibration["seed"] == 5 and "{{ examples }}" in setting.prompt_template
+    page = response.content.decode()
+    assert 'id="few-shot-table"' in page and "split rule: Not the same answer, not the same student" in page
+    for pk in setting.calibration["holdout"]:
+        assert f"#{pk}</a>" in page
+    assert "4 answers: never judged by this setting" in page
+    form_page = reviewer_client.get("/grading/judges/settings/new/").content.decode()
+    assert 'name="strategy"' in form_page and "rubric:verification-first" in form_page
