@@ -208,3 +208,23 @@ def test_settings_form_creates_a_few_shot_setting_and_its_page_shows_the_example
     assert "4 answers: never judged by this setting" in page
     form_page = reviewer_client.get("/grading/judges/settings/new/").content.decode()
     assert 'name="strategy"' in form_page and "rubric:verification-first" in form_page
+
+
+def test_judge_setting_command_adds_strategies_and_few_shot(llm_server, graded):
+    import json
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    def add(name, *extra):
+        out = StringIO()
+        call_command("judge_setting", "add", "--name", name, "--kind", "rubric", "--base-url", llm_server.url,
+                     "--model", "judge-model", "--api-key-env", "", "--format", "json", *extra, stdout=out)
+        return json.loads(out.getvalue())
+
+    assert add("cli-vf", "--strategy", "verification-first")["strategy"] == "verification-first"
+    row = add("cli-fs", "--strategy", "few-shot", "--examples", "1", "--split-rule", "exam", "--seed", "7")
+    assert row["few_shot"]["k"] == 1 and row["few_shot"]["split_rule"] == "exam" and row["few_shot"]["seed"] == 7
+    assert row["few_shot"]["n_holdout"] == 2
+    with pytest.raises(CommandError, match="invalid choice"):
+        add("cli-bad", "--strategy", "guess-first")
