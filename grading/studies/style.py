@@ -257,3 +257,14 @@ def flagged_counts(rewrites) -> dict:
         else:
             counts["lines_dropped_only"] += 1
     return counts
+
+
+def rewrite_counts() -> dict:
+    """Rewrites of current texts: total, flagged (by reason), usable (the style page)."""
+    rows = [row for row in DerivedAnswer.objects.filter(probe=PROBE, seed=SEED).select_related("response")
+            if row.source_hash == content_hash(row.response.transcript)]
+    flagged = flagged_counts(rows)
+    n_flagged = sum(flagged.values())
+    return {"total": len(rows), "flagged": n_flagged, "usable": len(rows) - n_flagged, "by_reason": flagged,
+            "from_llm": sum(1 for r in rows if (r.change or {}).get("source") == "llm"),
+            "from_file": sum(1 for r in rows if (r.change or {}).get("source") == "file")}

@@ -102,3 +102,23 @@ def test_rewrites_from_a_file_and_the_command_report(endpoint, llm_server, tmp_p
     assert report["setting"] == str(setting) and report["n_rewrites_judged"] == 4
     assert report["n_flagged_excluded"] == 1 and report["n_without_rewrite"] == 1
     assert report["groups"]["all"]["measures"]["mae"]["difference"] == 0.0
+
+
+def test_style_page_imports_rewrites_starts_a_run_and_the_run_page_reports(reviewer_client, endpoint, llm_server, tmp_path,
+                                                                         django_capture_on_commit_callbacks):
+    answers = _answers()
+    rows = [{"response_id": a.pk, "rewritten": a.transcript.replace("first we", "First, we")} for a in answers]
+    rows[0]["rewritten"] = "one line, so the answer is $x=9$"
+    path = tmp_path / "rw.json"
+    path.write_text(json.dumps(rows))
+    with path.open("rb") as upload:
+        page = reviewer_client.post("/grading/studies/style/", {"action": "import", "file": upload}, follow=True)
+    text = page.content.decode()
+    assert "6 rewrites of current texts (0 by an LLM, 6 from files): 5 usable, 1 flagged." in text
+    setting = make_setting(endpoint, name="style-page")
+    llm_server.default = Reply("Overall Score: 5")
+    with django_capture_on_commit_callbacks(execute=True):
+        started = reviewer_client.post("/grading/studies/style/", {"action": "run", "setting": setting.pk})
+    text = reviewer_client.get(started["Location"]).content.decode()
+    assert 'id="style-report"' in text and "5 rewrites judged with their originals · 1 rewrites flagged and excluded" in text
+    assert 'data-group="human" data-measure="mae"' in text and 'data-group="synthetic"' in text
