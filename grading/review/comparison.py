@@ -73,8 +73,10 @@ def _case_rows(indices, ids, a, b, gold, answers):
 
 
 def compare_pair(setting_a, setting_b, scores_a, scores_b, answers, *, n_resamples, seed, holdout=frozenset()):
+    holdout = set(holdout)
     both = set(scores_a) & set(scores_b) & set(answers)
-    ids = sorted(both - set(holdout))
+    ids = sorted(both - holdout)
+    scored_holdout = (set(scores_a) | set(scores_b)) & holdout  # left out, whoever scored them
     a, b, gold, clusters = _arrays(ids, scores_a, scores_b, answers)
     sources = np.array([answers[i][1] for i in ids], dtype=object)
     by_source = []
@@ -87,8 +89,8 @@ def compare_pair(setting_a, setting_b, scores_a, scores_b, answers, *, n_resampl
         "a": setting_a.pk, "b": setting_b.pk,
         "a_label": str(setting_a), "b_label": str(setting_b),
         "n_common": len(ids),
-        "n_holdout_excluded": len(both & set(holdout)),
-        "only_a": len(set(scores_a) - set(scores_b)), "only_b": len(set(scores_b) - set(scores_a)),
+        "n_holdout_excluded": len(scored_holdout),
+        "only_a": len(set(scores_a) - set(scores_b) - holdout), "only_b": len(set(scores_b) - set(scores_a) - holdout),
         "overall": paired.paired_comparison(a, b, gold, clusters, n_resamples=n_resamples, seed=seed),
         "by_source": by_source,
         "by_question": _by_question(ids, a, b, gold, answers),

@@ -22,7 +22,7 @@ def test_report_lists_strategies_examples_and_paired_differences(db):
     make_results(few, answers[2:], [5] * 6)
     data = report.report_data(bootstrap=100)
     [pair] = data["comparison"]["pairs"]
-    assert (pair["n_common"], pair["n_holdout_excluded"]) == (6, 0)  # few never scored its examples
+    assert (pair["n_common"], pair["n_holdout_excluded"]) == (6, 2)  # rts scored them, few never did: left out
     assert (pair["a"], pair["b"]) == ("few v1", "rts v1") and pair["measures"]["mae"]["difference"] == pytest.approx(1.0)
     [judge] = [j for j in data["judges"] if j["name"] == "few"]
     assert judge["few_shot"]["n_holdout"] == 2 and judge["few_shot"]["seed"] == 4
