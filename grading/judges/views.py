@@ -171,6 +171,9 @@ def run_start(request):
                         initial={"config": request.GET.get("config")})
     filters = _filters_from(data)
     n_matching = filter_responses(Response.objects.all(), filters).count()
+    chosen = JudgeSetting.objects.filter(pk=id_param(request.GET.get("config"))).first() if request.GET.get("config") else None
+    holdout = strategies.holdout_ids(chosen)  # issue 27: never judged by that setting
+    n_holdout = filter_responses(Response.objects.filter(pk__in=holdout), filters).count() if holdout else 0
     if request.method == "POST" and form.is_valid():
         try:
             run = services.start_judge_run(
@@ -185,6 +188,7 @@ def run_start(request):
         "form": form,
         "filters": filters,
         "n_matching": n_matching,
+        "n_holdout": n_holdout,
         "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
         "exams": Exam.objects.only("id", "name"),
         "sources": Response.Source.choices,
