@@ -228,3 +228,18 @@ def test_judge_setting_command_adds_strategies_and_few_shot(llm_server, graded):
     assert row["few_shot"]["n_holdout"] == 2
     with pytest.raises(CommandError, match="invalid choice"):
         add("cli-bad", "--strategy", "guess-first")
+
+
+def test_api_creates_a_few_shot_setting_and_shows_its_calibration(endpoint, graded):
+    from rest_framework.test import APIClient
+
+    from tests.conftest import make_user
+
+    client = APIClient()
+    client.force_authenticate(make_user("api-reviewer", "reviewer"))
+    answer = client.post("/api/judge-configs/", {
+        "name": "api-fs", "kind": "rubric", "endpoint": endpoint.pk, "model": "m", "strategy": "few-shot",
+        "few_shot_seed": 2, "calibration": {"holdout": [1]}}, format="json")
+    assert answer.status_code == 201, answer.content
+    body = answer.json()
+    assert body["strategy"] == "few-shot" and body["calibration"]["seed"] == 2 and len(body["calibration"]["holdout"]) == 4
