@@ -28,3 +28,17 @@ def test_hold_outs_are_excluded_from_the_pairs_and_counted(reviewer_client):
     assert [s["n_holdout"] for s in data["settings"]] == [0, 2]
     page = reviewer_client.get(reverse("grading:review_compare") + f"?setting={a.pk}&setting={b.pk}").content.decode()
     assert "2 hold-out answers (few-shot examples or a prompt set's calibration answers of either setting) excluded" in page
+
+
+def test_a_settings_hold_outs_never_count_in_its_metrics_or_queue(db):
+    from grading.review import selectors
+
+    question = make_question("Metrics problem.", location="H-09")
+    answers = make_responses(question, 5)
+    set_gold(answers, [5] * 5)
+    few = make_stored_setting("few-m", kind="rubric", strategy="few-shot",
+                              calibration={"holdout": [answers[0].pk], "examples": {}})
+    make_results(few, answers, [0, 5, 5, 5, 5])  # the example "judged" off by 5
+    report = selectors.metrics_report(selectors.Scope(config=few), bootstrap=0)
+    assert report["n_counted"] == 4 and report["overall"]["mse"] == 0.0
+    assert not selectors.current_results(selectors.Scope(config=few)).filter(response=answers[0]).exists()
