@@ -122,3 +122,13 @@ def test_style_page_imports_rewrites_starts_a_run_and_the_run_page_reports(revie
     text = reviewer_client.get(started["Location"]).content.decode()
     assert 'id="style-report"' in text and "5 rewrites judged with their originals · 1 rewrites flagged and excluded" in text
     assert 'data-group="human" data-measure="mae"' in text and 'data-group="synthetic"' in text
+
+
+def test_style_page_queues_llm_rewrites(reviewer_client, endpoint, llm_server):
+    _answers()
+    llm_server.default = lambda payload: Reply("First, we compute $2+2=4$.\nThen $x=4-1$.\nSo the answer is $x=3$.\n(done)")
+    page = reviewer_client.post("/grading/studies/style/", {"action": "rewrite", "endpoint": endpoint.pk,
+                                                           "model": "rewriter"}, follow=True)
+    text = page.content.decode()
+    assert "Rewrites queued" in text and "6 rewrites of current texts (6 by an LLM, 0 from files): 6 usable, 0 flagged." in text
+    assert llm_server.request_count == 6
