@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from django.db.models import F, FloatField
 from django.db.models.functions import Cast
@@ -89,6 +89,17 @@ def _violates(shares, example, other, classes):
     return bool(shares["exam"] and example[2] == other[2])
 
 
+def _qualifies(held, candidate, own):
+    """Whether `candidate` may be an example for a question whose answers hold these students,
+    classes and exams (`own`: 1 when the candidate is itself one of those answers)."""
+    shares, classes, students, class_counts, exams = held
+    if shares["student"] and students[candidate[3]] - own > 0:
+        return False
+    if shares["class"] and class_counts[classes.get(candidate[0])] - own > 0:
+        return False
+    return not (shares["exam"] and candidate[2] in exams)
+
+
 def _pick(pool, k, rng):
     """k answers of `pool` (rows with a gold score): targets spread from the top percentile to the bottom."""
     ranked = sorted(pool, key=lambda row: (row[4] / row[5] if row[5] else 0.0, row[0]))
@@ -128,11 +139,16 @@ def choose_examples(*, k: int = 2, rule: str = "student", seed: int = 0, comment
         answers = by_question[question_id]
         # Per-question examples unless the rule forbids the question's own exam (or class, where
         # no answer of the question qualifies); then any gold-scored answer of another question.
-        candidates = [row for row in answers if row[4] is not None]
-        pool = [c for c in candidates if not any(_violates(shares, c, a, classes) for a in answers if a[0] != c[0])]
+        # What the question's answers hold, counted once: a candidate qualifies when no *other*
+        # answer of the question shares what the rule forbids (sets and counters, not pairs).
+        students = Counter(a[3] for a in answers)
+        class_counts = Counter(classes.get(a[0]) for a in answers) if shares["class"] else Counter()
+        exams = {a[2] for a in answers}
+
+        held = (shares, classes, students, class_counts, exams)
+        pool = [c for c in answers if c[4] is not None and _qualifies(held, c, 1)]
         if not pool and (shares["class"] or shares["exam"]):
-            pool = [c for c in gold_rows if c[1] != question_id
-                    and not any(_violates(shares, c, a, classes) for a in answers)]
+            pool = [c for c in gold_rows if c[1] != question_id and _qualifies(held, c, 0)]
         rng = random.Random(f"few-shot:{int(seed)}:{question_id}")
         chosen = _pick(pool, int(k), rng)
         if chosen:
