@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
@@ -132,17 +133,19 @@ def style_home(request):
             rewrite_form.add_error("endpoint", " ".join(exc.messages))
         else:
             rewrite_style_answers.delay(data["endpoint"].pk, data["model"], getattr(data["exam"], "pk", None), data["limit"])
-            messages.success(request, "Rewrites queued: this page counts them as they are made.")
+            messages.success(request, gettext("Rewrites queued: this page counts them as they are made."))
             return redirect("grading:studies_style")
     if action == "import" and import_form.is_valid():
         upload = import_form.cleaned_data["file"]
         try:
             counts = style.import_rewrites(upload.read(), upload.name)
         except ValueError as exc:
-            import_form.add_error("file", f"Nothing imported. {exc}")
+            import_form.add_error("file", gettext("Nothing imported. %(why)s") % {"why": exc})
         else:
-            messages.success(request, f"Rewrites from {upload.name}: {counts['made']} made, {counts['kept']} kept, "
-                                      f"{counts['flagged']} flagged, {len(counts['unmatched'])} unmatched records.")
+            messages.success(request, gettext(
+                "Rewrites from %(file)s: %(made)s made, %(kept)s kept, %(flagged)s flagged, %(unmatched)s unmatched records."
+            ) % {"file": upload.name, "made": counts["made"], "kept": counts["kept"], "flagged": counts["flagged"],
+                 "unmatched": len(counts["unmatched"])})
             return redirect("grading:studies_style")
     if action == "run" and run_form.is_valid():
         data = run_form.cleaned_data
