@@ -16,7 +16,7 @@ but not), false negatives (called different but equivalent), undecided, and the 
 
 Undecided counts against accuracy but is neither a false positive nor a false negative.
 
-    .venv/bin/python bench/equivalence_bench.py [--cases FILE] [--workers 1] [--timeout 2]
+    .venv/bin/python bench/equivalence_bench.py [--cases FILE] [--workers 1] [--timeout 2] [--categories a,b]
 """
 import argparse
 import os
@@ -103,9 +103,15 @@ def main():
     parser.add_argument("--cases", default=str(CASES_PATH))
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=2.0)
+    parser.add_argument("--categories", default="",
+                        help="comma-separated categories to run (default: all), e.g. the issue-26 forms: "
+                             "piecewise,labelled,prose,tails,typed,set-conditions,units-words,approximation")
     args = parser.parse_args()
     load_at_start = _load()
     cases = load_cases(args.cases)
+    if args.categories:
+        wanted = {name.strip() for name in args.categories.split(",") if name.strip()}
+        cases = [case for case in cases if case["category"] in wanted]
     print(f"{len(cases)} labelled pairs from {args.cases} "
           f"({sum(c['label'] for c in cases)} equivalent, {sum(not c['label'] for c in cases)} not)")
 

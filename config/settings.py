@@ -186,6 +186,8 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_exceptions.exception_handler",
+    # DRF's browsable API, under the CSP without inline styles (config/api_renderers.py).
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "config.api_renderers.BrowsableAPIRenderer"],
     # `format` is a filter of ours (exports by format), not a renderer switch; JSON is the only renderer we rely on.
     "URL_FORMAT_OVERRIDE": None,
 }
@@ -334,13 +336,14 @@ if TRUSTED_PROXY_COUNT:
 # The health check answers over plain http too (load balancers probe it that way).
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
-# Content Security Policy: no inline or foreign script anywhere. Styles allow inline because
-# templates and KaTeX's output set style attributes.
+# Content Security Policy: no inline or foreign script or style anywhere. Templates carry no
+# style attribute; scripts (ours, KaTeX's DOM output, Chart.js) style elements through CSSOM,
+# which style-src 'self' allows (docs/security.md).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
-        "style-src": ["'self'", "'unsafe-inline'"],
+        "style-src": ["'self'"],
         "img-src": ["'self'", "data:"],
         "font-src": ["'self'", "data:"],
         "connect-src": ["'self'"],

@@ -20,7 +20,7 @@ from .verdict import Verdict
 
 __all__ = [
     "check_equivalence", "check_many", "extract_answer", "Verdict", "MODES", "MAX_ANSWER_CHARS",
-    "configure", "parse_answer", "ParseError", "Relation",
+    "configure", "parse_answer", "ParseError", "Relation", "meaning_words",
 ]
 
 # The parser imports SymPy (about a second): loaded on first use, not when a web process starts.
@@ -33,6 +33,17 @@ def __getattr__(name):
 
         return getattr(parser, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def meaning_words():
+    """The words that change an answer's meaning, by group (Chinese and English).
+
+    An answer that differs from the other in one of them, where the comparison did not compare
+    it, is never called equivalent (see docs/equivalence.md, "Words that change the meaning").
+    """
+    from .meaning import known_words
+
+    return known_words()
 
 
 def configure(*, workers=None, memory_mb=None, warmup=None, debug=None):

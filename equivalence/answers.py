@@ -24,6 +24,7 @@ KIND_NAMES = {
     "matrix": "a matrix", "list": "several answers", "relation_symbol": "a relation symbol",
     "choice": "an option letter", "text": "text", "system": "a system of assignments",
     "family": "a solution family (one piece per integer k)",
+    "piecewise": "a piecewise answer", "labelled": "a labelled answer", "polar": "a yes/no answer in words",
 }
 
 
@@ -131,8 +132,27 @@ class _Context:
                     expr = expr.xreplace({marker: sp.Rational(1, 100) if name == "percent" else sp.pi / 180})
         if expr.has(sp.zoo, sp.nan):
             raise ClassifyError("the answer is undefined (division by zero)")
+        vector = self._unit_vectors(expr)
+        if vector is not None:
+            return vector
         kind = "number" if not _free_symbols(expr) else "expression"
         return self.make(kind, expr, unit=unit, decimal=self._single_decimal(expr))
+
+    def _unit_vectors(self, expr):
+        """``\\vec i + 2\\vec j`` is the vector (1, 2); with ``\\vec k`` it has three entries."""
+        symbols = _free_symbols(expr)
+        basis = [sp.Symbol("vec_" + name, real=True) for name in "ijk"]
+        if not symbols or not symbols <= set(basis):
+            return None
+        size = 3 if basis[2] in symbols else 2
+        try:
+            poly = sp.Poly(expr, *basis[:size])
+        except sp.PolynomialError:
+            return None
+        if poly.total_degree() != 1 or poly.coeff_monomial(1) != 0:
+            return None
+        entries = [poly.coeff_monomial(unit) for unit in basis[:size]]
+        return self.make("tuple", [self.make("number", entry, decimal=self._single_decimal(entry)) for entry in entries], brackets="()")
 
     def _single_decimal(self, expr):
         """The decimal literal that alone makes up this number (``-0.333``, ``1.5 \\times 10^3``)."""

@@ -14,7 +14,7 @@ import mpmath
 import sympy as sp
 from sympy.solvers.inequalities import solve_univariate_inequality
 
-from . import families
+from . import families, labels, piecewise
 from . import parser as p
 from .answers import Answer, ClassifyError, _free_symbols
 from .budget import attempt, remaining
@@ -38,6 +38,7 @@ class Outcome:
     equivalent: object  # True, False or None
     method: str
     explanation: str
+    decisive: str = ""  # the branch, label or word that decided, for a person ("" if none)
 
     def __bool__(self):  # pragma: no cover - guard against `if outcome:` mistakes
         raise TypeError("use outcome.equivalent")
@@ -61,12 +62,25 @@ class Comparator:
     def __init__(self, mode, deadline):
         self.mode = mode
         self.deadline = deadline
+        # Set when a decimal was accepted as an exact value rounded at its last written place:
+        # the verdict is then "equal up to rounding", not "equivalent" (see Verdict.approximate).
+        self.approximated = False
+
+    def approximation(self, method, explanation):
+        self.approximated = True
+        return yes(method, explanation)
 
     def budget(self, share=0.5, cap=1.0):
         return max(min(remaining(self.deadline) * share, cap), 0.01)
 
     # --- dispatch -----------------------------------------------------------------------------
     def compare(self, a, b):
+        if a.kind == "piecewise" or b.kind == "piecewise":
+            return piecewise.compare(self, a, b)
+        if a.kind == "labelled" or b.kind == "labelled":
+            return labels.compare_labelled(self, a, b)
+        if a.kind == "polar" or b.kind == "polar":
+            return labels.compare_polar(self, a, b)
         if a.kind == "family" or b.kind == "family":
             return self.families(a, b)
         if a.kind == "text" or b.kind == "text":
@@ -126,6 +140,11 @@ class Comparator:
                 return unknown("choice", f"option ({a.value}) written with different relations")
             same = a.value == b.value
             return Outcome(same, "choice", f"option ({a.value}) vs option ({b.value})")
+        for answer in (a, b):
+            fixed = INEQMATH_OPTIONS.get(answer.value) if answer.kind == "choice" else None
+            if fixed and answer.symbol and answer.symbol != fixed:
+                return unknown("choice", f"option ({answer.value}) is {SYMBOL_TEXT.get(fixed, fixed)} among the fixed options, "
+                                         f"but {SYMBOL_TEXT.get(answer.symbol, answer.symbol)} is written after it")
         sa, sb = symbol(a), symbol(b)
         if sa is None or sb is None:
             return no("kind", f"different kinds of answer: {a.kind_name} vs {b.kind_name}")
@@ -253,7 +272,7 @@ class Comparator:
             return no("decimal", f"{outcome.explanation}; {approx.digits} significant digit(s) are too few to accept an approximation")
         if rounding_matches(approx, exact_side.value, self.budget(0.5)):
             value = format_value(to_mpc(exact_side.value, 20), 15)
-            return yes("decimal-rounding", f"{_dec_text(approx)} is {value}... rounded or truncated at its last written place")
+            return self.approximation("decimal-rounding", f"{_dec_text(approx)} is {value}... rounded or truncated at its last written place")
         return no("decimal", f"{outcome.explanation}; {_dec_text(approx)} is not the exact value rounded at its last place")
 
     def exact_numbers(self, x, y):
@@ -301,7 +320,8 @@ class Comparator:
         exact = a.exact and b.exact
         difference = x - y
         small = _small((x, y))
-        if exact and small and _expands_small(difference):
+        if small and _expands_small(difference):
+            # Written decimals are exact rationals here: 0.5x and x/2 are the same expression.
             cheap = attempt(self.budget(0.15, 0.3), _cheap_zero, difference)
             if cheap:
                 return yes("symbolic", "the difference expands to 0")
@@ -370,6 +390,8 @@ class Comparator:
                 "numeric-points", f"equal where both are real, different at {disagree_elsewhere} (a question of domain)"
             )
         if agree >= 4 and not disagree_elsewhere:
+            if not exact and tolerance != POINT_TOLERANCE:
+                return self.approximation("numeric-points", f"equal at {agree} random points (seeded) up to the rounding of the written decimals")
             return yes("numeric-points", f"equal at {agree} random points (seeded)")
         return unknown("numeric-points", f"only {agree} usable points")
 
@@ -709,7 +731,7 @@ def _same_head(h1, h2):
 
 
 def _prefixed(outcome, prefix):
-    return Outcome(outcome.equivalent, outcome.method, prefix + outcome.explanation)
+    return Outcome(outcome.equivalent, outcome.method, prefix + outcome.explanation, outcome.decisive)
 
 
 def _small(values):

@@ -172,7 +172,27 @@ def describe(answer):
     if kind == "text":
         safe = re.sub(r"[^\w\s\u3400-\u9fff.,'-]", "", answer.value)[:MAX_TEXT]
         return answer.value[:MAX_TEXT], rf"\text{{{safe}}}"
+    if kind == "polar":
+        return answer.symbol[:MAX_TEXT], rf"\text{{{_safe_text(answer.symbol)}}}"
+    if kind == "labelled":
+        parts = [(word.rstrip("为是:= "), describe(value)) for _, word, value in answer.value]
+        text = ", ".join(f"{word}: {shown[0]}" for word, shown in parts)
+        latex = r",\ ".join(rf"\text{{{_safe_text(word)}: }} {shown[1]}" for word, shown in parts)
+        return _clip(text), latex
+    if kind == "piecewise":
+        rows = []
+        for condition, value in answer.value.branches:
+            rows.append((describe(value), describe(condition) if condition is not None else ("otherwise", r"\text{otherwise}")))
+        head = answer.value.head
+        text = (f"{head} = " if head else "") + "; ".join(f"{v[0]} ({c[0]})" for v, c in rows)
+        latex = r"\begin{cases} " + r" \\ ".join(f"{v[1]} & {c[1]}" for v, c in rows) + r" \end{cases}"
+        return _clip(text), latex
     return kind, ""
+
+
+def _safe_text(text):
+    """Words for ``\\text{}``: letters, digits, CJK and plain punctuation only (no braces or backslashes)."""
+    return re.sub(r"[^\w\s\u3400-\u9fff.,'-]", "", text)[:MAX_TEXT]
 
 
 def _describe_family(family):

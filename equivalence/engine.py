@@ -8,7 +8,7 @@ import copy
 import sys
 import time
 
-from . import budget
+from . import budget, labels, meaning, piecewise
 from .answers import ClassifyError, classify
 from .compare import Comparator, Outcome, rescaled
 from .constants import MAX_ANSWER_CHARS, MODES
@@ -16,7 +16,8 @@ from .display import describe_safely
 from .extraction import ANSWER_IS, extract_answer, final_boxed
 from .normalize import normalize
 from .parser import ParseError, parse_answer
-from .units import canonical_set, conversion_factor, known_dimensions_differ
+from .reading import read
+from .units import canonical_set, compound_amounts, conversion_factor, known_dimensions_differ
 
 SOFT_SHARE = 0.85  # of the timeout, for the comparison; the rest is for replying in time
 
@@ -27,6 +28,7 @@ def judge(pred, gold, mode="default", timeout=2.0):
     result = {
         "equivalent": None, "method": "", "explanation": "", "pred_parsed": "", "gold_parsed": "",
         "pred_latex": "", "gold_latex": "", "pred_kind": "", "gold_kind": "", "elapsed_ms": 0.0,
+        "approximate": False, "decisive": "",
     }
     try:
         with budget.time_budget(timeout * SOFT_SHARE):
@@ -63,16 +65,17 @@ def _judge_into(result, pred, gold, mode, deadline):
     errors = {}
     parsed_units = {}
     parsed = {}
+    readings = {}
+    guarded = {}
     for name, text in (("pred", pred), ("gold", gold)):
         try:
-            parsed[name] = parse_answer(text)
-            parsed_units[name] = parsed[name].units
-            answers[name] = classify(parsed[name])
+            readings[name] = read(text)
+            answers[name], parsed_units[name], parsed[name], guarded[name] = _answer_of(readings[name])
         except (ParseError, ClassifyError) as exc:
             errors[name] = str(exc)
             result[f"{name}_parsed"] = text[:200]
             continue
-    implicit = _implicit_family(answers, parsed)
+    implicit = _implicit_family(answers, parsed) if all(parsed.get(name) is not None for name in ("pred", "gold")) else ""
     for name in answers:
         text_form, latex_form = describe_safely(answers[name])
         result[f"{name}_parsed"] = text_form
@@ -91,18 +94,81 @@ def _judge_into(result, pred, gold, mode, deadline):
     if units.get("pred") and units.get("gold") and units["pred"] != units["gold"]:
         converted = _convert_units(answers["pred"], units["pred"], units["gold"])
         if converted is None and len(units["pred"]) == len(units["gold"]) == 1 and known_dimensions_differ(units["pred"][0], units["gold"][0]):
-            result.update(equivalent=False, method="units", explanation=f"{units['pred'][0]} and {units['gold'][0]} measure different quantities")
+            result.update(equivalent=False, method="units", explanation=f"{_unit_name(units['pred'][0])} and {_unit_name(units['gold'][0])} measure different quantities",
+                          decisive=f"units {_unit_name(units['pred'][0])} / {_unit_name(units['gold'][0])}")
             return
         if converted is None:
-            _undecided(result, "units", f"different units ({', '.join(units['pred'])} vs {', '.join(units['gold'])}) that cannot be converted into each other here")
+            _undecided(result, "units", f"different units ({', '.join(map(_unit_name, units['pred']))} vs {', '.join(map(_unit_name, units['gold']))}) that cannot be converted into each other here")
+            result["decisive"] = f"units {', '.join(map(_unit_name, units['pred']))} / {', '.join(map(_unit_name, units['gold']))}"
             return
         answers["pred"], note = converted
-    outcome = Comparator(mode, deadline).compare(answers["pred"], answers["gold"])
+    comparator = Comparator(mode, deadline)
+    outcome = comparator.compare(answers["pred"], answers["gold"])
+    decisive = outcome.decisive
+    if outcome.equivalent is True:
+        clash = meaning.difference(guarded["pred"], guarded["gold"])
+        if clash is not None:
+            group, words_pred, words_gold = clash
+            shown = f"{'/'.join(words_pred)} vs {'/'.join(words_gold)}"
+            outcome = Outcome(None, "meaning-word", f"the answers differ in the words «{shown}» ({group}), which this comparison did not compare; the rest: {outcome.explanation}")
+            decisive = f"word {shown}"
+    notes = readings["pred"].notes + [n for n in readings["gold"].notes if n not in readings["pred"].notes]
+    if notes:
+        outcome = Outcome(outcome.equivalent, outcome.method, f"{outcome.explanation} ({'; '.join(notes)})")
+        if not decisive and any(note.startswith("rejected:") for note in notes):
+            decisive = next((f"word {word}" for word in _REJECTION_WORDS if word in pred or word in gold), "word rejected")
+    result["approximate"] = bool(outcome.equivalent is True and comparator.approximated)
+    result["decisive"] = decisive
     if implicit:
         outcome = Outcome(outcome.equivalent, outcome.method, f"{outcome.explanation} ({implicit})")
     if note:
         outcome = Outcome(outcome.equivalent, outcome.method + "-units", f"{note}: {outcome.explanation}")
     result.update(equivalent=outcome.equivalent, method=outcome.method, explanation=outcome.explanation)
+
+
+_REJECTION_WORDS = ("舍去", "不合题意", "不符合题意", "rejected", "extraneous")
+
+
+def _answer_of(reading):
+    """(Answer, units, Parsed or None, text the meaning guard looks at) of one reading."""
+    if reading.polar:
+        return labels.make_polar(reading.polar, reading.polar_word), [], None, ""
+    if reading.labels is not None:
+        items, units, texts = [], [], []
+        for key, word, text in reading.labels:
+            answer, found, _, guarded = _answer_of(read_value(text, reading.notes))
+            items.append((key, word, answer))
+            units.extend(found)
+            texts.extend((word, guarded))  # a label is compared only against another label
+        return labels.make_labelled(items), units, None, " ".join(texts)
+    if reading.branches is not None:
+        branches, texts = [], []
+        for condition, text in reading.branches:
+            condition_answer = None
+            if condition is not None:
+                condition_answer = classify(parse_answer(condition))
+                texts.append(condition)
+            value_reading = read_value(text, reading.notes)
+            if value_reading.branches is not None:
+                raise ClassifyError("a piecewise answer inside a piecewise answer")
+            answer, _, _, guarded = _answer_of(value_reading)
+            branches.append((condition_answer, answer))
+            texts.append(guarded)
+        return piecewise.make(reading.head, branches), [], None, " ".join(texts)
+    text = compound_amounts(reading.text, reading.notes)
+    parsed = parse_answer(text)
+    return classify(parsed), parsed.units, parsed, text
+
+
+def read_value(text, notes):
+    """The reading of a label's value or a branch's value (its notes join the answer's)."""
+    value = read(text)
+    notes.extend(note for note in value.notes if note not in notes)
+    return value
+
+
+def _unit_name(name):
+    return name.split(":", 1)[1] if ":" in name else name
 
 
 IMPLICIT_PARAMETERS = frozenset({"k", "n", "m"})

@@ -12,7 +12,7 @@ ANSWER_IS = re.compile(
     r"(?:final\s+answer|answer)\s*(?:is|was|would\s+be|will\s+be|should\s+be|=|:|：)\s*:?\s*",
     re.IGNORECASE,
 )
-CJK_MARKERS = re.compile(r"(?:故答案为|答案是|答案为|最终答案|答案|综上所述|综上|所以|因此|故|∴)[:：,，\s]*")
+CJK_MARKERS = re.compile(r"(?:故答案为|答案是|答案为|最终答案|答案|综上所述|综上|所以|因此|故|∴|解得)[:：,，\s]*")
 CJK = re.compile(r"[\u3400-\u9fff]")
 MATH_SEGMENT = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$(.+?)\$", re.S)
 LAST_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:/\d+)?")
@@ -56,6 +56,9 @@ def _general(text):
     marked = _cjk_conclusion(text)
     if marked:
         return marked
+    worded = _worded_conclusion(text)
+    if worded:
+        return worded
     segments = _math_segments(text)
     if segments:
         return segments[-1]
@@ -150,7 +153,38 @@ def _cjk_conclusion(text):
     if not matches:
         return None
     rest = text[matches[-1].end():]
+    sentence = _sentence(rest)
+    if sentence and _is_worded(sentence):
+        return sentence  # "最大值为 2，最小值为 -1", "当 a ≤ 1 时 ...": the words are part of the answer
     return _clean_tail(rest, cjk=True)
+
+
+EN_MARKERS = re.compile(r"\b(?:therefore|hence|thus|so|in\s+conclusion)\b[,:]?\s*", re.IGNORECASE)
+
+
+def _worded_conclusion(text):
+    """"Therefore, the maximum value is 2 and the minimum value is -1.": a labelled or piecewise
+    answer after the last English conclusion marker (other conclusions are read as before)."""
+    matches = list(EN_MARKERS.finditer(text[-5000:]))
+    if not matches:
+        return None
+    sentence = _sentence(text[-5000:][matches[-1].end():])
+    return sentence if sentence and _is_worded(sentence) else None
+
+
+def _sentence(rest):
+    line = _first_line_with_math(rest)
+    if line is None:
+        return None
+    return re.split(r"。|(?<!\d)\.(?!\d)", line)[0].strip(" ,，;；") or None
+
+
+def _is_worded(sentence):
+    from .normalize import normalize
+    from .reading import labelled, piecewise
+
+    normal = normalize(sentence)
+    return labelled(normal) is not None or piecewise(normal) is not None
 
 
 def _clean_tail(rest, cjk=False):
@@ -170,9 +204,16 @@ def _clean_tail(rest, cjk=False):
     if cjk and CJK.search(line):
         tail = re.split(r"为|是|等于|[:：]", line)[-1]
         line = re.sub(r"^[\u3400-\u9fff，,\s]+", "", tail)
-        line = re.sub(r"[\u3400-\u9fff]+$", "", line)
+        line = re.sub(r"[\u3400-\u9fff]+$", _keep_units, line)
     line = line.strip(" \t*`\"'.。")
     return line or None
+
+
+def _keep_units(match):
+    """A trailing Chinese unit is part of the answer (12个 is not 12元); other trailing words go."""
+    from .lexer import _cjk_pieces
+
+    return match.group(0) if _cjk_pieces(match.group(0)) is not None else ""
 
 
 def _first_line_with_math(rest):

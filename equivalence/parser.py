@@ -467,6 +467,8 @@ class _Parser:
             elif token.is_op("/") or token.is_cmd(r"\div", r"\over"):
                 self.advance()
                 left = _div(left, self.unary())
+            elif token.kind == "ident" and token.value == "U" and _is_set_like(left) and self.peek().is_op("(", "["):
+                return left  # (1, 2) U (3, 4): a capital U typed for \cup
             elif self._starts_atom(token):
                 mixed = self._mixed_fraction(left)
                 if mixed is not None:
@@ -905,7 +907,14 @@ class _Parser:
         if self.tok.is_op("}"):
             self.advance()
             return NamedSet(sp.S.EmptySet)
-        items = [self.relation()]
+        self.bar_depth += 1
+        first = self.relation()
+        self.bar_depth -= 1
+        if self.tok.is_op("|", ":"):
+            # {x | x > 1 且 x ≠ 2}: a set-builder typed without backslashes
+            self.advance()
+            return SetBuilder(first, self._builder_conditions(lambda: self.expect_op("}")))
+        items = [first]
         while self.tok.is_op(","):
             self.advance()
             items.append(self.relation())
@@ -923,22 +932,30 @@ class _Parser:
         self.bar_depth -= 1
         if self.tok.is_op("|", ":"):
             self.advance()
-            saved = self.bar_depth
-            self.bar_depth = 0
-            conditions = [self.relation()]
-            while self.tok.is_op(",") or self.tok.kind == "word" and self.tok.value == "and":
-                self.advance()
-                conditions.append(self.relation())
-            self.bar_depth = saved
-            self.expect_cmd(r"\}")
-            condition = conditions[0] if len(conditions) == 1 else ItemList(conditions, ["and"] * (len(conditions) - 1))
-            return SetBuilder(first, condition)
+            return SetBuilder(first, self._builder_conditions(lambda: self.expect_cmd(r"\}")))
         items = [first]
         while self.tok.is_op(",", ";"):
             self.advance()
             items.append(self.relation())
         self.expect_cmd(r"\}")
         return SetLiteral(items)
+
+    def _builder_conditions(self, close):
+        """The conditions of a set-builder: ``x > 1, x \\ne 2``, ``x > 1 且 x ≠ 2``, ``x < 0 或 x > 2``."""
+        saved = self.bar_depth
+        self.bar_depth = 0
+        conditions, joiners = [self.relation()], []
+        while self.tok.is_op(",") or self.tok.kind == "word" and self.tok.value in ("and", "or"):
+            joiner = "or" if self.tok.value == "or" else "and"
+            self.advance()
+            if self.tok.kind == "word" and self.tok.value in ("and", "or"):  # ", 且"
+                joiner = "or" if self.tok.value == "or" else "and"
+                self.advance()
+            joiners.append(joiner)
+            conditions.append(self.relation())
+        self.bar_depth = saved
+        close()
+        return conditions[0] if len(conditions) == 1 else ItemList(conditions, joiners)
 
     def bracket(self, opener):
         saved = self.bar_depth
@@ -1062,13 +1079,16 @@ class _Parser:
         if self.tok.is_op("("):
             self.advance()
             return self._call_arguments()
-        if self.tok.is_op("{"):
-            self.advance()
+        if self.tok.is_op("{") or self.tok.is_cmd(r"\{"):
+            latex = self.advance().kind == "cmd"  # \max\{a, b\} as well as max{a, b}
             args = [self.relation()]
             while self.tok.is_op(","):
                 self.advance()
                 args.append(self.relation())
-            self.expect_op("}")
+            if latex:
+                self.expect_cmd(r"\}")
+            else:
+                self.expect_op("}")
             return args
         raise ParseError("max/min need parentheses")
 
@@ -1083,7 +1103,7 @@ _ATOM_COMMANDS = {
     r"\frac", r"\sqrt", r"\binom", r"\pi", r"\infty", r"\emptyset", r"\{", r"\lfloor", r"\lceil",
     r"\exp", r"\ln", r"\log", r"\lg", r"\sin", r"\cos", r"\tan", r"\cot", r"\sec", r"\csc",
     r"\arcsin", r"\arccos", r"\arctan", r"\sinh", r"\cosh", r"\tanh", r"\max", r"\min",
-    r"\gcd", r"\det",
+    r"\gcd", r"\det", r"\vec", r"\overrightarrow",
 }
 
 

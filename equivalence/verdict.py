@@ -1,6 +1,8 @@
 """The result of one equivalence check."""
 from dataclasses import asdict, dataclass
 
+APPROXIMATE_LABEL = "equal up to rounding"  # data (exports, JSON), not translated here
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -13,6 +15,12 @@ class Verdict:
     LaTeX for display, ``*_kind`` the kind of answer (number, expression, equation, set...).
     ``second_opinion`` is Math-Verify's verdict when it was asked (``equivalent``, ``explanation``,
     ``elapsed_ms``...); it is shown beside ours and never changes ours.
+
+    ``approximate`` is True when ``equivalent`` is True only because a written decimal is the
+    exact value rounded at its last written place (default mode: ``3.14`` vs ``\\pi``): a verdict
+    of its own, "equal up to rounding", which the CAS judge scores as its setting says.
+    ``decisive`` names what decided, for a person: a branch (``branch x < 0``), a label
+    (``label 最大值``), a word (``word 递增``), or "" when nothing in particular did.
     """
 
     equivalent: object
@@ -27,6 +35,8 @@ class Verdict:
     mode: str = "default"
     elapsed_ms: float = 0.0
     second_opinion: object = None  # Math-Verify's verdict (a dict) when asked for; never changes ours
+    approximate: bool = False  # equal only up to rounding at the written place (see above)
+    decisive: str = ""  # the branch, label or word that decided ("" if none in particular)
 
     @property
     def decided(self):
@@ -34,9 +44,11 @@ class Verdict:
 
     @property
     def label(self):
-        """"equivalent", "not equivalent" or "undecided"."""
+        """"equivalent", "equal up to rounding", "not equivalent" or "undecided"."""
         if self.equivalent is None:
             return "undecided"
+        if self.equivalent and self.approximate:
+            return APPROXIMATE_LABEL
         return "equivalent" if self.equivalent else "not equivalent"
 
     @property

@@ -1,9 +1,20 @@
 """The Answer check page (/grading/equivalence/): paste two answers, see whether they are equivalent and why."""
+import re
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
 
-from equivalence import MAX_ANSWER_CHARS, check_equivalence
+from equivalence import MAX_ANSWER_CHARS, check_equivalence, meaning_words
+
+# What each group of meaning-bearing words is about (the words themselves are data).
+MEANING_GROUPS = {
+    "extremum": _("maximum and minimum"), "monotonicity": _("increasing and decreasing"),
+    "existence": _("exists or not"), "solvability": _("solutions or none"), "truth": _("yes and no"),
+    "parity": _("odd and even"), "sufficiency": _("sufficient and necessary"), "bound": _("upper and lower"),
+    "convexity": _("convex and concave"), "sign": _("positive and negative"), "parts": _("real and imaginary parts"),
+}
 
 EXAMPLES = [
     (r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}"),
@@ -19,6 +30,11 @@ EXAMPLES = [
     (r"2\begin{pmatrix}1&2\\3&4\end{pmatrix}^T", r"\begin{bmatrix}2&6\\4&8\end{bmatrix}"),
     (r"5\,\mathrm{cm}", r"50 \text{ mm}"),
     (r"\text{the roots are } \boxed{2} \text{ and } \boxed{-3}", r"x=2 \text{ or } x=-3"),
+    (r"\begin{cases} x, & x \ge 0 \\ -x, & x < 0 \end{cases}", r"|x|"),
+    ("最大值为 2，最小值为 -1", "max 2, min -1"),
+    ("x = 2 或 x = -1（舍去）", "x = 2"),
+    ("12个", "12元"),
+    ("3.14", r"\pi"),
 ]
 
 
@@ -49,7 +65,17 @@ def answer_check(request):
                                         second_opinion=data["second_opinion"])
     else:
         form = AnswerCheckForm(initial=_initial(request.GET))
-    return render(request, "grading/equivalence.html", {"form": form, "verdict": verdict, "examples": EXAMPLES})
+    words = [(MEANING_GROUPS.get(group, group), ", ".join(found)) for group, found in meaning_words().items()]
+    return render(request, "grading/equivalence.html",
+                  {"form": form, "verdict": verdict, "examples": [(p, g, _shown(p), _shown(g)) for p, g in EXAMPLES],
+                   "meaning_words": words})
+
+
+def _shown(answer):
+    """How an example is shown: answers in words as text (KaTeX would set "max 2" as the product max2)."""
+    if "\\" not in answer and re.search(r"[\u3400-\u9fff]|\b(?:max|min)\s", answer):
+        return r"\text{" + answer + "}"
+    return answer
 
 
 def _initial(params):

@@ -45,7 +45,7 @@ class JudgeSettingForm(forms.ModelForm):
         fields = [
             "name", "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples",
             "aggregate", "parse_retries", "price_input_per_1k", "price_output_per_1k", "system_prompt",
-            "prompt_template", "extra_body", "notes", "answer_tolerance", "second_opinion",
+            "prompt_template", "extra_body", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
             "strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments", "prompt_set",
         ]
         widgets = {
@@ -73,6 +73,7 @@ class JudgeSettingForm(forms.ModelForm):
             "Few-shot: what an example may share with an answer judged beside it. Class: the answer's scan "
             "batch, else its import file."
         )
+        self.fields["approximate_answers"].required = False  # absent: approximations are not credited
         if self.instance.pk:
             self.initial["extra_body"] = json.dumps(self.instance.extra_body or {})
         if editing:
@@ -116,6 +117,9 @@ class JudgeSettingForm(forms.ModelForm):
         if cleaned.get("prompt_set") is not None and kind != JudgeSetting.Kind.REPLAY:
             self.add_error("prompt_set", _("Only a replay setting sends a prompt set."))
         return cleaned
+
+    def clean_approximate_answers(self):
+        return self.cleaned_data.get("approximate_answers") or JudgeSetting.ApproximateAnswers.NOT_CREDITED
 
     def clean_prompt_template(self):
         template = self.cleaned_data.get("prompt_template") or ""

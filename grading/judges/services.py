@@ -80,7 +80,7 @@ ENDPOINT_FIELDS = (
 CONFIG_FIELDS = (
     "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
     "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
-    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion",
+    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
     # issue 27: prompt strategies, few-shot calibration, prompt sets (grading/judges/strategies.py)
     "strategy", "strategy_version", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments",
     "calibration", "prompt_set",
@@ -268,6 +268,7 @@ def judge_spec(config: JudgeSetting) -> JudgeSpec:
         parse_retries=config.parse_retries,
         answer_tolerance=config.answer_tolerance,
         second_opinion=config.second_opinion,
+        approximate_answers=config.approximate_answers,
     )
 
 

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from llm import access
@@ -87,6 +88,10 @@ class JudgeSetting(models.Model):
         STRICT = "strict", "Strict (IneqMath): a decimal must be the exact value"
         ROUNDED = "default", "Rounded: a decimal correctly rounded at its last place counts (0.333 for 1/3)"
 
+    class ApproximateAnswers(models.TextChoices):
+        NOT_CREDITED = "wrong", _("Not credited: an answer equal only up to rounding (3.14 for π) scores 0")
+        CREDITED = "right", _("Credited: an answer equal up to rounding at its written place scores 1")
+
     class ReasoningEffort(models.TextChoices):
         NONE = "", "—"
         MINIMAL = "minimal", "minimal"
@@ -158,6 +163,12 @@ class JudgeSetting(models.Model):
     answer_tolerance = models.CharField(
         max_length=10, choices=AnswerTolerance.choices, default=AnswerTolerance.STRICT,
         help_text="How the CAS compares a decimal final answer with an exact one (CAS final-answer kinds).",
+    )
+    approximate_answers = models.CharField(
+        max_length=10, choices=ApproximateAnswers.choices, default=ApproximateAnswers.NOT_CREDITED,
+        verbose_name=_("approximate answers"),
+        help_text=_("How the CAS scores a decimal that equals the gold answer only up to rounding at its written "
+                    "place (with the rounded decimal tolerance; the strict one never accepts it)."),
     )
     second_opinion = models.BooleanField(
         default=False,
