@@ -233,12 +233,17 @@ def example_table(config) -> list[dict]:
     calibration = config.calibration or {}
     ids = [int(i) for i in calibration.get("holdout", [])]
     answers = {r.pk: r for r in Response.objects.filter(pk__in=ids).select_related("question", "question__exam")}
+    from annotation.models import Question  # noqa: PLC0415
+
+    labels = {q.pk: q.location or q.external_id or str(q.pk) for q in
+              Question.objects.filter(pk__in=[int(k) for k in calibration.get("examples", {})]).only("id", "location", "external_id")}
     table = []
     for question_id, example_ids in sorted(calibration.get("examples", {}).items(), key=lambda kv: int(kv[0])):
         for pk in example_ids:
             answer = answers.get(int(pk))
             table.append({
-                "question": int(question_id), "response": int(pk), "missing": answer is None,
+                "question": int(question_id), "question_label": labels.get(int(question_id), question_id),
+                "response": int(pk), "missing": answer is None,
                 "from_question": answer.question_id if answer else None,
                 "label": (answer.question.location or answer.question.external_id or str(answer.question_id)) if answer else "",
                 "exam": answer.question.exam.name if answer else "",
