@@ -3,6 +3,7 @@
 Reviewers and admins only (annotators see judge results on the response page, when the blind
 rule allows). Views parse input, call grading.judges.services / grading.judges.selectors and render.
 """
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -329,6 +330,8 @@ def prompt_sets(request):
     if request.method == "POST" and form.is_valid():
         try:
             manifest = form.cleaned_data["manifest"]
+            if manifest and manifest.size > settings.IMPORT_MAX_BYTES:
+                raise ImportFormatError(f"The hold-out manifest is larger than {settings.IMPORT_MAX_BYTES} bytes.")
             manifest = sets.load_manifest(manifest.read()) if manifest else None
             prompt_set, report = sets.import_prompt_set(
                 form.cleaned_data["file"], form.cleaned_data["file"].name, name=form.cleaned_data["name"],

@@ -4,6 +4,7 @@ both judge outputs. Student text is escaped by the templates and rendered as mat
 import difflib
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -138,6 +139,8 @@ def style_home(request):
     if action == "import" and import_form.is_valid():
         upload = import_form.cleaned_data["file"]
         try:
+            if upload.size > settings.IMPORT_MAX_BYTES:
+                raise ValueError(f"{upload.name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
             counts = style.import_rewrites(upload.read(), upload.name)
         except ValueError as exc:
             import_form.add_error("file", gettext("Nothing imported. %(why)s") % {"why": exc})

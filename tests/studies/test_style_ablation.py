@@ -132,3 +132,14 @@ def test_style_page_queues_llm_rewrites(reviewer_client, endpoint, llm_server):
     text = page.content.decode()
     assert "Rewrites queued" in text and "6 rewrites of current texts (6 by an LLM, 0 from files): 6 usable, 0 flagged." in text
     assert llm_server.request_count == 6
+
+
+def test_a_rewrite_file_over_the_import_limit_is_refused_whole(reviewer_client, settings, tmp_path):
+    _answers()
+    settings.IMPORT_MAX_BYTES = 10
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps([{"response_id": 1, "rewritten": "x" * 50}]))
+    with path.open("rb") as upload:
+        page = reviewer_client.post("/grading/studies/style/", {"action": "import", "file": upload})
+    assert "Nothing imported." in page.content.decode() and "larger than 10 bytes" in page.content.decode()
+    assert not DerivedAnswer.objects.exists()

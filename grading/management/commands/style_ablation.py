@@ -12,6 +12,7 @@ with cluster-bootstrap intervals, and how many rewrites were flagged and exclude
 import json
 from pathlib import Path
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
@@ -60,6 +61,8 @@ class Command(BaseCommand):
                 path = Path(options["file"])
                 if not path.is_file():
                     raise CommandError(f"{path}: no such file.")
+                if path.stat().st_size > settings.IMPORT_MAX_BYTES:
+                    raise CommandError(f"{path}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
                 counts = style.import_rewrites(path.read_bytes(), path.name)
                 self.stdout.write(f"Rewrites from {path.name}: {counts['made']} made, {counts['kept']} kept, "
                                   f"{counts['flagged']} flagged, {len(counts['unmatched'])} unmatched records "
