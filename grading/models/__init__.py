@@ -4,3 +4,4 @@ studies: perturbation probes and OCR attribution (studies.py)."""
 from .judges import *  # noqa: F401,F403
 from .review import *  # noqa: F401,F403
 from .studies import *  # noqa: F401,F403
+from ..studies.geometry.models import *  # noqa: F401,F403,E402  (the geometry study's models, beside its code)

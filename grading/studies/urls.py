@@ -1,5 +1,5 @@
 """Pages of the judge studies, under /grading/studies/ (namespace `grading`)."""
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
@@ -11,4 +11,5 @@ urlpatterns = [
     path("probes/runs/<int:pk>/resume/", views.probe_run_resume, name="studies_probe_run_resume"),
     path("style/", views.style_home, name="studies_style"),
     path("probes/items/<int:pk>/", views.probe_item_detail, name="studies_probe_item"),
+    path("geometry/", include("grading.studies.geometry.urls")),
 ]
