@@ -24,7 +24,7 @@ from grading.judges import selectors, services
 from grading.judges.forms import JudgeSettingForm
 from grading.models import JudgeSetting, LlmEndpoint, PromptSet
 
-TABLE_COLUMNS = ("name", "version", "kind", "model", "temperature", "max_tokens", "base_url", "api_key_env")
+TABLE_COLUMNS = ("name", "version", "kind", "model", "temperature", "max_tokens", "base_url", "api_key_env", "strategy")
 
 
 def _messages(error: ValidationError) -> str:
