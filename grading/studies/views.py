@@ -36,7 +36,7 @@ def probe_home(request):
         except ValidationError as exc:
             form.add_error(None, " ".join(exc.messages))
         else:
-            messages.success(request, f"Started probe run {run.pk}: {run.n_items} derived answers.")
+            messages.success(request, gettext("Started probe run %(pk)s: %(n_items)s derived answers.") % {"pk": run.pk, "n_items": run.n_items})
             return redirect("grading:studies_probe_run", pk=run.pk)
     rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs()]
     return render(request, "grading/studies_probes.html", {"form": form, "rows": rows, "probes": probes.PROBES})
@@ -72,7 +72,7 @@ def probe_run_progress(request, pk):
 @require_POST
 def probe_run_cancel(request, pk):
     run = services.cancel_probe_run(get_object_or_404(ProbeRun, pk=pk))
-    messages.success(request, f"Probe run {run.pk} cancelled; judgements in flight finish and are kept.")
+    messages.success(request, gettext("Probe run %(pk)s cancelled; judgements in flight finish and are kept.") % {"pk": run.pk})
     return redirect("grading:studies_probe_run", pk=run.pk)
 
 
@@ -84,7 +84,7 @@ def probe_run_resume(request, pk):
         messages.error(request, runs.RESUME_REFUSED)
     else:
         services.resume_probe_run(run)
-        messages.success(request, f"Probe run {run.pk} resumed.")
+        messages.success(request, gettext("Probe run %(pk)s resumed.") % {"pk": run.pk})
     return redirect("grading:studies_probe_run", pk=run.pk)
 
 
