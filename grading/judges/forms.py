@@ -207,7 +207,7 @@ KIND_HELP = {key: kind.help for key, kind in KINDS.items()}
 class PromptSetImportForm(forms.Form):
     """Issue 27: a release-format file whose records match existing answers, kept as a named prompt set."""
 
-    name = forms.SlugField(max_length=60, label=_("Prompt set name"), help_text=_("e.g. vf, fewshot"))
+    name = forms.SlugField(max_length=60, label=_("Prompt set name"), help_text=_("A short name: letters, digits, hyphens and underscores."))
     file = forms.FileField(label=_("Release-format file (JSON array)"))
     holdout_absent = forms.BooleanField(
         required=False, label=_("Answers absent from the file are hold-outs"),

@@ -103,18 +103,18 @@ class JudgeSetting(models.Model):
     class Strategy(models.TextChoices):
         """Prompt strategies of the rubric judge (grading/judges/strategies.py, docs/judges.md)."""
 
-        REASON_THEN_SCORE = "reason-then-score", "Reason, then score (default)"
-        VERIFICATION_FIRST = "verification-first", "Verification-First"
-        FOLLOW_THROUGH_FIRST = "follow-through-first", "Follow-Through-First"
-        FEW_SHOT = "few-shot", "Few-shot calibration (experts' gold-scored answers)"
+        REASON_THEN_SCORE = "reason-then-score", _("Reason, then score (default)")
+        VERIFICATION_FIRST = "verification-first", _("Verification-First")
+        FOLLOW_THROUGH_FIRST = "follow-through-first", _("Follow-Through-First")
+        FEW_SHOT = "few-shot", _("Few-shot calibration (experts' gold-scored answers)")
 
     class SplitRule(models.TextChoices):
         """What a few-shot example may share with an answer judged beside it (never the answer itself)."""
 
-        ANSWER = "answer", "Not the same answer (same student allowed)"
-        STUDENT = "student", "Not the same answer, not the same student"
-        CLASS = "class", "Not the same student, not the same class (the answer's scan batch, else its import file)"
-        EXAM = "exam", "Not the same student, not the same exam (examples from other exams)"
+        ANSWER = "answer", _("Not the same answer (same student allowed)")
+        STUDENT = "student", _("Not the same answer, not the same student")
+        CLASS = "class", _("Not the same student, not the same class (the answer's scan batch, else its import file)")
+        EXAM = "exam", _("Not the same student, not the same exam (examples from other exams)")
 
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField(default=1)

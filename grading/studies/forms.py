@@ -38,7 +38,7 @@ class StyleRewriteForm(forms.Form):
 
     endpoint = forms.ModelChoiceField(queryset=None)
     model = forms.CharField(max_length=200)
-    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label="any exam")
+    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label=gettext_lazy("any exam"))
     limit = forms.IntegerField(required=False, min_value=1, max_value=100_000)
 
     def __init__(self, *args, **kwargs):
@@ -49,15 +49,16 @@ class StyleRewriteForm(forms.Form):
 
 
 class StyleImportForm(forms.Form):
-    file = forms.FileField(help_text='A JSON list of {"response_id": N, "rewritten": "..."} '
-                                     '(or student_id and question_location instead of the id).')
+    file = forms.FileField(help_text=gettext_lazy(
+        "A JSON list of records with the answer's response_id (or its student_id and question_location) and "
+        "the rewritten text under rewritten."))
 
 
 class StyleRunForm(forms.Form):
     """Judge originals and their unflagged rewrites with one setting version."""
 
     setting = forms.ModelChoiceField(queryset=JudgeSetting.objects.none())
-    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label="any exam")
+    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label=gettext_lazy("any exam"))
     limit = forms.IntegerField(required=False, min_value=1, max_value=100_000)
 
     def __init__(self, *args, **kwargs):
