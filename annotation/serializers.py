@@ -1,7 +1,9 @@
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from .labelling import selectors as label_selectors
 from .models import (
     Adjudication,
     Assignment,
@@ -17,6 +19,10 @@ from .models import (
 )
 
 User = get_user_model()
+
+# One answer for a draft's label id that is missing, of another response or not the user's to
+# edit: which of the three it was would tell a blind annotator which labels exist where.
+NO_EDITABLE_LABEL = _("No label of this response that you may edit has this id.")
 
 
 class ExamSerializer(serializers.ModelSerializer):
@@ -150,6 +156,7 @@ class LabelDraftSerializer(serializers.ModelSerializer):
     annotation = serializers.PrimaryKeyRelatedField(
         source="label", queryset=Label.objects.all(), required=False, allow_null=True,
         help_text=LabelDraft._meta.get_field("label").help_text,
+        error_messages={"does_not_exist": NO_EDITABLE_LABEL, "incorrect_type": NO_EDITABLE_LABEL},
     )
     active_seconds_delta = serializers.IntegerField(
         min_value=0, max_value=86400, required=False, default=0, write_only=True,
@@ -167,6 +174,16 @@ class LabelDraftSerializer(serializers.ModelSerializer):
         if not isinstance(value, dict):
             raise serializers.ValidationError(gettext("The draft must be a JSON object."))
         return value
+
+    def validate_annotation(self, label):
+        """A label of another response, or one the user may not edit, is refused exactly as a
+        missing id (blind mode: the answer must not tell which labels exist where)."""
+        response, user = self.context.get("response"), self.context.get("user")
+        if label is not None and response is not None and (
+            label.response_id != response.pk or not label_selectors.can_edit_label(user, label)
+        ):
+            raise serializers.ValidationError(NO_EDITABLE_LABEL)
+        return label
 
 
 class AssignmentSerializer(serializers.ModelSerializer):

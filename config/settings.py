@@ -94,6 +94,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "accounts.middleware.LoginRequiredMiddleware",
+    "config.request_input.RefuseNulBytesMiddleware",  # 400 for a NUL byte in any field (PostgreSQL cannot hold one)
     # Last, as django-axes asks: turns a lockout into the 429 page.
     "axes.middleware.AxesMiddleware",
 ]

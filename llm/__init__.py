@@ -13,7 +13,7 @@ Public API::
 Modules: `client` (the call with retries and the `openai` client per endpoint), `access` (which
 key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
 threads, processes and machines), `senders` (the threads that send an endpoint's calls),
-`reply_limit` (how much of an answer is read), `pool` (the process's threads for batches of
+`reply_limit` (how much of an answer is read, within one deadline per request), `pool` (the process's threads for batches of
 calls), `config` (what the host application tells the transport).
 
 This package imports no Django and no project app (an import-linter contract in pyproject.toml
@@ -22,6 +22,7 @@ holds it to that): judges, generation, the meta-evaluator and the OCR vision eng
 from . import access
 from .client import (
     MISSING_KEY_HINT,
+    BadResponse,
     CallSpec,
     Completion,
     EndpointRefused,
@@ -34,9 +35,11 @@ from .client import (
     bounded_http_client,
     check_endpoint,
     complete,
+    first_choice,
     limiter_for,
     parse_retry_after,
     read_api_key,
+    redirect_problem,
     send_request,
     warm_up,
 )
@@ -48,4 +51,5 @@ __all__ = [
     "EndpointSpec", "CallSpec", "Completion", "complete", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",
+    "BadResponse", "first_choice", "redirect_problem",
 ]

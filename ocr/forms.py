@@ -3,6 +3,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy
 
 from annotation.models import Exam
+from config.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
 
 from .engines import engine_choices
 
@@ -38,7 +39,7 @@ class EngineChoiceMixin:
 
 
 class UploadForm(EngineChoiceMixin, forms.Form):
-    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), help_text=gettext_lazy("Questions are looked up in this exam."))
+    exam = IdModelChoiceField(queryset=Exam.objects.all(), help_text=gettext_lazy("Questions are looked up in this exam."))
     engine = forms.ChoiceField()
     name = forms.CharField(required=False, max_length=200, help_text=gettext_lazy("Batch name (optional)."))
     scans = MultipleFileField(help_text=gettext_lazy("JPEG, PNG, TIFF, HEIC or PDF; one or many."))
@@ -63,7 +64,7 @@ class EngineForm(EngineChoiceMixin, forms.Form):
 class ClassScanForm(EngineChoiceMixin, forms.Form):
     """One PDF of a whole class, cut into packets by a roster and a template (ocr/layout.py)."""
 
-    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), help_text=gettext_lazy("The template's labels name its questions."))
+    exam = IdModelChoiceField(queryset=Exam.objects.all(), help_text=gettext_lazy("The template's labels name its questions."))
     engine = forms.ChoiceField()
     name = forms.CharField(required=False, max_length=200, help_text=gettext_lazy("Batch name (optional)."))
     pdf = forms.FileField(label=gettext_lazy("Class PDF"), allow_empty_file=True,
@@ -81,7 +82,7 @@ class ClassScanForm(EngineChoiceMixin, forms.Form):
 class AssignLabelsForm(forms.Form):
     """The Assign page's options, for the responses of one batch."""
 
-    annotators = forms.ModelMultipleChoiceField(queryset=None, required=False)
+    annotators = IdModelMultipleChoiceField(queryset=None, required=False)
     per_response = forms.IntegerField(min_value=1, max_value=20, initial=2)
     strategy = forms.ChoiceField()
 

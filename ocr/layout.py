@@ -31,6 +31,7 @@ from django.conf import settings
 from django.utils.translation import gettext, ngettext
 
 from annotation.models import Exam
+from core.numbers import ascii_digits, parse_int
 
 from .filenames import QuestionIndex
 
@@ -227,7 +228,7 @@ def _pages_per_student(value, problems):
 def _places(pages, count, index, problems):
     keys = {}
     for key in pages:
-        number = int(key) if isinstance(key, str) and key.strip().isdigit() else None
+        number = parse_int(key, minimum=1, maximum=count) if isinstance(key, str) and ascii_digits(key) else None
         if number is None or not 1 <= number <= count:
             problems.append(f"TEMPLATE.json: page {key!r} is not a page of a {count}-page packet (pages are \"1\" to \"{count}\").")
         elif number in keys:

@@ -11,6 +11,7 @@ from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
@@ -20,9 +21,11 @@ from annotation.labelling.selectors import can_label
 from annotation.models import Assignment, Response
 from annotation.selectors import id_param
 from config.shortcuts import get_object_or_404
+from core.numbers import parse_id, parse_int
 
 from . import packets, selectors, services
 from .engines import ENGINES
+from .filenames import MAX_PAGE_NUMBER
 from .forms import AddFilesForm, AssignLabelsForm, ClassScanForm, EngineForm, UploadForm
 from .models import Page, ScanBatch
 
@@ -225,18 +228,29 @@ def batch_add_files(request, pk):
 @require_POST
 def batch_assign(request, pk):
     batch = get_object_or_404(ScanBatch.objects.select_related("exam"), pk=pk)
-    rows = []
+    rows, problems = [], []
     for raw in request.POST.getlist("page"):
-        if not raw.isdigit():
-            continue
-        question = request.POST.get(f"question-{raw}", "")
-        number = request.POST.get(f"page_number-{raw}", "1")
-        rows.append({
-            "page": int(raw),
+        page = parse_id(raw)
+        if page is None:
+            continue  # names no page
+        question = request.POST.get(f"question-{raw}", "").strip()
+        number = request.POST.get(f"page_number-{raw}", "").strip()
+        row = {
+            "page": page,
             "student_id": request.POST.get(f"student-{raw}", ""),
-            "question": int(question) if question.isdigit() else None,
-            "page_number": int(number) if number.isdigit() else 1,
-        })
+            "question": parse_id(question) if question else None,
+            "page_number": parse_int(number, minimum=1, maximum=MAX_PAGE_NUMBER) if number else 1,
+        }
+        if question and row["question"] is None:
+            problems.append(_("page #%(page)s: the question “%(value)s” is not a question id") % {
+                "page": page, "value": question[:40]})
+        if row["page_number"] is None:
+            problems.append(_("page #%(page)s: the page number “%(value)s” is not a whole number from 1 to "
+                              "%(max)s") % {"page": page, "value": number[:40], "max": MAX_PAGE_NUMBER})
+        rows.append(row)
+    if problems:
+        messages.error(request, _("Nothing was saved: %(problems)s.") % {"problems": "; ".join(problems[:5])})
+        return redirect("ocr:batch_detail", pk=pk)
     try:
         edit = packets.assign_pages(batch, rows, user=request.user)
     except packets.PacketError as exc:
@@ -350,8 +364,8 @@ def quality(request):
         "cer": [round(100 * row["cer"], 2) if row["cer"] is not None else None for row in by_engine],
         "cer_math": [round(100 * row["cer_math"], 2) if row["cer_math"] is not None else None for row in by_engine],
     }
-    batch_id = request.GET.get("batch", "")
-    detail_batch = ScanBatch.objects.filter(pk=int(batch_id)).first() if batch_id.isdigit() else None
+    batch_id = parse_id(request.GET.get("batch"))
+    detail_batch = ScanBatch.objects.filter(pk=batch_id).first() if batch_id is not None else None
     context = {
         "rows": selectors.quality_rows(),
         "by_engine": by_engine,
@@ -369,6 +383,8 @@ def flag_transcript(request, pk):
     response = get_object_or_404(Response, pk=pk)
     if not can_label(request.user, response):
         return JsonResponse({"detail": "This response is not assigned to you."}, status=403)
+    if request.content_type != "application/json":  # a form's body has been parsed already: no raw body to read
+        return JsonResponse({"detail": "Send a JSON object {start, end, note}."}, status=400)
     try:
         data = json.loads(request.body or b"{}")
     except (ValueError, UnicodeDecodeError):

@@ -3,7 +3,8 @@ A scriptable OpenAI-compatible HTTP server for tests and benchmarks.
 
 It answers ``POST /v1/chat/completions`` (and ``GET /v1/models``) on 127.0.0.1 and can be
 told, per request, to be slow, to answer 429 with ``Retry-After``, to fail with a 5xx, to
-hang past the client's timeout, to send a body that is not JSON, or to reply with any text
+hang past the client's timeout, to trickle its answer a byte at a time (``trickle``), to send a
+body that is not JSON (of any ``content_type``), or to reply with any text
 (garbage, out-of-range scores...). It counts requests and records what it saw, so a test can
 assert how many calls a run made and how many were in flight at once.
 
@@ -63,6 +64,9 @@ class Reply:
     hang: float | None = None
     body: bytes | None = None
     chunked: bool = False  # send `body` without Content-Length, in chunks (Transfer-Encoding: chunked)
+    content_type: str = "application/json"  # of a raw `body`
+    trickle: float | None = None  # send the answer's body one byte at a time, this many seconds apart
+    trickle_headers: bool = False  # with `trickle`: the status line and headers too
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str = "stop"
@@ -316,6 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(404, {"error": {"message": "not found"}})
                 return
             reply = owner._choose(payload, chat=kind == "/chat/completions")
+            self._trickle = (reply.trickle, reply.trickle_headers) if reply.trickle else None
             delay = reply.latency or owner.latency
             if delay:
                 time.sleep(delay)
@@ -343,7 +348,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.retry_after is not None:
             headers["Retry-After"] = str(reply.retry_after)
         if reply.body is not None:
-            self._send_raw(reply.status, reply.body, "application/json", headers, chunked=reply.chunked)
+            self._send_raw(reply.status, reply.body, reply.content_type, headers, chunked=reply.chunked)
             return
         if reply.status != 200:
             kind = "rate_limit_exceeded" if reply.status == 429 else "server_error"
@@ -420,6 +425,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_raw(status, json.dumps(body).encode("utf-8"), "application/json", headers or {})
 
     def _send_raw(self, status, data, content_type, headers, chunked=False):
+        trickle, self._trickle = getattr(self, "_trickle", None), None
+        if trickle:
+            self._send_trickling(status, data, content_type, headers, *trickle)
+            return
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Transfer-Encoding" if chunked else "Content-Length", "chunked" if chunked else str(len(data)))
@@ -434,6 +443,24 @@ class _Handler(BaseHTTPRequestHandler):
             piece = data[start : start + 65536]
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
         self.wfile.write(b"0\r\n\r\n")
+
+
+    def _send_trickling(self, status, data, content_type, headers, every, with_headers):
+        """One byte of the answer every `every` seconds (of its body, or of all of it), until the
+        client hangs up or the server stops."""
+        head = [f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}",
+                f"Content-Type: {content_type}", f"Content-Length: {len(data)}"]
+        head += [f"{name}: {value}" for name, value in headers.items()]
+        head_bytes = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+        self._record(status)
+        if not with_headers:
+            self.wfile.write(head_bytes)
+            self.wfile.flush()
+        for byte in (head_bytes + data if with_headers else data):
+            if self.owner._release.wait(every):
+                return
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
 
 
 def main():

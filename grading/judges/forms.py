@@ -6,6 +6,7 @@ from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Question
+from config.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
 from llm import access
 
 from ..models import JudgeSetting, LlmEndpoint
@@ -142,7 +143,7 @@ class JudgeSettingForm(forms.ModelForm):
 
 
 class RunStartForm(forms.Form):
-    config = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), label=gettext_lazy("Judge setting"))
+    config = IdModelChoiceField(queryset=JudgeSetting.objects.none(), label=gettext_lazy("Judge setting"))
     note = forms.CharField(max_length=300, required=False)
 
     def __init__(self, *args, configs=None, **kwargs):
@@ -156,11 +157,11 @@ def _split(value):
 
 class GenerationRunForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
-    endpoint = forms.ModelChoiceField(queryset=LlmEndpoint.objects.all())
+    endpoint = IdModelChoiceField(queryset=LlmEndpoint.objects.all())
     models = forms.CharField(help_text=gettext_lazy("Model names, comma separated."), widget=forms.TextInput(attrs={"size": 60}))
     temperatures = forms.CharField(initial="0, 0.5, 1", help_text=gettext_lazy("Comma separated, between 0 and 2."))
     per_cell = forms.IntegerField(min_value=1, max_value=100, initial=1, label=gettext_lazy("Answers per model × temperature"))
-    questions = forms.ModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.SelectMultiple(attrs={"size": 8}))
+    questions = IdModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.SelectMultiple(attrs={"size": 8}))
     max_tokens = forms.IntegerField(min_value=16, max_value=200000, initial=4096)
     price_input_per_1k = forms.DecimalField(min_value=0, initial=0, decimal_places=6, max_digits=12)
     price_output_per_1k = forms.DecimalField(min_value=0, initial=0, decimal_places=6, max_digits=12)

@@ -44,6 +44,9 @@ GENERATION_RUNS = RunEngine(
         run_id=run_id, state=GenerationItem.State.PENDING
     ).exists(),
     on_resume=reopen_failed_items,
+    name="grading.judges.generation.GENERATION_RUNS",
+    last_activity=lambda run: run.items.aggregate(last=Max("finished"))["last"],
+    endpoint_of=lambda run: run.endpoint,
 )
 
 

@@ -422,6 +422,9 @@ JUDGE_RUNS = RunEngine(
     ),
     nothing_left=lambda run_id: not JudgeRunItem.objects.filter(run_id=run_id, state=JudgeRunItem.State.PENDING).exists(),
     on_resume=runs.reopen_failed_items,
+    name="grading.judges.services.JUDGE_RUNS",
+    last_activity=lambda run: JudgeResult.objects.filter(run=run).aggregate(last=Max("finished"))["last"],
+    endpoint_of=lambda run: run.config.endpoint,
 )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -241,6 +242,9 @@ def _forget_failures(run):
 META_EVAL_RUNS = RunEngine(
     run_model=MetaEvalRun, chunk_task="grading.review.tasks.propose_meta_eval_chunk",
     open_ids=_open_result_ids, nothing_left=_nothing_left, on_resume=_forget_failures,
+    name="grading.review.services.META_EVAL_RUNS",
+    last_activity=lambda run: run.proposals.aggregate(last=Max("created"))["last"],
+    endpoint_of=lambda run: run.endpoint,
 )
 
 

@@ -4,20 +4,21 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 
 from annotation.models import Exam, Question
+from config.form_fields import IdModelChoiceField
 
 from ..models import JudgeSetting
 from . import probes, selectors
 
 
 class ProbeStartForm(forms.Form):
-    setting = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), help_text=gettext_lazy("The newest version of each setting that can judge text."))
+    setting = IdModelChoiceField(queryset=JudgeSetting.objects.none(), help_text=gettext_lazy("The newest version of each setting that can judge text."))
     probes = forms.MultipleChoiceField(
         choices=[(name, format_lazy("{} ({})", p.label, p.family_label)) for name, p in probes.PROBES.items()]
         + [(probes.RAW_OCR, gettext_lazy("Raw OCR text of scanned answers (OCR-vs-judge attribution)"))],
         widget=forms.CheckboxSelectMultiple, initial=list(probes.PROBES),
     )
-    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label=gettext_lazy("any exam"))
-    question = forms.ModelChoiceField(
+    exam = IdModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label=gettext_lazy("any exam"))
+    question = IdModelChoiceField(
         queryset=Question.objects.only("id", "location", "external_id").order_by("location", "id"),
         required=False, empty_label=gettext_lazy("any question"),
     )

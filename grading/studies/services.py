@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -54,6 +55,9 @@ PROBE_RUNS = RunEngine(
     open_ids=_open_ids,
     nothing_left=lambda run_id: not ProbeItem.objects.filter(run_id=run_id, state=ProbeItem.State.PENDING).exists(),
     on_resume=reopen_failed_items,
+    name="grading.studies.services.PROBE_RUNS",
+    last_activity=lambda run: run.items.aggregate(last=Max("finished"))["last"],
+    endpoint_of=lambda run: run.setting.endpoint,
 )
 
 

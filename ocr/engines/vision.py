@@ -88,13 +88,24 @@ class VisionEngine(OcrEngine):
                     }
                 ],
             )
+        except openai.APIStatusError as exc:
+            moved = llm.redirect_problem(exc)  # redirects are never followed (llm.bounded_http_client)
+            raise EngineFailed(f"the vision endpoint {moved or f'refused the page: {exc}'}") from exc
+        except openai.APITimeoutError as exc:
+            cause = f" ({exc.__cause__})" if exc.__cause__ is not None and str(exc.__cause__) else ""
+            raise EngineFailed(f"the vision endpoint did not answer in time: {exc}{cause}") from exc
         except openai.APIError as exc:
             raise EngineFailed(f"the vision endpoint refused the page: {exc}") from exc
         except llm.ReplyTooLarge as exc:
             raise EngineFailed(f"the vision endpoint's answer was not read: {exc}") from exc
-        if not completion.choices or completion.choices[0].message.content is None:
+        except ValueError as exc:  # a body that is not JSON
+            raise EngineFailed(f"the vision endpoint's answer is not a chat completion: {exc}") from exc
+        try:
+            choice = llm.first_choice(completion)
+        except llm.BadResponse as exc:
+            raise EngineFailed(f"the vision endpoint's answer is unreadable: {exc}") from exc
+        if choice.message.content is None:
             raise EngineFailed("the vision endpoint returned no text")
-        choice = completion.choices[0]
         content, cut_from = access.cap_output(choice.message.content)
         text = unfence(content)
         tokens = [] if cut_from else logprob_tokens(choice, content, text)  # offsets do not survive a cut

@@ -23,7 +23,7 @@
       bar.className = p.status === "done" ? "ok" : "";
     }
     var status = statusLabel(p.status) + (p.status === "running" && p.pending ? " · " + interpolate(gettext("%s to go"), [p.pending]) : "");
-    if (p.stalled) { status += " · " + gettext("no progress for a while: is a worker running? Resume re-queues the rest"); }
+    if (p.stalled) { status += " · " + gettext("no progress for a while: if its worker stopped, the run is taken over automatically once its claims' lease has passed; Resume re-queues the rest now"); }
     set("p-status", status);
     set("p-count", p.done + " / " + p.total);
     set("p-ok", p.ok); set("p-invalid", p.invalid); set("p-error", p.error); set("p-cached", p.cached);

@@ -5,6 +5,7 @@ from django.utils.translation import gettext
 
 from annotation.labelling import selectors, services
 from annotation.models import Assignment, Exam
+from core.numbers import parse_id
 from ocr.filenames import QuestionIndex
 from ocr.selectors import answers_waiting, scan_batch
 
@@ -58,8 +59,8 @@ class Command(BaseCommand):
 
     def _exam(self, value):
         exam = Exam.objects.filter(name=value).first()
-        if exam is None and value.isdigit():
-            exam = Exam.objects.filter(pk=int(value)).first()
+        if exam is None and parse_id(value) is not None:  # ASCII digits only: "²".isdigit() is True
+            exam = Exam.objects.filter(pk=parse_id(value)).first()
         if exam is None:
             raise CommandError(gettext("No exam named or numbered %(value)s.") % {"value": repr(value)})
         return exam
@@ -67,7 +68,7 @@ class Command(BaseCommand):
     def _batch(self, value, exam):
         if value is None:
             return None
-        batch = scan_batch(int(value)) if value.isdigit() and len(value) < 19 else None
+        batch = scan_batch(parse_id(value)) if parse_id(value) is not None else None
         if batch is None:
             raise CommandError(gettext("No scan batch #%(value)s.") % {"value": value})
         if batch.exam_id != exam.pk:

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
 from annotation.models import Exam
+from core.numbers import parse_id
 from ocr import packets, selectors, services
 from ocr.engines import ENGINES
 
@@ -108,8 +109,8 @@ class Command(BaseCommand):
 
     def _exam(self, value):
         exam = Exam.objects.filter(name=value).first()
-        if exam is None and value.isdigit():
-            exam = Exam.objects.filter(pk=int(value)).first()
+        if exam is None and parse_id(value) is not None:  # ASCII digits only: "²".isdigit() is True
+            exam = Exam.objects.filter(pk=parse_id(value)).first()
         if exam is None:
             raise CommandError(gettext("No exam named or numbered %(value)s.") % {"value": repr(value)})
         return exam
