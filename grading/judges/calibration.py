@@ -34,6 +34,7 @@ from collections import Counter, defaultdict
 from django.db.models import F, FloatField
 from django.db.models.functions import Cast
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.models import Response, StepLabel
 
@@ -51,7 +52,8 @@ class CalibrationError(ValueError):
 def _shares(rule):
     """Which attributes an example must not share with a judged answer, under `rule`."""
     if rule not in RULES:
-        raise CalibrationError(f"Unknown split rule {rule!r}; choose from {', '.join(RULES)}.")
+        raise CalibrationError(gettext("Unknown split rule %(rule)s; choose from %(rules)s.")
+                               % {"rule": repr(rule), "rules": ", ".join(RULES)})
     level = RULES.index(rule)
     return {"student": level >= 1, "class": level >= 2, "exam": level >= 3}
 
@@ -127,7 +129,7 @@ def choose_examples(*, k: int = 2, rule: str = "student", seed: int = 0, comment
     Returns a dict for ``JudgeSetting.calibration`` (plain JSON)."""
     shares = _shares(rule)
     if not 1 <= int(k) <= 8:
-        raise CalibrationError("Give between 1 and 8 examples per question.")
+        raise CalibrationError(gettext("Give between 1 and 8 examples per question."))
     rows = _rows()
     classes = answer_classes([row[0] for row in rows]) if shares["class"] else {}
     by_question = defaultdict(list)

@@ -24,6 +24,7 @@ import json
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import slugify
+from django.utils.translation import gettext
 
 from annotation.importers.common import ImportFormatError, as_stream, iter_json_array, require, sha256_of
 from annotation.models import Response, content_hash
@@ -51,11 +52,12 @@ def _manifest_keys(manifest):
                 manifest = manifest[key]
                 break
     if not isinstance(manifest, list):
-        raise ImportFormatError("The hold-out manifest must be a JSON list of {student_id, question_location}.")
+        raise ImportFormatError(gettext("The hold-out manifest must be a JSON list of {student_id, question_location}."))
     keys = set()
     for index, row in enumerate(manifest):
         if not isinstance(row, dict) or not row.get("student_id"):
-            raise ImportFormatError(f"manifest entry {index}: expected an object with student_id and question_location.")
+            raise ImportFormatError(gettext("manifest entry %(index)s: expected an object with student_id and "
+                                            "question_location.") % {"index": index})
         keys.add((str(row["student_id"]), str(row.get("question_location", ""))))
     return keys
 
@@ -63,7 +65,8 @@ def _manifest_keys(manifest):
 def check_name(name: str) -> str:
     clean = slugify(name or "")
     if not clean or clean != name:
-        raise ValidationError(f"A prompt set name is a short slug (letters, digits, - and _), e.g. vf; got {name!r}.")
+        raise ValidationError(gettext("A prompt set name is a short slug (letters, digits, - and _), e.g. vf; got %(name)s.")
+                              % {"name": repr(name)})
     return clean
 
 
@@ -134,7 +137,7 @@ def load_manifest(raw: bytes):
     try:
         return json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ImportFormatError(f"The hold-out manifest is not JSON: {exc}.") from exc
+        raise ImportFormatError(gettext("The hold-out manifest is not JSON: %(error)s.") % {"error": exc}) from exc
 
 
 def prompt_set_rows():

@@ -243,8 +243,8 @@ def _apply_strategy(config, recalibrate=False):
         except calibration.CalibrationError as exc:
             raise ValidationError({"split_rule": str(exc)}) from exc
         if not config.calibration["examples"]:
-            raise ValidationError({"strategy": "No answer with a gold score qualifies as a few-shot example under "
-                                               "this split rule: import or adjudicate gold scores first."})
+            raise ValidationError({"strategy": gettext("No answer with a gold score qualifies as a few-shot example under "
+                                                       "this split rule: import or adjudicate gold scores first.")})
 
 
 def _apply_config_fields(config, fields):

@@ -330,14 +330,15 @@ def prompt_sets(request):
         try:
             manifest = form.cleaned_data["manifest"]
             if manifest and manifest.size > settings.IMPORT_MAX_BYTES:
-                raise ImportFormatError(f"The hold-out manifest is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+                raise ImportFormatError(gettext("The hold-out manifest is larger than %(max)s bytes.")
+                                        % {"max": settings.IMPORT_MAX_BYTES})
             manifest = sets.load_manifest(manifest.read()) if manifest else None
             prompt_set, report = sets.import_prompt_set(
                 form.cleaned_data["file"], form.cleaned_data["file"].name, name=form.cleaned_data["name"],
                 holdout_absent=form.cleaned_data["holdout_absent"], manifest=manifest,
                 exam_name=form.cleaned_data["exam"] or None, user=request.user)
         except (ImportFormatError, ValidationError) as exc:
-            form.add_error(None, _errors_text(exc) if isinstance(exc, ValidationError) else f"Nothing imported. {exc}")
+            form.add_error(None, _errors_text(exc) if isinstance(exc, ValidationError) else gettext("Nothing was imported. %(error)s") % {"error": exc})
         else:
             messages.success(request, gettext(
                 "Prompt set %(name)s: %(matched)s prompts attached to existing answers, %(unmatched)s records "

@@ -121,27 +121,27 @@ class JudgeSetting(models.Model):
     kind = models.CharField(max_length=40, choices=Kind.choices, default=Kind.RUBRIC)
     strategy = models.CharField(
         max_length=30, choices=Strategy.choices, default=Strategy.REASON_THEN_SCORE, blank=True,
-        help_text="Prompt strategy of the rubric judge; its template is the default prompt.",
+        help_text=_("Prompt strategy of the rubric judge; its template is the default prompt."),
     )
     strategy_version = models.PositiveSmallIntegerField(
-        default=1, help_text="Version of the strategy's template when this setting was saved.",
+        default=1, help_text=_("Version of the strategy's template when this setting was saved."),
     )
     few_shot_k = models.PositiveSmallIntegerField(
-        "examples per question", default=2, validators=[MinValueValidator(1), MaxValueValidator(8)],
-        help_text="Few-shot: calibration examples per question (2: one strong, one weak by gold percentile).",
+        _("examples per question"), default=2, validators=[MinValueValidator(1), MaxValueValidator(8)],
+        help_text=_("Few-shot: calibration examples per question (2: one strong, one weak by gold percentile)."),
     )
     split_rule = models.CharField(max_length=10, choices=SplitRule.choices, default=SplitRule.STUDENT, blank=True)
-    few_shot_seed = models.IntegerField(default=0, help_text="Few-shot: seed of the example choice.")
+    few_shot_seed = models.IntegerField(default=0, help_text=_("Few-shot: seed of the example choice."))
     few_shot_comments = models.BooleanField(
-        default=False, help_text="Few-shot: show the expert's step comments with each example.",
+        default=False, help_text=_("Few-shot: show the expert's step comments with each example."),
     )
     calibration = models.JSONField(
         default=dict, blank=True,
-        help_text="Few-shot: the examples chosen for this version ({question: [response ids]}), rule, seed, k.",
+        help_text=_("Few-shot: the examples chosen for this version ({question: [response ids]}), rule, seed, k."),
     )
     prompt_set = models.ForeignKey(
         "grading.PromptSet", on_delete=models.PROTECT, null=True, blank=True, related_name="settings",
-        help_text="Replay: the named prompt set whose prompts are sent (blank: the prompt each record came with).",
+        help_text=_("Replay: the named prompt set whose prompts are sent (blank: the prompt each record came with)."),
     )
     endpoint = models.ForeignKey(
         LlmEndpoint, on_delete=models.PROTECT, null=True, blank=True, related_name="judge_configs"
@@ -199,7 +199,7 @@ class PromptSet(models.Model):
     name = models.SlugField(max_length=60, unique=True)
     file_name = models.CharField(max_length=500, blank=True)
     file_sha256 = models.CharField(max_length=64, blank=True)
-    report = models.JSONField(default=dict, blank=True, help_text="Counts and unmatched records of the imports.")
+    report = models.JSONField(default=dict, blank=True, help_text=_("Counts and unmatched records of the imports."))
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 

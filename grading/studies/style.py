@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from django.db import transaction
+from django.utils.translation import gettext
 
 import equivalence
 from annotation.models import Response, content_hash
@@ -170,14 +171,15 @@ def import_rewrites(raw: bytes, file_name: str) -> dict:
     try:
         rows = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{file_name}: not JSON ({exc}).") from exc
+        raise ValueError(gettext("%(file)s: not JSON (%(error)s).") % {"file": file_name, "error": exc}) from exc
     if not isinstance(rows, list):
-        raise ValueError(f"{file_name}: expected a JSON list of {{response_id, rewritten}}.")
+        raise ValueError(gettext("%(file)s: expected a JSON list of {response_id, rewritten}.") % {"file": file_name})
     counts = {"records": len(rows), "made": 0, "kept": 0, "flagged": 0, "unmatched": []}
     with transaction.atomic():
         for index, row in enumerate(rows):
             if not isinstance(row, dict) or not isinstance(row.get("rewritten"), str):
-                raise ValueError(f"{file_name}: record {index} needs a text field 'rewritten'.")
+                raise ValueError(gettext("%(file)s: record %(index)s needs a text field 'rewritten'.")
+                                 % {"file": file_name, "index": index})
             answers = Response.objects.select_related("question")
             if row.get("response_id") is not None:
                 answer = answers.filter(pk=row["response_id"]).first()
