@@ -66,69 +66,77 @@ def methods_section(data) -> Section:
     d = data["dataset"]
     sources = {row["source"]: row["n"] for row in d["answers"]["by_source"]}
     judges = data["judges"]
-    paragraph = (
-        f"The dataset holds {number(d['questions'])} questions in {number(d['n_exams'])} exam(s) and "
-        f"{number(d['answers']['total'])} answers ({number(sources.get('human', 0))} human, "
-        f"{number(sources.get('synthetic', 0))} synthetic). {number(d['experts'])} expert(s) submitted labels; "
-        f"{number(d['labels']['imported'])} answers carry an imported gold label, and an answer has "
-        f"{number(d['labels']['per_answer_mean'])} submitted labels on average. "
-        f"Expert agreement is measured on the totals of label pairs given to the same answer (an imported gold "
-        f"label counts as a rater): exact agreement, agreement within one point, mean absolute difference, "
-        f"Cohen's kappa with quadratic weights, Krippendorff's alpha and the intraclass correlation. "
-        f"{number(data['n_settings'])} judge setting version(s) are compared with the gold score of each answer "
-        f"(imported, agreed or adjudicated): mean squared error (MSE), FR_d for d from "
-        f"{number(data['fr_distances'][0])} to {number(data['fr_distances'][-1])} (the share of answers whose judge "
-        f"score differs from the gold score by at least d points), and Pearson and Spearman correlations. "
-        f"A setting is identified by its model, temperature and prompt hash (sha256 of its system prompt and "
-        f"template as sent). Intervals are {number(data['confidence_percent'])}% percentile bootstrap intervals "
-        f"from {number(data['bootstrap_resamples'])} resamples of answers (label pairs for agreement), seed "
-        f"{number(data['seed'])}."
-    )
+    paragraph = " ".join([
+        gettext("The dataset holds %(questions)s questions in %(exams)s exam(s) and %(answers)s answers "
+                "(%(human)s human, %(synthetic)s synthetic).") % {
+            "questions": number(d["questions"]), "exams": number(d["n_exams"]),
+            "answers": number(d["answers"]["total"]), "human": number(sources.get("human", 0)),
+            "synthetic": number(sources.get("synthetic", 0))},
+        gettext("%(experts)s expert(s) submitted labels; %(imported)s answers carry an imported gold label, and an "
+                "answer has %(mean)s submitted labels on average.") % {
+            "experts": number(d["experts"]), "imported": number(d["labels"]["imported"]),
+            "mean": number(d["labels"]["per_answer_mean"])},
+        gettext("Expert agreement is measured on the totals of label pairs given to the same answer (an imported "
+                "gold label counts as a rater): exact agreement, agreement within one point, mean absolute "
+                "difference, Cohen's kappa with quadratic weights, Krippendorff's alpha and the intraclass "
+                "correlation."),
+        gettext("%(settings)s judge setting version(s) are compared with the gold score of each answer (imported, "
+                "agreed or adjudicated): mean squared error (MSE), FR_d for d from %(low)s to %(high)s (the share "
+                "of answers whose judge score differs from the gold score by at least d points), and Pearson and "
+                "Spearman correlations.") % {
+            "settings": number(data["n_settings"]), "low": number(data["fr_distances"][0]),
+            "high": number(data["fr_distances"][-1])},
+        gettext("A setting is identified by its model, temperature and prompt hash (sha256 of its system prompt "
+                "and template as sent). Intervals are %(percent)s%% percentile bootstrap intervals from "
+                "%(resamples)s resamples of answers (label pairs for agreement), seed %(seed)s.") % {
+            "percent": number(data["confidence_percent"]), "resamples": number(data["bootstrap_resamples"]),
+            "seed": number(data["seed"])},
+    ])
     if not judges:
-        paragraph += " No judge setting has results yet."
-    return Section("Methods", [paragraph])
+        paragraph += " " + gettext("No judge setting has results yet.")
+    return Section(gettext("Methods"), [paragraph])
 
 
 def dataset_section(data) -> Section:
     d = data["dataset"]
-    exams = Table(["Exam", "Questions", "Human answers", "Synthetic answers"], [
+    exams = Table([gettext("Exam"), gettext("Questions"), gettext("Human answers"), gettext("Synthetic answers")], [
         [row["name"], number(row["n_questions"]), number(row["n_human"]), number(row["n_synthetic"])]
         for row in d["exams"]
-    ], "Questions")
-    sources = Table(["Source", "Answers"], [[row["source"], number(row["n"])] for row in d["answers"]["by_source"]]
-                    + [["total", number(d["answers"]["total"])]], "Answers by source")
-    people = Table(["Experts", "Labels by experts", "Imported gold labels", "Labels per answer (mean)"], [[
+    ], gettext("Questions"))
+    sources = Table([gettext("Source"), gettext("Answers")], [[row["source"], number(row["n"])] for row in d["answers"]["by_source"]]
+                    + [[gettext("total"), number(d["answers"]["total"])]], gettext("Answers by source"))
+    people = Table([gettext("Experts"), gettext("Labels by experts"), gettext("Imported gold labels"), gettext("Labels per answer (mean)")], [[
         number(d["experts"]), number(d["labels"]["by_experts"]), number(d["labels"]["imported"]),
         number(d["labels"]["per_answer_mean"]),
-    ]], "Experts and labels")
-    per_answer = Table(["Labels", "Answers"], [
+    ]], gettext("Experts and labels"))
+    per_answer = Table([gettext("Labels"), gettext("Answers")], [
         [number(row["labels"]), number(row["answers"])] for row in d["labels"]["per_answer"]
-    ], "Labels per answer")
-    return Section("Data", [exams, sources, people, per_answer])
+    ], gettext("Labels per answer"))
+    return Section(gettext("Data"), [exams, sources, people, per_answer])
 
 
 def agreement_section(data) -> Section:
     a = data["agreement"]
     rows = [
-        ["Exact agreement", number(a["exact"]), interval(a.get("exact_ci"))],
-        ["Within one point", number(a["within_one"]), interval(a.get("within_one_ci"))],
-        ["Mean absolute difference", number(a["mad"]), interval(a.get("mad_ci"))],
-        ["Weighted kappa (mean of pairs)", number(a["kappa"]), DASH],
-        ["Krippendorff's alpha (interval)", number(a["alpha"]), DASH],
+        [gettext("Exact agreement"), number(a["exact"]), interval(a.get("exact_ci"))],
+        [gettext("Within one point"), number(a["within_one"]), interval(a.get("within_one_ci"))],
+        [gettext("Mean absolute difference"), number(a["mad"]), interval(a.get("mad_ci"))],
+        [gettext("Weighted kappa (mean of pairs)"), number(a["kappa"]), DASH],
+        [gettext("Krippendorff's alpha (interval)"), number(a["alpha"]), DASH],
         ["ICC (one-way, single rater)", number(a["icc"]), DASH],
     ]
-    note = (f"Over {number(a['responses'])} answers with two labels or more ({number(a['label_pairs'])} label "
-            f"pairs). Kappa, alpha and the ICC are given without intervals.")
-    return Section("Expert agreement", [note, Table(["Measure", "Value", "95% CI"], rows)])
+    note = gettext("Over %(answers)s answers with two labels or more (%(pairs)s label pairs). Kappa, alpha and the "
+                   "ICC are given without intervals.") % {"answers": number(a["responses"]),
+                                                          "pairs": number(a["label_pairs"])}
+    return Section(gettext("Expert agreement"), [note, Table([gettext("Measure"), gettext("Value"), gettext("95% CI")], rows)])
 
 
 def settings_section(data) -> Section:
     if not data["judges"]:
-        return Section("Judge settings", ["No judge setting has results yet."])
+        return Section(gettext("Judge settings"), [gettext("No judge setting has results yet.")])
     rows = [[j["name"], number(j["version"]), j["kind"], j["model"] or DASH, number(j["temperature"]),
              j["prompt_hash_short"]] for j in data["judges"]]
-    return Section("Judge settings", [Table(["Setting", "Version", "Kind", "Model", "Temperature", "Prompt hash"], rows,
-                                            "Prompt hash: the first characters of the sha256 in the appendix.")])
+    return Section(gettext("Judge settings"), [Table([gettext("Setting"), gettext("Version"), gettext("Kind"), gettext("Model"), gettext("Temperature"), gettext("Prompt hash")], rows, gettext("Prompt hash: the first characters of the sha256 in the appendix."))])
 
 
 def metrics_section(data) -> Section | None:
@@ -143,9 +151,9 @@ def metrics_section(data) -> Section | None:
         for row in j["by_source"]:
             by_source.append([f"{j['name']} v{j['version']}", row["source"], number(row["n"]),
                               with_interval(row["mse"], row.get("mse_ci")), with_interval(row["fr_2"], row.get("fr_2_ci"))])
-    return Section("Judge versus gold", [
-        Table(["Setting", "n", "MSE", "FR_1", "FR_2", "Pearson", "Spearman"], overall, "All answers, with 95% intervals"),
-        Table(["Setting", "Source", "n", "MSE", "FR_2"], by_source, "By source"),
+    return Section(gettext("Judge versus gold"), [
+        Table([gettext("Setting"), "n", "MSE", "FR_1", "FR_2", "Pearson", "Spearman"], overall, gettext("All answers, with %(level)s%% intervals") % {"level": 95}),
+        Table([gettext("Setting"), gettext("Source"), "n", "MSE", "FR_2"], by_source, gettext("By source")),
     ])
 
 
@@ -153,11 +161,11 @@ def categories_section(data) -> Section:
     c = data["categories"]
     codes = [row["code"] for row in c["codes"]]
     if not c["total"]:
-        return Section("Disagreement categories", ["No disagreement has been classified yet."])
-    rows = [["all judges", *(number(n) for n in c["counts"]), number(c["total"])]]
+        return Section(gettext("Disagreement categories"), [gettext("No disagreement has been classified yet.")])
+    rows = [[gettext("all judges"), *(number(n) for n in c["counts"]), number(c["total"])]]
     rows += [[row["judge"], *(number(n) for n in row["counts"]), number(row["total"])] for row in c["by_judge"]]
     legend = "; ".join(f"{row['code']}: {row['name']}" for row in c["codes"])
-    return Section("Disagreement categories", [legend, Table(["Judge", *codes, "Total"], rows)])
+    return Section(gettext("Disagreement categories"), [legend, Table([gettext("Judge"), *codes, gettext("Total")], rows)])
 
 
 def probes_section(data) -> Section:
@@ -167,10 +175,9 @@ def probes_section(data) -> Section:
             rows.append([f"{j['name']} v{j['version']}", probe, number(figures.get("n")), number(figures.get("detected")),
                          with_interval(figures.get("rate"), figures.get("ci"))])
     if not rows:
-        return Section("Perturbation probes", ["No probes run."])
-    return Section("Perturbation probes", [
-        Table(["Setting", "Probe", "n", "Detected", "Rate"], rows,
-              "Sensitivity probes: a fair judge lowers the score; invariance probes: it keeps it (Wilson intervals).")
+        return Section(gettext("Perturbation probes"), [gettext("No probes run.")])
+    return Section(gettext("Perturbation probes"), [
+        Table([gettext("Setting"), gettext("Probe"), "n", gettext("Detected"), gettext("Rate")], rows, gettext("Sensitivity probes: a fair judge lowers the score; invariance probes: it keeps it (Wilson intervals)."))
     ])
 
 
@@ -189,11 +196,11 @@ def strategies_section(data) -> Section | None:
             examples.append([f"{j['name']} v{j['version']}", question, ", ".join(number(i) for i in ids)])
     if not rows:
         return None
-    blocks = [Table(["Setting", "Strategy", "Template version", "Prompt set", "k", "Split rule", "Seed", "Hold-out"],
-                    rows, "Few-shot examples are a hold-out: never judged by their setting, never counted.")]
+    blocks = [Table([gettext("Setting"), gettext("Strategy"), gettext("Template version"), gettext("Prompt set"), "k", gettext("Split rule"), gettext("Seed"), gettext("Hold-out")],
+                    rows, gettext("Few-shot examples are a hold-out: never judged by their setting, never counted."))]
     if examples:
-        blocks.append(Table(["Setting", "Question id", "Example answer ids"], examples, "Few-shot examples"))
-    return Section("Prompt strategies", blocks)
+        blocks.append(Table([gettext("Setting"), gettext("Question id"), gettext("Example answer ids")], examples, gettext("Few-shot examples")))
+    return Section(gettext("Prompt strategies"), blocks)
 
 
 def comparison_section(data) -> Section | None:
@@ -208,11 +215,12 @@ def comparison_section(data) -> Section | None:
                      with_interval(m["mae"]["difference"], m["mae"]["ci"]), with_interval(m["mse"]["difference"], m["mse"]["ci"]),
                      with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]), number(pair["sign_test_p"]),
                      number(pair["permutation_p"])])
-    return Section("Settings compared, paired", [
-        f"Differences are B − A on the answers both settings scored (an error measure below zero: B is closer to "
-        f"gold); intervals: {c['resampling']}; counted: {c['rule']}.",
-        Table(["A", "B", "n", "Hold-outs excluded", "MAE B − A", "MSE B − A", "FR_2 B − A", "Sign test p",
-               "Permutation p"], rows),
+    return Section(gettext("Settings compared, paired"), [
+        gettext("Differences are B − A on the answers both settings scored (an error measure below zero: B is "
+                "closer to gold); intervals: %(resampling)s; counted: %(rule)s.") % {"resampling": c["resampling"],
+                                                                                      "rule": c["rule"]},
+        Table(["A", "B", "n", gettext("Hold-outs excluded"), "MAE B − A", "MSE B − A", "FR_2 B − A",
+               gettext("Sign test p"), gettext("Permutation p")], rows),
     ])
 
 
@@ -229,23 +237,25 @@ def geometry_section(data) -> Section | None:
                  with_interval(g["total_variance"], g["total_variance_ci"]), with_interval(g["top10_share"], g["top10_share_ci"]),
                  number(g["clusters"]), number(g["noise_share"]), number(g["silhouette"]), number(g["gmm_best_k"])]
                 for name, g in geometry["groups"].items()]
-        blocks.append(f"Error segments embedded with {source}, run {geometry['run']}, seed {geometry['seed']}.")
-        blocks.append(Table(["Group", "n", "Dispersion", "Total variance", "Top-10 share", "Clusters", "Noise",
-                             "Silhouette", "GMM k"], rows,
-                            "Dispersion: mean cosine distance to the 5 nearest neighbours; 95% intervals resample questions."))
+        blocks.append(gettext("Error segments embedded with %(source)s, run %(run)s, seed %(seed)s.")
+                      % {"source": source, "run": geometry["run"], "seed": geometry["seed"]})
+        blocks.append(Table([gettext("Group"), "n", gettext("Dispersion"), gettext("Total variance"),
+                             gettext("Top-10 share"), gettext("Clusters"), gettext("Noise"), gettext("Silhouette"),
+                             "GMM k"], rows, gettext("Dispersion: mean cosine distance to the 5 nearest neighbours; %(level)s%% intervals resample questions.")
+                            % {"level": 95}))
         test = (geometry.get("human_vs_synthetic") or {}).get("dispersion")
         if test:
-            blocks.append(f"Dispersion, human minus synthetic: {number(test['difference'])} "
-                          f"(permutation test, p = {number(test['p'])}).")
+            blocks.append(gettext("Dispersion, human minus synthetic: %(difference)s (permutation test, p = %(p)s).")
+                          % {"difference": number(test["difference"]), "p": number(test["p"])})
     if surprisal:
         rows = [[name, number(g["transitions"]), with_interval(g["surprisal"]["mean"], g["surprisal"]["mean_ci"]),
                  number(g["surprisal"]["median"]), with_interval(g["ll"]["mean"], g["ll"]["mean_ci"]),
                  number(g["ll"]["median"]), number(g["ll_lower_bound"])]
                 for name, g in surprisal["groups"].items()]
-        blocks.append(f"Step surprisal under {surprisal['model']} ({surprisal['endpoint']}), run {surprisal['run']}.")
-        blocks.append(Table(["Group", "Transitions", "Surprisal (nats)", "Median", "LL", "Median", "LL lower bounds"], rows,
-                            "LL: highest probability at the context's last position among the next step's tokens."))
-    return Section("Error geometry and step surprisal", blocks)
+        blocks.append(gettext("Step surprisal under %(model)s (%(endpoint)s), run %(run)s.")
+                      % {"model": surprisal["model"], "endpoint": surprisal["endpoint"], "run": surprisal["run"]})
+        blocks.append(Table([gettext("Group"), gettext("Transitions"), gettext("Surprisal (nats)"), gettext("Median"), "LL", gettext("Median"), gettext("LL lower bounds")], rows, gettext("LL: highest probability at the context's last position among the next step's tokens.")))
+    return Section(gettext("Error geometry and step surprisal"), blocks)
 
 
 SECTIONS: list[Callable] = [
@@ -272,7 +282,7 @@ def markdown_cell(text) -> str:
 
 
 def _markdown(sections) -> str:
-    out = ["# Methods report", ""]
+    out = ["# " + gettext("Methods report"), ""]
     for section in sections:
         out += [f"## {section.title}", ""]
         for block in section.blocks:
@@ -289,7 +299,7 @@ def _markdown(sections) -> str:
 
 
 def _latex(sections) -> str:
-    out = ["% Methods report (RealMath Workbench). A fragment: \\input{} it into a document.", ""]
+    out = ["% " + gettext("Methods report (RealMath Workbench). A fragment: \\input{} it into a document."), ""]
     for section in sections:
         out += [f"\\section*{{{latex_escape(section.title)}}}", ""]
         for block in section.blocks:
@@ -329,6 +339,6 @@ def appendix_json(data: dict) -> str:
 def embedded(text: str, data: dict, fmt: str) -> str:
     """The report with its appendix appended (for stdout, where no file sits beside it)."""
     if fmt == "markdown":
-        return f"{text}\n## Appendix (JSON)\n\n```json\n{appendix_json(data)}\n```\n"
+        return f"{text}\n## {gettext('Appendix (JSON)')}\n\n```json\n{appendix_json(data)}\n```\n"
     # In JSON every backslash is doubled, so "\end{verbatim}" cannot occur inside it.
-    return f"{text}\n\\section*{{Appendix (JSON)}}\n\\begin{{verbatim}}\n{appendix_json(data)}\n\\end{{verbatim}}\n"
+    return f"{text}\n\\section*{{{latex_escape(gettext('Appendix (JSON)'))}}}\n\\begin{{verbatim}}\n{appendix_json(data)}\n\\end{{verbatim}}\n"

@@ -1,0 +1,54 @@
+"""The methods report follows the person's language: headings, prose and table headers in Chinese
+for a zh-hans reader (page and downloads), the same figures, and the JSON appendix unchanged."""
+import json
+
+import pytest
+from django.urls import reverse
+
+from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
+
+from .helpers import untraced_figures
+
+pytestmark = pytest.mark.django_db
+URL = reverse("grading:methods_report")
+
+
+@pytest.fixture
+def judged(db):
+    question = make_question(exam_name="Page exam")
+    responses = make_responses(question, 5)
+    set_gold(responses, [1, 2, 3, 4, 5])
+    config = make_stored_setting(name="page-judge", model="m")
+    make_results(config, responses, [2, 2, 3, 5, 5])
+    return config
+
+
+def _keys(value):
+    """The appendix's shape: its keys at every level, and its figures (the category names, shown
+    to people, follow the language)."""
+    if isinstance(value, dict):
+        return {key: ("name" if key == "name" else _keys(item)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_keys(item) for item in value]
+    return value
+
+
+def test_a_chinese_reader_gets_the_report_in_chinese_with_the_same_figures(reviewer_client, judged):
+    params = {"setting": judged.pk}
+    english = reviewer_client.get(URL, {"download": "markdown", **params}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    chinese = reviewer_client.get(URL, {"download": "markdown", **params},
+                                  HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "## Methods" in english and "## Expert agreement" in english
+    assert "# 方法报告" in chinese and "## 方法" in chinese and "## 专家间评分者一致性" in chinese
+    for english_only in ("## Methods", "The dataset holds", "Exact agreement", "| Setting |"):
+        assert english_only not in chinese
+    data = json.loads(reviewer_client.get(URL, {"download": "json", **params}, HTTP_ACCEPT_LANGUAGE="zh-hans").content)
+    assert _keys(data) == _keys(json.loads(reviewer_client.get(URL, {"download": "json", **params},
+                                                               HTTP_ACCEPT_LANGUAGE="en").content))
+    assert untraced_figures(chinese, data) == []
+
+    latex = reviewer_client.get(URL, {"download": "latex", **params}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "\\section*{方法}" in latex and "ctex" in latex.splitlines()[0]
+
+    page = reviewer_client.get(URL, params, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "评判模型与金标准分对比" in page and "Judge versus gold" not in page
