@@ -203,8 +203,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Two choice sets are shared by several models; name them (else check --deploy warns).
     "ENUM_NAME_OVERRIDES": {
-        "JobStatusEnum": "annotation.models.exports.ExportJob.Status",
-        "RunStatusEnum": "grading.models.judges.JudgeRun.Status",
+        "JobStatusEnum": "annotation.export.models.ExportJob.Status",
+        "RunStatusEnum": "grading.judges.models.JudgeRun.Status",
     },
 }
 

@@ -17,9 +17,9 @@ from django.utils import timezone
 from accounts.roles import has_role, is_reviewer
 
 from ..models import Assignment, Label, LabelDraft, LabelSaveAttempt, Question, Response, StepLabel
-from ..models.labels import IMPORTED_RATER
 from ..selectors import SCORE_LIMIT, id_param
 from .experiment import anchor_shown
+from .models import IMPORTED_RATER
 
 
 def can_label(user, response: Response, *, now: datetime | None = None) -> bool:

@@ -9,9 +9,8 @@ from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from grading.judges.models import JudgeResult, LlmEndpoint
 from grading.review.meta_eval import CATEGORY_CHOICES
-
-from .judges import JudgeResult, LlmEndpoint
 
 
 class Direction(models.TextChoices):

@@ -14,7 +14,7 @@ Invariants:
 from django.conf import settings
 from django.db import models
 
-from .judges import JudgeResult, JudgeSetting
+from grading.judges.models import JudgeResult, JudgeSetting
 
 PROBE_CHOICES = [
     ("drop-final-answer", "Drop the final answer"),

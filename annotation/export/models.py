@@ -1,7 +1,7 @@
 """Dataset exports run as background jobs; the finished file is kept for download."""
 from django.db import models
 
-from .jobs import BackgroundJob
+from annotation.models.jobs import BackgroundJob
 
 
 class ExportJob(BackgroundJob):

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
 
-from .dataset import Response, RubricCheckpoint, SubQuestion
+from annotation.models.dataset import Response, RubricCheckpoint, SubQuestion
 
 IMPORTED_RATER = "(imported)"  # never a username: those cannot contain brackets
 
