@@ -140,30 +140,39 @@ class JudgeSetting(models.Model):
         return f"{self.name} v{self.version}"
 
 
-class JudgeRun(models.Model):
-    """Running one judge setting over a selection of responses."""
+class BatchRun(models.Model):
+    """What every run of LLM calls in Celery chunks has (judge, generation, probe and
+    meta-evaluation runs; grading/runs.py is their one engine): a status, an epoch raised by
+    each resume, its size and chunk size, who started it and when it was resumed and finished.
+    Abstract: each run keeps its own table."""
 
     class Status(models.TextChoices):
         RUNNING = "running", "Running"
         CANCELLED = "cancelled", "Cancelled"
         DONE = "done", "Done"
 
-    config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs")
-    selection = models.JSONField(default=dict, blank=True, help_text="The response-list filters used.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
     epoch = models.PositiveIntegerField(
         default=1, help_text="Raised by each resume; tasks queued for an older epoch do nothing."
     )
     n_items = models.PositiveIntegerField(default=0)
     chunk_size = models.PositiveIntegerField(default=16)
-    note = models.CharField(max_length=300, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     resumed = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-created"]
+        abstract = True
+        ordering = ["-created", "-id"]
+
+
+class JudgeRun(BatchRun):
+    """Running one judge setting over a selection of responses."""
+
+    config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs")
+    selection = models.JSONField(default=dict, blank=True, help_text="The response-list filters used.")
+    note = models.CharField(max_length=300, blank=True)
 
     def __str__(self):
         return f"Run {self.pk} of {self.config}"
@@ -264,13 +273,8 @@ class JudgeRunItem(models.Model):
         return f"run {self.run_id}, response {self.response_id}"
 
 
-class GenerationRun(models.Model):
+class GenerationRun(BatchRun):
     """Synthetic answers: every selected question × model × temperature, `per_cell` times."""
-
-    class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        CANCELLED = "cancelled", "Cancelled"
-        DONE = "done", "Done"
 
     name = models.CharField(max_length=200, blank=True)
     endpoint = models.ForeignKey(LlmEndpoint, on_delete=models.PROTECT, related_name="generation_runs")
@@ -283,17 +287,7 @@ class GenerationRun(models.Model):
     selection = models.JSONField(default=dict, blank=True, help_text="Question filters used.")
     price_input_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     price_output_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
-    epoch = models.PositiveIntegerField(default=1)
-    n_items = models.PositiveIntegerField(default=0)
     chunk_size = models.PositiveIntegerField(default=8)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created = models.DateTimeField(auto_now_add=True)
-    resumed = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created"]
 
     def __str__(self):
         return self.name or f"Generation run {self.pk}"
@@ -337,5 +331,6 @@ class GenerationItem(models.Model):
 
 
 __all__ = [
+    "BatchRun",
     "LlmEndpoint", "JudgeSetting", "JudgeRun", "JudgeResult", "JudgeRunItem", "GenerationRun", "GenerationItem",
 ]

@@ -52,7 +52,7 @@ from annotation.selectors import filter_responses
 from .. import runs
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, call_pool, lease_for, owner_tag
-from . import access, prompts, selectors
+from . import access, prompts, selectors, tasks
 from . import client as llm
 from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 
@@ -362,7 +362,7 @@ def clean_params(params) -> dict:
 
 JUDGE_RUNS = RunEngine(
     run_model=JudgeRun,
-    chunk_task="grading.judges.tasks.run_judge_chunk",
+    chunk_task=tasks.run_judge_chunk,
     open_ids=lambda run: list(
         run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True)
     ),

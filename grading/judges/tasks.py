@@ -1,17 +1,20 @@
 """Celery tasks of the grading app: thin wrappers around grading.judges.services and .generation.
 
 Both are safe to run twice (acks_late redelivery, a resumed run): the services key every
-piece of work and skip or take over what is already claimed.
+piece of work and skip or take over what is already claimed. The services import this module
+to queue its tasks, so each task imports its service inside its body (no import cycle).
 """
 from celery import shared_task
 from celery.signals import worker_init, worker_process_shutdown
 
-from . import client, generation, services
+from . import client
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
 def run_judge_chunk(self, run_id, epoch, item_ids):
     """Judge a chunk of a run's items."""
+    from . import services  # cycle: services queue this task
+
     report = services.process_judge_chunk(run_id, epoch, item_ids, task_id=self.request.id,
                                           hand_over_tail=not self.request.is_eager)
     return {"claimed": report.claimed, "cached": report.cached, "recorded": report.recorded}
@@ -21,12 +24,16 @@ def run_judge_chunk(self, run_id, epoch, item_ids):
 def finish_judge_tails(**kwargs):
     """A pool process that stops (warm shutdown, max tasks reached) first records the calls its
     chunk tasks left in flight (see services.TAILS)."""
+    from . import services  # cycle: services queue this module's tasks
+
     services.finish_tails(timeout=services.TAIL_SHUTDOWN_SECONDS)
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
 def run_generation_chunk(self, run_id, epoch, item_ids):
     """Write a chunk of a generation run's synthetic answers."""
+    from . import generation  # cycle: generation queues this task
+
     report = generation.process_generation_chunk(run_id, epoch, item_ids, task_id=self.request.id)
     return {"claimed": report.claimed, "recorded": report.recorded}
 
@@ -34,5 +41,8 @@ def run_generation_chunk(self, run_id, epoch, item_ids):
 @worker_init.connect
 def warm_up_llm_client(**kwargs):
     """In the worker's main process, before the pool forks: each pool process inherits the
-    loaded client instead of paying for it on its first call."""
+    loaded client, and the services its tasks import in their body, instead of paying for them
+    on its first call."""
+    from . import generation, services  # noqa: F401 (imported here, before the fork: see the docstring)
+
     client.warm_up()

@@ -8,7 +8,6 @@ raises.
 """
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
@@ -29,8 +28,8 @@ from ..models import (
     MetaEvaluation,
     StepJudgeValidation,
 )
-from ..runs import RunEngine
-from . import selectors
+from ..runs import RunEngine, call_each
+from . import selectors, tasks
 from .meta_eval import CATEGORIES, direction, parse_meta_eval_output
 
 ANSWERED = (MetaEvalProposal.Status.OK, MetaEvalProposal.Status.INVALID)
@@ -238,7 +237,7 @@ def _forget_failures(run):
 
 
 META_EVAL_RUNS = RunEngine(
-    run_model=MetaEvalRun, chunk_task="grading.review.tasks.propose_meta_eval_chunk",
+    run_model=MetaEvalRun, chunk_task=tasks.propose_meta_eval_chunk,
     open_ids=_open_result_ids, nothing_left=_nothing_left, on_resume=_forget_failures,
 )
 
@@ -277,13 +276,16 @@ def process_meta_eval_chunk(run_id, epoch, result_ids, task_id=None, complete=No
     target = _endpoint_spec(endpoint)
     call = llm.CallSpec(model=run.model, temperature=run.temperature, max_tokens=run.max_tokens)
     limiter = llm.limiter_for(target)
-    workers = max(1, min(len(jobs), endpoint.max_concurrency, 8))
     written = 0
-    with ThreadPoolExecutor(max_workers=workers) as pool:  # calls in threads; the database only here
-        futures = [(result, pool.submit(_ask, target, call, messages, limiter, complete)) for result, messages in jobs]
-        for result, future in futures:
-            meta = metas.get(result.pk) or MetaEvaluation.objects.get_or_create(result=result)[0]
-            written += _record_proposal(run, meta, future.result())
+
+    def record(job, answer):  # _ask never raises: a failure is an LlmCallFailed answer
+        nonlocal written
+        result = job[0]
+        meta = metas.get(result.pk) or MetaEvaluation.objects.get_or_create(result=result)[0]
+        written += _record_proposal(run, meta, answer)
+
+    call_each(jobs, lambda job: _ask(target, call, job[1], limiter, complete), record,
+              width=min(len(jobs), endpoint.max_concurrency, 8), is_live=lambda: META_EVAL_RUNS.is_live(run.pk, epoch))
     META_EVAL_RUNS.finish_if_complete(run.pk, epoch)
     return written
 
