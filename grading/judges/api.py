@@ -6,17 +6,15 @@ responses whose scores the blind rule lets them see.
 """
 import django_filters
 from django.core.exceptions import ValidationError
-from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
 from accounts.permissions import IsAnnotator, IsReviewer, ReadReviewerWriteAdmin
 from annotation.models import Question
 from annotation.selectors import MAX_ID, id_param
 
-from .. import runs
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
+from ..run_api import RunActionsMixin
 from . import access, generation, prompts, selectors, services
 
 ID = r"[0-9]{1,18}"  # ids in URLs: digits a database column can hold
@@ -186,31 +184,6 @@ class JudgeRunSerializer(serializers.ModelSerializer):
         fields = ["id", "config", "selection", "status", "epoch", "n_items", "note", "created", "resumed", "finished",
                   "filters", "response_ids"]
         read_only_fields = ["selection", "status", "epoch", "n_items", "created", "resumed", "finished"]
-
-
-# `progress`, `cancel` and `resume` of a run viewset, from its `run_progress`, `cancel_run` and
-# `resume_run` (functions of a run). A comment, not a docstring: the schema would show it.
-class RunActionsMixin:
-
-    @extend_schema(request=None)
-    @action(detail=True, methods=["get"])
-    def progress(self, request, pk=None):
-        return ApiResponse(self.run_progress(self.get_object()))
-
-    @extend_schema(request=None)
-    @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
-        return ApiResponse(self.get_serializer(self.cancel_run(self.get_object())).data)
-
-    @extend_schema(request=None)
-    @action(detail=True, methods=["post"])
-    def resume(self, request, pk=None):
-        """Re-queue what has no finished result. Refused (409) while the run still makes progress,
-        unless ``force`` is given (e.g. right after stopping a worker by hand)."""
-        run = self.get_object()
-        if not runs.may_resume(self.run_progress(run), request.data.get("force")):
-            return ApiResponse({"detail": runs.RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
-        return ApiResponse(self.get_serializer(self.resume_run(run)).data)
 
 
 class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

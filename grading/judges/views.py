@@ -6,9 +6,9 @@ rule allows). Views parse input, call grading.judges.services / grading.judges.s
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 
 from accounts.decorators import admin_required, reviewer_required
 from annotation.models import Exam, Question, Response
@@ -16,6 +16,7 @@ from annotation.selectors import filter_responses, id_param
 from config.shortcuts import get_object_or_404
 
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
+from ..run_views import run_action_views
 from . import generation, prompts, selectors, services
 from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeSettingForm, RunStartForm
 from .kinds import KINDS
@@ -202,37 +203,12 @@ def run_detail(request, pk):
     return render(request, "grading/run_detail.html", context)
 
 
-@reviewer_required
-def run_progress(request, pk):
-    run = get_object_or_404(JudgeRun, pk=pk)
-    return JsonResponse(selectors.run_progress(run))
-
-
-@reviewer_required
-@require_POST
-def run_cancel(request, pk):
-    run = services.cancel_judge_run(get_object_or_404(JudgeRun, pk=pk))
-    messages.success(request, f"Run {run.pk} cancelled; calls in flight finish and are kept.")
-    return redirect("grading:judge_run_detail", pk=run.pk)
-
-
-@reviewer_required
-@require_POST
-def run_resume(request, pk):
-    run = get_object_or_404(JudgeRun, pk=pk)
-    return _resume(request, run, f"Run {run.pk}", selectors.run_progress, services.resume_judge_run,
-                   "grading:judge_run_detail")
-
-
-def _resume(request, run, title, progress, resume, detail_view):
-    """Resume a run from its page: refused (with a message) while it still makes progress."""
-    if progress(run)["can_resume"]:
-        resume(run)
-        messages.success(request, f"{title} resumed: everything without a finished result is queued again.")
-    else:
-        messages.error(request, f"{title} is still making progress (or has nothing left to do); "
-                                "resume it once it is cancelled or stalls.")
-    return redirect(detail_view, pk=run.pk)
+JUDGE_RUN_ACTIONS = run_action_views(
+    model=JudgeRun, progress=selectors.run_progress, cancel=services.cancel_judge_run,
+    resume=services.resume_judge_run, back="grading:judge_run_detail", title=lambda run: _("Run %d") % run.pk,
+    cancelled=_lazy("%(run)s cancelled; calls in flight finish and are kept."),
+    resumed=_lazy("%(run)s resumed: everything without a finished result is queued again."),
+)
 
 
 @reviewer_required
@@ -282,22 +258,9 @@ def generation_detail(request, pk):
     )
 
 
-@reviewer_required
-def generation_progress(request, pk):
-    return JsonResponse(selectors.generation_progress(get_object_or_404(GenerationRun, pk=pk)))
-
-
-@reviewer_required
-@require_POST
-def generation_cancel(request, pk):
-    run = generation.cancel_generation_run(get_object_or_404(GenerationRun, pk=pk))
-    messages.success(request, f"Generation run {run.pk} cancelled.")
-    return redirect("grading:judge_generation_detail", pk=run.pk)
-
-
-@reviewer_required
-@require_POST
-def generation_resume(request, pk):
-    run = get_object_or_404(GenerationRun, pk=pk)
-    return _resume(request, run, f"Generation run {run.pk}", selectors.generation_progress,
-                   generation.resume_generation_run, "grading:judge_generation_detail")
+GENERATION_RUN_ACTIONS = run_action_views(
+    model=GenerationRun, progress=selectors.generation_progress, cancel=generation.cancel_generation_run,
+    resume=generation.resume_generation_run, back="grading:judge_generation_detail",
+    title=lambda run: _("Generation run %d") % run.pk, cancelled=_lazy("%(run)s cancelled."),
+    resumed=_lazy("%(run)s resumed: everything without a finished result is queued again."),
+)

@@ -6,10 +6,11 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
@@ -22,6 +23,7 @@ from ..judges import selectors as judge_selectors
 from ..judges import services as judge_services
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
+from ..run_views import run_action_views
 from . import selectors, services
 from .meta_eval import CATEGORIES
 
@@ -226,7 +228,7 @@ def _selected_category(posted, case):
 
 @reviewer_required
 @require_POST
-def start_prelabel(request):
+def start_meta_eval_run(request):
     scope = _scope_or_404(request.POST)
     threshold = selectors.parse_threshold(request.POST.get("threshold"))
     params = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key) and key != "state"}
@@ -247,33 +249,29 @@ def start_prelabel(request):
     return redirect(back)
 
 
-def _back_to_queue(request):
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        target = reverse("grading:review_disagreements")
-    return redirect(target)
+META_EVAL_RUN_ACTIONS = run_action_views(
+    model=MetaEvalRun, progress=selectors.meta_eval_run_progress, cancel=services.cancel_meta_eval_run,
+    resume=services.resume_meta_eval_run, back=lambda run: reverse("grading:review_disagreements"),
+    title=lambda run: _("Meta-evaluation run %d") % run.pk, cancelled=_lazy("%(run)s cancelled."),
+    resumed=_lazy("%(run)s resumed: every case without an answer is asked again."),
+)
 
 
-@reviewer_required
-@require_POST
-def cancel_prelabel(request, pk):
-    run = get_object_or_404(MetaEvalRun, pk=pk)
-    services.cancel_meta_eval_run(run)
-    messages.success(request, f"Meta-evaluation run {run.pk} cancelled.")
-    return _back_to_queue(request)
+def moved_permanently(pattern_name):
+    """The page's old address (``prelabel/``, before the meta-evaluation run had one name):
+    a 308, so a posted form is posted again, with its body, to the new address."""
+
+    def view(request, **kwargs):
+        target = reverse(pattern_name, kwargs=kwargs)
+        if request.META.get("QUERY_STRING"):
+            target = f"{target}?{request.META['QUERY_STRING']}"
+        return PermanentRedirect308(target)
+
+    return view
 
 
-@reviewer_required
-@require_POST
-def resume_prelabel(request, pk):
-    run = get_object_or_404(MetaEvalRun, pk=pk)
-    if not selectors.meta_eval_run_progress(run)["can_resume"]:
-        messages.error(request, f"Meta-evaluation run {run.pk} is still making progress (or has nothing left to do); "
-                       "resume it once it is cancelled or stalls.")
-        return _back_to_queue(request)
-    run = services.resume_meta_eval_run(run)
-    messages.success(request, f"Meta-evaluation run {run.pk} resumed: every case without an answer is asked again.")
-    return _back_to_queue(request)
+class PermanentRedirect308(HttpResponseRedirect):
+    status_code = 308
 
 
 # --- rubric re-judging ----------------------------------------------------------------------
