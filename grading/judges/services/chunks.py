@@ -1,5 +1,4 @@
-"""
-Judge settings, judge runs, synthetic answer generation and imported judge results.
+"""The chunks of a judge run: claims, calls, recording (the body of the Celery chunk task).
 
 How a run stays correct with many workers, redeliveries and kills (SQLite and PostgreSQL):
 
@@ -27,37 +26,27 @@ call in flight. A worker process that stops waits for those calls first (`finish
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
-from datetime import datetime
 from decimal import Decimal
-from urllib.parse import urlsplit
 
-from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max
 from django.utils import timezone
 
-from annotation.models import Response
-from annotation.selectors import filter_responses
+from ...models import JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
+from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, call_pool, lease_for, owner_tag
+from .. import client as llm
+from ..kinds import JudgeInput, JudgeSpec, Outcome, get_kind
+from .cache_keys import input_cache_key, judge_input
+from .lifecycle import FINAL_RESULT, JUDGE_RUNS, OPEN_ITEM_STATES, may_take_over
+from .settings import endpoint_spec, judge_spec
 
-from .. import runs
-from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
-from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, call_pool, lease_for, owner_tag
-from . import access, prompts, selectors, tasks
-from . import client as llm
-from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
-
-FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
-OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
 CAS_THREADS = 4
 # How long a stopping worker process waits for handed-over calls (their claims are otherwise
 # left to a resume): a call takes at most its endpoint's timeout times its attempts.
@@ -66,337 +55,11 @@ TAIL_SHUTDOWN_SECONDS = 600
 logger = logging.getLogger(__name__)
 
 
-class RunRefused(ValidationError):
-    """A run cannot start as asked (the message says why); nothing was created."""
-
-
-# --- endpoints and judge settings ----------------------------------------------------------
-
-ENDPOINT_FIELDS = (
-    "name", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
-    "timeout_seconds", "max_attempts",
-)
-CONFIG_FIELDS = (
-    "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
-    "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
-    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion",
-)
-
-
-def save_endpoint(endpoint: LlmEndpoint | None = None, **fields) -> LlmEndpoint:
-    """Create or change an endpoint (admins only: it says where keys are sent). Limits may change
-    at any time: they do not change results. The key variable and host must be allowed
-    (LlmEndpoint.clean); a key variable that is allowed but not set saves, see `endpoint_warnings`."""
-    endpoint = endpoint or LlmEndpoint()
-    for name, value in fields.items():
-        if name not in ENDPOINT_FIELDS:
-            raise ValidationError(f"Unknown endpoint field {name}.")
-        setattr(endpoint, name, value)
-    endpoint.full_clean()
-    endpoint.save()
-    return endpoint
-
-
-def find_or_create_endpoint(base_url: str, api_key_env: str) -> LlmEndpoint:
-    """The endpoint for (base URL, key variable): the oldest existing one with exactly these two
-    values (its limits kept as they are), else a new one with the default limits, named after the
-    URL's host and port and the key variable ("127.0.0.1:8001 (no key)"), made unique with a
-    number. Validated as the endpoint page validates (LlmEndpoint.clean: host and key variable
-    allow-lists); the scripted setup (manage.py judge_setting add) uses it."""
-    base_url = (base_url or "").strip()
-    api_key_env = (api_key_env or "").strip()
-    existing = LlmEndpoint.objects.filter(base_url=base_url, api_key_env=api_key_env).order_by("pk").first()
-    if existing is not None:
-        return existing
-    problem = access.url_problem(base_url)
-    if problem:
-        raise ValidationError({"base_url": problem})
-    parts = urlsplit(base_url)
-    stem = f"{parts.hostname}{f':{parts.port}' if parts.port else ''} ({api_key_env or 'no key'})"[:90]
-    name, number = stem, 1
-    while LlmEndpoint.objects.filter(name=name).exists():
-        number += 1
-        name = f"{stem} {number}"
-    return save_endpoint(name=name, base_url=base_url, api_key_env=api_key_env)
-
-
-def endpoint_warnings(endpoint: LlmEndpoint) -> list[str]:
-    """Why runs on a saved endpoint would be refused from this process right now (empty: none)."""
-    if not (endpoint.base_url or settings.OPENAI_BASE_URL):
-        return ["No base URL, and OPENAI_BASE_URL is not set: runs on this endpoint will be refused."]
-    try:
-        llm.check_endpoint(endpoint_spec(endpoint))
-    except llm.MissingApiKey:
-        return [
-            f"The API key variable {endpoint.api_key_env} is not set in the web server's environment (nor as a "
-            "mounted secret): runs on this endpoint will be refused until it is set where the web server and "
-            "the workers run. Leave the variable blank if the server needs no key."
-        ]
-    except llm.EndpointUnusable as exc:
-        return [str(exc)]
-    return []
-
-
-def setting_is_used(config: JudgeSetting) -> bool:
-    """A setting that has produced results or runs is frozen: every result names what made it."""
-    return config.results.exists() or config.runs.exists()
-
-
-def _check_config(config):
-    unknown = prompts.unknown_placeholders(config.prompt_template) + prompts.unknown_placeholders(
-        config.system_prompt
-    )
-    if unknown:
-        raise ValidationError({"prompt_template": f"Unknown placeholders: {', '.join(unknown)}."})
-    if config.kind not in (JudgeSetting.Kind.CAS_FINAL_ANSWER, JudgeSetting.Kind.EXTERNAL):
-        errors = {}
-        if config.endpoint_id is None:
-            errors["endpoint"] = "This kind of judge calls an LLM: choose an endpoint."
-        if not config.model:
-            errors["model"] = "Name the model to call."
-        if errors:
-            raise ValidationError(errors)
-    if not isinstance(config.extra_body, dict):
-        raise ValidationError({"extra_body": "Give a JSON object."})
-    config.full_clean(validate_unique=False)
-
-
-def create_judge_setting(*, name: str, user=None, **fields) -> JudgeSetting:
-    """A new setting (version 1). The name must be new; edit an existing setting instead."""
-    if JudgeSetting.objects.filter(name=name).exists():
-        raise ValidationError({"name": f"A setting named {name!r} exists; edit it to make a new version."})
-    config = JudgeSetting(name=name, version=1, created_by=user)
-    _apply_config_fields(config, fields)
-    _check_config(config)
-    config.save()
-    return config
-
-
-def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeSetting:
-    """Change a setting: in place while unused, else as a new version (returned).
-
-    Imported (external) settings describe results made elsewhere and are never changed."""
-    if config.kind == JudgeSetting.Kind.EXTERNAL:
-        raise ValidationError("Imported settings describe results made elsewhere and cannot be edited or versioned.")
-    changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
-    if not changed:
-        return config
-    if not setting_is_used(config):
-        _apply_config_fields(config, changed)
-        _check_config(config)
-        config.save()
-        return config
-    with transaction.atomic():
-        latest = JudgeSetting.objects.filter(name=config.name).aggregate(v=Max("version"))["v"] or config.version
-        new = JudgeSetting(name=config.name, version=latest + 1, previous=config, created_by=user)
-        for name in CONFIG_FIELDS:
-            setattr(new, name, getattr(config, name))
-        _apply_config_fields(new, changed)
-        _check_config(new)
-        new.save()
-    return new
-
-
-def _apply_config_fields(config, fields):
-    for name, value in fields.items():
-        if name not in CONFIG_FIELDS:
-            raise ValidationError(f"Unknown setting field {name}.")
-        setattr(config, name, value)
-
-
-def judge_spec(config: JudgeSetting) -> JudgeSpec:
-    return JudgeSpec(
-        kind=config.kind,
-        model=config.model,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        reasoning_effort=config.reasoning_effort,
-        samples=config.samples,
-        aggregate=config.aggregate,
-        system_prompt=config.system_prompt,
-        prompt_template=config.prompt_template,
-        extra_body=dict(config.extra_body or {}),
-        parse_retries=config.parse_retries,
-        answer_tolerance=config.answer_tolerance,
-        second_opinion=config.second_opinion,
-    )
-
-
-def endpoint_spec(endpoint: LlmEndpoint) -> llm.EndpointSpec:
-    return llm.EndpointSpec(
-        key=f"endpoint:{endpoint.pk}",
-        base_url=endpoint.base_url or settings.OPENAI_BASE_URL,
-        api_key_env=endpoint.api_key_env,
-        timeout=endpoint.timeout_seconds,
-        max_attempts=endpoint.max_attempts,
-        max_concurrency=endpoint.max_concurrency,
-        requests_per_minute=endpoint.requests_per_minute,
-        tokens_per_minute=endpoint.tokens_per_minute,
-    )
-
-
-def check_endpoint_usable(endpoint: LlmEndpoint) -> None:
-    """Refuse a run whose endpoint cannot be called from here (no URL, host or key not allowed, key unset)."""
-    if not (endpoint.base_url or settings.OPENAI_BASE_URL):
-        raise RunRefused(f"Endpoint {endpoint} has no base URL and OPENAI_BASE_URL is not set.")
-    try:
-        llm.check_endpoint(endpoint_spec(endpoint))
-    except llm.MissingApiKey as exc:
-        raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
-    except llm.EndpointUnusable as exc:
-        raise RunRefused(f"Endpoint {endpoint}: {exc}") from exc
-
-
-# --- judge inputs and cache keys -----------------------------------------------------------
-
-def judge_input(response: Response) -> JudgeInput:
-    question = response.question
-    return JudgeInput(
-        response_id=response.pk,
-        problem=question.statement,
-        reference=question.reference_solution,
-        response=response.transcript,
-        full_score=float(question.full_score),
-        question_kind=question.kind,
-        gold_answer=question.gold_answer,
-        choices=tuple(str(c) for c in (question.choices or [])),
-        judge_query=response.judge_query,
-        sub_questions=tuple(
-            (sub.label, None if sub.max_points is None else float(sub.max_points))
-            for sub in sorted(question.sub_questions.all(), key=lambda sub: (sub.order, sub.pk))
-        ) if question.kind == question.Kind.RUBRIC else (),
-        rubric_version=question.rubric_version,
-    )
-
-
-def cache_key(config: JudgeSetting, fingerprint: str, rubric_version: int | None = None) -> str:
-    """Hash of (setting version, everything the judge is shown about the response, and the
-    question's rubric version once its rubric has been edited). Version 1 adds nothing, so the
-    keys of questions never edited are those made before rubrics had versions; an edit always
-    changes the key (even for a prompt that does not show the reference), so a re-judge calls."""
-    digest = hashlib.sha256(f"{config.pk}:{config.name}:{config.version}\n".encode())
-    if rubric_version and rubric_version > 1:
-        digest.update(f"rubric-version:{rubric_version}\n".encode())
-    digest.update(fingerprint.encode("utf-8"))
-    return digest.hexdigest()
-
-
-def input_cache_key(config: JudgeSetting, kind, spec: JudgeSpec, the_input: JudgeInput) -> str:
-    """The cache key of one judge input under a setting (what runs claim results by)."""
-    return cache_key(config, kind.fingerprint(spec, the_input), the_input.rubric_version)
-
-
-# --- judge runs ----------------------------------------------------------------------------
-
-def start_judge_run(
-    config: JudgeSetting, *, params=None, response_ids: Iterable[int] | None = None, user=None,
-    chunk_size: int | None = None, note: str = "", enqueue: bool = True,
-) -> JudgeRun:
-    """Fix the selection, create the run and queue it (after the transaction commits).
-
-    With ``enqueue=False`` nothing is sent to Celery: call `run_inline` to do the work here.
-    """
-    if config.kind == JudgeSetting.Kind.EXTERNAL:
-        raise RunRefused("Imported (external) settings cannot be run.")
-    kind = get_kind(config.kind)
-    if kind.uses_llm:
-        if config.endpoint is None or not config.model:
-            raise RunRefused(f"Setting {config} needs an endpoint and a model.")
-        check_endpoint_usable(config.endpoint)
-    queryset = Response.objects.all()
-    if response_ids is not None:
-        queryset = queryset.filter(pk__in=list(response_ids))
-    queryset = filter_responses(queryset, params or {}).order_by("question_id", "id")
-    ids = list(queryset.values_list("pk", flat=True))
-    if not ids:
-        raise RunRefused("No response matches this selection.")
-    chunk_size = chunk_size or _default_chunk_size(config)
-    with transaction.atomic():
-        run = JudgeRun.objects.create(
-            config=config, selection=clean_params(params), n_items=len(ids), chunk_size=chunk_size,
-            created_by=user, note=note[:300],
-        )
-        JudgeRunItem.objects.bulk_create((JudgeRunItem(run=run, response_id=pk) for pk in ids), batch_size=500)
-        if enqueue:
-            JUDGE_RUNS.enqueue_on_commit(run)
-    return run
-
-
-def rejudge_question(question, *, config_ids: Iterable[int] | None = None, user=None, enqueue: bool = True):
-    """Judge again, with each setting version that judged `question` against an older rubric
-    version (or those of them in `config_ids`), only the responses of that question it judged
-    so. One run per setting on the ordinary run machinery; the rubric version is in the cache
-    key, so the calls are really made. Old results are kept: the new ones are newer, so they
-    become the current results. Returns (runs, [(config, why it was refused)])."""
-    wanted = None if config_ids is None else {int(pk) for pk in config_ids}
-    made, refused = [], []
-    for entry in selectors.stale_settings(question):
-        config = entry["config"]
-        if wanted is not None and config.pk not in wanted:
-            continue
-        versions = ", ".join(f"v{v}" for v in entry["versions"])
-        note = f"Re-judge of question {question.pk}: rubric {versions} -> v{question.rubric_version}"
-        try:
-            made.append(start_judge_run(
-                config, response_ids=entry["response_ids"], user=user, note=note, enqueue=enqueue,
-            ))
-        except RunRefused as exc:
-            refused.append((config, " ".join(exc.messages)))
-    return made, refused
-
-
-def _default_chunk_size(config):
-    """Several rounds of the endpoint's concurrency per task: few broker round trips, and a
-    chunk streams its calls, so one slow answer does not hold up the rest."""
-    if config.endpoint is None:
-        return 32
-    return max(16, min(256, 4 * config.endpoint.max_concurrency))
-
-
-def clean_params(params) -> dict:
-    if not params:
-        return {}
-    getter = params.get
-    return {key: getter(key) for key in params if getter(key) not in (None, "") and key != "page"}
-
-
-JUDGE_RUNS = RunEngine(
-    run_model=JudgeRun,
-    chunk_task=tasks.run_judge_chunk,
-    open_ids=lambda run: list(
-        run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True)
-    ),
-    nothing_left=lambda run_id: not JudgeRunItem.objects.filter(run_id=run_id, state=JudgeRunItem.State.PENDING).exists(),
-    on_resume=runs.reopen_failed_items,
-)
-
-
-def enqueue_judge_run(run_id: int, epoch: int) -> int:
-    """Send every open item of a run to the workers, in chunks tagged with `epoch`."""
-    return JUDGE_RUNS.enqueue(run_id, epoch)
-
-
-def cancel_judge_run(run: JudgeRun) -> JudgeRun:
-    """Stop a run: workers finish the calls in flight and take no new work."""
-    return JUDGE_RUNS.cancel(run)
-
-
-def resume_judge_run(run: JudgeRun, *, enqueue: bool = True) -> JudgeRun:
-    """Queue again every item without a finished result (pending, failed, or lost with a worker)."""
-    return JUDGE_RUNS.resume(run, enqueue=enqueue)
-
-
 def run_inline(run: JudgeRun, *, complete: Callable | None = None) -> JudgeRun:
     """Do a run's open work in this process, chunk after chunk (no Celery worker needed).
 
     `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
     return JUDGE_RUNS.run_inline(run, process_judge_chunk, complete=complete)
-
-
-def may_take_over(claim_owner: str, claimed_at: datetime | None, **kwargs) -> bool:
-    """`grading.runs.may_take_over` for judge results, which runs share: a claim of another
-    run counts only while that run is live in that epoch."""
-    return runs.may_take_over(claim_owner, claimed_at, other_run_live=JUDGE_RUNS.is_live, **kwargs)
 
 
 @dataclass
