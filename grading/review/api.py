@@ -40,9 +40,6 @@ def _path_id(name):
     return OpenApiParameter(name, OpenApiTypes.INT, OpenApiParameter.PATH)
 
 
-QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "attribution")
-
-
 def _scope(params):
     try:
         return selectors.resolve_scope(params)
@@ -174,9 +171,10 @@ class DisagreementListView(generics.ListAPIView):
 
     def get_queryset(self):
         params = self.request.query_params
-        queue = selectors.disagreement_queue(
-            _scope(params), _threshold(params), {k: params.get(k) for k in QUEUE_FILTERS if params.get(k)}
-        )
+        scope, threshold = _scope(params), _threshold(params)
+        if errors := selectors.queue_filter_errors(params):
+            raise ApiValidationError(errors)
+        queue = selectors.disagreement_queue(scope, threshold, params)
         return selectors.queue_page_rows(queue)
 
 

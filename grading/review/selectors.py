@@ -11,7 +11,9 @@ response: the newest, since a newer one means the response's text changed), or o
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+import django_filters
 import numpy as np
+from django import forms
 from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q
 from django.db.models.functions import Abs, Cast
 
@@ -430,43 +432,100 @@ def _with_deltas(queryset):
     ).annotate(delta=F("score") - F("gold")).annotate(abs_delta=Abs(F("score") - F("gold")))
 
 
-def disagreement_queue(scope, threshold=DEFAULT_THRESHOLD, params=None):
-    """Results of the scope with |judge - gold| >= threshold (status ok, with a gold score)."""
+def _id_choice(value):
+    pk = id_param(value)
+    if pk is None:
+        raise forms.ValidationError("Give an id.", code="invalid")
+    return pk
+
+
+class IdField(forms.CharField):
+    """An object id (the rule of `annotation.selectors.id_param`); anything else is invalid."""
+
+    def clean(self, value):
+        value = super().clean(value)
+        return None if value in (None, "") else _id_choice(value)
+
+
+class IdFilter(django_filters.Filter):
+    field_class = IdField
+
+
+class CategoryField(forms.ChoiceField):
+    """A category code A-E, in either case."""
+
+    def to_python(self, value):
+        return super().to_python(value).upper()
+
+
+class CategoryFilter(django_filters.ChoiceFilter):
+    field_class = CategoryField
+
+
+class QueueFilter(django_filters.FilterSet):
+    """The disagreement queue's filters, the one set the page, the API and the `disagreements`
+    command use. Runs over `disagreement_queue`'s rows (``delta`` and ``ocr_tag`` annotated).
+    An invalid value is an error of `errors` and is left out of the filtering."""
+
+    source = django_filters.ChoiceFilter(field_name="response__source", choices=Response.Source.choices)
+    question = IdFilter(field_name="response__question_id")
+    exam = IdFilter(field_name="response__question__exam_id")
+    level = django_filters.ChoiceFilter(field_name="response__question__level",
+                                        choices=[("low", "low"), ("high", "high")])
+    direction = django_filters.ChoiceFilter(choices=[("over", "over"), ("under", "under")], method="filter_direction")
+    category = CategoryFilter(field_name="meta_evaluation__category", choices=[(c, c) for c in CATEGORIES])
+    state = django_filters.ChoiceFilter(choices=list(QUEUE_STATES.items()), method="filter_state")
+    attribution = django_filters.ChoiceFilter(
+        choices=[("ocr", "ocr"), ("judge", "judge"), ("both", "both"), ("none", "none")], method="filter_attribution"
+    )
+
+    class Meta:
+        model = JudgeResult
+        fields = []
+
+    def filter_direction(self, queryset, name, value):
+        return queryset.filter(delta__gt=0) if value == "over" else queryset.filter(delta__lt=0)
+
+    def filter_state(self, queryset, name, value):
+        classified = Q(meta_evaluation__isnull=False) & ~Q(meta_evaluation__category="")
+        if value == "todo":
+            return queryset.exclude(classified)
+        if value == "confirmed":
+            return queryset.filter(classified)
+        proposed = Exists(MetaEvalProposal.objects.filter(
+            meta_evaluation__result=OuterRef("pk"), status=MetaEvalProposal.Status.OK
+        ))
+        return queryset.exclude(classified).filter(proposed)
+
+    def filter_attribution(self, queryset, name, value):
+        return studies_selectors.filter_attribution(queryset, value)
+
+
+QUEUE_FILTERS = tuple(QueueFilter.base_filters)
+
+
+def queue_filter_errors(params) -> dict:
+    """{filter: [messages]} for the values of `params` the queue cannot use (empty: none)."""
+    form = QueueFilter(_present(params), queryset=JudgeResult.objects.none()).form
+    return {name: list(errors) for name, errors in form.errors.items()}
+
+
+def _present(params):
     params = params or {}
+    return {key: params.get(key) for key in QUEUE_FILTERS if params.get(key) not in (None, "")}
+
+
+def disagreement_queue(scope, threshold=DEFAULT_THRESHOLD, params=None):
+    """Results of the scope with |judge - gold| >= threshold (status ok, with a gold score),
+    filtered by `QueueFilter` (invalid values left out: see `queue_filter_errors`)."""
     queryset = _with_deltas(
         current_results(scope).filter(
             status=JudgeResult.Status.OK, score__isnull=False, response__gold_score__isnull=False
         )
     ).filter(abs_delta__gte=threshold - _EPS)
-    if params.get("source") in Response.Source.values:
-        queryset = queryset.filter(response__source=params["source"])
-    if id_param(params.get("question")) is not None:
-        queryset = queryset.filter(response__question_id=id_param(params["question"]))
-    if id_param(params.get("exam")) is not None:
-        queryset = queryset.filter(response__question__exam_id=id_param(params["exam"]))
-    if params.get("level") in ("low", "high"):
-        queryset = queryset.filter(response__question__level=params["level"])
-    if params.get("direction") == "over":
-        queryset = queryset.filter(delta__gt=0)
-    elif params.get("direction") == "under":
-        queryset = queryset.filter(delta__lt=0)
-    category = str(params.get("category", "")).upper()
-    if category in CATEGORIES:
-        queryset = queryset.filter(meta_evaluation__category=category)
-    state = params.get("state")
-    classified = Q(meta_evaluation__isnull=False) & ~Q(meta_evaluation__category="")
-    proposed = Exists(MetaEvalProposal.objects.filter(
-        meta_evaluation__result=OuterRef("pk"), status=MetaEvalProposal.Status.OK
-    ))
-    if state == "todo":
-        queryset = queryset.exclude(classified)
-    elif state == "confirmed":
-        queryset = queryset.filter(classified)
-    elif state == "proposed":
-        queryset = queryset.exclude(classified).filter(proposed)
     # OCR-vs-judge attribution (grading.studies): `ocr_tag` and `ocr_raw_score` on every row.
     queryset = studies_selectors.with_attribution(queryset, threshold)
-    return studies_selectors.filter_attribution(queryset, str(params.get("attribution", "")))
+    return QueueFilter(_present(params), queryset=queryset).qs
 
 
 def queue_page_rows(queryset, *, order="id"):

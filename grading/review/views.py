@@ -27,7 +27,8 @@ from ..run_views import run_action_views
 from . import selectors, services
 from .meta_eval import CATEGORIES
 
-QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "attribution", "order")
+# The queue's filters (one FilterSet: grading.review.selectors.QueueFilter) and the page's own order.
+QUEUE_FILTERS = (*selectors.QUEUE_FILTERS, "order")
 ATTRIBUTIONS = {"ocr": "OCR (raw text only)", "judge": "judge", "both": "both", "none": "not attributed"}
 
 
@@ -145,6 +146,8 @@ def disagreement_list(request):
     if threshold is None:
         messages.error(request, "The threshold must be a number of points ≥ 0; showing the default of 2.")
         threshold = selectors.DEFAULT_THRESHOLD
+    for name, errors in selectors.queue_filter_errors(params).items():
+        messages.error(request, _("Filter %(name)s left out: %(errors)s") % {"name": name, "errors": " ".join(errors)})
     queue = selectors.disagreement_queue(scope, threshold, params)
     page = Paginator(selectors.queue_page_rows(queue, order=params.get("order", "id")), 50).get_page(
         request.GET.get("page")
