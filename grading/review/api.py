@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from accounts.permissions import IsReviewer
 from annotation.models import Response
-from annotation.selectors import MAX_ID
+from annotation.selectors import MAX_ID, id_param
 
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun, MetaEvaluation
@@ -49,7 +49,7 @@ def _scope(params):
 
 def _id(value):
     """A path id, or 404 (paths take any text so that the role check answers first)."""
-    pk = selectors.id_param(value)
+    pk = id_param(value)
     if pk is None:
         raise NotFound("No such object.")
     return pk
@@ -284,10 +284,10 @@ class ValidationMarksView(APIView):
         form.is_valid(raise_exception=True)
         marks = {}
         for key, value in form.validated_data["marks"].items():
-            if selectors.id_param(key) is None:
+            if id_param(key) is None:
                 raise ApiValidationError({"marks": f"{key!r} is not a judge result id."})
-            marks[selectors.id_param(key)] = value
-        notes = {selectors.id_param(k): v for k, v in form.validated_data.get("notes", {}).items() if selectors.id_param(k)}
+            marks[id_param(key)] = value
+        notes = {id_param(k): v for k, v in form.validated_data.get("notes", {}).items() if id_param(k)}
         try:
             saved = services.save_step_validations(response, marks, user=request.user, notes=notes)
         except ValidationError as exc:

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from accounts.decorators import reviewer_required
 from annotation.export.csv_cells import safe_row
 from annotation.models import Question, Response
-from annotation.selectors import reference_segments
+from annotation.selectors import id_param, reference_segments
 from config.shortcuts import get_object_or_404
 
 from ..judges import selectors as judge_selectors
@@ -235,7 +235,7 @@ def start_meta_eval_run(request):
     scope = _scope_or_404(request.POST)
     threshold = selectors.parse_threshold(request.POST.get("threshold"))
     params = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key) and key != "state"}
-    endpoint = LlmEndpoint.objects.filter(pk=selectors.id_param(request.POST.get("endpoint")) or 0).first()
+    endpoint = LlmEndpoint.objects.filter(pk=id_param(request.POST.get("endpoint")) or 0).first()
     back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, params)}"
     if endpoint is None or threshold is None:
         messages.error(request, "Choose an endpoint and a threshold ≥ 0.")
@@ -292,7 +292,7 @@ def rubric_rejudge(request, question_pk):
     version (POST), and MSE, FR_2 and category counts before and after, per setting (GET)."""
     question = get_object_or_404(Question.objects.select_related("exam"), pk=question_pk)
     if request.method == "POST":
-        chosen = [selectors.id_param(value) for value in request.POST.getlist("setting")]
+        chosen = [id_param(value) for value in request.POST.getlist("setting")]
         made, refused = judge_services.rejudge_question(
             question, config_ids=[pk for pk in chosen if pk is not None], user=request.user,
         )
