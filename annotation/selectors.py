@@ -1,10 +1,10 @@
 """Read-side queries of the dataset core."""
-import re
 from decimal import Decimal, InvalidOperation
 
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, Value
 
 from accounts.roles import is_reviewer
+from core.ids import filter_by_id
 
 from .models import Label, Question, Response, RubricVersion
 
@@ -32,9 +32,7 @@ def question_detail(pk):
 RESPONSE_FILTERS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
 SCORE_FILTERS = ("gold_status", "score_min", "score_max")  # filters on data blind mode hides
 
-MAX_ID = 2**63 - 1  # the largest value of a database id column
 SCORE_LIMIT = Decimal(100000)  # beyond any gold score (7 digits, 2 after the point)
-_DIGITS = re.compile(r"[0-9]+")
 
 
 def _score_bound(value):
@@ -47,23 +45,6 @@ def _score_bound(value):
     if number is None or not number.is_finite():
         return None
     return max(-SCORE_LIMIT, min(SCORE_LIMIT, number))
-
-
-def id_param(value):
-    """A database id from request input (a query parameter, a form field), or None.
-
-    Only ASCII digits count ("²" and "٣" are digits to Python's str.isdigit, not ids)."""
-    text = str(value or "").strip()
-    return int(text) if _DIGITS.fullmatch(text) and int(text) <= MAX_ID else None
-
-
-def filter_by_id(queryset, field, value):
-    """Filter on an id given as request text: no filter without digits, nothing for an id no
-    column can hold (it names no row, and would overflow SQLite's integers)."""
-    if not _DIGITS.fullmatch(str(value or "").strip()):
-        return queryset
-    pk = id_param(value)
-    return queryset.filter(**{field: pk}) if pk is not None else queryset.none()
 
 
 def filter_responses(queryset, params, *, viewer=None):

@@ -6,7 +6,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from accounts.decorators import annotator_required, reviewer_required
-from config.shortcuts import get_object_or_404
+from core.shortcuts import get_object_or_404
 
 from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm

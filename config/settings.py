@@ -234,8 +234,8 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Queues: judge, generation and meta-evaluation tasks go to JUDGE_TASK_QUEUE, OCR pages to
-# OCR_QUEUE (blank: the default queue); grading.runs.route_task reads them per message.
-CELERY_TASK_ROUTES = ("grading.runs.route_task",)
+# OCR_QUEUE (blank: the default queue); core.routing.route_task reads them per message.
+CELERY_TASK_ROUTES = ("core.routing.route_task",)
 
 # Shared counters for rate limits across workers: Redis when given, else the database cache.
 REDIS_URL = env_str("REDIS_URL")

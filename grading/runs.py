@@ -7,7 +7,7 @@ import their tasks module at module level, tasks import services inside their bo
 its open work and how to tell that nothing is left. The engine then gives every kind the same:
 
 - enqueue: open work goes to Celery in chunks, each tagged with the run's epoch; the queue is
-  chosen by ``CELERY_TASK_ROUTES`` (`route_task`), never at the call site;
+  chosen by ``CELERY_TASK_ROUTES`` (`core.routing.route_task`), never at the call site;
 - cancel: the status changes; chunks stop taking new work;
 - resume: a new epoch (older chunks then do nothing) and every open item queued again;
 - claims: an owner tag run:epoch:task and a lease (`owner_tag`, `lease_for`, `may_take_over`);
@@ -29,34 +29,12 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 CANCEL_CHECK_SECONDS = 0.5
 STALL_SECONDS = 60
 CALL_THREADS = 256
-
-# Task-name prefix -> the setting naming its queue (blank setting: Celery's default queue).
-QUEUE_SETTINGS = {
-    "grading.judges.tasks.": "JUDGE_TASK_QUEUE",
-    "grading.review.tasks.": "JUDGE_TASK_QUEUE",
-    "grading.studies.tasks.": "JUDGE_TASK_QUEUE",
-    "ocr.": "OCR_QUEUE",  # ocr.run_ocr
-}
-
-
-def route_task(name, args, kwargs, options, task=None, **kw):
-    """Celery router (``CELERY_TASK_ROUTES``): LLM tasks to the judge queue, OCR to the OCR queue.
-
-    Settings are read per message, so a changed setting (tests, a reloaded worker) applies at once.
-    """
-    for prefix, setting in QUEUE_SETTINGS.items():
-        if name.startswith(prefix):
-            queue = getattr(settings, setting)
-            return {"queue": queue} if queue else None
-    return None
-
 
 @dataclass
 class ChunkReport:

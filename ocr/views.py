@@ -17,8 +17,8 @@ from annotation.labelling import selectors as labelling_selectors
 from annotation.labelling import services as labelling_services
 from annotation.labelling.selectors import can_label
 from annotation.models import Assignment, Response
-from annotation.selectors import id_param
-from config.shortcuts import get_object_or_404
+from core.ids import id_param
+from core.shortcuts import get_object_or_404
 
 from . import packets, selectors, services
 from .engines import ENGINES

@@ -4,7 +4,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from accounts.decorators import reviewer_required
-from config.shortcuts import get_object_or_404
+from core.shortcuts import get_object_or_404
 
 from ..models import Exam, ExportJob, Question, Response
 from ..selectors import filter_responses

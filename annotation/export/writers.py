@@ -7,8 +7,9 @@ from pathlib import Path
 from django.db.models import Max, Min
 from django.utils import timezone
 
+from core.csv_cells import safe_text_column
+
 from . import tables
-from .csv_cells import safe_text_column
 from .full import SCHEMA_VERSION, iter_full_lines
 from .release import iter_release_records
 from .release import left_out as release_left_out

@@ -15,9 +15,10 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from accounts.roles import has_role, is_reviewer
+from core.ids import id_param
 
 from ..models import Assignment, Label, LabelDraft, LabelSaveAttempt, Question, Response, StepLabel
-from ..selectors import SCORE_LIMIT, id_param
+from ..selectors import SCORE_LIMIT
 from .experiment import anchor_shown
 from .models import IMPORTED_RATER
 

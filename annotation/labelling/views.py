@@ -14,11 +14,12 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
 from accounts.roles import is_reviewer
-from config.shortcuts import get_object_or_404
+from core.ids import id_param
+from core.shortcuts import get_object_or_404
 from ocr import selectors as ocr_selectors
 
 from ..models import Assignment, Exam, Label, LabelDraft, Question, Response, StepLabel
-from ..selectors import can_see_scores, id_param, reference_segments
+from ..selectors import can_see_scores, reference_segments
 from ..serializers import LabelDraftSerializer, LabelSerializer
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report

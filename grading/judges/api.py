@@ -11,7 +11,7 @@ from rest_framework.response import Response as ApiResponse
 
 from accounts.permissions import IsAnnotator, IsReviewer, ReadReviewerWriteAdmin
 from annotation.models import Question
-from annotation.selectors import MAX_ID, id_param
+from core.ids import MAX_ID, id_param
 
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
 from ..run_api import RunActionsMixin

@@ -15,7 +15,7 @@ from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
 from annotation.models import Question, Response, content_hash
-from annotation.selectors import filter_by_id
+from core.ids import filter_by_id
 
 from ..models import GenerationItem, GenerationRun, LlmEndpoint
 from ..runs import ChunkReport, RunEngine, call_each, lease_for, may_take_over, owner_tag, reopen_failed_items

@@ -9,7 +9,8 @@ from decimal import Decimal
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.selectors import id_param, scores_visible_to
+from annotation.selectors import scores_visible_to
+from core.ids import id_param
 
 from .. import runs
 from ..models import GenerationItem, GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint

@@ -12,8 +12,9 @@ from django.utils.translation import gettext_lazy as _lazy
 
 from accounts.decorators import admin_required, reviewer_required
 from annotation.models import Exam, Question, Response
-from annotation.selectors import filter_responses, id_param
-from config.shortcuts import get_object_or_404
+from annotation.selectors import filter_responses
+from core.ids import id_param
+from core.shortcuts import get_object_or_404
 
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from ..run_views import run_action_views

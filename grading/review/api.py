@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from accounts.permissions import IsReviewer
 from annotation.models import Response
-from annotation.selectors import MAX_ID, id_param
+from core.ids import MAX_ID, id_param
 
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun, MetaEvaluation

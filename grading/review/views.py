@@ -14,10 +14,11 @@ from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
-from annotation.export.csv_cells import safe_row
 from annotation.models import Question, Response
-from annotation.selectors import id_param, reference_segments
-from config.shortcuts import get_object_or_404
+from annotation.selectors import reference_segments
+from core.csv_cells import safe_row
+from core.ids import id_param
+from core.shortcuts import get_object_or_404
 
 from ..judges import selectors as judge_selectors
 from ..judges import services as judge_services

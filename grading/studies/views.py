@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 
 from accounts.decorators import reviewer_required
-from config.shortcuts import get_object_or_404
+from core.shortcuts import get_object_or_404
 
 from ..models import ProbeItem, ProbeRun
 from ..run_views import run_action_views

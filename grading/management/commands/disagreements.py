@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.export.csv_cells import safe_row
+from core.csv_cells import safe_row
 from grading.review import selectors
 
 FIELDS = ("result", "response", "question", "question_location", "source", "student_id", "setting", "version",

@@ -4,7 +4,7 @@ from collections import Counter, defaultdict
 from django.db.models import Count, Max
 
 from annotation.models import Question, Response
-from annotation.selectors import id_param
+from core.ids import id_param
 
 from ...models import JudgeSetting, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from ...runs import stalled

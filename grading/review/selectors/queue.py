@@ -6,7 +6,7 @@ from django.db.models import Count, Exists, F, FloatField, OuterRef, Q
 from django.db.models.functions import Abs, Cast
 
 from annotation.models import Response
-from annotation.selectors import id_param
+from core.ids import id_param
 
 from ...models import JudgeResult, MetaEvalProposal, MetaEvaluation
 from ...studies import selectors as studies_selectors

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, OuterRef
 
 from annotation.models import Exam, Question
-from annotation.selectors import id_param
+from core.ids import id_param
 
 from ...models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting
 

@@ -4,7 +4,7 @@ from collections import defaultdict
 from django.db.models import Count, Exists, OuterRef
 
 from annotation.models import Response
-from annotation.selectors import id_param
+from core.ids import id_param
 
 from ...models import JudgeResult, JudgeSetting
 

@@ -2,7 +2,7 @@
 from django.http import Http404
 from django.shortcuts import get_object_or_404 as django_get_object_or_404
 
-from annotation.selectors import MAX_ID
+from core.ids import MAX_ID
 
 
 def get_object_or_404(klass, pk, **filters):
