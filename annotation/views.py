@@ -11,7 +11,7 @@ from core.shortcuts import get_object_or_404
 from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm
 from .importers import ImportFormatError
-from .importers.jobs import IMPORTERS, create_import_job, fail_stale_jobs, job_progress, runs_in_background
+from .importers.services import IMPORTERS, create_import_job, fail_stale_jobs, job_progress, runs_in_background
 from .models import Exam, ImportJob, ImportReport, Question, Response, RubricVersion
 
 

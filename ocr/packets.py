@@ -19,7 +19,7 @@ from django.db import transaction
 from annotation.models import Exam
 from annotation.transcripts import TranscriptConflict, move_response, release_response
 
-from . import imaging, layout, services
+from . import imaging, layout, services, tasks
 from .engines import get_engine
 from .models import OcrRun, PacketEdit, Page, ScanBatch, ScanFile, Transcript
 
@@ -133,11 +133,9 @@ def _class_page(batch, scan_file, plan, pdf_plan):
 
 
 def _render_on_commit(page_ids):
-    from .tasks import render_page  # cycle: ocr.tasks imports this module
-
     def send():  # the queue comes from CELERY_TASK_ROUTES (OCR_QUEUE)
         for page_id in page_ids:
-            render_page.delay(page_id)
+            tasks.render_page.delay(page_id)
 
     if page_ids:
         transaction.on_commit(send)

@@ -43,8 +43,10 @@ def batch_list(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            batch = services.create_batch(exam=data["exam"], engine=data["engine"], user=request.user, name=data["name"])
-            scan_files = services.ingest_uploads(batch, services.uploads_from(data["scans"]))
+            batch, scan_files = services.ingest_new_batch(
+                exam=data["exam"], engine=data["engine"], uploads=services.uploads_from(data["scans"]),
+                user=request.user, name=data["name"],
+            )
         except services.BatchError as exc:
             form.add_error("scans", str(exc))
         else:

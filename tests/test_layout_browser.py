@@ -29,7 +29,7 @@ def _demo_with_cases():
     """The demo, two differing submitted labels of one answer, an export job and an OCR batch."""
     from django.contrib.auth import get_user_model
 
-    from annotation.export.jobs import create_export_job
+    from annotation.export.services import create_export_job
     from annotation.labelling import services
     from annotation.models import Assignment, Exam
     from ocr import synthetic

@@ -8,8 +8,8 @@ from core.shortcuts import get_object_or_404
 
 from ..models import Exam, ExportJob, Question, Response
 from ..selectors import filter_responses
-from .jobs import clean_filters, create_export_job, export_path, fail_stale_jobs
 from .release import release_scope
+from .services import clean_filters, create_export_job, export_path
 from .writers import FORMATS
 
 FORMAT_LABELS = {
@@ -31,7 +31,6 @@ def job_state(job):
 
 @reviewer_required
 def export_page(request):
-    fail_stale_jobs()
     error = None
     if request.method == "POST":
         try:
@@ -60,14 +59,12 @@ def export_page(request):
 
 @reviewer_required
 def export_job(request, pk):
-    fail_stale_jobs()
     job = get_object_or_404(ExportJob, pk=pk)
     return render(request, "annotation/export_job.html", {"job": job, "state": job_state(job)})
 
 
 @reviewer_required
 def export_job_progress(request, pk):
-    fail_stale_jobs()
     return JsonResponse(job_state(get_object_or_404(ExportJob, pk=pk)))
 
 

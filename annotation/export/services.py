@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from ..models import ExportJob, Response
 from ..selectors import RESPONSE_FILTERS, filter_responses
+from . import tasks
 from .writers import FORMATS, write_export
 
 logger = logging.getLogger(__name__)
@@ -44,8 +45,6 @@ def clean_filters(params):
 
 def create_export_job(user, fmt, params):
     """Queue an export of the responses matching params; the worker picks it up after commit."""
-    from .tasks import run_export_job  # cycle: export.tasks imports this module
-
     if fmt not in FORMATS:
         raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
     filters = clean_filters(params)
@@ -53,7 +52,7 @@ def create_export_job(user, fmt, params):
     if not total:
         raise ValueError("No response matches these filters; there is nothing to export.")
     job = ExportJob.objects.create(format=fmt, filters=filters, total=total, created_by=user)
-    transaction.on_commit(lambda: run_export_job.delay(job.pk))
+    transaction.on_commit(lambda: tasks.run_export_job.delay(job.pk))
     return job
 
 

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import ImportJob
+from . import tasks
 from .common import ImportFormatError
 from .ineqmath import import_ineqmath
 from .realmath import import_realmath
@@ -119,8 +120,6 @@ class _Heartbeat:
 
 def create_import_job(user, fmt, upload, exam_name=""):
     """Store the upload and queue its import; the worker picks it up after commit."""
-    from .tasks import run_import_job  # cycle: importers.tasks imports this module
-
     if fmt not in IMPORTERS:
         raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(IMPORTERS)}.")
     root = Path(settings.IMPORT_ROOT)
@@ -131,7 +130,7 @@ def create_import_job(user, fmt, upload, exam_name=""):
             handle.write(chunk)
     job = ImportJob.objects.create(format=fmt, file_name=upload.name, stored_name=stored_name, file_size=upload.size,
                                    exam_name=exam_name or "", created_by=user)
-    transaction.on_commit(lambda: run_import_job.delay(job.pk))
+    transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
     return job
 
 
