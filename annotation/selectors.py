@@ -6,7 +6,7 @@ from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, Out
 from accounts.roles import is_reviewer
 from core.ids import filter_by_id
 
-from .models import Label, Question, Response, RubricVersion
+from .models import Exam, Label, Question, Response, RubricVersion
 
 
 def question_list():
@@ -27,6 +27,36 @@ def question_detail(pk):
         .prefetch_related("checkpoints__sub_question", "sub_questions")
         .get(pk=pk)
     )
+
+
+def question_choices():
+    """Questions for a filter's select, without their texts."""
+    return Question.objects.order_by("location", "id").only("id", "location", "external_id")
+
+
+def question_choices_with_exam():
+    return Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name")
+
+
+def exam_choices():
+    return Exam.objects.only("id", "name")
+
+
+def response_filter_choices():
+    """What a response-list filter form offers (the response list, the export and the judge-run
+    pages): questions, exams, sources, statuses and gold statuses."""
+    return {
+        "questions": question_choices(),
+        "exams": exam_choices(),
+        "sources": Response.Source.choices,
+        "statuses": Response.Status.choices,
+        "gold_statuses": Response.GoldStatus.choices,
+    }
+
+
+def matching_responses(filters):
+    """All responses matching the response-list filters (no blind rule: reviewers' pages)."""
+    return filter_responses(Response.objects.all(), filters)
 
 
 RESPONSE_FILTERS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")

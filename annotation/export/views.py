@@ -6,9 +6,10 @@ from django.urls import reverse
 from accounts.decorators import reviewer_required
 from core.shortcuts import get_object_or_404
 
-from ..models import Exam, ExportJob, Question, Response
-from ..selectors import filter_responses
+from ..models import ExportJob
+from ..selectors import matching_responses, response_filter_choices
 from .release import release_scope
+from .selectors import recent_export_jobs
 from .services import clean_filters, create_export_job, export_path
 from .writers import FORMATS
 
@@ -40,18 +41,14 @@ def export_page(request):
         else:
             return redirect("annotation:export_job", pk=job.pk)
     filters = clean_filters(request.POST or request.GET)
-    matching = filter_responses(Response.objects.all(), filters)
+    matching = matching_responses(filters)
     context = {
         "formats": [(f, FORMAT_LABELS[f]) for f in FORMATS],
         "filters": filters,
         "matching": matching.count(),
         "matching_release": release_scope(matching).count(),
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
-        "exams": Exam.objects.only("id", "name"),
-        "sources": Response.Source.choices,
-        "statuses": Response.Status.choices,
-        "gold_statuses": Response.GoldStatus.choices,
-        "jobs": ExportJob.objects.select_related("created_by")[:20],
+        **response_filter_choices(),
+        "jobs": recent_export_jobs(),
         "error": error,
     }
     return render(request, "annotation/export.html", context, status=400 if error else 200)

@@ -11,8 +11,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 
 from accounts.decorators import admin_required, reviewer_required
-from annotation.models import Exam, Question, Response
-from annotation.selectors import filter_responses
+from annotation.models import Question
+from annotation.selectors import matching_responses, response_filter_choices
 from core.ids import id_param
 from core.shortcuts import get_object_or_404
 
@@ -161,7 +161,7 @@ def run_start(request):
     form = RunStartForm(data if request.method == "POST" else None, configs=configs,
                         initial={"config": request.GET.get("config")})
     filters = _filters_from(data)
-    n_matching = filter_responses(Response.objects.all(), filters).count()
+    n_matching = matching_responses(filters).count()
     if request.method == "POST" and form.is_valid():
         try:
             run = services.start_judge_run(
@@ -176,11 +176,7 @@ def run_start(request):
         "form": form,
         "filters": filters,
         "n_matching": n_matching,
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
-        "exams": Exam.objects.only("id", "name"),
-        "sources": Response.Source.choices,
-        "statuses": Response.Status.choices,
-        "gold_statuses": Response.GoldStatus.choices,
+        **response_filter_choices(),
     }
     return render(request, "grading/run_start.html", context)
 

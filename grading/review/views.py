@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
 from annotation.models import Question, Response
-from annotation.selectors import reference_segments
+from annotation.selectors import question_choices, reference_segments
 from core.csv_cells import safe_row
 from core.ids import id_param
 from core.shortcuts import get_object_or_404
@@ -161,12 +161,12 @@ def disagreement_list(request):
         "stats": selectors.queue_stats(queue),
         "proposal_counts": selectors.proposal_counts(queue),
         "query": _queue_query(scope, threshold, params),
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
+        "questions": question_choices(),
         "categories": CATEGORIES,
         "states": selectors.QUEUE_STATES,
         "attributions": ATTRIBUTIONS,
         "sources": Response.Source.choices,
-        "endpoints": LlmEndpoint.objects.order_by("name"),
+        "endpoints": judge_selectors.endpoint_list(),
         "meta_runs": [selectors.meta_eval_run_progress(run) for run in selectors.recent_meta_eval_runs(5)],
     }
     return render(request, "grading/disagreement_list.html", context)
