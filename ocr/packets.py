@@ -19,7 +19,7 @@ from django.db import transaction
 from annotation.models import Exam
 from annotation.transcripts import TranscriptConflict, move_response, release_response
 
-from . import imaging, layout, services, tasks
+from . import class_templates, imaging, services, tasks
 from .engines import get_engine
 from .models import OcrRun, PacketEdit, Page, ScanBatch, ScanFile, Transcript
 
@@ -52,8 +52,8 @@ def ingest_class_pdf(
     except KeyError as exc:
         raise ClassScanRefused([str(exc).strip("'\"")]) from exc
     try:
-        plan = layout.read_layout(roster, template, exam)
-    except layout.LayoutError as exc:
+        plan = class_templates.read_layout(roster, template, exam)
+    except class_templates.LayoutError as exc:
         raise ClassScanRefused(exc.problems) from exc
     plans, data = _checked_pdf(upload, plan)
     written = []
@@ -92,7 +92,7 @@ def _checked_pdf(upload, plan):
         plan.check_page_count(len(plans))
     except imaging.UploadRefused as exc:
         raise ClassScanRefused([f"{upload.name}: {exc}"]) from exc
-    except layout.LayoutError as exc:
+    except class_templates.LayoutError as exc:
         raise ClassScanRefused(exc.problems) from exc
     earlier = ScanFile.objects.filter(
         sha256=hashlib.sha256(data).hexdigest(), status=ScanFile.Status.ACCEPTED
@@ -165,7 +165,7 @@ def move_page(
     Without a page number the page goes after the answer's other pages; with one, it is put there
     and the pages from there on move down one.
     """
-    student_id = (student_id or "").strip()[:layout.MAX_STUDENT_ID]
+    student_id = (student_id or "").strip()[:class_templates.MAX_STUDENT_ID]
     if not student_id:
         raise PacketError("Give the student the page belongs to.")
     if cover:
@@ -195,7 +195,7 @@ def reassign_packet(batch: ScanBatch, *, student_id: str, to_student_id: str, us
     When that student already has pages in the batch, the two packets change places (a roster
     in the wrong order is fixed by swapping packets).
     """
-    to_student_id = (to_student_id or "").strip()[:layout.MAX_STUDENT_ID]
+    to_student_id = (to_student_id or "").strip()[:class_templates.MAX_STUDENT_ID]
     if not to_student_id:
         raise PacketError("Give the student id the packet belongs to.")
     if to_student_id == student_id:
@@ -224,7 +224,7 @@ def assign_pages(batch: ScanBatch, rows: list[dict[str, Any]], *, user=None) -> 
         page = pages.get(row["page"])
         if page is None:
             continue
-        target = {"student_id": (row.get("student_id") or "").strip()[:layout.MAX_STUDENT_ID],
+        target = {"student_id": (row.get("student_id") or "").strip()[:class_templates.MAX_STUDENT_ID],
                   "question": row.get("question"), "cover": page.is_cover and row.get("question") is None,
                   "page_number": max(1, int(row.get("page_number") or 1)), "keep_number": True}
         if {**page.place(), "keep_number": True} != target:

@@ -111,7 +111,7 @@ def _pages(role, data):
         (reverse("ocr:page_correct", args=[page.pk]), False),
         (reverse("ocr:quality"), False),
         (reverse("grading:judges_home"), False),
-        (reverse("grading:judge_config_detail", args=[rubric.pk]), False),
+        (reverse("grading:judge_setting_detail", args=[rubric.pk]), False),
         (reverse("grading:judge_run_list"), False),
         (reverse("grading:judge_run_start"), False),
         (reverse("grading:judge_run_detail", args=[run.pk]), False),
@@ -133,8 +133,8 @@ def _pages(role, data):
     ]
     if role == "admin":
         pages += [
-            (reverse("grading:judge_config_create"), False),
-            (reverse("grading:judge_config_edit", args=[rubric.pk]), False),
+            (reverse("grading:judge_setting_create"), False),
+            (reverse("grading:judge_setting_edit", args=[rubric.pk]), False),
             (reverse("grading:judge_endpoint_create"), False),
             (reverse("grading:judge_endpoint_edit", args=[LlmEndpoint.objects.first().pk]), False),
             (reverse("grading:judge_generation_start"), False),

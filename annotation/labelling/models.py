@@ -85,7 +85,7 @@ class Label(models.Model):
 class StepLabel(models.Model):
     """A verdict on a span of the transcript. Offsets count Unicode code points of the raw text;
     the quote with its prefix and suffix finds the span again after a correction
-    (annotation.anchoring)."""
+    (annotation.quote_anchors)."""
 
     class Verdict(models.TextChoices):
         CORRECT = "correct", "Correct"

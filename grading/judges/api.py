@@ -6,6 +6,7 @@ responses whose scores the blind rule lets them see.
 """
 import django_filters
 from django.core.exceptions import ValidationError
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.response import Response as ApiResponse
 
@@ -87,7 +88,7 @@ class LlmEndpointSerializer(serializers.ModelSerializer):
         return value
 
 
-class JudgeConfigSerializer(serializers.ModelSerializer):
+class JudgeSettingSerializer(serializers.ModelSerializer):
     serializer_related_field = IdRelatedField
     kind = serializers.ChoiceField(choices=[c for c in JudgeSetting.Kind.choices if c[0] != JudgeSetting.Kind.EXTERNAL])
 
@@ -108,10 +109,10 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
         return value
 
 
-class JudgeConfigViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
+class JudgeSettingViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Judge settings. Changing a setting that has results creates and returns a new version."""
 
-    serializer_class = JudgeConfigSerializer
+    serializer_class = JudgeSettingSerializer
     permission_classes = [IsReviewer]
     filterset_fields = ["name", "kind", "model"]
     lookup_value_regex = ID
@@ -141,6 +142,11 @@ class JudgeConfigViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, views
             return _refusal(exc)
         code = status.HTTP_201_CREATED if saved.pk != config.pk else status.HTTP_200_OK
         return ApiResponse(self.get_serializer(saved).data, status=code)
+
+
+@extend_schema(exclude=True)
+class JudgeConfigViewSet(JudgeSettingViewSet):
+    """The old address of judge settings, judge-configs/ (kept, out of the schema)."""
 
 
 class LlmEndpointViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):

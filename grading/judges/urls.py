@@ -5,9 +5,9 @@ from . import views
 
 urlpatterns = [
     path("", views.judges_home, name="judges_home"),
-    path("settings/new/", views.setting_create, name="judge_config_create"),
-    path("settings/<int:pk>/", views.setting_detail, name="judge_config_detail"),
-    path("settings/<int:pk>/edit/", views.setting_edit, name="judge_config_edit"),
+    path("settings/new/", views.setting_create, name="judge_setting_create"),
+    path("settings/<int:pk>/", views.setting_detail, name="judge_setting_detail"),
+    path("settings/<int:pk>/edit/", views.setting_edit, name="judge_setting_edit"),
     path("endpoints/new/", views.endpoint_edit, name="judge_endpoint_create"),
     path("endpoints/<int:pk>/edit/", views.endpoint_edit, name="judge_endpoint_edit"),
     path("runs/", views.run_list, name="judge_run_list"),

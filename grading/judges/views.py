@@ -59,8 +59,8 @@ def setting_create(request):
             form.add_error(None, _errors_text(exc))
         else:
             messages.success(request, f"Created {config}.")
-            return redirect("grading:judge_config_detail", pk=config.pk)
-    return render(request, "grading/judge_config_form.html", _config_form_context(form, None))
+            return redirect("grading:judge_setting_detail", pk=config.pk)
+    return render(request, "grading/judge_setting_form.html", _config_form_context(form, None))
 
 
 def _config_form_context(form, config):
@@ -79,7 +79,7 @@ def setting_edit(request, pk):
     config = get_object_or_404(JudgeSetting, pk=pk)
     if config.kind == JudgeSetting.Kind.EXTERNAL:
         messages.error(request, "Imported settings describe results made elsewhere and cannot be edited.")
-        return redirect("grading:judge_config_detail", pk=config.pk)
+        return redirect("grading:judge_setting_detail", pk=config.pk)
     form = JudgeSettingForm(request.POST or None, instance=config, editing=True)
     if request.method == "POST" and form.is_valid():
         fields = form.setting_fields()
@@ -94,8 +94,8 @@ def setting_edit(request, pk):
                 messages.success(request, f"{original} has results, so the change was saved as {saved}.")
             else:
                 messages.success(request, f"Saved {saved}.")
-            return redirect("grading:judge_config_detail", pk=saved.pk)
-    return render(request, "grading/judge_config_form.html", _config_form_context(form, config))
+            return redirect("grading:judge_setting_detail", pk=saved.pk)
+    return render(request, "grading/judge_setting_form.html", _config_form_context(form, config))
 
 
 @reviewer_required
@@ -112,7 +112,7 @@ def setting_detail(request, pk):
         "used": services.setting_is_used(config),
         "latest": selectors.latest_setting(config.name),
     }
-    return render(request, "grading/judge_config_detail.html", context)
+    return render(request, "grading/judge_setting_detail.html", context)
 
 
 @admin_required
