@@ -11,7 +11,9 @@ from decimal import Decimal
 from django.db.models import Prefetch, Value
 from django.db.models.functions import NullIf
 
+from annotation.export.full import decode_json_fields, json_text
 from annotation.export.load import user_named
+from annotation.export.tables import KEY_COLUMNS, FlatTable, as_float, key_columns
 from annotation.importers import ImportFormatError
 
 from .models import JudgeResult, JudgeSetting, LlmEndpoint, MetaEvalProposal, MetaEvaluation, StepJudgeValidation
@@ -113,7 +115,6 @@ def _result_line(row, meta, validation):
 def export_responses(response_ids):
     # Results come as plain rows (there are many; model instances cost more than the rest of the
     # export); their meta-evaluations and validations, which are few, as objects.
-    from annotation.export.full import decode_json_fields, json_text
 
     json_fields = [f for f in RESULT_FIELDS if f in JSON_RESULT_FIELDS]
     rows = (
@@ -142,8 +143,6 @@ def export_responses(response_ids):
 
 def flat_tables(responses):
     """The judge_results table of the flat exports (one SQL query; see annotation.export.tables)."""
-    from annotation.export.tables import KEY_COLUMNS, FlatTable, as_float, key_columns
-
     rows = (
         JudgeResult.objects.filter(response__in=responses.values("pk"))
         .exclude(status=JudgeResult.Status.RUNNING)

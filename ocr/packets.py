@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Exam
+from annotation.models import Exam, Response
 from annotation.transcripts import TranscriptConflict, move_response, release_response
 
 from . import class_templates, imaging, services, tasks
@@ -344,8 +344,6 @@ def _pages_of_responses(response_ids):
 def _rewrite_responses(keys, old_responses, user, summary):
     """Responses follow their pages when they moved whole; the answers touched are written again; a
     response left without pages is released. Returns what happened, for the edit's history."""
-    from annotation.models import Response
-
     notes, followed, moving = [], set(), []
     groups = {key: list(Page.objects.filter(student_id=key[0], question_id=key[1]).select_related("transcript")
                         .order_by("page_number", "id")) for key in filter(None, keys)}

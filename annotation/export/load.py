@@ -1,12 +1,16 @@
 """Import of our own full JSONL export: reproduces the data, idempotent, all or nothing."""
 import codecs
+import io
 import json
+import zipfile
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from accounts.roles import ROLES, has_role
 from accounts.services import ensure_role_groups
 
 from ..importers.common import ImportFormatError, ImportResult, as_stream, sha256_of, stream_size
@@ -159,8 +163,6 @@ def _load_user(line, context):
 def _may_grant(importer, role):
     """An import started by a person (the import page, the API) gives no one a higher role than
     that person's own; the command line (no importer) restores every role."""
-    from accounts.roles import ROLES, has_role
-
     return role in ROLES and (importer is None or has_role(importer, role))
 
 
@@ -304,11 +306,6 @@ def _active_seconds(value, line):
 def read_dataset_upload(raw, file_name):
     """The JSONL bytes of an upload: the file itself, or `dataset.jsonl` inside an export's zip
     (read no further than REALMATH_IMPORT_MAX_BYTES, whatever the zip claims)."""
-    import io
-    import zipfile
-
-    from django.conf import settings
-
     if len(raw) > settings.IMPORT_MAX_BYTES:
         raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
     if not raw.startswith(b"PK\x03\x04"):

@@ -78,7 +78,7 @@ class _ParquetSink:
     suffix = ".parquet"
 
     def __init__(self, path, table):
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # slow import: only Parquet exports need it
 
         self.writer = pq.ParquetWriter(path, tables.schema(table), compression="zstd")
 

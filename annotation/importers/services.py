@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from ..export.load import import_dataset, read_dataset_upload
 from ..models import ImportJob
 from . import tasks
 from .common import ImportFormatError
@@ -28,8 +29,6 @@ logger = logging.getLogger(__name__)
 
 def _import_full_export(raw, file_name, *, user=None, exam_name=None, on_progress=None):
     """A full JSONL export (or its zip): exams come from the file, so no exam name applies."""
-    from ..export.load import import_dataset, read_dataset_upload
-
     raw = raw if isinstance(raw, (bytes, bytearray)) else raw.read()
     return import_dataset(read_dataset_upload(raw, file_name), file_name, user=user, on_progress=on_progress)
 

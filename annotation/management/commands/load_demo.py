@@ -34,7 +34,7 @@ class Command(BaseCommand):
         self._scripted_judges()
 
     def _scripted_judges(self):
-        from grading.demo import demo_exams, load_scripted_judges
+        from grading.demo import demo_exams, load_scripted_judges  # grading is a later app; it loads its own demo part
 
         realmath, ineqmath = demo_exams(REALMATH_EXAM, INEQMATH_EXAM)
         if realmath is None or ineqmath is None:
