@@ -45,7 +45,7 @@ def _configs_for(response_ids):
     config_ids = set()
     for start in range(0, len(response_ids), 500):
         config_ids.update(
-            JudgeResult.objects.filter(response_id__in=response_ids[start : start + 500]).values_list("config_id", flat=True)
+            JudgeResult.objects.filter(response_id__in=response_ids[start : start + 500]).values_list("setting_id", flat=True)
         )
     # Earlier versions come along, so that each version's lineage survives the round trip.
     frontier = set(config_ids)
@@ -99,8 +99,8 @@ def _meta_line(meta):
 
 def _result_line(row, meta, validation):
     return {
-        "config": row["config__name"],
-        "config_version": row["config__version"],
+        "config": row["setting__name"],
+        "config_version": row["setting__version"],
         **{f: row[f] for f in RESULT_FIELDS},
         "cost": str(row["cost"]),
         "finished": _stamp(row["finished"]),
@@ -120,8 +120,8 @@ def export_responses(response_ids):
     rows = (
         JudgeResult.objects.filter(response_id__in=response_ids)
         .exclude(status=JudgeResult.Status.RUNNING)
-        .order_by("response_id", "config__name", "config__version", "cache_key")
-        .values("id", "response_id", "config__name", "config__version", "cost", "finished",
+        .order_by("response_id", "setting__name", "setting__version", "cache_key")
+        .values("id", "response_id", "setting__name", "setting__version", "cost", "finished",
                 *[f for f in RESULT_FIELDS if f not in json_fields], **json_text(*json_fields))
     )
     metas = {
@@ -146,9 +146,9 @@ def flat_tables(responses):
     rows = (
         JudgeResult.objects.filter(response__in=responses.values("pk"))
         .exclude(status=JudgeResult.Status.RUNNING)
-        .order_by("response_id", "config__name", "config__version", "cache_key")
+        .order_by("response_id", "setting__name", "setting__version", "cache_key")
         .values_list(
-            *key_columns("response__"), "config__name", "config__version", "status", "score", "spread", "parse_status",
+            *key_columns("response__"), "setting__name", "setting__version", "status", "score", "spread", "parse_status",
             "prompt_tokens", "completion_tokens", as_float("cost"), "latency_ms", "attempts",
             NullIf("meta_evaluation__category", Value("")), NullIf("meta_evaluation__direction", Value("")),
             "validation__verdict_right", "rationale", "response_id",
@@ -212,7 +212,7 @@ def import_response(response, line, context):
         if config is None:
             raise ImportFormatError(f"line {line['_line']}: judge result names an unknown setting {key[0]} v{key[1]}.")
         result = JudgeResult.objects.create(
-            config=config, response=response, **{f: data[f] for f in RESULT_FIELDS if f in data},
+            setting=config, response=response, **{f: data[f] for f in RESULT_FIELDS if f in data},
             cost=Decimal(data.get("cost", "0")), finished=_time(data.get("finished")),
         )
         if data.get("meta_evaluation"):

@@ -91,10 +91,10 @@ def _pages(role, data):
         pages.append((reverse("annotation:label", args=[data["annotator_response"].pk]), True))
         return pages
     rubric = JudgeSetting.objects.get(name="Scripted demo judge (made-up scores)")
-    run = JudgeRun.objects.filter(config=rubric).first()
-    result = JudgeResult.objects.filter(config=rubric).order_by("pk").first()
-    queue_case = JudgeResult.objects.filter(config=rubric, meta_evaluation__isnull=False).order_by("pk").first()
-    step_result = JudgeResult.objects.filter(config__kind="ineq_toy_case").first()
+    run = JudgeRun.objects.filter(setting=rubric).first()
+    result = JudgeResult.objects.filter(setting=rubric).order_by("pk").first()
+    queue_case = JudgeResult.objects.filter(setting=rubric, meta_evaluation__isnull=False).order_by("pk").first()
+    step_result = JudgeResult.objects.filter(setting__kind="ineq_toy_case").first()
     page = ScanPage.objects.filter(batch=data["batch"]).first()
     pages += [
         (reverse("annotation:label", args=[response.pk]), True),

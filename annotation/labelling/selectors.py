@@ -454,7 +454,7 @@ def anchor_for(user, response: Response) -> dict | None:
     if not exam.anchoring or not exam.anchoring_setting or user is None or not user.is_authenticated:
         return None
     result = (
-        response.judge_results.filter(config__name=exam.anchoring_setting, status=JUDGE_OK, score__isnull=False)
+        response.judge_results.filter(setting__name=exam.anchoring_setting, status=JUDGE_OK, score__isnull=False)
         .order_by("-id").values_list("pk", "score").first()
     )
     return {

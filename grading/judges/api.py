@@ -27,7 +27,7 @@ def _id_filter(field_name):
 
 class ResultFilter(django_filters.FilterSet):
     response = _id_filter("response_id")
-    config = _id_filter("config_id")
+    config = _id_filter("setting_id")
     run = _id_filter("run_id")
 
     class Meta:
@@ -36,7 +36,7 @@ class ResultFilter(django_filters.FilterSet):
 
 
 class RunFilter(django_filters.FilterSet):
-    config = _id_filter("config_id")
+    config = _id_filter("setting_id")
 
     class Meta:
         model = JudgeRun
@@ -184,6 +184,7 @@ class JudgeRunSerializer(serializers.ModelSerializer):
     response_ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=MAX_ID), required=False, write_only=True, max_length=100000
     )
+    config = IdRelatedField(source="setting", queryset=JudgeSetting.objects.all())  # the API's name for the setting
 
     class Meta:
         model = JudgeRun
@@ -201,7 +202,7 @@ class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnl
     lookup_value_regex = ID
 
     def get_queryset(self):
-        return JudgeRun.objects.select_related("config").order_by("-created")
+        return JudgeRun.objects.select_related("setting").order_by("-created")
 
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
@@ -209,7 +210,7 @@ class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnl
         data = serializer.validated_data
         try:
             run = services.start_judge_run(
-                data["config"], params=data.get("filters") or {}, response_ids=data.get("response_ids"),
+                data["setting"], params=data.get("filters") or {}, response_ids=data.get("response_ids"),
                 user=request.user, note=data.get("note", ""),
             )
         except ValidationError as exc:
@@ -223,10 +224,11 @@ class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnl
 
 class JudgeResultSerializer(serializers.ModelSerializer):
     serializer_related_field = IdRelatedField
-    config_name = serializers.CharField(source="config.name", read_only=True)
-    config_version = serializers.IntegerField(source="config.version", read_only=True)
-    kind = serializers.CharField(source="config.kind", read_only=True)
-    model = serializers.CharField(source="config.model", read_only=True)
+    config = IdRelatedField(source="setting", queryset=JudgeSetting.objects.all())  # the API's name for the setting
+    config_name = serializers.CharField(source="setting.name", read_only=True)
+    config_version = serializers.IntegerField(source="setting.version", read_only=True)
+    kind = serializers.CharField(source="setting.kind", read_only=True)
+    model = serializers.CharField(source="setting.model", read_only=True)
     output_truncated = serializers.BooleanField(
         read_only=True, help_text="The model's answer exceeded REALMATH_LLM_MAX_OUTPUT_CHARS and was cut (see errors)."
     )
@@ -252,7 +254,7 @@ class JudgeResultViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no user
             return JudgeResult.objects.none()
-        return selectors.visible_results(self.request.user).select_related("config").order_by("id")
+        return selectors.visible_results(self.request.user).select_related("setting").order_by("id")
 
 
 class GenerationRunSerializer(serializers.ModelSerializer):

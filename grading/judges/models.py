@@ -170,18 +170,18 @@ class BatchRun(models.Model):
 class JudgeRun(BatchRun):
     """Running one judge setting over a selection of responses."""
 
-    config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs")
+    setting = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs", db_column="config_id")
     selection = models.JSONField(default=dict, blank=True, help_text="The response-list filters used.")
     note = models.CharField(max_length=300, blank=True)
 
     def __str__(self):
-        return f"Run {self.pk} of {self.config}"
+        return f"Run {self.pk} of {self.setting}"
 
 
 class JudgeResult(models.Model):
     """What one setting version said about one response content.
 
-    Keyed by (config, response, cache_key), where the cache key fingerprints everything the
+    Keyed by (setting, response, cache_key), where the cache key fingerprints everything the
     judge is shown; the row exists from the moment a worker claims the work (status
     running), so a redelivered task can neither duplicate it nor call twice.
     """
@@ -192,7 +192,7 @@ class JudgeResult(models.Model):
         INVALID = "invalid", "Invalid output"
         ERROR = "error", "Call failed"
 
-    config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="results")
+    setting = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="results", db_column="config_id")
     response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="judge_results")
     run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="produced")
     cache_key = models.CharField(max_length=64)
@@ -225,18 +225,18 @@ class JudgeResult(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["response_id", "config_id", "id"]
+        ordering = ["response_id", "setting_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["config", "response", "cache_key"], name="unique_judge_result"),
+            models.UniqueConstraint(fields=["setting", "response", "cache_key"], name="unique_judge_result"),
         ]
         indexes = [
-            models.Index(fields=["config", "cache_key"]),
-            models.Index(fields=["response", "config"]),
+            models.Index(fields=["setting", "cache_key"], name="grading_jud_config__179c40_idx"),
+            models.Index(fields=["response", "setting"], name="grading_jud_respons_ff6c5a_idx"),
             models.Index(fields=["run", "status"]),
         ]
 
     def __str__(self):
-        return f"{self.config} on response {self.response_id}: {self.score}"
+        return f"{self.setting} on response {self.response_id}: {self.score}"
 
     @property
     def total_tokens(self):

@@ -183,7 +183,7 @@ def run_start(request):
 
 @reviewer_required
 def run_detail(request, pk):
-    run = get_object_or_404(JudgeRun.objects.select_related("config__endpoint", "created_by"), pk=pk)
+    run = get_object_or_404(JudgeRun.objects.select_related("setting__endpoint", "created_by"), pk=pk)
     page = Paginator(selectors.run_items(run, request.GET), 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -194,8 +194,8 @@ def run_detail(request, pk):
         "filters": request.GET,
         "querystring": query.urlencode(),
         "states": JudgeRunItem.State.choices,
-        "full_score_kind": not KINDS[run.config.kind].verdict if run.config.kind in KINDS else True,
-        "second_opinion": selectors.cas_disagreements(run) if run.config.second_opinion else None,
+        "full_score_kind": not KINDS[run.setting.kind].verdict if run.setting.kind in KINDS else True,
+        "second_opinion": selectors.cas_disagreements(run) if run.setting.second_opinion else None,
     }
     return render(request, "grading/run_detail.html", context)
 
@@ -211,7 +211,7 @@ JUDGE_RUN_ACTIONS = run_action_views(
 @reviewer_required
 def result_detail(request, pk):
     result = get_object_or_404(
-        JudgeResult.objects.select_related("config", "response__question", "run", "copied_from"), pk=pk
+        JudgeResult.objects.select_related("setting", "response__question", "run", "copied_from"), pk=pk
     )
     return render(request, "grading/judge_result_detail.html", {"result": result})
 

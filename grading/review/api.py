@@ -69,7 +69,7 @@ class DisagreementSerializer(serializers.Serializer):
     question_location = serializers.CharField(source="response.question.location")
     source = serializers.CharField(source="response.source")
     student_id = serializers.CharField(source="response.student_id")
-    setting = serializers.CharField(source="config.__str__")
+    setting = serializers.CharField(source="setting.__str__")
     gold = serializers.FloatField()
     judge_score = serializers.FloatField(source="score")
     delta = serializers.FloatField()

@@ -413,11 +413,11 @@ def _candidate_responses(record, input_records):
 
 
 def _results_fitting(responses, model_score, setting):
-    results = JudgeResult.objects.select_related("config").filter(
+    results = JudgeResult.objects.select_related("setting").filter(
         response__in=responses, status=JudgeResult.Status.OK, score__isnull=False
     )
     if setting is not None:
-        results = results.filter(config__name=setting)
+        results = results.filter(setting__name=setting)
     return [r for r in results if _same(r.score, model_score)]
 
 
@@ -429,7 +429,7 @@ def _create_result(response, record, index, file_name, setting, user, report):
     )
     report.results_created += outcome.created
     config = JudgeSetting.objects.filter(name=name).order_by("-version").first()
-    return JudgeResult.objects.filter(config=config, response=response).order_by("-id").first()
+    return JudgeResult.objects.filter(setting=config, response=response).order_by("-id").first()
 
 
 def import_meta_eval_labels(raw, file_name, *, user=None, setting=None, input_raw=None, create_results=True):
@@ -470,7 +470,7 @@ def _import_one(record, index, file_name, input_records, setting, user, create_r
         return
     results = _results_fitting(responses, model_score, setting)
     if len(results) > 1:
-        names = ", ".join(sorted({str(r.config) for r in results}))
+        names = ", ".join(sorted({str(r.setting) for r in results}))
         report.unmatched.append({**label, "reason": f"{len(results)} judge results fit ({names}); name one with --setting"})
         return
     if not results:
@@ -535,7 +535,7 @@ def save_step_validations(response, marks, *, user, notes=None):
     notes = notes or {}
     ids = [int(pk) for pk in marks]
     results = {
-        r.pk: r for r in JudgeResult.objects.filter(pk__in=ids, response=response).select_related("config")
+        r.pk: r for r in JudgeResult.objects.filter(pk__in=ids, response=response).select_related("setting")
     }
     missing = set(ids) - set(results)
     if missing:

@@ -267,7 +267,7 @@ def _known_judgements(setting, items, keys):
     response's own result for its original), then earlier probe items."""
     known = {}
     own = {item.original_key: item.derived.response_id for item in items}
-    results = JudgeResult.objects.filter(config=setting, cache_key__in=keys, status__in=FINAL).only(
+    results = JudgeResult.objects.filter(setting=setting, cache_key__in=keys, status__in=FINAL).only(
         "id", "cache_key", "response_id", "status", "score", "raw_output", "rationale"
     ).order_by("id")
     for result in results:

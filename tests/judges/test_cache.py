@@ -79,7 +79,7 @@ def test_claim_left_by_a_dead_delivery_is_taken_over(endpoint, llm_server, respo
     key = services.cache_key(config, get_kind(config.kind).fingerprint(
         services.judge_spec(config), services.judge_input(item.response)))
     # A worker claimed the item under this task id and was killed before answering.
-    JudgeResult.objects.create(config=config, response=item.response, cache_key=key, run=run,
+    JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
                                claim_owner=runs.owner_tag(run.pk, run.epoch, "task-a"))
     report = services.process_judge_chunk(run.pk, run.epoch, [item.pk], task_id="task-a")
     assert report.recorded == 1
@@ -98,7 +98,7 @@ def test_live_claim_of_a_sibling_task_is_waited_for(endpoint, llm_server, respon
         services.judge_spec(config), services.judge_input(item.response)))
     from django.utils import timezone
 
-    claim = JudgeResult.objects.create(config=config, response=item.response, cache_key=key, run=run,
+    claim = JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
                                        claim_owner=runs.owner_tag(run.pk, run.epoch, "task-other"),
                                        claimed_at=timezone.now())
     assert not services.may_take_over(claim.claim_owner, claim.claimed_at, run_id=run.pk, epoch=run.epoch,

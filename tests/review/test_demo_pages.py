@@ -61,4 +61,4 @@ def test_demo_needs_no_server(loaded):
     points at the local scripted server's port, which nothing listens on in the test."""
     endpoint = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING).endpoint
     assert endpoint.base_url == demo.ENDPOINT_URL and endpoint.api_key_env == ""
-    assert not JudgeResult.objects.filter(config__endpoint=endpoint).exclude(status="ok").exists()
+    assert not JudgeResult.objects.filter(setting__endpoint=endpoint).exclude(status="ok").exists()

@@ -195,7 +195,7 @@ def test_review_screen_query_count_is_flat(reviewer_client):
     small, large = _grow(5, "small"), _grow(300, "large")
     counts = []
     for config in (small, large):
-        result = JudgeResult.objects.filter(config=config).order_by("pk")[1]
+        result = JudgeResult.objects.filter(setting=config).order_by("pk")[1]
         with CaptureQueriesContext(connection) as queries:
             assert reviewer_client.get(reverse("grading:review_case", args=[result.pk]), {"setting": config.pk}).status_code == 200
         counts.append(len(queries))

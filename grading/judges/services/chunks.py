@@ -78,11 +78,11 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
     """
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
-    run = JUDGE_RUNS.live_run(run_id, epoch, select_related=["config__endpoint"])
+    run = JUDGE_RUNS.live_run(run_id, epoch, select_related=["setting__endpoint"])
     if run is None:
         report.skipped = len(item_ids)
         return report
-    config = run.config
+    config = run.setting
     kind, spec = get_kind(config.kind), judge_spec(config)
     owner = owner_tag(run.pk, epoch, task_id)
     lease = lease_for(config.endpoint, config.samples, config.parse_retries)
@@ -113,7 +113,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     nothing is left to start, the calls in flight go to `TAILS` and this returns without
     waiting for them.
     """
-    config = run.config
+    config = run.setting
     call = make_caller(config.endpoint, spec, complete)
     width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
     queue = deque((item, None) for item in items)  # inputs are built as items start: calls begin at once
@@ -164,7 +164,7 @@ def _claim_ahead(run, kind, spec, queue, waiting, in_flight, width, owner, task_
     while queue and len(batch) < wanted:
         item, the_input = queue.popleft()
         the_input = the_input or judge_input(item.response)
-        key = input_cache_key(run.config, kind, spec, the_input)
+        key = input_cache_key(run.setting, kind, spec, the_input)
         if key in busy:
             waiting.setdefault(key, []).append((item, the_input))
             continue
@@ -219,7 +219,7 @@ class _Tails:
             pending = set(in_flight)
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                _record_many(run, run.config, [(in_flight[f], _outcome_of(f)) for f in done], owner)
+                _record_many(run, run.setting, [(in_flight[f], _outcome_of(f)) for f in done], owner)
             JUDGE_RUNS.finish_if_complete(run.pk, epoch)
         except Exception:  # the claims stay running: the run stalls and can be resumed
             logger.exception("Recording the last calls of a chunk of judge run %s failed", run.pk)
@@ -258,9 +258,9 @@ def _claim_batch(run, batch, owner, task_id, lease, report):
     """
     if not batch:
         return []
-    config = run.config
+    config = run.setting
     rows = {}
-    for row in JudgeResult.objects.filter(config=config, cache_key__in={key for _, _, key in batch}).order_by("id"):
+    for row in JudgeResult.objects.filter(setting=config, cache_key__in={key for _, _, key in batch}).order_by("id"):
         rows.setdefault(row.cache_key, []).append(row)
     out, fresh, links = [], [], []
     for item, the_input, key in batch:
@@ -278,7 +278,7 @@ def _claim_batch(run, batch, owner, task_id, lease, report):
     if fresh:
         now = timezone.now()
         claims = [
-            JudgeResult(config=config, response_id=item.response_id, cache_key=key, run=run,
+            JudgeResult(setting=config, response_id=item.response_id, cache_key=key, run=run,
                         status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=now,
                         rubric_version=the_input.rubric_version)
             for item, the_input, key in fresh
@@ -338,8 +338,8 @@ def _executemany(model, fields, rows, where="id"):
 def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
     """Answer `item` from a finished result, or claim the work; return the claimed row,
     None (answered or owned elsewhere for good) or "deferred" (a live worker is on it)."""
-    config = run.config
-    rows = list(JudgeResult.objects.filter(config=config, cache_key=key).order_by("id"))
+    config = run.setting
+    rows = list(JudgeResult.objects.filter(setting=config, cache_key=key).order_by("id"))
     own = next((r for r in rows if r.response_id == item.response_id), None)
     if own is not None and own.status in FINAL_RESULT:
         _link(item, own, cached=own.run_id != run.pk)
@@ -356,12 +356,12 @@ def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
         try:
             with transaction.atomic():
                 return JudgeResult.objects.create(
-                    config=config, response_id=item.response_id, cache_key=key, run=run,
+                    setting=config, response_id=item.response_id, cache_key=key, run=run,
                     status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=timezone.now(),
                     rubric_version=item.response.question.rubric_version,
                 )
         except IntegrityError:
-            own = JudgeResult.objects.get(config=config, response_id=item.response_id, cache_key=key)
+            own = JudgeResult.objects.get(setting=config, response_id=item.response_id, cache_key=key)
             if own.status in FINAL_RESULT:
                 _link(item, own, cached=own.run_id != run.pk)
                 return None
@@ -381,7 +381,7 @@ def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
 def _copy_result(donor, item, run):
     """The same setting already judged the same content for another response: reuse it."""
     copy = JudgeResult(
-        config_id=donor.config_id, response_id=item.response_id, run=run, cache_key=donor.cache_key,
+        setting_id=donor.setting_id, response_id=item.response_id, run=run, cache_key=donor.cache_key,
         status=donor.status, score=donor.score, spread=donor.spread, rationale=donor.rationale,
         raw_output=donor.raw_output, parse_status=donor.parse_status, step_verdicts=donor.step_verdicts,
         samples=donor.samples, latency_ms=0, attempts=0, copied_from=donor, finished=timezone.now(),
@@ -472,7 +472,7 @@ def _wait_for_other_owner(run, epoch, item, key, lease, report):
     deadline = time.monotonic() + lease.total_seconds()
     while time.monotonic() < deadline and JUDGE_RUNS.is_live(run.pk, epoch):
         row = (
-            JudgeResult.objects.filter(config=run.config, response_id=item.response_id, cache_key=key)
+            JudgeResult.objects.filter(setting=run.setting, response_id=item.response_id, cache_key=key)
             .only("id", "status", "run_id", "cache_key")
             .first()
         )

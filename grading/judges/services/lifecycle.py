@@ -47,7 +47,7 @@ def start_judge_run(
     chunk_size = chunk_size or _default_chunk_size(config)
     with transaction.atomic():
         run = JudgeRun.objects.create(
-            config=config, selection=clean_params(params), n_items=len(ids), chunk_size=chunk_size,
+            setting=config, selection=clean_params(params), n_items=len(ids), chunk_size=chunk_size,
             created_by=user, note=note[:300],
         )
         JudgeRunItem.objects.bulk_create((JudgeRunItem(run=run, response_id=pk) for pk in ids), batch_size=500)

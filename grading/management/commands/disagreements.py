@@ -65,7 +65,7 @@ class Command(BaseCommand):
         return {
             "result": result.pk, "response": response.pk, "question": response.question_id,
             "question_location": response.question.location, "source": response.source,
-            "student_id": response.student_id, "setting": result.config.name, "version": result.config.version,
+            "student_id": response.student_id, "setting": result.setting.name, "version": result.setting.version,
             "gold": result.gold, "judge_score": result.score, "delta": result.delta,
             "direction": "over" if result.delta > 0 else "under",
             "category": meta.category if meta and meta.category else None,

@@ -19,9 +19,9 @@ def category_summary(params=None):
     params = params or {}
     labels = MetaEvaluation.objects.exclude(category="")
     if id_param(params.get("setting")) is not None:
-        labels = labels.filter(result__config_id=id_param(params["setting"]))
+        labels = labels.filter(result__setting_id=id_param(params["setting"]))
     rows = list(labels.values_list(
-        "category", "direction", "result__config_id", "result__response__source", "result__response__question_id",
+        "category", "direction", "result__setting_id", "result__response__source", "result__response__question_id",
         "proposed_by", "kept_proposal", "proposal__category",
     ))
     config_ids = {r[2] for r in rows}

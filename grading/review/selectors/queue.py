@@ -135,7 +135,7 @@ def queue_page_rows(queryset, *, order="id"):
     """The queue with what its table shows, without the big text fields."""
     ordering = ["-abs_delta", "pk"] if order == "delta" else ["pk"]
     return (
-        queryset.select_related("response", "response__question", "config", "meta_evaluation")
+        queryset.select_related("response", "response__question", "setting", "meta_evaluation")
         .defer(
             "raw_output", "rationale", "samples", "errors", "step_verdicts", "provenance",
             "response__transcript", "response__judge_query", "response__generator_prompt", "response__extra",
@@ -183,7 +183,7 @@ def neighbours(queryset, result_pk):
 def review_case(result_pk):
     """A judge result with everything the review screen shows."""
     result = (
-        JudgeResult.objects.select_related("config", "run", "response__question__exam")
+        JudgeResult.objects.select_related("setting", "run", "response__question__exam")
         .prefetch_related("response__question__checkpoints", "response__question__sub_questions")
         .get(pk=result_pk)
     )

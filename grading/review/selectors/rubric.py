@@ -39,9 +39,9 @@ def rubric_comparison(question):
     current = question.rubric_version
     before, after = defaultdict(dict), defaultdict(dict)
     for config_id, response_id, version, status, score, gold, category in (
-        JudgeResult.objects.filter(response__question=question).exclude(config__kind__in=NOT_REJUDGED_KINDS)
+        JudgeResult.objects.filter(response__question=question).exclude(setting__kind__in=NOT_REJUDGED_KINDS)
         .exclude(status=JudgeResult.Status.RUNNING).order_by("pk")
-        .values_list("config_id", "response_id", "rubric_version", "status", "score",
+        .values_list("setting_id", "response_id", "rubric_version", "status", "score",
                      "response__gold_score", "meta_evaluation__category")
     ):
         side = before if is_older_rubric(version, current) else after

@@ -38,7 +38,7 @@ class Scope:
     @property
     def label(self):
         if self.run is not None:
-            return f"run {self.run.pk} of {self.run.config}"
+            return f"run {self.run.pk} of {self.run.setting}"
         return str(self.config) if self.config else "—"
 
     def as_dict(self):
@@ -67,8 +67,8 @@ def settings_with_results():
 
 
 def recent_runs(limit=100):
-    return list(JudgeRun.objects.select_related("config").only(
-        "id", "created", "status", "n_items", "config__name", "config__version"
+    return list(JudgeRun.objects.select_related("setting").only(
+        "id", "created", "status", "n_items", "setting__name", "setting__version"
     ).order_by("-created", "-id")[:limit])
 
 
@@ -78,10 +78,10 @@ def resolve_scope(params, *, default=True):
     Without either, the most recently used setting version (when `default`)."""
     run_id, setting = str(params.get("run") or "").strip(), str(params.get("setting") or "").strip()
     if run_id:
-        run = JudgeRun.objects.select_related("config").filter(pk=id_param(run_id) or 0).first()
+        run = JudgeRun.objects.select_related("setting").filter(pk=id_param(run_id) or 0).first()
         if run is None:
             raise ScopeError(f"No judge run {run_id}.")
-        return Scope(config=run.config, run=run)
+        return Scope(config=run.setting, run=run)
     if setting:
         config = JudgeSetting.objects.filter(pk=id_param(setting) or 0).first()
         if config is None:
@@ -89,7 +89,7 @@ def resolve_scope(params, *, default=True):
         return Scope(config=config)
     if not default:
         return Scope()
-    latest = JudgeResult.objects.order_by("-id").values_list("config_id", flat=True).first()
+    latest = JudgeResult.objects.order_by("-id").values_list("setting_id", flat=True).first()
     return Scope(config=JudgeSetting.objects.filter(pk=latest).first()) if latest else Scope()
 
 
@@ -111,8 +111,8 @@ def current_results(scope):
         return JudgeResult.objects.filter(pk__in=items)
     if scope.config is None:
         return JudgeResult.objects.none()
-    newer = JudgeResult.objects.filter(config=OuterRef("config"), response=OuterRef("response"), pk__gt=OuterRef("pk"))
-    return JudgeResult.objects.filter(config=scope.config).exclude(Exists(newer))
+    newer = JudgeResult.objects.filter(setting=OuterRef("setting"), response=OuterRef("response"), pk__gt=OuterRef("pk"))
+    return JudgeResult.objects.filter(setting=scope.config).exclude(Exists(newer))
 
 
 def question_label(pk, location="", external_id=""):

@@ -52,8 +52,8 @@ def validation_judges(params=None):
 
 
 def _current_of_configs(config_ids):
-    newer = JudgeResult.objects.filter(config=OuterRef("config"), response=OuterRef("response"), pk__gt=OuterRef("pk"))
-    return JudgeResult.objects.filter(config__in=config_ids).exclude(Exists(newer))
+    newer = JudgeResult.objects.filter(setting=OuterRef("setting"), response=OuterRef("response"), pk__gt=OuterRef("pk"))
+    return JudgeResult.objects.filter(setting__in=config_ids).exclude(Exists(newer))
 
 
 def _chosen_ids(chosen):
@@ -77,7 +77,7 @@ def validation_rows(chosen, response_ids):
     """For some responses: each chosen judge's verdict and the expert's mark (three queries)."""
     slots = _chosen_ids(chosen)
     results = _current_of_configs(list(slots)).filter(response_id__in=response_ids).values_list(
-        "pk", "config_id", "response_id", "status", "score", "validation__verdict_right"
+        "pk", "setting_id", "response_id", "status", "score", "validation__verdict_right"
     )
     cells = defaultdict(dict)
     for pk, config_id, response_id, status, score, right in results:
@@ -99,8 +99,8 @@ def validation_case(response_pk, chosen):
     response = Response.objects.select_related("question__exam").get(pk=response_pk)
     slots = _chosen_ids(chosen)
     results = {
-        slots[r.config_id]: r
-        for r in _current_of_configs(list(slots)).filter(response=response).select_related("config", "validation__validated_by")
+        slots[r.setting_id]: r
+        for r in _current_of_configs(list(slots)).filter(response=response).select_related("setting", "validation__validated_by")
     }
     judges = [
         {"slot": slot, "label": label, "config": chosen[slot], "result": results.get(slot),
@@ -156,7 +156,7 @@ def validation_report(chosen, positive="flaw"):
     verdict, and it is correct when all five pass. One query."""
     slots = _chosen_ids(chosen)
     rows = _current_of_configs(list(slots)).filter(status=JudgeResult.Status.OK, score__isnull=False).values_list(
-        "config_id", "response_id", "score", "validation__verdict_right", "validation__judge_says_pass",
+        "setting_id", "response_id", "score", "validation__verdict_right", "validation__judge_says_pass",
         "response__generator_model", "response__student_id", "response__source",
     )
     pairs, verdicts, models = defaultdict(list), defaultdict(dict), {}
