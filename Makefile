@@ -13,20 +13,27 @@ PYTEST_ARGS ?=
 # Worker processes: one per core (each OCR page is single-threaded, docs/ocr.md "Throughput").
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test lint setup setup-dev system-deps migrate demo serve worker clean
+.PHONY: run test test-fuzz lint setup setup-dev system-deps migrate demo serve worker clean
 
 run: setup migrate demo
 	@echo ""
 	@echo "RealMath Workbench: open http://$(HOST):$(PORT)/ and log in with a demo user above."
 	@OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker -B --loglevel=INFO --concurrency=$(WORKERS) --without-gossip --without-mingle & \
 	 worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	 $(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
+	 $(VENV)/bin/gunicorn config.wsgi --preload --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
 
+# The schemathesis fuzz of the API (marker `fuzz`, tests/test_api_fuzz.py) is most of the suite's
+# time on a small machine: `make test` leaves it out, `make test-fuzz` runs it alone.
 test: setup-dev
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not fuzz" $(PYTEST_ARGS)
 
+test-fuzz: setup-dev
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m fuzz $(PYTEST_ARGS)
+
+# ruff, then the import rules of pyproject.toml's [tool.importlinter] (docs/architecture.md).
 lint: setup-dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 setup: system-deps $(VENV)/.installed
 
@@ -60,7 +67,7 @@ demo: migrate
 	$(PY) manage.py load_demo
 
 serve:
-	$(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers 2 --threads 4
+	$(VENV)/bin/gunicorn config.wsgi --preload --bind $(HOST):$(PORT) --workers 2 --threads 4
 
 worker:
 	OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker -B --loglevel=INFO --concurrency=$(WORKERS)

@@ -1,5 +1,6 @@
 from django.contrib.auth.models import Group, Permission, User
 from django.db import transaction
+from rest_framework.authtoken.models import Token
 
 from .roles import ADMIN, ROLES
 
@@ -31,3 +32,17 @@ def create_user_with_role(username: str, password: str, role: str, *, email: str
     user.save()
     user.groups.set([groups[role]])
     return user
+
+
+@transaction.atomic
+def renew_api_token(user: User):
+    """A new API token for `user` (an older one stops working). Returns it: its key is shown
+    to the person once, on the page that made it."""
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)
+
+
+def revoke_api_token(user: User) -> bool:
+    """Delete `user`'s API token; True if there was one."""
+    deleted, _ = Token.objects.filter(user=user).delete()
+    return bool(deleted)

@@ -1,6 +1,13 @@
 """Views of the accounts app (login and logout are Django's own)."""
+from django.contrib import messages
 from django.contrib.auth import views as auth_views
+from django.http import HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from rest_framework.authtoken.models import Token
 
+from . import services
+from .decorators import annotator_required
 from .forms import ThrottledPasswordChangeForm
 
 
@@ -11,3 +18,21 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 
     def get_form_kwargs(self):
         return {**super().get_form_kwargs(), "request": self.request}
+
+
+@annotator_required
+def api_token(request):
+    """One's own API token: make one (an older one stops working) or revoke it. The key is shown
+    once, in the answer to the POST that made it; afterwards only when it was made."""
+    new_token = None
+    if request.method == "POST":
+        if request.POST.get("action") == "create":
+            new_token = services.renew_api_token(request.user)
+        elif request.POST.get("action") == "revoke":
+            if services.revoke_api_token(request.user):
+                messages.success(request, _("Your API token was revoked: it no longer works."))
+            return redirect("api_token")
+        else:
+            return HttpResponseBadRequest(_("Unknown action."))
+    token = Token.objects.filter(user=request.user).only("created").first()
+    return render(request, "accounts/api_token.html", {"token": token, "new_token": new_token})

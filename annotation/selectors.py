@@ -1,11 +1,13 @@
 """Read-side queries of the dataset core."""
 from decimal import Decimal, InvalidOperation
 
-from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, Value
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, TextField, Value
+from django.db.models.functions import Lower, Replace
 
 from accounts.roles import is_reviewer
 from core.ids import filter_by_id
 
+from .mathtext import SEARCH_DROPPED, search_form
 from .models import Exam, Label, Question, Response, RubricVersion
 
 
@@ -95,8 +97,27 @@ def filter_responses(queryset, params, *, viewer=None):
     if params.get("status") in Response.Status.values:
         queryset = queryset.filter(_status_condition(params["status"], visible))
     if params.get("q"):
-        queryset = queryset.filter(Q(student_id__icontains=params["q"]) | Q(transcript__icontains=params["q"]))
+        queryset = queryset.filter(_search_condition(params["q"]))
     return _filter_scores(queryset, params, visible)
+
+
+def _search_condition(text):
+    """Student id or transcript containing `text`, or the transcript's math-normalised form
+    (annotation.mathtext.search_form: no spaces, backslashes, braces or dollars, lower case)
+    containing the query's, so that `ln3` finds `\\ln 3`."""
+    condition = Q(student_id__icontains=text) | Q(transcript__icontains=text)
+    normalised = search_form(text)
+    if normalised:
+        condition |= Q(pk__in=Response.objects.alias(searchable=_searchable("transcript"))
+                       .filter(searchable__contains=normalised).values("pk"))
+    return condition
+
+
+def _searchable(field):
+    expression = Lower(field)
+    for dropped in SEARCH_DROPPED:
+        expression = Replace(expression, Value(dropped), Value(""), output_field=TextField())
+    return expression
 
 
 def _filter_scores(queryset, params, visible):

@@ -5,7 +5,10 @@ one judge result each are bulk-inserted into a scratch database. Then we time, a
 reviewer through the Django test client (full request: query, figures with bootstrap 95%
 intervals for every group, template, plots' data):
 
-- the metrics page, the CSV download and the disagreement queue page (|delta| >= 2, first 50);
+- the metrics page, the CSV download, the disagreement queue page (|delta| >= 2, first 50) and
+  the methods report for that setting (every figure with its bootstrap intervals);
+- the first load of the metrics page and of the methods report in this process, after what a
+  web process does at start (`config.wsgi`, as gunicorn imports it): a person's first page;
 
 and, as the baseline, the bare computation a script would do: fetch the same pairs into pandas
 and a groupby for MSE and FR_1..5 by source and question, without intervals, correlations,
@@ -87,24 +90,31 @@ def run(sizes):
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    import config.wsgi  # noqa: F401  (what a web process imports at start, warm-up included)
     from accounts.services import create_user_with_role
     from grading.review import metrics
     from grading.review import selectors as review_selectors
 
     create_user_with_role("bench-reviewer", "bench-password-123", "reviewer")
-    client = Client()
+    client = Client(HTTP_HOST="127.0.0.1")  # an allowed host (DJANGO_ALLOWED_HOSTS)
     client.force_login(get_user_model().objects.get(username="bench-reviewer"))
-    rows, boot_rows = [], []
+    rows, boot_rows, first_loads = [], [], {}
     for n in sizes:
         setup_times = {}
         with timed(setup_times, "insert"):
             config = populate(n, f"n{n}")
         times, queries = {}, {}
+        if not first_loads:  # a person's first pages in this process
+            with timed(first_loads, "metrics page"):
+                client.get(f"/grading/review/metrics/?setting={config.pk}")
+            with timed(first_loads, "methods report"):
+                client.get(f"/grading/report/?setting={config.pk}")
         client.get(f"/grading/review/metrics/?setting={config.pk}")  # warm caches (templates, imports)
         for name, url in [
             ("metrics page", f"/grading/review/metrics/?setting={config.pk}"),
             ("CSV", f"/grading/review/metrics.csv?setting={config.pk}"),
             ("queue page", f"/grading/review/disagreements/?setting={config.pk}"),
+            ("methods report", f"/grading/report/?setting={config.pk}"),
         ]:
             with CaptureQueriesContext(connection) as captured, timed(times, name):
                 response = client.get(url)
@@ -114,7 +124,8 @@ def run(sizes):
             baseline(config)
         rows.append([
             f"{n:,}", f"{setup_times['insert']:.1f} s", f"{times['metrics page']:.2f} s ({queries['metrics page']} q)",
-            f"{times['CSV']:.2f} s", f"{times['queue page']:.2f} s ({queries['queue page']} q)", f"{times['baseline']:.2f} s",
+            f"{times['CSV']:.2f} s", f"{times['queue page']:.2f} s ({queries['queue page']} q)",
+            f"{times['methods report']:.2f} s ({queries['methods report']} q)", f"{times['baseline']:.2f} s",
         ])
         pairs = list(review_selectors.current_results(review_selectors.Scope(config=config))
                      .values_list("score", "response__gold_score"))
@@ -128,9 +139,12 @@ def run(sizes):
         boot_rows.append([f"{n:,}", f"{boot['ours'] * 1000:.1f} ms (8 figures)", f"{boot['indices'] * 1000:.0f} ms (MSE only)"])
     print_table(
         "Judge-vs-human pages (Django test client, logged-in reviewer; q = SQL queries)",
-        ["results", "bulk insert", "metrics page", "CSV download", "queue page", "baseline: pandas groupby, no CIs"],
+        ["results", "bulk insert", "metrics page", "CSV download", "queue page", "methods report",
+         "baseline: pandas groupby, no CIs"],
         rows,
     )
+    print(f"First loads in a new web process ({sizes[0]:,} results): metrics page "
+          f"{first_loads['metrics page']:.2f} s, methods report {first_loads['methods report']:.2f} s")
     print_table(
         "Bootstrap 95% intervals, 1,000 resamples",
         ["results", "ours: multinomial over distinct deltas", "resampling pair indices"],

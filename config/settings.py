@@ -7,9 +7,9 @@ Redis or RabbitMQ.
 
 Every environment variable the app reads is read here, once, through the small typed helpers
 below; apps read ``settings.X``. Exceptions: the *value* of an API-key variable is looked up at
-call time (grading.judges.client.read_api_key; the settings only name the variable), and the
-answer-equivalence library (grading.equivalence) runs without Django and reads its own
-REALMATH_EQUIVALENCE_* variables (docs/equivalence.md).
+call time (llm.client.read_api_key; the settings only name the variable). The libraries at the
+top level (equivalence, llm) read no setting themselves: the Django side passes them the values
+below (grading/apps.py, config/llm.py).
 """
 import os
 from datetime import timedelta
@@ -186,6 +186,8 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_exceptions.exception_handler",
+    # DRF's browsable API, under the CSP without inline styles (config/api_renderers.py).
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "config.api_renderers.BrowsableAPIRenderer"],
     # `format` is a filter of ours (exports by format), not a renderer switch; JSON is the only renderer we rely on.
     "URL_FORMAT_OVERRIDE": None,
 }
@@ -253,26 +255,35 @@ else:
 # LLM endpoint defaults (judges may name their own); the key is read from the environment only.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
-# Which variables an endpoint may name for its key (a trailing * is a prefix), which hosts LLM
-# calls may go to (empty: any; Django ALLOWED_HOSTS syntax), and how much of an answer is kept.
-REALMATH_LLM_KEY_ENV_ALLOWED = env_list("REALMATH_LLM_KEY_ENV_ALLOWED", "OPENAI_API_KEY,REALMATH_LLM_KEY_*")
-REALMATH_LLM_ALLOWED_HOSTS = env_list("REALMATH_LLM_ALLOWED_HOSTS")
-REALMATH_LLM_MAX_OUTPUT_CHARS = env_int("REALMATH_LLM_MAX_OUTPUT_CHARS", 50_000)
-REALMATH_LLM_MAX_REPLY_BYTES = env_int("REALMATH_LLM_MAX_REPLY_BYTES", 16_000_000)
+# The LLM transport (the `llm` library; config/llm.py hands these to it): which variables an
+# endpoint may name for its key (a trailing * is a prefix), which hosts LLM calls may go to
+# (empty: any; Django ALLOWED_HOSTS syntax), how much of an answer is kept and read, where the
+# rate limits keep their state without Redis (REDIS_URL, above, when set), and the retry back-off.
+LLM_KEY_ENV_ALLOWED = env_list("REALMATH_LLM_KEY_ENV_ALLOWED", "OPENAI_API_KEY,REALMATH_LLM_KEY_*")
+LLM_ALLOWED_HOSTS = env_list("REALMATH_LLM_ALLOWED_HOSTS")
+LLM_MAX_OUTPUT_CHARS = env_int("REALMATH_LLM_MAX_OUTPUT_CHARS", 50_000)
+LLM_MAX_REPLY_BYTES = env_int("REALMATH_LLM_MAX_REPLY_BYTES", 16_000_000)
+LLM_RATELIMIT_DIR = env_path("REALMATH_RATELIMIT_DIR", VAR_DIR / "ratelimit")
+LLM_RATELIMIT_PREFIX = env_str("REALMATH_RATELIMIT_PREFIX", "realmath:rl:")
+LLM_RATELIMIT_WINDOW_SECONDS = 60.0
+LLM_RETRY_BASE_SECONDS = 1.0
+LLM_RETRY_MAX_SECONDS = 60.0
 
 # Labelling (annotation.labelling): how long a handed-out open slot stays held, and the label
 # spread from which a response goes to adjudication.
 REALMATH_LABEL_LOCK_MINUTES = 30
 REALMATH_ADJUDICATION_THRESHOLD = 2
 
-# Judges (grading.judges): the Celery queue of judge and generation tasks ("" = the default
-# queue), where the rate limits keep their state without Redis, and the retry back-off.
+# Answer equivalence (the `equivalence` library, docs/equivalence.md): worker processes per
+# calling process, each one's address-space cap, the warm-up checks at start (0: skip, for tests)
+# and the workers' stderr (1: shown). Passed to equivalence.configure() by grading's app config.
+EQUIVALENCE_WORKERS = env_int("REALMATH_EQUIVALENCE_WORKERS", 2)
+EQUIVALENCE_MEMORY_MB = env_int("REALMATH_EQUIVALENCE_MEMORY_MB", 1024)
+EQUIVALENCE_WARMUP = env_str("REALMATH_EQUIVALENCE_WARMUP", "1").strip() != "0"
+EQUIVALENCE_DEBUG = bool(env_str("REALMATH_EQUIVALENCE_DEBUG"))
+
+# Judges (grading.judges): the Celery queue of judge and generation tasks ("" = the default queue).
 JUDGE_TASK_QUEUE = env_str("REALMATH_JUDGE_QUEUE")
-JUDGE_RATELIMIT_DIR = env_path("REALMATH_RATELIMIT_DIR", VAR_DIR / "ratelimit")
-JUDGE_RATELIMIT_PREFIX = env_str("REALMATH_RATELIMIT_PREFIX", "realmath:rl:")
-JUDGE_RATELIMIT_WINDOW_SECONDS = 60.0
-JUDGE_RETRY_BASE_SECONDS = 1.0
-JUDGE_RETRY_MAX_SECONDS = 60.0
 
 # OCR (ocr): limits that guard the upload path against hostile files, image sizes, the Celery
 # queue of page tasks ("" = the default queue), and the engines. The vision engine names the
@@ -331,13 +342,14 @@ if TRUSTED_PROXY_COUNT:
 # The health check answers over plain http too (load balancers probe it that way).
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
-# Content Security Policy: no inline or foreign script anywhere. Styles allow inline because
-# templates and KaTeX's output set style attributes.
+# Content Security Policy: no inline or foreign script or style anywhere. Templates carry no
+# style attribute; scripts (ours, KaTeX's DOM output, Chart.js) style elements through CSSOM,
+# which style-src 'self' allows (docs/security.md).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
-        "style-src": ["'self'", "'unsafe-inline'"],
+        "style-src": ["'self'"],
         "img-src": ["'self'", "data:"],
         "font-src": ["'self'", "data:"],
         "connect-src": ["'self'"],

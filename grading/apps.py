@@ -5,3 +5,15 @@ class GradingConfig(AppConfig):
     name = "grading"
     verbose_name = "Judges and meta-evaluation"
     export_section = "grading.exchange"  # its part of the full export (annotation.export.sections)
+
+    def ready(self):
+        # The libraries read no settings themselves: hand them ours once, at start (imported
+        # here: an app config module is imported before the settings may be read).
+        from django.conf import settings
+
+        import equivalence
+        from config import llm as llm_config
+
+        llm_config.install()
+        equivalence.configure(workers=settings.EQUIVALENCE_WORKERS, memory_mb=settings.EQUIVALENCE_MEMORY_MB,
+                              warmup=settings.EQUIVALENCE_WARMUP, debug=settings.EQUIVALENCE_DEBUG)

@@ -19,22 +19,21 @@ Stall detection (`stalled`) is read-side; the progress counts are each kind's se
 """
 from __future__ import annotations
 
-import os
-import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
 
+import llm
+
 CANCEL_CHECK_SECONDS = 0.5
 STALL_SECONDS = 60
-CALL_THREADS = 256
 
 @dataclass
 class ChunkReport:
@@ -139,25 +138,6 @@ class RunEngine:
         return run
 
 
-_call_pool: tuple[int, ThreadPoolExecutor] | None = None
-_call_pool_lock = threading.Lock()
-
-
-def call_pool() -> ThreadPoolExecutor:
-    """This process's threads for LLM calls, kept from one chunk to the next.
-
-    A chunk that started its own 32 threads spent a tenth of its process's CPU starting them,
-    at the moment its first calls should go out. Idle threads are reused; the caller bounds
-    what it submits (its width), this pool only caps the total. Made per process id, so a
-    forked worker never inherits its parent's threads.
-    """
-    global _call_pool
-    with _call_pool_lock:
-        if _call_pool is None or _call_pool[0] != os.getpid():
-            _call_pool = (os.getpid(), ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="llm-call"))
-        return _call_pool[1]
-
-
 def reopen_failed_items(run) -> None:
     """`on_resume` for runs whose items are pending, then answered or failed: the failed ones
     are pending again, so the run is done only once every retry has answered (not when the
@@ -228,7 +208,7 @@ def call_each(jobs, call: Callable, record: Callable, *, width: int, is_live: Ca
     the calls in flight end and are recorded. Returns the jobs never started (their claims are
     the caller's to give back).
     """
-    pool, queue, in_flight = call_pool(), deque(jobs), {}
+    pool, queue, in_flight = llm.call_pool(), deque(jobs), {}
     live, checked = True, time.monotonic()
     while in_flight or (live and queue):
         while live and queue and len(in_flight) < max(1, width):

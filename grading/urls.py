@@ -1,8 +1,10 @@
 from django.urls import include, path
 
+from grading.judges import answer_check
+
 app_name = "grading"
 urlpatterns = [
-    path("equivalence/", include("grading.equivalence.urls")),
+    path("equivalence/", answer_check.answer_check, name="equivalence"),
     path("judges/", include("grading.judges.urls")),
     path("review/", include("grading.review.urls")),
     path("report/", include("grading.report.urls")),

@@ -13,10 +13,11 @@ from rest_framework.response import Response as ApiResponse
 from accounts.permissions import IsAnnotator, IsReviewer, ReadReviewerWriteAdmin
 from annotation.models import Question
 from core.ids import MAX_ID, id_param
+from llm import access
 
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
 from ..run_api import RunActionsMixin
-from . import access, generation, prompts, selectors, services
+from . import generation, prompts, selectors, services
 
 ID = r"[0-9]{1,18}"  # ids in URLs: digits a database column can hold
 
@@ -97,7 +98,7 @@ class JudgeSettingSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "version", "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort",
             "samples", "aggregate", "system_prompt", "prompt_template", "extra_body", "parse_retries",
-            "price_input_per_1k", "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "previous", "created",
+            "price_input_per_1k", "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "approximate_answers", "previous", "created",
         ]
         read_only_fields = ["version", "previous", "created"]
         validators = []  # versions share a name; the services check names

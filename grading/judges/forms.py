@@ -4,9 +4,10 @@ import json
 from django import forms
 
 from annotation.models import Question
+from llm import access
 
 from ..models import JudgeSetting, LlmEndpoint
-from . import access, prompts
+from . import prompts
 from .kinds import KINDS
 
 
@@ -43,7 +44,7 @@ class JudgeSettingForm(forms.ModelForm):
         fields = [
             "name", "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples",
             "aggregate", "parse_retries", "price_input_per_1k", "price_output_per_1k", "system_prompt",
-            "prompt_template", "extra_body", "notes", "answer_tolerance", "second_opinion",
+            "prompt_template", "extra_body", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
         ]
         widgets = {
             "system_prompt": forms.Textarea(attrs={"rows": 2}),
@@ -59,6 +60,7 @@ class JudgeSettingForm(forms.ModelForm):
             + ", ".join(f"{{{{ {name} }}}}" for name in prompts.VARIABLES)
         )
         self.fields["answer_tolerance"].required = False  # absent: the IneqMath rule (strict)
+        self.fields["approximate_answers"].required = False  # absent: approximations are not credited
         if self.instance.pk:
             self.initial["extra_body"] = json.dumps(self.instance.extra_body or {})
         if editing:
@@ -79,6 +81,9 @@ class JudgeSettingForm(forms.ModelForm):
 
     def clean_answer_tolerance(self):
         return self.cleaned_data.get("answer_tolerance") or JudgeSetting.AnswerTolerance.STRICT
+
+    def clean_approximate_answers(self):
+        return self.cleaned_data.get("approximate_answers") or JudgeSetting.ApproximateAnswers.NOT_CREDITED
 
     def clean_prompt_template(self):
         template = self.cleaned_data.get("prompt_template") or ""

@@ -14,12 +14,12 @@ from django.db import transaction
 from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
+import llm
 from annotation.models import Question, Response, content_hash
 from core.ids import filter_by_id
 
 from ..models import GenerationItem, GenerationRun, LlmEndpoint
 from ..runs import ChunkReport, RunEngine, call_each, lease_for, may_take_over, owner_tag, reopen_failed_items
-from . import client as llm
 from . import prompts, tasks
 from .services import RunRefused, check_endpoint_usable, clean_params, endpoint_spec
 

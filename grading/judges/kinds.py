@@ -10,10 +10,10 @@ import json
 import statistics
 from dataclasses import dataclass, field
 
-from grading import equivalence
+import equivalence
+from llm import LlmCallFailed
 
 from . import prompts
-from .client import LlmCallFailed
 from .parsing import OK, parse_json_object, parse_score, parse_sub_scores, parse_verdict, strip_thinking
 
 NO_INPUT = "no_input"
@@ -55,6 +55,7 @@ class JudgeSpec:
     parse_retries: int = 0
     answer_tolerance: str = "strict"  # the CAS mode: "strict" or "default" (rounded decimals count)
     second_opinion: bool = False  # also ask Math-Verify (recorded beside the CAS verdict)
+    approximate_answers: str = "wrong"  # "right": an answer equal only up to rounding scores 1 (default: 0)
 
 
 @dataclass
@@ -102,6 +103,10 @@ def cas_verdict(pred, gold, *, mode="default", timeout=2.0, second_opinion=False
         "method": str(getattr(verdict, "method", "") or ""),
         "explanation": str(getattr(verdict, "explanation", "") or "")[:500],
     }
+    if getattr(verdict, "approximate", False):
+        result["approximate"] = True  # equal only up to rounding at the written place
+    if getattr(verdict, "decisive", ""):
+        result["decisive"] = str(verdict.decisive)[:200]
     opinion = getattr(verdict, "second_opinion", None)
     if second_opinion and isinstance(opinion, dict):
         result["second_opinion"] = {
@@ -389,6 +394,8 @@ class CasFinalAnswerKind(Kind):
             shown["tolerance"] = _tolerance(spec)
         if spec.second_opinion:
             shown["second_opinion"] = True
+        if _credits_approximations(spec):
+            shown["approximate_answers"] = "right"
         return json.dumps(shown, ensure_ascii=False, sort_keys=True)
 
     def evaluate(self, spec, judge_input, call):
@@ -406,6 +413,12 @@ class CasFinalAnswerKind(Kind):
             return self._verdict(True, "exact", detail, "The final answer matches the gold answer as written.")
         cas = cas_verdict(pred, judge_input.gold_answer, mode=_tolerance(spec), second_opinion=spec.second_opinion)
         detail["cas"] = cas
+        if cas["equivalent"] is True and cas.get("approximate"):
+            credited = _credits_approximations(spec)
+            rationale = _cas_rationale(cas) + "\n" + (
+                "Equal up to rounding at the written place: credited, as the setting says." if credited else
+                "Equal up to rounding at the written place, not exactly: not credited (the setting's default).")
+            return self._verdict(credited, "cas-approximate", detail, rationale)
         if cas["equivalent"] is not None:
             return self._verdict(bool(cas["equivalent"]), "cas", detail, _cas_rationale(cas))
         return self._undecided(spec, judge_input, call, pred, detail)
@@ -477,6 +490,10 @@ def _tolerance(spec):
     return spec.answer_tolerance if spec.answer_tolerance in ("strict", "default") else "strict"
 
 
+def _credits_approximations(spec):
+    return spec.approximate_answers == "right"
+
+
 def _cas_rationale(cas):
     """The CAS explanation, then "our verdict / Math-Verify's verdict" when a second opinion was asked."""
     text = cas["explanation"] or f"CAS ({cas['method']})."
@@ -484,7 +501,8 @@ def _cas_rationale(cas):
     if opinion is None:
         return text
     names = {True: "equivalent", False: "not equivalent", None: "undecided"}
-    line = f"Our verdict / Math-Verify's verdict: {names[cas['equivalent']]} / {names[opinion.get('equivalent')]}"
+    ours = "equal up to rounding" if cas.get("approximate") else names[cas["equivalent"]]
+    line = f"Our verdict / Math-Verify's verdict: {ours} / {names[opinion.get('equivalent')]}"
     if cas.get("agreement") == "disagree":
         line += " (they disagree; ours counts)"
     return f"{text}\n{line}."

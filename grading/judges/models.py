@@ -8,9 +8,10 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from grading.judges import access
+from llm import access
 
 env_name_validator = RegexValidator(
     r"^[A-Za-z_][A-Za-z0-9_]*$", "Give the name of an environment variable (letters, digits, underscores), not a key."
@@ -54,7 +55,7 @@ class LlmEndpoint(models.Model):
         return self.name
 
     def clean(self):
-        """Only allowed key variables and hosts (grading.judges.access); calls check again."""
+        """Only allowed key variables and hosts (llm.access); calls check again."""
         errors = {}
         if self.base_url and (problem := access.url_problem(self.base_url)):
             errors["base_url"] = problem
@@ -87,6 +88,10 @@ class JudgeSetting(models.Model):
         STRICT = "strict", "Strict (IneqMath): a decimal must be the exact value"
         ROUNDED = "default", "Rounded: a decimal correctly rounded at its last place counts (0.333 for 1/3)"
 
+    class ApproximateAnswers(models.TextChoices):
+        NOT_CREDITED = "wrong", _("Not credited: an answer equal only up to rounding (3.14 for π) scores 0")
+        CREDITED = "right", _("Credited: an answer equal up to rounding at its written place scores 1")
+
     class ReasoningEffort(models.TextChoices):
         NONE = "", "—"
         MINIMAL = "minimal", "minimal"
@@ -118,6 +123,12 @@ class JudgeSetting(models.Model):
     answer_tolerance = models.CharField(
         max_length=10, choices=AnswerTolerance.choices, default=AnswerTolerance.STRICT,
         help_text="How the CAS compares a decimal final answer with an exact one (CAS final-answer kinds).",
+    )
+    approximate_answers = models.CharField(
+        max_length=10, choices=ApproximateAnswers.choices, default=ApproximateAnswers.NOT_CREDITED,
+        verbose_name=_("approximate answers"),
+        help_text=_("How the CAS scores a decimal that equals the gold answer only up to rounding at its written "
+                    "place (with the rounded decimal tolerance; the strict one never accepts it)."),
     )
     second_opinion = models.BooleanField(
         default=False,

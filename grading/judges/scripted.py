@@ -16,6 +16,8 @@ import hashlib
 import json
 import re
 
+from llm import Completion
+
 RUBRIC = "rubric"
 FINAL_ANSWER = "final_answer"
 STEP = "step"
@@ -97,10 +99,8 @@ def answer(messages, *, model="", temperature=None):
 
 
 def complete(endpoint, call, messages, *, limiter=None):
-    """Stands in for ``grading.judges.client.complete`` in-process (no server, no network):
+    """Stands in for ``llm.complete`` in-process (no server, no network):
     ``load_demo`` records its scripted runs through the real run services with it."""
-    from .client import Completion
-
     text = answer(messages, model=call.model, temperature=call.temperature)
     return Completion(text=text, prompt_tokens=len(message_text(messages)) // 4 + 1,
                       completion_tokens=len(text) // 4 + 1, latency_ms=0, attempts=1, finish_reason="stop")

@@ -68,16 +68,20 @@ def prompt_hash(config: JudgeSetting) -> str:
 
 
 def setting_summary(config: JudgeSetting) -> dict:
-    """A setting as plain data (the judge_setting command and the methods report)."""
+    """A setting as plain data (the judge_setting command and the methods report). Sampling
+    fields of a kind that calls no LLM (the CAS-only judge) are None: whatever the row holds,
+    they played no part."""
     endpoint = config.endpoint
+    kind = KINDS.get(config.kind)  # None for imported results: their fields say what the file said
+    calls_llm = kind is None or kind.uses_llm
     return {
         "id": config.pk,
         "name": config.name,
         "version": config.version,
         "kind": config.kind,
         "model": config.model,
-        "temperature": config.temperature,
-        "max_tokens": config.max_tokens,
+        "temperature": config.temperature if calls_llm else None,
+        "max_tokens": config.max_tokens if calls_llm else None,
         "samples": config.samples,
         "endpoint": endpoint.name if endpoint else None,
         "base_url": endpoint.base_url if endpoint else None,

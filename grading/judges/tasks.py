@@ -7,7 +7,7 @@ to queue its tasks, so each task imports its service inside its body (no import 
 from celery import shared_task
 from celery.signals import worker_init, worker_process_shutdown
 
-from . import client
+import llm
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
@@ -45,4 +45,4 @@ def warm_up_llm_client(**kwargs):
     on its first call."""
     from . import generation, services  # noqa: F401 (imported here, before the fork: see the docstring)
 
-    client.warm_up()
+    llm.warm_up()

@@ -95,8 +95,8 @@ def dataset_section(data) -> Section:
     ], "Questions")
     sources = Table(["Source", "Answers"], [[row["source"], number(row["n"])] for row in d["answers"]["by_source"]]
                     + [["total", number(d["answers"]["total"])]], "Answers by source")
-    people = Table(["Experts", "Submitted labels", "Imported gold labels", "Labels per answer (mean)"], [[
-        number(d["experts"]), number(d["labels"]["submitted"]), number(d["labels"]["imported"]),
+    people = Table(["Experts", "Labels by experts", "Imported gold labels", "Labels per answer (mean)"], [[
+        number(d["experts"]), number(d["labels"]["by_experts"]), number(d["labels"]["imported"]),
         number(d["labels"]["per_answer_mean"]),
     ]], "Experts and labels")
     per_answer = Table(["Labels", "Answers"], [

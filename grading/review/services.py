@@ -14,9 +14,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+import llm
 from annotation.models import Response
 
-from ..judges import client as llm
 from ..judges.result_import import import_judge_results, match_record, read_records
 from ..judges.services import RunRefused, check_endpoint_usable, endpoint_spec
 from ..models import (

@@ -19,6 +19,7 @@ urlpatterns = [
     path("prelabel/<int:pk>/cancel/", views.moved_permanently("grading:review_meta_eval_run_cancel")),
     path("prelabel/<int:pk>/resume/", views.moved_permanently("grading:review_meta_eval_run_resume")),
     path("categories/", views.category_page, name="review_categories"),
+    path("compare/", views.compare_page, name="review_compare"),
     path("rubric/<int:question_pk>/", views.rubric_rejudge, name="review_rubric_rejudge"),
     path("validation/", views.validation_list, name="review_validation"),
     path("validation/report/", views.validation_report, name="review_validation_report"),

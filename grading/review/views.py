@@ -1,6 +1,7 @@
 """Pages of the judge-vs-human review (reviewers and admins only): metrics, the disagreement
 queue and its review screen, category counts, and step-judge validation."""
 import csv
+import json
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -14,7 +15,7 @@ from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
-from annotation.models import Question, Response
+from annotation.models import Exam, Question, Response
 from annotation.selectors import question_choices, reference_segments
 from core.csv_cells import safe_row
 from core.ids import id_param
@@ -25,7 +26,7 @@ from ..judges import services as judge_services
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
 from ..run_views import run_action_views
-from . import selectors, services
+from . import comparison, selectors, services
 from .meta_eval import CATEGORIES
 
 # The queue's filters (one FilterSet: grading.review.selectors.QueueFilter) and the page's own order.
@@ -427,3 +428,44 @@ def validation_report(request):
         "step_labels": [label for slot, label, _ in selectors.JUDGE_SLOTS if slot in selectors.STEP_SLOTS and judges["chosen"].get(slot)],
     }
     return render(request, "grading/validation_report.html", context)
+
+
+# --- compare settings, paired -------------------------------------------------------------------
+
+@reviewer_required
+def compare_page(request):
+    """Two or more judge setting versions on the answers each pair of them scored: paired
+    differences with cluster-bootstrap intervals, sign and permutation tests; `format=json`
+    downloads the same figures."""
+    raw = request.GET.getlist("setting")
+    chosen = [pk for pk in (id_param(v) for v in raw) if pk is not None]
+    exam = Exam.objects.filter(pk=id_param(request.GET.get("exam")) or 0).first() if request.GET.get("exam") else None
+    seed = id_param(request.GET.get("seed")) or 0
+    data, error = None, None
+    if len(chosen) < len(raw):
+        error = _("%(value)s is not a setting id.") % {"value": next(v for v in raw if id_param(v) is None)}
+    elif raw:
+        try:
+            data = comparison.compare_settings(comparison.resolve_settings(chosen), exam=exam, seed=seed)
+        except comparison.CompareError as exc:
+            error = str(exc)
+    if data is not None and request.GET.get("format") == "json":
+        response = HttpResponse(json.dumps(data, indent=2, ensure_ascii=False), content_type="application/json; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="compare-settings.json"'
+        return response
+    for pair in (data or {}).get("pairs", []):
+        cases = pair["cases"]
+        pair["case_lists"] = [
+            (_("A within 1 of gold, B off by 2 or more"), cases["n_a_close_b_off"], cases["a_close_b_off"]),
+            (_("B within 1 of gold, A off by 2 or more"), cases["n_b_close_a_off"], cases["b_close_a_off"]),
+        ]
+    return render(request, "grading/compare.html", {
+        "tab": "compare", "data": data, "error": error, "chosen": set(chosen), "exam": exam, "seed": seed,
+        "settings_list": selectors.settings_with_results(), "exams": Exam.objects.order_by("name").only("id", "name"),
+        "measures": comparison_rows(), "json_query": request.GET.urlencode(),
+    }, status=400 if error else 200)
+
+
+def comparison_rows():
+    return [("MSE", "mse"), ("MAE", "mae"), (_("Bias (mean signed error)"), "bias"),
+            *((f"FR_{d}", f"fr_{d}") for d in (1, 2, 3, 4, 5)), (_("Pearson r"), "pearson")]

@@ -8,7 +8,7 @@ Invariants:
 - A probe that cannot apply to an answer returns None (the run counts the answer as skipped,
   never in n). A derived text always differs from the original.
 - Answer text is never evaluated: arithmetic-slip reads computation lines with the project's
-  own parser (`grading.equivalence.parser.parse_answer`, no eval/sympify/parse_expr) and
+  own parser (`equivalence.parse_answer`, no eval/sympify/parse_expr) and
   compares the parsed numbers with SymPy.
 
 Sensitivity probes (a fair judge lowers the score): drop-final-answer, arithmetic-slip,
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from grading.equivalence.parser import Relation, parse_answer
+from equivalence import Relation, parse_answer
 
 SENSITIVITY = "sensitivity"
 INVARIANCE = "invariance"

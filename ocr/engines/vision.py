@@ -2,7 +2,7 @@
 
 The endpoint comes from settings (OCR_VISION_BASE_URL, else OPENAI_BASE_URL) and the key from
 the environment variable that OCR_VISION_API_KEY_ENV names; neither is stored in the database.
-Both pass the judges' allow-lists (grading.judges.access): the variable must be an allowed key
+Both pass the LLM transport's allow-lists (llm.access): the variable must be an allowed key
 variable and the host an allowed LLM host, and the answer is cut to REALMATH_LLM_MAX_OUTPUT_CHARS.
 A chat model gives no positions, so tokens carry no boxes; when the server returns log
 probabilities, each token's probability is its confidence.
@@ -14,8 +14,8 @@ from urllib.parse import urlparse
 
 from django.conf import settings
 
-from grading.judges import access
-from grading.judges import client as llm
+import llm
+from llm import access
 
 from ..imaging import encode_jpeg
 from .base import EngineFailed, EngineResult, EngineUnavailable, OcrEngine, Token

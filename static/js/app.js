@@ -79,15 +79,26 @@
       { left: "\\(", right: "\\)", display: false },
       { left: "$", right: "$", display: false }
     ],
-    throwOnError: false,
+    // Under the CSP (no 'unsafe-inline' for styles) KaTeX's DOM output is fine: katex.render
+    // builds elements and sets their styles through CSSOM. Three spots of KaTeX write a style
+    // *attribute*, which the CSP refuses: the red error box (throwOnError: false), and the
+    // MathML of \pmb and \fcolorbox. So a formula that does not parse throws, and auto-render
+    // shows its source as text (as for bounded formulas below); the two commands are macros
+    // (a string macro takes as many arguments as it names from #1 on, so #1 must appear).
+    throwOnError: true,
+    macros: { "\\pmb": "\\boldsymbol{#1}", "\\fcolorbox": "\\textcolor{#1}{\\fbox{\\colorbox{#2}{#3}}}" },
     trust: false,
     strict: "ignore",
     maxExpand: 1000,
     maxSize: 50,
     preProcess: boundMath,
     errorCallback: function (message, error) {
-      if (error && error.realmathBound) console.warn("Math shown as source, " + error.message);
-      else console.error(message, error);
+      // Student text is often not valid TeX: it is shown as written, with a note for whoever looks.
+      if (error && (error.realmathBound || error instanceof window.katex.ParseError)) {
+        console.warn("Math shown as source, " + error.message);
+      } else {
+        console.error(message, error);
+      }
     }
   };
 
@@ -186,5 +197,22 @@
   window.RealMath.sendJson = sendJson;
   window.RealMath.poll = poll;
 
-  document.addEventListener("DOMContentLoaded", function () { renderMath(document); });
+  // Progress bars (<div class="progress"><span data-percent="40"></span></div>): the width is
+  // set here through CSSOM, since the CSP allows no style attribute. Returns the bar.
+  function setBar(bar, percent) {
+    var value = Math.max(0, Math.min(100, Number(percent) || 0));
+    bar.setAttribute("data-percent", String(value));
+    bar.style.width = value + "%";
+    return bar;
+  }
+
+  function setBars(root) {
+    (root || document).querySelectorAll(".progress > [data-percent]").forEach(function (bar) {
+      setBar(bar, bar.getAttribute("data-percent"));
+    });
+  }
+
+  window.RealMath.setBar = setBar;
+
+  document.addEventListener("DOMContentLoaded", function () { setBars(document); renderMath(document); });
 })();

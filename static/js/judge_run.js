@@ -18,7 +18,7 @@
   function show(p) {
     var bar = document.getElementById("p-bar");
     if (bar) {
-      bar.style.width = p.percent + "%";
+      window.RealMath.setBar(bar, p.percent);
       bar.parentNode.setAttribute("aria-valuenow", p.percent);
       bar.className = p.status === "done" ? "ok" : "";
     }
@@ -53,7 +53,7 @@
   function focusRow(index) {
     if (!rows.length) { return; }
     current = Math.max(0, Math.min(rows.length - 1, index));
-    rows.forEach(function (row, i) { row.classList.toggle("active-row", i === current); row.style.outline = i === current ? "2px solid var(--accent)" : ""; });
+    rows.forEach(function (row, i) { row.classList.toggle("active-row", i === current); });
     rows[current].scrollIntoView({ block: "nearest" });
   }
 

@@ -10,7 +10,7 @@
   var startedIncomplete = meter.getAttribute("aria-valuenow") !== "100";
 
   function show(p) {
-    bar.style.width = p.percent + "%";
+    window.RealMath.setBar(bar, p.percent);
     meter.setAttribute("aria-valuenow", String(p.percent));
     text.textContent = "OCR " + p.finished + " / " + p.total + " pages" +
       (p.running ? " · " + p.running + " running" : "") + (p.failed ? " · " + p.failed + " failed" : "") +

@@ -40,3 +40,21 @@ def test_student_math_is_rendered_by_katex(page, live_server, sample_data, revie
     page.wait_for_selector("#transcript .katex")
     assert page.locator("#transcript .katex").count() > 3
     screenshot(page, "response_page")
+
+
+def test_bare_latex_statement_and_rubric_render_as_math(page, live_server, annotator):
+    """Release statements carry LaTeX without delimiters; it must still render (and be escaped)."""
+    from tests.factories import make_question
+
+    question = make_question("已知函数f(x)=e^{x}-\\frac{3}{2}x^{2}-ax，讨论f(x)的单调性。<b>bold?</b>")
+    question.reference_solution = "(1) f'(x)=e^{x}-3x-a ------5 points\n(2) 当 a\\leq 1 时 ... ------10 points"
+    question.save()
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/questions/{question.pk}/")
+    page.wait_for_selector("#problem .katex")
+    problem = page.inner_text("#problem")
+    assert "\\frac" not in problem and "讨论" in problem and "<b>bold?</b>" in problem  # escaped, not HTML
+    assert page.locator("#problem b").count() == 0
+    page.wait_for_selector("#reference .katex")
+    assert "\\leq" not in page.inner_text("#reference")
+    screenshot(page, "question_bare_latex")

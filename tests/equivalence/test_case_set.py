@@ -3,7 +3,7 @@ from collections import Counter
 
 import pytest
 
-from grading.equivalence import check_many
+from equivalence import check_many
 
 from .cases import CASES_PATH, accuracy, load_cases, score
 
@@ -17,6 +17,9 @@ REQUIRED_CATEGORIES = {
     "family", "matrix-ops", "units", "several-boxed", "percent-mixed", "big-power",
 }
 ISSUE_14_CATEGORIES = {"family", "matrix-ops", "units", "several-boxed", "percent-mixed", "big-power"}
+# issue 26: answers written in words
+ISSUE_26_CATEGORIES = {"piecewise", "labelled", "prose", "tails", "typed", "set-conditions", "units-words", "approximation"}
+REQUIRED_CATEGORIES |= ISSUE_26_CATEGORIES
 
 
 def test_case_set_is_well_formed():
@@ -36,11 +39,19 @@ def test_case_set_is_well_formed():
     # Both directions of each pair, with the same label.
     every = {(case["pred"], case["gold"], case["mode"]): case["label"] for case in cases}
     assert all(every.get((case["gold"], case["pred"], case["mode"])) == case["label"] for case in new)
+    words = [case for case in cases if case["category"] in ISSUE_26_CATEGORIES]
+    assert len(words) >= 150
+    assert sum(not case["label"] for case in words) * 2 >= len(words) * 0.9  # about half not equivalent
+    assert all(every.get((case["gold"], case["pred"], case["mode"])) == case["label"] for case in words)
+    assert all(case["label"] for case in cases if case.get("approximate"))  # an approximation is a "yes" of its own kind
 
 
 def test_heldout_set_covers_the_same_forms():
     cases = load_cases(HELDOUT_PATH)
-    assert ISSUE_14_CATEGORIES <= {case["category"] for case in cases}
+    assert ISSUE_14_CATEGORIES | ISSUE_26_CATEGORIES <= {case["category"] for case in cases}
+    words = {(case["pred"], case["gold"], case["mode"]): case["label"] for case in cases if case["category"] in ISSUE_26_CATEGORIES}
+    assert len(words) >= 50
+    assert all(words.get((gold, pred, mode)) == label for (pred, gold, mode), label in words.items())
     keyed = {(case["pred"], case["gold"], case["mode"]): case["label"] for case in cases if case["category"] in ISSUE_14_CATEGORIES}
     assert len(keyed) >= 40
     assert all(keyed.get((gold, pred, mode)) == label for (pred, gold, mode), label in keyed.items())
@@ -62,3 +73,11 @@ def test_zero_false_positives_on_the_case_set(path, capsys):
     false_positives = [(c["pred"], c["gold"], c["verdict"].explanation) for c in cases if c["verdict"].equivalent and not c["label"]]
     assert false_positives == []
     assert accuracy(total) >= 0.95, per_category
+    # Approximations come back as their own verdict ("equal up to rounding"), exact answers never do.
+    words = [c for c in cases if c["category"] in ISSUE_26_CATEGORIES]
+    wrong_kind = [(c["pred"], c["gold"], c["mode"]) for c in words if c["verdict"].equivalent and c["verdict"].approximate != bool(c.get("approximate"))]
+    assert wrong_kind == []
+    if path == HELDOUT_PATH:
+        _, by_category = score(words, [c["verdict"].equivalent for c in words])
+        correct = sum(bucket["correct"] for bucket in by_category.values())
+        assert correct / len(words) >= 0.95, by_category  # issue 26: the held-out forms in words

@@ -27,6 +27,7 @@ def test_results_in_input_order_with_modes(tmp_path):
     assert [row["equivalent"] for row in rows] == [True, False, False, True, True]
     assert all(row["method"] and row["explanation"] for row in rows)
     assert rows[2]["mode"] == "strict"
+    assert [row["approximate"] for row in rows] == [False, False, False, True, False]  # 6.28318 rounds 2π
     assert "3 equivalent, 2 not equivalent, 0 undecided, 0 bad lines" in summary
 
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from grading.equivalence import engine, normalize, parser
-from grading.equivalence.engine import judge
+from equivalence import engine, normalize, parser
+from equivalence.engine import judge
 
 from .cases import load_cases
 
@@ -40,6 +40,8 @@ def test_huge_numbers_are_built_without_computing_them(text):
 
 @pytest.mark.parametrize("pred, gold, mode, expected, method", [
     ("6.28318", r"2\pi", "default", True, "decimal-rounding"),
+    (r"(A) \geq", "greater than or equal to", "default", None, "choice"),  # option A is ≤: a contradiction
+    (r"(B) \geq", "greater than or equal to", "default", True, "relation"),
     ("6.28318", r"2\pi", "strict", False, "strict-decimal"),
     ("0.5", r"\frac12", "strict", True, "identical"),
     (r"\frac{1}{2^{98}}", r"\frac{1}{2^{99}}", "default", False, "exact"),

@@ -37,3 +37,21 @@ def test_check_answers_with_the_keyboard_and_the_examples(page, live_server, ann
     assert page.inner_text("#eq-label") in ("Undecided", "Not equivalent")
     assert page.locator("b", has_text="no").count() == 0  # user text stays text
     screenshot(page, "equivalence_page_undecided")
+
+
+def test_the_page_names_the_word_that_decided(page, live_server, annotator):
+    """A word that changes the meaning and was not compared (递增 / 递减): undecided, and the page says which."""
+    login(page, live_server, annotator.username)
+    page.goto(live_server.url + "/grading/equivalence/")
+    page.fill("textarea[name=pred]", "(0, 1) 内递增")
+    page.fill("textarea[name=gold]", "(0, 1) 内递减")
+    with page.expect_navigation():
+        page.press("textarea[name=gold]", "Control+Enter")
+    page.wait_for_selector("#eq-result")
+    assert page.inner_text("#eq-label") == "Undecided"
+    assert page.inner_text("#eq-decisive-what") == "word 递增 vs 递减"
+    screenshot(page, "equivalence_page_decisive_word")
+    with page.expect_navigation():
+        page.click(".eq-example[data-pred='3.14']")  # 3.14 vs π: an approximation, not an exact answer
+    assert page.inner_text("#eq-label") == "Equal up to rounding"
+    assert page.is_visible("#eq-approximate")

@@ -1,7 +1,7 @@
 """extract_answer: boxed, answer sentences, Chinese markers, IneqMath relation and bound answers."""
 import pytest
 
-from grading.equivalence import extract_answer
+from equivalence import extract_answer
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -15,7 +15,13 @@ from grading.equivalence import extract_answer
     ("The answer is $x=1$ or $x=2$.", "x=1 or x=2"),
     ("所以 $f(x)$ 的最小正周期为 $\\pi$", r"\pi"),
     ("解得 x=2。\n故答案为 $\\frac{1}{3}$。", r"\frac{1}{3}"),
-    ("综上所述，最大值为 5", "5"),
+    ("综上所述，最大值为 5", "最大值为 5"),  # the label is part of the answer (issue 26)
+    ("解：……所以最大值为 2，最小值为 -1。", "最大值为 2，最小值为 -1"),
+    ("所以 f(x) 的单调递增区间为 (0, 1)，单调递减区间为 (1, +∞)。", "f(x) 的单调递增区间为 (0, 1)，单调递减区间为 (1, +∞)"),
+    ("综上，当 a ≤ 1 时，x > 1；当 a > 1 时，x > a。", "当 a ≤ 1 时，x > 1；当 a > 1 时，x > a"),
+    ("Therefore, the maximum value is 2 and the minimum value is -1.", "the maximum value is 2 and the minimum value is -1."),
+    ("So x = 3.", "3"),  # an English conclusion without labels is read as before
+    ("故 x = 2 或 x = -1（舍去）。", "x = 2 或 x = -1（舍去）"),
     ("答案：$(1, 2]$", "(1, 2]"),
     ("因此 x = 2 或 x = 3", "x = 2 或 x = 3"),
     ("∴ $a_n = 2n - 1$", "a_n = 2n - 1"),

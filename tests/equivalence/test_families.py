@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grading.equivalence.declarations import strip_declarations
-from grading.equivalence.engine import configure_process, judge
-from grading.equivalence.lexer import tokenize
-from grading.equivalence.normalize import normalize
+from equivalence.declarations import strip_declarations
+from equivalence.engine import configure_process, judge
+from equivalence.lexer import tokenize
+from equivalence.normalize import normalize
 
 configure_process()
 

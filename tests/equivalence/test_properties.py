@@ -5,8 +5,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grading.equivalence import check_equivalence, check_many, extract_answer
-from grading.equivalence.worker import GRACE_SECONDS
+from equivalence import check_equivalence, check_many, extract_answer
+from equivalence.worker import GRACE_SECONDS
 
 TIMEOUT = 0.8
 LIMIT_MS = (TIMEOUT + GRACE_SECONDS) * 1000 + 150  # the kill itself and reaping take a few ms

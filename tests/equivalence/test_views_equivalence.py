@@ -93,7 +93,7 @@ def test_second_opinion_is_shown_beside_ours_and_disagreement_flagged(annotator_
     assert verdict.second_opinion["equivalent"] is False
     assert verdict.agreement == "disagree"
     html = response.content.decode()
-    assert 'id="eq-label">Equivalent<' in html  # ours is the verdict
+    assert 'id="eq-label">Equal up to rounding<' in html  # ours is the verdict (an approximation)
     assert 'id="eq-second-label">not equivalent<' in html
     assert 'id="eq-disagree"' in html
 
@@ -102,3 +102,31 @@ def test_no_second_opinion_unless_asked(annotator_client):
     response = annotator_client.post(URL, {"pred": "1/2", "gold": "0.5", "mode": "default"})
     assert response.context["verdict"].second_opinion is None
     assert 'id="eq-second"' not in response.content.decode()
+
+
+@pytest.mark.parametrize("pred, gold, label, decisive", [
+    (r"\begin{cases} x+1, & x \ge 0 \\ -x, & x < 0 \end{cases}", "|x|", "Not equivalent", "breakpoint x = 0"),
+    ("最大值为 2，最小值为 -1", "最小值为 2，最大值为 -1", "Not equivalent", "label 最小值"),
+    ("(0, 1) 内递增", "(0, 1) 内递减", "Undecided", "word 递增 vs 递减"),
+    ("12个", "12元", "Not equivalent", "units 个 / yuan"),
+])
+def test_the_decisive_branch_label_or_word_is_shown(annotator_client, pred, gold, label, decisive):
+    html = annotator_client.post(URL, {"pred": pred, "gold": gold, "mode": "default"}).content.decode()
+    assert f'id="eq-label">{label}<' in html
+    assert f'id="eq-decisive-what">{decisive}<' in html
+
+
+def test_an_approximation_has_its_own_verdict(annotator_client):
+    html = annotator_client.post(URL, {"pred": "3.14", "gold": r"\pi", "mode": "default"}).content.decode()
+    assert 'id="eq-label">Equal up to rounding<' in html
+    assert 'id="eq-approximate"' in html
+    exact = annotator_client.post(URL, {"pred": "0.5", "gold": r"\frac12", "mode": "default"}).content.decode()
+    assert 'id="eq-label">Equivalent<' in exact and 'id="eq-approximate"' not in exact
+    strict = annotator_client.post(URL, {"pred": "3.14", "gold": r"\pi", "mode": "strict"}).content.decode()
+    assert 'id="eq-label">Not equivalent<' in strict
+
+
+def test_the_page_lists_the_words_that_change_the_meaning(annotator_client):
+    html = annotator_client.get(URL).content.decode()
+    assert 'id="eq-meaning-words"' in html
+    assert "递增" in html and "decreasing" in html and "不存在" in html

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from grading.equivalence import check_equivalence, check_many, runner
-from grading.equivalence.worker import GRACE_SECONDS, SECOND_OPINION_LOAD_SECONDS, WorkerPool, WorkerProcess
+from equivalence import check_equivalence, check_many, runner
+from equivalence.worker import GRACE_SECONDS, SECOND_OPINION_LOAD_SECONDS, WorkerPool, WorkerProcess
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +149,7 @@ def _check_in_child(queue):
 
 def test_works_in_a_daemonic_forked_process_like_celery_prefork(monkeypatch):
     check_equivalence("1", "1")  # the parent already has workers when it forks
-    monkeypatch.setenv("REALMATH_EQUIVALENCE_WARMUP", "0")  # the child's own worker starts faster
+    monkeypatch.setattr(runner.pool(), "warmup", False)  # the child's own worker starts faster
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     child = context.Process(target=_check_in_child, args=(queue,), daemon=True)
@@ -182,3 +182,18 @@ def test_verdict_as_dict_has_the_documented_fields():
     for key in ("method", "explanation", "pred_parsed", "gold_parsed", "pred_latex", "gold_latex", "mode", "elapsed_ms"):
         assert key in data
     assert data["gold_parsed"] == "[2, \u221e)"
+
+
+def test_the_pool_takes_its_settings_from_django_and_configure(settings):
+    import equivalence
+    from equivalence.worker import pool
+
+    shared = pool()
+    assert (shared.size, shared.memory_mb, shared.warmup) == (
+        settings.EQUIVALENCE_WORKERS, settings.EQUIVALENCE_MEMORY_MB, settings.EQUIVALENCE_WARMUP)
+    before = (shared.size, shared.memory_mb, shared.warmup, shared.debug)
+    try:
+        equivalence.configure(workers=3, memory_mb=900)
+        assert (shared.size, shared.memory_mb, shared.warmup, shared.debug) == (3, 900, before[2], before[3])
+    finally:
+        shared.configure(workers=before[0], memory_mb=before[1])

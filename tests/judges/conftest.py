@@ -10,10 +10,10 @@ from tests.llm_server import LlmServer
 @pytest.fixture(autouse=True)
 def _judge_environment(settings, tmp_path, monkeypatch):
     """Fast backoff, a private rate-limit state per test, and a key in the environment."""
-    settings.JUDGE_RETRY_BASE_SECONDS = 0.01
-    settings.JUDGE_RETRY_MAX_SECONDS = 0.05
-    settings.JUDGE_RATELIMIT_DIR = tmp_path / "ratelimit"
-    settings.JUDGE_RATELIMIT_PREFIX = f"realmath-test:{uuid.uuid4().hex}:"
+    settings.LLM_RETRY_BASE_SECONDS = 0.01
+    settings.LLM_RETRY_MAX_SECONDS = 0.05
+    settings.LLM_RATELIMIT_DIR = tmp_path / "ratelimit"
+    settings.LLM_RATELIMIT_PREFIX = f"realmath-test:{uuid.uuid4().hex}:"
     monkeypatch.setenv(API_KEY_ENV, "sk-test-not-a-real-key")
 
 

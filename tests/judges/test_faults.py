@@ -163,7 +163,7 @@ def test_an_answer_over_the_byte_cap_is_not_read_nor_retried(endpoint, llm_serve
                                                                django_capture_on_commit_callbacks):
     """A misbehaving endpoint cannot fill a worker's memory: a body over REALMATH_LLM_MAX_REPLY_BYTES
     is refused from its Content-Length, or reading stops at the cap; the other answers go on."""
-    settings.REALMATH_LLM_MAX_REPLY_BYTES = 200_000
+    settings.LLM_MAX_REPLY_BYTES = 200_000
     llm_server.default = score_by_answer({})
     llm_server.script("Answer 1:", Reply(body=_completion_body("x" * 1_000_000 + " Overall Score: 5"), chunked=chunked))
     llm_server.script("Answer 2:", Reply(body=_completion_body("y" * 100_000 + " Overall Score: 6"), chunked=chunked))

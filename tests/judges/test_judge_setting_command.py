@@ -94,7 +94,7 @@ def test_refusals_save_nothing(llm_server, args, message):
 
 
 def test_disallowed_host_is_refused(llm_server, settings):
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["llm.internal"]
+    settings.LLM_ALLOWED_HOSTS = ["llm.internal"]
     with pytest.raises(CommandError, match="not in REALMATH_LLM_ALLOWED_HOSTS"):
         add(llm_server, "cli-host")
     assert not LlmEndpoint.objects.exists()

@@ -145,13 +145,23 @@ def test_cas_judge_tolerance_is_a_setting(solutions, django_capture_on_commit_ca
     strict = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="")
     assert strict.answer_tolerance == "strict"  # the IneqMath rule stays the default
     lenient = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default")
-    run_now(django_capture_on_commit_callbacks, strict)
-    run_now(django_capture_on_commit_callbacks, lenient)
+    assert lenient.approximate_answers == "wrong"  # an approximation is not full credit unless the setting says so
+    crediting = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default",
+                             approximate_answers="right")
+    for setting in (strict, lenient, crediting):
+        run_now(django_capture_on_commit_callbacks, setting)
     assert result_of(strict, rounded).score == 0.0
     assert result_of(strict, rounded).step_verdicts["cas"]["method"] == "strict-decimal"
-    assert result_of(lenient, rounded).score == 1.0
-    assert result_of(lenient, rounded).step_verdicts["cas"]["method"] == "decimal-rounding"
-    assert result_of(strict, rounded).cache_key != result_of(lenient, rounded).cache_key
+    for setting, score in ((lenient, 0.0), (crediting, 1.0)):
+        result = result_of(setting, rounded)
+        assert result.score == score
+        assert result.step_verdicts["cas"]["method"] == "decimal-rounding"
+        assert result.step_verdicts["cas"]["approximate"] is True
+        assert result.step_verdicts["method"] == "cas-approximate"
+        assert "Equal up to rounding at the written place" in result.rationale
+    assert "approximate" not in result_of(lenient, solutions["exact"]).step_verdicts.get("cas", {})  # 1/2 vs 1/3
+    keys = {result_of(setting, rounded).cache_key for setting in (strict, lenient, crediting)}
+    assert len(keys) == 3
 
 
 def test_cas_judge_second_opinion_and_the_runs_disagreement_list(
@@ -164,7 +174,7 @@ def test_cas_judge_second_opinion_and_the_runs_disagreement_list(
     rounded = Response.objects.create(question=question, source="synthetic", student_id="rounded", transcript=text,
                                       transcript_hash=content_hash(text))
     config = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default",
-                         second_opinion=True)
+                         second_opinion=True, approximate_answers="right")
     run = run_now(django_capture_on_commit_callbacks, config)
     assert llm_server.request_count == 0
     result = result_of(config, rounded)
@@ -172,7 +182,7 @@ def test_cas_judge_second_opinion_and_the_runs_disagreement_list(
     assert result.score == 1.0  # ours counts
     assert cas["equivalent"] is True and cas["second_opinion"]["equivalent"] is False
     assert cas["agreement"] == "disagree"
-    assert "Our verdict / Math-Verify's verdict: equivalent / not equivalent" in result.rationale
+    assert "Our verdict / Math-Verify's verdict: equal up to rounding / not equivalent" in result.rationale
     agreeing = result_of(config, solutions["decimal"]).step_verdicts["cas"]  # 0.5 vs 1/3: both say no
     assert agreeing["agreement"] == "agree"
 

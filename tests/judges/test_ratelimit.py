@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from grading.judges import client as llm
-from grading.judges import ratelimit
+import llm
+from llm import ratelimit
 from tests.factories import API_KEY_ENV, make_endpoint, make_setting
 from tests.llm_server import Reply
 
@@ -158,7 +158,7 @@ def test_run_respects_endpoint_concurrency(llm_server, rubric_question, django_c
 def test_run_respects_requests_per_window(llm_server, rubric_question, settings, django_capture_on_commit_callbacks):
     from tests.factories import make_responses
 
-    settings.JUDGE_RATELIMIT_WINDOW_SECONDS = 0.5
+    settings.LLM_RATELIMIT_WINDOW_SECONDS = 0.5
     make_responses(rubric_question, 7)
     llm_server.default = score_by_answer({})
     endpoint = make_endpoint(llm_server, max_concurrency=8, requests_per_minute=3)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from grading.judges import ratelimit
+from llm import ratelimit
 
 
 class CountingStore(ratelimit.FileStore):

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Question, Response
-from grading.equivalence import extract_answer
+from equivalence import extract_answer
 from grading.judges import generation, scripted
 from grading.judges.kinds import INEQMATH_STEP_KINDS, JudgeSpec
 from grading.models import JudgeResult, JudgeSetting, MetaEvalProposal

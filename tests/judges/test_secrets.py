@@ -6,8 +6,9 @@ import json
 import pytest
 from django.urls import reverse
 
-from grading.judges import access, generation, result_import, services
+from grading.judges import generation, result_import, services
 from grading.models import GenerationItem, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
+from llm import access
 from tests.conftest import api_client_for
 from tests.factories import API_KEY_ENV, make_endpoint, make_setting
 from tests.llm_server import Reply
@@ -65,12 +66,12 @@ def test_a_key_variable_off_the_allow_list_is_refused_at_save(admin_user, admin_
 
 def test_the_allow_list_is_a_setting_but_the_apps_own_secrets_stay_out(settings, admin_user, llm_server, monkeypatch):
     api = api_client_for(admin_user)
-    settings.REALMATH_LLM_KEY_ENV_ALLOWED = ["LAB_KEY", "VENDOR_*"]
+    settings.LLM_KEY_ENV_ALLOWED = ["LAB_KEY", "VENDOR_*"]
     monkeypatch.setenv("LAB_KEY", "k")
     assert api.post("/api/judge-endpoints/", endpoint_data(llm_server, name="a", api_key_env="LAB_KEY"), format="json").status_code == 201
     assert api.post("/api/judge-endpoints/", endpoint_data(llm_server, name="b", api_key_env="VENDOR_X"), format="json").status_code == 201
     assert api.post("/api/judge-endpoints/", endpoint_data(llm_server, name="c", api_key_env="OPENAI_API_KEY"), format="json").status_code == 400
-    settings.REALMATH_LLM_KEY_ENV_ALLOWED = ["*"]
+    settings.LLM_KEY_ENV_ALLOWED = ["*"]
     assert access.key_name_problem("ANYTHING") == ""
     assert "not an allowed" in access.key_name_problem("DJANGO_SECRET_KEY")
     assert "not a key" in access.key_name_problem("sk-live-123")
@@ -131,7 +132,7 @@ def test_a_secret_file_cannot_be_reached_through_the_key_name(settings, llm_serv
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path / "creds"))
     (tmp_path / "creds" / "REALMATH_LLM_KEY_").mkdir(parents=True)  # so the path would resolve
     (tmp_path / "secret").write_text(SECRET)
-    settings.REALMATH_LLM_KEY_ENV_ALLOWED = ["REALMATH_LLM_KEY_*"]
+    settings.LLM_KEY_ENV_ALLOWED = ["REALMATH_LLM_KEY_*"]
     endpoint = LlmEndpoint.objects.create(name="dots", base_url=llm_server.url, api_key_env="REALMATH_LLM_KEY_/../../secret")
     run = services.start_judge_run(make_setting(make_endpoint(llm_server)), enqueue=False)
     JudgeSetting.objects.filter(pk=run.setting_id).update(endpoint=endpoint)
@@ -143,7 +144,7 @@ def test_a_secret_file_cannot_be_reached_through_the_key_name(settings, llm_serv
 # --- hosts ----------------------------------------------------------------------------------
 
 def test_the_host_allow_list_refuses_other_hosts(settings, admin_user, admin_client_, llm_server, responses):
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["llm.example.org", ".lab.example.org"]
+    settings.LLM_ALLOWED_HOSTS = ["llm.example.org", ".lab.example.org"]
     api = api_client_for(admin_user)
     refused = api.post("/api/judge-endpoints/", endpoint_data(llm_server), format="json")
     assert refused.status_code == 400 and "127.0.0.1 is not in REALMATH_LLM_ALLOWED_HOSTS" in str(refused.json()["base_url"])
@@ -159,13 +160,13 @@ def test_the_host_allow_list_refuses_other_hosts(settings, admin_user, admin_cli
     endpoint = make_endpoint(llm_server)
     with pytest.raises(services.RunRefused, match="REALMATH_LLM_ALLOWED_HOSTS"):
         services.start_judge_run(make_setting(endpoint))
-    settings.REALMATH_LLM_ALLOWED_HOSTS = []
+    settings.LLM_ALLOWED_HOSTS = []
     run = services.start_judge_run(make_setting(endpoint), enqueue=False)
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["llm.example.org"]
+    settings.LLM_ALLOWED_HOSTS = ["llm.example.org"]
     services.run_inline(run)
     assert llm_server.request_count == 0
     assert "REALMATH_LLM_ALLOWED_HOSTS" in JudgeResult.objects.filter(run=run).first().errors[-1]["message"]
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
     assert api.post("/api/judge-endpoints/", endpoint_data(llm_server, name="ok"), format="json").status_code == 201
 
 
@@ -209,7 +210,7 @@ def test_a_huge_completion_is_stored_cut_and_flagged(reviewer, reviewer_client, 
 
 def test_the_output_cap_is_a_setting_and_covers_synthetic_answers(settings, llm_server, endpoint, rubric_question,
                                                                   django_capture_on_commit_callbacks):
-    settings.REALMATH_LLM_MAX_OUTPUT_CHARS = 1000
+    settings.LLM_MAX_OUTPUT_CHARS = 1000
     llm_server.default = Reply("y" * 50_000 + " The answer is $x = 2$.")
     with django_capture_on_commit_callbacks(execute=True):
         generation.start_generation_run(endpoint=endpoint, models=["g"], temperatures=[0], questions=None,

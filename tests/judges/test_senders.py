@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from grading.judges import ratelimit, senders
+from llm import ratelimit, senders
 
 from .test_ratelimit_pass_on import CountingStore, limits
 

@@ -112,3 +112,20 @@ def test_cas_setting_chooses_the_decimal_tolerance_and_a_second_opinion(admin_cl
     admin_client_.post(reverse("grading:judge_setting_create"), form_data(endpoint, name="cas-b", kind="cas_final_answer",
                                                                           endpoint="", model=""))
     assert JudgeSetting.objects.get(name="cas-b").answer_tolerance == "strict"  # left out: the IneqMath rule
+    assert JudgeSetting.objects.get(name="cas-b").approximate_answers == "wrong"  # left out: not credited
+
+
+def test_cas_setting_chooses_how_approximations_score(admin_client_, endpoint):
+    form = admin_client_.get(reverse("grading:judge_setting_create")).content.decode()
+    assert 'name="approximate_answers"' in form
+    data = form_data(endpoint, name="cas-c", kind="cas_final_answer", endpoint="", model="", answer_tolerance="default",
+                     approximate_answers="right")
+    assert admin_client_.post(reverse("grading:judge_setting_create"), data).status_code == 302
+    config = JudgeSetting.objects.get(name="cas-c")
+    assert config.approximate_answers == "right"
+    detail = admin_client_.get(reverse("grading:judge_setting_detail", args=[config.pk])).content.decode()
+    assert 'id="config-approximate">Credited: an answer equal up to rounding' in detail
+    bad = form_data(endpoint, name="cas-d", kind="cas_final_answer", endpoint="", model="", approximate_answers="half")
+    response = admin_client_.post(reverse("grading:judge_setting_create"), bad)
+    assert response.status_code == 200 and not JudgeSetting.objects.filter(name="cas-d").exists()
+    assert "approximate_answers" in response.context["form"].errors

@@ -126,7 +126,7 @@ def test_vision_batch_page_is_ocrd_and_a_server_error_fails_only_that_run(vision
 
 
 def test_a_vision_answer_over_the_byte_cap_is_not_read(vision_server, settings):
-    settings.REALMATH_LLM_MAX_REPLY_BYTES = 100_000
+    settings.LLM_MAX_REPLY_BYTES = 100_000
     vision_server.script["mode"] = "huge"
     with pytest.raises(EngineFailed, match="REALMATH_LLM_MAX_REPLY_BYTES"):
         get_engine("vision").recognise(Image.new("L", (64, 64), 255))
@@ -150,9 +150,9 @@ def test_vision_engine_reads_only_allowed_key_variables(vision_server, settings,
 
 
 def test_vision_engine_calls_only_allowed_hosts(vision_server, settings):
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["llm.example.org"]
+    settings.LLM_ALLOWED_HOSTS = ["llm.example.org"]
     with pytest.raises(EngineUnavailable, match="REALMATH_LLM_ALLOWED_HOSTS"):
         get_engine("vision").recognise(Image.new("L", (64, 64), 255))
     assert vision_server.requests == []
-    settings.REALMATH_LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
     assert get_engine("vision").availability() is None

@@ -50,6 +50,10 @@ def test_report_over_224_answers_leaves_metrics_unchanged(judged, tmp_path):
     assert data["dataset"]["answers"]["total"] == N_ANSWERS
     assert {row["source"]: row["n"] for row in data["dataset"]["answers"]["by_source"]}["human"] == N_ANSWERS
     assert data["dataset"]["experts"] == 2
+    labels = data["dataset"]["labels"]  # the experts' own labels, counted apart from imported golds
+    assert labels["by_experts"] == 24
+    assert labels["imported"] == Label.objects.filter(is_imported=True, submitted=True).count()
+    assert labels["total"] == labels["by_experts"] + labels["imported"]
     [judge] = data["judges"]
     assert (judge["name"], judge["model"], judge["temperature"]) == ("report-rubric", "scripted-judge", 0.0)
     assert len(judge["prompt_hash"]) == 64 and judge["overall"]["n"] == N_ANSWERS

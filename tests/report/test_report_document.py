@@ -85,3 +85,13 @@ def test_untraced_figures_catches_a_made_up_number(awkward):
     data = report.report_data(bootstrap=0)
     text = document.build(data, "markdown") + "\nAn invented figure: 0.123456 and 987.\n"
     assert set(untraced_figures(text, data)) >= {"0.123456", "987"}
+
+
+@pytest.mark.django_db
+def test_a_cas_only_setting_lists_no_temperature():
+    from grading.judges.selectors import setting_summary
+
+    cas = make_stored_setting("cas-only", kind="cas_final_answer", temperature=0.7, max_tokens=8192)
+    rubric = make_stored_setting("rubric", kind="rubric", temperature=0.7)
+    assert setting_summary(cas)["temperature"] is None and setting_summary(cas)["max_tokens"] is None
+    assert setting_summary(rubric)["temperature"] == 0.7

@@ -62,3 +62,13 @@ def test_demo_needs_no_server(loaded):
     endpoint = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING).endpoint
     assert endpoint.base_url == demo.ENDPOINT_URL and endpoint.api_key_env == ""
     assert not JudgeResult.objects.filter(setting__endpoint=endpoint).exclude(status="ok").exists()
+
+
+def test_load_demo_prints_a_summary_per_import_not_the_sample_files_notes(db):
+    import io
+
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    text = out.getvalue()
+    assert "note on record" not in text and "Unmatched labels" not in text
+    assert "expected for the demo" in text and "Imported realmath_eval.json" in text

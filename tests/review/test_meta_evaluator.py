@@ -32,8 +32,8 @@ def server():
 
 @pytest.fixture
 def setup(settings, server):
-    settings.JUDGE_RETRY_BASE_SECONDS = 0.01
-    settings.JUDGE_RETRY_MAX_SECONDS = 0.02
+    settings.LLM_RETRY_BASE_SECONDS = 0.01
+    settings.LLM_RETRY_MAX_SECONDS = 0.02
     question = make_question("Prove the inequality for all real $x$.", location="3-09")
     responses = make_responses(question, 5, source="human", start=700)  # "Answer 700: ..." .. "Answer 704: ..."
     set_gold(responses, [5, 5, 5, 5, 5])

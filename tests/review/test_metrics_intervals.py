@@ -63,3 +63,41 @@ def test_correlation_interval_is_seeded_and_brackets_the_estimate():
     assert correlation_interval([5, 5, 5, 5], [1, 2, 3, 4]) == (None, None)  # constant: undefined
     assert correlation_interval([1, 2], [1, 2]) == (None, None)
     assert correlation_interval(pred, gold, n_resamples=0) == (None, None)
+
+
+def test_correlation_resamples_from_pair_counts_equal_scipy_on_the_expanded_resample():
+    """Each resample is drawn as counts of the distinct (judge, gold) pairs; the correlation from
+    those counts must be scipy's on the resample written out pair by pair."""
+    from scipy import stats
+
+    from grading.review.metrics import _average_ranks, _draw_counts, _weighted_pearson
+
+    rng = np.random.default_rng(1)
+    pred = rng.integers(0, 8, 60).astype(float)
+    gold = np.clip(pred + rng.integers(-2, 3, 60), 0, 8)
+    pairs, counts = np.unique(np.stack([pred, gold], axis=1), axis=0, return_counts=True)
+    x_values, x_codes = np.unique(pairs[:, 0], return_inverse=True)
+    y_values, y_codes = np.unique(pairs[:, 1], return_inverse=True)
+    weights, _ = _draw_counts(np.random.default_rng(5), counts, 25)
+    weights = weights.astype(float)
+    pearson = _weighted_pearson(weights, pairs[:, 0], pairs[:, 1])
+    spearman = _weighted_pearson(weights, _average_ranks(weights, x_codes, len(x_values)),
+                                 _average_ranks(weights, y_codes, len(y_values)))
+    for i, row in enumerate(weights.astype(int)):
+        x, y = np.repeat(pairs[:, 0], row), np.repeat(pairs[:, 1], row)
+        assert pearson[i] == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-9)
+        assert spearman[i] == pytest.approx(stats.spearmanr(x, y)[0], abs=1e-9)
+
+
+def test_correlation_interval_at_100000_pairs_is_fast():
+    import time
+
+    from grading.review.metrics import correlation_interval
+
+    rng = np.random.default_rng(2)
+    gold = rng.integers(0, 15, 100_000).astype(float)
+    pred = np.clip(gold + rng.integers(-3, 4, 100_000), 0, 14)
+    started = time.perf_counter()
+    low, high = correlation_interval(pred, gold, "spearman", n_resamples=1000)
+    assert time.perf_counter() - started < 2.0
+    assert low < high

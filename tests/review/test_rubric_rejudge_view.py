@@ -33,8 +33,8 @@ def server():
 def edited(server, settings, monkeypatch, tmp_path):
     """As tests/judges/conftest.py: a key in the environment, a private rate-limit state."""
     monkeypatch.setenv(API_KEY_ENV, "sk-test-not-a-real-key")
-    settings.JUDGE_RATELIMIT_DIR = tmp_path / "ratelimit"
-    settings.JUDGE_RATELIMIT_PREFIX = f"realmath-test:{uuid.uuid4().hex}:"
+    settings.LLM_RATELIMIT_DIR = tmp_path / "ratelimit"
+    settings.LLM_RATELIMIT_PREFIX = f"realmath-test:{uuid.uuid4().hex}:"
     question = make_question(location="J-01")
     responses = make_responses(question, 3)
     set_gold(responses, [5, 5, 5])

@@ -39,9 +39,10 @@ from decimal import Decimal
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+import llm
+
 from ...models import JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
-from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, call_pool, lease_for, owner_tag
-from .. import client as llm
+from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, lease_for, owner_tag
 from ..kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 from .cache_keys import input_cache_key, judge_input
 from .lifecycle import FINAL_RESULT, JUDGE_RUNS, OPEN_ITEM_STATES, may_take_over
@@ -120,7 +121,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     ready = deque()  # claimed, waiting for a free slot
     waiting, in_flight, deferred = {}, {}, []
     live, checked = True, time.monotonic()
-    pool, handed_over = call_pool(), False
+    pool, handed_over = llm.call_pool(), False
     try:
         while in_flight or ((queue or ready) and live):
             if hand_over_tail and in_flight and (not live or not (queue or waiting or ready)):

@@ -10,9 +10,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
+import llm
+from llm import access
+
 from ...models import JudgeSetting, LlmEndpoint
-from .. import access, prompts
-from .. import client as llm
+from .. import prompts
 from ..kinds import JudgeSpec
 
 
@@ -29,7 +31,7 @@ ENDPOINT_FIELDS = (
 CONFIG_FIELDS = (
     "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
     "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
-    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion",
+    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
 )
 
 
@@ -169,6 +171,7 @@ def judge_spec(config: JudgeSetting) -> JudgeSpec:
         parse_retries=config.parse_retries,
         answer_tolerance=config.answer_tolerance,
         second_opinion=config.second_opinion,
+        approximate_answers=config.approximate_answers,
     )
 
 

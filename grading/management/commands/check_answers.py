@@ -2,7 +2,8 @@
 
 Each input line is ``{"pred": ..., "gold": ...}`` with an optional ``"mode"`` ("default" or
 "strict"). Each output line is ``{"line", "equivalent", "method", "explanation", "pred_parsed",
-"gold_parsed"}`` in input order; ``equivalent`` is true, false or null (undecided). A line that
+"gold_parsed", "mode", "approximate", "decisive"}`` in input order; ``equivalent`` is true, false or
+null (undecided), ``approximate`` true when equal only up to rounding at the written place. A line that
 is not valid input gives an output line with ``"method": "input-error"`` and an ``"error"``
 message instead of stopping the run. Blank lines are skipped.
 """
@@ -11,7 +12,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from grading.equivalence import MODES, check_many
+from equivalence import MODES, check_many
 
 BATCH = 500
 
@@ -117,7 +118,7 @@ def output_line(row):
     return {
         "line": row["line"], "equivalent": verdict.equivalent, "method": verdict.method,
         "explanation": verdict.explanation, "pred_parsed": verdict.pred_parsed, "gold_parsed": verdict.gold_parsed,
-        "mode": verdict.mode,
+        "mode": verdict.mode, "approximate": verdict.approximate, "decisive": verdict.decisive,
     }
 
 

@@ -43,7 +43,7 @@ def _id_choice(value):
 
 
 class IdField(forms.CharField):
-    """An object id (the rule of `annotation.selectors.id_param`); anything else is invalid."""
+    """An object id (the rule of `core.ids.id_param`); anything else is invalid."""
 
     def clean(self, value):
         value = super().clean(value)

@@ -1,0 +1,235 @@
+"""The check itself: parse, classify and compare two answers (runs inside the worker process).
+
+:func:`judge` never raises: every failure becomes an undecided verdict with a reason. It keeps
+to its soft time budget where it can (the worker's main thread has ``SIGALRM``); the parent
+process kills it if it does not.
+"""
+import copy
+import sys
+import time
+
+from . import budget, labels, meaning, piecewise
+from .answers import ClassifyError, classify
+from .compare import Comparator, Outcome, rescaled
+from .constants import MAX_ANSWER_CHARS, MODES
+from .display import describe_safely
+from .extraction import ANSWER_IS, extract_answer, final_boxed
+from .normalize import normalize
+from .parser import ParseError, parse_answer
+from .reading import read
+from .units import canonical_set, compound_amounts, conversion_factor, known_dimensions_differ
+
+SOFT_SHARE = 0.85  # of the timeout, for the comparison; the rest is for replying in time
+
+
+def judge(pred, gold, mode="default", timeout=2.0):
+    """Compare ``pred`` with ``gold``; return the verdict as a plain dict."""
+    started = time.monotonic()
+    result = {
+        "equivalent": None, "method": "", "explanation": "", "pred_parsed": "", "gold_parsed": "",
+        "pred_latex": "", "gold_latex": "", "pred_kind": "", "gold_kind": "", "elapsed_ms": 0.0,
+        "approximate": False, "decisive": "",
+    }
+    try:
+        with budget.time_budget(timeout * SOFT_SHARE):
+            _judge_into(result, pred, gold, mode, started + timeout * SOFT_SHARE)
+    except budget.BudgetExceeded:
+        _undecided(result, "timeout", f"no decision within {timeout:g} s")
+    except MemoryError:
+        _undecided(result, "memory", "the check ran out of memory")
+    except RecursionError:
+        _undecided(result, "error", "the answer is nested too deeply")
+    except Exception as exc:  # noqa: BLE001 - a verdict is always returned
+        _undecided(result, "error", f"internal error: {type(exc).__name__}")
+    result["elapsed_ms"] = round((time.monotonic() - started) * 1000, 3)
+    return result
+
+
+def _undecided(result, method, explanation):
+    result.update(equivalent=None, method=method, explanation=explanation)
+
+
+def _judge_into(result, pred, gold, mode, deadline):
+    if mode not in MODES:
+        _undecided(result, "error", f"unknown mode {mode!r} (use 'default' or 'strict')")
+        return
+    if not isinstance(pred, str) or not isinstance(gold, str):
+        _undecided(result, "error", "answers must be strings")
+        return
+    pred, gold = unwrap(pred), unwrap(gold)
+    for name, text in (("pred", pred), ("gold", gold)):
+        if len(text) > MAX_ANSWER_CHARS:
+            _undecided(result, "too-long", f"{name} is longer than {MAX_ANSWER_CHARS} characters")
+            return
+    answers = {}
+    errors = {}
+    parsed_units = {}
+    parsed = {}
+    readings = {}
+    guarded = {}
+    for name, text in (("pred", pred), ("gold", gold)):
+        try:
+            readings[name] = read(text)
+            answers[name], parsed_units[name], parsed[name], guarded[name] = _answer_of(readings[name])
+        except (ParseError, ClassifyError) as exc:
+            errors[name] = str(exc)
+            result[f"{name}_parsed"] = text[:200]
+            continue
+    implicit = _implicit_family(answers, parsed) if all(parsed.get(name) is not None for name in ("pred", "gold")) else ""
+    for name in answers:
+        text_form, latex_form = describe_safely(answers[name])
+        result[f"{name}_parsed"] = text_form
+        result[f"{name}_latex"] = latex_form
+        result[f"{name}_kind"] = answers[name].kind
+    if normalize(pred) == normalize(gold) and pred.strip():
+        result.update(equivalent=True, method="identical", explanation="the same answer after normalisation")
+        return
+    if errors:
+        which = " and ".join(errors)
+        reason = "; ".join(f"{k}: {v}" for k, v in errors.items())
+        _undecided(result, "unparsed", f"could not read {which} ({reason})")
+        return
+    units = {name: canonical_set(parsed_units[name]) for name in parsed_units}
+    note = ""
+    if units.get("pred") and units.get("gold") and units["pred"] != units["gold"]:
+        converted = _convert_units(answers["pred"], units["pred"], units["gold"])
+        if converted is None and len(units["pred"]) == len(units["gold"]) == 1 and known_dimensions_differ(units["pred"][0], units["gold"][0]):
+            result.update(equivalent=False, method="units", explanation=f"{_unit_name(units['pred'][0])} and {_unit_name(units['gold'][0])} measure different quantities",
+                          decisive=f"units {_unit_name(units['pred'][0])} / {_unit_name(units['gold'][0])}")
+            return
+        if converted is None:
+            _undecided(result, "units", f"different units ({', '.join(map(_unit_name, units['pred']))} vs {', '.join(map(_unit_name, units['gold']))}) that cannot be converted into each other here")
+            result["decisive"] = f"units {', '.join(map(_unit_name, units['pred']))} / {', '.join(map(_unit_name, units['gold']))}"
+            return
+        answers["pred"], note = converted
+    comparator = Comparator(mode, deadline)
+    outcome = comparator.compare(answers["pred"], answers["gold"])
+    decisive = outcome.decisive
+    if outcome.equivalent is True:
+        clash = meaning.difference(guarded["pred"], guarded["gold"])
+        if clash is not None:
+            group, words_pred, words_gold = clash
+            shown = f"{'/'.join(words_pred)} vs {'/'.join(words_gold)}"
+            outcome = Outcome(None, "meaning-word", f"the answers differ in the words «{shown}» ({group}), which this comparison did not compare; the rest: {outcome.explanation}")
+            decisive = f"word {shown}"
+    notes = readings["pred"].notes + [n for n in readings["gold"].notes if n not in readings["pred"].notes]
+    if notes:
+        outcome = Outcome(outcome.equivalent, outcome.method, f"{outcome.explanation} ({'; '.join(notes)})")
+        if not decisive and any(note.startswith("rejected:") for note in notes):
+            decisive = next((f"word {word}" for word in _REJECTION_WORDS if word in pred or word in gold), "word rejected")
+    result["approximate"] = bool(outcome.equivalent is True and comparator.approximated)
+    result["decisive"] = decisive
+    if implicit:
+        outcome = Outcome(outcome.equivalent, outcome.method, f"{outcome.explanation} ({implicit})")
+    if note:
+        outcome = Outcome(outcome.equivalent, outcome.method + "-units", f"{note}: {outcome.explanation}")
+    result.update(equivalent=outcome.equivalent, method=outcome.method, explanation=outcome.explanation)
+
+
+_REJECTION_WORDS = ("舍去", "不合题意", "不符合题意", "rejected", "extraneous")
+
+
+def _answer_of(reading):
+    """(Answer, units, Parsed or None, text the meaning guard looks at) of one reading."""
+    if reading.polar:
+        return labels.make_polar(reading.polar, reading.polar_word), [], None, ""
+    if reading.labels is not None:
+        items, units, texts = [], [], []
+        for key, word, text in reading.labels:
+            answer, found, _, guarded = _answer_of(read_value(text, reading.notes))
+            items.append((key, word, answer))
+            units.extend(found)
+            texts.extend((word, guarded))  # a label is compared only against another label
+        return labels.make_labelled(items), units, None, " ".join(texts)
+    if reading.branches is not None:
+        branches, texts = [], []
+        for condition, text in reading.branches:
+            condition_answer = None
+            if condition is not None:
+                condition_answer = classify(parse_answer(condition))
+                texts.append(condition)
+            value_reading = read_value(text, reading.notes)
+            if value_reading.branches is not None:
+                raise ClassifyError("a piecewise answer inside a piecewise answer")
+            answer, _, _, guarded = _answer_of(value_reading)
+            branches.append((condition_answer, answer))
+            texts.append(guarded)
+        return piecewise.make(reading.head, branches), [], None, " ".join(texts)
+    text = compound_amounts(reading.text, reading.notes)
+    parsed = parse_answer(text)
+    return classify(parsed), parsed.units, parsed, text
+
+
+def read_value(text, notes):
+    """The reading of a label's value or a branch's value (its notes join the answer's)."""
+    value = read(text)
+    notes.extend(note for note in value.notes if note not in notes)
+    return value
+
+
+def _unit_name(name):
+    return name.split(":", 1)[1] if ":" in name else name
+
+
+IMPLICIT_PARAMETERS = frozenset({"k", "n", "m"})
+
+
+def _implicit_family(answers, parsed):
+    """``x = k\\pi + \\frac{\\pi}{4}`` beside a family with ``k \\in \\mathbb{Z}``: k is an integer there too.
+
+    Replaces the undeclared answer by its family reading and returns a note, or "".
+    """
+    if len(answers) != 2 or (answers["pred"].kind == "family") == (answers["gold"].kind == "family"):
+        return ""
+    family_side = "pred" if answers["pred"].kind == "family" else "gold"
+    other = "gold" if family_side == "pred" else "pred"
+    names = IMPLICIT_PARAMETERS | answers[family_side].value.params
+    try:
+        reading = classify(parsed[other], params=names)
+    except ClassifyError:
+        return ""
+    if reading.kind != "family":
+        return ""
+    answers[other] = reading
+    used = sorted(name for name in reading.value.params if any(
+        getattr(member, "param", None) is not None and member.param.name == name for member in reading.value.members))
+    names = {"pred": "predicted", "gold": "gold"}
+    return f"{', '.join(used) or 'k'} read as an integer in the {names[other]} answer, as in the {names[family_side]} one"
+
+
+def _convert_units(answer, source, target):
+    """``answer`` (a number, or x = number) in ``source`` units re-expressed in ``target`` units."""
+    if len(source) != 1 or len(target) != 1:
+        return None
+    factor = conversion_factor(source[0], target[0])
+    if factor is None:
+        return None
+    note = f"1 {source[0]} = {factor} {target[0]} (SymPy units)"
+    if answer.kind == "number":
+        return rescaled(answer, factor), note
+    if answer.kind == "equation" and answer.rhs is not None and answer.rhs.kind == "number":
+        converted = copy.copy(answer)
+        converted.rhs = rescaled(answer.rhs, factor)
+        return converted, note
+    return None
+
+
+def unwrap(text):
+    """The answer inside ``\\boxed{}`` or after "the answer is"; otherwise the text itself."""
+    if not isinstance(text, str):
+        return text
+    boxed = final_boxed(text) if "box" in text else None
+    if boxed is not None:
+        return boxed.strip()
+    if ANSWER_IS.search(text):
+        found = extract_answer(text)
+        if found:
+            return found.strip()
+    return text.strip()
+
+
+def configure_process():
+    """Settings for a process that runs checks (large integers print, deep expressions recurse)."""
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(200_000)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))

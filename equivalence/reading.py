@@ -1,0 +1,415 @@
+"""What an answer written in words says: the stated final answer, its labels, its branches.
+
+Pure string work on normalised text (no SymPy, nothing evaluated), done before the parser:
+
+- **reasoning tails**: the part after the last conclusion marker (所以, 故, 因此, 综上所述,
+  therefore, hence, thus); a justification after the answer (经检验符合题意, "which satisfies
+  the equation") is left out; an item marked rejected (``x = -1（舍去）``, 不合题意, "(rejected)")
+  is not part of the answer.
+- **relations in words**: "greater than or equal to", 大于等于, 不小于 become ``\\ge`` and so on.
+- **prose around the answer**: "实数 a 的取值范围是 a ≥ 2", "the solution set is (1, 3)".
+- **labelled answers**: "最大值为 2，最小值为 -1", "max 2, min -1", "increasing on (0, 1)",
+  "(0, 1) 上单调递增": a list of (label, value text), compared label by label.
+- **yes/no answers**: 是 / 否, 存在 / 不存在, 有解, yes / no.
+- **piecewise answers**: ``\\begin{cases} ... \\end{cases}``, ``3 (n = 1), 2^n (n ≥ 2)``,
+  "当 a ≤ 1 时 ...; 当 a > 1 时 ...": a list of (condition text or None for "otherwise", value text).
+
+Every step is bounded by the length of the answer (at most a few passes of linear regular
+expressions over at most 5,000 characters).
+"""
+import re
+from dataclasses import dataclass, field
+
+from .normalize import normalize
+
+CJK = r"\u3400-\u9fff"
+
+
+@dataclass
+class Reading:
+    """The answer as read: ``text`` for the parser (when not labelled, polar or piecewise)."""
+
+    text: str
+    notes: list = field(default_factory=list)  # what was left out and why, for the explanation
+    labels: list = None  # [(key, word as written, value text)]
+    polar: str = ""  # "yes", "no", "exists", "not-exists", "has-solution"
+    polar_word: str = ""
+    branches: list = None  # [(condition text or None, value text)]
+    head: str = ""  # "a_n", "f(x)", "y" before "= \\begin{cases}"
+
+
+def read(text):
+    """Read ``text`` (an answer already unwrapped from ``\\boxed{}``); never raises."""
+    notes = []
+    normal = normalize(text)
+    normal = conclusion(normal, notes)
+    normal = drop_justification(normal, notes)
+    normal = relation_words(normal)
+    pieces = piecewise(normal)
+    if pieces is not None:
+        head, branches = pieces
+        return Reading(normal, notes, branches=branches, head=head)
+    normal = drop_rejected(normal, notes)
+    polar, word = polar_answer(normal)
+    if polar:
+        return Reading(normal, notes, polar=polar, polar_word=word)
+    labels = labelled(normal)
+    if labels is not None:
+        return Reading(normal, notes, labels=labels)
+    return Reading(prose_prefix(normal), notes)
+
+
+# --- reasoning tails ---------------------------------------------------------------------------
+
+_CONCLUSION = re.compile(
+    r"(?:^|(?<=[,;.:\s" + CJK + r"]))(?:综上所述|综上可知|综上|所以|因此|故所求为|故|从而|于是|即得|"
+    r"(?i:therefore|hence|thus|so))(?:[,:\s]|(?=[" + CJK + r"])|$)"
+)
+# "x = 2, 经检验符合题意": the clause and all that follows is a justification, not the answer.
+_JUSTIFICATION = re.compile(
+    r"\s*[,;.]?\s*(?:经检验|经验证|检验(?:可知|知|得)|此时|当且仅当|(?:均|都)?符合题意|(?:均|都)?满足题意|(?:均|都)?满足条件|"
+    r"(?:均|都)?符合条件|(?i:(?:which|that|and this|this)\s+(?:satisfies|satisfy|is valid|checks|works|meets|agrees)|"
+    r"as required|\(?checked\)?|since\b|because\b|(?:which\s+is\s+)?(?:attained|achieved|reached)\b)).*$",
+    re.S,
+)
+_REJECTED = re.compile(
+    r"\(\s*(?:舍去|舍|不合题意|不符合题意|不合题意,?\s*舍去|rejected|extraneous|discarded|discard)\s*\)|"
+    r"应舍去|舍去|不合题意|不符合题意|不符题意|(?i:\bis\s+rejected\b|\brejected\b|\bextraneous\b|\bdiscarded\b)"
+)
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def conclusion(text, notes):
+    """The part after the last conclusion marker ("所以 x = 2" gives "x = 2")."""
+    last = None
+    depths = _depths(text)
+    for match in _CONCLUSION.finditer(text):
+        if depths[match.start()] == 0 and text[match.end():].strip():
+            last = match
+    if last is None:
+        return text
+    rest = text[last.end():].lstrip(" ,:")
+    if last.start() > 0:
+        notes.append("the reasoning before «" + last.group(0).strip() + "» is not part of the answer")
+    return rest
+
+
+def drop_justification(text, notes):
+    match = _JUSTIFICATION.search(text)
+    if match is None or match.start() == 0 or _depth_at(text, match.start()) != 0:
+        return text
+    kept = text[: match.start()].rstrip(" ,;.")
+    if not kept:
+        return text
+    notes.append("the justification «" + text[match.start():].strip(" ,;.")[:40] + "» is not part of the answer")
+    return kept
+
+
+def drop_rejected(text, notes):
+    """Leave out the items marked rejected: "x = 2 或 x = -1（舍去）" is "x = 2"."""
+    if not _REJECTED.search(text):
+        return text
+    items = _top_level_items(text)
+    kept, rejected = [], []
+    for start, end, joiner in items:
+        item = text[start:end]
+        if _REJECTED.search(item):
+            value = _REJECTED.sub("", item).strip(" ,;")
+            if value:
+                rejected.append(value)
+            elif kept:
+                rejected.append(kept.pop()[0])  # "x = -1, 舍去": the mark is about the item before
+            continue
+        kept.append((item.strip(), joiner))
+    if not kept or not rejected:
+        return text
+    notes.append("rejected: " + "; ".join(rejected) + " (left out)")
+    out = kept[0][0]
+    for item, joiner in kept[1:]:
+        out += (" or " if joiner == "or" else ", ") + item
+    return out
+
+
+def _top_level_items(text):
+    """(start, end, joiner before) of the items separated by ``,`` ``;`` 或 / or / 和 at depth 0."""
+    items, depth, start, joiner = [], 0, 0, ""
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == "\\" and text[i : i + 2] in ("\\{", "\\}"):
+            depth += 1 if text[i + 1] == "{" else -1
+            i += 2
+            continue
+        if char in _OPEN:
+            depth += 1
+        elif char in _CLOSE:
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            separator = None
+            if char in ",;":
+                separator, width = "comma", 1
+            elif text.startswith("或", i):
+                separator, width = "or", 1
+            elif re.match(r"\s(?:or|and)\s", text[i : i + 5]):
+                separator, width = ("or" if text[i + 1] == "o" else "comma"), 4 if text[i + 1] == "o" else 5
+            if separator:
+                items.append((start, i, joiner))
+                joiner, start = separator, i + width
+                i += width
+                continue
+        i += 1
+    items.append((start, n, joiner))
+    return [(s, e, j) for s, e, j in items if text[s:e].strip()]
+
+
+def _depth_at(text, index):
+    return _depths(text)[index]
+
+
+def _depths(text):
+    """The bracket depth before each character of ``text`` (one pass)."""
+    depths, depth = [], 0
+    for char in text:
+        depths.append(depth)
+        if char in _OPEN:
+            depth += 1
+        elif char in _CLOSE:
+            depth = max(depth - 1, 0)
+    depths.append(depth)
+    return depths
+
+
+# --- relations in words ---------------------------------------------------------------------------
+
+_RELATION_WORDS = [
+    (r"(?i:greater\s+than\s+or\s+equal\s+to|no\s+less\s+than|not\s+less\s+than|at\s+least)", r"\\ge "),
+    (r"(?i:less\s+than\s+or\s+equal\s+to|no\s+more\s+than|not\s+more\s+than|no\s+greater\s+than|not\s+greater\s+than|at\s+most)", r"\\le "),
+    (r"(?i:not\s+equal\s+to)", r"\\ne "),
+    (r"(?i:greater\s+than)", "> "),
+    (r"(?i:less\s+than)", "< "),
+    (r"(?i:is\s+equal\s+to|equal\s+to|equals)", "= "),
+    (r"大于或等于|大于等于|不小于", r"\\ge "),
+    (r"小于或等于|小于等于|不大于", r"\\le "),
+    (r"不等于", r"\\ne "),
+    (r"大于", "> "),
+    (r"小于", "< "),
+    (r"等于", "= "),
+]
+_RELATION_WORD_RES = [(re.compile(pattern), replacement) for pattern, replacement in _RELATION_WORDS]
+
+
+def relation_words(text):
+    for pattern, replacement in _RELATION_WORD_RES:
+        text = pattern.sub(replacement, text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# --- prose around the answer ------------------------------------------------------------------------
+
+_CJK_CHAR = re.compile("[" + CJK + "]")
+_CJK_CONNECTOR = re.compile(r"(?:的值|的取值范围)?(?:是|为|:)\s*")
+_MATH_CHAR = re.compile(r"[=<>\\$]")
+_EN_PREFIX = re.compile(
+    r"^(?i:(?:the\s+)?(?:solution\s+set|set\s+of\s+solutions|solutions?|roots?|range|values?|answer|result|interval)"
+    r"(?:\s+of\s+[^=<>]+?)?\s+(?:is|are|=|:))\s*(?P<rest>\S.*)$",
+    re.S,
+)
+
+
+_NAMED_VALUE = re.compile(r"^\s*(?P<name>[a-zA-Z](?:_\{?[a-zA-Z0-9]+\}?)?)\s*的值\s*(?:是|为|:|=)\s*(?P<rest>[^=<>]+)$")
+_EN_NAMED_VALUE = re.compile(r"^(?i:(?:the\s+)?values?\s+of\s+)(?P<name>[a-zA-Z](?:_\{?[a-zA-Z0-9]+\}?)?)\s+(?i:is|are|=)\s+(?P<rest>[^=<>]+)$")
+
+
+def prose_prefix(text):
+    """"实数 a 的取值范围是 a ≥ 2" gives "a ≥ 2"; "the solution set is (1, 3)" gives "(1, 3)".
+
+    "x 的值为 3" and "the value of x is 3" keep what is named: "x = 3".
+    """
+    named = _NAMED_VALUE.match(text) or _EN_NAMED_VALUE.match(text)
+    if named:
+        return f"{named.group('name')} = {named.group('rest').strip()}"
+    math = _MATH_CHAR.search(text)
+    limit = math.start() if math else len(text)
+    first_cjk = _CJK_CHAR.search(text, 0, limit)
+    if first_cjk is not None:
+        # The first 是 / 为 / : after some Chinese prose and before any mathematics.
+        match = _CJK_CONNECTOR.search(text, first_cjk.end(), limit)
+        if match and not re.search(r"[\d()\[\]]", text[: match.start()].replace("f(x)", "")) and text[match.end():].strip():
+            return text[match.end():].strip()
+    match = _EN_PREFIX.match(text)
+    if match:
+        return match.group("rest").strip()
+    return text
+
+
+# --- yes/no answers ------------------------------------------------------------------------------------
+
+POLAR = {
+    "yes": ("是", "对", "正确", "成立", "yes", "true", "correct"),
+    "no": ("否", "不是", "不对", "错", "错误", "不成立", "no", "false", "incorrect"),
+    "exists": ("存在", "exists", "it exists", "exist"),
+    "not-exists": ("不存在", "does not exist", "doesn't exist", "do not exist", "not exist", "dne", "undefined", "无意义"),
+    "has-solution": ("有解", "有实数解", "有实根", "has a solution", "has solutions", "has real roots", "has a real root"),
+}
+_POLAR_WORDS = {word: key for key, words in POLAR.items() for word in words}
+
+
+def polar_answer(text):
+    """("yes", "是") when the whole answer is such a word; ("", "") otherwise."""
+    bare = re.sub(r"\\text\s*\{([^{}]*)\}", r"\1", text).strip()
+    bare = re.sub(r"[\s.,;!]+$", "", bare).lower()
+    bare = re.sub(r"^(?:the\s+answer\s+is\s+)", "", bare)
+    key = _POLAR_WORDS.get(bare)
+    return (key, bare) if key else ("", "")
+
+
+# --- labelled answers -------------------------------------------------------------------------------
+
+# key -> regular expression of the label as written (Chinese and English).
+LABELS = {
+    "max": r"最大值|(?i:(?:the\s+)?(?:maximum|greatest|largest)(?:\s+value)?|\bmax\b(?!\s*[({\\]))",
+    "min": r"最小值|(?i:(?:the\s+)?(?:minimum|least|smallest)(?:\s+value)?|\bmin\b(?!\s*[({\\]))",
+    "local-max": r"极大值|(?i:(?:the\s+)?local\s+maximum(?:\s+value)?)",
+    "local-min": r"极小值|(?i:(?:the\s+)?local\s+minimum(?:\s+value)?)",
+    "increasing": r"(?:单调)?(?:递)?增区间(?:是|为)?|(?i:(?:the\s+)?(?:interval\s+(?:of|where\s+\S+\s+is)\s+increas\w*|increasing\s+(?:interval|on)|increasing))",
+    "decreasing": r"(?:单调)?(?:递)?减区间(?:是|为)?|(?i:(?:the\s+)?(?:interval\s+(?:of|where\s+\S+\s+is)\s+decreas\w*|decreasing\s+(?:interval|on)|decreasing))",
+}
+LABEL_NAMES = {"max": "最大值 / maximum", "min": "最小值 / minimum", "local-max": "极大值 / local maximum",
+               "local-min": "极小值 / local minimum", "increasing": "递增区间 / increasing", "decreasing": "递减区间 / decreasing"}
+# The order matters: "local maximum" before "maximum".
+_LABEL_RE = re.compile("|".join(f"(?P<{key.replace('-', '_')}>{pattern})" for key, pattern in
+                                sorted(LABELS.items(), key=lambda item: not item[0].startswith("local"))))
+_CONNECTOR = re.compile(r"^\s*(?:(?i:of\s+\S+\s+)?(?i:is|are|equals|on|=|:)|是|为|=|:)?\s*")
+_SUBJECT = re.compile(r"^(?:(?:函数\s*)?(?:[a-zA-Z](?:\s*\(\s*x\s*\))?)?\s*的|函数|(?i:the\s+function(?:\s+\S+)?\s*(?:has|is)?|f\s*\(\s*x\s*\)\s*(?:has|is)?|it\s+(?:has|is)|(?:the\s+)?function))?\s*$")
+_JOINER_TAIL = re.compile(r"(?:\s*(?:,|;|且|和|以及|及|(?i:\band\b)|(?i:\bthe\b)))+\s*$")
+# "(0, 1) 上单调递增", "在 (0, 1) 上是增函数"
+_POST_LABEL = re.compile(r"上\s*(?:是)?(?:单调)?(?:递)?(?P<dir>增|减)(?:函数)?\s*$")
+
+
+MAX_LABELS = 12
+
+
+def labelled(text):
+    """[(key, word as written, value text)] for a labelled answer; None when it is not one."""
+    post = _post_labels(text)
+    if post is not None:
+        return post
+    depths = _depths(text)
+    matches = [m for m in _LABEL_RE.finditer(text) if depths[m.start()] == 0]
+    if not matches or len(matches) > MAX_LABELS:
+        return None
+    if not _SUBJECT.match(text[: matches[0].start()]):
+        return None
+    labels = []
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        rest = text[match.end():end]
+        connector = _CONNECTOR.match(rest)
+        value = rest[connector.end():] if connector else rest
+        value = _JOINER_TAIL.sub("", value)
+        value = re.sub(r"(?:函数\s*)?(?:[a-zA-Z](?:\s*\(\s*x\s*\))?)?\s*的\s*$", "", value).strip(" ,;")
+        if not value:
+            return None
+        key = next(name for name, found in match.groupdict().items() if found).replace("_", "-")
+        labels.append((key, match.group(0).strip(), value))
+    return labels
+
+
+def _post_labels(text):
+    if "上" not in text:
+        return None
+    pieces = [text[start:end] for start, end, _ in _top_level_items(text)]
+    found = []
+    for piece in pieces:
+        match = _POST_LABEL.search(piece)
+        value = re.sub(r"^\s*在", "", piece[: match.start()]).strip() if match else ""
+        if not value:
+            return None
+        key = "increasing" if match.group("dir") == "增" else "decreasing"
+        found.append((key, "单调递" + match.group("dir"), value))
+    return found if 0 < len(found) <= MAX_LABELS else None
+
+
+# --- piecewise answers -------------------------------------------------------------------------------
+
+_CASES = re.compile(r"^(?P<head>[^=]*?=)?\s*(?:\\\{\s*)?\\begin\{(?P<env>cases|array)\}(?:\{[^{}]*\})?(?P<body>.*)\\end\{(?P=env)\}\s*\.?\s*$", re.S)
+_OTHERWISE = re.compile(r"^(?i:otherwise|else|other\s+values|elsewhere)$|^(?:其他|其它|其余|否则)(?:情况)?$")
+_CONDITION_NOISE = re.compile(r"^(?:(?i:if|when|for)\b|当|若|如果)\s*|\s*(?:时|(?i:\bthen\b))\s*$")
+_RELATION_IN = re.compile(r"\\(?:le|ge|ne|in)(?![a-zA-Z])|[<>=]")
+_PAREN_CONDITION = re.compile(r"^(?P<value>.+?)\s*\(\s*(?P<cond>[^()]+)\)\s*$", re.S)
+_CJK_BRANCH = re.compile(r"^\s*(?:当|若|如果)\s*(?P<cond>.+?)\s*时\s*,?\s*(?P<value>.+?)\s*$", re.S)
+_EN_BRANCH = re.compile(r"^\s*(?i:when|if|for)\s+(?P<cond>[^,]+?)\s*(?:,|:|\bthen\b)\s*(?P<value>.+?)\s*$", re.S)
+MAX_BRANCHES = 12
+
+
+def piecewise(text):
+    """(head, [(condition text or None, value text)]) or None."""
+    match = _CASES.match(text)
+    if match:
+        rows = [row for row in re.split(r"\\\\", match.group("body")) if row.strip()]
+        branches = []
+        for row in rows:
+            cells = [cell.strip() for cell in row.split("&")]
+            cells = [cell for cell in cells if cell]
+            if len(cells) == 1:
+                cells = _split_value_condition(cells[0])
+            if cells is None or len(cells) != 2:
+                return None
+            value = cells[0].strip().rstrip(",;").strip()
+            branches.append((_condition(cells[1]), value))
+        head = (match.group("head") or "").rstrip("=").strip()
+        return (head, branches) if 1 <= len(branches) <= MAX_BRANCHES else None
+    head, body = _split_head(text)
+    for splitter, pattern in ((_branch_items, _PAREN_CONDITION), (_sentence_items, _CJK_BRANCH), (_sentence_items, _EN_BRANCH)):
+        items = splitter(body)
+        if not items or len(items) > MAX_BRANCHES:
+            continue
+        branches = []
+        for item in items:
+            found = pattern.match(item)
+            if not found or not _RELATION_IN.search(found.group("cond")):
+                branches = None
+                break
+            branches.append((_condition(found.group("cond")), found.group("value").strip().rstrip(",;")))
+        if branches and (len(branches) >= 2 or pattern is not _PAREN_CONDITION):
+            return head, branches
+    return None
+
+
+def _split_head(text):
+    match = re.match(r"^\s*(?P<head>[a-zA-Z](?:_\{?[a-z0-9]+\}?)?(?:\s*\(\s*[a-z]\s*\))?)\s*=\s*(?P<body>.+)$", text, re.S)
+    if match and "(" in match.group("body"):
+        return match.group("head"), match.group("body")
+    return "", text
+
+
+def _branch_items(text):
+    """``3 (n = 1), 2^n (n \\ge 2)``: items end with a parenthesised condition."""
+    items = [text[s:e].strip() for s, e, _ in _top_level_items(text)]
+    return items if len(items) >= 2 and all(item.endswith(")") for item in items) else None
+
+
+def _sentence_items(text):
+    items = [item.strip() for item in re.split(r";|。|(?<=\S)\s*(?=当)", text) if item.strip()]
+    return items or None
+
+
+def _split_value_condition(cell):
+    """"3, n = 1" (a cases row without ``&``): value, condition."""
+    items = _top_level_items(cell)
+    if len(items) < 2:
+        return None
+    start = items[-1][0]
+    condition = cell[start:].strip()
+    if not _RELATION_IN.search(condition) and not _OTHERWISE.match(_CONDITION_NOISE.sub("", condition)):
+        return None
+    return [cell[: start - 1], condition]
+
+
+def _condition(text):
+    text = re.sub(r"\\text\s*\{([^{}]*)\}", r" \1 ", text).strip().strip(",;.")
+    text = _CONDITION_NOISE.sub("", text).strip()
+    text = _CONDITION_NOISE.sub("", text).strip()
+    if _OTHERWISE.match(text):
+        return None
+    return text

@@ -1,0 +1,88 @@
+"""The Answer check page (/grading/equivalence/): paste two answers, see whether they are equivalent and why."""
+import re
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
+
+from equivalence import MAX_ANSWER_CHARS, check_equivalence, meaning_words
+
+# What each group of meaning-bearing words is about (the words themselves are data).
+MEANING_GROUPS = {
+    "extremum": _("maximum and minimum"), "monotonicity": _("increasing and decreasing"),
+    "existence": _("exists or not"), "solvability": _("solutions or none"), "truth": _("yes and no"),
+    "parity": _("odd and even"), "sufficiency": _("sufficient and necessary"), "bound": _("upper and lower"),
+    "convexity": _("convex and concave"), "sign": _("positive and negative"), "parts": _("real and imaginary parts"),
+}
+
+EXAMPLES = [
+    (r"\frac{1}{\sqrt{2}}", r"\frac{\sqrt{2}}{2}"),
+    (r"\cos^2 x - \sin^2 x", r"\cos 2x"),
+    (r"x \geq 2", r"[2, +\infty)"),
+    ("6.28318", r"2\pi"),
+    (r"\frac{1}{2^{98}}", r"\frac{1}{2^{99}}"),
+    (r"x = \pm 2", r"x = 2 \text{ or } x = -2"),
+    ("50\\%", "0.5"),
+    (r"30^\circ", r"\frac{\pi}{6}"),
+    ("[k\u03c0 + 5\u03c0/8, k\u03c0 + 9\u03c0/8], k \u2208 Z", r"\left[k\pi-\frac{3\pi}{8},k\pi+\frac{\pi}{8}\right], k\in\mathbb{Z}"),
+    (r"(x-1)^{500}(x+1)^{500}", r"(x^2-1)^{500}"),
+    (r"2\begin{pmatrix}1&2\\3&4\end{pmatrix}^T", r"\begin{bmatrix}2&6\\4&8\end{bmatrix}"),
+    (r"5\,\mathrm{cm}", r"50 \text{ mm}"),
+    (r"\text{the roots are } \boxed{2} \text{ and } \boxed{-3}", r"x=2 \text{ or } x=-3"),
+    (r"\begin{cases} x, & x \ge 0 \\ -x, & x < 0 \end{cases}", r"|x|"),
+    ("最大值为 2，最小值为 -1", "max 2, min -1"),
+    ("x = 2 或 x = -1（舍去）", "x = 2"),
+    ("12个", "12元"),
+    ("3.14", r"\pi"),
+]
+
+
+class AnswerCheckForm(forms.Form):
+    pred = forms.CharField(label="Predicted answer", max_length=MAX_ANSWER_CHARS, strip=False,
+                           widget=forms.Textarea(attrs={"rows": 3, "autofocus": True, "spellcheck": "false"}))
+    gold = forms.CharField(label="Gold answer", max_length=MAX_ANSWER_CHARS, strip=False,
+                           widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
+    mode = forms.ChoiceField(
+        choices=[("default", "Default: decimals may round an exact value"),
+                 ("strict", "Strict (IneqMath): a decimal must be the exact value")],
+        initial="default", widget=forms.RadioSelect,
+    )
+    second_opinion = forms.BooleanField(
+        label="Also ask Math-Verify (a second opinion; ours counts)", required=False,
+    )
+
+
+@login_required
+def answer_check(request):
+    """Any logged-in user may check answers; nothing is stored."""
+    verdict = None
+    if request.method == "POST":
+        form = AnswerCheckForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            verdict = check_equivalence(data["pred"], data["gold"], mode=data["mode"],
+                                        second_opinion=data["second_opinion"])
+    else:
+        form = AnswerCheckForm(initial=_initial(request.GET))
+    words = [(MEANING_GROUPS.get(group, group), ", ".join(found)) for group, found in meaning_words().items()]
+    return render(request, "grading/equivalence.html",
+                  {"form": form, "verdict": verdict, "examples": [(p, g, _shown(p), _shown(g)) for p, g in EXAMPLES],
+                   "meaning_words": words})
+
+
+def _shown(answer):
+    """How an example is shown: answers in words as text (KaTeX would set "max 2" as the product max2)."""
+    if "\\" not in answer and re.search(r"[\u3400-\u9fff]|\b(?:max|min)\s", answer):
+        return r"\text{" + answer + "}"
+    return answer
+
+
+def _initial(params):
+    initial = {"mode": params.get("mode") if params.get("mode") in ("default", "strict") else "default"}
+    if params.get("second_opinion") in ("1", "on", "true"):
+        initial["second_opinion"] = True
+    for field in ("pred", "gold"):
+        if params.get(field):
+            initial[field] = params[field][:MAX_ANSWER_CHARS]
+    return initial

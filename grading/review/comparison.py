@@ -1,0 +1,126 @@
+"""Read side of "compare settings": two or more judge setting versions on the answers each pair of
+them both scored, with paired statistics (grading.review.paired). One query per setting plus one
+for the answers' questions, gold and source, however many answers.
+
+An answer counts for a pair when both settings' current results on it (the newest per answer, as
+on the metrics page) have status OK and a score, and it has a gold score. The selection rule,
+seed, resamples and every count are in the returned dict, so a figure can be reproduced from it.
+"""
+from itertools import combinations
+
+import numpy as np
+from django.db.models import FloatField
+from django.db.models.functions import Cast
+
+from annotation.models import Response
+
+from ..models import JudgeResult, JudgeSetting
+from . import paired
+from .selectors import Scope, current_results, question_label
+
+SELECTION_RULE = ("answers both settings scored (current result, status ok, a score) that have a gold score; "
+                  "derived answers (probes) are never responses, so never counted")
+MAX_CASES = 50
+
+
+class CompareError(ValueError):
+    """Fewer than two settings, or one that does not exist."""
+
+
+def _scores(setting, exam_id):
+    results = current_results(Scope(config=setting)).filter(status=JudgeResult.Status.OK, score__isnull=False)
+    if exam_id:
+        results = results.filter(response__question__exam_id=exam_id)
+    return dict(results.values_list("response_id", "score"))
+
+
+def _answers(response_ids):
+    rows = (Response.objects.filter(pk__in=response_ids, gold_score__isnull=False)
+            .annotate(gold=Cast("gold_score", FloatField()))
+            .values_list("pk", "gold", "source", "question_id", "question__location", "question__external_id"))
+    return {pk: (gold, source, qid, question_label(qid, location, external)) for pk, gold, source, qid, location, external in rows}
+
+
+def _arrays(ids, scores_a, scores_b, answers):
+    a = np.array([scores_a[i] for i in ids], dtype=float)
+    b = np.array([scores_b[i] for i in ids], dtype=float)
+    gold = np.array([answers[i][0] for i in ids], dtype=float)
+    clusters = np.array([answers[i][2] for i in ids])
+    return a, b, gold, clusters
+
+
+def _by_question(ids, a, b, gold, answers):
+    rows = []
+    questions = np.array([answers[i][2] for i in ids])
+    for qid in sorted(set(questions.tolist())):
+        mask = questions == qid
+        ea, eb = np.abs(a[mask] - gold[mask]), np.abs(b[mask] - gold[mask])
+        rows.append({
+            "question": int(qid), "label": answers[ids[int(np.flatnonzero(mask)[0])]][3], "n": int(mask.sum()),
+            "mae_a": float(ea.mean()), "mae_b": float(eb.mean()), "mae_difference": float(eb.mean() - ea.mean()),
+            "fr_2_a": float(np.mean(ea >= 2 - 1e-9)), "fr_2_b": float(np.mean(eb >= 2 - 1e-9)),
+        })
+    return rows
+
+
+def _case_rows(indices, ids, a, b, gold, answers):
+    return [
+        {"response": ids[i], "question": answers[ids[i]][3], "gold": float(gold[i]), "a": float(a[i]), "b": float(b[i])}
+        for i in indices[:MAX_CASES]
+    ]
+
+
+def compare_pair(setting_a, setting_b, scores_a, scores_b, answers, *, n_resamples, seed):
+    ids = sorted(set(scores_a) & set(scores_b) & set(answers))
+    a, b, gold, clusters = _arrays(ids, scores_a, scores_b, answers)
+    sources = np.array([answers[i][1] for i in ids], dtype=object)
+    by_source = []
+    for source in sorted(set(sources.tolist())):
+        mask = sources == source
+        by_source.append({"source": source, **paired.paired_comparison(
+            a[mask], b[mask], gold[mask], clusters[mask], n_resamples=n_resamples, seed=seed)})
+    a_close, b_close = paired.split_cases(a, b, gold)
+    return {
+        "a": setting_a.pk, "b": setting_b.pk,
+        "a_label": str(setting_a), "b_label": str(setting_b),
+        "n_common": len(ids),
+        "only_a": len(set(scores_a) - set(scores_b)), "only_b": len(set(scores_b) - set(scores_a)),
+        "overall": paired.paired_comparison(a, b, gold, clusters, n_resamples=n_resamples, seed=seed),
+        "by_source": by_source,
+        "by_question": _by_question(ids, a, b, gold, answers),
+        "cases": {
+            "a_close_b_off": _case_rows(a_close, ids, a, b, gold, answers), "n_a_close_b_off": len(a_close),
+            "b_close_a_off": _case_rows(b_close, ids, a, b, gold, answers), "n_b_close_a_off": len(b_close),
+        },
+    }
+
+
+def resolve_settings(ids):
+    """Setting versions by id, in the order given (duplicates dropped); CompareError unless >= 2."""
+    wanted = list(dict.fromkeys(int(i) for i in ids))
+    found = JudgeSetting.objects.in_bulk(wanted)
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        raise CompareError(f"No judge setting version with id {missing[0]}.")
+    if len(wanted) < 2:
+        raise CompareError("Choose at least two judge setting versions to compare.")
+    return [found[i] for i in wanted]
+
+
+def compare_settings(settings, *, exam=None, n_resamples=1000, seed=0):
+    """Every pair of `settings` (setting A before B in the order given), paired on their common answers."""
+    if len(settings) < 2:
+        raise CompareError("Choose at least two judge setting versions to compare.")
+    exam_id = exam.pk if exam is not None else None
+    scores = {s.pk: _scores(s, exam_id) for s in settings}
+    answers = _answers(set().union(*scores.values()))
+    pairs = [compare_pair(sa, sb, scores[sa.pk], scores[sb.pk], answers, n_resamples=n_resamples, seed=seed)
+             for sa, sb in combinations(settings, 2)]
+    return {
+        "settings": [{"id": s.pk, "name": s.name, "version": s.version, "kind": s.kind, "model": s.model,
+                      "n_scored": len(scores[s.pk])} for s in settings],
+        "selection": {"exam": exam.name if exam is not None else None, "rule": SELECTION_RULE},
+        "n_resamples": n_resamples, "seed": seed, "resampling": paired.RESAMPLING,
+        "difference": "B - A (negative for an error measure: B is closer to gold)",
+        "pairs": pairs,
+    }

@@ -1,0 +1,165 @@
+"""Two judge settings compared on the same answers: paired differences with cluster-bootstrap
+intervals, an exact sign test and a cluster sign-flip permutation test. Pure numpy (no Django).
+
+Every function takes parallel arrays over the answers both settings scored: the two settings'
+scores `a` and `b`, the gold score and a cluster id per answer (its question: answers to one
+question are not independent, so intervals and the permutation test resample or flip whole
+questions). Differences are always B - A: for an error measure (MSE, MAE, FR_d, |bias|) a
+negative difference means B is closer to gold.
+"""
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+
+from .metrics import FR_DISTANCES
+
+_EPS = 1e-9
+RESAMPLING = "two-stage cluster bootstrap: questions with replacement, then answers within each drawn question"
+EXACT_FLIPS_MAX_CLUSTERS = 16  # up to 2**16 sign patterns are enumerated; more are sampled
+MEASURES = ("mse", "mae", "bias", *(f"fr_{d}" for d in FR_DISTANCES), "pearson")
+
+
+def _measures(score, gold):
+    """Every measure of one setting on one (re)sample, as a dict of floats (NaN where undefined)."""
+    delta = score - gold
+    out = {
+        "mse": float(np.mean(delta**2)),
+        "mae": float(np.mean(np.abs(delta))),
+        "bias": float(np.mean(delta)),
+        **{f"fr_{d}": float(np.mean(np.abs(delta) >= d - _EPS)) for d in FR_DISTANCES},
+    }
+    sx, sy = score - score.mean(), gold - gold.mean()
+    denominator = np.sqrt(np.sum(sx * sx) * np.sum(sy * sy))
+    out["pearson"] = float(np.sum(sx * sy) / denominator) if denominator > 0 else float("nan")
+    return out
+
+
+def _clean(value):
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+def _percentile_interval(values, confidence):
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return [None, None]
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return [float(low), float(high)]
+
+
+def _cluster_layout(clusters):
+    """(order, starts, sizes): answers sorted by cluster, where each cluster starts, its size."""
+    order = np.argsort(clusters, kind="stable")
+    _, starts, sizes = np.unique(np.asarray(clusters)[order], return_index=True, return_counts=True)
+    return order, starts, sizes
+
+
+def cluster_bootstrap_indices(rng, clusters, n_resamples):
+    """Index arrays of a two-stage cluster bootstrap: draw as many clusters as there are, with
+    replacement; within each drawn cluster, draw its answers with replacement."""
+    order, starts, sizes = _cluster_layout(clusters)
+    k = len(sizes)
+    for _ in range(n_resamples):
+        drawn = rng.integers(0, k, size=k)
+        lengths = sizes[drawn]
+        offsets = np.repeat(starts[drawn], lengths)
+        within = np.floor(rng.random(int(lengths.sum())) * np.repeat(lengths, lengths)).astype(int)
+        yield order[offsets + within]
+
+
+@dataclass
+class SignTest:
+    b_better: int  # answers where |B - gold| < |A - gold|
+    a_better: int
+    ties: int
+    p_value: float | None  # exact two-sided binomial test on the answers that differ
+
+    def as_dict(self):
+        return {"b_better": self.b_better, "a_better": self.a_better, "ties": self.ties, "p_value": self.p_value}
+
+
+def sign_test(a, b, gold):
+    """Exact two-sided sign test on the per-answer absolute errors (ties dropped). It treats
+    answers as independent; the permutation test below does not."""
+    a, b, gold = (np.asarray(x, dtype=float) for x in (a, b, gold))
+    diff = np.abs(b - gold) - np.abs(a - gold)
+    b_better, a_better = int(np.sum(diff < -_EPS)), int(np.sum(diff > _EPS))
+    n = b_better + a_better
+    if not n:
+        return SignTest(b_better, a_better, int(diff.size - n), None)
+    k = min(b_better, a_better)
+    tail = sum(comb(n, i) for i in range(k + 1)) / 2**n
+    return SignTest(b_better, a_better, int(diff.size - n), float(min(1.0, 2 * tail)))
+
+
+def cluster_permutation_test(a, b, gold, clusters, *, n_permutations=10_000, seed=0):
+    """Sign-flip permutation test of the mean difference in absolute error, |B - gold| - |A - gold|,
+    flipping whole clusters (under H0 the two settings are exchangeable on every answer of a
+    question at once). Exact (every sign pattern) up to EXACT_FLIPS_MAX_CLUSTERS clusters, else
+    `n_permutations` seeded random patterns. Returns (p value, method)."""
+    a, b, gold = (np.asarray(x, dtype=float) for x in (a, b, gold))
+    diff = np.abs(b - gold) - np.abs(a - gold)
+    if not diff.size:
+        return None, "none"
+    _, codes = np.unique(np.asarray(clusters), return_inverse=True)
+    sums = np.bincount(codes, weights=diff)
+    k, n = len(sums), diff.size
+    observed = abs(sums.sum()) / n
+    if k <= EXACT_FLIPS_MAX_CLUSTERS:
+        patterns = ((np.arange(2**k)[:, None] >> np.arange(k)) & 1) * 2 - 1
+        method = f"exact over all {2**k} sign patterns of {k} questions"
+    else:
+        rng = np.random.default_rng(seed)
+        patterns = rng.choice([-1, 1], size=(n_permutations, k))
+        method = f"{n_permutations} seeded random sign patterns of {k} questions"
+    flipped = np.abs(patterns @ sums) / n
+    return float(np.mean(flipped >= observed - _EPS)), method
+
+
+def paired_comparison(a, b, gold, clusters, *, n_resamples=1000, seed=0, confidence=0.95):
+    """Both settings' measures, their difference B - A and its cluster-bootstrap interval, the sign
+    test and the permutation test, on the same answers."""
+    a, b, gold = (np.asarray(x, dtype=float) for x in (a, b, gold))
+    clusters = np.asarray(clusters)
+    if not (a.shape == b.shape == gold.shape == clusters.shape):
+        raise ValueError("scores, gold and clusters must pair up")
+    n = int(a.size)
+    out = {"n": n, "n_questions": int(len(np.unique(clusters))) if n else 0, "resampling": RESAMPLING,
+           "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    if not n:
+        out.update(measures={m: {"a": None, "b": None, "difference": None, "ci": [None, None]} for m in MEASURES},
+                   sign_test=sign_test(a, b, gold).as_dict(), permutation={"p_value": None, "method": "none"})
+        return out
+    ma, mb = _measures(a, gold), _measures(b, gold)
+    draws = {m: [] for m in MEASURES}
+    if n >= 2 and n_resamples:
+        rng = np.random.default_rng(seed)
+        for idx in cluster_bootstrap_indices(rng, clusters, n_resamples):
+            ra, rb = _measures(a[idx], gold[idx]), _measures(b[idx], gold[idx])
+            for m in MEASURES:
+                draws[m].append(rb[m] - ra[m])
+    out["measures"] = {
+        m: {
+            "a": _clean(ma[m]), "b": _clean(mb[m]),
+            "difference": _clean(mb[m] - ma[m]),
+            "ci": _percentile_interval(draws[m], confidence) if draws[m] else [None, None],
+        }
+        for m in MEASURES
+    }
+    out["sign_test"] = sign_test(a, b, gold).as_dict()
+    p_value, method = cluster_permutation_test(a, b, gold, clusters, seed=seed)
+    out["permutation"] = {"p_value": p_value, "method": method,
+                          "statistic": "mean of |B - gold| - |A - gold| over answers"}
+    return out
+
+
+def split_cases(a, b, gold, *, close=1.0, off=2.0):
+    """Indices of answers where one setting is within `close` of gold and the other `off` or more
+    away: (A close and B off, B close and A off)."""
+    a, b, gold = (np.asarray(x, dtype=float) for x in (a, b, gold))
+    ea, eb = np.abs(a - gold), np.abs(b - gold)
+    a_close_b_off = np.flatnonzero((ea <= close + _EPS) & (eb >= off - _EPS))
+    b_close_a_off = np.flatnonzero((eb <= close + _EPS) & (ea >= off - _EPS))
+    return a_close_b_off.tolist(), b_close_a_off.tolist()

@@ -1,0 +1,49 @@
+"""The transport to OpenAI-compatible LLM servers: one way to call, whatever the caller.
+
+Public API::
+
+    import llm
+
+    llm.configure(source=build_config)          # once, by the host application (config/llm.py)
+    endpoint = llm.EndpointSpec(key="local", base_url="http://127.0.0.1:8001/v1")
+    done = llm.complete(endpoint, llm.CallSpec(model="m"), [{"role": "user", "content": "hi"}])
+    done.text, done.attempts, done.errors       # or llm.LlmCallFailed with .errors
+
+Modules: `client` (the call with retries and the `openai` client per endpoint), `access` (which
+key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
+threads, processes and machines), `senders` (the threads that send an endpoint's calls),
+`reply_limit` (how much of an answer is read), `pool` (the process's threads for batches of
+calls), `config` (what the host application tells the transport).
+
+This package imports no Django and no project app (an import-linter contract in pyproject.toml
+holds it to that): judges, generation, the meta-evaluator and the OCR vision engine use it.
+"""
+from . import access
+from .client import (
+    MISSING_KEY_HINT,
+    CallSpec,
+    Completion,
+    EndpointRefused,
+    EndpointSpec,
+    EndpointUnusable,
+    LlmCallFailed,
+    MissingApiKey,
+    ReplyTooLarge,
+    backoff_delay,
+    bounded_http_client,
+    check_endpoint,
+    complete,
+    limiter_for,
+    parse_retry_after,
+    read_api_key,
+    warm_up,
+)
+from .config import LlmConfig, configure, refresh
+from .pool import call_pool
+
+__all__ = [
+    "access", "LlmConfig", "configure", "refresh", "call_pool",
+    "EndpointSpec", "CallSpec", "Completion", "complete", "check_endpoint", "read_api_key", "limiter_for",
+    "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
+    "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",
+]
