@@ -8,6 +8,7 @@ Public API::
     endpoint = llm.EndpointSpec(key="local", base_url="http://127.0.0.1:8001/v1")
     done = llm.complete(endpoint, llm.CallSpec(model="m"), [{"role": "user", "content": "hi"}])
     done.text, done.attempts, done.errors       # or llm.LlmCallFailed with .errors
+    sent = llm.send_request(endpoint, lambda client: read(client.post("/embeddings", ...)), estimate)  # any request
 
 Modules: `client` (the call with retries and the `openai` client per endpoint), `access` (which
 key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
@@ -36,6 +37,7 @@ from .client import (
     limiter_for,
     parse_retry_after,
     read_api_key,
+    send_request,
     warm_up,
 )
 from .config import LlmConfig, configure, refresh
@@ -43,7 +45,7 @@ from .pool import call_pool
 
 __all__ = [
     "access", "LlmConfig", "configure", "refresh", "call_pool",
-    "EndpointSpec", "CallSpec", "Completion", "complete", "check_endpoint", "read_api_key", "limiter_for",
+    "EndpointSpec", "CallSpec", "Completion", "complete", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",
 ]

@@ -198,42 +198,69 @@ def estimate_tokens(messages, max_tokens):
 
 def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
     """Send one chat completion; retry what can be retried; return a Completion or raise LlmCallFailed."""
+    from openai.types.chat import ChatCompletion  # slow import: only where a call is made
+
+    kwargs = _request_kwargs(call, messages)
+
+    def request(client):
+        # The client's raw POST (its documented way to send any request) rather than
+        # `chat.completions.create`: the same request and parsed reply, without walking the
+        # typed parameters to rewrite them, which cost a third of each call's CPU (our
+        # bodies are plain JSON already). Measured in docs/judges.md, "Fifth round".
+        return _read(client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion))
+
+    sent = send_request(endpoint, request, estimate_tokens(messages, call.max_tokens), limiter=limiter, sleep=sleep)
+    text, prompt_tokens, completion_tokens, finish = sent.reply
+    text, cut_from = access.cap_output(text)
+    if cut_from:
+        sent.errors.append(_truncation_note(sent.attempts, cut_from, len(text)))
+    return Completion(text, prompt_tokens, completion_tokens, sent.latency_ms, sent.attempts, sent.errors, finish,
+                      cut_from)
+
+
+@dataclass
+class Sent:
+    """What `send_request` got: the reply of the attempt that succeeded and the failed attempts before it."""
+
+    reply: object
+    latency_ms: int
+    attempts: int
+    errors: list
+
+
+def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep):
+    """Send one request with the endpoint's retries, limits and sender threads; return a `Sent`.
+
+    `request(client)` makes the call on the process's `openai.OpenAI` for the endpoint (e.g.
+    ``client.post(path, body=..., cast_to=...)``) and returns the reply read into an object with
+    a ``tokens`` attribute (the usage the limiter settles with). Used by chat completions
+    (`complete`) and by the studies' embeddings and completions calls. Raises LlmCallFailed.
+    """
     from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError  # slow import, as above
-    from openai.types.chat import ChatCompletion
 
     limiter = limiter or limiter_for(endpoint)
     try:
         client = openai_client(endpoint)
     except EndpointUnusable as exc:
         raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0) from exc
-    kwargs = _request_kwargs(call, messages)
     errors, spent_ms = [], 0
     config = current()
     base, cap = float(config.retry_base_seconds), float(config.retry_max_seconds)
-    estimate = estimate_tokens(messages, call.max_tokens)
     attempts = max(1, endpoint.max_attempts)
     senders = senders_for(limiter)
 
-    def send(request):
-        # The client's raw POST (its documented way to send any request) rather than
-        # `chat.completions.create`: the same request and parsed reply, without walking the
-        # typed parameters to rewrite them, which cost a third of each call's CPU (our
-        # bodies are plain JSON already). Measured in docs/judges.md, "Fifth round".
-        reply = _read(client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion))
-        request.actual_tokens = reply.tokens
+    def send(pending):
+        reply = request(client)
+        pending.actual_tokens = reply.tokens
         return reply
 
     for attempt in range(1, attempts + 1):
         sent = senders.run(send, estimate)  # on a thread holding one of the endpoint's slots
         started = sent.started or time.monotonic()
         try:
-            text, prompt_tokens, completion_tokens, finish = sent.outcome()
+            reply = sent.outcome()
             elapsed = int((time.monotonic() - started) * 1000)
-            spent_ms += elapsed
-            text, cut_from = access.cap_output(text)
-            if cut_from:
-                errors.append(_truncation_note(attempt, cut_from, len(text)))
-            return Completion(text, prompt_tokens, completion_tokens, elapsed, attempt, errors, finish, cut_from)
+            return Sent(reply, elapsed, attempt, errors)
         except APIStatusError as exc:
             error = _error(attempt, started, "http", str(exc)[:500], status=exc.status_code)
             retry_after = parse_retry_after(exc.response.headers if exc.response is not None else {})

@@ -8,7 +8,7 @@ import django.db.models.deletion
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("grading", "0009_batch_run_base"),
+        ("grading", "0010_batch_run_base"),
     ]
 
     state_operations = [

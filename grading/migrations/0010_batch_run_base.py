@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('grading', '0008_judgesetting_approximate_answers'),
+        ('grading', '0009_geometry_study'),
     ]
 
     operations = [
