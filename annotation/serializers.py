@@ -1,4 +1,5 @@
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from .models import (
@@ -164,7 +165,7 @@ class LabelDraftSerializer(serializers.ModelSerializer):
 
     def validate_payload(self, value):
         if not isinstance(value, dict):
-            raise serializers.ValidationError("The draft must be a JSON object.")
+            raise serializers.ValidationError(gettext("The draft must be a JSON object."))
         return value
 
 
@@ -190,7 +191,7 @@ class AssignRequestSerializer(serializers.Serializer):
 
     def validate(self, attrs):
         if not attrs.get("question") and not attrs.get("exam"):
-            raise serializers.ValidationError("Choose a question or an exam.")
+            raise serializers.ValidationError(gettext("Choose a question or an exam."))
         return attrs
 
 
@@ -222,7 +223,7 @@ class AdjudicateRequestSerializer(serializers.Serializer):
 
     def validate_expected_gold_status(self, value):
         if value not in Response.GoldStatus.values:
-            raise serializers.ValidationError(f"One of {', '.join(Response.GoldStatus.values)}.")
+            raise serializers.ValidationError(gettext("One of %(join)s.") % {"join": ', '.join(Response.GoldStatus.values)})
         return value
 
 

@@ -5,6 +5,7 @@ from typing import Any
 
 from django.db.models import Avg, Count, Max, Min, Prefetch, Q, QuerySet, Sum
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.roles import is_reviewer
 from annotation.labelling.selectors import can_label
@@ -43,10 +44,10 @@ def _eta_words(seconds):
     if seconds is None:
         return ""
     if seconds < 60:
-        return "less than a minute left"
+        return gettext("less than a minute left")
     if seconds < 3600:
-        return f"about {round(seconds / 60)} min left"
-    return f"about {seconds // 3600} h {round(seconds % 3600 / 60)} min left"
+        return gettext("about %(minutes)s min left") % {"minutes": round(seconds / 60)}
+    return gettext("about %(hours)s h %(minutes)s min left") % {"hours": seconds // 3600, "minutes": round(seconds % 3600 / 60)}
 
 
 def _eta_seconds(batch, remaining):

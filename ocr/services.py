@@ -15,6 +15,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from PIL import Image
 
 from annotation.models import Exam, Question, Response
@@ -114,7 +115,8 @@ def ingest_new_batch(*, exam: Exam, engine: str, uploads: Iterable[Upload], user
 def _check_batch_size(uploads):
     limit = settings.OCR_MAX_FILES_PER_BATCH
     if len(uploads) > limit:
-        raise BatchError(f"{len(uploads)} files in one batch; the limit is {limit}. Upload them in parts.")
+        raise BatchError(gettext("%(n_uploads)s files in one batch; the limit is %(limit)s. Upload them in parts.")
+                         % {"n_uploads": len(uploads), "limit": limit})
 
 
 def ingest_uploads(batch: ScanBatch, uploads: Iterable[Upload]) -> list[ScanFile]:
@@ -503,7 +505,7 @@ def _record_rendering(page, decoded):
             delete_files([name])
             duplicate = _duplicate_of(decoded.checksum)
     words = _duplicate_words(duplicate) if duplicate else "the same image was stored by another upload just now"
-    raise imaging.UploadRefused(f"Skipped: {words}.")
+    raise imaging.UploadRefused(gettext("Skipped: %(words)s.") % {"words": words})
 
 
 def prepare_stored_page(page: Page, reads: str = "binary") -> imaging.PreparedPage:
@@ -609,7 +611,7 @@ def _record_revision(transcript, text, kind, user, now):
 def verify_transcript(page: Page, *, text: str, base_version: int, user) -> tuple[Transcript, Response]:
     """Save the text as verified and write the response it belongs to (history kept)."""
     if not page.is_assigned:
-        raise TranscriptError("Assign a student and a question to this page before verifying it.")
+        raise TranscriptError(gettext("Assign a student and a question to this page before verifying it."))
     with transaction.atomic():
         transcript = save_transcript(
             page, text=text, base_version=base_version, user=user, kind=TranscriptRevision.Kind.VERIFY
@@ -643,14 +645,14 @@ def flag_transcript(*, response: Response, user, start: int, end: int, note: str
     """
     text = response.transcript
     if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
-        raise FlagInvalid("Select a passage of the answer first.")
+        raise FlagInvalid(gettext("Select a passage of the answer first."))
     if not 0 <= start < end <= len(text):
-        raise FlagInvalid(f"The passage {start}–{end} lies outside the transcript (length {len(text)}).")
+        raise FlagInvalid(gettext("The passage %(start)s–%(end)s lies outside the transcript (length %(n_text)s).") % {"start": start, "end": end, "n_text": len(text)})
     if not isinstance(note, str) or len(note) > MAX_FLAG_NOTE:
-        raise FlagInvalid(f"The note must be text of at most {MAX_FLAG_NOTE} characters.")
+        raise FlagInvalid(gettext("The note must be text of at most %(MAX_FLAG_NOTE)s characters.") % {"MAX_FLAG_NOTE": MAX_FLAG_NOTE})
     page_id, page_offset = selectors.page_of_span(response, start)
     if page_id is None:
-        raise FlagInvalid("This answer was not made from scans: there is no page to correct.")
+        raise FlagInvalid(gettext("This answer was not made from scans: there is no page to correct."))
     return TranscriptFlag.objects.create(
         response=response, page_id=page_id, start=start, end=end, quote=text[start:end], note=note.strip(),
         page_start=start - page_offset if page_offset is not None else None,

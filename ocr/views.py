@@ -10,6 +10,7 @@ from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
@@ -32,7 +33,7 @@ def _report_ingest(request, scan_files):
     accepted = sum(1 for f in scan_files if f.status == "accepted")
     pages = sum(f.n_new_pages for f in scan_files)
     refused = [f for f in scan_files if f.status != "accepted"]
-    messages.success(request, f"{accepted} of {len(scan_files)} file(s) accepted, {pages} new page(s) queued for OCR.")
+    messages.success(request, gettext("%(accepted)s of %(n_scan_files)s file(s) accepted, %(pages)s new page(s) queued for OCR.") % {"accepted": accepted, "n_scan_files": len(scan_files), "pages": pages})
     for scan_file in refused:
         messages.error(request, f"{scan_file.original_name}: {scan_file.message}")
 
@@ -84,9 +85,9 @@ def class_upload(request):
             for problem in exc.problems:
                 form.add_error(None, problem)
         else:
-            messages.success(request, f"{len(batch.roster)} packets, {batch.pages.count()} pages queued.")
+            messages.success(request, gettext("%(n_roster)s packets, %(count)s pages queued.") % {"n_roster": len(batch.roster), "count": batch.pages.count()})
             return redirect("ocr:batch_detail", pk=batch.pk)
-    messages.error(request, "Nothing was uploaded: see the reasons under “Upload a class PDF”.")
+    messages.error(request, gettext("Nothing was uploaded: see the reasons under “Upload a class PDF”."))
     return _batch_list_page(request, UploadForm(), form, status=400)
 
 
@@ -128,7 +129,7 @@ def batch_assign_labels(request, pk):
     form = _assign_form(request.POST)
     if not form.is_valid():
         problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
-        messages.error(request, f"Nothing was assigned. {problems}")
+        messages.error(request, gettext("Nothing was assigned. %(problems)s") % {"problems": problems})
         return redirect("ocr:batch_detail", pk=pk)
     responses = labelling_selectors.assignable_responses(batch=batch)
     waiting = selectors.answers_waiting(batch)
@@ -139,12 +140,12 @@ def batch_assign_labels(request, pk):
             assigned_by=request.user,
         )
     except ValueError as exc:  # LabelInvalid is a ValueError
-        messages.error(request, f"Nothing was assigned. {exc}")
+        messages.error(request, gettext("Nothing was assigned. %(exc)s") % {"exc": exc})
         return redirect("ocr:batch_detail", pk=pk)
     left_out = f" {waiting} answer(s) of the batch are not verified yet and were left out." if waiting else ""
     messages.success(request, result.summary() + left_out)
     if result.short_of_annotators:
-        messages.warning(request, f"{result.short_of_annotators} label(s) could not be given out: too few annotators.")
+        messages.warning(request, gettext("%(short_of_annotators)s label(s) could not be given out: too few annotators.") % {"short_of_annotators": result.short_of_annotators})
     return redirect("ocr:batch_detail", pk=pk)
 
 
@@ -177,7 +178,7 @@ def batch_packets_fix(request, pk):
         return _packets_page(request, batch, status=400)
     messages.success(request, edit.summary + ".")
     for note in edit.responses:
-        messages.info(request, f"Response #{note['response']}: {note['what']}.")
+        messages.info(request, gettext("Response #%(response)s: %(what)s.") % {"response": note['response'], "what": note['what']})
     return redirect("ocr:batch_packets", pk=pk)
 
 
@@ -211,7 +212,7 @@ def batch_add_files(request, pk):
     batch = get_object_or_404(ScanBatch, pk=pk)
     form = AddFilesForm(request.POST, request.FILES)
     if not form.is_valid():
-        messages.error(request, "Choose one or more files to add.")
+        messages.error(request, gettext("Choose one or more files to add."))
         return redirect("ocr:batch_detail", pk=pk)
     try:
         scan_files = services.ingest_uploads(batch, services.uploads_from(form.cleaned_data["scans"]))
@@ -243,9 +244,9 @@ def batch_assign(request, pk):
     except packets.PacketError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Saved the assignment of {len(edit.changes) if edit else 0} page(s).")
+        messages.success(request, gettext("Saved the assignment of %(value)s page(s).") % {"value": len(edit.changes) if edit else 0})
         for note in edit.responses if edit else ():
-            messages.info(request, f"Response #{note['response']}: {note['what']}.")
+            messages.info(request, gettext("Response #%(response)s: %(what)s.") % {"response": note['response'], "what": note['what']})
     return redirect("ocr:batch_detail", pk=pk)
 
 
@@ -256,9 +257,9 @@ def batch_run_engine(request, pk):
     form = EngineForm(request.POST)
     if form.is_valid():
         runs = services.queue_engine_on_batch(batch, form.cleaned_data["engine"])
-        messages.success(request, f"Queued {form.cleaned_data['engine']} on {len(runs)} page(s).")
+        messages.success(request, gettext("Queued %(engine)s on %(n_runs)s page(s).") % {"engine": form.cleaned_data['engine'], "n_runs": len(runs)})
     else:
-        messages.error(request, "Unknown engine.")
+        messages.error(request, gettext("Unknown engine."))
     return redirect("ocr:batch_detail", pk=pk)
 
 
@@ -267,7 +268,7 @@ def batch_run_engine(request, pk):
 def batch_retry(request, pk):
     batch = get_object_or_404(ScanBatch, pk=pk)
     count = services.retry_failed_runs(batch)
-    messages.success(request, f"Queued {count} failed run(s) again.")
+    messages.success(request, gettext("Queued %(count)s failed run(s) again.") % {"count": count})
     return redirect("ocr:batch_detail", pk=pk)
 
 
@@ -331,7 +332,7 @@ def page_image(request, pk, kind):
     field = IMAGE_KINDS.get(kind)
     page = get_object_or_404(Page.objects.only("id", "web", "thumb", "processed", "master", "status", "response_id"), pk=pk)
     if not selectors.may_view_page_image(request.user, page):
-        raise PermissionDenied("This scan belongs to a response that is not assigned to you.")
+        raise PermissionDenied(gettext("This scan belongs to a response that is not assigned to you."))
     name = getattr(page, field) if field else ""
     if field == "processed" and not name:
         name = services.processed_rendition(page)

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ..models import ExportJob, Response
 from ..selectors import RESPONSE_FILTERS, filter_responses
@@ -46,11 +47,11 @@ def clean_filters(params):
 def create_export_job(user, fmt, params):
     """Queue an export of the responses matching params; the worker picks it up after commit."""
     if fmt not in FORMATS:
-        raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+        raise ValueError(gettext("Unknown format %(fmt)s; choose one of %(join)s.") % {"fmt": repr(fmt), "join": ', '.join(FORMATS)})
     filters = clean_filters(params)
     total = filter_responses(Response.objects.all(), filters).count()
     if not total:
-        raise ValueError("No response matches these filters; there is nothing to export.")
+        raise ValueError(gettext("No response matches these filters; there is nothing to export."))
     job = ExportJob.objects.create(format=fmt, filters=filters, total=total, created_by=user)
     transaction.on_commit(lambda: tasks.run_export_job.delay(job.pk))
     return job

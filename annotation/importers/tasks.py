@@ -8,3 +8,10 @@ def run_import_job(job_id):
     from . import services  # cycle: services queue this task
 
     services.run_import_job(job_id)
+
+
+@shared_task(name="annotation.undo_import_job")
+def undo_import_job(job_id):
+    from . import batches  # cycle: the import services queue this task
+
+    batches.undo(job_id)

@@ -3,6 +3,7 @@ adjudication. Blind mode holds here as on the pages: an annotator gets other peo
 and gold scores only once they submitted their own label (annotation.selectors.can_see_scores)."""
 
 from django.db.models import Q
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
@@ -76,7 +77,7 @@ class MyLabelView(APIView):
         response = _response_or_404(response_id)
         mine = selectors.own_label(response, request.user)
         if mine is None and not selectors.can_label(request.user, response):
-            raise PermissionDenied("This response is not assigned to you.")
+            raise PermissionDenied(gettext("This response is not assigned to you."))
         visible = can_see_scores(request.user, response)
         body = {
             "label": LabelSerializer(mine).data if mine else None,
@@ -170,7 +171,7 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         label = super().get_object()
         user = self.request.user
         if label.annotator_id != user.pk and not can_see_scores(user, label.response):
-            raise PermissionDenied("Blind mode: other labels stay hidden until you submit your own.")
+            raise PermissionDenied(gettext("Blind mode: other labels stay hidden until you submit your own."))
         return label
 
     @extend_schema(request=LabelWriteSerializer, responses=LabelSerializer)

@@ -6,6 +6,7 @@ responses whose scores the blind rule lets them see.
 """
 import django_filters
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.response import Response as ApiResponse
@@ -106,7 +107,7 @@ class JudgeSettingSerializer(serializers.ModelSerializer):
     def validate_prompt_template(self, value):
         unknown = prompts.unknown_placeholders(value)
         if unknown:
-            raise serializers.ValidationError(f"Unknown placeholders: {', '.join(unknown)}.")
+            raise serializers.ValidationError(gettext("Unknown placeholders: %(join)s.") % {"join": ', '.join(unknown)})
         return value
 
 

@@ -17,6 +17,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext
+
 FORMATS = ("markdown", "latex")
 DASH = "—"
 
@@ -273,7 +275,7 @@ def build_sections(data: dict, sections: list[Callable] | None = None) -> list[S
 def build(data: dict, fmt: str = "markdown", sections: list[Callable] | None = None) -> str:
     """The report text in `fmt` (markdown or latex) from the appendix `data`."""
     if fmt not in FORMATS:
-        raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+        raise ValueError(gettext("Unknown format %(fmt)s; choose one of %(join)s.") % {"fmt": repr(fmt), "join": ', '.join(FORMATS)})
     built = build_sections(data, sections)
     return _markdown(built) if fmt == "markdown" else _latex(built)
 

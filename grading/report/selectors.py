@@ -17,6 +17,7 @@ from itertools import combinations
 import numpy as np
 from django.db import connection
 from django.db.models import Count, Q
+from django.utils.translation import gettext
 
 from annotation.labelling.agreement import agreement_report
 from annotation.labelling.selectors import agreement_ratings
@@ -174,7 +175,7 @@ def category_figures(configs) -> dict:
     summary = review.category_summary()
     wanted = {str(c) for c in configs}
     return {
-        "codes": [{"code": code, "name": name} for code, (name, _) in CATEGORIES.items()],
+        "codes": [{"code": code, "name": gettext(name)} for code, (name, _) in CATEGORIES.items()],
         "total": summary["total"],
         "counts": summary["counts"],
         "by_judge": [

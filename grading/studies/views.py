@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 
@@ -34,7 +35,7 @@ def probe_home(request):
         except ValidationError as exc:
             form.add_error(None, " ".join(exc.messages))
         else:
-            messages.success(request, f"Started probe run {run.pk}: {run.n_items} derived answers.")
+            messages.success(request, gettext("Started probe run %(pk)s: %(n_items)s derived answers.") % {"pk": run.pk, "n_items": run.n_items})
             return redirect("grading:studies_probe_run", pk=run.pk)
     rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs()]
     return render(request, "grading/studies_probes.html", {"form": form, "rows": rows, "probes": probes.PROBES})

@@ -2,6 +2,26 @@
 (function () {
   "use strict";
 
+  // The JavaScript catalog (/i18n/js/, loaded before this file) defines gettext, ngettext and
+  // interpolate in the page's language; without it the English text is shown as it is.
+  if (typeof window.gettext !== "function") {
+    window.gettext = function (text) { return text; };
+    window.ngettext = function (singular, plural, n) { return n === 1 ? singular : plural; };
+    window.interpolate = function (format, args) {
+      var i = 0;
+      return format.replace(/%s/g, function () { return String(args[i++]); });
+    };
+  }
+  var gettext = window.gettext, interpolate = window.interpolate;
+
+  // Names of the states of runs, jobs and pages as the JSON progress views send them (codes).
+  var STATUS_LABELS = {
+    queued: gettext("Queued"), running: gettext("Running"), done: gettext("Done"), failed: gettext("Failed"),
+    cancelled: gettext("Cancelled"), pending: gettext("Pending"), ok: gettext("OK"), invalid: gettext("Invalid output"),
+    error: gettext("Call failed")
+  };
+  function statusLabel(code) { return Object.prototype.hasOwnProperty.call(STATUS_LABELS, code) ? STATUS_LABELS[code] : code; }
+
   // Render $...$ and $$...$$ in every element marked .math. KaTeX runs with trust off:
   // \href, \includegraphics and friends are refused, and the text stays escaped HTML.
   // Formulas nested deeper than MATH_MAX_DEPTH, longer than MATH_MAX_LENGTH, or defining
@@ -60,12 +80,12 @@
   function boundMath(tex) {
     var depth = mathDepth(tex);
     var reason = null;
-    if (tex.length > MATH_MAX_LENGTH) reason = tex.length + " characters (limit " + MATH_MAX_LENGTH + ")";
-    else if (depth > MATH_MAX_DEPTH) reason = "nested " + depth + " deep (limit " + MATH_MAX_DEPTH + ")";
-    else if (MACRO_DEFINITIONS.test(tex)) reason = "it defines macros";
+    if (tex.length > MATH_MAX_LENGTH) reason = interpolate(gettext("%s characters (limit %s)"), [tex.length, MATH_MAX_LENGTH]);
+    else if (depth > MATH_MAX_DEPTH) reason = interpolate(gettext("nested %s deep (limit %s)"), [depth, MATH_MAX_DEPTH]);
+    else if (MACRO_DEFINITIONS.test(tex)) reason = gettext("it defines macros");
     if (reason) {
       // auto-render shows the escaped source, as text, for a formula that fails to parse.
-      var error = new window.katex.ParseError("not rendered: " + reason);
+      var error = new window.katex.ParseError(interpolate(gettext("not rendered: %s"), [reason]));
       error.realmathBound = true;
       throw error;
     }
@@ -196,6 +216,7 @@
   window.RealMath.isTyping = isTyping;
   window.RealMath.sendJson = sendJson;
   window.RealMath.poll = poll;
+  window.RealMath.statusLabel = statusLabel;
 
   // Progress bars (<div class="progress"><span data-percent="40"></span></div>): the width is
   // set here through CSSOM, since the CSP allows no style attribute. Returns the bar.

@@ -8,7 +8,7 @@
   function show(state) {
     window.RealMath.setBar(document.getElementById("export-bar"), state.percent);
     document.getElementById("export-count").textContent = state.done + " / " + state.total;
-    document.getElementById("export-status").textContent = state.status.charAt(0).toUpperCase() + state.status.slice(1);
+    document.getElementById("export-status").textContent = window.RealMath.statusLabel(state.status);
     var error = document.getElementById("export-error");
     error.hidden = !state.error;
     error.textContent = state.error || "";

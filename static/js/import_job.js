@@ -10,7 +10,7 @@
   function show(state) {
     window.RealMath.setBar(document.getElementById("import-bar"), state.percent);
     document.getElementById("import-count").textContent = megabytes(state.done) + " / " + megabytes(state.total);
-    document.getElementById("import-status").textContent = state.status.charAt(0).toUpperCase() + state.status.slice(1);
+    document.getElementById("import-status").textContent = window.RealMath.statusLabel(state.status);
     var error = document.getElementById("import-error");
     error.hidden = !state.error;
     error.textContent = state.error || "";

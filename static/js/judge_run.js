@@ -12,7 +12,7 @@
   }
 
   function statusLabel(status) {
-    return { running: "Running", cancelled: "Cancelled", done: "Done" }[status] || status;
+    return window.RealMath.statusLabel(status);
   }
 
   function show(p) {
@@ -22,8 +22,8 @@
       bar.parentNode.setAttribute("aria-valuenow", p.percent);
       bar.className = p.status === "done" ? "ok" : "";
     }
-    var status = statusLabel(p.status) + (p.status === "running" && p.pending ? " · " + p.pending + " to go" : "");
-    if (p.stalled) { status += " · no progress for a while: is a worker running? Resume re-queues the rest"; }
+    var status = statusLabel(p.status) + (p.status === "running" && p.pending ? " · " + interpolate(gettext("%s to go"), [p.pending]) : "");
+    if (p.stalled) { status += " · " + gettext("no progress for a while: is a worker running? Resume re-queues the rest"); }
     set("p-status", status);
     set("p-count", p.done + " / " + p.total);
     set("p-ok", p.ok); set("p-invalid", p.invalid); set("p-error", p.error); set("p-cached", p.cached);

@@ -12,8 +12,9 @@
   function show(p) {
     window.RealMath.setBar(bar, p.percent);
     meter.setAttribute("aria-valuenow", String(p.percent));
-    text.textContent = "OCR " + p.finished + " / " + p.total + " pages" +
-      (p.running ? " · " + p.running + " running" : "") + (p.failed ? " · " + p.failed + " failed" : "") +
+    text.textContent = interpolate(gettext("OCR %s / %s pages"), [p.finished, p.total]) +
+      (p.running ? " · " + interpolate(gettext("%s running"), [p.running]) : "") +
+      (p.failed ? " · " + interpolate(gettext("%s failed"), [p.failed]) : "") +
       (p.eta_text ? " · " + p.eta_text : "");
   }
 

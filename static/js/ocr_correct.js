@@ -152,14 +152,16 @@ import { ScanViewer, drawBoxes, placeBox } from "./scan_viewer.js";
     backdrop.appendChild(document.createTextNode(text.slice(cursor) + "\u200b"));
     backdrop.scrollTop = textarea.scrollTop;
     lowSummary.textContent = marks.length
-      ? marks.length + " low-confidence character(s) marked in the transcript (Alt+L steps through them)."
-      : (lowTokens.length ? "All low-confidence characters were edited." : "");
+      ? interpolate(ngettext("%s low-confidence character marked in the transcript (Alt+L steps through them).",
+                             "%s low-confidence characters marked in the transcript (Alt+L steps through them).",
+                             marks.length), [marks.length])
+      : (lowTokens.length ? gettext("All low-confidence characters were edited.") : "");
   }
 
   function renderRawOutput() {
     if (!rawOutput) return;
     var raw = cfg.rawText;
-    if (!raw) { rawOutput.textContent = cfg.ocrPending ? "OCR is running…" : "No OCR output."; return; }
+    if (!raw) { rawOutput.textContent = cfg.ocrPending ? gettext("OCR is running…") : gettext("No OCR output."); return; }
     var i = 0;
     while (i < raw.length) {
       var ti = rawTokenAt[i];
@@ -168,7 +170,8 @@ import { ScanViewer, drawBoxes, placeBox } from "./scan_viewer.js";
         var span = document.createElement("span");
         span.className = "low";
         span.textContent = raw.slice(t.o, t.o + t.n);
-        span.title = "confidence " + Math.round(t.c * 100) + "%" + (t.b ? "" : " (this engine gives no position)");
+        span.title = interpolate(gettext("confidence %s%"), [Math.round(t.c * 100)]) +
+          (t.b ? "" : " " + gettext("(this engine gives no position)"));
         span.setAttribute("data-token", String(ti));
         rawOutput.appendChild(span);
         i = t.o + t.n;
@@ -248,7 +251,7 @@ import { ScanViewer, drawBoxes, placeBox } from "./scan_viewer.js";
   }
 
   function setBadge(status) {
-    var labels = { draft: "Draft", verified: "Verified", changed: "Changed since verified" };
+    var labels = { draft: gettext("Draft"), verified: gettext("Verified"), changed: gettext("Changed since verified") };
     badge.textContent = labels[status] || status;
     badge.className = "badge " + (status === "verified" ? "ok" : status === "changed" ? "warn" : "");
   }
@@ -259,7 +262,7 @@ import { ScanViewer, drawBoxes, placeBox } from "./scan_viewer.js";
     v.className = "mono";
     v.textContent = "v" + version;
     li.appendChild(v);
-    li.appendChild(document.createTextNode(" " + kind + " · you · " + new Date().toLocaleTimeString()));
+    li.appendChild(document.createTextNode(" " + kind + " · " + gettext("you") + " · " + new Date().toLocaleTimeString()));
     var empty = revisionList.querySelector(".muted");
     if (empty) empty.remove();
     revisionList.insertBefore(li, revisionList.firstChild);
@@ -280,7 +283,7 @@ import { ScanViewer, drawBoxes, placeBox } from "./scan_viewer.js";
     window.clearTimeout(state.autosaveTimer);
     var text = textarea.value;
     if (action === "autosave" && text === state.savedText) return Promise.resolve(null);
-    setStatus(action === "verify" ? "verifying…" : "saving…");
+    setStatus(action === "verify" ? gettext("verifying…") : gettext("saving…"));
     state.saving = window.RealMath.sendJson(cfg.saveUrl, "POST", { text: text, base_version: state.version, action: action })
     .then(function (res) {
       state.saving = null;
@@ -289,12 +292,13 @@ import { ScanViewer, drawBoxes, placeBox } from "./scan_viewer.js";
         state.version = res.data.version;
         state.savedText = text;
         setBadge(res.data.status);
-        if (changed) addRevision(res.data.version, action === "verify" ? "Verified" : action === "autosave" ? "Autosave" : "Save");
+        if (changed) addRevision(res.data.version, action === "verify" ? gettext("Verified") : action === "autosave" ? gettext("Autosave") : gettext("Save"));
         var when = new Date().toLocaleTimeString();
-        setStatus((action === "verify" ? "verified" : "saved") + " · version " + state.version + " · " + when, "ok-text");
+        setStatus(interpolate(action === "verify" ? gettext("verified · version %s · %s") : gettext("saved · version %s · %s"),
+                              [state.version, when]), "ok-text");
         if (action === "verify" && res.data.response) {
-          showMessage("Verified. Response #" + res.data.response + " now holds this text (response version " +
-                      res.data.response_version + ").", "ok");
+          showMessage(interpolate(gettext("Verified. Response #%s now holds this text (response version %s)."),
+                                  [res.data.response, res.data.response_version]), "ok");
         } else if (action !== "autosave") {
           showMessage("");
         }
@@ -302,16 +306,16 @@ import { ScanViewer, drawBoxes, placeBox } from "./scan_viewer.js";
       }
       if (res.status === 409) {
         state.stale = true;
-        setStatus("not saved", "error");
-        showMessage(res.data.detail || "Someone else saved this transcript; reload to see their version.");
+        setStatus(gettext("not saved"), "error");
+        showMessage(res.data.detail || gettext("Someone else saved this transcript; reload to see their version."));
         return Promise.reject(new Error("stale"));
       }
-      setStatus("not saved", "error");
-      showMessage(res.data.detail || ("Not saved: the server answered " + res.status + "."));
+      setStatus(gettext("not saved"), "error");
+      showMessage(res.data.detail || interpolate(gettext("Not saved: the server answered %s."), [res.status]));
       return Promise.reject(new Error("refused"));
     }, function (err) {
       state.saving = null;
-      setStatus("not saved (network); retrying…", "error");
+      setStatus(gettext("not saved (network); retrying…"), "error");
       scheduleAutosave(5000);
       return Promise.reject(err);
     });
@@ -331,7 +335,7 @@ import { ScanViewer, drawBoxes, placeBox } from "./scan_viewer.js";
   }
 
   textarea.addEventListener("input", function () {
-    if (textarea.value !== state.savedText) setStatus("unsaved changes", "warn-text");
+    if (textarea.value !== state.savedText) setStatus(gettext("unsaved changes"), "warn-text");
     refresh();
     scheduleAutosave();
   });

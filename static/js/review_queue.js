@@ -3,7 +3,7 @@
   "use strict";
 
   function show(row, run) {
-    row.querySelector(".run-status").textContent = run.status;
+    row.querySelector(".run-status").textContent = window.RealMath.statusLabel(run.status);
     row.querySelector(".run-done").textContent = run.done + " / " + run.n_items;
     window.RealMath.setBar(row.querySelector(".progress > span"), Math.round(100 * run.fraction));
     row.querySelector(".run-ok").textContent = run.ok;

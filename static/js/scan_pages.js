@@ -9,9 +9,9 @@
  */
 import { ScanViewer, drawBoxes } from "./scan_viewer.js";
 
-const TEXT = {
-  alt: (number) => "Scanned page " + number,
-  pageOf: (number, total) => "page " + number + " of " + total
+const TEXT = {  // through the JavaScript catalogue (window.gettext / interpolate, see app.js)
+  alt: (number) => window.interpolate(window.gettext("Scanned page %s"), [number]),
+  pageOf: (number, total) => window.interpolate(window.gettext("page %s of %s"), [number, total])
 };
 
 const configEl = document.getElementById("scan-config");

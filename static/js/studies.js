@@ -27,7 +27,7 @@
       var bar = document.getElementById("p-bar");
       if (bar) { RM.setBar(bar, p.percent); }
       var set = function (id, value) { var el = document.getElementById(id); if (el) { el.textContent = value; } };
-      set("p-status", p.stalled ? "Running · no progress for a while: is a worker running?" : p.status);
+      set("p-status", p.stalled ? gettext("Running · no progress for a while: is a worker running?") : window.RealMath.statusLabel(p.status));
       set("p-count", p.done + " / " + p.total);
       set("p-ok", p.ok); set("p-invalid", p.invalid); set("p-error", p.error);
     });
@@ -40,7 +40,7 @@
       var done = row.querySelector(".run-done");
       if (done) { done.textContent = p.done + " / " + p.total; }
       var status = row.querySelector(".run-status");
-      if (status) { status.textContent = p.status; }
+      if (status) { status.textContent = window.RealMath.statusLabel(p.status); }
     });
   });
 })();

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from annotation.models import Response
 from annotation.selectors import filter_responses
@@ -31,11 +32,11 @@ def start_judge_run(
     With ``enqueue=False`` nothing is sent to Celery: call `run_inline` to do the work here.
     """
     if config.kind == JudgeSetting.Kind.EXTERNAL:
-        raise RunRefused("Imported (external) settings cannot be run.")
+        raise RunRefused(gettext("Imported (external) settings cannot be run."))
     kind = get_kind(config.kind)
     if kind.uses_llm:
         if config.endpoint is None or not config.model:
-            raise RunRefused(f"Setting {config} needs an endpoint and a model.")
+            raise RunRefused(gettext("Setting %(config)s needs an endpoint and a model.") % {"config": config})
         check_endpoint_usable(config.endpoint)
     queryset = Response.objects.all()
     if response_ids is not None:
@@ -43,7 +44,7 @@ def start_judge_run(
     queryset = filter_responses(queryset, params or {}).order_by("question_id", "id")
     ids = list(queryset.values_list("pk", flat=True))
     if not ids:
-        raise RunRefused("No response matches this selection.")
+        raise RunRefused(gettext("No response matches this selection."))
     chunk_size = chunk_size or _default_chunk_size(config)
     with transaction.atomic():
         run = JudgeRun.objects.create(

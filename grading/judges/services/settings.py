@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
+from django.utils.translation import gettext
 
 import llm
 from llm import access
@@ -42,7 +43,7 @@ def save_endpoint(endpoint: LlmEndpoint | None = None, **fields) -> LlmEndpoint:
     endpoint = endpoint or LlmEndpoint()
     for name, value in fields.items():
         if name not in ENDPOINT_FIELDS:
-            raise ValidationError(f"Unknown endpoint field {name}.")
+            raise ValidationError(gettext("Unknown endpoint field %(name)s.") % {"name": name})
         setattr(endpoint, name, value)
     endpoint.full_clean()
     endpoint.save()
@@ -129,7 +130,7 @@ def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeS
 
     Imported (external) settings describe results made elsewhere and are never changed."""
     if config.kind == JudgeSetting.Kind.EXTERNAL:
-        raise ValidationError("Imported settings describe results made elsewhere and cannot be edited or versioned.")
+        raise ValidationError(gettext("Imported settings describe results made elsewhere and cannot be edited or versioned."))
     changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
     if not changed:
         return config
@@ -152,7 +153,7 @@ def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeS
 def _apply_config_fields(config, fields):
     for name, value in fields.items():
         if name not in CONFIG_FIELDS:
-            raise ValidationError(f"Unknown setting field {name}.")
+            raise ValidationError(gettext("Unknown setting field %(name)s.") % {"name": name})
         setattr(config, name, value)
 
 
@@ -191,10 +192,10 @@ def endpoint_spec(endpoint: LlmEndpoint) -> llm.EndpointSpec:
 def check_endpoint_usable(endpoint: LlmEndpoint) -> None:
     """Refuse a run whose endpoint cannot be called from here (no URL, host or key not allowed, key unset)."""
     if not (endpoint.base_url or settings.OPENAI_BASE_URL):
-        raise RunRefused(f"Endpoint {endpoint} has no base URL and OPENAI_BASE_URL is not set.")
+        raise RunRefused(gettext("Endpoint %(endpoint)s has no base URL and OPENAI_BASE_URL is not set.") % {"endpoint": endpoint})
     try:
         llm.check_endpoint(endpoint_spec(endpoint))
     except llm.MissingApiKey as exc:
         raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
     except llm.EndpointUnusable as exc:
-        raise RunRefused(f"Endpoint {endpoint}: {exc}") from exc
+        raise RunRefused(gettext("Endpoint %(endpoint)s: %(exc)s") % {"endpoint": endpoint, "exc": exc}) from exc

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
+from django.utils.translation import gettext
 
 from grading.judges.services import RunRefused
 from grading.studies.geometry import selectors, services
@@ -28,7 +29,7 @@ def endpoint_of(options):
     try:
         return services.find_endpoint(options["base_url"], options["api_key_env"])
     except ValidationError as exc:
-        raise CommandError(f"Refused: {' '.join(exc.messages)}") from exc
+        raise CommandError(gettext("Refused: %(join)s") % {"join": ' '.join(exc.messages)}) from exc
 
 
 def start(options, **kwargs):
@@ -37,15 +38,15 @@ def start(options, **kwargs):
         try:
             segments = services.parse_segments_jsonl(Path(options["segments_in"]).read_bytes())
         except OSError as exc:
-            raise CommandError(f"Cannot read {options['segments_in']}: {exc.strerror}.") from exc
+            raise CommandError(gettext("Cannot read %(segments_in)s: %(strerror)s.") % {"segments_in": options['segments_in'], "strerror": exc.strerror}) from exc
         except RunRefused as exc:
-            raise CommandError(f"Refused: {options['segments_in']}: {exc}") from exc
+            raise CommandError(gettext("Refused: %(segments_in)s: %(exc)s") % {"segments_in": options['segments_in'], "exc": exc}) from exc
     try:
         return services.start_run(exam=options["exam"], limit=options["limit"], unit=options["unit"], segments=segments,
                                   seed=options["seed"], bootstrap=options["bootstrap"], enqueue=not options["inline"],
                                   **kwargs)
     except (RunRefused, ValidationError) as exc:
-        raise CommandError(f"Refused: {' '.join(getattr(exc, 'messages', [str(exc)]))}") from exc
+        raise CommandError(gettext("Refused: %(join)s") % {"join": ' '.join(getattr(exc, 'messages', [str(exc)]))}) from exc
 
 
 def finish(run, options, stdout, stderr, table):
@@ -67,8 +68,7 @@ def finish(run, options, stdout, stderr, table):
     if options.get("segments_out"):
         Path(options["segments_out"]).write_text(selectors.segments_jsonl(selectors.run_segments(run)), encoding="utf-8")
     if run.analysis_state != run.Analysis.DONE:
-        raise CommandError(f"The run ended without results ({run.get_status_display()}; "
-                           f"{run.analysis_error or run.get_analysis_state_display()}).")
+        raise CommandError(gettext("The run ended without results (%(status)s; %(value)s).") % {"status": run.get_status_display(), "value": run.analysis_error or run.get_analysis_state_display()})
     if options["format"] == "json":
         stdout.write(json.dumps(run.results, indent=1, sort_keys=True, ensure_ascii=False))
     else:

@@ -3,6 +3,7 @@ import csv
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from core.csv_cells import safe_row
 from grading.review import selectors
@@ -32,7 +33,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if options["threshold"] < 0:
-            raise CommandError("--threshold must be 0 or more.")
+            raise CommandError(gettext("--threshold must be 0 or more."))
         params = {k: options[k] for k in selectors.QUEUE_FILTERS if options.get(k)}
         if errors := selectors.queue_filter_errors(params):
             raise CommandError("; ".join(f"--{name}: {' '.join(messages)}" for name, messages in errors.items()))

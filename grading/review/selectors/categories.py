@@ -2,6 +2,7 @@
 from collections import Counter, defaultdict
 
 from django.db.models import Count, Max
+from django.utils.translation import gettext
 
 from annotation.models import Question, Response
 from core.ids import id_param
@@ -9,7 +10,7 @@ from core.ids import id_param
 from ...models import JudgeSetting, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from ...runs import stalled
 from ..meta_eval import CATEGORIES
-from .scopes import question_label
+from .scopes import choice_labels, question_label
 
 # --- category counts -----------------------------------------------------------------------
 
@@ -48,14 +49,14 @@ def category_summary(params=None):
     kept = sum(1 for r in with_proposal if r[6])
     confusion = Counter((r[7], r[0]) for r in with_proposal if r[7])
     return {
-        "categories": [{"code": c, "name": n, "definition": d} for c, (n, d) in CATEGORIES.items()],
+        "categories": [{"code": c, "name": gettext(n), "definition": gettext(d)} for c, (n, d) in CATEGORIES.items()],
         "total": len(rows),
         "counts": [sum(1 for r in rows if r[0] == c) for c in CATEGORIES],
-        "by_direction": breakdown(1, {"over": "Judge over-scored", "under": "Judge under-scored", "": "—"}),
+        "by_direction": breakdown(1, {"over": gettext("Judge over-scored"), "under": gettext("Judge under-scored"), "": "—"}),
         "by_judge": breakdown(2, config_labels),
-        "by_source": breakdown(3, dict(Response.Source.choices)),
+        "by_source": breakdown(3, choice_labels(Response.Source.choices)),
         "by_question": breakdown(4, question_labels),
-        "by_origin": breakdown(5, dict(MetaEvaluation.Source.choices)),
+        "by_origin": breakdown(5, choice_labels(MetaEvaluation.Source.choices)),
         "prelabel": {
             "with_proposal": len(with_proposal),
             "kept": kept,

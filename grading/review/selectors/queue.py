@@ -4,6 +4,7 @@ import django_filters
 from django import forms
 from django.db.models import Count, Exists, F, FloatField, OuterRef, Q
 from django.db.models.functions import Abs, Cast
+from django.utils.translation import gettext_lazy
 
 from annotation.models import Response
 from core.ids import id_param
@@ -15,7 +16,7 @@ from .scopes import DEFAULT_THRESHOLD, EPS, current_results
 
 # --- disagreement queue --------------------------------------------------------------------
 
-QUEUE_STATES = {"todo": "Not classified", "proposed": "LLM proposal waiting", "confirmed": "Classified"}
+QUEUE_STATES = {"todo": gettext_lazy("Not classified"), "proposed": gettext_lazy("LLM proposal waiting"), "confirmed": gettext_lazy("Classified")}
 
 
 def parse_threshold(value, default=DEFAULT_THRESHOLD):

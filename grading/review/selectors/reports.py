@@ -7,12 +7,12 @@ import numpy as np
 from django.db.models import Count, FloatField
 from django.db.models.functions import Cast
 
-from annotation.models import Response
+from annotation.models import Question, Response
 
 from ...models import JudgeResult
 from .. import metrics
 from .ledger import sub_question_ledger
-from .scopes import BOOTSTRAP_RESAMPLES, LEFT_OUT_REASONS, current_results, labels_of
+from .scopes import BOOTSTRAP_RESAMPLES, LEFT_OUT_REASONS, choice_labels, current_results, labels_of
 
 # --- metrics -------------------------------------------------------------------------------
 
@@ -110,13 +110,13 @@ def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
         "n_results": sum(row[-1] for row in rows),
         "n_counted": int(columns.pred.size),
         "left_out": [
-            {"reason": reason, "label": LEFT_OUT_REASONS[reason], "n": left_out[reason]}
+            {"reason": reason, "label": str(LEFT_OUT_REASONS[reason]), "n": left_out[reason]}
             for reason in LEFT_OUT_REASONS if left_out[reason]
         ],
         "overall": metrics.score_metrics(columns.pred, columns.gold, bootstrap=bootstrap).as_dict(),
-        "by_source": _group_metrics(columns, "source", dict(Response.Source.choices), bootstrap=bootstrap),
+        "by_source": _group_metrics(columns, "source", choice_labels(Response.Source.choices), bootstrap=bootstrap),
         "by_question": _group_metrics(columns, "question", question_labels, bootstrap=bootstrap),
-        "by_level": _group_metrics(columns, "level", {"low": "Low", "high": "High", "": "—"}, bootstrap=bootstrap),
+        "by_level": _group_metrics(columns, "level", choice_labels(Question.Level.choices), bootstrap=bootstrap),
         "by_exam": _group_metrics(columns, "exam", exam_labels, bootstrap=bootstrap),
         "gap": metrics.evaluation_gap(*human, *synthetic, n_resamples=bootstrap).as_dict(),
         "plots": {

@@ -4,6 +4,7 @@ each of its items points to); the labels the figures name questions and exams by
 from dataclasses import dataclass
 
 from django.db.models import Count, Exists, OuterRef
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import Exam, Question
 from core.ids import id_param
@@ -15,11 +16,11 @@ BOOTSTRAP_RESAMPLES = 1000
 EPS = 1e-9
 
 LEFT_OUT_REASONS = {
-    "running": "judge still running",
-    "invalid": "judge output unreadable",
-    "error": "judge call failed",
-    "no_score": "no judge score",
-    "no_gold": "no gold score",
+    "running": gettext_lazy("judge still running"),
+    "invalid": gettext_lazy("judge output unreadable"),
+    "error": gettext_lazy("judge call failed"),
+    "no_score": gettext_lazy("no judge score"),
+    "no_gold": gettext_lazy("no gold score"),
 }
 
 
@@ -80,12 +81,12 @@ def resolve_scope(params, *, default=True):
     if run_id:
         run = JudgeRun.objects.select_related("setting").filter(pk=id_param(run_id) or 0).first()
         if run is None:
-            raise ScopeError(f"No judge run {run_id}.")
+            raise ScopeError(gettext("No judge run %(run_id)s.") % {"run_id": run_id})
         return Scope(config=run.setting, run=run)
     if setting:
         config = JudgeSetting.objects.filter(pk=id_param(setting) or 0).first()
         if config is None:
-            raise ScopeError(f"No judge setting version with id {setting}.")
+            raise ScopeError(gettext("No judge setting version with id %(setting)s.") % {"setting": setting})
         return Scope(config=config)
     if not default:
         return Scope()
@@ -129,3 +130,8 @@ def labels_of(question_ids, exam_ids):
     } if question_ids else {}
     exams = dict(Exam.objects.filter(pk__in=exam_ids).values_list("pk", "name")) if exam_ids else {}
     return questions, exams
+
+
+def choice_labels(choices):
+    """{code: label} in the active language, as plain strings (the report is also JSON)."""
+    return {code: str(label) for code, label in choices}

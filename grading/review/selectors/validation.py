@@ -2,6 +2,7 @@
 from collections import defaultdict
 
 from django.db.models import Count, Exists, OuterRef
+from django.utils.translation import gettext_lazy
 
 from annotation.models import Response
 from core.ids import id_param
@@ -12,17 +13,17 @@ from ...models import JudgeResult, JudgeSetting
 
 FINAL_ANSWER_KINDS = (JudgeSetting.Kind.INEQ_FINAL_ANSWER, JudgeSetting.Kind.CAS_FINAL_ANSWER)
 JUDGE_SLOTS = (
-    ("final_answer", "Final answer", FINAL_ANSWER_KINDS),
-    ("toy_case", "Toy case", (JudgeSetting.Kind.INEQ_TOY_CASE,)),
-    ("logical_gap", "Logical gap", (JudgeSetting.Kind.INEQ_LOGICAL_GAP,)),
-    ("numerical_approximation", "Numerical approximation", (JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION,)),
-    ("numerical_computation", "Numerical computation", (JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION,)),
-    ("holistic", "Holistic baseline", (JudgeSetting.Kind.INEQ_HOLISTIC,)),
+    ("final_answer", gettext_lazy("Final answer"), FINAL_ANSWER_KINDS),
+    ("toy_case", gettext_lazy("Toy case"), (JudgeSetting.Kind.INEQ_TOY_CASE,)),
+    ("logical_gap", gettext_lazy("Logical gap"), (JudgeSetting.Kind.INEQ_LOGICAL_GAP,)),
+    ("numerical_approximation", gettext_lazy("Numerical approximation"), (JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION,)),
+    ("numerical_computation", gettext_lazy("Numerical computation"), (JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION,)),
+    ("holistic", gettext_lazy("Holistic baseline"), (JudgeSetting.Kind.INEQ_HOLISTIC,)),
 )
 STEP_SLOTS = ("toy_case", "logical_gap", "numerical_approximation", "numerical_computation")
 OVERALL_SLOTS = ("final_answer", *STEP_SLOTS)
 SLOT_LABELS = {slot: label for slot, label, _ in JUDGE_SLOTS}
-POSITIVE_CLASSES = {"flaw": "the judge fails the solution (finds a flaw)", "pass": "the judge passes the solution"}
+POSITIVE_CLASSES = {"flaw": gettext_lazy("the judge fails the solution (finds a flaw)"), "pass": gettext_lazy("the judge passes the solution")}
 
 
 def validation_judges(params=None):

@@ -28,6 +28,7 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
+from django.utils.translation import gettext
 from threadpoolctl import threadpool_limits
 
 import llm
@@ -75,7 +76,7 @@ def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise RunRefused("The segments file is not UTF-8 text.") from exc
+            raise RunRefused(gettext("The segments file is not UTF-8 text.")) from exc
     segments = []
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
@@ -83,24 +84,24 @@ def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
         try:
             record = json.loads(line)
         except ValueError as exc:
-            raise RunRefused(f"Line {number}: not JSON ({exc.msg}).") from exc
+            raise RunRefused(gettext("Line %(number)s: not JSON (%(msg)s).") % {"number": number, "msg": exc.msg}) from exc
         if not isinstance(record, dict):
-            raise RunRefused(f"Line {number}: a JSON object is expected.")
+            raise RunRefused(gettext("Line %(number)s: a JSON object is expected.") % {"number": number})
         missing = [key for key in selectors.JSONL_FIELDS if key not in record]
         if missing:
-            raise RunRefused(f"Line {number}: missing {', '.join(missing)}.")
+            raise RunRefused(gettext("Line %(number)s: missing %(join)s.") % {"number": number, "join": ', '.join(missing)})
         text = record["segment_text"]
         if not isinstance(text, str) or not text.strip():
-            raise RunRefused(f"Line {number}: segment_text must be non-empty text.")
+            raise RunRefused(gettext("Line %(number)s: segment_text must be non-empty text.") % {"number": number})
         subset = str(record["analysis_subset"]).strip().lower()
         if subset not in selectors.SUBSETS:
-            raise RunRefused(f"Line {number}: analysis_subset must be human or synthetic, not {record['analysis_subset']!r}.")
+            raise RunRefused(gettext("Line %(number)s: analysis_subset must be human or synthetic, not %(analysis_subset)s.") % {"number": number, "analysis_subset": repr(record['analysis_subset'])})
         scores = {}
         for key in ("real_score", "max_score"):
             value = record[key]
             scores[key] = None if value in (None, "") else selectors.finite_number(value)
             if value not in (None, "") and scores[key] is None:
-                raise RunRefused(f"Line {number}: {key} must be a number.")
+                raise RunRefused(gettext("Line %(number)s: %(key)s must be a number.") % {"number": number, "key": key})
         question = str(record["question"])
         segments.append(selectors.Segment(
             text, sample_id=str(record["sample_id"])[:200], question=question,
@@ -108,7 +109,7 @@ def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
             source=str(record.get("source") or "imported")[:16], **scores,
         ))
     if not segments:
-        raise RunRefused("The segments file holds no segment.")
+        raise RunRefused(gettext("The segments file holds no segment."))
     return segments
 
 
@@ -123,24 +124,24 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
     default the run's model) on the run's endpoint as "Step 1: ..." lines, kept only when they
     reproduce the segment's text (steps.align_steps), else the rule-based split is kept and counted."""
     if kind not in GeometryRun.Kind.values:
-        raise RunRefused(f"Unknown study {kind!r}.")
+        raise RunRefused(gettext("Unknown study %(kind)s.") % {"kind": repr(kind)})
     if kind == GeometryRun.Kind.SURPRISAL:
         backend = GeometryRun.Backend.SERVED
     if backend == GeometryRun.Backend.SERVED:
         if endpoint is None or not (model or "").strip():
-            raise RunRefused("A served model needs an endpoint and a model name.")
+            raise RunRefused(gettext("A served model needs an endpoint and a model name."))
         judge_services.check_endpoint_usable(endpoint)
     elif backend != GeometryRun.Backend.LEXICAL:
-        raise RunRefused(f"Unknown embedding backend {backend!r}.")
+        raise RunRefused(gettext("Unknown embedding backend %(backend)s.") % {"backend": repr(backend)})
     if limit is not None and int(limit) < 1:
-        raise RunRefused("--limit must be at least 1.")
+        raise RunRefused(gettext("--limit must be at least 1."))
     if splitter not in SPLITTERS:
-        raise RunRefused(f"Unknown splitter {splitter!r}; choose rule or llm.")
+        raise RunRefused(gettext("Unknown splitter %(splitter)s; choose rule or llm.") % {"splitter": repr(splitter)})
     if splitter == "llm" and kind != GeometryRun.Kind.SURPRISAL:
-        raise RunRefused("The LLM splitter serves the surprisal study (geometry embeds whole segments).")
+        raise RunRefused(gettext("The LLM splitter serves the surprisal study (geometry embeds whole segments)."))
     for name, value, low in (("bootstrap", bootstrap, 0), ("permutations", permutations, 0), ("top_k", top_k, 1)):
         if int(value) < low:
-            raise RunRefused(f"{name} must be at least {low}.")
+            raise RunRefused(gettext("%(name)s must be at least %(low)s.") % {"name": name, "low": low})
     skipped = {}
     if segments is None:
         segments, skipped = selectors.error_segments(exam=exam, unit=unit, limit=limit)
@@ -148,7 +149,7 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
     else:
         source = "jsonl"
     if not segments:
-        raise RunRefused("No error segment in this selection (answers with an agreed gold that lost points).")
+        raise RunRefused(gettext("No error segment in this selection (answers with an agreed gold that lost points)."))
     selection = {"source": source, "unit": unit, **({"exam": int(getattr(exam, "pk", exam))} if exam not in (None, "") else {}),
                  **({"limit": int(limit)} if limit else {})}
     params = {"seed": int(seed), "bootstrap": int(bootstrap), "permutations": int(permutations), "top_k": int(top_k),
@@ -549,7 +550,7 @@ def geometry_results(run) -> dict:
         cached = cached_vectors(run.model, [row[2] for row in items])
         dims = {len(v) for v in cached.values()}
         if len(dims) > 1:
-            raise ValueError(f"The model's vectors have different lengths: {sorted(dims)}.")
+            raise ValueError(gettext("The model's vectors have different lengths: %(sorted)s.") % {"sorted": sorted(dims)})
         matrix = np.vstack([cached[row[2]] for row in items]) if items else np.zeros((0, 0))
     subsets = np.array([row[3] for row in items])
     questions = np.array([row[4] for row in items])
