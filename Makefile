@@ -25,7 +25,7 @@ MAKEMESSAGES_IGNORE := -i 'var/*' -i 'tests/*' -i 'bench/*' -i 'test-artifacts/*
 run: setup migrate demo
 	@echo ""
 	@echo "RealMath Workbench: open http://$(HOST):$(PORT)/ and log in with a demo user above."
-	@OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=$(WORKERS) --without-gossip --without-mingle & \
+	@OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker -B --loglevel=INFO --concurrency=$(WORKERS) --without-gossip --without-mingle & \
 	 worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	 $(VENV)/bin/gunicorn config.wsgi --preload --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
 
@@ -92,7 +92,7 @@ serve:
 	$(VENV)/bin/gunicorn config.wsgi --preload --bind $(HOST):$(PORT) --workers 2 --threads 4
 
 worker:
-	OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=$(WORKERS)
+	OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker -B --loglevel=INFO --concurrency=$(WORKERS)
 
 clean:
 	rm -rf var test-artifacts

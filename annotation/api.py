@@ -9,6 +9,7 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from accounts.permissions import IsReviewer, ReadAnnotatorWriteReviewer
+from core.ids import id_param
 
 from . import selectors
 from .importers import ImportFormatError, import_ineqmath, import_realmath
@@ -45,7 +46,7 @@ class IdField(forms.IntegerField):
     """A database id: ASCII digits ("²" and "٣" are digits to int(), not ids), at most MAX_ID."""
 
     def to_python(self, value):
-        if value not in self.empty_values and not selectors.id_param(value):
+        if value not in self.empty_values and not id_param(value):
             raise forms.ValidationError(gettext("A database id: digits 0-9, from 1 to 2**63 - 1."), code="invalid")
         return super().to_python(value)
 

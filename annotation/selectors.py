@@ -5,10 +5,10 @@ from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, Out
 from django.db.models.functions import Lower, Replace
 
 from accounts.roles import is_reviewer
-from core.numbers import MAX_ID, ascii_digits, parse_id  # noqa: F401 - MAX_ID is imported from here by others
+from core.ids import filter_by_id
 
 from .mathtext import SEARCH_DROPPED, search_form
-from .models import Label, Question, Response, RubricVersion
+from .models import Exam, Label, Question, Response, RubricVersion
 
 
 def question_list():
@@ -31,6 +31,36 @@ def question_detail(pk):
     )
 
 
+def question_choices():
+    """Questions for a filter's select, without their texts."""
+    return Question.objects.order_by("location", "id").only("id", "location", "external_id")
+
+
+def question_choices_with_exam():
+    return Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name")
+
+
+def exam_choices():
+    return Exam.objects.only("id", "name")
+
+
+def response_filter_choices():
+    """What a response-list filter form offers (the response list, the export and the judge-run
+    pages): questions, exams, sources, statuses and gold statuses."""
+    return {
+        "questions": question_choices(),
+        "exams": exam_choices(),
+        "sources": Response.Source.choices,
+        "statuses": Response.Status.choices,
+        "gold_statuses": Response.GoldStatus.choices,
+    }
+
+
+def matching_responses(filters):
+    """All responses matching the response-list filters (no blind rule: reviewers' pages)."""
+    return filter_responses(Response.objects.all(), filters)
+
+
 RESPONSE_FILTERS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
 SCORE_FILTERS = ("gold_status", "score_min", "score_max")  # filters on data blind mode hides
 
@@ -47,22 +77,6 @@ def _score_bound(value):
     if number is None or not number.is_finite():
         return None
     return max(-SCORE_LIMIT, min(SCORE_LIMIT, number))
-
-
-def id_param(value):
-    """A database id from request input (a query parameter, a form field), or None: the one
-    parser of core.numbers (ASCII digits only: "²" and "٣" are digits to Python's str.isdigit,
-    not ids; 1 to MAX_ID)."""
-    return parse_id(value)
-
-
-def filter_by_id(queryset, field, value):
-    """Filter on an id given as request text: no filter without digits, nothing for an id no
-    column can hold (it names no row, and would overflow SQLite's integers)."""
-    if not ascii_digits(value):
-        return queryset
-    pk = id_param(value)
-    return queryset.filter(**{field: pk}) if pk is not None else queryset.none()
 
 
 def filter_responses(queryset, params, *, viewer=None):

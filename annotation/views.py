@@ -7,13 +7,13 @@ from django.urls import reverse
 from django.utils.translation import gettext
 
 from accounts.decorators import annotator_required, reviewer_required
-from config.shortcuts import get_object_or_404
+from core.shortcuts import get_object_or_404
 
 from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm
 from .importers import ImportFormatError
-from .importers.jobs import IMPORTERS, create_import_job, fail_stale_jobs, job_progress, runs_in_background
-from .models import Exam, ImportJob, ImportReport, Question, Response, RubricVersion
+from .importers.services import IMPORTERS, create_import_job, fail_stale_jobs, job_progress, runs_in_background
+from .models import ImportJob, ImportReport, Question, Response, RubricVersion
 
 
 @annotator_required
@@ -94,11 +94,7 @@ def response_list(request):
         "page": page,
         "filters": request.GET,
         "querystring": query.urlencode(),
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
-        "exams": Exam.objects.only("id", "name"),
-        "sources": Response.Source.choices,
-        "statuses": Response.Status.choices,
-        "gold_statuses": Response.GoldStatus.choices,
+        **selectors.response_filter_choices(),
     }
     return render(request, "annotation/response_list.html", context)
 

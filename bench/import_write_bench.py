@@ -161,7 +161,7 @@ def run_mode(mode, args, scratch, data_path, annotator, admin, responses):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.db import close_old_connections
 
-    from annotation.importers.jobs import create_import_job
+    from annotation.importers.services import create_import_job
     from annotation.models import ImportJob
 
     saves_until(lambda: False, annotator, responses, 0.05, 2)  # warm up (not counted)

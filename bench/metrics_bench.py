@@ -54,7 +54,7 @@ def populate(n, tag, seed=5):
     ids = list(Response.objects.filter(student_id__startswith=f"{tag}-").order_by("pk").values_list("pk", flat=True))
     config = JudgeSetting.objects.create(name=f"bench judge {tag}", kind=JudgeSetting.Kind.EXTERNAL)
     JudgeResult.objects.bulk_create(
-        (JudgeResult(config=config, response_id=pk, cache_key=f"k{pk}", status="ok", score=float(judge[i]),
+        (JudgeResult(setting=config, response_id=pk, cache_key=f"k{pk}", status="ok", score=float(judge[i]),
                      rationale=f"Overall Score: {judge[i]:d}") for i, pk in enumerate(ids)),
         batch_size=5000,
     )

@@ -228,8 +228,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Two choice sets are shared by several models; name them (else check --deploy warns).
     "ENUM_NAME_OVERRIDES": {
-        "JobStatusEnum": "annotation.models.exports.ExportJob.Status",
-        "RunStatusEnum": "grading.models.judges.JudgeRun.Status",
+        "JobStatusEnum": "annotation.export.models.ExportJob.Status",
+        "RunStatusEnum": "grading.judges.models.JudgeRun.Status",
     },
 }
 
@@ -259,8 +259,14 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Queues: judge, generation and meta-evaluation tasks go to JUDGE_TASK_QUEUE, OCR pages to
-# OCR_QUEUE (blank: the default queue); grading.runs.route_task reads them per message.
-CELERY_TASK_ROUTES = ("grading.runs.route_task",)
+# OCR_QUEUE (blank: the default queue); core.routing.route_task reads them per message.
+CELERY_TASK_ROUTES = ("core.routing.route_task",)
+# Periodic work (the worker of `make run` runs the scheduler too, `-B`; at scale run one
+# `celery -A config beat`): exports whose worker died are marked failed here, never by a page read.
+CELERY_BEAT_SCHEDULE = {
+    "fail-stale-export-jobs": {"task": "annotation.fail_stale_export_jobs", "schedule": 60.0},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # Shared counters for rate limits across workers: Redis when given, else the database cache.
 REDIS_URL = env_str("REDIS_URL")

@@ -31,7 +31,7 @@ class JudgeSettingAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeRun)
 class JudgeRunAdmin(admin.ModelAdmin):
-    list_display = ("id", "config", "status", "epoch", "n_items", "created", "finished")
+    list_display = ("id", "setting", "status", "epoch", "n_items", "created", "finished")
     list_filter = ("status",)
     readonly_fields = [f.name for f in JudgeRun._meta.fields]
 
@@ -41,8 +41,8 @@ class JudgeRunAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeResult)
 class JudgeResultAdmin(admin.ModelAdmin):
-    list_display = ("id", "config", "response", "status", "score", "parse_status", "attempts", "latency_ms")
-    list_filter = ("status", "parse_status", "config__kind")
+    list_display = ("id", "setting", "response", "status", "score", "parse_status", "attempts", "latency_ms")
+    list_filter = ("status", "parse_status", "setting__kind")
     raw_id_fields = ("response", "run", "copied_from")
     readonly_fields = [f.name for f in JudgeResult._meta.fields]
 

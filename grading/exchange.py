@@ -11,7 +11,9 @@ from decimal import Decimal
 from django.db.models import Prefetch, Value
 from django.db.models.functions import NullIf
 
+from annotation.export.full import decode_json_fields, json_text
 from annotation.export.load import SCORES, TIME, VERSION, UserRef, may_create, user_named, whole
+from annotation.export.tables import KEY_COLUMNS, FlatTable, as_float, key_columns
 from annotation.importers import ImportFormatError
 from annotation.importers.checks import Column, ListOf, Obj, Refused, kind_of, text
 from annotation.importers.checks import Value as Checked
@@ -47,7 +49,7 @@ def _configs_for(response_ids):
     config_ids = set()
     for start in range(0, len(response_ids), 500):
         config_ids.update(
-            JudgeResult.objects.filter(response_id__in=response_ids[start : start + 500]).values_list("config_id", flat=True)
+            JudgeResult.objects.filter(response_id__in=response_ids[start : start + 500]).values_list("setting_id", flat=True)
         )
     # Earlier versions come along, so that each version's lineage survives the round trip.
     frontier = set(config_ids)
@@ -101,8 +103,8 @@ def _meta_line(meta):
 
 def _result_line(row, meta, validation):
     return {
-        "config": row["config__name"],
-        "config_version": row["config__version"],
+        "config": row["setting__name"],
+        "config_version": row["setting__version"],
         **{f: row[f] for f in RESULT_FIELDS},
         "cost": str(row["cost"]),
         "finished": _stamp(row["finished"]),
@@ -117,14 +119,13 @@ def _result_line(row, meta, validation):
 def export_responses(response_ids):
     # Results come as plain rows (there are many; model instances cost more than the rest of the
     # export); their meta-evaluations and validations, which are few, as objects.
-    from annotation.export.full import decode_json_fields, json_text
 
     json_fields = [f for f in RESULT_FIELDS if f in JSON_RESULT_FIELDS]
     rows = (
         JudgeResult.objects.filter(response_id__in=response_ids)
         .exclude(status=JudgeResult.Status.RUNNING)
-        .order_by("response_id", "config__name", "config__version", "cache_key")
-        .values("id", "response_id", "config__name", "config__version", "cost", "finished",
+        .order_by("response_id", "setting__name", "setting__version", "cache_key")
+        .values("id", "response_id", "setting__name", "setting__version", "cost", "finished",
                 *[f for f in RESULT_FIELDS if f not in json_fields], **json_text(*json_fields))
     )
     metas = {
@@ -146,14 +147,12 @@ def export_responses(response_ids):
 
 def flat_tables(responses):
     """The judge_results table of the flat exports (one SQL query; see annotation.export.tables)."""
-    from annotation.export.tables import KEY_COLUMNS, FlatTable, as_float, key_columns
-
     rows = (
         JudgeResult.objects.filter(response__in=responses.values("pk"))
         .exclude(status=JudgeResult.Status.RUNNING)
-        .order_by("response_id", "config__name", "config__version", "cache_key")
+        .order_by("response_id", "setting__name", "setting__version", "cache_key")
         .values_list(
-            *key_columns("response__"), "config__name", "config__version", "status", "score", "spread", "parse_status",
+            *key_columns("response__"), "setting__name", "setting__version", "status", "score", "spread", "parse_status",
             "prompt_tokens", "completion_tokens", as_float("cost"), "latency_ms", "attempts",
             NullIf("meta_evaluation__category", Value("")), NullIf("meta_evaluation__direction", Value("")),
             "validation__verdict_right", "rationale", "response_id",
@@ -299,7 +298,7 @@ def import_response(response, line, context):
         if config is None:
             raise ImportFormatError(f"line {line['_line']}: judge result names an unknown setting {key[0]} v{key[1]}.")
         result = JudgeResult.objects.create(
-            config=config, response=response, **{f: data[f] for f in RESULT_FIELDS if f in data},
+            setting=config, response=response, **{f: data[f] for f in RESULT_FIELDS if f in data},
             cost=Decimal(data.get("cost", "0")), finished=_time(data.get("finished")),
         )
         if data.get("meta_evaluation"):

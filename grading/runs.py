@@ -1,16 +1,19 @@
 """The one engine for batches of LLM calls: judge runs, synthetic generation, the meta-evaluation pre-label.
 
-A run model has ``status`` (running, cancelled, done), ``epoch``, ``resumed`` and ``finished``.
-Each kind of run describes itself once as a `RunEngine`: its run model, the Celery chunk task
-(by dotted path, so that services need not import their tasks module), how to list the ids of
+A run model is a `grading.judges.models.BatchRun`: ``status`` (running, cancelled, done),
+``epoch``, ``n_items``, ``chunk_size``, ``resumed`` and ``finished``. Each kind of run describes
+itself once as a `RunEngine`: its run model, the Celery chunk task (the task itself: services
+import their tasks module at module level, tasks import services inside their body), how to list the ids of
 its open work and how to tell that nothing is left. The engine then gives every kind the same:
 
 - enqueue: open work goes to Celery in chunks, each tagged with the run's epoch; the queue is
-  chosen by ``CELERY_TASK_ROUTES`` (`route_task`), never at the call site;
+  chosen by ``CELERY_TASK_ROUTES`` (`core.routing.route_task`), never at the call site;
 - cancel: the status changes; chunks stop taking new work;
 - resume: a new epoch (older chunks then do nothing) and every open item queued again;
 - claims: an owner tag run:epoch:task and a lease (`owner_tag`, `lease_for`, `may_take_over`);
-- finish: the run is done once nothing is open, for the current epoch only.
+- finish: the run is done once nothing is open, for the current epoch only;
+- the chunk loop (`call_each`): a chunk's calls on `call_pool`'s threads, at most the endpoint's
+  width at once, each recorded in the chunk's thread as it ends, no new call once the run stops.
 
 Stall detection (`stalled`) is read-side; the progress counts are each kind's selectors.
 
@@ -27,15 +30,19 @@ Stall detection (`stalled`) is read-side; the progress counts are each kind's se
 from __future__ import annotations
 
 import logging
+import time
 import uuid
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
+
+import llm
 
 CANCEL_CHECK_SECONDS = 0.5
 STALL_SECONDS = 60
@@ -51,28 +58,6 @@ ENGINES = (
 )
 
 logger = logging.getLogger(__name__)
-
-# Task-name prefix -> the setting naming its queue (blank setting: Celery's default queue).
-QUEUE_SETTINGS = {
-    "grading.judges.tasks.": "JUDGE_TASK_QUEUE",
-    "grading.review.tasks.": "JUDGE_TASK_QUEUE",
-    "grading.studies.tasks.": "JUDGE_TASK_QUEUE",
-    "grading.studies.geometry.tasks.": "JUDGE_TASK_QUEUE",
-    "ocr.": "OCR_QUEUE",  # ocr.run_ocr
-}
-
-
-def route_task(name, args, kwargs, options, task=None, **kw):
-    """Celery router (``CELERY_TASK_ROUTES``): LLM tasks to the judge queue, OCR to the OCR queue.
-
-    Settings are read per message, so a changed setting (tests, a reloaded worker) applies at once.
-    """
-    for prefix, setting in QUEUE_SETTINGS.items():
-        if name.startswith(prefix):
-            queue = getattr(settings, setting)
-            return {"queue": queue} if queue else None
-    return None
-
 
 @dataclass
 class ChunkReport:
@@ -92,16 +77,13 @@ class RunEngine:
     """How one kind of run plugs into the engine."""
 
     run_model: type
-    chunk_task: str  # dotted path of the Celery task taking (run_id, epoch, ids)
+    chunk_task: object  # the Celery task taking (run_id, epoch, ids)
     open_ids: Callable  # run -> ids of the work still to do, in order
     nothing_left: Callable  # run_id -> True once every piece of work has an answer (or a failure)
     on_resume: Callable | None = None  # run -> None, inside resume's transaction: reopen failed work
     name: str = ""  # this engine's dotted path (one of ENGINES): the watchdog task finds it there
     last_activity: Callable | None = None  # run -> when its last answer was written (None: none yet)
     endpoint_of: Callable | None = None  # run -> its LlmEndpoint, whose lease bounds a silent claim
-
-    def task(self):
-        return import_string(self.chunk_task)
 
     def is_live(self, run_id: int, epoch: int) -> bool:
         model = self.run_model
@@ -125,7 +107,7 @@ class RunEngine:
         if not ids:
             self.finish_if_complete(run.pk, epoch)
             return 0
-        task, size = self.task(), chunk_size or run.chunk_size
+        task, size = self.chunk_task, chunk_size or run.chunk_size
         for start in range(0, len(ids), size):
             task.apply_async(args=[run.pk, epoch, ids[start : start + size]])
         return len(ids)
@@ -296,3 +278,35 @@ def may_take_over(
         if not (owner_run.isdigit() and owner_epoch.isdigit() and other_run_live(int(owner_run), int(owner_epoch))):
             return True  # the other run stopped or moved on
     return claimed_at is None or claimed_at < (now or timezone.now()) - lease
+
+
+def call_each(jobs, call: Callable, record: Callable, *, width: int, is_live: Callable[[], bool],
+              after_each: Callable | None = None) -> list:
+    """The chunk loop of generation, probe and meta-evaluation runs: ``call(job)`` for every job
+    on `call_pool`'s threads, at most `width` at once, ``record(job, value)`` in this thread as
+    each call ends (the database is touched here only), then ``after_each()`` once per wait.
+
+    `value` is what `call` returned, or the exception it raised. Every `CANCEL_CHECK_SECONDS` the
+    loop asks ``is_live()``; once the run is cancelled or resumed elsewhere, no new call starts,
+    the calls in flight end and are recorded. Returns the jobs never started (their claims are
+    the caller's to give back).
+    """
+    pool, queue, in_flight = llm.call_pool(), deque(jobs), {}
+    live, checked = True, time.monotonic()
+    while in_flight or (live and queue):
+        while live and queue and len(in_flight) < max(1, width):
+            job = queue.popleft()
+            in_flight[pool.submit(call, job)] = job
+        done, _ = wait(list(in_flight), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
+        for future in done:
+            job = in_flight.pop(future)
+            try:
+                value = future.result()
+            except Exception as exc:  # the caller's record turns it into a failure
+                value = exc
+            record(job, value)
+        if after_each is not None:
+            after_each()
+        if live and queue and time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
+            live, checked = is_live(), time.monotonic()
+    return list(queue)

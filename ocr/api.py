@@ -104,13 +104,12 @@ class ScanBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
         serializer = BatchUploadSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        batch = services.create_batch(
-            exam=data["exam"], engine=data["engine"], user=request.user, name=data.get("name", "")
-        )
         try:
-            scan_files = services.ingest_uploads(batch, services.uploads_from(data["files"]))
+            batch, scan_files = services.ingest_new_batch(
+                exam=data["exam"], engine=data["engine"], uploads=services.uploads_from(data["files"]),
+                user=request.user, name=data.get("name", ""),
+            )
         except services.BatchError as exc:
-            batch.delete()
             return ApiResponse({"files": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
         result = {"batch": ScanBatchSerializer(batch).data, "files": ScanFileSerializer(scan_files, many=True).data}
         return ApiResponse(result, status=status.HTTP_201_CREATED)

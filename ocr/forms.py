@@ -62,7 +62,7 @@ class EngineForm(EngineChoiceMixin, forms.Form):
 
 
 class ClassScanForm(EngineChoiceMixin, forms.Form):
-    """One PDF of a whole class, cut into packets by a roster and a template (ocr/layout.py)."""
+    """One PDF of a whole class, cut into packets by a roster and a template (ocr/class_templates.py)."""
 
     exam = IdModelChoiceField(queryset=Exam.objects.all(), help_text=gettext_lazy("The template's labels name its questions."))
     engine = forms.ChoiceField()

@@ -490,7 +490,7 @@ def fit_within(image, max_side):
 def shrink_within(image, max_side):
     """As fit_within, by OpenCV's area averaging (several times faster than Pillow's Lanczos on a
     full page; for images people look at, not for engine input)."""
-    import cv2
+    import cv2  # slow import (OpenCV): only processes that straighten or clean pages need it
 
     longest = max(image.size)
     if longest <= max_side:
@@ -523,7 +523,7 @@ def rotate_expand(image, angle, size=None):
     """Rotate `angle` degrees counter-clockwise (as Image.rotate) onto a canvas that holds the whole
     page (or of `size`, centred), filled with white; bilinear, by OpenCV (for screen renditions:
     several times faster than Pillow)."""
-    import cv2
+    import cv2  # slow import (OpenCV): only processes that straighten or clean pages need it
 
     array = np.asarray(image)
     height, width = array.shape[:2]
@@ -566,7 +566,7 @@ def sauvola_threshold(gray, window=None, k=0.2, dynamic_range=128.0):
 
 def _local_mean_std(array, window):
     """Mean and standard deviation over a window around each pixel (edges repeated), by OpenCV box filters."""
-    import cv2
+    import cv2  # slow import (OpenCV): only processes that straighten or clean pages need it
 
     mean = cv2.boxFilter(array, -1, (window, window), borderType=cv2.BORDER_REPLICATE)
     squares = cv2.boxFilter(np.square(array), -1, (window, window), borderType=cv2.BORDER_REPLICATE)

@@ -17,10 +17,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext
 
-from annotation.models import Exam
+from annotation.models import Exam, Response
 from annotation.transcripts import TranscriptConflict, move_response, release_response
 
-from . import imaging, layout, services
+from . import class_templates, imaging, services, tasks
 from .engines import get_engine
 from .models import OcrRun, PacketEdit, Page, ScanBatch, ScanFile, Transcript
 
@@ -53,8 +53,8 @@ def ingest_class_pdf(
     except KeyError as exc:
         raise ClassScanRefused([str(exc).strip("'\"")]) from exc
     try:
-        plan = layout.read_layout(roster, template, exam)
-    except layout.LayoutError as exc:
+        plan = class_templates.read_layout(roster, template, exam)
+    except class_templates.LayoutError as exc:
         raise ClassScanRefused(exc.problems) from exc
     plans, data = _checked_pdf(upload, plan)
     written = []
@@ -93,7 +93,7 @@ def _checked_pdf(upload, plan):
         plan.check_page_count(len(plans))
     except imaging.UploadRefused as exc:
         raise ClassScanRefused([f"{upload.name}: {exc}"]) from exc
-    except layout.LayoutError as exc:
+    except class_templates.LayoutError as exc:
         raise ClassScanRefused(exc.problems) from exc
     earlier = ScanFile.objects.filter(
         sha256=hashlib.sha256(data).hexdigest(), status=ScanFile.Status.ACCEPTED
@@ -133,11 +133,9 @@ def _class_page(batch, scan_file, plan, pdf_plan):
 
 
 def _render_on_commit(page_ids):
-    from .tasks import render_page  # cycle: ocr.tasks imports this module
-
     def send():  # the queue comes from CELERY_TASK_ROUTES (OCR_QUEUE)
         for page_id in page_ids:
-            render_page.delay(page_id)
+            tasks.render_page.delay(page_id)
 
     if page_ids:
         transaction.on_commit(send)
@@ -167,7 +165,7 @@ def move_page(
     Without a page number the page goes after the answer's other pages; with one, it is put there
     and the pages from there on move down one.
     """
-    student_id = (student_id or "").strip()[:layout.MAX_STUDENT_ID]
+    student_id = (student_id or "").strip()[:class_templates.MAX_STUDENT_ID]
     if not student_id:
         raise PacketError(gettext("Give the student the page belongs to."))
     if cover:
@@ -197,7 +195,7 @@ def reassign_packet(batch: ScanBatch, *, student_id: str, to_student_id: str, us
     When that student already has pages in the batch, the two packets change places (a roster
     in the wrong order is fixed by swapping packets).
     """
-    to_student_id = (to_student_id or "").strip()[:layout.MAX_STUDENT_ID]
+    to_student_id = (to_student_id or "").strip()[:class_templates.MAX_STUDENT_ID]
     if not to_student_id:
         raise PacketError(gettext("Give the student id the packet belongs to."))
     if to_student_id == student_id:
@@ -226,7 +224,7 @@ def assign_pages(batch: ScanBatch, rows: list[dict[str, Any]], *, user=None) -> 
         page = pages.get(row["page"])
         if page is None:
             continue
-        target = {"student_id": (row.get("student_id") or "").strip()[:layout.MAX_STUDENT_ID],
+        target = {"student_id": (row.get("student_id") or "").strip()[:class_templates.MAX_STUDENT_ID],
                   "question": row.get("question"), "cover": page.is_cover and row.get("question") is None,
                   "page_number": max(1, int(row.get("page_number") or 1)), "keep_number": True}
         if {**page.place(), "keep_number": True} != target:
@@ -346,8 +344,6 @@ def _pages_of_responses(response_ids):
 def _rewrite_responses(keys, old_responses, user, summary):
     """Responses follow their pages when they moved whole; the answers touched are written again; a
     response left without pages is released. Returns what happened, for the edit's history."""
-    from annotation.models import Response
-
     notes, followed, moving = [], set(), []
     groups = {key: list(Page.objects.filter(student_id=key[0], question_id=key[1]).select_related("transcript")
                         .order_by("page_number", "id")) for key in filter(None, keys)}

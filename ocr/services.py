@@ -21,7 +21,7 @@ from PIL import Image
 from annotation.models import Exam, Question, Response
 from annotation.transcripts import TranscriptConflict, record_transcript
 
-from . import imaging, selectors
+from . import imaging, selectors, tasks
 from .engines import EngineFailed, EngineUnavailable, OcrEngine, get_engine
 from .filenames import QuestionIndex, parse_name
 from .metrics import char_errors
@@ -97,15 +97,35 @@ def create_batch(*, exam: Exam, engine: str, user=None, name: str = "") -> ScanB
     return ScanBatch.objects.create(name=name[:200], exam=exam, engine=engine, created_by=user)
 
 
+def ingest_new_batch(*, exam: Exam, engine: str, uploads: Iterable[Upload], user=None,
+                     name: str = "") -> tuple[ScanBatch, list[ScanFile]]:
+    """A new batch with the uploads read into it, as one step (the upload page, the API and
+    ``manage.py ingest_scans``): uploads refused as a whole (`BatchError`, e.g. too many files)
+    leave no batch behind; a refused file is recorded in the batch with its reason."""
+    uploads = list(uploads)
+    _check_batch_size(uploads)
+    batch = create_batch(exam=exam, engine=engine, user=user, name=name)
+    try:
+        return batch, ingest_uploads(batch, uploads)
+    except BaseException:
+        batch.delete()  # nothing of a batch that could not be read stays
+        raise
+
+
+def _check_batch_size(uploads):
+    limit = settings.OCR_MAX_FILES_PER_BATCH
+    if len(uploads) > limit:
+        raise BatchError(gettext("%(n_uploads)s files in one batch; the limit is %(limit)s. Upload them in parts.")
+                         % {"n_uploads": len(uploads), "limit": limit})
+
+
 def ingest_uploads(batch: ScanBatch, uploads: Iterable[Upload]) -> list[ScanFile]:
     """Read each upload into pages; a refused file is recorded with its reason and the rest go on.
 
     Returns the ScanFile rows in upload order. OCR of the new pages is queued after commit.
     """
     uploads = list(uploads)
-    limit = settings.OCR_MAX_FILES_PER_BATCH
-    if len(uploads) > limit:
-        raise BatchError(gettext("%(n_uploads)s files in one batch; the limit is %(limit)s. Upload them in parts.") % {"n_uploads": len(uploads), "limit": limit})
+    _check_batch_size(uploads)
     index = QuestionIndex(batch.exam)
     results = []
     for upload in uploads:
@@ -307,11 +327,9 @@ def queue_ocr(pages: Iterable[Page], engine_name: str) -> list[OcrRun]:
 
 
 def _send_on_commit(run_ids):
-    from .tasks import run_ocr  # cycle: ocr.tasks imports this module
-
     def send():  # the queue comes from CELERY_TASK_ROUTES (OCR_QUEUE)
         for run_id in run_ids:
-            run_ocr.delay(run_id)
+            tasks.run_ocr.delay(run_id)
 
     transaction.on_commit(send)
 

@@ -1,4 +1,6 @@
-"""Celery tasks of the ocr app: thin wrappers around services, and the worker processes' warm-up."""
+"""Celery tasks of the ocr app: thin wrappers around services, and the worker processes' warm-up.
+
+The services import this module to queue its tasks, so each task imports them inside its body."""
 import logging
 import threading
 
@@ -6,14 +8,14 @@ from celery import current_app, shared_task
 from celery.signals import worker_process_init, worker_ready
 from django.conf import settings
 
-from . import packets, services
-
 logger = logging.getLogger(__name__)
 
 
 @shared_task(name="ocr.run_ocr", acks_late=True)
 def run_ocr(run_id, takeovers=0):
     """OCR one page with one engine (one task per page, so a batch spreads over the workers)."""
+    from . import services  # cycle: services queue this task
+
     run = services.perform_ocr_run(run_id, takeovers=takeovers)
     return None if run is None else run.status
 
@@ -21,11 +23,15 @@ def run_ocr(run_id, takeovers=0):
 @shared_task(name="ocr.watch_ocr_run", ignore_result=True)
 def watch_ocr_run(run_id, takeovers=0):
     """The watchdog of a page in flight: queued again once its worker died (services.watch_ocr_run)."""
+    from . import services  # cycle: services queue this task
+
     return services.watch_ocr_run(run_id, takeovers)
 
 
 @shared_task(name="ocr.watch_running_ocr", ignore_result=True)
 def watch_running_ocr():
+    from . import services  # cycle: services queue this task
+
     return services.watch_running_ocr()
 
 
@@ -38,6 +44,8 @@ def watch_pages_after_start(**kwargs):
 @shared_task(name="ocr.render_page", acks_late=True)
 def render_page(page_id):
     """Render a page that is not OCR'd (a packet's cover page) for its thumbnail."""
+    from . import packets  # cycle: packets queue this task
+
     page = packets.render_without_ocr(page_id)
     return None if page is None else page.status
 
@@ -63,6 +71,8 @@ def _takes_ocr_tasks():
 def _warm_up():
     # Not at a lower priority: a page task that arrives meanwhile waits for the engine lock the
     # warm-up holds, so a slowed warm-up would only slow that page.
+    from . import services  # cycle: services queue this module's tasks
+
     try:
         warmed = services.warm_up_engines()
     except Exception:  # noqa: BLE001 - a warm-up failure must not kill the worker; the page task reports it

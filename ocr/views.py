@@ -19,9 +19,9 @@ from annotation.labelling import selectors as labelling_selectors
 from annotation.labelling import services as labelling_services
 from annotation.labelling.selectors import can_label
 from annotation.models import Assignment, Response
-from annotation.selectors import id_param
-from config.shortcuts import get_object_or_404
+from core.ids import id_param
 from core.numbers import parse_id, parse_int
+from core.shortcuts import get_object_or_404
 
 from . import packets, selectors, services
 from .engines import ENGINES
@@ -47,8 +47,10 @@ def batch_list(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            batch = services.create_batch(exam=data["exam"], engine=data["engine"], user=request.user, name=data["name"])
-            scan_files = services.ingest_uploads(batch, services.uploads_from(data["scans"]))
+            batch, scan_files = services.ingest_new_batch(
+                exam=data["exam"], engine=data["engine"], uploads=services.uploads_from(data["scans"]),
+                user=request.user, name=data["name"],
+            )
         except services.BatchError as exc:
             form.add_error("scans", str(exc))
         else:

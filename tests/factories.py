@@ -103,7 +103,7 @@ def make_results(config, responses, scores, *, status=JudgeResult.Status.OK, key
     """One judge result per (response, score); score None keeps the result without a score."""
     rows = [
         JudgeResult(
-            config=config, response=response, cache_key=f"{key_prefix}-{response.pk}", status=status,
+            setting=config, response=response, cache_key=f"{key_prefix}-{response.pk}", status=status,
             score=None if score is None else float(score), rationale=fields.get("rationale", f"rationale {i}"),
             **{k: v for k, v in fields.items() if k != "rationale"},
         )

@@ -43,8 +43,8 @@ NOT_PAGES = {
     "ocr:flag_transcript",
     "grading:judge_run_progress", "grading:judge_run_cancel", "grading:judge_run_resume",
     "grading:judge_generation_progress", "grading:judge_generation_cancel", "grading:judge_generation_resume",
-    "grading:review_metrics_csv", "grading:review_prelabel", "grading:review_prelabel_cancel",
-    "grading:review_prelabel_resume", "grading:studies_probe_run_progress", "grading:studies_probe_run_cancel",
+    "grading:review_metrics_csv", "grading:review_meta_eval_run_start", "grading:review_meta_eval_run_cancel",
+    "grading:review_meta_eval_run_resume", "grading:review_meta_eval_run_progress", "grading:studies_probe_run_progress", "grading:studies_probe_run_cancel",
     "grading:studies_probe_run_resume", "grading:studies_geometry_run_progress", "grading:studies_geometry_run_results",
     "grading:studies_geometry_run_segments", "grading:studies_geometry_run_cancel", "grading:studies_geometry_run_resume",
 }
@@ -252,7 +252,7 @@ def _import_job(user):
     """One background import (queued), so that its page exists."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from annotation.importers.jobs import create_import_job
+    from annotation.importers.services import create_import_job
     from tests.conftest import REALMATH_HUMAN
 
     upload = SimpleUploadedFile(REALMATH_HUMAN.name, REALMATH_HUMAN.read_bytes())

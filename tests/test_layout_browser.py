@@ -29,7 +29,7 @@ def _demo_with_cases():
     """The demo, two differing submitted labels of one answer, an export job and an OCR batch."""
     from django.contrib.auth import get_user_model
 
-    from annotation.export.jobs import create_export_job
+    from annotation.export.services import create_export_job
     from annotation.labelling import services
     from annotation.models import Assignment, Exam
     from ocr import synthetic
@@ -91,10 +91,10 @@ def _pages(role, data):
         pages.append((reverse("annotation:label", args=[data["annotator_response"].pk]), True))
         return pages
     rubric = JudgeSetting.objects.get(name="Scripted demo judge (made-up scores)")
-    run = JudgeRun.objects.filter(config=rubric).first()
-    result = JudgeResult.objects.filter(config=rubric).order_by("pk").first()
-    queue_case = JudgeResult.objects.filter(config=rubric, meta_evaluation__isnull=False).order_by("pk").first()
-    step_result = JudgeResult.objects.filter(config__kind="ineq_toy_case").first()
+    run = JudgeRun.objects.filter(setting=rubric).first()
+    result = JudgeResult.objects.filter(setting=rubric).order_by("pk").first()
+    queue_case = JudgeResult.objects.filter(setting=rubric, meta_evaluation__isnull=False).order_by("pk").first()
+    step_result = JudgeResult.objects.filter(setting__kind="ineq_toy_case").first()
     page = ScanPage.objects.filter(batch=data["batch"]).first()
     pages += [
         (reverse("annotation:label", args=[response.pk]), True),
@@ -111,7 +111,7 @@ def _pages(role, data):
         (reverse("ocr:page_correct", args=[page.pk]), False),
         (reverse("ocr:quality"), False),
         (reverse("grading:judges_home"), False),
-        (reverse("grading:judge_config_detail", args=[rubric.pk]), False),
+        (reverse("grading:judge_setting_detail", args=[rubric.pk]), False),
         (reverse("grading:judge_run_list"), False),
         (reverse("grading:judge_run_start"), False),
         (reverse("grading:judge_run_detail", args=[run.pk]), False),
@@ -135,8 +135,8 @@ def _pages(role, data):
     ]
     if role == "admin":
         pages += [
-            (reverse("grading:judge_config_create"), False),
-            (reverse("grading:judge_config_edit", args=[rubric.pk]), False),
+            (reverse("grading:judge_setting_create"), False),
+            (reverse("grading:judge_setting_edit", args=[rubric.pk]), False),
             (reverse("grading:judge_endpoint_create"), False),
             (reverse("grading:judge_endpoint_edit", args=[LlmEndpoint.objects.first().pk]), False),
             (reverse("grading:judge_generation_start"), False),

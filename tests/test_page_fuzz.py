@@ -119,7 +119,7 @@ def world(db):
     setting = make_stored_setting("fuzz-judge")
     make_results(setting, responses, [1, 2, 3])
     endpoint = LlmEndpoint.objects.create(name="fuzz-endpoint", base_url="http://127.0.0.1:9/v1")
-    JudgeRun.objects.create(config=setting, status=JudgeRun.Status.DONE)
+    JudgeRun.objects.create(setting=setting, status=JudgeRun.Status.DONE)
     ExportJob.objects.create(format="jsonl", created_by=reviewer)
     ImportReport.objects.create(kind="dataset", file_name="x.jsonl", file_sha256="0" * 64)
     batch = create_batch(exam=question.exam, engine="tesseract", user=reviewer)

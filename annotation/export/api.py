@@ -8,7 +8,7 @@ from accounts.permissions import IsReviewer
 
 from ..models import ExportJob
 from ..selectors import RESPONSE_FILTERS
-from .jobs import create_export_job, export_path, fail_stale_jobs
+from .services import create_export_job, export_path
 from .writers import FORMATS
 
 
@@ -36,14 +36,6 @@ class ExportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     serializer_class = ExportJobSerializer
     permission_classes = [IsReviewer]
     filterset_fields = ["status", "format"]
-
-    def list(self, request, *args, **kwargs):
-        fail_stale_jobs()
-        return super().list(request, *args, **kwargs)
-
-    def retrieve(self, request, *args, **kwargs):
-        fail_stale_jobs()
-        return super().retrieve(request, *args, **kwargs)
 
     @extend_schema(request=ExportRequestSerializer, responses={202: ExportJobSerializer})
     def create(self, request):

@@ -11,11 +11,13 @@ line may do all three.
 """
 import codecs
 import functools
+import io
 import json
 import zipfile
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import DatabaseError, transaction
 from django.utils.translation import gettext
@@ -510,11 +512,7 @@ def _active_seconds(value, line):
 def read_dataset_upload(raw, file_name):
     """The JSONL bytes of an upload: the file itself, or `dataset.jsonl` inside an export's zip
     (refused when the zip declares it larger than REALMATH_IMPORT_MAX_BYTES; never read further)."""
-    import io
-
-    from django.conf import settings
-
-    from ..importers.jobs import ZIP_MAGIC, dataset_member
+    from ..importers.services import ZIP_MAGIC, dataset_member  # cycle: the importers import this module
 
     if len(raw) > settings.IMPORT_MAX_BYTES:
         raise ImportFormatError(gettext("%(file)s: file is larger than %(max)s bytes.")

@@ -1,6 +1,7 @@
 """Other apps' parts of the full export.
 
-An app joins the full JSONL export with a module `<app>.exchange` that may define:
+An app joins the full JSONL export by naming a module on its AppConfig, ``export_section =
+"<app>.exchange"`` (apps are asked in INSTALLED_APPS order); the module may define:
 
 - `GLOBAL_TYPES`: line types it writes before the responses (e.g. {"judge_config"});
 - `export_global(response_ids)`: yields those lines (dicts with a "type");
@@ -21,15 +22,13 @@ An app joins the full JSONL export with a module `<app>.exchange` that may defin
 """
 from importlib import import_module
 
-SECTION_MODULES = ("ocr.exchange", "grading.exchange")
+from django.apps import apps
 
 
 def section_modules():
-    modules = []
-    for name in SECTION_MODULES:
-        try:
-            modules.append(import_module(name))
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-    return modules
+    """The section modules of the installed apps that name one, in INSTALLED_APPS order."""
+    return [
+        import_module(config.export_section)
+        for config in apps.get_app_configs()
+        if getattr(config, "export_section", None)
+    ]

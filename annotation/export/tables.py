@@ -161,7 +161,7 @@ def _arrays(pa, columns, values_by_column, sqlite):
 
 
 def schema(table):
-    import pyarrow as pa
+    import pyarrow as pa  # slow import: only Parquet exports need it
 
     return pa.schema([(name, getattr(pa, ARROW_TYPES[kind])()) for name, kind in table.columns])
 
@@ -172,7 +172,7 @@ def iter_batches(table, batch_rows=BATCH_ROWS, batch_bytes=BATCH_BYTES):
     A batch has at most `batch_rows` rows, fewer when its rows are wide: the first is small, and
     after each the row count is set so that the next holds about `batch_bytes`.
     """
-    import pyarrow as pa
+    import pyarrow as pa  # slow import: only Parquet exports need it
 
     sql, params = table.queryset.query.sql_with_params()
     table_schema = schema(table)

@@ -1,9 +1,19 @@
-"""Celery tasks of the annotation app (thin wrappers around services)."""
+"""Celery tasks of the annotation app (thin wrappers around services). The services import this
+module to queue its tasks, so each task imports its service inside its body (no import cycle)."""
 from celery import shared_task
-
-from . import jobs
 
 
 @shared_task(name="annotation.run_export_job", acks_late=True)
 def run_export_job(job_id):
-    jobs.run_export_job(job_id)
+    from . import services  # cycle: services queue this task
+
+    services.run_export_job(job_id)
+
+
+@shared_task(name="annotation.fail_stale_export_jobs", ignore_result=True)
+def fail_stale_export_jobs():
+    """Periodic (``CELERY_BEAT_SCHEDULE``): mark exports whose worker died as failed, so that no
+    page or API read has to write."""
+    from . import services  # cycle: services queue this module's tasks
+
+    services.fail_stale_jobs()

@@ -5,12 +5,13 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy
 
 from accounts.decorators import reviewer_required
-from config.shortcuts import get_object_or_404
+from core.shortcuts import get_object_or_404
 
-from ..models import Exam, ExportJob, Question, Response
-from ..selectors import filter_responses
-from .jobs import clean_filters, create_export_job, export_path, fail_stale_jobs
+from ..models import ExportJob
+from ..selectors import matching_responses, response_filter_choices
 from .release import release_scope
+from .selectors import recent_export_jobs
+from .services import clean_filters, create_export_job, export_path
 from .writers import FORMATS
 
 FORMAT_LABELS = {
@@ -32,7 +33,6 @@ def job_state(job):
 
 @reviewer_required
 def export_page(request):
-    fail_stale_jobs()
     error = None
     if request.method == "POST":
         try:
@@ -42,18 +42,14 @@ def export_page(request):
         else:
             return redirect("annotation:export_job", pk=job.pk)
     filters = clean_filters(request.POST or request.GET)
-    matching = filter_responses(Response.objects.all(), filters)
+    matching = matching_responses(filters)
     context = {
         "formats": [(f, FORMAT_LABELS[f]) for f in FORMATS],
         "filters": filters,
         "matching": matching.count(),
         "matching_release": release_scope(matching).count(),
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
-        "exams": Exam.objects.only("id", "name"),
-        "sources": Response.Source.choices,
-        "statuses": Response.Status.choices,
-        "gold_statuses": Response.GoldStatus.choices,
-        "jobs": ExportJob.objects.select_related("created_by")[:20],
+        **response_filter_choices(),
+        "jobs": recent_export_jobs(),
         "error": error,
     }
     return render(request, "annotation/export.html", context, status=400 if error else 200)
@@ -61,14 +57,12 @@ def export_page(request):
 
 @reviewer_required
 def export_job(request, pk):
-    fail_stale_jobs()
     job = get_object_or_404(ExportJob, pk=pk)
     return render(request, "annotation/export_job.html", {"job": job, "state": job_state(job)})
 
 
 @reviewer_required
 def export_job_progress(request, pk):
-    fail_stale_jobs()
     return JsonResponse(job_state(get_object_or_404(ExportJob, pk=pk)))
 
 

@@ -8,8 +8,9 @@ from django.db.models import Max, Min
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from core.csv_cells import safe_text_column
+
 from . import tables
-from .csv_cells import safe_text_column
 from .full import SCHEMA_VERSION, iter_full_lines
 from .release import iter_release_records
 from .release import left_out as release_left_out
@@ -78,7 +79,7 @@ class _ParquetSink:
     suffix = ".parquet"
 
     def __init__(self, path, table):
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # slow import: only Parquet exports need it
 
         self.writer = pq.ParquetWriter(path, tables.schema(table), compression="zstd")
 

@@ -15,7 +15,7 @@ It stays one all-or-nothing import:
   holds the write lock nobody else inserts, so the rows between the two counters are the
   batch's own;
 - if the import fails, the worker removes those rows (`undo`); if the worker died, the job goes
-  stale (`jobs.fail_stale_jobs`) and a task removes them. A batch that never committed left
+  stale (`services.fail_stale_jobs`) and a task removes them. A batch that never committed left
   nothing and noted nothing.
 
 While the job runs, what its committed batches wrote is visible (the job's page says the import

@@ -1,14 +1,17 @@
-"""Celery tasks of dataset imports (thin wrappers around services)."""
+"""Celery tasks of dataset imports (thin wrappers around services). The services import this
+module to queue its task, so the task imports them inside its body (no import cycle)."""
 from celery import shared_task
-
-from . import batches, jobs
 
 
 @shared_task(name="annotation.run_import_job", acks_late=True)
 def run_import_job(job_id):
-    jobs.run_import_job(job_id)
+    from . import services  # cycle: services queue this task
+
+    services.run_import_job(job_id)
 
 
 @shared_task(name="annotation.undo_import_job")
 def undo_import_job(job_id):
+    from . import batches  # cycle: the import services queue this task
+
     batches.undo(job_id)

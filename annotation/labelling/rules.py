@@ -13,8 +13,8 @@ points reached before that sub-question began. When the markers do not increase 
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from ..anchoring import quote_selector, reanchor
 from ..models import Label, StepLabel
+from ..quote_anchors import quote_selector, reanchor
 
 TOTAL = ""  # label of the single pseudo sub-question of a question without sub-questions
 MAX_COMMENT = 5000

@@ -16,11 +16,12 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from accounts.roles import has_role, is_reviewer
+from core.ids import id_param
 
 from ..models import Assignment, Label, LabelDraft, LabelSaveAttempt, Question, Response, StepLabel
-from ..models.labels import IMPORTED_RATER
-from ..selectors import SCORE_LIMIT, id_param
+from ..selectors import SCORE_LIMIT
 from .experiment import anchor_shown
+from .models import IMPORTED_RATER
 
 
 def can_label(user, response: Response, *, now: datetime | None = None) -> bool:
@@ -454,7 +455,7 @@ def anchor_for(user, response: Response) -> dict | None:
     if not exam.anchoring or not exam.anchoring_setting or user is None or not user.is_authenticated:
         return None
     result = (
-        response.judge_results.filter(config__name=exam.anchoring_setting, status=JUDGE_OK, score__isnull=False)
+        response.judge_results.filter(setting__name=exam.anchoring_setting, status=JUDGE_OK, score__isnull=False)
         .order_by("-id").values_list("pk", "score").first()
     )
     return {

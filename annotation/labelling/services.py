@@ -32,8 +32,8 @@ from simple_history.utils import bulk_create_with_history
 
 from accounts.roles import is_reviewer
 
-from ..anchoring import quote_selector, reanchor
 from ..models import Adjudication, Assignment, Label, LabelDraft, LabelSaveAttempt, LabelSummary, Response, StepLabel
+from ..quote_anchors import quote_selector, reanchor
 from . import selectors
 from .rules import LabelInvalid, clean_label
 

@@ -1,7 +1,19 @@
+"""Models of the annotation app: the dataset (dataset.py), background jobs (jobs.py, imports.py);
+expert labels live beside their sub-package (annotation/labelling/models.py), export jobs beside
+theirs (annotation/export/models.py). The app label stays `annotation`, so migrations do not move."""
+from annotation.export.models import ExportJob
+from annotation.labelling.models import (
+    Adjudication,
+    Assignment,
+    Label,
+    LabelDraft,
+    LabelSaveAttempt,
+    LabelSummary,
+    StepLabel,
+)
+
 from .dataset import Exam, ImportReport, Question, Response, RubricCheckpoint, RubricVersion, SubQuestion, content_hash
-from .exports import ExportJob
 from .imports import ImportJob
-from .labels import Adjudication, Assignment, Label, LabelDraft, LabelSaveAttempt, LabelSummary, StepLabel
 
 __all__ = [
     "Adjudication",

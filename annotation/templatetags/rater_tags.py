@@ -3,7 +3,7 @@ is in the data and the agreement figures) in the interface language."""
 from django import template
 from django.utils.translation import pgettext_lazy
 
-from annotation.models.labels import IMPORTED_RATER
+from annotation.labelling.models import IMPORTED_RATER
 
 register = template.Library()
 

@@ -9,16 +9,15 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
 from accounts.permissions import IsAnnotator, IsReviewer, ReadReviewerWriteAdmin
 from annotation.models import Question
-from annotation.selectors import MAX_ID, id_param
+from core.ids import MAX_ID, id_param
 from llm import access
 
-from .. import runs
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
+from ..run_api import RunActionsMixin
 from . import generation, prompts, selectors, services
 
 ID = r"[0-9]{1,18}"  # ids in URLs: digits a database column can hold
@@ -30,7 +29,7 @@ def _id_filter(field_name):
 
 class ResultFilter(django_filters.FilterSet):
     response = _id_filter("response_id")
-    config = _id_filter("config_id")
+    config = _id_filter("setting_id")
     run = _id_filter("run_id")
 
     class Meta:
@@ -39,7 +38,7 @@ class ResultFilter(django_filters.FilterSet):
 
 
 class RunFilter(django_filters.FilterSet):
-    config = _id_filter("config_id")
+    config = _id_filter("setting_id")
 
     class Meta:
         model = JudgeRun
@@ -91,7 +90,7 @@ class LlmEndpointSerializer(serializers.ModelSerializer):
         return value
 
 
-class JudgeConfigSerializer(serializers.ModelSerializer):
+class JudgeSettingSerializer(serializers.ModelSerializer):
     serializer_related_field = IdRelatedField
     kind = serializers.ChoiceField(choices=[c for c in JudgeSetting.Kind.choices if c[0] != JudgeSetting.Kind.EXTERNAL])
 
@@ -115,10 +114,10 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
         return value
 
 
-class JudgeConfigViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
+class JudgeSettingViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Judge settings. Changing a setting that has results creates and returns a new version."""
 
-    serializer_class = JudgeConfigSerializer
+    serializer_class = JudgeSettingSerializer
     permission_classes = [IsReviewer]
     filterset_fields = ["name", "kind", "model"]
     lookup_value_regex = ID
@@ -148,6 +147,11 @@ class JudgeConfigViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, views
             return _refusal(exc)
         code = status.HTTP_201_CREATED if saved.pk != config.pk else status.HTTP_200_OK
         return ApiResponse(self.get_serializer(saved).data, status=code)
+
+
+@extend_schema(exclude=True)
+class JudgeConfigViewSet(JudgeSettingViewSet):
+    """The old address of judge settings, judge-configs/ (kept, out of the schema)."""
 
 
 class LlmEndpointViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -185,37 +189,13 @@ class JudgeRunSerializer(serializers.ModelSerializer):
     response_ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=MAX_ID), required=False, write_only=True, max_length=100000
     )
+    config = IdRelatedField(source="setting", queryset=JudgeSetting.objects.all())  # the API's name for the setting
 
     class Meta:
         model = JudgeRun
         fields = ["id", "config", "selection", "status", "epoch", "n_items", "note", "created", "resumed", "finished",
                   "filters", "response_ids"]
         read_only_fields = ["selection", "status", "epoch", "n_items", "created", "resumed", "finished"]
-
-
-# `progress`, `cancel` and `resume` of a run viewset, from its `run_progress`, `cancel_run` and
-# `resume_run` (functions of a run). A comment, not a docstring: the schema would show it.
-class RunActionsMixin:
-
-    @extend_schema(request=None)
-    @action(detail=True, methods=["get"])
-    def progress(self, request, pk=None):
-        return ApiResponse(self.run_progress(self.get_object()))
-
-    @extend_schema(request=None)
-    @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
-        return ApiResponse(self.get_serializer(self.cancel_run(self.get_object())).data)
-
-    @extend_schema(request=None)
-    @action(detail=True, methods=["post"])
-    def resume(self, request, pk=None):
-        """Re-queue what has no finished result. Refused (409) while the run still makes progress,
-        unless ``force`` is given (e.g. right after stopping a worker by hand)."""
-        run = self.get_object()
-        if not runs.may_resume(self.run_progress(run), request.data.get("force")):
-            return ApiResponse({"detail": runs.RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
-        return ApiResponse(self.get_serializer(self.resume_run(run)).data)
 
 
 class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -227,7 +207,7 @@ class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnl
     lookup_value_regex = ID
 
     def get_queryset(self):
-        return JudgeRun.objects.select_related("config").order_by("-created")
+        return JudgeRun.objects.select_related("setting").order_by("-created")
 
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
@@ -235,7 +215,7 @@ class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnl
         data = serializer.validated_data
         try:
             run = services.start_judge_run(
-                data["config"], params=data.get("filters") or {}, response_ids=data.get("response_ids"),
+                data["setting"], params=data.get("filters") or {}, response_ids=data.get("response_ids"),
                 user=request.user, note=data.get("note", ""),
             )
         except ValidationError as exc:
@@ -249,10 +229,11 @@ class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnl
 
 class JudgeResultSerializer(serializers.ModelSerializer):
     serializer_related_field = IdRelatedField
-    config_name = serializers.CharField(source="config.name", read_only=True)
-    config_version = serializers.IntegerField(source="config.version", read_only=True)
-    kind = serializers.CharField(source="config.kind", read_only=True)
-    model = serializers.CharField(source="config.model", read_only=True)
+    config = IdRelatedField(source="setting", queryset=JudgeSetting.objects.all())  # the API's name for the setting
+    config_name = serializers.CharField(source="setting.name", read_only=True)
+    config_version = serializers.IntegerField(source="setting.version", read_only=True)
+    kind = serializers.CharField(source="setting.kind", read_only=True)
+    model = serializers.CharField(source="setting.model", read_only=True)
     output_truncated = serializers.BooleanField(
         read_only=True, help_text="The model's answer exceeded REALMATH_LLM_MAX_OUTPUT_CHARS and was cut (see errors)."
     )
@@ -278,7 +259,7 @@ class JudgeResultViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no user
             return JudgeResult.objects.none()
-        return selectors.visible_results(self.request.user).select_related("config").order_by("id")
+        return selectors.visible_results(self.request.user).select_related("setting").order_by("id")
 
 
 class GenerationRunSerializer(serializers.ModelSerializer):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from decimal import Decimal
 
 from django.db import transaction
@@ -18,25 +17,17 @@ from django.utils.translation import gettext
 
 import llm
 from annotation.models import Question, Response, content_hash
-from annotation.selectors import filter_by_id
+from core.ids import filter_by_id
 
 from ..models import GenerationItem, GenerationRun, LlmEndpoint
-from ..runs import (
-    CANCEL_CHECK_SECONDS,
-    ChunkReport,
-    RunEngine,
-    lease_for,
-    may_take_over,
-    owner_tag,
-    reopen_failed_items,
-)
-from . import prompts
+from ..runs import ChunkReport, RunEngine, call_each, lease_for, may_take_over, owner_tag, reopen_failed_items
+from . import prompts, tasks
 from .services import RunRefused, check_endpoint_usable, clean_params, endpoint_spec
 
 GENERATION_OPEN_STATES = (GenerationItem.State.PENDING, GenerationItem.State.ERROR)
 GENERATION_RUNS = RunEngine(
     run_model=GenerationRun,
-    chunk_task="grading.judges.tasks.run_generation_chunk",
+    chunk_task=tasks.run_generation_chunk,
     open_ids=lambda run: list(
         run.items.filter(state__in=GENERATION_OPEN_STATES).order_by("id").values_list("pk", flat=True)
     ),
@@ -204,26 +195,19 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
         except Exception as exc:  # never let one answer stop the others
             return messages, llm.LlmCallFailed(str(exc), errors=[{"kind": "exception", "message": str(exc)[:500]}], attempts=0)
 
-    if claimed:
-        width = max(1, min(len(claimed), run.endpoint.max_concurrency))
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="generate") as pool:
-            futures = {pool.submit(generate, item): item for item in claimed}
-            pending, live = set(futures), True
-            while pending:
-                done, pending = wait(pending, timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
-                for future in done:
-                    if not future.cancelled():
-                        _record_generation(run, futures[future], *future.result(), owner)
-                        report.recorded += 1
-                if live and pending and not GENERATION_RUNS.is_live(run.pk, epoch):
-                    live = False
-                    for future in list(pending):
-                        if future.cancel():
-                            pending.discard(future)
-                            GenerationItem.objects.filter(pk=futures[future].pk, claim_owner=owner).update(
-                                claim_owner="", claimed_at=None
-                            )
-                            report.released += 1
+    def record(item, value):
+        if isinstance(value, Exception):  # generate catches its own errors: the last line of defence
+            value = ([], llm.LlmCallFailed(str(value), errors=[{"kind": "exception", "message": str(value)[:500]}],
+                                           attempts=0))
+        _record_generation(run, item, *value, owner)
+        report.recorded += 1
+
+    unstarted = call_each(claimed, generate, record, width=min(len(claimed), run.endpoint.max_concurrency),
+                          is_live=lambda: GENERATION_RUNS.is_live(run.pk, epoch))
+    if unstarted:  # cancelled meanwhile: give the claims back
+        report.released = GenerationItem.objects.filter(
+            pk__in=[item.pk for item in unstarted], claim_owner=owner
+        ).update(claim_owner="", claimed_at=None)
     GENERATION_RUNS.finish_if_complete(run.pk, epoch)
     return report
 

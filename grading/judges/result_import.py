@@ -173,7 +173,7 @@ def _store_imported(config, response, record, index, file_name, report):
             pass
     key = cache_key(config, f"{response.question.statement_hash}\n{response.transcript_hash}")
     _, created = JudgeResult.objects.update_or_create(
-        config=config, response=response, cache_key=key,
+        setting=config, response=response, cache_key=key,
         defaults={
             "status": status, "score": score, "raw_output": raw, "rationale": parsed.rationale if parsed else "",
             "parse_status": parse_status, "finished": timezone.now(),

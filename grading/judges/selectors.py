@@ -9,7 +9,8 @@ from decimal import Decimal
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.selectors import id_param, scores_visible_to
+from annotation.selectors import scores_visible_to
+from core.ids import id_param
 
 from .. import runs
 from ..models import GenerationItem, GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
@@ -119,17 +120,17 @@ def _item_counts():
 
 
 def run_list(params=None) -> QuerySet[JudgeRun]:
-    queryset = JudgeRun.objects.select_related("config", "created_by").annotate(**_item_counts())
+    queryset = JudgeRun.objects.select_related("setting", "created_by").annotate(**_item_counts())
     params = params or {}
     if params.get("status") in JudgeRun.Status.values:
         queryset = queryset.filter(status=params["status"])
     if id_param(params.get("config")) is not None:
-        queryset = queryset.filter(config_id=id_param(params["config"]))
+        queryset = queryset.filter(setting_id=id_param(params["config"]))
     return queryset.order_by("-created")
 
 
 def run_detail(pk: int) -> JudgeRun:
-    return JudgeRun.objects.select_related("config__endpoint", "created_by").get(pk=pk)
+    return JudgeRun.objects.select_related("setting__endpoint", "created_by").get(pk=pk)
 
 
 def run_progress(run: JudgeRun) -> dict:
@@ -202,12 +203,12 @@ def results_for_response(response) -> list[JudgeResult]:
     rows = (
         JudgeResult.objects.filter(response=response)
         .exclude(status=JudgeResult.Status.RUNNING)
-        .select_related("config")
-        .order_by("config__name", "-config__version", "-id")
+        .select_related("setting")
+        .order_by("setting__name", "-setting__version", "-id")
     )
     newest = {}
     for row in rows:
-        newest.setdefault(row.config_id, row)
+        newest.setdefault(row.setting_id, row)
     return list(newest.values())
 
 
@@ -219,8 +220,8 @@ def ineqmath_overall(results) -> bool | None:
     """
     by_kind = {}
     for result in sorted(results, key=lambda r: r.pk, reverse=True):
-        if result.status == JudgeResult.Status.OK and result.config.kind in ("ineq_final_answer", *INEQMATH_STEP_KINDS):
-            by_kind.setdefault(result.config.kind, result)
+        if result.status == JudgeResult.Status.OK and result.setting.kind in ("ineq_final_answer", *INEQMATH_STEP_KINDS):
+            by_kind.setdefault(result.setting.kind, result)
     needed = ("ineq_final_answer", *INEQMATH_STEP_KINDS)
     if any(kind not in by_kind for kind in needed):
         return None
@@ -350,8 +351,8 @@ def stale_settings(question) -> list[dict]:
         return []
     latest = {}
     for config_id, response_id, version in (
-        JudgeResult.objects.filter(response__question=question).exclude(config__kind__in=NOT_REJUDGED_KINDS)
-        .order_by("pk").values_list("config_id", "response_id", "rubric_version")
+        JudgeResult.objects.filter(response__question=question).exclude(setting__kind__in=NOT_REJUDGED_KINDS)
+        .order_by("pk").values_list("setting_id", "response_id", "rubric_version")
     ):
         latest[(config_id, response_id)] = version
     stale = {}

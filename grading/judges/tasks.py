@@ -1,7 +1,8 @@
 """Celery tasks of the grading app: thin wrappers around grading.judges.services and .generation.
 
 Both are safe to run twice (acks_late redelivery, a resumed run): the services key every
-piece of work and skip or take over what is already claimed.
+piece of work and skip or take over what is already claimed. The services import this module
+to queue its tasks, so each task imports its service inside its body (no import cycle).
 """
 from celery import shared_task
 from celery.signals import worker_init, worker_process_shutdown, worker_ready
@@ -9,13 +10,12 @@ from django.utils.module_loading import import_string
 
 import llm
 
-from .. import runs
-from . import generation, services
-
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
 def run_judge_chunk(self, run_id, epoch, item_ids):
     """Judge a chunk of a run's items."""
+    from . import services  # cycle: services queue this task
+
     report = services.process_judge_chunk(run_id, epoch, item_ids, task_id=self.request.id,
                                           hand_over_tail=not self.request.is_eager)
     return {"claimed": report.claimed, "cached": report.cached, "recorded": report.recorded}
@@ -25,12 +25,16 @@ def run_judge_chunk(self, run_id, epoch, item_ids):
 def finish_judge_tails(**kwargs):
     """A pool process that stops (warm shutdown, max tasks reached) first records the calls its
     chunk tasks left in flight (see services.TAILS)."""
+    from . import services  # cycle: services queue this module's tasks
+
     services.finish_tails(timeout=services.TAIL_SHUTDOWN_SECONDS)
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
 def run_generation_chunk(self, run_id, epoch, item_ids):
     """Write a chunk of a generation run's synthetic answers."""
+    from . import generation  # cycle: generation queues this task
+
     report = generation.process_generation_chunk(run_id, epoch, item_ids, task_id=self.request.id)
     return {"claimed": report.claimed, "recorded": report.recorded}
 
@@ -38,7 +42,10 @@ def run_generation_chunk(self, run_id, epoch, item_ids):
 @worker_init.connect
 def warm_up_llm_client(**kwargs):
     """In the worker's main process, before the pool forks: each pool process inherits the
-    loaded client instead of paying for it on its first call."""
+    loaded client, and the services its tasks import in their body, instead of paying for them
+    on its first call."""
+    from . import generation, services  # noqa: F401 (imported here, before the fork: see the docstring)
+
     llm.warm_up()
 
 
@@ -46,6 +53,8 @@ def warm_up_llm_client(**kwargs):
 def watch_run(engine, run_id, epoch, takeovers=0):
     """The watchdog of one run (any kind: `engine` is the dotted path of its RunEngine): takes it
     over once its worker has been silent for a claim's lease, else looks again (grading.runs)."""
+    from .. import runs  # cycle: the run engine queues this task
+
     if engine not in runs.ENGINES:
         return "unknown engine"
     return import_string(engine).watch(run_id, epoch, takeovers)
@@ -53,6 +62,8 @@ def watch_run(engine, run_id, epoch, takeovers=0):
 
 @shared_task(ignore_result=True)
 def watch_running_runs():
+    from .. import runs  # cycle: the run engine queues this task
+
     return runs.watch_running()
 
 

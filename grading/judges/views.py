@@ -7,17 +7,19 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext
-from django.views.decorators.http import require_POST
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 
 from accounts.decorators import admin_required, reviewer_required
-from annotation.models import Exam, Question, Response
-from annotation.selectors import filter_responses, id_param
-from config.shortcuts import get_object_or_404
+from annotation.models import Question
+from annotation.selectors import matching_responses, response_filter_choices
+from core.ids import id_param
+from core.shortcuts import get_object_or_404
 
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
+from ..run_views import run_action_views
 from . import calibration, generation, prompts, selectors, services, strategies
 from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeSettingForm, PromptSetImportForm, RunStartForm
 from .kinds import KINDS
@@ -59,8 +61,8 @@ def setting_create(request):
             form.add_error(None, _errors_text(exc))
         else:
             messages.success(request, gettext("Created %(config)s.") % {"config": config})
-            return redirect("grading:judge_config_detail", pk=config.pk)
-    return render(request, "grading/judge_config_form.html", _config_form_context(form, None))
+            return redirect("grading:judge_setting_detail", pk=config.pk)
+    return render(request, "grading/judge_setting_form.html", _config_form_context(form, None))
 
 
 def _config_form_context(form, config):
@@ -85,7 +87,7 @@ def setting_edit(request, pk):
     config = get_object_or_404(JudgeSetting, pk=pk)
     if config.kind == JudgeSetting.Kind.EXTERNAL:
         messages.error(request, gettext("Imported settings describe results made elsewhere and cannot be edited."))
-        return redirect("grading:judge_config_detail", pk=config.pk)
+        return redirect("grading:judge_setting_detail", pk=config.pk)
     form = JudgeSettingForm(request.POST or None, instance=config, editing=True)
     if request.method == "POST" and form.is_valid():
         fields = form.setting_fields()
@@ -100,8 +102,8 @@ def setting_edit(request, pk):
                 messages.success(request, gettext("%(original)s has results, so the change was saved as %(saved)s.") % {"original": original, "saved": saved})
             else:
                 messages.success(request, gettext("Saved %(saved)s.") % {"saved": saved})
-            return redirect("grading:judge_config_detail", pk=saved.pk)
-    return render(request, "grading/judge_config_form.html", _config_form_context(form, config))
+            return redirect("grading:judge_setting_detail", pk=saved.pk)
+    return render(request, "grading/judge_setting_form.html", _config_form_context(form, config))
 
 
 @reviewer_required
@@ -122,7 +124,7 @@ def setting_detail(request, pk):
         "examples": calibration.example_table(config) if config.calibration else [],
         "holdout_count": len(strategies.holdout_ids(config)),
     }
-    return render(request, "grading/judge_config_detail.html", context)
+    return render(request, "grading/judge_setting_detail.html", context)
 
 
 @admin_required
@@ -171,10 +173,10 @@ def run_start(request):
     form = RunStartForm(data if request.method == "POST" else None, configs=configs,
                         initial={"config": request.GET.get("config")})
     filters = _filters_from(data)
-    n_matching = filter_responses(Response.objects.all(), filters).count()
+    n_matching = matching_responses(filters).count()
     chosen = JudgeSetting.objects.filter(pk=id_param(request.GET.get("config"))).first() if request.GET.get("config") else None
     holdout = strategies.holdout_ids(chosen)  # issue 27: never judged by that setting
-    n_holdout = filter_responses(Response.objects.filter(pk__in=holdout), filters).count() if holdout else 0
+    n_holdout = matching_responses(filters).filter(pk__in=holdout).count() if holdout else 0
     if request.method == "POST" and form.is_valid():
         try:
             run = services.start_judge_run(
@@ -190,18 +192,14 @@ def run_start(request):
         "filters": filters,
         "n_matching": n_matching,
         "n_holdout": n_holdout,
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
-        "exams": Exam.objects.only("id", "name"),
-        "sources": Response.Source.choices,
-        "statuses": Response.Status.choices,
-        "gold_statuses": Response.GoldStatus.choices,
+        **response_filter_choices(),
     }
     return render(request, "grading/run_start.html", context)
 
 
 @reviewer_required
 def run_detail(request, pk):
-    run = get_object_or_404(JudgeRun.objects.select_related("config__endpoint", "created_by"), pk=pk)
+    run = get_object_or_404(JudgeRun.objects.select_related("setting__endpoint", "created_by"), pk=pk)
     page = Paginator(selectors.run_items(run, request.GET), 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -212,48 +210,24 @@ def run_detail(request, pk):
         "filters": request.GET,
         "querystring": query.urlencode(),
         "states": JudgeRunItem.State.choices,
-        "full_score_kind": not KINDS[run.config.kind].verdict if run.config.kind in KINDS else True,
-        "second_opinion": selectors.cas_disagreements(run) if run.config.second_opinion else None,
+        "full_score_kind": not KINDS[run.setting.kind].verdict if run.setting.kind in KINDS else True,
+        "second_opinion": selectors.cas_disagreements(run) if run.setting.second_opinion else None,
     }
     return render(request, "grading/run_detail.html", context)
 
 
-@reviewer_required
-def run_progress(request, pk):
-    run = get_object_or_404(JudgeRun, pk=pk)
-    return JsonResponse(selectors.run_progress(run))
-
-
-@reviewer_required
-@require_POST
-def run_cancel(request, pk):
-    run = services.cancel_judge_run(get_object_or_404(JudgeRun, pk=pk))
-    messages.success(request, gettext("Run %(pk)s cancelled; calls in flight finish and are kept.") % {"pk": run.pk})
-    return redirect("grading:judge_run_detail", pk=run.pk)
-
-
-@reviewer_required
-@require_POST
-def run_resume(request, pk):
-    run = get_object_or_404(JudgeRun, pk=pk)
-    return _resume(request, run, f"Run {run.pk}", selectors.run_progress, services.resume_judge_run,
-                   "grading:judge_run_detail")
-
-
-def _resume(request, run, title, progress, resume, detail_view):
-    """Resume a run from its page: refused (with a message) while it still makes progress."""
-    if progress(run)["can_resume"]:
-        resume(run)
-        messages.success(request, gettext("%(title)s resumed: everything without a finished result is queued again.") % {"title": title})
-    else:
-        messages.error(request, gettext("%(title)s is still making progress (or has nothing left to do); resume it once it is cancelled or stalls.") % {"title": title})
-    return redirect(detail_view, pk=run.pk)
+JUDGE_RUN_ACTIONS = run_action_views(
+    model=JudgeRun, progress=selectors.run_progress, cancel=services.cancel_judge_run,
+    resume=services.resume_judge_run, back="grading:judge_run_detail", title=lambda run: _("Run %d") % run.pk,
+    cancelled=_lazy("%(run)s cancelled; calls in flight finish and are kept."),
+    resumed=_lazy("%(run)s resumed: everything without a finished result is queued again."),
+)
 
 
 @reviewer_required
 def result_detail(request, pk):
     result = get_object_or_404(
-        JudgeResult.objects.select_related("config", "response__question", "run", "copied_from"), pk=pk
+        JudgeResult.objects.select_related("setting", "response__question", "run", "copied_from"), pk=pk
     )
     return render(request, "grading/judge_result_detail.html", {"result": result})
 
@@ -297,25 +271,12 @@ def generation_detail(request, pk):
     )
 
 
-@reviewer_required
-def generation_progress(request, pk):
-    return JsonResponse(selectors.generation_progress(get_object_or_404(GenerationRun, pk=pk)))
-
-
-@reviewer_required
-@require_POST
-def generation_cancel(request, pk):
-    run = generation.cancel_generation_run(get_object_or_404(GenerationRun, pk=pk))
-    messages.success(request, gettext("Generation run %(pk)s cancelled.") % {"pk": run.pk})
-    return redirect("grading:judge_generation_detail", pk=run.pk)
-
-
-@reviewer_required
-@require_POST
-def generation_resume(request, pk):
-    run = get_object_or_404(GenerationRun, pk=pk)
-    return _resume(request, run, f"Generation run {run.pk}", selectors.generation_progress,
-                   generation.resume_generation_run, "grading:judge_generation_detail")
+GENERATION_RUN_ACTIONS = run_action_views(
+    model=GenerationRun, progress=selectors.generation_progress, cancel=generation.cancel_generation_run,
+    resume=generation.resume_generation_run, back="grading:judge_generation_detail",
+    title=lambda run: _("Generation run %d") % run.pk, cancelled=_lazy("%(run)s cancelled."),
+    resumed=_lazy("%(run)s resumed: everything without a finished result is queued again."),
+)
 
 
 @reviewer_required

@@ -6,7 +6,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
 from accounts.decorators import reviewer_required
-from annotation.selectors import id_param
+from core.ids import id_param
 
 from ..models import JudgeSetting
 from ..review import selectors as review

@@ -1,10 +1,10 @@
 """REST API of the judge-vs-human review (reviewers and admins only): metrics, the disagreement
-queue, meta-evaluation labels, LLM pre-label runs, category counts and step-judge validation."""
+queue, meta-evaluation labels, meta-evaluation runs (the LLM proposes categories), category counts and step-judge validation."""
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, serializers, status
+from rest_framework import generics, serializers, status, viewsets
 from rest_framework.exceptions import NotFound
 from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response as ApiResponse
@@ -12,11 +12,11 @@ from rest_framework.views import APIView
 
 from accounts.permissions import IsReviewer
 from annotation.models import Response
-from annotation.selectors import MAX_ID
+from core.ids import MAX_ID, id_param
 
-from .. import runs
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun, MetaEvaluation
+from ..run_api import RunActionsMixin
 from . import selectors, services
 from .meta_eval import CATEGORIES
 
@@ -40,9 +40,6 @@ def _path_id(name):
     return OpenApiParameter(name, OpenApiTypes.INT, OpenApiParameter.PATH)
 
 
-QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "attribution")
-
-
 def _scope(params):
     try:
         return selectors.resolve_scope(params)
@@ -52,7 +49,7 @@ def _scope(params):
 
 def _id(value):
     """A path id, or 404 (paths take any text so that the role check answers first)."""
-    pk = selectors.id_param(value)
+    pk = id_param(value)
     if pk is None:
         raise NotFound("No such object.")
     return pk
@@ -72,7 +69,7 @@ class DisagreementSerializer(serializers.Serializer):
     question_location = serializers.CharField(source="response.question.location")
     source = serializers.CharField(source="response.source")
     student_id = serializers.CharField(source="response.student_id")
-    setting = serializers.CharField(source="config.__str__")
+    setting = serializers.CharField(source="setting.__str__")
     gold = serializers.FloatField()
     judge_score = serializers.FloatField(source="score")
     delta = serializers.FloatField()
@@ -118,7 +115,7 @@ class ConfirmSerializer(serializers.Serializer):
                                        help_text="The version you saw; a newer one on the server answers 409.")
 
 
-class PrelabelRunSerializer(serializers.Serializer):
+class MetaEvalRunSerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     status = serializers.CharField(read_only=True)
     model = serializers.CharField(max_length=200)
@@ -133,7 +130,7 @@ class PrelabelRunSerializer(serializers.Serializer):
     can_resume = serializers.BooleanField(read_only=True)
 
 
-class StartPrelabelSerializer(serializers.Serializer):
+class StartMetaEvalRunSerializer(serializers.Serializer):
     endpoint = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     model = serializers.CharField(max_length=200)
     setting = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
@@ -174,9 +171,10 @@ class DisagreementListView(generics.ListAPIView):
 
     def get_queryset(self):
         params = self.request.query_params
-        queue = selectors.disagreement_queue(
-            _scope(params), _threshold(params), {k: params.get(k) for k in QUEUE_FILTERS if params.get(k)}
-        )
+        scope, threshold = _scope(params), _threshold(params)
+        if errors := selectors.queue_filter_errors(params):
+            raise ApiValidationError(errors)
+        queue = selectors.disagreement_queue(scope, threshold, params)
         return selectors.queue_page_rows(queue)
 
 
@@ -222,18 +220,33 @@ class CategorySummaryView(APIView):
         return ApiResponse(selectors.category_summary({"setting": request.query_params.get("setting", "")}))
 
 
-class PrelabelRunListView(APIView):
-    """LLM meta-evaluator runs: list the recent ones, or start one over a disagreement queue."""
+class MetaEvalRunViewSet(RunActionsMixin, viewsets.GenericViewSet):
+    """LLM meta-evaluator runs: list the recent ones, start one over a disagreement queue,
+    follow its progress, cancel or resume it."""
 
     permission_classes = [IsReviewer]
+    serializer_class = MetaEvalRunSerializer
+    queryset = MetaEvalRun.objects.all()
+    pagination_class = None
+    filter_backends = []
 
-    @extend_schema(responses=PrelabelRunSerializer(many=True))
-    def get(self, request):
+    run_progress = staticmethod(selectors.meta_eval_run_progress)
+    cancel_run = staticmethod(services.cancel_meta_eval_run)
+    resume_run = staticmethod(services.resume_meta_eval_run)
+
+    def run_data(self, run):
+        return selectors.meta_eval_run_progress(run)
+
+    def get_object(self):
+        return get_object_or_404(MetaEvalRun, pk=_id(self.kwargs["pk"]))
+
+    @extend_schema(responses=MetaEvalRunSerializer(many=True))
+    def list(self, request):
         return ApiResponse([selectors.meta_eval_run_progress(run) for run in selectors.recent_meta_eval_runs(50)])
 
-    @extend_schema(request=StartPrelabelSerializer, responses={201: PrelabelRunSerializer})
-    def post(self, request):
-        form = StartPrelabelSerializer(data=request.data)
+    @extend_schema(request=StartMetaEvalRunSerializer, responses={201: MetaEvalRunSerializer})
+    def create(self, request):
+        form = StartMetaEvalRunSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
         endpoint = LlmEndpoint.objects.filter(pk=data["endpoint"]).first()
@@ -249,37 +262,14 @@ class PrelabelRunListView(APIView):
             raise ApiValidationError({"detail": exc.messages}) from exc
         return ApiResponse(selectors.meta_eval_run_progress(run), status=status.HTTP_201_CREATED)
 
-
-class PrelabelRunDetailView(APIView):
-    permission_classes = [IsReviewer]
-
-    @extend_schema(parameters=[_path_id("pk")], responses=PrelabelRunSerializer)
-    def get(self, request, pk):
-        return ApiResponse(selectors.meta_eval_run_progress(get_object_or_404(MetaEvalRun, pk=_id(pk))))
+    @extend_schema(parameters=[_path_id("pk")], responses=MetaEvalRunSerializer)
+    def retrieve(self, request, pk=None):
+        return ApiResponse(self.run_data(self.get_object()))
 
 
-class PrelabelRunCancelView(APIView):
-    permission_classes = [IsReviewer]
-
-    @extend_schema(parameters=[_path_id("pk")], request=None, responses=PrelabelRunSerializer)
-    def post(self, request, pk):
-        run = get_object_or_404(MetaEvalRun, pk=_id(pk))
-        services.cancel_meta_eval_run(run)
-        return ApiResponse(selectors.meta_eval_run_progress(run))
-
-
-class PrelabelRunResumeView(APIView):
-    """Ask again about every case without an answer. Refused (409) while the run still makes
-    progress, unless ``force`` is given (e.g. right after stopping a worker by hand)."""
-
-    permission_classes = [IsReviewer]
-
-    @extend_schema(parameters=[_path_id("pk")], request=None, responses=PrelabelRunSerializer)
-    def post(self, request, pk):
-        run = get_object_or_404(MetaEvalRun, pk=_id(pk))
-        if not runs.may_resume(selectors.meta_eval_run_progress(run), request.data.get("force")):
-            return ApiResponse({"detail": runs.RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
-        return ApiResponse(selectors.meta_eval_run_progress(services.resume_meta_eval_run(run)))
+@extend_schema(exclude=True)
+class PrelabelRunViewSet(MetaEvalRunViewSet):
+    """The old address, review/prelabel-runs/ (out of the schema)."""
 
 
 class ValidationMarksView(APIView):
@@ -294,10 +284,10 @@ class ValidationMarksView(APIView):
         form.is_valid(raise_exception=True)
         marks = {}
         for key, value in form.validated_data["marks"].items():
-            if selectors.id_param(key) is None:
+            if id_param(key) is None:
                 raise ApiValidationError({"marks": f"{key!r} is not a judge result id."})
-            marks[selectors.id_param(key)] = value
-        notes = {selectors.id_param(k): v for k, v in form.validated_data.get("notes", {}).items() if selectors.id_param(k)}
+            marks[id_param(key)] = value
+        notes = {id_param(k): v for k, v in form.validated_data.get("notes", {}).items() if id_param(k)}
         try:
             saved = services.save_step_validations(response, marks, user=request.user, notes=notes)
         except ValidationError as exc:

@@ -8,7 +8,6 @@ raises.
 """
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
@@ -31,8 +30,8 @@ from ..models import (
     MetaEvaluation,
     StepJudgeValidation,
 )
-from ..runs import RunEngine
-from . import selectors
+from ..runs import RunEngine, call_each
+from . import selectors, tasks
 from .meta_eval import CATEGORIES, direction, parse_meta_eval_output
 
 ANSWERED = (MetaEvalProposal.Status.OK, MetaEvalProposal.Status.INVALID)
@@ -240,7 +239,7 @@ def _forget_failures(run):
 
 
 META_EVAL_RUNS = RunEngine(
-    run_model=MetaEvalRun, chunk_task="grading.review.tasks.propose_meta_eval_chunk",
+    run_model=MetaEvalRun, chunk_task=tasks.propose_meta_eval_chunk,
     open_ids=_open_result_ids, nothing_left=_nothing_left, on_resume=_forget_failures,
     name="grading.review.services.META_EVAL_RUNS",
     last_activity=lambda run: run.proposals.aggregate(last=Max("created"))["last"],
@@ -282,13 +281,16 @@ def process_meta_eval_chunk(run_id, epoch, result_ids, task_id=None, complete=No
     target = _endpoint_spec(endpoint)
     call = llm.CallSpec(model=run.model, temperature=run.temperature, max_tokens=run.max_tokens)
     limiter = llm.limiter_for(target)
-    workers = max(1, min(len(jobs), endpoint.max_concurrency, 8))
     written = 0
-    with ThreadPoolExecutor(max_workers=workers) as pool:  # calls in threads; the database only here
-        futures = [(result, pool.submit(_ask, target, call, messages, limiter, complete)) for result, messages in jobs]
-        for result, future in futures:
-            meta = metas.get(result.pk) or MetaEvaluation.objects.get_or_create(result=result)[0]
-            written += _record_proposal(run, meta, future.result())
+
+    def record(job, answer):  # _ask never raises: a failure is an LlmCallFailed answer
+        nonlocal written
+        result = job[0]
+        meta = metas.get(result.pk) or MetaEvaluation.objects.get_or_create(result=result)[0]
+        written += _record_proposal(run, meta, answer)
+
+    call_each(jobs, lambda job: _ask(target, call, job[1], limiter, complete), record,
+              width=min(len(jobs), endpoint.max_concurrency, 8), is_live=lambda: META_EVAL_RUNS.is_live(run.pk, epoch))
     META_EVAL_RUNS.finish_if_complete(run.pk, epoch)
     return written
 
@@ -416,11 +418,11 @@ def _candidate_responses(record, input_records):
 
 
 def _results_fitting(responses, model_score, setting):
-    results = JudgeResult.objects.select_related("config").filter(
+    results = JudgeResult.objects.select_related("setting").filter(
         response__in=responses, status=JudgeResult.Status.OK, score__isnull=False
     )
     if setting is not None:
-        results = results.filter(config__name=setting)
+        results = results.filter(setting__name=setting)
     return [r for r in results if _same(r.score, model_score)]
 
 
@@ -432,7 +434,7 @@ def _create_result(response, record, index, file_name, setting, user, report):
     )
     report.results_created += outcome.created
     config = JudgeSetting.objects.filter(name=name).order_by("-version").first()
-    return JudgeResult.objects.filter(config=config, response=response).order_by("-id").first()
+    return JudgeResult.objects.filter(setting=config, response=response).order_by("-id").first()
 
 
 def import_meta_eval_labels(raw, file_name, *, user=None, setting=None, input_raw=None, create_results=True):
@@ -473,7 +475,7 @@ def _import_one(record, index, file_name, input_records, setting, user, create_r
         return
     results = _results_fitting(responses, model_score, setting)
     if len(results) > 1:
-        names = ", ".join(sorted({str(r.config) for r in results}))
+        names = ", ".join(sorted({str(r.setting) for r in results}))
         report.unmatched.append({**label, "reason": f"{len(results)} judge results fit ({names}); name one with --setting"})
         return
     if not results:
@@ -538,7 +540,7 @@ def save_step_validations(response, marks, *, user, notes=None):
     notes = notes or {}
     ids = [int(pk) for pk in marks]
     results = {
-        r.pk: r for r in JudgeResult.objects.filter(pk__in=ids, response=response).select_related("config")
+        r.pk: r for r in JudgeResult.objects.filter(pk__in=ids, response=response).select_related("setting")
     }
     missing = set(ids) - set(results)
     if missing:

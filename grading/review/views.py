@@ -7,28 +7,31 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
-from annotation.export.csv_cells import safe_row
 from annotation.models import Exam, Question, Response
-from annotation.selectors import id_param, reference_segments
-from config.shortcuts import get_object_or_404
+from annotation.selectors import question_choices, reference_segments
+from core.csv_cells import safe_row
+from core.ids import id_param
+from core.shortcuts import get_object_or_404
 
 from ..judges import selectors as judge_selectors
 from ..judges import services as judge_services
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
+from ..run_views import run_action_views
 from . import comparison, selectors, services
 from .meta_eval import CATEGORIES, CATEGORY_DISPLAY
 
-QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "attribution", "order")
+# The queue's filters (one FilterSet: grading.review.selectors.QueueFilter) and the page's own order.
+QUEUE_FILTERS = (*selectors.QUEUE_FILTERS, "order")
 ATTRIBUTIONS = {"ocr": gettext_lazy("OCR (raw text only)"), "judge": gettext_lazy("judge"), "both": gettext_lazy("both"), "none": gettext_lazy("not attributed")}
 
 
@@ -146,6 +149,8 @@ def disagreement_list(request):
     if threshold is None:
         messages.error(request, gettext("The threshold must be a number of points ≥ 0; showing the default of 2."))
         threshold = selectors.DEFAULT_THRESHOLD
+    for name, errors in selectors.queue_filter_errors(params).items():
+        messages.error(request, _("Filter %(name)s left out: %(errors)s") % {"name": name, "errors": " ".join(errors)})
     queue = selectors.disagreement_queue(scope, threshold, params)
     page = Paginator(selectors.queue_page_rows(queue, order=params.get("order", "id")), 50).get_page(
         request.GET.get("page")
@@ -158,12 +163,12 @@ def disagreement_list(request):
         "stats": selectors.queue_stats(queue),
         "proposal_counts": selectors.proposal_counts(queue),
         "query": _queue_query(scope, threshold, params),
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
+        "questions": question_choices(),
         "categories": CATEGORY_DISPLAY,
         "states": selectors.QUEUE_STATES,
         "attributions": ATTRIBUTIONS,
         "sources": Response.Source.choices,
-        "endpoints": LlmEndpoint.objects.order_by("name"),
+        "endpoints": judge_selectors.endpoint_list(),
         "meta_runs": [selectors.meta_eval_run_progress(run) for run in selectors.recent_meta_eval_runs(5)],
     }
     return render(request, "grading/disagreement_list.html", context)
@@ -229,11 +234,11 @@ def _selected_category(posted, case):
 
 @reviewer_required
 @require_POST
-def start_prelabel(request):
+def start_meta_eval_run(request):
     scope = _scope_or_404(request.POST)
     threshold = selectors.parse_threshold(request.POST.get("threshold"))
     params = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key) and key != "state"}
-    endpoint = LlmEndpoint.objects.filter(pk=selectors.id_param(request.POST.get("endpoint")) or 0).first()
+    endpoint = LlmEndpoint.objects.filter(pk=id_param(request.POST.get("endpoint")) or 0).first()
     back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, params)}"
     if endpoint is None or threshold is None:
         messages.error(request, gettext("Choose an endpoint and a threshold ≥ 0."))
@@ -250,32 +255,29 @@ def start_prelabel(request):
     return redirect(back)
 
 
-def _back_to_queue(request):
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        target = reverse("grading:review_disagreements")
-    return redirect(target)
+META_EVAL_RUN_ACTIONS = run_action_views(
+    model=MetaEvalRun, progress=selectors.meta_eval_run_progress, cancel=services.cancel_meta_eval_run,
+    resume=services.resume_meta_eval_run, back=lambda run: reverse("grading:review_disagreements"),
+    title=lambda run: _("Meta-evaluation run %d") % run.pk, cancelled=_lazy("%(run)s cancelled."),
+    resumed=_lazy("%(run)s resumed: every case without an answer is asked again."),
+)
 
 
-@reviewer_required
-@require_POST
-def cancel_prelabel(request, pk):
-    run = get_object_or_404(MetaEvalRun, pk=pk)
-    services.cancel_meta_eval_run(run)
-    messages.success(request, gettext("Meta-evaluation run %(pk)s cancelled.") % {"pk": run.pk})
-    return _back_to_queue(request)
+def moved_permanently(pattern_name):
+    """The page's old address (``prelabel/``, before the meta-evaluation run had one name):
+    a 308, so a posted form is posted again, with its body, to the new address."""
+
+    def view(request, **kwargs):
+        target = reverse(pattern_name, kwargs=kwargs)
+        if request.META.get("QUERY_STRING"):
+            target = f"{target}?{request.META['QUERY_STRING']}"
+        return PermanentRedirect308(target)
+
+    return view
 
 
-@reviewer_required
-@require_POST
-def resume_prelabel(request, pk):
-    run = get_object_or_404(MetaEvalRun, pk=pk)
-    if not selectors.meta_eval_run_progress(run)["can_resume"]:
-        messages.error(request, gettext("Meta-evaluation run %(pk)s is still making progress (or has nothing left to do); resume it once it is cancelled or stalls.") % {"pk": run.pk})
-        return _back_to_queue(request)
-    run = services.resume_meta_eval_run(run)
-    messages.success(request, gettext("Meta-evaluation run %(pk)s resumed: every case without an answer is asked again.") % {"pk": run.pk})
-    return _back_to_queue(request)
+class PermanentRedirect308(HttpResponseRedirect):
+    status_code = 308
 
 
 # --- rubric re-judging ----------------------------------------------------------------------
@@ -293,7 +295,7 @@ def rubric_rejudge(request, question_pk):
     version (POST), and MSE, FR_2 and category counts before and after, per setting (GET)."""
     question = get_object_or_404(Question.objects.select_related("exam"), pk=question_pk)
     if request.method == "POST":
-        chosen = [selectors.id_param(value) for value in request.POST.getlist("setting")]
+        chosen = [id_param(value) for value in request.POST.getlist("setting")]
         made, refused = judge_services.rejudge_question(
             question, config_ids=[pk for pk in chosen if pk is not None], user=request.user,
         )

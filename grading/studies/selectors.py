@@ -246,7 +246,7 @@ def with_attribution(queryset, threshold: float = DEFAULT_THRESHOLD):
     ``ocr_tag`` (`attribution_tag` in SQL; "" without a raw-OCR judgement). One subquery, no
     extra query per row."""
     raw = (
-        ProbeItem.objects.filter(derived__response_id=OuterRef("response_id"), run__setting_id=OuterRef("config_id"),
+        ProbeItem.objects.filter(derived__response_id=OuterRef("response_id"), run__setting_id=OuterRef("setting_id"),
                                  probe=probes.RAW_OCR, state=ProbeItem.State.OK)
         .order_by("-id")
         .values("derived_score")[:1]

@@ -17,10 +17,8 @@ Invariants (on top of grading/runs.py, the one run engine, which gives epochs, c
 from __future__ import annotations
 
 import dataclasses
-import time
 import uuid
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from django.db import transaction
 from django.db.models import Max
@@ -36,8 +34,8 @@ from ..judges import strategies
 from ..judges.kinds import Outcome, get_kind
 from ..judges.services import RunRefused
 from ..models import DerivedAnswer, JudgeResult, JudgeSetting, ProbeItem, ProbeRun
-from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, reopen_failed_items
-from . import probes, selectors
+from ..runs import ChunkReport, RunEngine, reopen_failed_items
+from . import probes, selectors, tasks
 
 OPEN_STATES = (ProbeItem.State.PENDING, ProbeItem.State.ERROR)
 FINAL = ("ok", "invalid")
@@ -51,7 +49,7 @@ def _open_ids(run):
 
 PROBE_RUNS = RunEngine(
     run_model=ProbeRun,
-    chunk_task="grading.studies.tasks.run_probe_chunk",
+    chunk_task=tasks.run_probe_chunk,
     open_ids=_open_ids,
     nothing_left=lambda run_id: not ProbeItem.objects.filter(run_id=run_id, state=ProbeItem.State.PENDING).exists(),
     on_resume=reopen_failed_items,
@@ -227,21 +225,17 @@ def process_probe_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
     if todo:
         call = judge_services.make_caller(setting.endpoint, spec, complete)
         width = max(1, setting.endpoint.max_concurrency if (kind.uses_llm and setting.endpoint) else 4)
-        live, checked = True, time.monotonic()
-        with ThreadPoolExecutor(max_workers=min(width, len(todo)), thread_name_prefix="probe") as pool:
-            futures = {pool.submit(kind.evaluate, spec, inputs[key], call): key for key in todo}
-            while futures:
-                done, _ = wait(list(futures), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
-                for future in done:
-                    known[futures.pop(future)] = _judgement(_outcome_of(future))
-                    report.recorded += 1
-                pending = _write_ready(pending, known, owner)
-                if time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
-                    live, checked = PROBE_RUNS.is_live(run.pk, epoch), time.monotonic()
-                    if not live:
-                        for future in futures:
-                            future.cancel()
-                        break
+
+        def record(key, outcome):
+            known[key] = _judgement(outcome if isinstance(outcome, Outcome) else _failed(outcome))
+            report.recorded += 1
+
+        def write_ready():
+            nonlocal pending
+            pending = _write_ready(pending, known, owner)
+
+        runs.call_each(todo, lambda key: kind.evaluate(spec, inputs[key], call), record, width=min(width, len(todo)),
+                       is_live=lambda: PROBE_RUNS.is_live(run.pk, epoch), after_each=write_ready)
     if pending:  # cancelled meanwhile: give the claims back
         report.released = ProbeItem.objects.filter(pk__in=[i.pk for i in pending], claim_owner=owner).update(
             claim_owner="", claimed_at=None
@@ -284,11 +278,9 @@ def _judgement(outcome: Outcome) -> _Judgement:
                       tuple(outcome.errors or ()))
 
 
-def _outcome_of(future):
-    try:
-        return future.result()
-    except Exception as exc:  # kinds catch their own errors; this is the last line of defence
-        return Outcome("error", parse_status="exception", errors=[{"kind": "exception", "message": str(exc)[:500]}])
+def _failed(exc):
+    """A kind raised (kinds catch their own errors; this is the last line of defence)."""
+    return Outcome("error", parse_status="exception", errors=[{"kind": "exception", "message": str(exc)[:500]}])
 
 
 def _known_judgements(setting, items, keys):
@@ -296,7 +288,7 @@ def _known_judgements(setting, items, keys):
     response's own result for its original), then earlier probe items."""
     known = {}
     own = {item.original_key: item.derived.response_id for item in items}
-    results = JudgeResult.objects.filter(config=setting, cache_key__in=keys, status__in=FINAL).only(
+    results = JudgeResult.objects.filter(setting=setting, cache_key__in=keys, status__in=FINAL).only(
         "id", "cache_key", "response_id", "status", "score", "raw_output", "rationale"
     ).order_by("id")
     for result in results:

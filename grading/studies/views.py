@@ -8,16 +8,16 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext
-from django.views.decorators.http import require_POST
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 
 from accounts.decorators import reviewer_required
-from config.shortcuts import get_object_or_404
+from core.shortcuts import get_object_or_404
 
-from .. import runs
 from ..models import ProbeItem, ProbeRun
+from ..run_views import run_action_views
 from . import probes, selectors, services, style
 from .forms import ProbeStartForm, StyleImportForm, StyleRewriteForm, StyleRunForm
 
@@ -63,29 +63,11 @@ def probe_run_detail(request, pk):
     return render(request, "grading/studies_probe_run.html", context)
 
 
-@reviewer_required
-def probe_run_progress(request, pk):
-    return JsonResponse(selectors.run_progress(get_object_or_404(ProbeRun, pk=pk)))
-
-
-@reviewer_required
-@require_POST
-def probe_run_cancel(request, pk):
-    run = services.cancel_probe_run(get_object_or_404(ProbeRun, pk=pk))
-    messages.success(request, gettext("Probe run %(pk)s cancelled; judgements in flight finish and are kept.") % {"pk": run.pk})
-    return redirect("grading:studies_probe_run", pk=run.pk)
-
-
-@reviewer_required
-@require_POST
-def probe_run_resume(request, pk):
-    run = get_object_or_404(ProbeRun, pk=pk)
-    if not runs.may_resume(selectors.run_progress(run), request.POST.get("force")):
-        messages.error(request, runs.RESUME_REFUSED)
-    else:
-        services.resume_probe_run(run)
-        messages.success(request, gettext("Probe run %(pk)s resumed.") % {"pk": run.pk})
-    return redirect("grading:studies_probe_run", pk=run.pk)
+PROBE_RUN_ACTIONS = run_action_views(
+    model=ProbeRun, progress=selectors.run_progress, cancel=services.cancel_probe_run,
+    resume=services.resume_probe_run, back="grading:studies_probe_run", title=lambda run: _("Probe run %d") % run.pk,
+    cancelled=_lazy("%(run)s cancelled; judgements in flight finish and are kept."), resumed=_lazy("%(run)s resumed."),
+)
 
 
 def line_diff(old, new):

@@ -36,12 +36,12 @@ class TesseractEngine(OcrEngine):
         return None
 
     def version(self):
-        import pytesseract
+        import pytesseract  # slow import: only processes that run Tesseract need it
 
         return f"tesseract {pytesseract.get_tesseract_version()} ({self.lang}, {self.config})"
 
     def recognise(self, image):
-        import pytesseract
+        import pytesseract  # slow import: only processes that run Tesseract need it
 
         problem = self.availability()
         if problem:

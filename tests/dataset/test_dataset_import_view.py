@@ -90,7 +90,7 @@ def test_malformed_large_upload_fails_the_job_and_writes_nothing(reviewer_client
 
 
 def test_running_job_reports_progress_from_its_file(reviewer_client, reviewer, background_imports):
-    from annotation.importers.jobs import _progress_path
+    from annotation.importers.services import _progress_path
     from annotation.models import ImportJob
 
     job = ImportJob.objects.create(format="realmath", file_name="big.json", stored_name="x.json", status="running",

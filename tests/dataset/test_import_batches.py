@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from annotation.export import load
 from annotation.export.writers import write_export
-from annotation.importers import batches, jobs, realmath
+from annotation.importers import batches, realmath
+from annotation.importers import services as jobs
 from annotation.models import ImportJob, Label, Response
 from tests.conftest import REALMATH_HUMAN
 

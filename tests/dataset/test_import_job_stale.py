@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.importers import jobs
+from annotation.importers import services as import_services
 from annotation.models import ImportJob
 
 pytestmark = pytest.mark.django_db
@@ -69,15 +69,15 @@ def test_heartbeat_keeps_a_long_silent_import_alive(reviewer, import_root, setti
 
     def silent_importer(stream, file_name, *, user=None, on_progress=None, **kwargs):
         time.sleep(0.8)  # far longer than the stale limit, without reporting progress
-        jobs.fail_stale_jobs()
+        import_services.fail_stale_jobs()
         seen["status"] = ImportJob.objects.get(file_name=file_name).status
-        raise jobs.ImportFormatError("stop here")
+        raise import_services.ImportFormatError("stop here")
 
-    monkeypatch.setitem(jobs.IMPORTERS, "realmath", silent_importer)
+    monkeypatch.setitem(import_services.IMPORTERS, "realmath", silent_importer)
     job = ImportJob.objects.create(format="realmath", file_name="slow.json", stored_name="slow.upload", file_size=2,
                                    created_by=reviewer)
     (import_root / "slow.upload").write_bytes(b"[]")
-    jobs.run_import_job(job.pk)
+    import_services.run_import_job(job.pk)
     assert seen["status"] == ImportJob.Status.RUNNING
     job.refresh_from_db()
     assert job.status == ImportJob.Status.FAILED and job.error == "Nothing was imported. stop here"

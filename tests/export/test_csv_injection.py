@@ -12,9 +12,9 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.export.csv_cells import safe_cell
 from annotation.export.writers import write_export
 from annotation.models import Label, Question, Response, StepLabel
+from core.csv_cells import safe_cell
 from tests.factories import (
     make_imported_gold,
     make_question,

@@ -3,7 +3,7 @@ download link without a reload, and stops polling once the job is done."""
 
 import pytest
 
-from annotation.export.jobs import run_export_job
+from annotation.export.services import run_export_job
 from annotation.models import ExportJob
 from tests.conftest import login
 

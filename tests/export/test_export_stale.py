@@ -1,4 +1,5 @@
-"""An export whose worker died: its heartbeat goes stale, the job is marked failed, its temp folder removed."""
+"""An export whose worker died: its heartbeat goes stale, the periodic task marks the job failed and
+removes its temp folder; no page or API read writes anything."""
 from datetime import timedelta
 from pathlib import Path
 
@@ -6,7 +7,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.export import jobs
+from annotation.export import services as export_services
+from annotation.export import tasks
 from annotation.models import ExportJob
 from tests.factories import make_question, make_responses
 
@@ -32,7 +34,7 @@ def _running_job(reviewer, *, beat_age, filters=None, heartbeat=True):
                                    created_by=reviewer, attempt=1)
     beat = timezone.now() - beat_age
     ExportJob.objects.filter(pk=job.pk).update(heartbeat=beat if heartbeat else None, created=beat)
-    folder = Path(jobs.settings.EXPORT_ROOT) / f"export-{job.pk}-abc123"
+    folder = Path(export_services.settings.EXPORT_ROOT) / f"export-{job.pk}-abc123"
     (folder / "data").mkdir(parents=True)
     (folder / "data" / "dataset.jsonl").write_text('{"type": "user"}\n')
     return job, folder
@@ -41,7 +43,11 @@ def _running_job(reviewer, *, beat_age, filters=None, heartbeat=True):
 def test_job_of_a_dead_worker_is_failed_and_its_folder_removed(reviewer_client, reviewer, responses):
     dead, dead_folder = _running_job(reviewer, beat_age=timedelta(minutes=6), filters={"source": "human"})
     alive, alive_folder = _running_job(reviewer, beat_age=timedelta(seconds=20))
+    reviewer_client.get(reverse("annotation:export_job", args=[dead.pk]))
+    dead.refresh_from_db()
+    assert dead.status == "running" and dead_folder.exists()  # a GET writes nothing
 
+    tasks.fail_stale_export_jobs()  # what the beat schedule runs every minute
     page = reviewer_client.get(reverse("annotation:export_job", args=[dead.pk])).content.decode()
 
     dead.refresh_from_db()
@@ -65,9 +71,11 @@ def test_job_of_a_dead_worker_is_failed_and_its_folder_removed(reviewer_client, 
 
 def test_progress_and_api_report_the_failure(reviewer_client, reviewer, responses):
     job, folder = _running_job(reviewer, beat_age=timedelta(minutes=10))
+    legacy, legacy_folder = _running_job(reviewer, beat_age=timedelta(hours=1), heartbeat=False)
+    assert api_client_for(reviewer).get("/api/exports/", {"status": "failed"}).json()["results"] == []
+    tasks.fail_stale_export_jobs()
     state = reviewer_client.get(reverse("annotation:export_progress", args=[job.pk])).json()
     assert state["status"] == "failed" and "no sign of life" in state["error"] and not folder.exists()
-    legacy, legacy_folder = _running_job(reviewer, beat_age=timedelta(hours=1), heartbeat=False)
     listed = api_client_for(reviewer).get("/api/exports/", {"status": "failed"}).json()
     assert {row["id"] for row in listed["results"]} == {job.pk, legacy.pk}
     assert not legacy_folder.exists()
@@ -75,16 +83,16 @@ def test_progress_and_api_report_the_failure(reviewer_client, reviewer, response
 
 def test_a_slow_worker_whose_job_was_given_up_writes_nothing(reviewer, responses, monkeypatch, settings):
     job = ExportJob.objects.create(format="jsonl", filters={}, total=3, created_by=reviewer)
-    real_write = jobs.write_export
+    real_write = export_services.write_export
 
     def stall_then_go_on(queryset, fmt, out_dir, *, filters=None, on_progress=None):
         # The worker hangs long enough for its heartbeat to go stale; someone opens the page meanwhile.
         ExportJob.objects.filter(pk=job.pk).update(heartbeat=timezone.now() - timedelta(minutes=30))
-        assert jobs.fail_stale_jobs() == [job.pk]
+        assert export_services.fail_stale_jobs() == [job.pk]
         return real_write(queryset, fmt, out_dir, filters=filters, on_progress=on_progress)
 
-    monkeypatch.setattr(jobs, "write_export", stall_then_go_on)
-    jobs.run_export_job(job.pk)
+    monkeypatch.setattr(export_services, "write_export", stall_then_go_on)
+    export_services.run_export_job(job.pk)
 
     job.refresh_from_db()
     assert job.status == "failed" and "no sign of life" in job.error and not job.file_name
@@ -93,13 +101,13 @@ def test_a_slow_worker_whose_job_was_given_up_writes_nothing(reviewer, responses
 
 def test_worker_beats_while_it_works_and_a_redelivered_task_does_not_restart_a_running_job(reviewer, responses):
     job = ExportJob.objects.create(format="csv", filters={}, total=3, created_by=reviewer)
-    jobs.run_export_job(job.pk)
+    export_services.run_export_job(job.pk)
     job.refresh_from_db()
     assert job.status == "done" and job.attempt == 1 and job.heartbeat is not None
-    assert sorted(p.name for p in Path(jobs.settings.EXPORT_ROOT).iterdir()) == [job.file_name]
+    assert sorted(p.name for p in Path(export_services.settings.EXPORT_ROOT).iterdir()) == [job.file_name]
 
     running, folder = _running_job(reviewer, beat_age=timedelta(seconds=5))
-    jobs.run_export_job(running.pk)  # the broker delivers the task again
+    export_services.run_export_job(running.pk)  # the broker delivers the task again
     running.refresh_from_db()
     assert (running.status, running.attempt, running.done) == ("running", 1, 1) and folder.exists()
 
@@ -113,7 +121,7 @@ def test_an_export_folder_that_cannot_be_made_fails_the_job_at_once(reviewer, re
     blocker.write_text("not a folder")
     settings.EXPORT_ROOT = blocker / "exports"
     job = _queued_job(reviewer)
-    jobs.run_export_job(job.pk)
+    export_services.run_export_job(job.pk)
     job.refresh_from_db()
     assert job.status == "failed" and job.finished is not None
     assert str(blocker / "exports") in job.error and "cannot be written" in job.error
@@ -127,10 +135,18 @@ def test_an_unwritable_export_folder_names_the_real_cause(reviewer, reviewer_cli
     def refuse(**kwargs):
         raise PermissionError(13, "Permission denied", str(kwargs.get("dir")))
 
-    monkeypatch.setattr(jobs.tempfile, "mkdtemp", refuse)
+    monkeypatch.setattr(export_services.tempfile, "mkdtemp", refuse)
     job = _queued_job(reviewer)
-    jobs.run_export_job(job.pk)
+    export_services.run_export_job(job.pk)
     job.refresh_from_db()
     assert job.status == "failed" and "Permission denied" in job.error and "REALMATH_EXPORT_ROOT" in job.error
     page = reviewer_client.get(reverse("annotation:export_job", args=[job.pk])).content.decode()
     assert "Permission denied" in page
+
+
+def test_the_stale_check_is_scheduled(settings):
+    from config.celery import app
+
+    entries = [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()]
+    assert "annotation.fail_stale_export_jobs" in entries
+    assert tasks.fail_stale_export_jobs.name in app.tasks

@@ -70,12 +70,12 @@ def test_api_lists_exports_filtered_by_format(reviewer, sample_data):
 
 
 def test_failed_export_is_recorded(reviewer, sample_data, monkeypatch):
-    from annotation.export import jobs
+    from annotation.export import services as export_services
 
     def explode(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(jobs, "write_export", explode)
+    monkeypatch.setattr(export_services, "write_export", explode)
     with pytest.raises(OSError):
         api_client_for(reviewer).post("/api/exports/", {"format": "jsonl"}, format="json")
     job = ExportJob.objects.get()

@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from annotation.export import tables
-from annotation.export.csv_cells import safe_row
 from annotation.export.writers import write_export
 from annotation.models import Label, Response
+from core.csv_cells import safe_row
 
 from .flat_oracle import tables_from_full_lines
 from .test_round_trip import _annotate, _judge, _scan

@@ -50,7 +50,7 @@ def _judge(reviewer):
     step = JudgeSetting.objects.create(name="toy", kind="ineq_toy_case", endpoint=endpoint, model="m2")
     for i, response in enumerate(Response.objects.order_by("id")[:5]):
         result = JudgeResult.objects.create(
-            config=v2, response=response, cache_key=f"k{i}", status="ok", score=float(response.gold_score) + 2,
+            setting=v2, response=response, cache_key=f"k{i}", status="ok", score=float(response.gold_score) + 2,
             rationale="Overall Score: ...", raw_output="Overall Score: 9", prompt_tokens=10, completion_tokens=5,
             cost="0.001000", latency_ms=120, attempts=1,
         )
@@ -61,7 +61,7 @@ def _judge(reviewer):
                                                    data={"primary_category_code": "A"}, raw_output="{}")
         meta.proposal = proposal
         meta.save()
-        toy = JudgeResult.objects.create(config=step, response=response, cache_key=f"t{i}", status="ok", score=1.0,
+        toy = JudgeResult.objects.create(setting=step, response=response, cache_key=f"t{i}", status="ok", score=1.0,
                                          step_verdicts={"pass": True})
         StepJudgeValidation.objects.create(result=toy, judge_says_pass=True, verdict_right=i % 2 == 0,
                                            validated_by=reviewer)

@@ -81,3 +81,13 @@ def test_ids_no_column_can_hold_are_refused_not_crashing(reviewer, reviewer_clie
     assert reviewer_client.get("/grading/judges/settings/new/", {"copy": "abc"}).status_code == 200
     assert reviewer_client.get("/grading/judges/runs/", {"config": huge}).status_code == 200
     assert reviewer_client.get("/grading/judges/runs/new/", {"question": huge}).status_code == 200
+
+
+def test_judge_settings_have_one_name_and_the_old_route_still_answers(reviewer):
+    """judge-settings/ is the route in the schema; judge-configs/ (its name before) answers alike."""
+    api = api_client_for(reviewer)
+    new = api.get("/api/judge-settings/").json()
+    old = api.get("/api/judge-configs/").json()
+    assert new == old
+    schema = api.get("/api/schema/").content.decode()
+    assert "/api/judge-settings/" in schema and "/api/judge-configs/" not in schema

@@ -2,7 +2,9 @@
 import pytest
 
 from annotation.models import Response, content_hash
+from grading import runs
 from grading.judges import services
+from grading.judges.kinds import get_kind
 from grading.models import JudgeResult, JudgeRun
 from tests.factories import make_responses, make_setting
 
@@ -74,11 +76,11 @@ def test_claim_left_by_a_dead_delivery_is_taken_over(endpoint, llm_server, respo
     with django_capture_on_commit_callbacks(execute=False):
         run = services.start_judge_run(config)
     item = run.items.first()
-    key = services.cache_key(config, services.get_kind(config.kind).fingerprint(
+    key = services.cache_key(config, get_kind(config.kind).fingerprint(
         services.judge_spec(config), services.judge_input(item.response)))
     # A worker claimed the item under this task id and was killed before answering.
-    JudgeResult.objects.create(config=config, response=item.response, cache_key=key, run=run,
-                               claim_owner=services.owner_tag(run.pk, run.epoch, "task-a"))
+    JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
+                               claim_owner=runs.owner_tag(run.pk, run.epoch, "task-a"))
     report = services.process_judge_chunk(run.pk, run.epoch, [item.pk], task_id="task-a")
     assert report.recorded == 1
     result = JudgeResult.objects.get()
@@ -92,15 +94,15 @@ def test_live_claim_of_a_sibling_task_is_waited_for(endpoint, llm_server, respon
     with django_capture_on_commit_callbacks(execute=False):
         run = services.start_judge_run(config)
     item = run.items.first()
-    key = services.cache_key(config, services.get_kind(config.kind).fingerprint(
+    key = services.cache_key(config, get_kind(config.kind).fingerprint(
         services.judge_spec(config), services.judge_input(item.response)))
     from django.utils import timezone
 
-    claim = JudgeResult.objects.create(config=config, response=item.response, cache_key=key, run=run,
-                                       claim_owner=services.owner_tag(run.pk, run.epoch, "task-other"),
+    claim = JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
+                                       claim_owner=runs.owner_tag(run.pk, run.epoch, "task-other"),
                                        claimed_at=timezone.now())
     assert not services.may_take_over(claim.claim_owner, claim.claimed_at, run_id=run.pk, epoch=run.epoch,
-                                      task_id="task-mine", lease=services.lease_for(endpoint))
+                                      task_id="task-mine", lease=runs.lease_for(endpoint))
     # The sibling finishes while we wait: we link its answer and call nothing.
     JudgeResult.objects.filter(pk=claim.pk).update(status="ok", score=3)
     services.process_judge_chunk(run.pk, run.epoch, [item.pk], task_id="task-mine")

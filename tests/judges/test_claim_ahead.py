@@ -6,6 +6,7 @@ from unittest import mock
 import pytest
 
 from grading.judges import services
+from grading.judges.services import chunks
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
 from grading.runs import RunEngine
 from tests.factories import make_responses, make_setting
@@ -23,13 +24,13 @@ def _start(config):
 
 def _spy_on_claims():
     sizes = []
-    real = services._claim_batch
+    real = chunks._claim_batch
 
     def counting(run, batch, *args):
         sizes.append(len(batch))
         return real(run, batch, *args)
 
-    return sizes, mock.patch.object(services, "_claim_batch", side_effect=counting)
+    return sizes, mock.patch.object(chunks, "_claim_batch", side_effect=counting)
 
 
 def test_items_are_claimed_in_batches_of_at_least_half_the_width(endpoint, llm_server, rubric_question):
@@ -72,7 +73,7 @@ def test_a_cancelled_chunk_removes_the_claims_it_took_ahead(endpoint, llm_server
     run, item_ids = _start(make_setting(endpoint))
     real_is_live = RunEngine.is_live
     dropped = []
-    real_drop = services._drop_unstarted_claims
+    real_drop = chunks._drop_unstarted_claims
 
     def cancel_once_a_claim_waits(engine, run_id, epoch):
         if llm_server.request_count >= 1 and llm_server.in_flight >= 4 and not dropped:
@@ -85,9 +86,9 @@ def test_a_cancelled_chunk_removes_the_claims_it_took_ahead(endpoint, llm_server
         dropped.append(len(ready))
         return real_drop(ready, owner)
 
-    with mock.patch.object(services, "CANCEL_CHECK_SECONDS", 0), \
+    with mock.patch.object(chunks, "CANCEL_CHECK_SECONDS", 0), \
             mock.patch.object(RunEngine, "is_live", autospec=True, side_effect=cancel_once_a_claim_waits), \
-            mock.patch.object(services, "_drop_unstarted_claims", side_effect=spy_drop):
+            mock.patch.object(chunks, "_drop_unstarted_claims", side_effect=spy_drop):
         report = services.process_judge_chunk(run.pk, run.epoch, item_ids, task_id="t1")
 
     assert dropped == ["cancelled", 1]  # one claim was waiting for a slot when the run stopped

@@ -64,7 +64,7 @@ def test_import_meta_eval_sample_attaches_to_imported_responses(sample_data):
     assert config.kind == "external"
     records = json.loads((DEMO_DIR / "meta_eval_input_examples.json").read_text())
     for record in records:
-        result = JudgeResult.objects.get(config=config, response__transcript=record["student_response"])
+        result = JudgeResult.objects.get(setting=config, response__transcript=record["student_response"])
         assert result.score == float(record["model_score"]) and result.status == "ok"
         assert result.raw_output == record["response"] and result.response.question.statement == record["problem_statement"]
         assert result.provenance["file"] == "meta_eval_input_examples.json"
@@ -91,9 +91,9 @@ def test_import_reports_unmatched_and_reads_raw_text(sample_data, tmp_path):
     assert "unmatched record 2: no question has this problem statement" in out
     assert f"unmatched record 3: question #{response.question_id} has no response with this text" in out
     assert "unmatched record 5: the record has neither response_id nor" in out
-    parsed = JudgeResult.objects.get(config__name="imported: m1")
+    parsed = JudgeResult.objects.get(setting__name="imported: m1")
     assert (parsed.score, parsed.status, parsed.parse_status) == (3.0, "ok", "ok")
-    invalid = JudgeResult.objects.get(config__name="imported: m2")
+    invalid = JudgeResult.objects.get(setting__name="imported: m2")
     assert (invalid.score, invalid.status, invalid.raw_output) == (None, "invalid", "no score at all")
 
 

@@ -41,7 +41,7 @@ def solutions(bound_question):
 
 
 def result_of(config, response):
-    return JudgeResult.objects.get(config=config, response=response)
+    return JudgeResult.objects.get(setting=config, response=response)
 
 
 def test_cas_only_judge_makes_no_call(solutions, django_capture_on_commit_callbacks, llm_server):

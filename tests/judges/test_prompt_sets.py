@@ -93,7 +93,7 @@ def test_few_shot_file_calibration_answers_are_hold_outs_never_judged(
     run = run_now(django_capture_on_commit_callbacks, setting)
     judged = set(JudgeRunItem.objects.filter(run=run).values_list("response_id", flat=True))
     assert len(judged) == 28 and not judged & holdout
-    assert not JudgeResult.objects.filter(config=setting, response_id__in=holdout).exists()
+    assert not JudgeResult.objects.filter(setting=setting, response_id__in=holdout).exists()
     assert llm_server.request_count == 28
 
 

@@ -27,9 +27,9 @@ def objects(endpoint, responses, django_capture_on_commit_callbacks, llm_server)
 def page_urls(o):
     return [
         reverse("grading:judges_home"),
-        reverse("grading:judge_config_create"),
-        reverse("grading:judge_config_detail", args=[o["config"].pk]),
-        reverse("grading:judge_config_edit", args=[o["config"].pk]),
+        reverse("grading:judge_setting_create"),
+        reverse("grading:judge_setting_detail", args=[o["config"].pk]),
+        reverse("grading:judge_setting_edit", args=[o["config"].pk]),
         reverse("grading:judge_endpoint_create"),
         reverse("grading:judge_endpoint_edit", args=[o["endpoint"].pk]),
         reverse("grading:judge_run_list"),

@@ -1,4 +1,4 @@
-"""Queues come from CELERY_TASK_ROUTES (grading.runs.route_task): every LLM task (judge chunks,
+"""Queues come from CELERY_TASK_ROUTES (core.routing.route_task): every LLM task (judge chunks,
 synthetic generation, the meta-evaluation pre-label) goes to REALMATH_JUDGE_QUEUE, OCR pages to
 OCR_QUEUE, the rest to Celery's default queue; a blank setting means the default queue."""
 import pytest

@@ -71,7 +71,7 @@ def test_rejudge_touches_only_the_edited_question_and_the_settings_that_used_it(
     with django_capture_on_commit_callbacks(execute=True):
         runs, refused = services.rejudge_question(a)
     assert refused == [] and len(runs) == 2
-    assert {run.config for run in runs} == {s1, s2}
+    assert {run.setting for run in runs} == {s1, s2}
     assert all(JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE for run in runs)
     new_requests = llm_server.requests[calls_before:]
     assert len(new_requests) == 8  # 4 answers x 2 settings: the cache key changed with the rubric
@@ -97,13 +97,13 @@ def test_rejudge_only_the_chosen_settings(study, llm_server, django_capture_on_c
     a = annotation_services.edit_rubric(study["a"], reference_solution=study["a"].reference_solution, full_score=12)
     with django_capture_on_commit_callbacks(execute=True):
         runs, _ = services.rejudge_question(a, config_ids=[s2.pk])
-    assert [run.config for run in runs] == [s2]
+    assert [run.setting for run in runs] == [s2]
     assert [e["config"] for e in selectors.stale_settings(a)] == [s1]
 
 
 def test_before_and_after_figures(study, llm_server, django_capture_on_commit_callbacks):
     s1, s2, _ = study["settings"]
-    old = {r.response_id: r for r in JudgeResult.objects.filter(config=s1, response_id__in=study["ids_a"])}
+    old = {r.response_id: r for r in JudgeResult.objects.filter(setting=s1, response_id__in=study["ids_a"])}
     MetaEvaluation.objects.create(result=old[study["ids_a"][0]], category="A", direction="over",
                                   judge_score=8, gold_score=5)
     a = annotation_services.edit_rubric(study["a"], reference_solution="(1) x = 2 ------4 points\n(2) x = -2 ------10 points")
@@ -128,7 +128,7 @@ def test_before_and_after_figures(study, llm_server, django_capture_on_commit_ca
 
 def test_cache_key_of_an_unedited_question_is_unchanged(study):
     s1 = study["settings"][0]
-    result = JudgeResult.objects.filter(config=s1, response_id=study["ids_a"][0]).get()
+    result = JudgeResult.objects.filter(setting=s1, response_id=study["ids_a"][0]).get()
     response = result.response
     kind, spec = get_kind(s1.kind), services.judge_spec(s1)
     fingerprint = kind.fingerprint(spec, services.judge_input(response))

@@ -25,10 +25,10 @@ def half_done(endpoint, llm_server, rubric_question, django_capture_on_commit_ca
     ids = list(run.items.order_by("id").values_list("pk", flat=True))
     services.process_judge_chunk(run.pk, run.epoch, ids[:2], task_id="t1")
     item = run.items.get(pk=ids[2])
-    config = run.config
+    config = run.setting
     key = services.cache_key(config, services.get_kind(config.kind).fingerprint(
         services.judge_spec(config), services.judge_input(item.response)))
-    JudgeResult.objects.create(config=config, response=item.response, cache_key=key, run=run,
+    JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
                                claim_owner=services.owner_tag(run.pk, run.epoch, "t2"), claimed_at=timezone.now())
     return run
 
@@ -43,7 +43,7 @@ def age(run, seconds):
 def test_a_silent_run_is_taken_over_once_its_claims_lease_has_passed(half_done, llm_server,
                                                                      django_capture_on_commit_callbacks):
     limit = services.JUDGE_RUNS.takeover_seconds(half_done)
-    assert limit == runs.lease_for(half_done.config.endpoint).total_seconds()
+    assert limit == runs.lease_for(half_done.setting.endpoint).total_seconds()
     age(half_done, limit - 30)
     assert services.JUDGE_RUNS.watch(half_done.pk, half_done.epoch) == "watching"
     half_done.refresh_from_db()

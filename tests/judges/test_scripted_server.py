@@ -10,8 +10,8 @@ from django.core.management import call_command
 
 from annotation.models import Question, Response
 from equivalence import extract_answer
-from grading.judges import generation, scripted, services
-from grading.judges.kinds import INEQMATH_STEP_KINDS
+from grading.judges import generation, scripted
+from grading.judges.kinds import INEQMATH_STEP_KINDS, JudgeSpec
 from grading.models import JudgeResult, JudgeSetting, MetaEvalProposal
 from grading.review import selectors as review_selectors
 from grading.review import services as review_services
@@ -72,7 +72,7 @@ def test_final_answer_llm_fallback_reads_the_scripted_verdict():
     from grading.judges.parsing import parse_verdict
 
     kind = get_kind("ineq_final_answer")
-    spec = services.JudgeSpec(kind="ineq_final_answer", model="m")
+    spec = JudgeSpec(kind="ineq_final_answer", model="m")
     for answer, gold, expected in (("$C = 2$", "$$C = 2$$", True), ("$C = 5$", "$$C = 2$$", False)):
         judge_input = JudgeInput(response_id=1, problem="Find the largest C.", reference="", full_score=1,
                                  response=f"Work.\nThe answer is {answer}", question_kind="bound", gold_answer=gold)

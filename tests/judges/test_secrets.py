@@ -135,7 +135,7 @@ def test_a_secret_file_cannot_be_reached_through_the_key_name(settings, llm_serv
     settings.LLM_KEY_ENV_ALLOWED = ["REALMATH_LLM_KEY_*"]
     endpoint = LlmEndpoint.objects.create(name="dots", base_url=llm_server.url, api_key_env="REALMATH_LLM_KEY_/../../secret")
     run = services.start_judge_run(make_setting(make_endpoint(llm_server)), enqueue=False)
-    JudgeSetting.objects.filter(pk=run.config_id).update(endpoint=endpoint)
+    JudgeSetting.objects.filter(pk=run.setting_id).update(endpoint=endpoint)
     services.run_inline(JudgeRun.objects.get(pk=run.pk))
     assert llm_server.request_count == 0
     assert "not a key" in JudgeResult.objects.filter(run=run).first().errors[-1]["message"]

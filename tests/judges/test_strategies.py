@@ -113,7 +113,7 @@ def test_few_shot_examples_one_strong_one_weak_recorded_and_never_judged(
     holdout = set(recorded["holdout"])
     judged = set(JudgeRunItem.objects.filter(run=run).values_list("response_id", flat=True))
     assert judged == {r.pk for r in answers} - holdout and len(judged) == len(answers) - 4
-    assert not JudgeResult.objects.filter(config=setting, response_id__in=holdout).exists()
+    assert not JudgeResult.objects.filter(setting=setting, response_id__in=holdout).exists()
     texts = {r.pk: r.transcript for r in answers}
     students = _student_of_text()
     assert llm_server.request_count == len(judged)

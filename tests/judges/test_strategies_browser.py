@@ -59,7 +59,7 @@ def test_few_shot_setting_examples_runs_and_comparison(page, live_server, llm_se
 
     _run_from_page(page, live_server, few)
     _run_from_page(page, live_server, rts)
-    assert JudgeRun.objects.get(config=few).n_items == 28 and JudgeRun.objects.get(config=rts).n_items == 32
+    assert JudgeRun.objects.get(setting=few).n_items == 28 and JudgeRun.objects.get(setting=rts).n_items == 32
 
     page.goto(f"{live_server.url}/grading/review/compare/?setting={rts.pk}&setting={few.pk}")
     page.wait_for_selector(f"#pair-{rts.pk}-{few.pk}")

@@ -86,7 +86,7 @@ def _scenario(tmp_path, settings):
             _wait_for(lambda: finished() >= 12, 60, "the first results")
             workers[0].kill()
             done_at_kill = finished()
-            answered = {_answer_no(t) for t in JudgeResult.objects.filter(config=config, status=JudgeResult.Status.OK)
+            answered = {_answer_no(t) for t in JudgeResult.objects.filter(setting=config, status=JudgeResult.Status.OK)
                         .values_list("response__transcript", flat=True)}
             assert 12 <= done_at_kill < N_RESPONSES, "the worker must die mid-run"
             run.refresh_from_db()
@@ -101,7 +101,7 @@ def _scenario(tmp_path, settings):
                 worker.stop()
             purge_queue(queue)
 
-        results = JudgeResult.objects.filter(config=config)
+        results = JudgeResult.objects.filter(setting=config)
         assert results.count() == N_RESPONSES, "zero missing, zero duplicated"
         per_response = Counter(results.values_list("response_id", flat=True))
         assert len(per_response) == N_RESPONSES and set(per_response.values()) == {1}

@@ -75,7 +75,7 @@ def world(db):
     config = JudgeSetting.objects.create(name="blind-judge", version=1, kind=JudgeSetting.Kind.EXTERNAL, model="m")
     result_statuses = [JudgeResult.Status.OK, JudgeResult.Status.INVALID, JudgeResult.Status.ERROR]
     for i, response in enumerate([*hidden, *own, *public]):
-        JudgeResult.objects.create(config=config, response=response, cache_key=f"k{i}", score=i % 10,
+        JudgeResult.objects.create(setting=config, response=response, cache_key=f"k{i}", score=i % 10,
                                    status=result_statuses[i % 3])
     return {
         "annotator": annotator, "other": other, "reviewer": reviewer, "hidden": hidden, "own": own,

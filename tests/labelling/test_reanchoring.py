@@ -3,10 +3,10 @@ change, marked for review only when their quote is gone or ambiguous, never lost
 import pytest
 from django.urls import reverse
 
-from annotation.anchoring import quote_selector, reanchor
 from annotation.labelling import services
 from annotation.labelling.rules import LabelInvalid
 from annotation.models import Label, LabelDraft, Response, StepLabel, content_hash
+from annotation.quote_anchors import quote_selector, reanchor
 from annotation.transcripts import record_transcript
 
 from .helpers import full_label, labelled_setup

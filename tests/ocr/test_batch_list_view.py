@@ -58,3 +58,23 @@ def test_upload_form_errors_are_shown(reviewer_client, exam_questions):
     assert response.status_code == 200
     body = response.content.decode()
     assert "Select a valid choice" in body and "This field is required" in body
+
+
+def test_too_many_files_leave_no_batch_behind(reviewer_client, exam_questions, settings, tmp_path):
+    """The page, the API and ingest_scans use one service (services.ingest_new_batch): files
+    refused as a whole leave no empty batch (the page used to leave one)."""
+    settings.OCR_MAX_FILES_PER_BATCH = 1
+    files = [SimpleUploadedFile(f"s0{i}_3-17_1.png", png_bytes(small_page(i)[0]), content_type="image/png")
+             for i in range(2)]
+    response = reviewer_client.post(reverse("ocr:batch_list"),
+                                    {"exam": exam_questions["exam"].pk, "engine": "tesseract", "scans": files})
+    assert response.status_code == 200 and "the limit is 1" in response.content.decode()
+    assert not ScanBatch.objects.exists()
+
+    from django.core.management import CommandError, call_command
+
+    for i in range(2):
+        (tmp_path / f"s0{i}_3-17_1.png").write_bytes(png_bytes(small_page(i)[0]))
+    with pytest.raises(CommandError, match="the limit is 1"):
+        call_command("ingest_scans", str(tmp_path), "--exam", exam_questions["exam"].name)
+    assert not ScanBatch.objects.exists()

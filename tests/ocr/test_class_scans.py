@@ -5,7 +5,7 @@ import os
 import pytest
 from django.core.files.storage import default_storage
 
-from ocr import layout, packets
+from ocr import class_templates, packets
 from ocr.models import OcrRun, Page, ScanBatch, ScanFile
 
 from .class_scans import class_pdf, pdf_upload, roster, template
@@ -156,6 +156,6 @@ def test_limits_of_a_class_pdf(exam_questions, settings):
 
 
 def test_layout_reads_a_template_it_can_store(exam_questions):
-    places, stored = layout.read_template(template({"1": "3-17", "2": "+"}), exam_questions["exam"])
+    places, stored = class_templates.read_template(template({"1": "3-17", "2": "+"}), exam_questions["exam"])
     assert [(p.label, p.page_number, p.cover) for p in places] == [("3-17", 1, False), ("3-17", 2, False)]
     assert json.loads(json.dumps(stored)) == stored

@@ -61,7 +61,7 @@ def test_demo_needs_no_server(loaded):
     points at the local scripted server's port, which nothing listens on in the test."""
     endpoint = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING).endpoint
     assert endpoint.base_url == demo.ENDPOINT_URL and endpoint.api_key_env == ""
-    assert not JudgeResult.objects.filter(config__endpoint=endpoint).exclude(status="ok").exists()
+    assert not JudgeResult.objects.filter(setting__endpoint=endpoint).exclude(status="ok").exists()
 
 
 def test_load_demo_prints_a_summary_per_import_not_the_sample_files_notes(db):

@@ -161,15 +161,15 @@ def test_resume_through_page_and_api(setup, server, reviewer_client, django_capt
     with django_capture_on_commit_callbacks(execute=False):
         run = services.start_meta_eval_run(endpoint=setup["endpoint"], model="m", scope=sel.Scope(config=setup["config"]),
                                            threshold=2)
-    api = reverse("api-review-prelabel-resume", args=[run.pk])
+    api = reverse("api-review-meta-eval-run-resume", args=[run.pk])
     assert reviewer_client.post(api).status_code == 409  # still running and not stalled
     page = reviewer_client.get(reverse("grading:review_disagreements"))
-    assert reverse("grading:review_prelabel_resume", args=[run.pk]).encode() not in page.content
+    assert reverse("grading:review_meta_eval_run_resume", args=[run.pk]).encode() not in page.content
     services.cancel_meta_eval_run(run)
     page = reviewer_client.get(reverse("grading:review_disagreements"))
-    assert reverse("grading:review_prelabel_resume", args=[run.pk]).encode() in page.content
+    assert reverse("grading:review_meta_eval_run_resume", args=[run.pk]).encode() in page.content
     with django_capture_on_commit_callbacks(execute=True):
-        answer = reviewer_client.post(reverse("grading:review_prelabel_resume", args=[run.pk]))
+        answer = reviewer_client.post(reverse("grading:review_meta_eval_run_resume", args=[run.pk]))
     assert answer.status_code == 302
     run.refresh_from_db()
     assert (run.epoch, run.status, server.request_count) == (2, MetaEvalRun.Status.DONE, 4)

@@ -22,9 +22,9 @@ ENDPOINTS = [
     ("get", "api-review-metrics", {}),
     ("get", "api-review-disagreements", {}),
     ("get", "api-review-categories", {}),
-    ("get", "api-review-prelabel-runs", {}),
+    ("get", "api-review-meta-eval-run-list", {}),
     ("get", "api-review-validation-report", {}),
-    ("post", "api-review-prelabel-runs", {}),
+    ("post", "api-review-meta-eval-run-list", {}),
 ]
 
 
@@ -81,7 +81,7 @@ def test_confirm_then_stale_version_gets_409(reviewer, cases):
 
 def test_prelabel_run_validation(reviewer, cases):
     api = api_client_for(reviewer)
-    url = reverse("api-review-prelabel-runs")
+    url = reverse("api-review-meta-eval-run-list")
     assert api.post(url, {"endpoint": 999, "model": "m"}, format="json").status_code == 400
     endpoint = LlmEndpoint.objects.create(name="e", base_url="http://127.0.0.1:9/v1", api_key_env="REALMATH_LLM_KEY_NOT_SET_ANYWHERE")
     refused = api.post(url, {"endpoint": endpoint.pk, "model": "m", "setting": cases["config"].pk}, format="json")

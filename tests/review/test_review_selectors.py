@@ -76,7 +76,7 @@ def test_newest_result_per_response_counts(fixture_scores):
 
 def test_run_scope_uses_the_runs_items(fixture_scores):
     config, results = fixture_scores["config"], fixture_scores["results"]
-    run = JudgeRun.objects.create(config=config, n_items=2)
+    run = JudgeRun.objects.create(setting=config, n_items=2)
     JudgeRunItem.objects.bulk_create(
         [JudgeRunItem(run=run, response_id=r.response_id, result=r, state="ok") for r in results[:2]]
     )

@@ -195,7 +195,7 @@ def test_review_screen_query_count_is_flat(reviewer_client):
     small, large = _grow(5, "small"), _grow(300, "large")
     counts = []
     for config in (small, large):
-        result = JudgeResult.objects.filter(config=config).order_by("pk")[1]
+        result = JudgeResult.objects.filter(setting=config).order_by("pk")[1]
         with CaptureQueriesContext(connection) as queries:
             assert reviewer_client.get(reverse("grading:review_case", args=[result.pk]), {"setting": config.pk}).status_code == 200
         counts.append(len(queries))
@@ -210,7 +210,7 @@ def test_odd_input_never_fails(reviewer_client, cases):
     url = reverse("grading:review_case", args=[cases["results"][0].pk])
     response = reviewer_client.post(url, {"category": "A", "version": "abc"})
     assert response.status_code == 200 and "whole number" in response.content.decode()
-    response = reviewer_client.post(reverse("grading:review_prelabel"), {"endpoint": "abc", "setting": cases["config"].pk})
+    response = reviewer_client.post(reverse("grading:review_meta_eval_run_start"), {"endpoint": "abc", "setting": cases["config"].pk})
     assert response.status_code == 302
 
 
@@ -224,7 +224,7 @@ def test_propose_categories_without_a_model_says_why(reviewer_client, cases):
     form = page.content.decode().split('id="prelabel"', 1)[1]
     assert 'name="model"' in form and " required" not in form.split("</form>", 1)[0]
     response = reviewer_client.post(
-        reverse("grading:review_prelabel"),
+        reverse("grading:review_meta_eval_run_start"),
         {"endpoint": endpoint.pk, "setting": cases["config"].pk, "threshold": "2", "model": ""}, follow=True,
     )
     assert "Name the model the meta-evaluator should use." in response.content.decode()

@@ -24,7 +24,7 @@ OLD_KEYS = ["scope", "scope_label", "n_results", "n_counted", "left_out", "overa
 
 
 def _result(config, response, score, sub_scores, key):
-    return JudgeResult.objects.create(config=config, response=response, cache_key=key, status="ok", score=score,
+    return JudgeResult.objects.create(setting=config, response=response, cache_key=key, status="ok", score=score,
                                       sub_scores=sub_scores)
 
 
@@ -84,8 +84,8 @@ def _without_sub_questions():
     make_imported_gold(human + synthetic)
     config = make_stored_setting("golden-judge")
     for i, (response, score) in enumerate(zip(human + synthetic, [8, 3, 2, 6.5, 4, 1])):
-        JudgeResult.objects.create(config=config, response=response, cache_key=f"g{i}", status="ok", score=score)
-    JudgeResult.objects.create(config=config, response=human[0], cache_key="bad", status="invalid")
+        JudgeResult.objects.create(setting=config, response=response, cache_key=f"g{i}", status="ok", score=score)
+    JudgeResult.objects.create(setting=config, response=human[0], cache_key="bad", status="invalid")
     return question, config
 
 
@@ -128,7 +128,7 @@ def test_ledger_queries_stay_flat(annotator):
         responses = make_responses(question, n, start=start)
         make_imported_gold(responses, total=3)
         JudgeResult.objects.bulk_create(
-            JudgeResult(config=config, response=r, cache_key=f"f{r.pk}", status="ok", score=3,
+            JudgeResult(setting=config, response=r, cache_key=f"f{r.pk}", status="ok", score=3,
                         sub_scores={"(1)": 2, "(2)": 1})
             for r in responses
         )

@@ -125,7 +125,7 @@ def test_probes_never_raise_and_never_return_the_same_text(text, seed):
 
 
 def test_the_route_of_probe_chunks_is_the_judge_queue(settings):
-    from grading.runs import route_task
+    from core.routing import route_task
 
     settings.JUDGE_TASK_QUEUE = "llm-queue"
     assert route_task("grading.studies.tasks.run_probe_chunk", [], {}, {}) == {"queue": "llm-queue"}

@@ -48,7 +48,7 @@ class Command(BaseCommand):
             self.stdout.write(gettext("  (%(value)s more lines of notes on the released sample files: expected for the demo; `manage.py %(command)s %(name)s` alone prints them)") % {"value": len(lines) - 1, "command": command, "name": Path(args[0]).name})
 
     def _scripted_judges(self):
-        from grading.demo import demo_exams, load_scripted_judges
+        from grading.demo import demo_exams, load_scripted_judges  # grading is a later app; it loads its own demo part
 
         realmath, ineqmath = demo_exams(REALMATH_EXAM, INEQMATH_EXAM)
         if realmath is None or ineqmath is None:

@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
-from annotation.export.csv_cells import safe_row
+from core.csv_cells import safe_row
 from grading.review import selectors
 
 FIELDS = ("result", "response", "question", "question_location", "source", "student_id", "setting", "version",
@@ -20,16 +20,23 @@ class Command(BaseCommand):
         parser.add_argument("--setting-version", type=int, dest="setting_version", help="Setting version.")
         parser.add_argument("--run", type=int, help="One judge run instead of a setting.")
         parser.add_argument("--threshold", type=float, default=selectors.DEFAULT_THRESHOLD)
-        parser.add_argument("--source", choices=["human", "synthetic"])
+        # The queue's filters, as on the page and in the API (grading.review.selectors.QueueFilter).
+        parser.add_argument("--source", help="human or synthetic.")
         parser.add_argument("--category", help="Only cases classified A..E.")
+        parser.add_argument("--question", help="A question id.")
+        parser.add_argument("--exam", help="An exam id.")
+        parser.add_argument("--level", help="low or high.")
+        parser.add_argument("--direction", help="over (the judge scored higher than the gold) or under.")
+        parser.add_argument("--state", help="todo, proposed or confirmed.")
+        parser.add_argument("--attribution", help="ocr, judge, both or none (OCR-vs-judge attribution).")
         parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
 
     def handle(self, *args, **options):
         if options["threshold"] < 0:
             raise CommandError(gettext("--threshold must be 0 or more."))
-        params = {k: options[k] for k in ("source", "category") if options.get(k)}
-        if options.get("category") and options["category"].upper() not in "ABCDE":
-            raise CommandError(gettext("--category is one of A, B, C, D, E."))
+        params = {k: options[k] for k in selectors.QUEUE_FILTERS if options.get(k)}
+        if errors := selectors.queue_filter_errors(params):
+            raise CommandError("; ".join(f"--{name}: {' '.join(messages)}" for name, messages in errors.items()))
         writer = csv.DictWriter(self.stdout, fieldnames=FIELDS) if options["format"] == "csv" else None
         if writer:
             writer.writeheader()
@@ -59,7 +66,7 @@ class Command(BaseCommand):
         return {
             "result": result.pk, "response": response.pk, "question": response.question_id,
             "question_location": response.question.location, "source": response.source,
-            "student_id": response.student_id, "setting": result.config.name, "version": result.config.version,
+            "student_id": response.student_id, "setting": result.setting.name, "version": result.setting.version,
             "gold": result.gold, "judge_score": result.score, "delta": result.delta,
             "direction": "over" if result.delta > 0 else "under",
             "category": meta.category if meta and meta.category else None,

@@ -6,7 +6,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
-from annotation.export.csv_cells import safe_row
+from core.csv_cells import safe_row
 from grading.review import selectors
 
 

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from ...models.judges import LlmEndpoint
+from ...judges.models import LlmEndpoint
 
 
 class GeometryRun(models.Model):

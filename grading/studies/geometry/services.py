@@ -28,7 +28,6 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
-from django.utils.module_loading import import_string
 from django.utils.translation import gettext
 from threadpoolctl import threadpool_limits
 
@@ -38,14 +37,13 @@ from ... import runs
 from ...judges import services as judge_services
 from ...judges.services import RunRefused
 from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, reopen_failed_items
-from . import selectors, stats, steps
+from . import selectors, stats, steps, tasks
 from .models import GeometryRun, GeometrySegment, SegmentVector, TransitionScore
 
 OPEN_STATES = (GeometrySegment.State.PENDING, GeometrySegment.State.ERROR)
 EMBED_BATCH = 16
 DEFAULT_TOP_K = 5
 MAX_TRANSITIONS = 40  # per segment: a segment with more steps is scored on its first 40 transitions
-ANALYSIS_TASK = "grading.studies.geometry.tasks.analyse_geometry_run"
 SPLITTERS = ("rule", "llm")
 SPLIT_PROMPT = (
     "Split the text below into its atomic reasoning steps. Copy the text exactly: do not change, add, drop "
@@ -60,7 +58,7 @@ def _open_ids(run):
 
 GEOMETRY_RUNS = RunEngine(
     run_model=GeometryRun,
-    chunk_task="grading.studies.geometry.tasks.run_geometry_chunk",
+    chunk_task=tasks.run_geometry_chunk,
     open_ids=_open_ids,
     nothing_left=lambda run_id: not GeometrySegment.objects.filter(
         run_id=run_id, state=GeometrySegment.State.PENDING).exists(),
@@ -187,7 +185,7 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
         run.save(update_fields=["n_items", "status", "finished"])
         if enqueue:
             if lexical:
-                transaction.on_commit(lambda: import_string(ANALYSIS_TASK).delay(run.pk))
+                transaction.on_commit(lambda: tasks.analyse_geometry_run.delay(run.pk))
             else:
                 GEOMETRY_RUNS.enqueue_on_commit(run)
     return run
@@ -217,7 +215,7 @@ def resume_run(run: GeometryRun, *, enqueue: bool = True) -> GeometryRun:
             analysis_state=GeometryRun.Analysis.WAITING, analysis_error="")
         if enqueue:
             pk = run.pk
-            transaction.on_commit(lambda: import_string(ANALYSIS_TASK).delay(pk))
+            transaction.on_commit(lambda: tasks.analyse_geometry_run.delay(pk))
         run.refresh_from_db()
     return run
 
@@ -261,7 +259,7 @@ def process_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | N
 
 
 def _queue_analysis(run_id):
-    transaction.on_commit(lambda: import_string(ANALYSIS_TASK).delay(run_id))
+    transaction.on_commit(lambda: tasks.analyse_geometry_run.delay(run_id))
 
 
 def _claim(run, epoch, item_ids, owner, task_id, lease):

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
-from config.shortcuts import get_object_or_404
+from core.shortcuts import get_object_or_404
 
 from ... import runs
 from . import selectors, services

@@ -62,12 +62,11 @@ class Command(BaseCommand):
         )
         if not paths:
             raise CommandError(gettext("No scan files in %(directory)s.") % {"directory": directory})
-        batch = services.create_batch(exam=exam, engine=options["engine"], user=user, name=options["name"])
         uploads = [self._upload(path) for path in paths]
         try:
-            results = services.ingest_uploads(batch, uploads)
+            batch, results = services.ingest_new_batch(exam=exam, engine=options["engine"], uploads=uploads, user=user,
+                                                       name=options["name"])
         except services.BatchError as exc:
-            batch.delete()
             raise CommandError(str(exc)) from exc
         for scan_file in results:
             style = self.style.SUCCESS if scan_file.status == "accepted" else self.style.WARNING

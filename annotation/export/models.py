@@ -2,7 +2,7 @@
 from django.db import models
 from django.utils.translation import gettext_lazy
 
-from .jobs import BackgroundJob
+from annotation.models.jobs import BackgroundJob
 
 
 class ExportJob(BackgroundJob):

@@ -228,39 +228,48 @@ class PromptSetEntry(models.Model):
         return f"{self.prompt_set} · response {self.response_id}"
 
 
-class JudgeRun(models.Model):
-    """Running one judge setting over a selection of responses."""
+class BatchRun(models.Model):
+    """What every run of LLM calls in Celery chunks has (judge, generation, probe and
+    meta-evaluation runs; grading/runs.py is their one engine): a status, an epoch raised by
+    each resume, its size and chunk size, who started it and when it was resumed and finished.
+    Abstract: each run keeps its own table."""
 
     class Status(models.TextChoices):
         RUNNING = "running", gettext_lazy("Running")
         CANCELLED = "cancelled", gettext_lazy("Cancelled")
         DONE = "done", gettext_lazy("Done")
 
-    config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs")
-    selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("The response-list filters used."))
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
     epoch = models.PositiveIntegerField(
         default=1, help_text=gettext_lazy("Raised by each resume; tasks queued for an older epoch do nothing.")
     )
     n_items = models.PositiveIntegerField(default=0)
     chunk_size = models.PositiveIntegerField(default=16)
-    note = models.CharField(max_length=300, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     resumed = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-created"]
+        abstract = True
+        ordering = ["-created", "-id"]
+
+
+class JudgeRun(BatchRun):
+    """Running one judge setting over a selection of responses."""
+
+    setting = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs", db_column="config_id")
+    selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("The response-list filters used."))
+    note = models.CharField(max_length=300, blank=True)
 
     def __str__(self):
-        return f"Run {self.pk} of {self.config}"
+        return f"Run {self.pk} of {self.setting}"
 
 
 class JudgeResult(models.Model):
     """What one setting version said about one response content.
 
-    Keyed by (config, response, cache_key), where the cache key fingerprints everything the
+    Keyed by (setting, response, cache_key), where the cache key fingerprints everything the
     judge is shown; the row exists from the moment a worker claims the work (status
     running), so a redelivered task can neither duplicate it nor call twice.
     """
@@ -271,7 +280,7 @@ class JudgeResult(models.Model):
         INVALID = "invalid", gettext_lazy("Invalid output")
         ERROR = "error", gettext_lazy("Call failed")
 
-    config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="results")
+    setting = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="results", db_column="config_id")
     response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="judge_results")
     run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="produced")
     cache_key = models.CharField(max_length=64)
@@ -304,18 +313,18 @@ class JudgeResult(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["response_id", "config_id", "id"]
+        ordering = ["response_id", "setting_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["config", "response", "cache_key"], name="unique_judge_result"),
+            models.UniqueConstraint(fields=["setting", "response", "cache_key"], name="unique_judge_result"),
         ]
         indexes = [
-            models.Index(fields=["config", "cache_key"]),
-            models.Index(fields=["response", "config"]),
+            models.Index(fields=["setting", "cache_key"], name="grading_jud_config__179c40_idx"),
+            models.Index(fields=["response", "setting"], name="grading_jud_respons_ff6c5a_idx"),
             models.Index(fields=["run", "status"]),
         ]
 
     def __str__(self):
-        return f"{self.config} on response {self.response_id}: {self.score}"
+        return f"{self.setting} on response {self.response_id}: {self.score}"
 
     @property
     def total_tokens(self):
@@ -352,13 +361,8 @@ class JudgeRunItem(models.Model):
         return f"run {self.run_id}, response {self.response_id}"
 
 
-class GenerationRun(models.Model):
+class GenerationRun(BatchRun):
     """Synthetic answers: every selected question × model × temperature, `per_cell` times."""
-
-    class Status(models.TextChoices):
-        RUNNING = "running", gettext_lazy("Running")
-        CANCELLED = "cancelled", gettext_lazy("Cancelled")
-        DONE = "done", gettext_lazy("Done")
 
     name = models.CharField(max_length=200, blank=True)
     endpoint = models.ForeignKey(LlmEndpoint, on_delete=models.PROTECT, related_name="generation_runs")
@@ -371,17 +375,7 @@ class GenerationRun(models.Model):
     selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("Question filters used."))
     price_input_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     price_output_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
-    epoch = models.PositiveIntegerField(default=1)
-    n_items = models.PositiveIntegerField(default=0)
     chunk_size = models.PositiveIntegerField(default=8)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created = models.DateTimeField(auto_now_add=True)
-    resumed = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created"]
 
     def __str__(self):
         return self.name or f"Generation run {self.pk}"
@@ -425,5 +419,6 @@ class GenerationItem(models.Model):
 
 
 __all__ = [
+    "BatchRun",
     "LlmEndpoint", "JudgeSetting", "PromptSet", "PromptSetEntry", "JudgeRun", "JudgeResult", "JudgeRunItem", "GenerationRun", "GenerationItem",
 ]

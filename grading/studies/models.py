@@ -11,11 +11,10 @@ Invariants:
 - A derived answer is immutable: keyed by (response, probe, seed, hash of the original text);
   a changed transcript gives a new derived answer.
 """
-from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy
 
-from .judges import JudgeResult, JudgeSetting
+from grading.judges.models import BatchRun, JudgeResult, JudgeSetting
 
 PROBE_CHOICES = [
     ("drop-final-answer", gettext_lazy("Drop the final answer")),
@@ -28,30 +27,14 @@ PROBE_CHOICES = [
 ]
 
 
-class ProbeRun(models.Model):
+class ProbeRun(BatchRun):
     """One judge setting version applied to derived answers (probes) or raw OCR texts."""
-
-    class Status(models.TextChoices):
-        RUNNING = "running", gettext_lazy("Running")
-        CANCELLED = "cancelled", gettext_lazy("Cancelled")
-        DONE = "done", gettext_lazy("Done")
 
     setting = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="probe_runs")
     probes = models.JSONField(default=list, help_text=gettext_lazy("Probe names (or raw-ocr)."))
     selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("exam, question and limit used."))
     seed = models.IntegerField(default=0)
     skipped = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("Answers each probe could not apply to."))
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
-    epoch = models.PositiveIntegerField(default=1)
-    n_items = models.PositiveIntegerField(default=0)
-    chunk_size = models.PositiveIntegerField(default=16)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created = models.DateTimeField(auto_now_add=True)
-    resumed = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created", "-id"]
 
     def __str__(self):
         return f"Probe run {self.pk} of {self.setting}"

@@ -28,6 +28,7 @@ from django.utils.translation import gettext as _
 
 from ..models import ExportJob, Response
 from ..selectors import RESPONSE_FILTERS, filter_responses
+from . import tasks
 from .writers import FORMATS, write_export
 
 logger = logging.getLogger(__name__)
@@ -46,8 +47,6 @@ def clean_filters(params):
 
 def create_export_job(user, fmt, params):
     """Queue an export of the responses matching params; the worker picks it up after commit."""
-    from .tasks import run_export_job  # cycle: export.tasks imports this module
-
     if fmt not in FORMATS:
         raise ValueError(gettext("Unknown format %(fmt)s; choose one of %(join)s.") % {"fmt": repr(fmt), "join": ', '.join(FORMATS)})
     filters = clean_filters(params)
@@ -55,7 +54,7 @@ def create_export_job(user, fmt, params):
     if not total:
         raise ValueError(gettext("No response matches these filters; there is nothing to export."))
     job = ExportJob.objects.create(format=fmt, filters=filters, total=total, created_by=user)
-    transaction.on_commit(lambda: run_export_job.delay(job.pk))
+    transaction.on_commit(lambda: tasks.run_export_job.delay(job.pk))
     return job
 
 

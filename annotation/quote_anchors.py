@@ -1,4 +1,5 @@
-"""Anchoring step labels to the transcript by quote and context, not by offsets alone.
+"""Quote anchors of step labels: a label found again in the transcript by quote and context, not by offsets alone
+(not to be confused with the anchoring-bias experiment, annotation/labelling/experiment.py).
 
 The model is the W3C Web Annotation data model's two selectors used together:
 a TextQuoteSelector (`exact`, `prefix`, `suffix`) and a TextPositionSelector (`start`, `end`,

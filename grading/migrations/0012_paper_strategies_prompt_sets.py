@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0011_rename_annotation_to_label'),
-        ('grading', '0009_geometry_study'),
+        ('grading', '0011_setting_not_config'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -20,7 +20,9 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
+from ..export.load import import_dataset, read_dataset_upload
 from ..models import ImportJob
+from . import tasks
 from .batches import BatchWriter, JobAbandoned, batches_needed
 from .common import ImportFormatError
 from .ineqmath import import_ineqmath
@@ -35,8 +37,6 @@ def _import_full_export(raw, file_name, *, user=None, exam_name=None, on_progres
     Bytes (an upload imported at once) are read in memory; a stored upload (a job) is read from
     its file, and the `dataset.jsonl` of a zip is first copied out beside it, within the caps,
     so that memory holds a line, not the file."""
-    from ..export.load import import_dataset, read_dataset_upload
-
     if isinstance(raw, (bytes, bytearray)):
         return import_dataset(read_dataset_upload(raw, file_name), file_name, user=user, on_progress=on_progress)
     if raw.read(4) != ZIP_MAGIC:
@@ -171,9 +171,7 @@ def fail_stale_jobs():
             _progress_path(job).unlink(missing_ok=True)
             stored_path(job).with_suffix(".jsonl").unlink(missing_ok=True)
             if job.written:  # batches it committed (SQLite): removed by a worker
-                from .tasks import undo_import_job  # cycle: importers.tasks imports this module
-
-                transaction.on_commit(functools.partial(undo_import_job.delay, job.pk))
+                transaction.on_commit(functools.partial(tasks.undo_import_job.delay, job.pk))
 
 
 class _Heartbeat:
@@ -201,8 +199,6 @@ class _Heartbeat:
 
 def create_import_job(user, fmt, upload, exam_name=""):
     """Store the upload and queue its import; the worker picks it up after commit."""
-    from .tasks import run_import_job  # cycle: importers.tasks imports this module
-
     if fmt not in IMPORTERS:
         raise ValueError(gettext("Unknown format %(fmt)s; choose one of %(join)s.") % {"fmt": repr(fmt), "join": ', '.join(IMPORTERS)})
     root = Path(settings.IMPORT_ROOT)
@@ -213,7 +209,7 @@ def create_import_job(user, fmt, upload, exam_name=""):
             handle.write(chunk)
     job = ImportJob.objects.create(format=fmt, file_name=upload.name, stored_name=stored_name, file_size=upload.size,
                                    exam_name=exam_name or "", created_by=user)
-    transaction.on_commit(lambda: run_import_job.delay(job.pk))
+    transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
     return job
 
 

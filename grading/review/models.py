@@ -10,9 +10,8 @@ from django.db import models
 from django.utils.translation import gettext_lazy
 from simple_history.models import HistoricalRecords
 
+from grading.judges.models import BatchRun, JudgeResult, LlmEndpoint
 from grading.review.meta_eval import CATEGORY_CHOICES
-
-from .judges import JudgeResult, LlmEndpoint
 
 
 class Direction(models.TextChoices):
@@ -21,13 +20,8 @@ class Direction(models.TextChoices):
     UNDER = "under", gettext_lazy("Judge under-scored")
 
 
-class MetaEvalRun(models.Model):
+class MetaEvalRun(BatchRun):
     """One pass of the LLM meta-evaluator over a disagreement queue (a Celery job)."""
-
-    class Status(models.TextChoices):
-        RUNNING = "running", gettext_lazy("Running")
-        CANCELLED = "cancelled", gettext_lazy("Cancelled")
-        DONE = "done", gettext_lazy("Done")
 
     endpoint = models.ForeignKey(LlmEndpoint, on_delete=models.PROTECT, related_name="meta_eval_runs")
     model = models.CharField(max_length=200)
@@ -35,18 +29,8 @@ class MetaEvalRun(models.Model):
     max_tokens = models.PositiveIntegerField(null=True, blank=True, default=2048)
     prompt_version = models.CharField(max_length=32)
     selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("Queue filters: setting, run, threshold."))
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
-    n_items = models.PositiveIntegerField(default=0)
     result_ids = models.JSONField(default=list, blank=True, help_text=gettext_lazy("The judge results the run asks about."))
     chunk_size = models.PositiveIntegerField(default=8)
-    epoch = models.PositiveIntegerField(default=1, help_text=gettext_lazy("Raised on resume; chunks of older epochs do nothing."))
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created = models.DateTimeField(auto_now_add=True)
-    resumed = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created", "-id"]
 
     def __str__(self):
         return f"Meta-evaluation run {self.pk} ({self.model})"

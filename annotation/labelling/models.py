@@ -7,7 +7,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy
 from simple_history.models import HistoricalRecords
 
-from .dataset import Response, RubricCheckpoint, SubQuestion
+from annotation.models.dataset import Response, RubricCheckpoint, SubQuestion
 
 IMPORTED_RATER = "(imported)"  # never a username: those cannot contain brackets
 
@@ -86,7 +86,7 @@ class Label(models.Model):
 class StepLabel(models.Model):
     """A verdict on a span of the transcript. Offsets count Unicode code points of the raw text;
     the quote with its prefix and suffix finds the span again after a correction
-    (annotation.anchoring)."""
+    (annotation.quote_anchors)."""
 
     class Verdict(models.TextChoices):
         CORRECT = "correct", gettext_lazy("Correct")

@@ -1,5 +1,4 @@
-"""
-Judge settings, judge runs, synthetic answer generation and imported judge results.
+"""The chunks of a judge run: claims, calls, recording (the body of the Celery chunk task).
 
 How a run stays correct with many workers, redeliveries and kills (SQLite and PostgreSQL):
 
@@ -27,39 +26,29 @@ call in flight. A worker process that stops waits for those calls first (`finish
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
-from datetime import datetime
 from decimal import Decimal
-from urllib.parse import urlsplit
 
-from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max
 from django.utils import timezone
-from django.utils.translation import gettext
 
 import llm
-from annotation.models import Response
-from annotation.selectors import filter_responses
-from llm import access
 
-from .. import runs
-from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
-from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, owner_tag
-from . import prompts, selectors, strategies
-from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
+from ...models import JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
+from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, lease_for, owner_tag
+from .. import strategies
+from ..kinds import JudgeInput, JudgeSpec, Outcome, get_kind
+from .cache_keys import input_cache_key, judge_input
+from .lifecycle import FINAL_RESULT, JUDGE_RUNS, OPEN_ITEM_STATES, may_take_over
+from .settings import endpoint_spec, judge_spec
 
-FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
-OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
 CAS_THREADS = 4
 # How long a stopping worker process waits for handed-over calls (their claims are otherwise
 # left to a resume): a call takes at most its endpoint's timeout times its attempts.
@@ -68,392 +57,11 @@ TAIL_SHUTDOWN_SECONDS = 600
 logger = logging.getLogger(__name__)
 
 
-class RunRefused(ValidationError):
-    """A run cannot start as asked (the message says why); nothing was created."""
-
-
-# --- endpoints and judge settings ----------------------------------------------------------
-
-ENDPOINT_FIELDS = (
-    "name", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
-    "timeout_seconds", "max_attempts",
-)
-CONFIG_FIELDS = (
-    "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
-    "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
-    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
-    # issue 27: prompt strategies, few-shot calibration, prompt sets (grading/judges/strategies.py)
-    "strategy", "strategy_version", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments",
-    "calibration", "prompt_set",
-)
-
-
-def save_endpoint(endpoint: LlmEndpoint | None = None, **fields) -> LlmEndpoint:
-    """Create or change an endpoint (admins only: it says where keys are sent). Limits may change
-    at any time: they do not change results. The key variable and host must be allowed
-    (LlmEndpoint.clean); a key variable that is allowed but not set saves, see `endpoint_warnings`."""
-    endpoint = endpoint or LlmEndpoint()
-    for name, value in fields.items():
-        if name not in ENDPOINT_FIELDS:
-            raise ValidationError(gettext("Unknown endpoint field %(name)s.") % {"name": name})
-        setattr(endpoint, name, value)
-    endpoint.full_clean()
-    endpoint.save()
-    return endpoint
-
-
-def find_or_create_endpoint(base_url: str, api_key_env: str) -> LlmEndpoint:
-    """The endpoint for (base URL, key variable): the oldest existing one with exactly these two
-    values (its limits kept as they are), else a new one with the default limits, named after the
-    URL's host and port and the key variable ("127.0.0.1:8001 (no key)"), made unique with a
-    number. Validated as the endpoint page validates (LlmEndpoint.clean: host and key variable
-    allow-lists); the scripted setup (manage.py judge_setting add) uses it."""
-    base_url = (base_url or "").strip()
-    api_key_env = (api_key_env or "").strip()
-    existing = LlmEndpoint.objects.filter(base_url=base_url, api_key_env=api_key_env).order_by("pk").first()
-    if existing is not None:
-        return existing
-    problem = access.url_problem(base_url)
-    if problem:
-        raise ValidationError({"base_url": problem})
-    parts = urlsplit(base_url)
-    stem = f"{parts.hostname}{f':{parts.port}' if parts.port else ''} ({api_key_env or 'no key'})"[:90]
-    name, number = stem, 1
-    while LlmEndpoint.objects.filter(name=name).exists():
-        number += 1
-        name = f"{stem} {number}"
-    return save_endpoint(name=name, base_url=base_url, api_key_env=api_key_env)
-
-
-def endpoint_warnings(endpoint: LlmEndpoint) -> list[str]:
-    """Why runs on a saved endpoint would be refused from this process right now (empty: none)."""
-    if not (endpoint.base_url or settings.OPENAI_BASE_URL):
-        return ["No base URL, and OPENAI_BASE_URL is not set: runs on this endpoint will be refused."]
-    try:
-        llm.check_endpoint(endpoint_spec(endpoint))
-    except llm.MissingApiKey:
-        return [
-            f"The API key variable {endpoint.api_key_env} is not set in the web server's environment (nor as a "
-            "mounted secret): runs on this endpoint will be refused until it is set where the web server and "
-            "the workers run. Leave the variable blank if the server needs no key."
-        ]
-    except llm.EndpointUnusable as exc:
-        return [str(exc)]
-    return []
-
-
-def setting_is_used(config: JudgeSetting) -> bool:
-    """A setting that has produced results or runs is frozen: every result names what made it."""
-    return config.results.exists() or config.runs.exists()
-
-
-def _check_config(config):
-    unknown = prompts.unknown_placeholders(config.prompt_template) + prompts.unknown_placeholders(
-        config.system_prompt
-    )
-    if unknown:
-        raise ValidationError({"prompt_template": f"Unknown placeholders: {', '.join(unknown)}."})
-    if config.kind not in (JudgeSetting.Kind.CAS_FINAL_ANSWER, JudgeSetting.Kind.EXTERNAL):
-        errors = {}
-        if config.endpoint_id is None:
-            errors["endpoint"] = "This kind of judge calls an LLM: choose an endpoint."
-        if not config.model:
-            errors["model"] = "Name the model to call."
-        if errors:
-            raise ValidationError(errors)
-    if not isinstance(config.extra_body, dict):
-        raise ValidationError({"extra_body": "Give a JSON object."})
-    config.full_clean(validate_unique=False)
-
-
-def create_judge_setting(*, name: str, user=None, **fields) -> JudgeSetting:
-    """A new setting (version 1). The name must be new; edit an existing setting instead."""
-    if JudgeSetting.objects.filter(name=name).exists():
-        raise ValidationError({"name": f"A setting named {name!r} exists; edit it to make a new version."})
-    config = JudgeSetting(name=name, version=1, created_by=user)
-    _apply_config_fields(config, fields)
-    _check_config(config)
-    _apply_strategy(config)
-    config.save()
-    return config
-
-
-def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeSetting:
-    """Change a setting: in place while unused, else as a new version (returned).
-
-    Imported (external) settings describe results made elsewhere and are never changed."""
-    if config.kind == JudgeSetting.Kind.EXTERNAL:
-        raise ValidationError(gettext("Imported settings describe results made elsewhere and cannot be edited or versioned."))
-    changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
-    if not changed:
-        return config
-    if not setting_is_used(config):
-        _apply_config_fields(config, changed)
-        _check_config(config)
-        _apply_strategy(config, recalibrate=True)
-        config.save()
-        return config
-    with transaction.atomic():
-        latest = JudgeSetting.objects.filter(name=config.name).aggregate(v=Max("version"))["v"] or config.version
-        new = JudgeSetting(name=config.name, version=latest + 1, previous=config, created_by=user)
-        for name in CONFIG_FIELDS:
-            setattr(new, name, getattr(config, name))
-        _apply_config_fields(new, changed)
-        _check_config(new)
-        _apply_strategy(new, recalibrate=bool(set(changed) & strategies_calibration_fields()))
-        new.save()
-    return new
-
-
-def strategies_calibration_fields():
-    return {"strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments"}
-
-
-def _apply_strategy(config, recalibrate=False):
-    """Issue 27: a strategy's template becomes the prompt of a rubric setting that left it blank
-    (recorded with its version); a few-shot setting's examples are chosen (or kept) and recorded."""
-    from . import calibration  # noqa: PLC0415
-
-    if config.kind != JudgeSetting.Kind.RUBRIC:
-        config.strategy = config.strategy or strategies.DEFAULT
-        if config.kind != JudgeSetting.Kind.REPLAY:
-            config.prompt_set = None
-        return
-    config.prompt_set = None
-    strategy = strategies.get(config.strategy)
-    config.strategy = strategy.key
-    stock = {s.template for s in strategies.STRATEGIES.values() if s.template}
-    if config.prompt_template in stock and config.prompt_template != strategy.template:
-        config.prompt_template = ""  # another strategy's unedited template: take this strategy's
-        config.system_prompt = "" if config.system_prompt == prompts.RUBRIC_SYSTEM else config.system_prompt
-    if not config.prompt_template and strategy.template:
-        config.system_prompt = config.system_prompt or strategy.system
-        config.prompt_template = strategy.template
-        config.strategy_version = strategy.version
-    if strategy.key != strategies.FEW_SHOT:
-        config.calibration = {}
-        return
-    if "{{ examples }}" not in (config.prompt_template or "").replace("{{examples}}", "{{ examples }}"):
-        raise ValidationError({"prompt_template": "A few-shot prompt must hold the {{ examples }} placeholder."})
-    if recalibrate or not (config.calibration or {}).get("examples"):
-        try:
-            config.calibration = calibration.choose_examples(
-                k=config.few_shot_k, rule=config.split_rule or "student", seed=config.few_shot_seed,
-                comments=config.few_shot_comments)
-        except calibration.CalibrationError as exc:
-            raise ValidationError({"split_rule": str(exc)}) from exc
-        if not config.calibration["examples"]:
-            raise ValidationError({"strategy": gettext("No answer with a gold score qualifies as a few-shot example under "
-                                                       "this split rule: import or adjudicate gold scores first.")})
-
-
-def _apply_config_fields(config, fields):
-    for name, value in fields.items():
-        if name not in CONFIG_FIELDS:
-            raise ValidationError(gettext("Unknown setting field %(name)s.") % {"name": name})
-        setattr(config, name, value)
-
-
-def judge_spec(config: JudgeSetting) -> JudgeSpec:
-    return JudgeSpec(
-        kind=config.kind,
-        model=config.model,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        reasoning_effort=config.reasoning_effort,
-        samples=config.samples,
-        aggregate=config.aggregate,
-        system_prompt=config.system_prompt,
-        prompt_template=config.prompt_template,
-        extra_body=dict(config.extra_body or {}),
-        parse_retries=config.parse_retries,
-        answer_tolerance=config.answer_tolerance,
-        second_opinion=config.second_opinion,
-        approximate_answers=config.approximate_answers,
-    )
-
-
-def endpoint_spec(endpoint: LlmEndpoint) -> llm.EndpointSpec:
-    return llm.EndpointSpec(
-        key=f"endpoint:{endpoint.pk}",
-        base_url=endpoint.base_url or settings.OPENAI_BASE_URL,
-        api_key_env=endpoint.api_key_env,
-        timeout=endpoint.timeout_seconds,
-        max_attempts=endpoint.max_attempts,
-        max_concurrency=endpoint.max_concurrency,
-        requests_per_minute=endpoint.requests_per_minute,
-        tokens_per_minute=endpoint.tokens_per_minute,
-    )
-
-
-def check_endpoint_usable(endpoint: LlmEndpoint) -> None:
-    """Refuse a run whose endpoint cannot be called from here (no URL, host or key not allowed, key unset)."""
-    if not (endpoint.base_url or settings.OPENAI_BASE_URL):
-        raise RunRefused(gettext("Endpoint %(endpoint)s has no base URL and OPENAI_BASE_URL is not set.") % {"endpoint": endpoint})
-    try:
-        llm.check_endpoint(endpoint_spec(endpoint))
-    except llm.MissingApiKey as exc:
-        raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
-    except llm.EndpointUnusable as exc:
-        raise RunRefused(gettext("Endpoint %(endpoint)s: %(exc)s") % {"endpoint": endpoint, "exc": exc}) from exc
-
-
-# --- judge inputs and cache keys -----------------------------------------------------------
-
-def judge_input(response: Response) -> JudgeInput:
-    question = response.question
-    return JudgeInput(
-        response_id=response.pk,
-        problem=question.statement,
-        reference=question.reference_solution,
-        response=response.transcript,
-        full_score=float(question.full_score),
-        question_kind=question.kind,
-        gold_answer=question.gold_answer,
-        choices=tuple(str(c) for c in (question.choices or [])),
-        judge_query=response.judge_query,
-        sub_questions=tuple(
-            (sub.label, None if sub.max_points is None else float(sub.max_points))
-            for sub in sorted(question.sub_questions.all(), key=lambda sub: (sub.order, sub.pk))
-        ) if question.kind == question.Kind.RUBRIC else (),
-        rubric_version=question.rubric_version,
-    )
-
-
-def cache_key(config: JudgeSetting, fingerprint: str, rubric_version: int | None = None) -> str:
-    """Hash of (setting version, everything the judge is shown about the response, and the
-    question's rubric version once its rubric has been edited). Version 1 adds nothing, so the
-    keys of questions never edited are those made before rubrics had versions; an edit always
-    changes the key (even for a prompt that does not show the reference), so a re-judge calls."""
-    digest = hashlib.sha256(f"{config.pk}:{config.name}:{config.version}\n".encode())
-    if rubric_version and rubric_version > 1:
-        digest.update(f"rubric-version:{rubric_version}\n".encode())
-    digest.update(fingerprint.encode("utf-8"))
-    return digest.hexdigest()
-
-
-def input_cache_key(config: JudgeSetting, kind, spec: JudgeSpec, the_input: JudgeInput) -> str:
-    """The cache key of one judge input under a setting (what runs claim results by)."""
-    return cache_key(config, kind.fingerprint(spec, the_input), the_input.rubric_version)
-
-
-# --- judge runs ----------------------------------------------------------------------------
-
-def start_judge_run(
-    config: JudgeSetting, *, params=None, response_ids: Iterable[int] | None = None, user=None,
-    chunk_size: int | None = None, note: str = "", enqueue: bool = True,
-) -> JudgeRun:
-    """Fix the selection, create the run and queue it (after the transaction commits).
-
-    With ``enqueue=False`` nothing is sent to Celery: call `run_inline` to do the work here.
-    """
-    if config.kind == JudgeSetting.Kind.EXTERNAL:
-        raise RunRefused(gettext("Imported (external) settings cannot be run."))
-    kind = get_kind(config.kind)
-    if kind.uses_llm:
-        if config.endpoint is None or not config.model:
-            raise RunRefused(gettext("Setting %(config)s needs an endpoint and a model.") % {"config": config})
-        check_endpoint_usable(config.endpoint)
-    queryset = Response.objects.all()
-    if response_ids is not None:
-        queryset = queryset.filter(pk__in=list(response_ids))
-    queryset = filter_responses(queryset, params or {}).order_by("question_id", "id")
-    holdout = strategies.holdout_ids(config)  # few-shot examples / prompt-set hold-outs: never judged
-    if holdout:
-        queryset = queryset.exclude(pk__in=holdout)
-    ids = list(queryset.values_list("pk", flat=True))
-    if not ids:
-        raise RunRefused(gettext("No response matches this selection."))
-    chunk_size = chunk_size or _default_chunk_size(config)
-    with transaction.atomic():
-        run = JudgeRun.objects.create(
-            config=config, selection=clean_params(params), n_items=len(ids), chunk_size=chunk_size,
-            created_by=user, note=note[:300],
-        )
-        JudgeRunItem.objects.bulk_create((JudgeRunItem(run=run, response_id=pk) for pk in ids), batch_size=500)
-        if enqueue:
-            JUDGE_RUNS.enqueue_on_commit(run)
-    return run
-
-
-def rejudge_question(question, *, config_ids: Iterable[int] | None = None, user=None, enqueue: bool = True):
-    """Judge again, with each setting version that judged `question` against an older rubric
-    version (or those of them in `config_ids`), only the responses of that question it judged
-    so. One run per setting on the ordinary run machinery; the rubric version is in the cache
-    key, so the calls are really made. Old results are kept: the new ones are newer, so they
-    become the current results. Returns (runs, [(config, why it was refused)])."""
-    wanted = None if config_ids is None else {int(pk) for pk in config_ids}
-    made, refused = [], []
-    for entry in selectors.stale_settings(question):
-        config = entry["config"]
-        if wanted is not None and config.pk not in wanted:
-            continue
-        versions = ", ".join(f"v{v}" for v in entry["versions"])
-        note = f"Re-judge of question {question.pk}: rubric {versions} -> v{question.rubric_version}"
-        try:
-            made.append(start_judge_run(
-                config, response_ids=entry["response_ids"], user=user, note=note, enqueue=enqueue,
-            ))
-        except RunRefused as exc:
-            refused.append((config, " ".join(exc.messages)))
-    return made, refused
-
-
-def _default_chunk_size(config):
-    """Several rounds of the endpoint's concurrency per task: few broker round trips, and a
-    chunk streams its calls, so one slow answer does not hold up the rest."""
-    if config.endpoint is None:
-        return 32
-    return max(16, min(256, 4 * config.endpoint.max_concurrency))
-
-
-def clean_params(params) -> dict:
-    if not params:
-        return {}
-    getter = params.get
-    return {key: getter(key) for key in params if getter(key) not in (None, "") and key != "page"}
-
-
-JUDGE_RUNS = RunEngine(
-    run_model=JudgeRun,
-    chunk_task="grading.judges.tasks.run_judge_chunk",
-    open_ids=lambda run: list(
-        run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True)
-    ),
-    nothing_left=lambda run_id: not JudgeRunItem.objects.filter(run_id=run_id, state=JudgeRunItem.State.PENDING).exists(),
-    on_resume=runs.reopen_failed_items,
-    name="grading.judges.services.JUDGE_RUNS",
-    last_activity=lambda run: JudgeResult.objects.filter(run=run).aggregate(last=Max("finished"))["last"],
-    endpoint_of=lambda run: run.config.endpoint,
-)
-
-
-def enqueue_judge_run(run_id: int, epoch: int) -> int:
-    """Send every open item of a run to the workers, in chunks tagged with `epoch`."""
-    return JUDGE_RUNS.enqueue(run_id, epoch)
-
-
-def cancel_judge_run(run: JudgeRun) -> JudgeRun:
-    """Stop a run: workers finish the calls in flight and take no new work."""
-    return JUDGE_RUNS.cancel(run)
-
-
-def resume_judge_run(run: JudgeRun, *, enqueue: bool = True) -> JudgeRun:
-    """Queue again every item without a finished result (pending, failed, or lost with a worker)."""
-    return JUDGE_RUNS.resume(run, enqueue=enqueue)
-
-
 def run_inline(run: JudgeRun, *, complete: Callable | None = None) -> JudgeRun:
     """Do a run's open work in this process, chunk after chunk (no Celery worker needed).
 
     `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
     return JUDGE_RUNS.run_inline(run, process_judge_chunk, complete=complete)
-
-
-def may_take_over(claim_owner: str, claimed_at: datetime | None, **kwargs) -> bool:
-    """`grading.runs.may_take_over` for judge results, which runs share: a claim of another
-    run counts only while that run is live in that epoch."""
-    return runs.may_take_over(claim_owner, claimed_at, other_run_live=JUDGE_RUNS.is_live, **kwargs)
 
 
 @dataclass
@@ -472,11 +80,11 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
     """
     task_id = str(task_id or uuid.uuid4().hex)
     report = ChunkReport()
-    run = JUDGE_RUNS.live_run(run_id, epoch, select_related=["config__endpoint"])
+    run = JUDGE_RUNS.live_run(run_id, epoch, select_related=["setting__endpoint"])
     if run is None:
         report.skipped = len(item_ids)
         return report
-    config = run.config
+    config = run.setting
     kind, spec = get_kind(config.kind), judge_spec(config)
     owner = owner_tag(run.pk, epoch, task_id)
     lease = lease_for(config.endpoint, config.samples, config.parse_retries)
@@ -507,7 +115,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     nothing is left to start, the calls in flight go to `TAILS` and this returns without
     waiting for them.
     """
-    config = run.config
+    config = run.setting
     call = make_caller(config.endpoint, spec, complete)
     width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
     queue = deque((item, None) for item in items)  # inputs are built as items start: calls begin at once
@@ -557,8 +165,8 @@ def _claim_ahead(run, kind, spec, queue, waiting, in_flight, width, owner, task_
     batch = []
     while queue and len(batch) < wanted:
         item, the_input = queue.popleft()
-        the_input = the_input or strategies.prepare(run.config, judge_input(item.response), item.response)
-        key = input_cache_key(run.config, kind, spec, the_input)
+        the_input = the_input or strategies.prepare(run.setting, judge_input(item.response), item.response)
+        key = input_cache_key(run.setting, kind, spec, the_input)
         if key in busy:
             waiting.setdefault(key, []).append((item, the_input))
             continue
@@ -613,7 +221,7 @@ class _Tails:
             pending = set(in_flight)
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                _record_many(run, run.config, [(in_flight[f], _outcome_of(f)) for f in done], owner)
+                _record_many(run, run.setting, [(in_flight[f], _outcome_of(f)) for f in done], owner)
             JUDGE_RUNS.finish_if_complete(run.pk, epoch)
         except Exception:  # the claims stay running: the run stalls and can be resumed
             logger.exception("Recording the last calls of a chunk of judge run %s failed", run.pk)
@@ -652,9 +260,9 @@ def _claim_batch(run, batch, owner, task_id, lease, report):
     """
     if not batch:
         return []
-    config = run.config
+    config = run.setting
     rows = {}
-    for row in JudgeResult.objects.filter(config=config, cache_key__in={key for _, _, key in batch}).order_by("id"):
+    for row in JudgeResult.objects.filter(setting=config, cache_key__in={key for _, _, key in batch}).order_by("id"):
         rows.setdefault(row.cache_key, []).append(row)
     out, fresh, links = [], [], []
     for item, the_input, key in batch:
@@ -672,7 +280,7 @@ def _claim_batch(run, batch, owner, task_id, lease, report):
     if fresh:
         now = timezone.now()
         claims = [
-            JudgeResult(config=config, response_id=item.response_id, cache_key=key, run=run,
+            JudgeResult(setting=config, response_id=item.response_id, cache_key=key, run=run,
                         status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=now,
                         rubric_version=the_input.rubric_version)
             for item, the_input, key in fresh
@@ -732,8 +340,8 @@ def _executemany(model, fields, rows, where="id"):
 def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
     """Answer `item` from a finished result, or claim the work; return the claimed row,
     None (answered or owned elsewhere for good) or "deferred" (a live worker is on it)."""
-    config = run.config
-    rows = list(JudgeResult.objects.filter(config=config, cache_key=key).order_by("id"))
+    config = run.setting
+    rows = list(JudgeResult.objects.filter(setting=config, cache_key=key).order_by("id"))
     own = next((r for r in rows if r.response_id == item.response_id), None)
     if own is not None and own.status in FINAL_RESULT:
         _link(item, own, cached=own.run_id != run.pk)
@@ -750,12 +358,12 @@ def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
         try:
             with transaction.atomic():
                 return JudgeResult.objects.create(
-                    config=config, response_id=item.response_id, cache_key=key, run=run,
+                    setting=config, response_id=item.response_id, cache_key=key, run=run,
                     status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=timezone.now(),
                     rubric_version=item.response.question.rubric_version,
                 )
         except IntegrityError:
-            own = JudgeResult.objects.get(config=config, response_id=item.response_id, cache_key=key)
+            own = JudgeResult.objects.get(setting=config, response_id=item.response_id, cache_key=key)
             if own.status in FINAL_RESULT:
                 _link(item, own, cached=own.run_id != run.pk)
                 return None
@@ -775,7 +383,7 @@ def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
 def _copy_result(donor, item, run):
     """The same setting already judged the same content for another response: reuse it."""
     copy = JudgeResult(
-        config_id=donor.config_id, response_id=item.response_id, run=run, cache_key=donor.cache_key,
+        setting_id=donor.setting_id, response_id=item.response_id, run=run, cache_key=donor.cache_key,
         status=donor.status, score=donor.score, spread=donor.spread, rationale=donor.rationale,
         raw_output=donor.raw_output, parse_status=donor.parse_status, step_verdicts=donor.step_verdicts,
         samples=donor.samples, latency_ms=0, attempts=0, copied_from=donor, finished=timezone.now(),
@@ -866,7 +474,7 @@ def _wait_for_other_owner(run, epoch, item, key, lease, report):
     deadline = time.monotonic() + lease.total_seconds()
     while time.monotonic() < deadline and JUDGE_RUNS.is_live(run.pk, epoch):
         row = (
-            JudgeResult.objects.filter(config=run.config, response_id=item.response_id, cache_key=key)
+            JudgeResult.objects.filter(setting=run.setting, response_id=item.response_id, cache_key=key)
             .only("id", "status", "run_id", "cache_key")
             .first()
         )

@@ -1,0 +1,58 @@
+"""Writes of the judges, one module per concern:
+
+- `settings`: endpoints and judge settings (versioned), what a run needs of them, whether an
+  endpoint can be called from here;
+- `cache_keys`: what a judge is shown about a response and the key a result is claimed by;
+- `lifecycle`: start, re-judge, enqueue, cancel and resume a judge run (`JUDGE_RUNS` on
+  grading/runs.py);
+- `chunks`: the chunk task's body: claims, calls on `call_pool`, recording, the tails a worker
+  process finishes before it stops, the bulk SQL writes.
+
+The names below are the package's API: callers write ``services.start_judge_run(...)``.
+"""
+from .cache_keys import cache_key, input_cache_key, judge_input
+from .chunks import (
+    CAS_THREADS,
+    RESULT_FIELDS,
+    TAIL_SHUTDOWN_SECONDS,
+    TAILS,
+    finish_tails,
+    make_caller,
+    process_judge_chunk,
+    run_inline,
+)
+from .lifecycle import (
+    FINAL_RESULT,
+    JUDGE_RUNS,
+    OPEN_ITEM_STATES,
+    cancel_judge_run,
+    clean_params,
+    enqueue_judge_run,
+    may_take_over,
+    rejudge_question,
+    resume_judge_run,
+    start_judge_run,
+)
+from .settings import (
+    CONFIG_FIELDS,
+    ENDPOINT_FIELDS,
+    RunRefused,
+    check_endpoint_usable,
+    create_judge_setting,
+    endpoint_spec,
+    endpoint_warnings,
+    find_or_create_endpoint,
+    judge_spec,
+    save_endpoint,
+    setting_is_used,
+    update_judge_setting,
+)
+
+__all__ = [
+    "CAS_THREADS", "CONFIG_FIELDS", "ENDPOINT_FIELDS", "FINAL_RESULT", "JUDGE_RUNS", "OPEN_ITEM_STATES",
+    "RESULT_FIELDS", "TAILS", "TAIL_SHUTDOWN_SECONDS", "RunRefused", "cache_key", "cancel_judge_run",
+    "check_endpoint_usable", "clean_params", "create_judge_setting", "endpoint_spec", "endpoint_warnings",
+    "enqueue_judge_run", "find_or_create_endpoint", "finish_tails", "input_cache_key", "judge_input", "judge_spec",
+    "make_caller", "may_take_over", "process_judge_chunk", "rejudge_question", "resume_judge_run", "run_inline",
+    "save_endpoint", "setting_is_used", "start_judge_run", "update_judge_setting",
+]

@@ -1,0 +1,247 @@
+"""Endpoints and judge settings: saving them (a used setting is never changed: editing makes a
+new version), what a run needs of them (`judge_spec`, `endpoint_spec`), and whether an endpoint
+can be called from here (`check_endpoint_usable`, `endpoint_warnings`)."""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max
+from django.utils.translation import gettext
+
+import llm
+from llm import access
+
+from ...models import JudgeSetting, LlmEndpoint
+from .. import calibration, prompts, strategies
+from ..kinds import JudgeSpec
+
+
+class RunRefused(ValidationError):
+    """A run cannot start as asked (the message says why); nothing was created."""
+
+
+# --- endpoints and judge settings ----------------------------------------------------------
+
+ENDPOINT_FIELDS = (
+    "name", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
+    "timeout_seconds", "max_attempts",
+)
+CONFIG_FIELDS = (
+    "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
+    "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
+    "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
+    # issue 27: prompt strategies, few-shot calibration, prompt sets (grading/judges/strategies.py)
+    "strategy", "strategy_version", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments",
+    "calibration", "prompt_set",
+)
+
+
+def save_endpoint(endpoint: LlmEndpoint | None = None, **fields) -> LlmEndpoint:
+    """Create or change an endpoint (admins only: it says where keys are sent). Limits may change
+    at any time: they do not change results. The key variable and host must be allowed
+    (LlmEndpoint.clean); a key variable that is allowed but not set saves, see `endpoint_warnings`."""
+    endpoint = endpoint or LlmEndpoint()
+    for name, value in fields.items():
+        if name not in ENDPOINT_FIELDS:
+            raise ValidationError(gettext("Unknown endpoint field %(name)s.") % {"name": name})
+        setattr(endpoint, name, value)
+    endpoint.full_clean()
+    endpoint.save()
+    return endpoint
+
+
+def find_or_create_endpoint(base_url: str, api_key_env: str) -> LlmEndpoint:
+    """The endpoint for (base URL, key variable): the oldest existing one with exactly these two
+    values (its limits kept as they are), else a new one with the default limits, named after the
+    URL's host and port and the key variable ("127.0.0.1:8001 (no key)"), made unique with a
+    number. Validated as the endpoint page validates (LlmEndpoint.clean: host and key variable
+    allow-lists); the scripted setup (manage.py judge_setting add) uses it."""
+    base_url = (base_url or "").strip()
+    api_key_env = (api_key_env or "").strip()
+    existing = LlmEndpoint.objects.filter(base_url=base_url, api_key_env=api_key_env).order_by("pk").first()
+    if existing is not None:
+        return existing
+    problem = access.url_problem(base_url)
+    if problem:
+        raise ValidationError({"base_url": problem})
+    parts = urlsplit(base_url)
+    stem = f"{parts.hostname}{f':{parts.port}' if parts.port else ''} ({api_key_env or 'no key'})"[:90]
+    name, number = stem, 1
+    while LlmEndpoint.objects.filter(name=name).exists():
+        number += 1
+        name = f"{stem} {number}"
+    return save_endpoint(name=name, base_url=base_url, api_key_env=api_key_env)
+
+
+def endpoint_warnings(endpoint: LlmEndpoint) -> list[str]:
+    """Why runs on a saved endpoint would be refused from this process right now (empty: none)."""
+    if not (endpoint.base_url or settings.OPENAI_BASE_URL):
+        return ["No base URL, and OPENAI_BASE_URL is not set: runs on this endpoint will be refused."]
+    try:
+        llm.check_endpoint(endpoint_spec(endpoint))
+    except llm.MissingApiKey:
+        return [
+            f"The API key variable {endpoint.api_key_env} is not set in the web server's environment (nor as a "
+            "mounted secret): runs on this endpoint will be refused until it is set where the web server and "
+            "the workers run. Leave the variable blank if the server needs no key."
+        ]
+    except llm.EndpointUnusable as exc:
+        return [str(exc)]
+    return []
+
+
+def setting_is_used(config: JudgeSetting) -> bool:
+    """A setting that has produced results or runs is frozen: every result names what made it."""
+    return config.results.exists() or config.runs.exists()
+
+
+def _check_config(config):
+    unknown = prompts.unknown_placeholders(config.prompt_template) + prompts.unknown_placeholders(
+        config.system_prompt
+    )
+    if unknown:
+        raise ValidationError({"prompt_template": f"Unknown placeholders: {', '.join(unknown)}."})
+    if config.kind not in (JudgeSetting.Kind.CAS_FINAL_ANSWER, JudgeSetting.Kind.EXTERNAL):
+        errors = {}
+        if config.endpoint_id is None:
+            errors["endpoint"] = "This kind of judge calls an LLM: choose an endpoint."
+        if not config.model:
+            errors["model"] = "Name the model to call."
+        if errors:
+            raise ValidationError(errors)
+    if not isinstance(config.extra_body, dict):
+        raise ValidationError({"extra_body": "Give a JSON object."})
+    config.full_clean(validate_unique=False)
+
+
+def create_judge_setting(*, name: str, user=None, **fields) -> JudgeSetting:
+    """A new setting (version 1). The name must be new; edit an existing setting instead."""
+    if JudgeSetting.objects.filter(name=name).exists():
+        raise ValidationError({"name": f"A setting named {name!r} exists; edit it to make a new version."})
+    config = JudgeSetting(name=name, version=1, created_by=user)
+    _apply_config_fields(config, fields)
+    _check_config(config)
+    _apply_strategy(config)
+    config.save()
+    return config
+
+
+def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeSetting:
+    """Change a setting: in place while unused, else as a new version (returned).
+
+    Imported (external) settings describe results made elsewhere and are never changed."""
+    if config.kind == JudgeSetting.Kind.EXTERNAL:
+        raise ValidationError(gettext("Imported settings describe results made elsewhere and cannot be edited or versioned."))
+    changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
+    if not changed:
+        return config
+    if not setting_is_used(config):
+        _apply_config_fields(config, changed)
+        _check_config(config)
+        _apply_strategy(config, recalibrate=True)
+        config.save()
+        return config
+    with transaction.atomic():
+        latest = JudgeSetting.objects.filter(name=config.name).aggregate(v=Max("version"))["v"] or config.version
+        new = JudgeSetting(name=config.name, version=latest + 1, previous=config, created_by=user)
+        for name in CONFIG_FIELDS:
+            setattr(new, name, getattr(config, name))
+        _apply_config_fields(new, changed)
+        _check_config(new)
+        _apply_strategy(new, recalibrate=bool(set(changed) & strategies_calibration_fields()))
+        new.save()
+    return new
+
+
+def strategies_calibration_fields():
+    return {"strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments"}
+
+
+def _apply_strategy(config, recalibrate=False):
+    """Issue 27: a strategy's template becomes the prompt of a rubric setting that left it blank
+    (recorded with its version); a few-shot setting's examples are chosen (or kept) and recorded."""
+    if config.kind != JudgeSetting.Kind.RUBRIC:
+        config.strategy = config.strategy or strategies.DEFAULT
+        if config.kind != JudgeSetting.Kind.REPLAY:
+            config.prompt_set = None
+        return
+    config.prompt_set = None
+    strategy = strategies.get(config.strategy)
+    config.strategy = strategy.key
+    stock = {s.template for s in strategies.STRATEGIES.values() if s.template}
+    if config.prompt_template in stock and config.prompt_template != strategy.template:
+        config.prompt_template = ""  # another strategy's unedited template: take this strategy's
+        config.system_prompt = "" if config.system_prompt == prompts.RUBRIC_SYSTEM else config.system_prompt
+    if not config.prompt_template and strategy.template:
+        config.system_prompt = config.system_prompt or strategy.system
+        config.prompt_template = strategy.template
+        config.strategy_version = strategy.version
+    if strategy.key != strategies.FEW_SHOT:
+        config.calibration = {}
+        return
+    if "{{ examples }}" not in (config.prompt_template or "").replace("{{examples}}", "{{ examples }}"):
+        raise ValidationError({"prompt_template": "A few-shot prompt must hold the {{ examples }} placeholder."})
+    if recalibrate or not (config.calibration or {}).get("examples"):
+        try:
+            config.calibration = calibration.choose_examples(
+                k=config.few_shot_k, rule=config.split_rule or "student", seed=config.few_shot_seed,
+                comments=config.few_shot_comments)
+        except calibration.CalibrationError as exc:
+            raise ValidationError({"split_rule": str(exc)}) from exc
+        if not config.calibration["examples"]:
+            raise ValidationError({"strategy": gettext("No answer with a gold score qualifies as a few-shot example under "
+                                                       "this split rule: import or adjudicate gold scores first.")})
+
+
+def _apply_config_fields(config, fields):
+    for name, value in fields.items():
+        if name not in CONFIG_FIELDS:
+            raise ValidationError(gettext("Unknown setting field %(name)s.") % {"name": name})
+        setattr(config, name, value)
+
+
+def judge_spec(config: JudgeSetting) -> JudgeSpec:
+    return JudgeSpec(
+        kind=config.kind,
+        model=config.model,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        reasoning_effort=config.reasoning_effort,
+        samples=config.samples,
+        aggregate=config.aggregate,
+        system_prompt=config.system_prompt,
+        prompt_template=config.prompt_template,
+        extra_body=dict(config.extra_body or {}),
+        parse_retries=config.parse_retries,
+        answer_tolerance=config.answer_tolerance,
+        second_opinion=config.second_opinion,
+        approximate_answers=config.approximate_answers,
+    )
+
+
+def endpoint_spec(endpoint: LlmEndpoint) -> llm.EndpointSpec:
+    return llm.EndpointSpec(
+        key=f"endpoint:{endpoint.pk}",
+        base_url=endpoint.base_url or settings.OPENAI_BASE_URL,
+        api_key_env=endpoint.api_key_env,
+        timeout=endpoint.timeout_seconds,
+        max_attempts=endpoint.max_attempts,
+        max_concurrency=endpoint.max_concurrency,
+        requests_per_minute=endpoint.requests_per_minute,
+        tokens_per_minute=endpoint.tokens_per_minute,
+    )
+
+
+def check_endpoint_usable(endpoint: LlmEndpoint) -> None:
+    """Refuse a run whose endpoint cannot be called from here (no URL, host or key not allowed, key unset)."""
+    if not (endpoint.base_url or settings.OPENAI_BASE_URL):
+        raise RunRefused(gettext("Endpoint %(endpoint)s has no base URL and OPENAI_BASE_URL is not set.") % {"endpoint": endpoint})
+    try:
+        llm.check_endpoint(endpoint_spec(endpoint))
+    except llm.MissingApiKey as exc:
+        raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
+    except llm.EndpointUnusable as exc:
+        raise RunRefused(gettext("Endpoint %(endpoint)s: %(exc)s") % {"endpoint": endpoint, "exc": exc}) from exc

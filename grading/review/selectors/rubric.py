@@ -1,0 +1,60 @@
+"""Rubric re-judging: a question's figures before and after its rubric was edited."""
+from collections import Counter, defaultdict
+
+from ...judges.selectors import NOT_REJUDGED_KINDS, is_older_rubric
+from ...models import JudgeResult, JudgeSetting
+from .. import metrics
+from ..meta_eval import CATEGORIES
+from .scopes import DEFAULT_THRESHOLD, EPS
+
+# --- rubric re-judging: before and after ------------------------------------------------------
+
+def _side_figures(rows):
+    """MSE, FR_2 and category counts of one side (before or after) of a rubric comparison."""
+    scored = [(score, float(gold)) for _, _, status, score, gold, _ in rows
+              if status == JudgeResult.Status.OK and score is not None and gold is not None]
+    figures = metrics.score_metrics([p for p, _ in scored], [g for _, g in scored])
+    counts = Counter(category for *_, category in rows if category)
+    unclassified = sum(
+        1 for _, _, status, score, gold, category in rows
+        if not category and status == JudgeResult.Status.OK and score is not None and gold is not None
+        and abs(score - float(gold)) >= DEFAULT_THRESHOLD - EPS
+    )
+    return {
+        "n_results": len(rows), "n": figures.n, "mse": figures.mse, "fr_2": figures.fr[2], "mae": figures.mae,
+        "mean_signed_error": figures.mean_signed_error,
+        "categories": [counts[c] for c in CATEGORIES], "unclassified": unclassified,
+        "rubric_versions": sorted({version or 1 for _, version, *_ in rows}),
+    }
+
+
+def rubric_comparison(question):
+    """Per judge setting version that judged `question`: MSE, FR_2 and the meta-evaluation
+    category counts of its results against older rubric versions ("before": the newest such
+    result per response) and against the current version ("after"), side by side (two queries).
+
+    Gold is the response's gold score now, on both sides. Imported and replay settings, which are
+    never re-judged, are left out. Old results are never deleted; the
+    metrics page keeps counting the newest result per (setting version, response)."""
+    current = question.rubric_version
+    before, after = defaultdict(dict), defaultdict(dict)
+    for config_id, response_id, version, status, score, gold, category in (
+        JudgeResult.objects.filter(response__question=question).exclude(setting__kind__in=NOT_REJUDGED_KINDS)
+        .exclude(status=JudgeResult.Status.RUNNING).order_by("pk")
+        .values_list("setting_id", "response_id", "rubric_version", "status", "score",
+                     "response__gold_score", "meta_evaluation__category")
+    ):
+        side = before if is_older_rubric(version, current) else after
+        side[config_id][response_id] = (response_id, version, status, score, gold, category)
+    configs = JudgeSetting.objects.filter(pk__in=set(before) | set(after)).only("id", "name", "version", "kind", "model")
+    return {
+        "question": question,
+        "rubric_version": current,
+        "categories": list(CATEGORIES),
+        "settings": [
+            {"config": config, "before": _side_figures(list(before[config.pk].values())) if before[config.pk] else None,
+             "after": _side_figures(list(after[config.pk].values())) if after[config.pk] else None,
+             "stale": sum(1 for rid in before[config.pk] if rid not in after[config.pk])}
+            for config in sorted(configs, key=lambda c: (c.name, c.version))
+        ],
+    }

@@ -1,0 +1,140 @@
+"""Scopes of the review figures: one judge setting version (its current result per response:
+the newest, since a newer one means the response's text changed), or one judge run (the result
+each of its items points to); the labels the figures name questions and exams by."""
+from dataclasses import dataclass
+
+from django.db.models import Count, Exists, OuterRef
+from django.utils.translation import gettext, gettext_lazy
+
+from annotation.models import Exam, Question
+from core.ids import id_param
+
+from ...judges import strategies
+from ...models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting
+
+DEFAULT_THRESHOLD = 2.0
+BOOTSTRAP_RESAMPLES = 1000
+EPS = 1e-9
+
+LEFT_OUT_REASONS = {
+    "running": gettext_lazy("judge still running"),
+    "invalid": gettext_lazy("judge output unreadable"),
+    "error": gettext_lazy("judge call failed"),
+    "no_score": gettext_lazy("no judge score"),
+    "no_gold": gettext_lazy("no gold score"),
+}
+
+
+class ScopeError(ValueError):
+    """The requested setting or run does not exist."""
+
+
+@dataclass
+class Scope:
+    config: JudgeSetting | None = None
+    run: JudgeRun | None = None
+
+    def __bool__(self):
+        return self.config is not None or self.run is not None
+
+    @property
+    def label(self):
+        if self.run is not None:
+            return f"run {self.run.pk} of {self.run.setting}"
+        return str(self.config) if self.config else "—"
+
+    def as_dict(self):
+        return {
+            "setting": self.config.name if self.config else None,
+            "version": self.config.version if self.config else None,
+            "setting_id": self.config.pk if self.config else None,
+            "run": self.run.pk if self.run else None,
+        }
+
+    def query(self):
+        """Querystring parameters that select this scope again."""
+        return {"run": self.run.pk} if self.run else {"setting": self.config.pk} if self.config else {}
+
+
+# --- scopes --------------------------------------------------------------------------------
+
+def settings_with_results():
+    """Judge setting versions that have produced results, for the setting picker (one query)."""
+    return list(
+        JudgeSetting.objects.annotate(n_results=Count("results"))
+        .filter(n_results__gt=0)
+        .only("id", "name", "version", "kind", "model")
+        .order_by("name", "-version")
+    )
+
+
+def recent_runs(limit=100):
+    return list(JudgeRun.objects.select_related("setting").only(
+        "id", "created", "status", "n_items", "setting__name", "setting__version"
+    ).order_by("-created", "-id")[:limit])
+
+
+def resolve_scope(params, *, default=True):
+    """The scope named by `setting` (a setting version id) or `run` (a run id) in `params`.
+
+    Without either, the most recently used setting version (when `default`)."""
+    run_id, setting = str(params.get("run") or "").strip(), str(params.get("setting") or "").strip()
+    if run_id:
+        run = JudgeRun.objects.select_related("setting").filter(pk=id_param(run_id) or 0).first()
+        if run is None:
+            raise ScopeError(gettext("No judge run %(run_id)s.") % {"run_id": run_id})
+        return Scope(config=run.setting, run=run)
+    if setting:
+        config = JudgeSetting.objects.filter(pk=id_param(setting) or 0).first()
+        if config is None:
+            raise ScopeError(gettext("No judge setting version with id %(setting)s.") % {"setting": setting})
+        return Scope(config=config)
+    if not default:
+        return Scope()
+    latest = JudgeResult.objects.order_by("-id").values_list("setting_id", flat=True).first()
+    return Scope(config=JudgeSetting.objects.filter(pk=latest).first()) if latest else Scope()
+
+
+def find_setting(name, version=None):
+    """A setting version by name (the newest version unless `version` is given)."""
+    configs = JudgeSetting.objects.filter(name=name)
+    if version is not None:
+        configs = configs.filter(version=version)
+    config = configs.order_by("-version").first()
+    if config is None:
+        raise ScopeError(f"No judge setting named {name!r}" + (f" with version {version}." if version else "."))
+    return config
+
+
+def current_results(scope):
+    """The results a scope's figures are about: one per response."""
+    if scope.run is not None:
+        items = JudgeRunItem.objects.filter(run=scope.run, result__isnull=False).values("result_id")
+        return JudgeResult.objects.filter(pk__in=items)
+    if scope.config is None:
+        return JudgeResult.objects.none()
+    newer = JudgeResult.objects.filter(setting=OuterRef("setting"), response=OuterRef("response"), pk__gt=OuterRef("pk"))
+    results = JudgeResult.objects.filter(setting=scope.config).exclude(Exists(newer))
+    holdout = strategies.holdout_ids(scope.config)  # issue 27: a setting's hold-outs never count for it
+    return results.exclude(response_id__in=holdout) if holdout else results
+
+
+def question_label(pk, location="", external_id=""):
+    """How a question is named in tables: its label and its typed id, e.g. '3-07 · question #1'."""
+    return " · ".join(filter(None, [location or external_id, f"question #{pk}"]))
+
+
+def labels_of(question_ids, exam_ids):
+    questions = {
+        pk: question_label(pk, location, external_id)
+        for pk, location, external_id in Question.objects.filter(pk__in=question_ids).values_list(
+            "pk", "location", "external_id"
+        )
+    } if question_ids else {}
+    exams = dict(Exam.objects.filter(pk__in=exam_ids).values_list("pk", "name")) if exam_ids else {}
+    return questions, exams
+
+
+def choice_labels(choices):
+    """{code: label} in the active language, as plain strings (the report is also JSON)."""
+    return {code: str(label) for code, label in choices}
