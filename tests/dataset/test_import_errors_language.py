@@ -6,7 +6,8 @@ import pytest
 from django.utils import translation
 
 from accounts.models import Preference
-from annotation.importers import ImportFormatError, jobs
+from annotation.importers import ImportFormatError
+from annotation.importers import services as jobs
 from annotation.importers.common import load_json_array
 from annotation.models import ImportJob
 from tests.conftest import REALMATH_HUMAN
