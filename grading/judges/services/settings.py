@@ -103,24 +103,25 @@ def _check_config(config):
         config.system_prompt
     )
     if unknown:
-        raise ValidationError({"prompt_template": f"Unknown placeholders: {', '.join(unknown)}."})
+        raise ValidationError({"prompt_template": gettext("Unknown placeholders: %(join)s.") % {"join": ", ".join(unknown)}})
     if config.kind not in (JudgeSetting.Kind.CAS_FINAL_ANSWER, JudgeSetting.Kind.EXTERNAL):
         errors = {}
         if config.endpoint_id is None:
-            errors["endpoint"] = "This kind of judge calls an LLM: choose an endpoint."
+            errors["endpoint"] = gettext("This kind of judge calls an LLM: choose an endpoint.")
         if not config.model:
-            errors["model"] = "Name the model to call."
+            errors["model"] = gettext("Name the model to call.")
         if errors:
             raise ValidationError(errors)
     if not isinstance(config.extra_body, dict):
-        raise ValidationError({"extra_body": "Give a JSON object."})
+        raise ValidationError({"extra_body": gettext("Give a JSON object.")})
     config.full_clean(validate_unique=False)
 
 
 def create_judge_setting(*, name: str, user=None, **fields) -> JudgeSetting:
     """A new setting (version 1). The name must be new; edit an existing setting instead."""
     if JudgeSetting.objects.filter(name=name).exists():
-        raise ValidationError({"name": f"A setting named {name!r} exists; edit it to make a new version."})
+        raise ValidationError({"name": gettext("A setting named %(name)s exists; edit it to make a new version.")
+                                       % {"name": repr(name)}})
     config = JudgeSetting(name=name, version=1, created_by=user)
     _apply_config_fields(config, fields)
     _check_config(config)
@@ -183,7 +184,7 @@ def _apply_strategy(config, recalibrate=False):
         config.calibration = {}
         return
     if "{{ examples }}" not in (config.prompt_template or "").replace("{{examples}}", "{{ examples }}"):
-        raise ValidationError({"prompt_template": "A few-shot prompt must hold the {{ examples }} placeholder."})
+        raise ValidationError({"prompt_template": gettext("A few-shot prompt must hold the {{ examples }} placeholder.")})
     if recalibrate or not (config.calibration or {}).get("examples"):
         try:
             config.calibration = calibration.choose_examples(
