@@ -102,7 +102,10 @@ def find_setting(name, version=None):
         configs = configs.filter(version=version)
     config = configs.order_by("-version").first()
     if config is None:
-        raise ScopeError(f"No judge setting named {name!r}" + (f" with version {version}." if version else "."))
+        if version:
+            raise ScopeError(gettext("No judge setting named %(name)s with version %(version)s.")
+                             % {"name": repr(name), "version": version})
+        raise ScopeError(gettext("No judge setting named %(name)s.") % {"name": repr(name)})
     return config
 
 
