@@ -91,8 +91,12 @@ def import_prompt_set(raw, file_name, *, name, holdout_absent=False, manifest=No
         key = (content_hash(record["problem_statement"]), record["student_id"])
         candidates = by_key.get(key)
         if not candidates:
-            reason = "no answer by this student to this question" if any(k[0] == key[0] for k in by_key) else \
-                "the question is not in the tool" + (f" (exam {exam_name})" if exam_name else "")
+            if any(k[0] == key[0] for k in by_key):
+                reason = gettext("no answer by this student to this question")
+            elif exam_name:
+                reason = gettext("the question is not in the tool (exam %(exam)s)") % {"exam": exam_name}
+            else:
+                reason = gettext("the question is not in the tool")
             unmatched.append({"index": index, "student_id": record["student_id"],
                               "question_location": record["question_location"], "reason": reason})
             continue

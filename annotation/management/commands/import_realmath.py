@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
+from django.utils.translation import gettext
 
 from annotation.importers import ImportFormatError, import_realmath
 
@@ -27,19 +28,19 @@ class Command(ImportCommand):
     def handle(self, *args, **options):
         if not options.get("prompt_set"):
             if options.get("holdout_absent") or options.get("holdout_manifest"):
-                raise CommandError("--holdout-absent and --holdout-manifest go with --prompt-set.")
+                raise CommandError(gettext("--holdout-absent and --holdout-manifest go with --prompt-set."))
             return super().handle(*args, **options)
         from grading.judges.prompt_sets import import_prompt_set, load_manifest  # noqa: PLC0415
 
         path = Path(options["file"])
         if not path.is_file():
-            raise CommandError(f"{path}: no such file.")
+            raise CommandError(gettext("%(path)s: no such file.") % {"path": path})
         try:
             manifest = None
             if options.get("holdout_manifest"):
                 manifest_path = Path(options["holdout_manifest"])
                 if not manifest_path.is_file():
-                    raise CommandError(f"{manifest_path}: no such file.")
+                    raise CommandError(gettext("%(path)s: no such file.") % {"path": manifest_path})
                 manifest = load_manifest(manifest_path.read_bytes())
             with path.open("rb") as stream:
                 prompt_set, report = import_prompt_set(
@@ -47,11 +48,13 @@ class Command(ImportCommand):
                     manifest=manifest, exam_name=options.get("exam"))
         except (ImportFormatError, ValidationError) as exc:
             message = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
-            raise CommandError(f"Nothing imported. {message}") from exc
-        self.stdout.write(
-            f"Prompt set {prompt_set.name} from {path.name}: {report['records']} records, {report['matched']} prompts "
-            f"attached to existing answers, {report['unmatched']} unmatched, {report['without_prompt']} without a "
-            f"prompt, {report['holdout']} hold-out answers; nothing created.")
+            raise CommandError(gettext("Nothing imported. %(exc)s") % {"exc": message}) from exc
+        self.stdout.write(gettext(
+            "Prompt set %(name)s from %(file)s: %(records)s records, %(matched)s prompts attached to existing answers, "
+            "%(unmatched)s unmatched, %(without)s without a prompt, %(holdout)s hold-out answers; nothing created.") % {
+            "name": prompt_set.name, "file": path.name, "records": report["records"], "matched": report["matched"],
+            "unmatched": report["unmatched"], "without": report["without_prompt"], "holdout": report["holdout"]})
         for row in report["unmatched_records"]:
-            self.stdout.write(f"  unmatched: record {row['index']} ({row['student_id']}, {row['question_location']}): "
-                              f"{row['reason']}")
+            self.stdout.write(gettext("  unmatched: record %(index)s (%(student_id)s, %(location)s): %(reason)s") % {
+                "index": row["index"], "student_id": row["student_id"], "location": row["question_location"],
+                "reason": row["reason"]})
