@@ -119,6 +119,6 @@ class DatasetImportView(APIView):
                 upload.read(), upload.name, user=request.user, **kwargs
             )
         except ImportFormatError as exc:
-            return ApiResponse({"detail": f"Nothing was imported. {exc}"}, status=status.HTTP_400_BAD_REQUEST)
+            return ApiResponse({"detail": gettext("Nothing was imported. %(exc)s") % {"exc": exc}}, status=status.HTTP_400_BAD_REQUEST)
         report = ImportReport.objects.get(pk=result.report_id)
         return ApiResponse(ImportReportSerializer(report).data, status=status.HTTP_201_CREATED)
