@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from django.db.models import Prefetch, Value
 from django.db.models.functions import NullIf
+from django.utils.translation import gettext
 
 from annotation.export.full import decode_json_fields, json_text
 from annotation.export.load import SCORES, TIME, VERSION, UserRef, may_create, user_named, whole
@@ -226,13 +227,14 @@ def note_line(line, kind, number, context):
 def _refuse_new_endpoint(line):
     existing = LlmEndpoint.objects.filter(name=line["name"]).first()
     if existing is None:
-        raise Refused("name", f"the file defines a judge endpoint {line['name']!r}; only an admin may create "
-                              "endpoints (they say where the server's API keys are sent): ask an admin to import "
-                              "this file, or to create the endpoint first")
+        raise Refused("name", gettext(
+            "the file defines a judge endpoint %(name)s; only an admin may create endpoints (they say where the "
+            "server's API keys are sent): ask an admin to import this file, or to create the endpoint first")
+            % {"name": repr(line["name"])})
     for field in ("base_url", "api_key_env"):
         if field in line and line[field] != getattr(existing, field):
-            raise Refused(field, f"differs from the endpoint {existing.name!r} here; only an admin may change "
-                                 "endpoints")
+            raise Refused(field, gettext("differs from the endpoint %(name)s here; only an admin may change endpoints")
+                          % {"name": repr(existing.name)})
 
 
 def check_references(context, user):
@@ -244,9 +246,9 @@ def check_references(context, user):
     found_settings = set(
         JudgeSetting.objects.filter(name__in={name for name, _ in settings_}).values_list("name", "version")
     )
-    problems = [(*wanted[("endpoint", name)], f"names an unknown judge endpoint {name!r}")
+    problems = [(*wanted[("endpoint", name)], gettext("names an unknown judge endpoint %(name)s") % {"name": repr(name)})
                 for name in endpoints - found_endpoints]
-    problems += [(*wanted[("setting", key)], f"names an unknown setting {key[0]} v{key[1]}")
+    problems += [(*wanted[("setting", key)], gettext("names an unknown setting %(name)s v%(version)s") % {"name": key[0], "version": key[1]})
                  for key in settings_ - found_settings]
     return problems
 
@@ -296,7 +298,8 @@ def import_response(response, line, context):
         key = (data["config"], data["config_version"])
         config = configs.get(key) or JudgeSetting.objects.filter(name=key[0], version=key[1]).first()
         if config is None:
-            raise ImportFormatError(f"line {line['_line']}: judge result names an unknown setting {key[0]} v{key[1]}.")
+            raise ImportFormatError(gettext("line %(number)s: judge result names an unknown setting %(name)s v%(version)s.")
+                                    % {"number": line["_line"], "name": key[0], "version": key[1]})
         result = JudgeResult.objects.create(
             setting=config, response=response, **{f: data[f] for f in RESULT_FIELDS if f in data},
             cost=Decimal(data.get("cost", "0")), finished=_time(data.get("finished")),

@@ -71,7 +71,7 @@ def load_json_array(raw, file_name):
     except json.JSONDecodeError as exc:
         raise ImportFormatError(_not_json(file_name, exc.msg, exc.lineno, exc.colno)) from exc
     except RecursionError:  # the decoder recurses once per level of [[[...]]]
-        raise ImportFormatError(f"{file_name}: {TOO_DEEP}.") from None
+        raise ImportFormatError(gettext("%(file)s: %(problem)s.") % {"file": file_name, "problem": TOO_DEEP}) from None
     if not isinstance(data, list):
         raise ImportFormatError(_not_array(file_name, data))
     if not data:
