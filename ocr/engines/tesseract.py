@@ -3,7 +3,7 @@ import os
 import shutil
 
 from django.conf import settings
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from .base import EngineFailed, EngineUnavailable, OcrEngine, TextBuilder, needs_space
 
@@ -55,9 +55,9 @@ class TesseractEngine(OcrEngine):
                 timeout=settings.OCR_ENGINE_TIMEOUT,
             )
         except RuntimeError as exc:  # pytesseract's timeout
-            raise EngineFailed(f"tesseract took longer than {settings.OCR_ENGINE_TIMEOUT} s") from exc
+            raise EngineFailed(gettext("tesseract took longer than %(seconds)s s") % {"seconds": settings.OCR_ENGINE_TIMEOUT}) from exc
         except pytesseract.TesseractError as exc:
-            raise EngineFailed(f"tesseract failed: {exc}") from exc
+            raise EngineFailed(gettext("tesseract failed: %(error)s") % {"error": exc}) from exc
         return build_text(data)
 
 

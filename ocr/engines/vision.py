@@ -90,22 +90,25 @@ class VisionEngine(OcrEngine):
             )
         except openai.APIStatusError as exc:
             moved = llm.redirect_problem(exc)  # redirects are never followed (llm.bounded_http_client)
-            raise EngineFailed(f"the vision endpoint {moved or f'refused the page: {exc}'}") from exc
+            if moved:
+                raise EngineFailed(gettext("the vision endpoint %(moved)s") % {"moved": moved}) from exc
+            raise EngineFailed(gettext("the vision endpoint refused the page: %(error)s") % {"error": exc}) from exc
         except openai.APITimeoutError as exc:
             cause = f" ({exc.__cause__})" if exc.__cause__ is not None and str(exc.__cause__) else ""
-            raise EngineFailed(f"the vision endpoint did not answer in time: {exc}{cause}") from exc
+            raise EngineFailed(gettext("the vision endpoint did not answer in time: %(error)s") % {"error": f"{exc}{cause}"}) from exc
         except openai.APIError as exc:
-            raise EngineFailed(f"the vision endpoint refused the page: {exc}") from exc
+            raise EngineFailed(gettext("the vision endpoint refused the page: %(error)s") % {"error": exc}) from exc
         except llm.ReplyTooLarge as exc:
-            raise EngineFailed(f"the vision endpoint's answer was not read: {exc}") from exc
+            raise EngineFailed(gettext("the vision endpoint's answer was not read: %(error)s") % {"error": exc}) from exc
         except ValueError as exc:  # a body that is not JSON
-            raise EngineFailed(f"the vision endpoint's answer is not a chat completion: {exc}") from exc
+            raise EngineFailed(gettext("the vision endpoint's answer is not a chat completion: %(error)s")
+                               % {"error": exc}) from exc
         try:
             choice = llm.first_choice(completion)
         except llm.BadResponse as exc:
-            raise EngineFailed(f"the vision endpoint's answer is unreadable: {exc}") from exc
+            raise EngineFailed(gettext("the vision endpoint's answer is unreadable: %(error)s") % {"error": exc}) from exc
         if choice.message.content is None:
-            raise EngineFailed("the vision endpoint returned no text")
+            raise EngineFailed(gettext("the vision endpoint returned no text"))
         content, cut_from = access.cap_output(choice.message.content)
         text = unfence(content)
         tokens = [] if cut_from else logprob_tokens(choice, content, text)  # offsets do not survive a cut
