@@ -39,7 +39,7 @@ def _with_deltas(queryset):
 def _id_choice(value):
     pk = id_param(value)
     if pk is None:
-        raise forms.ValidationError("Give an id.", code="invalid")
+        raise forms.ValidationError(gettext_lazy("Give an id."), code="invalid")
     return pk
 
 
