@@ -193,11 +193,11 @@ def disagreement_review(request, pk):
             error = " ".join(exc.messages)
         else:
             messages.success(request, f"Saved category {request.POST.get('category', '').upper()} for case {pk}.")
-            around = selectors.neighbours(queue, pk)
+            around = selectors.neighbours(queue, pk, params.get("order", "id"))
             target = around["next_todo"] if request.POST.get("then") == "next" and around["next_todo"] else pk
             return redirect(f"{reverse('grading:review_case', args=[target])}?{query}")
         case = selectors.review_case(pk)
-    around = selectors.neighbours(queue, pk)
+    around = selectors.neighbours(queue, pk, params.get("order", "id"))
     stats = selectors.queue_stats(queue)
     context = {
         **case,
@@ -231,9 +231,11 @@ def _selected_category(posted, case):
 def start_prelabel(request):
     scope = _scope_or_404(request.POST)
     threshold = selectors.parse_threshold(request.POST.get("threshold"))
-    params = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key) and key != "state"}
+    shown = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key)}
+    # The run asks about the filtered cases whatever their state; the list comes back as it was.
+    params = {key: value for key, value in shown.items() if key not in ("state", "order")}
     endpoint = LlmEndpoint.objects.filter(pk=selectors.id_param(request.POST.get("endpoint")) or 0).first()
-    back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, params)}"
+    back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, shown)}"
     if endpoint is None or threshold is None:
         messages.error(request, "Choose an endpoint and a threshold ≥ 0.")
         return redirect(back)
