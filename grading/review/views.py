@@ -31,11 +31,20 @@ QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category",
 ATTRIBUTIONS = {"ocr": "OCR (raw text only)", "judge": "judge", "both": "both", "none": "not attributed"}
 
 
-def _scope_or_404(params):
+SCOPE_SESSION_KEY = "review_setting"
+
+
+def _scope_or_404(request, params=None):
+    """The scope the page is about; a setting chosen on the page is remembered for the person's
+    next visit without one (the session), else the newest setting with results to compare."""
+    params = request.GET if params is None else params
     try:
-        return selectors.resolve_scope(params)
+        scope = selectors.resolve_scope(params, preferred=request.session.get(SCOPE_SESSION_KEY))
     except selectors.ScopeError as exc:
         raise Http404(str(exc)) from exc
+    if scope.config is not None and (params.get("setting") or params.get("run")):
+        request.session[SCOPE_SESSION_KEY] = scope.config.pk
+    return scope
 
 
 def _scope_context(scope):
@@ -96,7 +105,7 @@ def _display_report(report):
 
 @reviewer_required
 def metrics_page(request):
-    scope = _scope_or_404(request.GET)
+    scope = _scope_or_404(request)
     report = selectors.metrics_report(scope)
     context = {
         **_scope_context(scope), "report": report, "display": _display_report(report), "tab": "metrics",
@@ -115,7 +124,7 @@ def _display_ledger_row(row):
 
 @reviewer_required
 def metrics_csv(request):
-    scope = _scope_or_404(request.GET)
+    scope = _scope_or_404(request)
     rows = selectors.metrics_table(selectors.metrics_report(scope))
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     name = f"metrics-{scope.run.pk if scope.run else scope.config.pk if scope.config else 'none'}"
@@ -140,7 +149,7 @@ def _queue_query(scope, threshold, params, **extra):
 
 @reviewer_required
 def disagreement_list(request):
-    scope = _scope_or_404(request.GET)
+    scope = _scope_or_404(request)
     params, threshold = _queue_params(request)
     if threshold is None:
         messages.error(request, "The threshold must be a number of points ≥ 0; showing the default of 2.")
@@ -170,7 +179,7 @@ def disagreement_list(request):
 
 @reviewer_required
 def disagreement_review(request, pk):
-    scope = _scope_or_404(request.GET)
+    scope = _scope_or_404(request)
     params, threshold = _queue_params(request)
     threshold = selectors.DEFAULT_THRESHOLD if threshold is None else threshold
     try:
@@ -229,7 +238,7 @@ def _selected_category(posted, case):
 @reviewer_required
 @require_POST
 def start_prelabel(request):
-    scope = _scope_or_404(request.POST)
+    scope = _scope_or_404(request, request.POST)
     threshold = selectors.parse_threshold(request.POST.get("threshold"))
     shown = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key)}
     # The run asks about the filtered cases whatever their state; the list comes back as it was.
