@@ -270,6 +270,7 @@ def _load_response(line, context, result, modules):
             reason=data.get("reason", ""), chosen_label=raters.get(data.get("chosen")),
             previous_gold_score=_dec(data.get("previous_gold_score"), line, "previous_gold_score"),
             previous_gold_status=data.get("previous_gold_status", ""), label_totals=data.get("label_totals") or {},
+            sub_scores=data.get("sub_scores") or {},
         )
         if data.get("created"):
             Adjudication.objects.filter(pk=adjudication.pk).update(created=_time(data["created"], line, "created"))

@@ -10,6 +10,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
@@ -365,11 +366,29 @@ def _adjudicate_from_form(request, response, labels):
     post = request.POST
     chosen = next((a for a in labels if str(a.pk) == post.get("chosen")), None)
     seen_score = post.get("seen_gold_score") or None
+    subs = [g.label for g in rubric_groups(response.question) if g.label]
+    sub_scores = {label: post.get(f"sub:{label}", "").strip() for label in subs}
+    sub_scores = {label: value for label, value in sub_scores.items() if value}
+    own_total = post.get("gold_score") or None
+    try:
+        own = own_total is not None and (chosen is None or Decimal(own_total) != chosen.total)
+    except InvalidOperation:
+        own = False  # the service says "Not a number."
+    if subs and own and not sub_scores:
+        # A total of her own needs its breakdown, or the release export loses sub_question_scores.
+        errors = {}
+        try:
+            services.check_adjudicated_score(response, own_total, chosen, post.get("reason", ""))
+        except LabelInvalid as exc:
+            errors = dict(exc.errors)
+        return {**errors, "sub_scores": [_("Give the points per sub-question (%(labels)s): they are what the release "
+                                     "export's sub_question_scores hold; the gold score is their sum.")
+                           % {"labels": ", ".join(subs)}]}
     try:
         expected = (Decimal(seen_score) if seen_score else None, post.get("seen_gold_status", response.gold_status))
         services.adjudicate(
             response=response, reviewer=request.user, reason=post.get("reason", ""),
-            gold_score=post.get("gold_score") or None, chosen_label=chosen, expected=expected,
+            gold_score=own_total, chosen_label=chosen, expected=expected, sub_scores=sub_scores,
         )
     except LabelInvalid as exc:
         return exc.errors
