@@ -81,6 +81,13 @@
     return Math.round(parseFloat(text) * 100);
   }
   function show(c) { return c === null ? "—" : String(c / 100); }
+  // The points the rubric's marks allow, in words (a "partly" mark leaves its own points out).
+  function rangeInWords(prop) {
+    if (prop.low === prop.high) return "the marks give exactly " + show(prop.low) + " points";
+    return prop.open
+      ? "the marks give at least " + show(prop.low) + " and less than " + show(prop.high) + " points"
+      : "the marks give " + show(prop.low) + " to " + show(prop.high) + " points";
+  }
 
   function pointsOf(index) {
     var g = groups[index];
@@ -206,14 +213,14 @@
       if (document.activeElement !== input) input.value = value === null || value === undefined ? "" : value;
       box.classList.toggle("focused", focus.group === index);
       var prop = row.prop;
-      box.querySelector(".proposal").textContent = prop
-        ? (prop.low === prop.high ? "rubric gives " + show(prop.low)
-           : "rubric gives " + show(prop.low) + "–" + show(prop.high) + (prop.open ? " (excl.)" : ""))
-        : "";
+      box.querySelector(".proposal").textContent = prop ? rangeInWords(prop) : "";
       var err = box.querySelector(".row-error");
       err.textContent = row.error; err.hidden = !row.error;
       var ov = box.querySelector(".override");
-      ov.textContent = row.override ? "Differs from the rubric: give a reason below." : "";
+      ov.textContent = row.override
+        ? show(row.cents) + " points is outside what the marks give (" + rangeInWords(prop) +
+          "): say why in “Reason for overriding the rubric” below."
+        : "";
       ov.hidden = !row.override;
       box.querySelectorAll(".cp").forEach(function (li) {
         var m = state.checkpoint_marks[li.getAttribute("data-cp")] || "";
@@ -235,6 +242,8 @@
     $("total").classList.toggle("error", !!result.totalError);
     var reason = $("override_reason");
     reason.classList.toggle("needed", result.overrides && !state.override_reason.trim());
+    var reasonNote = $("override-needed");
+    if (reasonNote) reasonNote.hidden = !result.overrides;
     if (document.activeElement !== reason) reason.value = state.override_reason;
     if (document.activeElement !== $("comment")) $("comment").value = state.comment;
     $("form-errors").textContent = result.totalError;

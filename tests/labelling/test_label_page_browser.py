@@ -41,6 +41,10 @@ def test_label_a_response_with_the_keyboard_alone(page, live_server, annotator):
     assert page.input_value("#group-1 input.points") == "3"
     assert page.inner_text("#total") == "6"
     page.wait_for_selector("#group-1 .override:not([hidden])")
+    # Said in words as soon as the points leave the rubric's range, before any submit.
+    assert page.inner_text("#group-1 .proposal") == "the marks give exactly 2 points"
+    assert page.inner_text("#group-1 .override").startswith("3 points is outside what the marks give")
+    assert page.is_visible("#override-needed")
     page.keyboard.press("Control+Enter")  # refused in the page: a reason is needed
     page.wait_for_selector("#override_reason.needed")
     assert page.evaluate("document.activeElement.id") == "override_reason"
