@@ -844,6 +844,16 @@
     });
   }
 
+  // JSON with sorted keys: two payloads with the same content compare equal whatever their key order.
+  function canonical(value) {
+    if (Array.isArray(value)) return "[" + value.map(canonical).join(",") + "]";
+    if (value && typeof value === "object") {
+      return "{" + Object.keys(value).sort().map(function (k) { return JSON.stringify(k) + ":" + canonical(value[k]); }).join(",") + "}";
+    }
+    if (typeof value === "number") return JSON.stringify(String(value));
+    return JSON.stringify(value === undefined ? null : value);
+  }
+
   function restoreDraft() {
     var note = $("draft-note");
     var server = config.draft;
@@ -857,11 +867,19 @@
       chosen = { payload: server.payload, base_version: server.base_version, when: new Date(serverTime), where: "the server" };
     }
     if (!chosen || !config.editable) return;
+    var saved = canonical(payload());  // the label as saved (or the empty form)
     state = Object.assign(emptyState(), stateFrom(null), chosen.payload || {});
     state.step_labels = state.step_labels || [];
+    if (canonical(payload()) === saved) {
+      // The draft holds nothing the label does not (one's own autosave of what was then saved,
+      // even one that reached the server after the save): nothing is restored, nothing is said.
+      state = stateFrom(config.label);
+      return;
+    }
     version = chosen.base_version;
     draftPending = chosen.where === "this browser";
-    var text = "Restored your unsaved draft from " + chosen.when.toLocaleString() + " (kept in " + chosen.where + ").";
+    var text = "Unsaved changes from " + chosen.when.toLocaleString() + " are back (kept in " + chosen.where +
+      "): save or submit to keep them in the label.";
     if (config.label && chosen.base_version !== config.label.version) {
       text += " It started from version " + chosen.base_version + "; the label is now at version " +
         config.label.version + ": saving will show both to compare.";

@@ -222,3 +222,32 @@ def test_active_time_counts_input_and_not_idle_time(page, live_server, annotator
     wall = time.monotonic() - started
     seconds = Label.objects.get(response=response, annotator=annotator).active_seconds
     assert 4 <= seconds <= wall - 2, (seconds, wall)
+
+
+def test_no_restored_draft_note_for_an_autosave_of_what_is_saved(page, live_server, annotator):
+    """A draft holding exactly the saved label (one's own autosave that reached the server after
+    the save) restores nothing and says nothing; a draft with real changes says they are back."""
+    _, (response, *_) = assign(annotator)
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#group-0.focused")
+    page.keyboard.press("2")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Draft kept')")
+    payload = LabelDraft.objects.get(response=response, user=annotator).payload
+    page.keyboard.press("s")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved version 1')")
+    label = Label.objects.get(response=response, annotator=annotator)
+    # The late autosave: same content, made from version 0.
+    LabelDraft.objects.create(response=response, user=annotator, payload=payload, base_version=0, label=label)
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#group-0.focused")
+    assert page.locator("#draft-note").is_hidden()
+    assert page.input_value("#group-0 input.points") == "2"
+
+    LabelDraft.objects.filter(response=response, user=annotator).update(
+        payload={**payload, "sub_scores": {"(1)": "3"}}, base_version=1,
+    )
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#draft-note:not([hidden])")
+    assert page.inner_text("#draft-note").startswith("Unsaved changes from")
+    assert page.input_value("#group-0 input.points") == "3"
