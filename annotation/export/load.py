@@ -248,6 +248,11 @@ def _load_response(line, context, result, modules):
     transcript_hash = content_hash(line["transcript"])
     if Response.objects.filter(question=question, student_id=line["student_id"], transcript_hash=transcript_hash).exists():
         result.count("responses_skipped")
+        result.count_in("skipped_by_exam", question.exam_id)
+        # What the line carries stays as it is in the database: counted, not loaded again.
+        result.count("labels_skipped", len(line.get("annotations", [])))
+        result.count("adjudications_skipped", len(line.get("adjudications", [])))
+        result.count("judge_results_skipped", len(line.get("judge_results", [])))
         return
     response = Response.objects.create(
         question=question, source=line["source"], student_id=line["student_id"], transcript=line["transcript"],
@@ -283,6 +288,9 @@ def _load_response(line, context, result, modules):
         if hasattr(module, "import_response"):
             module.import_response(response, line, context)
     result.count("responses_created")
+    result.count("labels_created", len(line.get("annotations", [])))
+    result.count("adjudications_created", len(line.get("adjudications", [])))
+    result.count("judge_results_created", len(line.get("judge_results", [])))
 
 
 def _seed(value, line):
@@ -357,7 +365,8 @@ def import_dataset(raw, file_name, *, user=None, on_progress=None):
             for module in modules:
                 if kind in getattr(module, "GLOBAL_TYPES", ()):
                     module.import_global(line, context)
-    for key in ("questions_created", "questions_skipped", "responses_created", "responses_skipped"):
+    for key in ("questions_created", "questions_skipped", "responses_created", "responses_skipped",
+                "labels_created", "adjudications_created", "judge_results_created"):
         result.counts.setdefault(key, 0)
     result.counts["lines"] = count
     report = ImportReport.objects.create(
