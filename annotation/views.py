@@ -95,7 +95,7 @@ def response_list(request):
         "page": page,
         "filters": request.GET,
         "querystring": query.urlencode(),
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
+        "questions": selectors.question_choices(),
         "exams": Exam.objects.only("id", "name"),
         "sources": Response.Source.choices,
         "statuses": Response.Status.choices,

@@ -6,8 +6,8 @@ from django.urls import reverse
 from accounts.decorators import reviewer_required
 from config.shortcuts import get_object_or_404
 
-from ..models import Exam, ExportJob, Question, Response
-from ..selectors import filter_responses
+from ..models import Exam, ExportJob, Response
+from ..selectors import filter_responses, question_choices
 from .jobs import clean_filters, create_export_job, export_path, fail_stale_jobs
 from .release import release_scope
 from .writers import FORMATS
@@ -47,7 +47,7 @@ def export_page(request):
         "filters": filters,
         "matching": matching.count(),
         "matching_release": release_scope(matching).count(),
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
+        "questions": question_choices(),
         "exams": Exam.objects.only("id", "name"),
         "sources": Response.Source.choices,
         "statuses": Response.Status.choices,

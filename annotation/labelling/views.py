@@ -19,7 +19,7 @@ from config.shortcuts import get_object_or_404
 from ocr import selectors as ocr_selectors
 
 from ..models import Assignment, Exam, Label, LabelDraft, Question, Response, StepLabel
-from ..selectors import can_see_scores, id_param, reference_segments
+from ..selectors import can_see_scores, id_param, question_choices, reference_segments
 from ..serializers import LabelDraftSerializer, LabelSerializer
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report
@@ -219,7 +219,7 @@ def assign(request):
         "choices": choices,
         "chosen_annotators": set(choices.getlist("annotators")) if "annotators" in choices else None,
         "annotators": annotators,
-        "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
+        "questions": question_choices(),
         "exams": Exam.objects.only("id", "name"),
         "batches": ocr_selectors.scan_batches_to_assign(),
         "strategies": Assignment.Strategy.choices,
@@ -293,7 +293,7 @@ def agreement(request):
         "include_imported": include_imported,
         "work": selectors.work_time(request.GET),
         "anchoring": _anchoring_rows(selectors.anchoring_labels(request.GET)),
-        "questions": Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name"),
+        "questions": question_choices(),
         "exams": Exam.objects.only("id", "name"),
     }
     return render(request, "annotation/agreement.html", context)
@@ -328,7 +328,7 @@ def adjudication_queue(request):
     query.pop("page", None)
     context = {
         "page": page, "threshold": threshold, "filters": request.GET, "querystring": query.urlencode(),
-        "questions": Question.objects.only("id", "location", "external_id"),
+        "questions": question_choices(),
     }
     return render(request, "annotation/adjudication_queue.html", context)
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.decorators import admin_required, reviewer_required
 from annotation.models import Exam, Question, Response
-from annotation.selectors import filter_responses, id_param
+from annotation.selectors import filter_responses, id_param, question_choices
 from config.shortcuts import get_object_or_404
 
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
@@ -174,7 +174,7 @@ def run_start(request):
         "form": form,
         "filters": filters,
         "n_matching": n_matching,
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
+        "questions": question_choices(),
         "exams": Exam.objects.only("id", "name"),
         "sources": Response.Source.choices,
         "statuses": Response.Status.choices,

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 from accounts.decorators import reviewer_required
 from annotation.export.csv_cells import safe_row
 from annotation.models import Exam, Question, Response
-from annotation.selectors import id_param, reference_segments
+from annotation.selectors import id_param, question_choices, reference_segments
 from config.shortcuts import get_object_or_404
 
 from ..judges import selectors as judge_selectors
@@ -166,7 +166,7 @@ def disagreement_list(request):
         "stats": selectors.queue_stats(queue),
         "proposal_counts": selectors.proposal_counts(queue),
         "query": _queue_query(scope, threshold, params),
-        "questions": Question.objects.order_by("location", "id").only("id", "location", "external_id"),
+        "questions": question_choices(),
         "categories": CATEGORIES,
         "states": selectors.QUEUE_STATES,
         "attributions": ATTRIBUTIONS,
