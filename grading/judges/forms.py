@@ -59,6 +59,9 @@ class JudgeSettingForm(forms.ModelForm):
             "Leave empty for the kind's default. Placeholders: "
             + ", ".join(f"{{{{ {name} }}}}" for name in prompts.VARIABLES)
         )
+        self.fields["temperature"].help_text = (
+            "Ignored, and saved empty, for kinds that call no LLM (the CAS-only final-answer check)."
+        )
         self.fields["answer_tolerance"].required = False  # absent: the IneqMath rule (strict)
         self.fields["approximate_answers"].required = False  # absent: approximations are not credited
         if self.instance.pk:

@@ -55,7 +55,7 @@ from .. import runs
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, owner_tag
 from . import prompts, selectors
-from .kinds import JudgeInput, JudgeSpec, Outcome, get_kind
+from .kinds import KINDS, JudgeInput, JudgeSpec, Outcome, get_kind
 
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
 OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
@@ -179,6 +179,8 @@ def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeS
     Imported (external) settings describe results made elsewhere and are never changed."""
     if config.kind == JudgeSetting.Kind.EXTERNAL:
         raise ValidationError("Imported settings describe results made elsewhere and cannot be edited or versioned.")
+    if not _calls_llm(fields.get("kind", config.kind)) and "temperature" in fields:
+        fields = {**fields, "temperature": None}  # ignored by the kind: never a reason for a new version
     changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
     if not changed:
         return config
@@ -203,6 +205,14 @@ def _apply_config_fields(config, fields):
         if name not in CONFIG_FIELDS:
             raise ValidationError(f"Unknown setting field {name}.")
         setattr(config, name, value)
+    if not _calls_llm(config.kind):
+        config.temperature = None  # a kind that calls no LLM has no temperature to record
+
+
+def _calls_llm(kind):
+    """Whether a kind of judge calls an LLM (imported results: unknown, kept as the file said)."""
+    judge = KINDS.get(kind)
+    return judge is None or judge.uses_llm
 
 
 def judge_spec(config: JudgeSetting) -> JudgeSpec:
