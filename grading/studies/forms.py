@@ -12,7 +12,7 @@ class ProbeStartForm(forms.Form):
     probes = forms.MultipleChoiceField(
         choices=[(name, f"{p.label} ({p.family})") for name, p in probes.PROBES.items()]
         + [(probes.RAW_OCR, "Raw OCR text of scanned answers (OCR-vs-judge attribution)")],
-        widget=forms.CheckboxSelectMultiple, initial=list(probes.PROBES),
+        widget=forms.CheckboxSelectMultiple, initial=[],  # nothing ticked: each probe costs judge calls
     )
     exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label="any exam")
     question = forms.ModelChoiceField(

@@ -41,6 +41,18 @@ def probe_home(request):
 
 
 @reviewer_required
+def probe_estimate(request):
+    """JSON: how many judge calls the probe form's selection would make (see services.probe_call_estimate)."""
+    form = ProbeStartForm(request.GET)
+    form.is_valid()  # partial selections are fine: the estimate uses what is valid
+    data = getattr(form, "cleaned_data", {})
+    return JsonResponse(services.probe_call_estimate(
+        data.get("setting"), probe_names=request.GET.getlist("probes"), exam=getattr(data.get("exam"), "pk", None),
+        question=getattr(data.get("question"), "pk", None), limit=data.get("limit"),
+    ))
+
+
+@reviewer_required
 def probe_run_detail(request, pk):
     run = get_object_or_404(ProbeRun.objects.select_related("setting", "created_by"), pk=pk)
     probe = request.GET.get("probe") if request.GET.get("probe") in run.probes else ""
