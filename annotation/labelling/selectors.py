@@ -119,6 +119,8 @@ def queue_rows(user, ids):
         .annotate(
             started=Exists(Label.objects.filter(response=OuterRef("response"), annotator=user)),
             drafted=Exists(LabelDraft.objects.filter(response=OuterRef("response"), user=user)),
+            # Made from scanned pages (ocr.Page.response): the queue marks them.
+            from_scans=Exists(Response.objects.filter(pk=OuterRef("response_id"), scan_pages__isnull=False)),
         )
         .order_by("response_id")
     )
