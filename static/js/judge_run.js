@@ -4,7 +4,9 @@
   var panel = document.getElementById("run-progress");
   if (!panel) { return; }
   var url = panel.getAttribute("data-url");
-  var startedRunning = null;
+  // Running when the page was made: a run that has ended by the first poll still needs the
+  // reload, or its rows keep reading "Pending" under "Done".
+  var startedRunning = panel.getAttribute("data-status") === "running" ? true : null;
 
   function set(id, value) {
     var el = document.getElementById(id);
