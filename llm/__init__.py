@@ -31,6 +31,7 @@ from .client import (
     ReplyTooLarge,
     backoff_delay,
     bounded_http_client,
+    check_connection,
     check_endpoint,
     complete,
     limiter_for,
@@ -43,7 +44,7 @@ from .pool import call_pool
 
 __all__ = [
     "access", "LlmConfig", "configure", "refresh", "call_pool",
-    "EndpointSpec", "CallSpec", "Completion", "complete", "check_endpoint", "read_api_key", "limiter_for",
+    "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",
 ]

@@ -121,6 +121,12 @@ def find_or_create_endpoint(base_url: str, api_key_env: str) -> LlmEndpoint:
     return save_endpoint(name=name, base_url=base_url, api_key_env=api_key_env)
 
 
+def test_endpoint(endpoint: LlmEndpoint):
+    """"Test connection": {"models": [...]} when the endpoint answers, else why not, in words
+    (a host outside the allow-list is refused before any request; the key is never in the answer)."""
+    return llm.check_connection(endpoint_spec(endpoint))
+
+
 def endpoint_warnings(endpoint: LlmEndpoint) -> list[str]:
     """Why runs on a saved endpoint would be refused from this process right now (empty: none)."""
     if not (endpoint.base_url or settings.OPENAI_BASE_URL):

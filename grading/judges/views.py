@@ -132,6 +132,20 @@ def endpoint_edit(request, pk=None):
     return render(request, "grading/judge_endpoint_form.html", {"form": form, "endpoint": endpoint, "warnings": warnings})
 
 
+@admin_required
+@require_POST
+def endpoint_test(request, pk):
+    """Admins only: ask a saved endpoint (an allowed host) for its models; the key is never shown."""
+    endpoint = get_object_or_404(LlmEndpoint, pk=pk)
+    answer = services.test_endpoint(endpoint)
+    if isinstance(answer, dict):
+        names = ", ".join(answer["models"]) or "none listed"
+        messages.success(request, f"{endpoint} answered: models {names}.")
+    else:
+        messages.error(request, f"{endpoint} could not be reached: {answer}")
+    return redirect("grading:judge_endpoint_edit", pk=endpoint.pk)
+
+
 # --- runs ----------------------------------------------------------------------------------
 
 RESPONSE_FILTER_KEYS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
