@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
-SYSTEM_PACKAGES ?= tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim fonts-noto-cjk chromium
+SYSTEM_PACKAGES ?= tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim fonts-noto-cjk chromium gettext
 # The suite runs on one pytest-xdist worker per core (a test that must not share the machine's
 # time can be pinned with @pytest.mark.xdist_group); PYTEST_WORKERS=0 runs it in one process.
 PYTEST_WORKERS ?= auto
@@ -13,7 +13,14 @@ PYTEST_ARGS ?=
 # Worker processes: one per core (each OCR page is single-threaded, docs/ocr.md "Throughput").
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test lint setup setup-dev system-deps migrate demo serve worker clean
+# Interface translations (docs/architecture.md "Languages"): the .po files are the source, kept in
+# git; the compiled .mo files are built on install (by `setup`) and ignored by git.
+LOCALES := zh_Hans
+PO_FILES := $(wildcard locale/*/LC_MESSAGES/*.po)
+MO_FILES := $(PO_FILES:.po=.mo)
+MAKEMESSAGES_IGNORE := -i 'var/*' -i 'tests/*' -i 'bench/*' -i 'test-artifacts/*' -i 'fixtures/*' -i 'docs/*' -i 'node_modules/*'
+
+.PHONY: run test test-fuzz lint setup setup-dev system-deps migrate demo serve worker clean messages compilemessages
 
 run: setup migrate demo
 	@echo ""
@@ -22,15 +29,20 @@ run: setup migrate demo
 	 worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	 $(VENV)/bin/gunicorn config.wsgi --preload --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
 
+# The schemathesis fuzz of the API (marker `fuzz`, tests/test_api_fuzz.py) is most of the suite's
+# time on a small machine: `make test` leaves it out, `make test-fuzz` runs it alone.
 test: setup-dev
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not fuzz" $(PYTEST_ARGS)
+
+test-fuzz: setup-dev
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m fuzz $(PYTEST_ARGS)
 
 # ruff, then the import rules of pyproject.toml's [tool.importlinter] (docs/architecture.md).
 lint: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 
-setup: system-deps $(VENV)/.installed
+setup: system-deps $(VENV)/.installed compilemessages
 
 setup-dev: setup $(VENV)/.installed-dev
 
@@ -43,6 +55,21 @@ $(VENV)/.installed: requirements.txt
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 	$(PIP) install --quiet -r requirements-dev.txt
 	touch $@
+
+# Refresh the .po files from the source (new strings come in empty, changed ones fuzzy), then list
+# what is left to translate; `tests/test_i18n_catalog.py` fails while anything is.
+messages: $(VENV)/.installed
+	$(PY) manage.py makemessages $(foreach l,$(LOCALES),-l $(l)) -d django --add-location=file --no-obsolete $(MAKEMESSAGES_IGNORE) -i 'static/*'
+	$(PY) manage.py makemessages $(foreach l,$(LOCALES),-l $(l)) -d djangojs --add-location=file --no-obsolete $(MAKEMESSAGES_IGNORE) -i 'static/vendor/*'
+	@for po in $(PO_FILES); do \
+	  n=$$(msgattrib --untranslated --no-obsolete $$po | grep -c '^msgid ' || true); \
+	  f=$$(msgattrib --only-fuzzy --no-obsolete $$po | grep -c '^msgid ' || true); \
+	  echo "$$po: $$n untranslated, $$f fuzzy (counts include the header when non-zero)"; done
+
+compilemessages: $(MO_FILES)
+
+locale/%.mo: locale/%.po
+	msgfmt --check-format -o $@ $<
 
 # System packages (tesseract with Chinese + English data, a CJK font, Debian's chromium for
 # browser tests), installed with apt where it is available.

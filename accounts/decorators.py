@@ -2,6 +2,7 @@ from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.utils.translation import gettext
 
 from .roles import has_role
 
@@ -15,7 +16,7 @@ def role_required(role):
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
             if not has_role(request.user, role):
-                raise PermissionDenied(f"This page needs the {role} role.")
+                raise PermissionDenied(gettext("This page needs the %(role)s role.") % {"role": role})
             return view(request, *args, **kwargs)
 
         return wrapped

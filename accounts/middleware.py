@@ -1,7 +1,8 @@
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
+from django.utils import translation
 
-OPEN_PREFIXES = ("/accounts/login/", "/static/", "/healthz", "/favicon.ico")
+OPEN_PREFIXES = ("/accounts/login/", "/accounts/language/", "/i18n/", "/static/", "/healthz", "/favicon.ico")
 
 
 class LoginRequiredMiddleware:
@@ -23,3 +24,25 @@ class LoginRequiredMiddleware:
         ):
             return self.get_response(request)
         return redirect_to_login(request.get_full_path())
+
+
+class UserLanguageMiddleware:
+    """A logged-in user's stored language wins over the cookie and the browser's Accept-Language.
+
+    Runs after AuthenticationMiddleware and after LocaleMiddleware, which has already chosen the
+    language of the request (cookie, Accept-Language, LANGUAGE_CODE); a user with no stored
+    choice keeps that one.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from .selectors import stored_language
+
+        user = getattr(request, "user", None)
+        language = stored_language(user) if user is not None and user.is_authenticated else ""
+        if language and language != getattr(request, "LANGUAGE_CODE", None):
+            translation.activate(language)
+            request.LANGUAGE_CODE = translation.get_language()
+        return self.get_response(request)

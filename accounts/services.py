@@ -1,5 +1,6 @@
 from django.contrib.auth.models import Group, Permission, User
 from django.db import transaction
+from django.utils.translation import gettext
 from rest_framework.authtoken.models import Token
 
 from .roles import ADMIN, ROLES
@@ -33,6 +34,17 @@ def create_user_with_role(username: str, password: str, role: str, *, email: str
     user.groups.set([groups[role]])
     return user
 
+
+def set_user_language(user: User, language: str) -> None:
+    """Store the interface language a user chose; it applies on every later request and login."""
+    from django.conf import settings
+
+    from .models import Preference
+
+    if language not in dict(settings.LANGUAGES):
+        raise ValueError(gettext("unknown language %(language)s") % {"language": repr(language)})
+    Preference.objects.update_or_create(user=user, defaults={"language": language})
+    user._realmath_language = language
 
 @transaction.atomic
 def renew_api_token(user: User):

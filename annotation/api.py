@@ -1,6 +1,7 @@
 import django_filters
 from django import forms
 from django.db.models import Count
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, status, viewsets
@@ -45,7 +46,7 @@ class IdField(forms.IntegerField):
 
     def to_python(self, value):
         if value not in self.empty_values and not selectors.id_param(value):
-            raise forms.ValidationError("A database id: digits 0-9, from 1 to 2**63 - 1.", code="invalid")
+            raise forms.ValidationError(gettext("A database id: digits 0-9, from 1 to 2**63 - 1."), code="invalid")
         return super().to_python(value)
 
 

@@ -1,16 +1,17 @@
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 
 class DatasetImportForm(forms.Form):
     FORMATS = [
-        ("realmath", "RealMath-Eval release (JSON array)"),
-        ("ineqmath", "IneqMath records (JSON array)"),
-        ("dataset", "Full JSONL export of this tool (dataset.jsonl, or the export's zip)"),
+        ("realmath", gettext_lazy("RealMath-Eval release (JSON array)")),
+        ("ineqmath", gettext_lazy("IneqMath records (JSON array)")),
+        ("dataset", gettext_lazy("Full JSONL export of this tool (dataset.jsonl, or the export's zip)")),
     ]
 
     format = forms.ChoiceField(choices=FORMATS)
     file = forms.FileField()
-    exam = forms.CharField(required=False, max_length=200, help_text="Exam / batch name (optional).")
+    exam = forms.CharField(required=False, max_length=200, help_text=gettext_lazy("Exam / batch name (optional)."))
 
 
 class RubricEditForm(forms.Form):
@@ -19,10 +20,10 @@ class RubricEditForm(forms.Form):
 
     reference_solution = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 14, "class": "mono"}), required=False, max_length=200_000,
-        help_text='Markers such as "------3 points" end each checkpoint; the points are cumulative.',
+        help_text=gettext_lazy('Markers such as "------3 points" end each checkpoint; the points are cumulative.'),
     )
     full_score = forms.DecimalField(min_value=0.01, max_digits=7, decimal_places=2)
-    note = forms.CharField(required=False, max_length=300, help_text="What changed and why (kept with the version).")
+    note = forms.CharField(required=False, max_length=300, help_text=gettext_lazy("What changed and why (kept with the version)."))
 
     def __init__(self, *args, question, **kwargs):
         super().__init__(*args, **kwargs)
@@ -30,7 +31,7 @@ class RubricEditForm(forms.Form):
         self.sub_questions = list(question.sub_questions.all())
         for sub in self.sub_questions:
             self.fields[f"max_{sub.pk}"] = forms.DecimalField(
-                label=f"Maximum of {sub.label}", required=False, min_value=0, max_digits=7, decimal_places=2,
+                label=gettext("Maximum of %(label)s") % {"label": sub.label}, required=False, min_value=0, max_digits=7, decimal_places=2,
             )
         if not self.is_bound:
             self.initial.update({

@@ -1,11 +1,11 @@
 """Read-side queries of the dataset core."""
-import re
 from decimal import Decimal, InvalidOperation
 
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, TextField, Value
 from django.db.models.functions import Lower, Replace
 
 from accounts.roles import is_reviewer
+from core.numbers import MAX_ID, ascii_digits, parse_id  # noqa: F401 - MAX_ID is imported from here by others
 
 from .mathtext import SEARCH_DROPPED, search_form
 from .models import Label, Question, Response, RubricVersion
@@ -34,9 +34,7 @@ def question_detail(pk):
 RESPONSE_FILTERS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
 SCORE_FILTERS = ("gold_status", "score_min", "score_max")  # filters on data blind mode hides
 
-MAX_ID = 2**63 - 1  # the largest value of a database id column
 SCORE_LIMIT = Decimal(100000)  # beyond any gold score (7 digits, 2 after the point)
-_DIGITS = re.compile(r"[0-9]+")
 
 
 def _score_bound(value):
@@ -52,17 +50,16 @@ def _score_bound(value):
 
 
 def id_param(value):
-    """A database id from request input (a query parameter, a form field), or None.
-
-    Only ASCII digits count ("²" and "٣" are digits to Python's str.isdigit, not ids)."""
-    text = str(value or "").strip()
-    return int(text) if _DIGITS.fullmatch(text) and int(text) <= MAX_ID else None
+    """A database id from request input (a query parameter, a form field), or None: the one
+    parser of core.numbers (ASCII digits only: "²" and "٣" are digits to Python's str.isdigit,
+    not ids; 1 to MAX_ID)."""
+    return parse_id(value)
 
 
 def filter_by_id(queryset, field, value):
     """Filter on an id given as request text: no filter without digits, nothing for an id no
     column can hold (it names no row, and would overflow SQLite's integers)."""
-    if not _DIGITS.fullmatch(str(value or "").strip()):
+    if not ascii_digits(value):
         return queryset
     pk = id_param(value)
     return queryset.filter(**{field: pk}) if pk is not None else queryset.none()

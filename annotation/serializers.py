@@ -1,6 +1,9 @@
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from .labelling import selectors as label_selectors
 from .models import (
     Adjudication,
     Assignment,
@@ -16,6 +19,10 @@ from .models import (
 )
 
 User = get_user_model()
+
+# One answer for a draft's label id that is missing, of another response or not the user's to
+# edit: which of the three it was would tell a blind annotator which labels exist where.
+NO_EDITABLE_LABEL = _("No label of this response that you may edit has this id.")
 
 
 class ExamSerializer(serializers.ModelSerializer):
@@ -149,6 +156,7 @@ class LabelDraftSerializer(serializers.ModelSerializer):
     annotation = serializers.PrimaryKeyRelatedField(
         source="label", queryset=Label.objects.all(), required=False, allow_null=True,
         help_text=LabelDraft._meta.get_field("label").help_text,
+        error_messages={"does_not_exist": NO_EDITABLE_LABEL, "incorrect_type": NO_EDITABLE_LABEL},
     )
     active_seconds_delta = serializers.IntegerField(
         min_value=0, max_value=86400, required=False, default=0, write_only=True,
@@ -164,8 +172,18 @@ class LabelDraftSerializer(serializers.ModelSerializer):
 
     def validate_payload(self, value):
         if not isinstance(value, dict):
-            raise serializers.ValidationError("The draft must be a JSON object.")
+            raise serializers.ValidationError(gettext("The draft must be a JSON object."))
         return value
+
+    def validate_annotation(self, label):
+        """A label of another response, or one the user may not edit, is refused exactly as a
+        missing id (blind mode: the answer must not tell which labels exist where)."""
+        response, user = self.context.get("response"), self.context.get("user")
+        if label is not None and response is not None and (
+            label.response_id != response.pk or not label_selectors.can_edit_label(user, label)
+        ):
+            raise serializers.ValidationError(NO_EDITABLE_LABEL)
+        return label
 
 
 class AssignmentSerializer(serializers.ModelSerializer):
@@ -190,7 +208,7 @@ class AssignRequestSerializer(serializers.Serializer):
 
     def validate(self, attrs):
         if not attrs.get("question") and not attrs.get("exam"):
-            raise serializers.ValidationError("Choose a question or an exam.")
+            raise serializers.ValidationError(gettext("Choose a question or an exam."))
         return attrs
 
 
@@ -226,7 +244,7 @@ class AdjudicateRequestSerializer(serializers.Serializer):
 
     def validate_expected_gold_status(self, value):
         if value not in Response.GoldStatus.values:
-            raise serializers.ValidationError(f"One of {', '.join(Response.GoldStatus.values)}.")
+            raise serializers.ValidationError(gettext("One of %(join)s.") % {"join": ', '.join(Response.GoldStatus.values)})
         return value
 
 

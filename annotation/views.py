@@ -5,6 +5,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _lazy
 
 from accounts.decorators import annotator_required, reviewer_required
@@ -65,9 +66,9 @@ def question_rubric_edit(request, pk):
                 form.add_error(field if field in form.fields else None, errors)
         else:
             if question.rubric_version == before:
-                messages.info(request, f"Nothing changed: the rubric stays at version {before}.")
+                messages.info(request, gettext("Nothing changed: the rubric stays at version %(before)s.") % {"before": before})
             else:
-                messages.success(request, f"Saved as rubric version {question.rubric_version}.")
+                messages.success(request, gettext("Saved as rubric version %(rubric_version)s.") % {"rubric_version": question.rubric_version})
             return redirect("annotation:question_detail", pk=question.pk)
     return render(request, "annotation/question_rubric_edit.html", {"question": question, "form": form})
 
@@ -127,17 +128,17 @@ def dataset_import(request):
     form = DatasetImportForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        if runs_in_background(upload):
-            job = create_import_job(request.user, form.cleaned_data["format"], upload, form.cleaned_data["exam"])
-            return redirect("annotation:import_job", pk=job.pk)
         importer = IMPORTERS[form.cleaned_data["format"]]
         kwargs = {"exam_name": form.cleaned_data["exam"]} if form.cleaned_data["exam"] else {}
         try:
+            if runs_in_background(upload, form.cleaned_data["format"]):  # by the size it inflates to
+                job = create_import_job(request.user, form.cleaned_data["format"], upload, form.cleaned_data["exam"])
+                return redirect("annotation:import_job", pk=job.pk)
             result = importer(upload.read(), upload.name, user=request.user, **kwargs)
         except ImportFormatError as exc:
-            form.add_error("file", f"Nothing was imported. {exc}")
+            form.add_error("file", gettext("Nothing was imported. %(exc)s") % {"exc": exc})
         else:
-            messages.success(request, f"Imported {upload.name}.")
+            messages.success(request, gettext("Imported %(name)s.") % {"name": upload.name})
             return redirect("annotation:import_report", pk=result.report_id)
     reports = ImportReport.objects.select_related("created_by")[:20]
     fail_stale_jobs()

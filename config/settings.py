@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from config.private_files import ensure_private_file, read_or_create_secret
 
@@ -82,13 +83,18 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The language: the cookie set by the language menu, else the browser's Accept-Language,
+    # else LANGUAGE_CODE; a logged-in user's stored choice then wins (UserLanguageMiddleware).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "accounts.middleware.UserLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "accounts.middleware.LoginRequiredMiddleware",
+    "config.request_input.RefuseNulBytesMiddleware",  # 400 for a NUL byte in any field (PostgreSQL cannot hold one)
     # Last, as django-axes asks: turns a lockout into the 429 page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -120,9 +126,14 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets the web server and the Celery worker use the file side by side.
+    # WAL lets the web server and the Celery worker use the file side by side. Transactions take
+    # the write lock when they begin (BEGIN IMMEDIATE, waiting up to `timeout` for it), as
+    # select_for_update would on PostgreSQL: a deferred one that reads, then writes after another
+    # writer committed fails at once with "database is locked" (SQLite cannot upgrade a stale
+    # snapshot), which made label saves retry for seconds while an import wrote its batches.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+         "transaction_mode": "IMMEDIATE"}
     )
     DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME") or None}
     # Created 0600 before the first connection; SQLite gives its -wal and -shm files the same mode.
@@ -145,7 +156,15 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+# The interface language when neither the user nor the browser names one we have
+# (docs/architecture.md "Languages"); `en` or `zh-hans`.
+LANGUAGE_CODE = env_str("DJANGO_LANGUAGE_CODE") or "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+if LANGUAGE_CODE not in dict(LANGUAGES):
+    raise ImproperlyConfigured(f"DJANGO_LANGUAGE_CODE must be one of {', '.join(dict(LANGUAGES))}, not {LANGUAGE_CODE!r}")
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -170,6 +189,10 @@ EXPORT_STALE_SECONDS = 300
 IMPORT_STALE_SECONDS = 300
 # How often a worker running an import shows it is alive (well under IMPORT_STALE_SECONDS).
 IMPORT_HEARTBEAT_SECONDS = 10
+# On SQLite a worker writes a large import in transactions of about this long, pausing between
+# them so that label saves and logins get the write lock (annotation/importers/batches.py).
+IMPORT_BATCH_SECONDS = 0.5
+IMPORT_BATCH_PAUSE_SECONDS = 0.25
 IMPORT_MAX_BYTES = env_int("REALMATH_IMPORT_MAX_BYTES", 200 * 1024 * 1024)
 # Uploads larger than this are imported by a worker, with a progress bar; smaller ones at once.
 IMPORT_SYNC_MAX_BYTES = env_int("REALMATH_IMPORT_SYNC_MAX_BYTES", 2 * 1024 * 1024)
@@ -186,6 +209,8 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_exceptions.exception_handler",
+    # DRF's browsable API, under the CSP without inline styles (config/api_renderers.py).
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "config.api_renderers.BrowsableAPIRenderer"],
     # `format` is a filter of ours (exports by format), not a renderer switch; JSON is the only renderer we rely on.
     "URL_FORMAT_OVERRIDE": None,
 }
@@ -325,6 +350,7 @@ HTTPS = env_bool("DJANGO_HTTPS", False)
 SECURE_SSL_REDIRECT = HTTPS
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
+LANGUAGE_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000) if HTTPS else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
@@ -334,13 +360,14 @@ if TRUSTED_PROXY_COUNT:
 # The health check answers over plain http too (load balancers probe it that way).
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
-# Content Security Policy: no inline or foreign script anywhere. Styles allow inline because
-# templates and KaTeX's output set style attributes.
+# Content Security Policy: no inline or foreign script or style anywhere. Templates carry no
+# style attribute; scripts (ours, KaTeX's DOM output, Chart.js) style elements through CSSOM,
+# which style-src 'self' allows (docs/security.md).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
-        "style-src": ["'self'", "'unsafe-inline'"],
+        "style-src": ["'self'"],
         "img-src": ["'self'", "data:"],
         "font-src": ["'self'", "data:"],
         "connect-src": ["'self'"],

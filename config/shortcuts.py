@@ -2,12 +2,13 @@
 from django.http import Http404
 from django.shortcuts import get_object_or_404 as django_get_object_or_404
 
-from annotation.selectors import MAX_ID
+from core.numbers import parse_id
 
 
 def get_object_or_404(klass, pk, **filters):
     """Django's get_object_or_404 by primary key; an id no database column can hold is a 404 too
     (SQLite would raise an overflow error on it, a 500)."""
-    if not 0 < int(pk) <= MAX_ID:
+    pk = parse_id(pk)
+    if pk is None:
         raise Http404("No such object.")
     return django_get_object_or_404(klass, pk=pk, **filters)

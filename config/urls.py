@@ -3,6 +3,7 @@ from django.http import HttpResponse
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
+from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.views import home
@@ -17,6 +18,9 @@ urlpatterns = [
     path("healthz", healthz),
     path("favicon.ico", RedirectView.as_view(url=static("favicon.ico"), permanent=True)),
     path("accounts/", include("accounts.urls")),
+    # The JavaScript translation catalog (gettext() and interpolate() in static/js), in the
+    # request's language; served by the app itself, no CDN.
+    path("i18n/js/", JavaScriptCatalog.as_view(packages=["accounts", "annotation", "ocr", "grading"]), name="javascript-catalog"),
     path("admin/", admin.site.urls),
     path("", include("annotation.urls")),
     path("ocr/", include("ocr.urls")),

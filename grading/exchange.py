@@ -11,8 +11,10 @@ from decimal import Decimal
 from django.db.models import Prefetch, Value
 from django.db.models.functions import NullIf
 
-from annotation.export.load import user_named
+from annotation.export.load import SCORES, TIME, VERSION, UserRef, may_create, user_named, whole
 from annotation.importers import ImportFormatError
+from annotation.importers.checks import Column, ListOf, Obj, Refused, kind_of, text
+from annotation.importers.checks import Value as Checked
 
 from .models import JudgeResult, JudgeSetting, LlmEndpoint, MetaEvalProposal, MetaEvaluation, StepJudgeValidation
 
@@ -165,6 +167,88 @@ def flat_tables(responses):
 
 
 # --- import ---------------------------------------------------------------------------------
+
+def _pair(value):
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+            and isinstance(value[1], int) and not isinstance(value[1], bool)):
+        raise ValueError("must be [setting name, version]")
+
+
+def global_shapes():
+    endpoint = Obj(LlmEndpoint, ["name", *ENDPOINT_FIELDS], required=["name"])
+    config = Obj(
+        JudgeSetting, [*CONFIG_FIELDS, "price_input_per_1k", "price_output_per_1k"],
+        shapes={"name": Column(JudgeSetting, "name"), "version": whole(1, null=False),
+                "endpoint": Column(LlmEndpoint, "name", null=True), "previous": Checked(_pair), "created": TIME},
+        required=["name", "version"],
+    )
+    return {"judge_endpoint": endpoint, "judge_config": config}
+
+
+def response_shapes():
+    proposal = Obj(MetaEvalProposal, PROPOSAL_FIELDS, shapes={"created": TIME, "shown": kind_of(bool, label="true or false")})
+    meta = Obj(MetaEvaluation, META_FIELDS, shapes={"confirmed_by": UserRef(), "confirmed_at": TIME,
+                                                    "proposals": ListOf(proposal)}, null=True)
+    validation = Obj(StepJudgeValidation, ["judge_says_pass", "verdict_right", "note"],
+                     shapes={"validated_by": UserRef(null=False)},
+                     required=["judge_says_pass", "verdict_right", "validated_by"], null=True)
+    result = Obj(
+        JudgeResult, [f for f in RESULT_FIELDS if f not in ("rubric_version", "sub_scores")] + ["cost", "finished"],
+        shapes={"config": text(100), "config_version": VERSION, "rubric_version": whole(1), "sub_scores": SCORES,
+                "meta_evaluation": meta, "validation": validation},
+        required=["config", "config_version"],
+    )
+    return {"judge_results": ListOf(result, unique=lambda r: (r.get("config"), r.get("config_version"), r.get("cache_key")))}
+
+
+def note_line(line, kind, number, context):
+    """Remember the endpoints and settings the file defines and those its lines name; a
+    reviewer's import may name an endpoint only as it already is here (only admins create them)."""
+    defined, wanted = context.setdefault("defined", set()), context.setdefault("wanted", {})
+    if kind == "judge_endpoint":
+        if not may_create(context):
+            _refuse_new_endpoint(line)
+        defined.add(("endpoint", line["name"]))
+    elif kind == "judge_config":
+        if line.get("endpoint") and ("endpoint", line["endpoint"]) not in defined:
+            wanted.setdefault(("endpoint", line["endpoint"]), (number, "endpoint"))
+        if line.get("previous") and ("setting", tuple(line["previous"])) not in defined:
+            wanted.setdefault(("setting", tuple(line["previous"])), (number, "previous"))
+        defined.add(("setting", (line["name"], line["version"])))
+    elif kind == "response":
+        for index, data in enumerate(line.get("judge_results") or []):
+            key = ("setting", (data["config"], data["config_version"]))
+            if key not in defined:
+                wanted.setdefault(key, (number, f"judge_results[{index}].config"))
+
+
+def _refuse_new_endpoint(line):
+    existing = LlmEndpoint.objects.filter(name=line["name"]).first()
+    if existing is None:
+        raise Refused("name", f"the file defines a judge endpoint {line['name']!r}; only an admin may create "
+                              "endpoints (they say where the server's API keys are sent): ask an admin to import "
+                              "this file, or to create the endpoint first")
+    for field in ("base_url", "api_key_env"):
+        if field in line and line[field] != getattr(existing, field):
+            raise Refused(field, f"differs from the endpoint {existing.name!r} here; only an admin may change "
+                                 "endpoints")
+
+
+def check_references(context, user):
+    """(line, field, problem) for each endpoint or setting named but neither in the file nor here."""
+    wanted = context.get("wanted", {})
+    endpoints = {name for kind, name in wanted if kind == "endpoint"}
+    settings_ = {key for kind, key in wanted if kind == "setting"}
+    found_endpoints = set(LlmEndpoint.objects.filter(name__in=endpoints).values_list("name", flat=True))
+    found_settings = set(
+        JudgeSetting.objects.filter(name__in={name for name, _ in settings_}).values_list("name", "version")
+    )
+    problems = [(*wanted[("endpoint", name)], f"names an unknown judge endpoint {name!r}")
+                for name in endpoints - found_endpoints]
+    problems += [(*wanted[("setting", key)], f"names an unknown setting {key[0]} v{key[1]}")
+                 for key in settings_ - found_settings]
+    return problems
+
 
 def import_global(line, context):
     if line["type"] == "judge_endpoint":

@@ -13,9 +13,20 @@ its open work and how to tell that nothing is left. The engine then gives every 
 - finish: the run is done once nothing is open, for the current epoch only.
 
 Stall detection (`stalled`) is read-side; the progress counts are each kind's selectors.
+
+- watch: a run whose worker died is taken over without anyone pressing Resume. Each enqueue
+  (start, resume) schedules a watchdog task (``grading.judges.tasks.watch_run``, no Celery beat
+  needed) that looks at the run every WATCH_SECONDS while it runs: once no answer has come for
+  as long as a claim's lease (`lease_for` its endpoint: by then any worker may take its claims
+  over anyway, so a slow but living worker is never doubled sooner), it resumes the run (a new
+  epoch, its open work queued again) and watches the new epoch. At most MAX_TAKEOVERS in a row,
+  so work that kills every worker it reaches does not loop for ever. A worker that starts also
+  watches every running run (`watch_running`): a watchdog message held by a worker that died
+  with it is not lost for good.
 """
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,12 +39,25 @@ from django.utils.module_loading import import_string
 
 CANCEL_CHECK_SECONDS = 0.5
 STALL_SECONDS = 60
+WATCH_SECONDS = 60  # how often the watchdog looks at a running run
+MAX_TAKEOVERS = 3  # automatic take-overs in a row before the watchdog leaves a run to a person
+WATCH_TASK = "grading.judges.tasks.watch_run"
+# Every engine, by the dotted path its watchdog task finds it at (RunEngine.name).
+ENGINES = (
+    "grading.judges.services.JUDGE_RUNS",
+    "grading.judges.generation.GENERATION_RUNS",
+    "grading.review.services.META_EVAL_RUNS",
+    "grading.studies.services.PROBE_RUNS",
+)
+
+logger = logging.getLogger(__name__)
 
 # Task-name prefix -> the setting naming its queue (blank setting: Celery's default queue).
 QUEUE_SETTINGS = {
     "grading.judges.tasks.": "JUDGE_TASK_QUEUE",
     "grading.review.tasks.": "JUDGE_TASK_QUEUE",
     "grading.studies.tasks.": "JUDGE_TASK_QUEUE",
+    "grading.studies.geometry.tasks.": "JUDGE_TASK_QUEUE",
     "ocr.": "OCR_QUEUE",  # ocr.run_ocr
 }
 
@@ -72,6 +96,9 @@ class RunEngine:
     open_ids: Callable  # run -> ids of the work still to do, in order
     nothing_left: Callable  # run_id -> True once every piece of work has an answer (or a failure)
     on_resume: Callable | None = None  # run -> None, inside resume's transaction: reopen failed work
+    name: str = ""  # this engine's dotted path (one of ENGINES): the watchdog task finds it there
+    last_activity: Callable | None = None  # run -> when its last answer was written (None: none yet)
+    endpoint_of: Callable | None = None  # run -> its LlmEndpoint, whose lease bounds a silent claim
 
     def task(self):
         return import_string(self.chunk_task)
@@ -103,9 +130,52 @@ class RunEngine:
             task.apply_async(args=[run.pk, epoch, ids[start : start + size]])
         return len(ids)
 
-    def enqueue_on_commit(self, run) -> None:
+    def enqueue_on_commit(self, run, *, takeovers: int = 0) -> None:
         epoch = run.epoch
-        transaction.on_commit(lambda: self.enqueue(run.pk, epoch))
+
+        def send():
+            self.enqueue(run.pk, epoch)
+            self.schedule_watch(run.pk, epoch, takeovers)
+
+        transaction.on_commit(send)
+
+    # --- the watchdog ------------------------------------------------------------------
+    def takeover_seconds(self, run) -> float:
+        """How long a running run may go without an answer before it is taken over: a claim's lease."""
+        endpoint = self.endpoint_of(run) if self.endpoint_of is not None else None
+        return max(float(STALL_SECONDS), lease_for(endpoint).total_seconds())
+
+    def schedule_watch(self, run_id: int, epoch: int, takeovers: int = 0, delay: float = WATCH_SECONDS) -> None:
+        from celery import current_app  # imported here: the engine module stays free of Celery at import
+
+        if not self.name or current_app.conf.task_always_eager:
+            return  # eager tasks (tests, inline runs) would watch synchronously for ever
+        import_string(WATCH_TASK).apply_async(args=[self.name, run_id, epoch, takeovers], countdown=max(0.0, delay))
+
+    def watch(self, run_id: int, epoch: int, takeovers: int = 0, *, now: datetime | None = None) -> str:
+        """One look of the watchdog: "stopped" (the run ended or moved to another epoch, whose own
+        watch goes on), "finished", "watching" (looks again later), "taken over" or "left"."""
+        model = self.run_model
+        run = model.objects.filter(pk=run_id).first()
+        if run is None or run.status != model.Status.RUNNING or run.epoch != epoch:
+            return "stopped"
+        if self.finish_if_complete(run_id, epoch):
+            return "finished"
+        now = now or timezone.now()
+        last = self.last_activity(run) if self.last_activity is not None else None
+        quiet = (now - max(filter(None, (last, run.resumed, run.created)))).total_seconds()
+        limit = self.takeover_seconds(run)
+        if quiet < limit:
+            self.schedule_watch(run_id, epoch, takeovers, delay=min(WATCH_SECONDS, limit - quiet + 1))
+            return "watching"
+        if takeovers >= MAX_TAKEOVERS:
+            logger.warning("%s %s: no answer for %.0f s after %s automatic take-overs; left for a person to resume",
+                           model.__name__, run_id, quiet, takeovers)
+            return "left"
+        logger.warning("%s %s (epoch %s): no answer for %.0f s (the claims' lease); its worker stopped: "
+                       "taken over automatically", model.__name__, run_id, epoch, quiet)
+        self.resume(run, takeovers=takeovers + 1)
+        return "taken over"
 
     def cancel(self, run):
         """Stop a running run: workers finish the calls in flight and take no new work."""
@@ -116,7 +186,7 @@ class RunEngine:
         run.refresh_from_db()
         return run
 
-    def resume(self, run, *, enqueue: bool = True):
+    def resume(self, run, *, enqueue: bool = True, takeovers: int = 0):
         """Start a new epoch for a run with open work and queue that work (after the commit)."""
         model = self.run_model
         with transaction.atomic():
@@ -134,7 +204,7 @@ class RunEngine:
             if self.on_resume is not None:
                 self.on_resume(run)
             if enqueue:
-                self.enqueue_on_commit(run)
+                self.enqueue_on_commit(run, takeovers=takeovers)
         return run
 
     def run_inline(self, run, process_chunk: Callable, **chunk_kwargs):
@@ -154,6 +224,19 @@ class RunEngine:
         if run is None or run.epoch != epoch or run.status != model.Status.RUNNING:
             return None
         return run
+
+
+def watch_running() -> int:
+    """Watch every running run of every engine now (a worker just started: a watchdog message
+    held by a worker that died went with it). Returns how many runs are watched."""
+    watched = 0
+    for path in ENGINES:
+        engine = import_string(path)
+        model = engine.run_model
+        for run_id, epoch in model.objects.filter(status=model.Status.RUNNING).values_list("pk", "epoch"):
+            engine.schedule_watch(run_id, epoch, delay=0)
+            watched += 1
+    return watched
 
 
 def reopen_failed_items(run) -> None:

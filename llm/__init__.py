@@ -8,11 +8,12 @@ Public API::
     endpoint = llm.EndpointSpec(key="local", base_url="http://127.0.0.1:8001/v1")
     done = llm.complete(endpoint, llm.CallSpec(model="m"), [{"role": "user", "content": "hi"}])
     done.text, done.attempts, done.errors       # or llm.LlmCallFailed with .errors
+    sent = llm.send_request(endpoint, lambda client: read(client.post("/embeddings", ...)), estimate)  # any request
 
 Modules: `client` (the call with retries and the `openai` client per endpoint), `access` (which
 key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
 threads, processes and machines), `senders` (the threads that send an endpoint's calls),
-`reply_limit` (how much of an answer is read), `pool` (the process's threads for batches of
+`reply_limit` (how much of an answer is read, within one deadline per request), `pool` (the process's threads for batches of
 calls), `config` (what the host application tells the transport).
 
 This package imports no Django and no project app (an import-linter contract in pyproject.toml
@@ -21,6 +22,7 @@ holds it to that): judges, generation, the meta-evaluator and the OCR vision eng
 from . import access
 from .client import (
     MISSING_KEY_HINT,
+    BadResponse,
     CallSpec,
     Completion,
     EndpointRefused,
@@ -34,9 +36,12 @@ from .client import (
     check_connection,
     check_endpoint,
     complete,
+    first_choice,
     limiter_for,
     parse_retry_after,
     read_api_key,
+    redirect_problem,
+    send_request,
     warm_up,
 )
 from .config import LlmConfig, configure, refresh
@@ -44,7 +49,8 @@ from .pool import call_pool
 
 __all__ = [
     "access", "LlmConfig", "configure", "refresh", "call_pool",
-    "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "check_endpoint", "read_api_key", "limiter_for",
+    "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",
+    "BadResponse", "first_choice", "redirect_problem",
 ]

@@ -13,6 +13,12 @@ down in the result.
 Before a key is read or a call made, the key variable and the host are checked against the
 allow-lists (llm.access); an answer longer than REALMATH_LLM_MAX_OUTPUT_CHARS is cut
 to it, and the cut is written down beside the failed attempts (kind "truncated").
+
+Redirects are never followed (a 3xx would send the prompt to a host the allow-list never saw):
+a 3xx is an error of kind "redirect", not retried. Each attempt has one deadline, its timeout,
+for connecting, sending and reading together (reply_limit.DeadlineTransport), so a trickling
+server cannot hold a call beyond it. A 200 whose body is not a chat completion (an HTML page,
+JSON without `choices`) is kind "bad_response" and retried.
 """
 import email.utils
 import os
@@ -77,6 +83,10 @@ class LlmCallFailed(Exception):
 
 class ReplyTooLarge(Exception):
     """An answer over REALMATH_LLM_MAX_REPLY_BYTES, or compressed though none was asked for: not read."""
+
+
+class BadResponse(Exception):
+    """A 200 whose body is not a chat completion (an HTML page, JSON without `choices`)."""
 
 
 class EndpointUnusable(Exception):
@@ -166,19 +176,45 @@ def check_connection(endpoint):
 
 def bounded_http_client():
     """The `openai` package's own default HTTP client, on the process's shared TLS context
-    (what httpx would build itself: the same CA bundle and environment settings), reading at
-    most REALMATH_LLM_MAX_REPLY_BYTES of an answer (`reply_limit.bound_reply`)."""
+    (what httpx would build itself: the same CA bundle), reading at most
+    REALMATH_LLM_MAX_REPLY_BYTES of an answer (`reply_limit.bound_reply`), following no redirect,
+    each request within one deadline (`reply_limit.DeadlineTransport`)."""
+    import httpx2  # the HTTP library of this `openai` release (requirements.txt pins both)
     from openai import DefaultHttpxClient
 
-    from .reply_limit import bound_reply  # imports httpx: only where a client is built
+    from .reply_limit import (  # imports httpx: only where a client is built
+        DeadlineTransport,
+        bound_reply,
+        start_deadline,
+    )
 
     if not _tls:
-        import httpx2  # the HTTP library of this `openai` release (requirements.txt pins both)
-
         _tls.append(httpx2.create_ssl_context())
     # Uncompressed answers only: a byte cap on a compressed body would not bound what it inflates to.
-    return DefaultHttpxClient(verify=_tls[0], headers={"Accept-Encoding": "identity"},
-                              event_hooks={"response": [bound_reply]})
+    # No redirects (a 3xx is an error: `redirect_problem`), and no proxy or .netrc from the
+    # environment: a call goes to the allowed host it names, within one deadline per request.
+    # The limits are the openai client's own defaults (a given transport ignores the client's).
+    transport = DeadlineTransport(verify=_tls[0], limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
+    return DefaultHttpxClient(verify=_tls[0], headers={"Accept-Encoding": "identity"}, transport=transport,
+                              follow_redirects=False, trust_env=False,
+                              event_hooks={"request": [start_deadline], "response": [bound_reply]})
+
+
+def redirect_problem(exc):
+    """What to say of an answer with a 3xx status (an openai APIStatusError), after "The endpoint ";
+    None for other answers."""
+    status = getattr(exc, "status_code", 0) or 0
+    if not 300 <= status < 400:
+        return None
+    location = exc.response.headers.get("location", "") if getattr(exc, "response", None) is not None else ""
+    target = ""
+    if location:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(location)
+        target = f" to {parts.scheme}://{parts.netloc}" if parts.netloc else " to a path on the same host"
+    return (f"answered {status}, a redirect{target}; redirects are not followed for LLM calls "
+            "(set the URL to where the server really answers).")
 
 
 def warm_up():
@@ -213,55 +249,89 @@ def estimate_tokens(messages, max_tokens):
 
 def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
     """Send one chat completion; retry what can be retried; return a Completion or raise LlmCallFailed."""
+    from openai.types.chat import ChatCompletion  # slow import: only where a call is made
+
+    kwargs = _request_kwargs(call, messages)
+
+    def request(client):
+        # The client's raw POST (its documented way to send any request) rather than
+        # `chat.completions.create`: the same request and parsed reply, without walking the
+        # typed parameters to rewrite them, which cost a third of each call's CPU (our
+        # bodies are plain JSON already). Measured in docs/judges.md, "Fifth round".
+        return _read(client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion))
+
+    sent = send_request(endpoint, request, estimate_tokens(messages, call.max_tokens), limiter=limiter, sleep=sleep)
+    text, prompt_tokens, completion_tokens, finish = sent.reply
+    text, cut_from = access.cap_output(text)
+    if cut_from:
+        sent.errors.append(_truncation_note(sent.attempts, cut_from, len(text)))
+    return Completion(text, prompt_tokens, completion_tokens, sent.latency_ms, sent.attempts, sent.errors, finish,
+                      cut_from)
+
+
+@dataclass
+class Sent:
+    """What `send_request` got: the reply of the attempt that succeeded and the failed attempts before it."""
+
+    reply: object
+    latency_ms: int
+    attempts: int
+    errors: list
+
+
+def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep):
+    """Send one request with the endpoint's retries, limits and sender threads; return a `Sent`.
+
+    `request(client)` makes the call on the process's `openai.OpenAI` for the endpoint (e.g.
+    ``client.post(path, body=..., cast_to=...)``) and returns the reply read into an object with
+    a ``tokens`` attribute (the usage the limiter settles with). Used by chat completions
+    (`complete`) and by the studies' embeddings and completions calls. Raises LlmCallFailed.
+    """
     from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError  # slow import, as above
-    from openai.types.chat import ChatCompletion
 
     limiter = limiter or limiter_for(endpoint)
     try:
         client = openai_client(endpoint)
     except EndpointUnusable as exc:
         raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0) from exc
-    kwargs = _request_kwargs(call, messages)
     errors, spent_ms = [], 0
     config = current()
     base, cap = float(config.retry_base_seconds), float(config.retry_max_seconds)
-    estimate = estimate_tokens(messages, call.max_tokens)
     attempts = max(1, endpoint.max_attempts)
     senders = senders_for(limiter)
 
-    def send(request):
-        # The client's raw POST (its documented way to send any request) rather than
-        # `chat.completions.create`: the same request and parsed reply, without walking the
-        # typed parameters to rewrite them, which cost a third of each call's CPU (our
-        # bodies are plain JSON already). Measured in docs/judges.md, "Fifth round".
-        reply = _read(client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion))
-        request.actual_tokens = reply.tokens
+    def send(pending):
+        reply = request(client)
+        pending.actual_tokens = reply.tokens
         return reply
 
     for attempt in range(1, attempts + 1):
         sent = senders.run(send, estimate)  # on a thread holding one of the endpoint's slots
         started = sent.started or time.monotonic()
         try:
-            text, prompt_tokens, completion_tokens, finish = sent.outcome()
+            reply = sent.outcome()
             elapsed = int((time.monotonic() - started) * 1000)
-            spent_ms += elapsed
-            text, cut_from = access.cap_output(text)
-            if cut_from:
-                errors.append(_truncation_note(attempt, cut_from, len(text)))
-            return Completion(text, prompt_tokens, completion_tokens, elapsed, attempt, errors, finish, cut_from)
+            return Sent(reply, elapsed, attempt, errors)
         except APIStatusError as exc:
+            moved = redirect_problem(exc)
+            if moved:  # never followed, and the same request would be redirected again
+                error = _error(attempt, started, "redirect", f"The endpoint {moved}"[:500], status=exc.status_code)
+                spent_ms += error["latency_ms"]
+                errors.append(error)
+                break
             error = _error(attempt, started, "http", str(exc)[:500], status=exc.status_code)
             retry_after = parse_retry_after(exc.response.headers if exc.response is not None else {})
             if retry_after is not None:
                 error["retry_after"] = retry_after
             retryable = exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
         except APITimeoutError as exc:
-            error, retry_after, retryable = _error(attempt, started, "timeout", str(exc)), None, True
+            cause = f" ({exc.__cause__})" if exc.__cause__ is not None and str(exc.__cause__) else ""
+            error, retry_after, retryable = _error(attempt, started, "timeout", f"{exc}{cause}"[:500]), None, True
         except ReplyTooLarge as exc:  # the same request would get the same answer: not retried
             error, retry_after, retryable = _error(attempt, started, "too_large", str(exc)), None, False
         except APIConnectionError as exc:
             error, retry_after, retryable = _error(attempt, started, "connection", str(exc)[:500]), None, True
-        except (ValueError, OpenAIError) as exc:
+        except (ValueError, OpenAIError, BadResponse) as exc:
             # A body that is not the JSON the API promises (a proxy's error page, a cut stream).
             error, retry_after, retryable = _error(attempt, started, "bad_response", f"{type(exc).__name__}: {exc}"[:500]), None, True
         spent_ms += error["latency_ms"]
@@ -302,13 +372,38 @@ class Reply(NamedTuple):
         return self.prompt_tokens + self.completion_tokens
 
 
+def first_choice(response):
+    """The first choice of a parsed chat completion; BadResponse when the body was not one (the
+    client hands back a string for a non-JSON content type, and builds objects without checking
+    them, so `choices` may be missing, empty or of any type)."""
+    from openai.types.chat import ChatCompletion
+
+    if not isinstance(response, ChatCompletion):
+        shown = repr(response)[:120]
+        raise BadResponse(f"The answer is not a chat completion: {type(response).__name__} {shown}")
+    choices = response.choices
+    if not isinstance(choices, list) or not choices:
+        raise BadResponse(f"The answer has no choices (choices = {repr(choices)[:80]}).")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    content = getattr(message, "content", None)
+    if message is None or not (content is None or isinstance(content, str)):
+        raise BadResponse(f"The answer's first choice has no message text ({repr(choice)[:120]}).")
+    return choice
+
+
+def _count(value):
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
 def _read(response):
-    choice = response.choices[0] if response.choices else None
-    text = (choice.message.content if choice and choice.message else None) or ""
-    usage = response.usage
-    prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0
-    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0
-    return Reply(text, prompt_tokens, completion_tokens, (choice.finish_reason if choice else "") or "")
+    choice = first_choice(response)
+    text = choice.message.content or ""
+    usage = getattr(response, "usage", None)
+    prompt_tokens = _count(getattr(usage, "prompt_tokens", 0)) if usage else 0
+    completion_tokens = _count(getattr(usage, "completion_tokens", 0)) if usage else 0
+    finish = getattr(choice, "finish_reason", "")
+    return Reply(text, prompt_tokens, completion_tokens, finish if isinstance(finish, str) else "")
 
 
 def _error(attempt, started, kind, message, status=None):

@@ -9,7 +9,9 @@ from datetime import datetime
 
 from django.db.models import Prefetch
 
-from annotation.export.load import user_named
+from annotation.export.load import TIME, UserRef, user_named, whole
+from annotation.importers.checks import Column, ListOf, Obj, text
+from annotation.models import Exam
 
 from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript, TranscriptRevision
 
@@ -87,6 +89,23 @@ def export_responses(response_ids):
     for page in _pages(response_ids):
         sections.setdefault(page.response_id, {"ocr": {"pages": []}})["ocr"]["pages"].append(_page_line(page))
     return sections
+
+
+def response_shapes():
+    revision = Obj(TranscriptRevision, ["version", "text", "kind"], shapes={"author": UserRef(), "created": TIME},
+                   required=["version", "kind"])
+    transcript = Obj(Transcript, ["text", "version", "status", "verified_text"],
+                     shapes={"verified_by": UserRef(), "verified_at": TIME, "source_run": whole(0),
+                             "revisions": ListOf(revision)}, null=True)
+    page = Obj(
+        Page, PAGE_FIELDS,
+        shapes={"batch": Column(ScanBatch, "name"), "exam": Column(Exam, "name"), "engine": Column(ScanBatch, "engine"),
+                "file": Obj(ScanFile, ["original_name", "sha256", "detected_format", "size"], null=True),
+                "ocr_runs": ListOf(Obj(OcrRun, RUN_FIELDS, shapes={"finished": TIME})), "transcript": transcript,
+                "checksum": text(64)},
+        required=["batch", "exam", "width", "height"],
+    )
+    return {"ocr": Obj(None, shapes={"pages": ListOf(page)}, null=True)}
 
 
 def _import_page(response, data, context):

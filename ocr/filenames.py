@@ -13,7 +13,12 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
-_PK = re.compile(r"^[qQ#]?(\d+)$")
+from django.utils.translation import gettext as _
+
+from core.numbers import parse_int
+
+_PK = re.compile(r"^[qQ#]?([0-9]{1,19})$")  # ASCII digits: "٣" is a digit to \d, not a number here
+MAX_PAGE_NUMBER = 9999  # a page of one answer; far beyond any scan, well inside the column
 
 
 @dataclass
@@ -21,6 +26,7 @@ class ParsedName:
     student_id: str = ""
     question_token: str = ""
     page_number: int = 1
+    note: str = ""  # what in the name could not be read (the page still goes in, as page 1)
 
 
 def parse_name(name):
@@ -29,10 +35,16 @@ def parse_name(name):
     stem = base.rsplit(".", 1)[0] if "." in base else base
     stem = stem.strip()
     parts = stem.rsplit("_", 2)
-    if len(parts) == 3 and parts[2].isdigit():
+    if len(parts) == 3 and parts[2].isdigit():  # str.isdigit: also "²", "٣": read by core.numbers
         if not (parts[0] and parts[1]):
             return ParsedName()
-        return ParsedName(parts[0], parts[1], max(1, int(parts[2])))
+        number = parse_int(parts[2], minimum=0, maximum=MAX_PAGE_NUMBER)
+        if number is None:
+            return ParsedName(parts[0], parts[1], 1, _(
+                "The page number “%(value)s” in the file name is not a whole number from 1 to %(max)s "
+                "(digits 0-9); the page was taken as page 1: correct it on the batch page."
+            ) % {"value": parts[2][:30], "max": MAX_PAGE_NUMBER})
+        return ParsedName(parts[0], parts[1], max(1, number))
     parts = stem.rsplit("_", 1)
     if len(parts) == 2 and parts[0] and parts[1]:
         return ParsedName(parts[0], parts[1], 1)

@@ -1,7 +1,9 @@
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext_lazy
 
 from annotation.models import Exam
+from config.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
 
 from .engines import engine_choices
 
@@ -37,10 +39,10 @@ class EngineChoiceMixin:
 
 
 class UploadForm(EngineChoiceMixin, forms.Form):
-    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), help_text="Questions are looked up in this exam.")
+    exam = IdModelChoiceField(queryset=Exam.objects.all(), help_text=gettext_lazy("Questions are looked up in this exam."))
     engine = forms.ChoiceField()
-    name = forms.CharField(required=False, max_length=200, help_text="Batch name (optional).")
-    scans = MultipleFileField(help_text="JPEG, PNG, TIFF, HEIC or PDF; one or many.")
+    name = forms.CharField(required=False, max_length=200, help_text=gettext_lazy("Batch name (optional)."))
+    scans = MultipleFileField(help_text=gettext_lazy("JPEG, PNG, TIFF, HEIC or PDF; one or many."))
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -62,14 +64,14 @@ class EngineForm(EngineChoiceMixin, forms.Form):
 class ClassScanForm(EngineChoiceMixin, forms.Form):
     """One PDF of a whole class, cut into packets by a roster and a template (ocr/layout.py)."""
 
-    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), help_text="The template's labels name its questions.")
+    exam = IdModelChoiceField(queryset=Exam.objects.all(), help_text=gettext_lazy("The template's labels name its questions."))
     engine = forms.ChoiceField()
-    name = forms.CharField(required=False, max_length=200, help_text="Batch name (optional).")
-    pdf = forms.FileField(label="Class PDF", allow_empty_file=True,
+    name = forms.CharField(required=False, max_length=200, help_text=gettext_lazy("Batch name (optional)."))
+    pdf = forms.FileField(label=gettext_lazy("Class PDF"), allow_empty_file=True,
                           widget=forms.ClearableFileInput(attrs={"accept": ".pdf,application/pdf"}))
-    roster = forms.FileField(label="ROSTER.csv", allow_empty_file=True,
+    roster = forms.FileField(label=gettext_lazy("ROSTER.csv"), allow_empty_file=True,
                              widget=forms.ClearableFileInput(attrs={"accept": ".csv,text/csv"}))
-    template = forms.FileField(label="TEMPLATE.json", allow_empty_file=True,
+    template = forms.FileField(label=gettext_lazy("TEMPLATE.json"), allow_empty_file=True,
                                widget=forms.ClearableFileInput(attrs={"accept": ".json,application/json"}))
 
     def __init__(self, *args, **kwargs):
@@ -80,7 +82,7 @@ class ClassScanForm(EngineChoiceMixin, forms.Form):
 class AssignLabelsForm(forms.Form):
     """The Assign page's options, for the responses of one batch."""
 
-    annotators = forms.ModelMultipleChoiceField(queryset=None, required=False)
+    annotators = IdModelMultipleChoiceField(queryset=None, required=False)
     per_response = forms.IntegerField(min_value=1, max_value=20, initial=2)
     strategy = forms.ChoiceField()
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
+from django.utils.translation import gettext
 from PIL import Image, ImageFilter, ImageOps
 
 try:  # HEIC/HEIF photos from phones; the decoder is an optional extra.
@@ -169,7 +170,7 @@ def describe_kind(kind):
 def read_upload(data, *, max_bytes=None):
     """Decode an uploaded file into upright pages, or raise UploadRefused with the reason."""
     if not data:
-        raise UploadRefused("The file is empty (0 bytes).")
+        raise UploadRefused(gettext("The file is empty (0 bytes)."))
     if len(data) > (max_bytes or settings.OCR_MAX_UPLOAD_BYTES):
         refuse_size(len(data), max_bytes)
     kind = sniff(data)
@@ -177,16 +178,15 @@ def read_upload(data, *, max_bytes=None):
         return ReadResult("pdf", inspect_pdf(data))
     if kind in PILLOW_FORMATS:
         if kind == "heic" and not HEIF_AVAILABLE:  # pragma: no cover
-            raise UploadRefused("HEIC photos need the pillow-heif package, which is not installed.")
+            raise UploadRefused(gettext("HEIC photos need the pillow-heif package, which is not installed."))
         return read_image(data, kind)
-    raise UploadRefused(f"The content is {describe_kind(kind)}, not a page image. Accepted: {ACCEPTED_KINDS}.")
+    raise UploadRefused(gettext("The content is %(describe_kind)s, not a page image. Accepted: %(ACCEPTED_KINDS)s.") % {"describe_kind": describe_kind(kind), "ACCEPTED_KINDS": ACCEPTED_KINDS})
 
 
 def refuse_size(size, max_bytes=None):
     max_bytes = max_bytes or settings.OCR_MAX_UPLOAD_BYTES
     raise UploadRefused(
-        f"The file is {_megabytes(size)}, over the {_megabytes(max_bytes)} limit per file; "
-        "scan at 300 dpi or split it."
+        gettext("The file is %(_megabytes)s, over the %(_megabytes2)s limit per file; scan at 300 dpi or split it.") % {"_megabytes": _megabytes(size), "_megabytes2": _megabytes(max_bytes)}
     )
 
 
@@ -199,17 +199,17 @@ def read_image(data, kind):
         try:
             image = Image.open(io.BytesIO(data), formats=PILLOW_FORMATS[kind])
         except Image.DecompressionBombError as exc:
-            raise UploadRefused(f"Refused as a decompression bomb: {exc}") from exc
+            raise UploadRefused(gettext("Refused as a decompression bomb: %(exc)s") % {"exc": exc}) from exc
         except Image.DecompressionBombWarning as exc:
-            raise UploadRefused(f"Refused as a decompression bomb: {exc}") from exc
+            raise UploadRefused(gettext("Refused as a decompression bomb: %(exc)s") % {"exc": exc}) from exc
         except Exception as exc:  # noqa: BLE001 - any decoder failure on untrusted bytes is a refusal
             raise UploadRefused(
-                f"The {kind.upper()} file is truncated or corrupt ({_reason(exc)}); upload it again."
+                gettext("The %(upper)s file is truncated or corrupt (%(_reason)s); upload it again.") % {"upper": kind.upper(), "_reason": _reason(exc)}
             ) from exc
     try:
         frames = getattr(image, "n_frames", 1) or 1
         if frames > max_pages:
-            raise UploadRefused(f"The {kind.upper()} file has {frames} pages; the limit is {max_pages} per file.")
+            raise UploadRefused(gettext("The %(upper)s file has %(frames)s pages; the limit is %(max_pages)s per file.") % {"upper": kind.upper(), "frames": frames, "max_pages": max_pages})
         for index in range(frames):
             _seek(image, index, frames, kind)  # reads the frame's header, not its pixels
             check_dimensions(*image.size)
@@ -228,7 +228,7 @@ def _seek(image, index, frames, kind):
     try:
         image.seek(index)
     except Exception as exc:  # noqa: BLE001 - a broken frame directory
-        raise UploadRefused(f"Page {index + 1} of the {kind.upper()} file is unreadable ({_reason(exc)}).") from exc
+        raise UploadRefused(gettext("Page %(value)s of the %(upper)s file is unreadable (%(_reason)s).") % {"value": index + 1, "upper": kind.upper(), "_reason": _reason(exc)}) from exc
 
 
 def _decode_frames(image, kind, frames):
@@ -251,10 +251,10 @@ def _decode_frame(image, kind):
                 upright, note = image, f"EXIF orientation unreadable ({_reason(exc)}); page kept as stored."
             normalised = normalise_mode(upright)
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-            raise UploadRefused(f"Refused as a decompression bomb: {exc}") from exc
+            raise UploadRefused(gettext("Refused as a decompression bomb: %(exc)s") % {"exc": exc}) from exc
         except Exception as exc:  # noqa: BLE001 - truncated or corrupt pixel data
             raise UploadRefused(
-                f"The {kind.upper()} file is truncated or corrupt ({_reason(exc)}); upload it again."
+                gettext("The %(upper)s file is truncated or corrupt (%(_reason)s); upload it again.") % {"upper": kind.upper(), "_reason": _reason(exc)}
             ) from exc
     return DecodedPage(normalised, pixel_checksum(normalised), note)
 
@@ -264,13 +264,12 @@ def check_dimensions(width, height):
     max_pixels, max_side, min_side = settings.OCR_MAX_PIXELS, settings.OCR_MAX_SIDE, settings.OCR_MIN_SIDE
     if width * height > max_pixels:
         raise UploadRefused(
-            f"Refused as a decompression bomb: {width}×{height} is {width * height / 1e6:.0f} megapixels, "
-            f"over the limit of {max_pixels / 1e6:.0f}."
+            gettext("Refused as a decompression bomb: %(width)s×%(height)s is %(value)s megapixels, over the limit of %(value2)s.") % {"width": width, "height": height, "value": format(width * height / 1000000.0, ".0f"), "value2": format(max_pixels / 1000000.0, ".0f")}
         )
     if max(width, height) > max_side:
-        raise UploadRefused(f"The image is {width}×{height} pixels; no side may exceed {max_side}.")
+        raise UploadRefused(gettext("The image is %(width)s×%(height)s pixels; no side may exceed %(max_side)s.") % {"width": width, "height": height, "max_side": max_side})
     if min(width, height) < min_side:
-        raise UploadRefused(f"The image is {width}×{height} pixels, too small to be a page (at least {min_side}).")
+        raise UploadRefused(gettext("The image is %(width)s×%(height)s pixels, too small to be a page (at least %(min_side)s).") % {"width": width, "height": height, "min_side": min_side})
 
 
 def normalise_mode(image):
@@ -313,9 +312,9 @@ def _open_pdf(data):
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise UploadRefused(
-                "The PDF is encrypted with a password; save an unprotected copy and upload that."
+                gettext("The PDF is encrypted with a password; save an unprotected copy and upload that.")
             ) from exc
-        raise UploadRefused(f"The PDF could not be opened ({_reason(exc)}).") from exc
+        raise UploadRefused(gettext("The PDF could not be opened (%(_reason)s).") % {"_reason": _reason(exc)}) from exc
 
 
 def inspect_pdf(data, *, max_pages=None):
@@ -326,10 +325,10 @@ def inspect_pdf(data, *, max_pages=None):
         try:
             count = len(document)
             if count == 0:
-                raise UploadRefused("The PDF has no pages.")
+                raise UploadRefused(gettext("The PDF has no pages."))
             if count > max_pages:
                 raise UploadRefused(
-                    f"The PDF has {count} pages; the limit is {max_pages} per file. Split it and upload the parts."
+                    gettext("The PDF has %(count)s pages; the limit is %(max_pages)s per file. Split it and upload the parts.") % {"count": count, "max_pages": max_pages}
                 )
             return [plan_pdf_page(index, *_page_size(document, index)) for index in range(count)]
         finally:
@@ -340,7 +339,7 @@ def _page_size(document, index):
     try:
         return document.get_page_size(index)  # from the page dictionary; the content is not parsed
     except Exception as exc:  # noqa: BLE001 - PDFium errors on hostile content
-        raise UploadRefused(f"Page {index + 1} of the PDF could not be read ({_reason(exc)}).") from exc
+        raise UploadRefused(gettext("Page %(value)s of the PDF could not be read (%(_reason)s).") % {"value": index + 1, "_reason": _reason(exc)}) from exc
 
 
 def plan_pdf_page(index, width_pt, height_pt):
@@ -350,7 +349,7 @@ def plan_pdf_page(index, width_pt, height_pt):
     dpi, max_pixels, max_side = settings.OCR_PDF_DPI, settings.OCR_MAX_PIXELS, settings.OCR_MAX_SIDE
     label = f"Page {index + 1} of the PDF"
     if not (math.isfinite(width_pt) and math.isfinite(height_pt) and width_pt > 0 and height_pt > 0):
-        raise UploadRefused(f"{label} has no usable size ({width_pt} × {height_pt} pt).")
+        raise UploadRefused(gettext("%(label)s has no usable size (%(width_pt)s × %(height_pt)s pt).") % {"label": label, "width_pt": width_pt, "height_pt": height_pt})
     scale = min(dpi / 72.0, max_side / max(width_pt, height_pt), math.sqrt(max_pixels / (width_pt * height_pt)))
     while True:  # PDFium rounds each side up: shrink until the rounded size fits too
         width, height = math.ceil(width_pt * scale), math.ceil(height_pt * scale)
@@ -374,7 +373,7 @@ def render_pdf_page(data, index):
         document = _open_pdf(data)
         try:
             if not 0 <= index < len(document):
-                raise UploadRefused(f"The PDF has no page {index + 1}.")
+                raise UploadRefused(gettext("The PDF has no page %(value)s.") % {"value": index + 1})
             plan = plan_pdf_page(index, *_page_size(document, index))
             image = _render(document, plan)
         finally:
@@ -388,12 +387,12 @@ def _render(document, plan):
         page = document[plan.index]
         bitmap = page.render(scale=plan.scale, grayscale=False, may_draw_forms=False)
         if bitmap.width * bitmap.height > settings.OCR_MAX_PIXELS:  # never expected: the plan bounds it
-            raise UploadRefused(f"Page {plan.index + 1} of the PDF rendered larger than planned; refused.")
+            raise UploadRefused(gettext("Page %(value)s of the PDF rendered larger than planned; refused.") % {"value": plan.index + 1})
         image = bitmap.to_pil()  # PIL copies PDFium's BGR pixels into RGB, so the bitmap can go at once
     except UploadRefused:
         raise
     except Exception as exc:  # noqa: BLE001 - PDFium errors on hostile content
-        raise UploadRefused(f"Page {plan.index + 1} of the PDF could not be rendered ({_reason(exc)}).") from exc
+        raise UploadRefused(gettext("Page %(value)s of the PDF could not be rendered (%(_reason)s).") % {"value": plan.index + 1, "_reason": _reason(exc)}) from exc
     finally:
         if bitmap is not None:
             bitmap.close()

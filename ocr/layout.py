@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext, ngettext
 
 from annotation.models import Exam
+from core.numbers import ascii_digits, parse_int
 
 from .filenames import QuestionIndex
 
@@ -78,11 +80,14 @@ class ClassLayout:
     def check_page_count(self, count: int) -> None:
         """Refuse a PDF whose page count is not packets x pages per packet."""
         if count != self.expected_pages:
+            pdf = ngettext("The PDF has %(n)s page", "The PDF has %(n)s pages", count) % {"n": count}
+            roster = ngettext("the roster has %(n)s student", "the roster has %(n)s students", len(self.students)) % {
+                "n": len(self.students)}
+            packet = ngettext("of %(n)s page", "of %(n)s pages", self.pages_per_student) % {"n": self.pages_per_student}
             raise LayoutError([
-                f"The PDF has {count} page{'s' if count != 1 else ''}, but the roster has {len(self.students)} "
-                f"student{'s' if len(self.students) != 1 else ''} of {self.pages_per_student} "
-                f"page{'s' if self.pages_per_student != 1 else ''} ({self.expected_pages} pages): check that "
-                "the roster lists every packet in the PDF, in order, and that no page is missing or scanned twice."
+                gettext("%(pdf)s, but %(roster)s %(packet)s (%(expected)s pages): check that the roster lists every "
+                        "packet in the PDF, in order, and that no page is missing or scanned twice.")
+                % {"pdf": pdf, "roster": roster, "packet": packet, "expected": self.expected_pages}
             ])
 
     def place_of(self, pdf_index: int) -> tuple[str, PagePlace]:
@@ -115,15 +120,15 @@ def read_roster(data: bytes) -> list[str]:
     try:
         rows = list(csv.reader(io.StringIO(text, newline=""), _dialect(text)))
     except csv.Error as exc:
-        raise LayoutError([f"ROSTER.csv is not a readable CSV file ({exc})."]) from exc
+        raise LayoutError([gettext("ROSTER.csv is not a readable CSV file (%(exc)s).") % {"exc": exc}]) from exc
     rows = [(number, row) for number, row in enumerate(rows, start=1) if any(cell.strip() for cell in row)]
     if not rows:
-        raise LayoutError(["ROSTER.csv is empty: it needs a header row with a student_id column and one row per student."])
+        raise LayoutError([gettext("ROSTER.csv is empty: it needs a header row with a student_id column and one row per student.")])
     header_line, header = rows[0]
     names = [cell.strip().lstrip("\ufeff").lower() for cell in header]
     if "student_id" not in names:
         shown = ", ".join(cell.strip() for cell in header)[:200]
-        raise LayoutError([f"ROSTER.csv has no student_id column in its header row (line {header_line}: {shown})."])
+        raise LayoutError([gettext("ROSTER.csv has no student_id column in its header row (line %(header_line)s: %(shown)s).") % {"header_line": header_line, "shown": shown}])
     column = names.index("student_id")
     return _student_ids(rows[1:], column)
 
@@ -161,11 +166,11 @@ def _dialect(text):
 
 def _text(data, name, limit):
     if data is None or not len(data):
-        raise LayoutError([f"{name} is empty."])
+        raise LayoutError([gettext("%(name)s is empty.") % {"name": name}])
     if len(data) > limit:
-        raise LayoutError([f"{name} is {len(data) // 1024} KB; the limit is {limit // 1024} KB."])
+        raise LayoutError([gettext("%(name)s is %(value)s KB; the limit is %(value2)s KB.") % {"name": name, "value": len(data) // 1024, "value2": limit // 1024}])
     if b"\x00" in data:
-        raise LayoutError([f"{name} is not a text file."])
+        raise LayoutError([gettext("%(name)s is not a text file.") % {"name": name}])
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -173,7 +178,7 @@ def _text(data, name, limit):
     try:  # spreadsheets in Chinese locales save CSV as GBK/GB18030
         return data.decode("gb18030")
     except UnicodeDecodeError as exc:
-        raise LayoutError([f"{name} is not UTF-8 (or GB18030) text."]) from exc
+        raise LayoutError([gettext("%(name)s is not UTF-8 (or GB18030) text.") % {"name": name}]) from exc
 
 
 # --- the template ------------------------------------------------------------------------------
@@ -184,11 +189,11 @@ def read_template(data: bytes, exam: Exam) -> tuple[list[PagePlace], dict[str, A
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise LayoutError([f"TEMPLATE.json is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."]) from exc
+        raise LayoutError([gettext("TEMPLATE.json is not valid JSON (line %(lineno)s, column %(colno)s: %(msg)s).") % {"lineno": exc.lineno, "colno": exc.colno, "msg": exc.msg}]) from exc
     except RecursionError as exc:
-        raise LayoutError(["TEMPLATE.json is nested too deeply to be a template."]) from exc
+        raise LayoutError([gettext("TEMPLATE.json is nested too deeply to be a template.")]) from exc
     if not isinstance(document, dict):
-        raise LayoutError(['TEMPLATE.json must be an object: {"pages_per_student": K, "pages": {"1": "3-07", ...}}.'])
+        raise LayoutError([gettext('TEMPLATE.json must be an object: {"pages_per_student": K, "pages": {"1": "3-07", ...}}.')])
     problems = []
     unknown = sorted(set(document) - TEMPLATE_KEYS)
     if unknown:
@@ -223,7 +228,7 @@ def _pages_per_student(value, problems):
 def _places(pages, count, index, problems):
     keys = {}
     for key in pages:
-        number = int(key) if isinstance(key, str) and key.strip().isdigit() else None
+        number = parse_int(key, minimum=1, maximum=count) if isinstance(key, str) and ascii_digits(key) else None
         if number is None or not 1 <= number <= count:
             problems.append(f"TEMPLATE.json: page {key!r} is not a page of a {count}-page packet (pages are \"1\" to \"{count}\").")
         elif number in keys:

@@ -1,6 +1,7 @@
 """Scans and OCR: batches of uploaded files, their pages, engine runs and corrected transcripts."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy
 
 
 class ScanBatch(models.Model):
@@ -8,15 +9,15 @@ class ScanBatch(models.Model):
 
     name = models.CharField(max_length=200)
     exam = models.ForeignKey("annotation.Exam", on_delete=models.PROTECT, related_name="scan_batches")
-    engine = models.CharField(max_length=32, help_text="OCR engine for the pages of this batch.")
+    engine = models.CharField(max_length=32, help_text=gettext_lazy("OCR engine for the pages of this batch."))
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     roster = models.JSONField(
-        default=list, blank=True, help_text="Student ids in packet order (a class PDF uploaded with a roster)."
+        default=list, blank=True, help_text=gettext_lazy("Student ids in packet order (a class PDF uploaded with a roster).")
     )
     template = models.JSONField(
         default=dict, blank=True,
-        help_text="The class PDF's template as read: pages_per_student and, per page of a packet, its place.",
+        help_text=gettext_lazy("The class PDF's template as read: pages_per_student and, per page of a packet, its place."),
     )
 
     class Meta:
@@ -35,9 +36,9 @@ class ScanFile(models.Model):
     """One uploaded file, accepted or refused, and what happened to it in words a person can act on."""
 
     class Status(models.TextChoices):
-        ACCEPTED = "accepted", "Accepted"
-        REFUSED = "refused", "Refused"
-        DUPLICATE = "duplicate", "Duplicate"
+        ACCEPTED = "accepted", gettext_lazy("Accepted")
+        REFUSED = "refused", gettext_lazy("Refused")
+        DUPLICATE = "duplicate", gettext_lazy("Duplicate")
 
     batch = models.ForeignKey(ScanBatch, on_delete=models.CASCADE, related_name="files")
     original_name = models.CharField(max_length=255)
@@ -47,7 +48,7 @@ class ScanFile(models.Model):
     sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=16, choices=Status.choices)
     message = models.TextField(blank=True)
-    stored = models.CharField(max_length=300, blank=True, help_text="Storage name of the original file.")
+    stored = models.CharField(max_length=300, blank=True, help_text=gettext_lazy("Storage name of the original file."))
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -61,10 +62,10 @@ class Page(models.Model):
     """One page image, attached to a student and a question, with its renditions."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Waiting to be rendered"  # a PDF page: the worker renders it
-        UPLOADED = "uploaded", "Uploaded"
-        PREPARED = "prepared", "Prepared"
-        FAILED = "failed", "Failed"
+        PENDING = "pending", gettext_lazy("Waiting to be rendered")  # a PDF page: the worker renders it
+        UPLOADED = "uploaded", gettext_lazy("Uploaded")
+        PREPARED = "prepared", gettext_lazy("Prepared")
+        FAILED = "failed", gettext_lazy("Failed")
 
     batch = models.ForeignKey(ScanBatch, on_delete=models.CASCADE, related_name="pages")
     source_file = models.ForeignKey(ScanFile, on_delete=models.CASCADE, related_name="pages")
@@ -75,23 +76,23 @@ class Page(models.Model):
     )
     page_number = models.PositiveIntegerField(default=1)
     is_cover = models.BooleanField(
-        default=False, help_text="A packet's cover page: shown beside the packet, never OCR'd nor part of an answer."
+        default=False, help_text=gettext_lazy("A packet's cover page: shown beside the packet, never OCR'd nor part of an answer.")
     )
     assignment_note = models.CharField(max_length=500, blank=True)
     checksum = models.CharField(
         max_length=64, unique=True, null=True, blank=True,
-        help_text="SHA-256 of the oriented pixels (empty until a PDF page is rendered).",
+        help_text=gettext_lazy("SHA-256 of the oriented pixels (empty until a PDF page is rendered)."),
     )
-    master = models.CharField(max_length=300, blank=True, help_text="Storage name of the oriented page (PNG).")
-    width = models.PositiveIntegerField(help_text="Pixels (a PDF page waiting to be rendered: those it will have).")
+    master = models.CharField(max_length=300, blank=True, help_text=gettext_lazy("Storage name of the oriented page (PNG)."))
+    width = models.PositiveIntegerField(help_text=gettext_lazy("Pixels (a PDF page waiting to be rendered: those it will have)."))
     height = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.UPLOADED)
     prepare_error = models.TextField(blank=True)
     skew_degrees = models.FloatField(null=True, blank=True)
-    web = models.CharField(max_length=300, blank=True, help_text="Deskewed page shown on screen (JPEG).")
+    web = models.CharField(max_length=300, blank=True, help_text=gettext_lazy("Deskewed page shown on screen (JPEG)."))
     web_width = models.PositiveIntegerField(null=True, blank=True)
     web_height = models.PositiveIntegerField(null=True, blank=True)
-    processed = models.CharField(max_length=300, blank=True, help_text="Flattened, thresholded page (PNG).")
+    processed = models.CharField(max_length=300, blank=True, help_text=gettext_lazy("Flattened, thresholded page (PNG)."))
     thumb = models.CharField(max_length=300, blank=True)
     response = models.ForeignKey(
         "annotation.Response", on_delete=models.SET_NULL, null=True, blank=True, related_name="scan_pages"
@@ -123,10 +124,10 @@ class OcrRun(models.Model):
     """
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", gettext_lazy("Queued")
+        RUNNING = "running", gettext_lazy("Running")
+        DONE = "done", gettext_lazy("Done")
+        FAILED = "failed", gettext_lazy("Failed")
 
     page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="ocr_runs")
     engine = models.CharField(max_length=32)
@@ -134,15 +135,15 @@ class OcrRun(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     raw_text = models.TextField(blank=True)
     tokens = models.JSONField(default=list, blank=True)
-    seconds = models.FloatField(null=True, blank=True, help_text="Engine time, preprocessing excluded.")
+    seconds = models.FloatField(null=True, blank=True, help_text=gettext_lazy("Engine time, preprocessing excluded."))
     timings = models.JSONField(
-        default=dict, blank=True, help_text="Seconds per stage of the task: render, prepare, engine, store."
+        default=dict, blank=True, help_text=gettext_lazy("Seconds per stage of the task: render, prepare, engine, store.")
     )
     error = models.TextField(blank=True)
     cer_edits = models.PositiveIntegerField(null=True, blank=True)
     cer_length = models.PositiveIntegerField(null=True, blank=True)
     cer_math_edits = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Edits after math markup ($, ^, _, braces, spacing) is removed too."
+        null=True, blank=True, help_text=gettext_lazy("Edits after math markup ($, ^, _, braces, spacing) is removed too.")
     )
     cer_math_length = models.PositiveIntegerField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
@@ -172,9 +173,9 @@ class Transcript(models.Model):
     """The text of one page as people corrected it. `version` rises with every save."""
 
     class Status(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        VERIFIED = "verified", "Verified"
-        CHANGED = "changed", "Changed since verified"
+        DRAFT = "draft", gettext_lazy("Draft")
+        VERIFIED = "verified", gettext_lazy("Verified")
+        CHANGED = "changed", gettext_lazy("Changed since verified")
 
     page = models.OneToOneField(Page, on_delete=models.CASCADE, related_name="transcript")
     text = models.TextField(blank=True)
@@ -199,10 +200,10 @@ class TranscriptRevision(models.Model):
     """A saved state of a transcript. Autosaves by one person in a row are merged into one."""
 
     class Kind(models.TextChoices):
-        OCR = "ocr", "OCR output"
-        AUTOSAVE = "autosave", "Autosave"
-        SAVE = "save", "Save"
-        VERIFY = "verify", "Verified"
+        OCR = "ocr", gettext_lazy("OCR output")
+        AUTOSAVE = "autosave", gettext_lazy("Autosave")
+        SAVE = "save", gettext_lazy("Save")
+        VERIFY = "verify", gettext_lazy("Verified")
 
     transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="revisions")
     version = models.PositiveIntegerField()
@@ -228,10 +229,10 @@ class PacketEdit(models.Model):
     """
 
     class Action(models.TextChoices):
-        MOVE = "move", "Page moved"
-        SWAP = "swap", "Pages swapped"
-        PACKET = "packet", "Packet reassigned"
-        ASSIGN = "assign", "Assignments saved"
+        MOVE = "move", gettext_lazy("Page moved")
+        SWAP = "swap", gettext_lazy("Pages swapped")
+        PACKET = "packet", gettext_lazy("Packet reassigned")
+        ASSIGN = "assign", gettext_lazy("Assignments saved")
 
     batch = models.ForeignKey(ScanBatch, on_delete=models.CASCADE, related_name="packet_edits")
     action = models.CharField(max_length=16, choices=Action.choices)
@@ -255,10 +256,10 @@ class TranscriptFlag(models.Model):
 
     response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="transcript_flags")
     page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="flags")
-    start = models.PositiveIntegerField(help_text="Span start in the response's transcript.")
+    start = models.PositiveIntegerField(help_text=gettext_lazy("Span start in the response's transcript."))
     end = models.PositiveIntegerField()
     quote = models.TextField(blank=True)
-    page_start = models.PositiveIntegerField(null=True, blank=True, help_text="The span in the page's text, if found.")
+    page_start = models.PositiveIntegerField(null=True, blank=True, help_text=gettext_lazy("The span in the page's text, if found."))
     page_end = models.PositiveIntegerField(null=True, blank=True)
     note = models.TextField(blank=True)
     flagged_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext
 
 from annotation.models import Exam
 from annotation.transcripts import TranscriptConflict, move_response, release_response
@@ -82,10 +83,10 @@ def _checked_pdf(upload, plan):
             imaging.refuse_size(upload.size, limit)
         data = upload.read()
         if not data:
-            raise imaging.UploadRefused("The file is empty (0 bytes).")
+            raise imaging.UploadRefused(gettext("The file is empty (0 bytes)."))
         kind = imaging.sniff(data)
         if kind != "pdf":
-            raise imaging.UploadRefused(f"A class scan must be one PDF; this file is {imaging.describe_kind(kind)}.")
+            raise imaging.UploadRefused(gettext("A class scan must be one PDF; this file is %(describe_kind)s.") % {"describe_kind": imaging.describe_kind(kind)})
         if len(data) > limit:
             imaging.refuse_size(len(data), limit)
         plans = imaging.inspect_pdf(data, max_pages=settings.OCR_MAX_CLASS_PDF_PAGES)
@@ -99,8 +100,7 @@ def _checked_pdf(upload, plan):
     ).select_related("batch").first()
     if earlier is not None:
         raise ClassScanRefused([
-            f"{upload.name} was already uploaded, as batch #{earlier.batch_id} “{earlier.batch.name}”; "
-            "fix its packets there instead of uploading it again."
+            gettext("%(name)s was already uploaded, as batch #%(batch_id)s “%(name2)s”; fix its packets there instead of uploading it again.") % {"name": upload.name, "batch_id": earlier.batch_id, "name2": earlier.batch.name}
         ])
     return plans, data
 
@@ -169,11 +169,11 @@ def move_page(
     """
     student_id = (student_id or "").strip()[:layout.MAX_STUDENT_ID]
     if not student_id:
-        raise PacketError("Give the student the page belongs to.")
+        raise PacketError(gettext("Give the student the page belongs to."))
     if cover:
         question_id = None
     elif question_id is None:
-        raise PacketError("Choose the question the page answers, or mark it as a cover page.")
+        raise PacketError(gettext("Choose the question the page answers, or mark it as a cover page."))
     _check_questions(page.batch, [question_id])
     target = {"student_id": student_id, "question": question_id, "cover": cover, "page_number": page_number}
     summary = f"Page {_page_name(page)} moved to {_place_words(target, page.batch)}"
@@ -183,9 +183,9 @@ def move_page(
 def swap_pages(first: Page, second: Page, *, user=None) -> PacketEdit:
     """Exchange the places (student, question, page number, cover) of two pages of a batch."""
     if first.pk == second.pk:
-        raise PacketError("Choose two different pages to swap.")
+        raise PacketError(gettext("Choose two different pages to swap."))
     if first.batch_id != second.batch_id:
-        raise PacketError("Both pages must belong to this batch.")
+        raise PacketError(gettext("Both pages must belong to this batch."))
     targets = {first.pk: _fixed(second.place()), second.pk: _fixed(first.place())}
     summary = f"Pages {_page_name(first)} and {_page_name(second)} swapped"
     return _apply(first.batch, targets, PacketEdit.Action.SWAP, summary, user)
@@ -199,12 +199,12 @@ def reassign_packet(batch: ScanBatch, *, student_id: str, to_student_id: str, us
     """
     to_student_id = (to_student_id or "").strip()[:layout.MAX_STUDENT_ID]
     if not to_student_id:
-        raise PacketError("Give the student id the packet belongs to.")
+        raise PacketError(gettext("Give the student id the packet belongs to."))
     if to_student_id == student_id:
-        raise PacketError("The packet already belongs to that student.")
+        raise PacketError(gettext("The packet already belongs to that student."))
     pages = list(batch.pages.filter(student_id=student_id))
     if not pages:
-        raise PacketError(f"No page of this batch belongs to student {student_id}.")
+        raise PacketError(gettext("No page of this batch belongs to student %(student_id)s.") % {"student_id": student_id})
     others = list(batch.pages.filter(student_id=to_student_id))
     targets = {page.pk: _fixed({**page.place(), "student_id": to_student_id}) for page in pages}
     targets.update({page.pk: _fixed({**page.place(), "student_id": student_id}) for page in others})
@@ -247,7 +247,7 @@ def _check_questions(batch, question_ids):
     known = set(batch.exam.questions.filter(pk__in=wanted).values_list("pk", flat=True))
     unknown = sorted(wanted - known)
     if unknown:
-        raise PacketError(f"Question #{unknown[0]} is not in exam “{batch.exam.name}”.")
+        raise PacketError(gettext("Question #%(unknown)s is not in exam “%(name)s”.") % {"unknown": unknown[0], "name": batch.exam.name})
 
 
 def _pdf_page(page):
@@ -289,7 +289,7 @@ def _apply(batch, targets, action, summary, user):
             return PacketEdit.objects.create(batch=batch, action=action, summary=summary[:500], changes=changes,
                                              responses=notes, user=user)
     except TranscriptConflict as exc:
-        raise PacketError(f"Nothing was changed: {exc}") from exc
+        raise PacketError(gettext("Nothing was changed: %(exc)s") % {"exc": exc}) from exc
 
 
 def _key(place):

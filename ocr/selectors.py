@@ -3,8 +3,11 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Avg, Count, Max, Min, Prefetch, Q, QuerySet, Sum
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 
 from accounts.roles import is_reviewer
 from annotation.labelling.selectors import can_label
@@ -36,17 +39,42 @@ def batch_progress(batch: ScanBatch) -> dict[str, Any]:
     counts["complete"] = finished == counts["total"]
     counts["eta_seconds"] = None if counts["complete"] else _eta_seconds(batch, counts["total"] - finished)
     counts["eta_text"] = _eta_words(counts["eta_seconds"])
+    counts["stalled"] = False
+    if not counts["complete"]:
+        quiet = _quiet_seconds(batch)
+        if quiet is not None and quiet > STALLED_AFTER_SECONDS:
+            # No "less than a minute left" while nothing moves: say what is happening instead.
+            counts.update(stalled=True, eta_seconds=None, eta_text=_(
+                "no page has finished for %(quiet)s min: if a worker stopped, the pages it held are taken over "
+                "automatically %(after)s min after they started") % {
+                    "quiet": round(quiet / 60), "after": round(stuck_after_seconds() / 60)})
     return counts
+
+
+STALLED_AFTER_SECONDS = 120  # no page finished (nor started) for this long, with pages left
+
+
+def stuck_after_seconds():
+    """How long a page may run before its worker counts as gone (ocr.services takes it over then)."""
+    return 2 * settings.OCR_ENGINE_TIMEOUT + 60
+
+
+def _quiet_seconds(batch):
+    """Seconds since the batch's OCR last moved (a page finished or started, or the batch was made)."""
+    moved = OcrRun.objects.filter(page__batch=batch).aggregate(finished=Max("finished"), started=Max("started"),
+                                                                created=Max("created"))
+    last = max(filter(None, moved.values()), default=None)
+    return None if last is None else (timezone.now() - last).total_seconds()
 
 
 def _eta_words(seconds):
     if seconds is None:
         return ""
     if seconds < 60:
-        return "less than a minute left"
+        return gettext("less than a minute left")
     if seconds < 3600:
-        return f"about {round(seconds / 60)} min left"
-    return f"about {seconds // 3600} h {round(seconds % 3600 / 60)} min left"
+        return gettext("about %(minutes)s min left") % {"minutes": round(seconds / 60)}
+    return gettext("about %(hours)s h %(minutes)s min left") % {"hours": seconds // 3600, "minutes": round(seconds % 3600 / 60)}
 
 
 def _eta_seconds(batch, remaining):

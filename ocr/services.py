@@ -15,6 +15,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from PIL import Image
 
 from annotation.models import Exam, Question, Response
@@ -104,7 +105,7 @@ def ingest_uploads(batch: ScanBatch, uploads: Iterable[Upload]) -> list[ScanFile
     uploads = list(uploads)
     limit = settings.OCR_MAX_FILES_PER_BATCH
     if len(uploads) > limit:
-        raise BatchError(f"{len(uploads)} files in one batch; the limit is {limit}. Upload them in parts.")
+        raise BatchError(gettext("%(n_uploads)s files in one batch; the limit is %(limit)s. Upload them in parts.") % {"n_uploads": len(uploads), "limit": limit})
     index = QuestionIndex(batch.exam)
     results = []
     for upload in uploads:
@@ -141,6 +142,8 @@ def ingest_upload(batch: ScanBatch, upload: Upload, index: QuestionIndex) -> Sca
     question_pk, note = index.resolve(parsed.question_token)
     if not parsed.student_id:
         note = "The name does not follow <student>_<question>_<page>; assign the page on the batch page."
+    if parsed.note:
+        note = f"{parsed.note} {note}".strip()
     place = {"parsed": parsed, "question_pk": question_pk, "note": note}
     written = []
     try:
@@ -322,7 +325,7 @@ def queue_engine_on_batch(batch: ScanBatch, engine_name: str) -> list[OcrRun]:
 
 def _stuck_after():
     """A run 'running' for longer than this lost its worker (killed, restarted): it may be taken again."""
-    return timedelta(seconds=2 * settings.OCR_ENGINE_TIMEOUT + 60)
+    return timedelta(seconds=selectors.stuck_after_seconds())
 
 
 def retry_failed_runs(batch: ScanBatch) -> int:
@@ -334,13 +337,64 @@ def retry_failed_runs(batch: ScanBatch) -> int:
     return len(runs)
 
 
-def perform_ocr_run(run_id: int) -> OcrRun | None:
+# Automatic take-overs of one page whose worker stopped before it is left failed: a page that
+# kills every worker it reaches (memory) must not loop.
+MAX_OCR_TAKEOVERS = 1
+
+
+def _schedule_watch(run_id: int, takeovers: int, delay: float) -> None:
+    from celery import current_app
+
+    from .tasks import watch_ocr_run  # cycle: ocr.tasks imports this module
+
+    if not current_app.conf.task_always_eager:  # eager tasks (tests) would wait synchronously
+        watch_ocr_run.apply_async(args=[run_id, takeovers], countdown=max(0.0, delay))
+
+
+def watch_ocr_run(run_id: int, takeovers: int = 0, *, now=None) -> str:
+    """The watchdog of a page in flight, scheduled when a worker claims it: once the page has
+    been running longer than a worker can take (`_stuck_after`), its worker died (killed,
+    restarted), so it is queued again, once; the next time it is failed with a message."""
+    run = OcrRun.objects.filter(pk=run_id).only("status", "started").first()
+    if run is None or run.status != OcrRun.Status.RUNNING or run.started is None:
+        return "stopped"
+    now = now or timezone.now()
+    due = run.started + _stuck_after()
+    if now < due:
+        _schedule_watch(run_id, takeovers, (due - now).total_seconds() + 1)
+        return "watching"
+    mine = OcrRun.objects.filter(pk=run_id, status=OcrRun.Status.RUNNING, started=run.started)
+    if takeovers >= MAX_OCR_TAKEOVERS:
+        mine.update(status=OcrRun.Status.FAILED, finished=now, error=(
+            "The worker reading this page stopped (killed or restarted) twice; it was not tried again "
+            "automatically. Retry to try once more."))
+        return "failed"
+    if mine.update(status=OcrRun.Status.QUEUED, error=""):
+        logger.warning("OCR run %s: its worker stopped %s after it started; queued again", run_id, _stuck_after())
+        from .tasks import run_ocr  # cycle, as above
+
+        transaction.on_commit(lambda: run_ocr.apply_async(args=[run_id], kwargs={"takeovers": takeovers + 1}))
+        return "taken over"
+    return "stopped"
+
+
+def watch_running_ocr() -> int:
+    """A worker just started: watch every page in flight (a watchdog message held by a worker
+    that died went with it)."""
+    ids = list(OcrRun.objects.filter(status=OcrRun.Status.RUNNING).values_list("pk", flat=True))
+    for run_id in ids:
+        _schedule_watch(run_id, 0, 0)
+    return len(ids)
+
+
+def perform_ocr_run(run_id: int, takeovers: int = 0) -> OcrRun | None:
     """Prepare the page (once), run the engine on it, store text and boxes, seed the transcript."""
     now = timezone.now()
     claimable = Q(status=OcrRun.Status.QUEUED) | Q(status=OcrRun.Status.RUNNING, started__lt=now - _stuck_after())
     claimed = OcrRun.objects.filter(claimable, pk=run_id).update(status=OcrRun.Status.RUNNING, started=now)
     if not claimed:
         return None  # taken by another worker (and not stuck), or finished
+    _schedule_watch(run_id, takeovers, _stuck_after().total_seconds() + 1)
     run = OcrRun.objects.select_related("page__batch", "page__source_file").get(pk=run_id)
     clock = _StageClock()
     try:
@@ -486,7 +540,7 @@ def _record_rendering(page, decoded):
             delete_files([name])
             duplicate = _duplicate_of(decoded.checksum)
     words = _duplicate_words(duplicate) if duplicate else "the same image was stored by another upload just now"
-    raise imaging.UploadRefused(f"Skipped: {words}.")
+    raise imaging.UploadRefused(gettext("Skipped: %(words)s.") % {"words": words})
 
 
 def prepare_stored_page(page: Page, reads: str = "binary") -> imaging.PreparedPage:
@@ -592,7 +646,7 @@ def _record_revision(transcript, text, kind, user, now):
 def verify_transcript(page: Page, *, text: str, base_version: int, user) -> tuple[Transcript, Response]:
     """Save the text as verified and write the response it belongs to (history kept)."""
     if not page.is_assigned:
-        raise TranscriptError("Assign a student and a question to this page before verifying it.")
+        raise TranscriptError(gettext("Assign a student and a question to this page before verifying it."))
     with transaction.atomic():
         transcript = save_transcript(
             page, text=text, base_version=base_version, user=user, kind=TranscriptRevision.Kind.VERIFY
@@ -626,14 +680,14 @@ def flag_transcript(*, response: Response, user, start: int, end: int, note: str
     """
     text = response.transcript
     if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
-        raise FlagInvalid("Select a passage of the answer first.")
+        raise FlagInvalid(gettext("Select a passage of the answer first."))
     if not 0 <= start < end <= len(text):
-        raise FlagInvalid(f"The passage {start}–{end} lies outside the transcript (length {len(text)}).")
+        raise FlagInvalid(gettext("The passage %(start)s–%(end)s lies outside the transcript (length %(n_text)s).") % {"start": start, "end": end, "n_text": len(text)})
     if not isinstance(note, str) or len(note) > MAX_FLAG_NOTE:
-        raise FlagInvalid(f"The note must be text of at most {MAX_FLAG_NOTE} characters.")
+        raise FlagInvalid(gettext("The note must be text of at most %(MAX_FLAG_NOTE)s characters.") % {"MAX_FLAG_NOTE": MAX_FLAG_NOTE})
     page_id, page_offset = selectors.page_of_span(response, start)
     if page_id is None:
-        raise FlagInvalid("This answer was not made from scans: there is no page to correct.")
+        raise FlagInvalid(gettext("This answer was not made from scans: there is no page to correct."))
     return TranscriptFlag.objects.create(
         response=response, page_id=page_id, start=start, end=end, quote=text[start:end], note=note.strip(),
         page_start=start - page_offset if page_offset is not None else None,

@@ -3,7 +3,7 @@ import logging
 import threading
 
 from celery import current_app, shared_task
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 from django.conf import settings
 
 from . import packets, services
@@ -12,10 +12,27 @@ logger = logging.getLogger(__name__)
 
 
 @shared_task(name="ocr.run_ocr", acks_late=True)
-def run_ocr(run_id):
+def run_ocr(run_id, takeovers=0):
     """OCR one page with one engine (one task per page, so a batch spreads over the workers)."""
-    run = services.perform_ocr_run(run_id)
+    run = services.perform_ocr_run(run_id, takeovers=takeovers)
     return None if run is None else run.status
+
+
+@shared_task(name="ocr.watch_ocr_run", ignore_result=True)
+def watch_ocr_run(run_id, takeovers=0):
+    """The watchdog of a page in flight: queued again once its worker died (services.watch_ocr_run)."""
+    return services.watch_ocr_run(run_id, takeovers)
+
+
+@shared_task(name="ocr.watch_running_ocr", ignore_result=True)
+def watch_running_ocr():
+    return services.watch_running_ocr()
+
+
+@worker_ready.connect
+def watch_pages_after_start(**kwargs):
+    """A worker that (re)starts watches every page in flight (their watchdog may have died too)."""
+    watch_running_ocr.delay()
 
 
 @shared_task(name="ocr.render_page", acks_late=True)

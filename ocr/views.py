@@ -10,6 +10,8 @@ from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
@@ -19,9 +21,11 @@ from annotation.labelling.selectors import can_label
 from annotation.models import Assignment, Response
 from annotation.selectors import id_param
 from config.shortcuts import get_object_or_404
+from core.numbers import parse_id, parse_int
 
 from . import packets, selectors, services
 from .engines import ENGINES
+from .filenames import MAX_PAGE_NUMBER
 from .forms import AddFilesForm, AssignLabelsForm, ClassScanForm, EngineForm, UploadForm
 from .models import Page, ScanBatch
 
@@ -32,7 +36,7 @@ def _report_ingest(request, scan_files):
     accepted = sum(1 for f in scan_files if f.status == "accepted")
     pages = sum(f.n_new_pages for f in scan_files)
     refused = [f for f in scan_files if f.status != "accepted"]
-    messages.success(request, f"{accepted} of {len(scan_files)} file(s) accepted, {pages} new page(s) queued for OCR.")
+    messages.success(request, gettext("%(accepted)s of %(n_scan_files)s file(s) accepted, %(pages)s new page(s) queued for OCR.") % {"accepted": accepted, "n_scan_files": len(scan_files), "pages": pages})
     for scan_file in refused:
         messages.error(request, f"{scan_file.original_name}: {scan_file.message}")
 
@@ -82,9 +86,9 @@ def class_upload(request):
             for problem in exc.problems:
                 form.add_error(None, problem)
         else:
-            messages.success(request, f"{len(batch.roster)} packets, {batch.pages.count()} pages queued.")
+            messages.success(request, gettext("%(n_roster)s packets, %(count)s pages queued.") % {"n_roster": len(batch.roster), "count": batch.pages.count()})
             return redirect("ocr:batch_detail", pk=batch.pk)
-    messages.error(request, "Nothing was uploaded: see the reasons under “Upload a class PDF”.")
+    messages.error(request, gettext("Nothing was uploaded: see the reasons under “Upload a class PDF”."))
     return _batch_list_page(request, UploadForm(), form, status=400)
 
 
@@ -126,7 +130,7 @@ def batch_assign_labels(request, pk):
     form = _assign_form(request.POST)
     if not form.is_valid():
         problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
-        messages.error(request, f"Nothing was assigned. {problems}")
+        messages.error(request, gettext("Nothing was assigned. %(problems)s") % {"problems": problems})
         return redirect("ocr:batch_detail", pk=pk)
     responses = labelling_selectors.assignable_responses(batch=batch)
     waiting = selectors.answers_waiting(batch)
@@ -137,12 +141,12 @@ def batch_assign_labels(request, pk):
             assigned_by=request.user,
         )
     except ValueError as exc:  # LabelInvalid is a ValueError
-        messages.error(request, f"Nothing was assigned. {exc}")
+        messages.error(request, gettext("Nothing was assigned. %(exc)s") % {"exc": exc})
         return redirect("ocr:batch_detail", pk=pk)
     left_out = f" {waiting} answer(s) of the batch are not verified yet and were left out." if waiting else ""
     messages.success(request, result.summary() + left_out)
     if result.short_of_annotators:
-        messages.warning(request, f"{result.short_of_annotators} label(s) could not be given out: too few annotators.")
+        messages.warning(request, gettext("%(short_of_annotators)s label(s) could not be given out: too few annotators.") % {"short_of_annotators": result.short_of_annotators})
     return redirect("ocr:batch_detail", pk=pk)
 
 
@@ -175,7 +179,7 @@ def batch_packets_fix(request, pk):
         return _packets_page(request, batch, status=400)
     messages.success(request, edit.summary + ".")
     for note in edit.responses:
-        messages.info(request, f"Response #{note['response']}: {note['what']}.")
+        messages.info(request, gettext("Response #%(response)s: %(what)s.") % {"response": note['response'], "what": note['what']})
     return redirect("ocr:batch_packets", pk=pk)
 
 
@@ -209,7 +213,7 @@ def batch_add_files(request, pk):
     batch = get_object_or_404(ScanBatch, pk=pk)
     form = AddFilesForm(request.POST, request.FILES)
     if not form.is_valid():
-        messages.error(request, "Choose one or more files to add.")
+        messages.error(request, gettext("Choose one or more files to add."))
         return redirect("ocr:batch_detail", pk=pk)
     try:
         scan_files = services.ingest_uploads(batch, services.uploads_from(form.cleaned_data["scans"]))
@@ -224,26 +228,37 @@ def batch_add_files(request, pk):
 @require_POST
 def batch_assign(request, pk):
     batch = get_object_or_404(ScanBatch.objects.select_related("exam"), pk=pk)
-    rows = []
+    rows, problems = [], []
     for raw in request.POST.getlist("page"):
-        if not raw.isdigit():
-            continue
-        question = request.POST.get(f"question-{raw}", "")
-        number = request.POST.get(f"page_number-{raw}", "1")
-        rows.append({
-            "page": int(raw),
+        page = parse_id(raw)
+        if page is None:
+            continue  # names no page
+        question = request.POST.get(f"question-{raw}", "").strip()
+        number = request.POST.get(f"page_number-{raw}", "").strip()
+        row = {
+            "page": page,
             "student_id": request.POST.get(f"student-{raw}", ""),
-            "question": int(question) if question.isdigit() else None,
-            "page_number": int(number) if number.isdigit() else 1,
-        })
+            "question": parse_id(question) if question else None,
+            "page_number": parse_int(number, minimum=1, maximum=MAX_PAGE_NUMBER) if number else 1,
+        }
+        if question and row["question"] is None:
+            problems.append(_("page #%(page)s: the question “%(value)s” is not a question id") % {
+                "page": page, "value": question[:40]})
+        if row["page_number"] is None:
+            problems.append(_("page #%(page)s: the page number “%(value)s” is not a whole number from 1 to "
+                              "%(max)s") % {"page": page, "value": number[:40], "max": MAX_PAGE_NUMBER})
+        rows.append(row)
+    if problems:
+        messages.error(request, _("Nothing was saved: %(problems)s.") % {"problems": "; ".join(problems[:5])})
+        return redirect("ocr:batch_detail", pk=pk)
     try:
         edit = packets.assign_pages(batch, rows, user=request.user)
     except packets.PacketError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Saved the assignment of {len(edit.changes) if edit else 0} page(s).")
+        messages.success(request, gettext("Saved the assignment of %(value)s page(s).") % {"value": len(edit.changes) if edit else 0})
         for note in edit.responses if edit else ():
-            messages.info(request, f"Response #{note['response']}: {note['what']}.")
+            messages.info(request, gettext("Response #%(response)s: %(what)s.") % {"response": note['response'], "what": note['what']})
     return redirect("ocr:batch_detail", pk=pk)
 
 
@@ -254,9 +269,9 @@ def batch_run_engine(request, pk):
     form = EngineForm(request.POST)
     if form.is_valid():
         runs = services.queue_engine_on_batch(batch, form.cleaned_data["engine"])
-        messages.success(request, f"Queued {form.cleaned_data['engine']} on {len(runs)} page(s).")
+        messages.success(request, gettext("Queued %(engine)s on %(n_runs)s page(s).") % {"engine": form.cleaned_data['engine'], "n_runs": len(runs)})
     else:
-        messages.error(request, "Unknown engine.")
+        messages.error(request, gettext("Unknown engine."))
     return redirect("ocr:batch_detail", pk=pk)
 
 
@@ -265,7 +280,7 @@ def batch_run_engine(request, pk):
 def batch_retry(request, pk):
     batch = get_object_or_404(ScanBatch, pk=pk)
     count = services.retry_failed_runs(batch)
-    messages.success(request, f"Queued {count} failed run(s) again.")
+    messages.success(request, gettext("Queued %(count)s failed run(s) again.") % {"count": count})
     return redirect("ocr:batch_detail", pk=pk)
 
 
@@ -329,7 +344,7 @@ def page_image(request, pk, kind):
     field = IMAGE_KINDS.get(kind)
     page = get_object_or_404(Page.objects.only("id", "web", "thumb", "processed", "master", "status", "response_id"), pk=pk)
     if not selectors.may_view_page_image(request.user, page):
-        raise PermissionDenied("This scan belongs to a response that is not assigned to you.")
+        raise PermissionDenied(gettext("This scan belongs to a response that is not assigned to you."))
     name = getattr(page, field) if field else ""
     if field == "processed" and not name:
         name = services.processed_rendition(page)
@@ -349,8 +364,8 @@ def quality(request):
         "cer": [round(100 * row["cer"], 2) if row["cer"] is not None else None for row in by_engine],
         "cer_math": [round(100 * row["cer_math"], 2) if row["cer_math"] is not None else None for row in by_engine],
     }
-    batch_id = request.GET.get("batch", "")
-    detail_batch = ScanBatch.objects.filter(pk=int(batch_id)).first() if batch_id.isdigit() else None
+    batch_id = parse_id(request.GET.get("batch"))
+    detail_batch = ScanBatch.objects.filter(pk=batch_id).first() if batch_id is not None else None
     context = {
         "rows": selectors.quality_rows(),
         "by_engine": by_engine,
@@ -368,6 +383,8 @@ def flag_transcript(request, pk):
     response = get_object_or_404(Response, pk=pk)
     if not can_label(request.user, response):
         return JsonResponse({"detail": "This response is not assigned to you."}, status=403)
+    if request.content_type != "application/json":  # a form's body has been parsed already: no raw body to read
+        return JsonResponse({"detail": "Send a JSON object {start, end, note}."}, status=400)
     try:
         data = json.loads(request.body or b"{}")
     except (ValueError, UnicodeDecodeError):

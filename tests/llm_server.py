@@ -3,7 +3,8 @@ A scriptable OpenAI-compatible HTTP server for tests and benchmarks.
 
 It answers ``POST /v1/chat/completions`` (and ``GET /v1/models``) on 127.0.0.1 and can be
 told, per request, to be slow, to answer 429 with ``Retry-After``, to fail with a 5xx, to
-hang past the client's timeout, to send a body that is not JSON, or to reply with any text
+hang past the client's timeout, to trickle its answer a byte at a time (``trickle``), to send a
+body that is not JSON (of any ``content_type``), or to reply with any text
 (garbage, out-of-range scores...). It counts requests and records what it saw, so a test can
 assert how many calls a run made and how many were in flight at once.
 
@@ -21,6 +22,14 @@ or from the command line (the benchmark and a local demo do this)::
     python tests/llm_server.py --port 8001 --latency 0.2
 
 and read its counters from another process with ``GET /v1/stats`` (``POST /v1/stats/reset``).
+
+It also answers ``POST /v1/embeddings`` (each input's vector is ``server.embedder(text)``, by
+default `hash_vector`: the same text always gets the same unit vector) and ``POST
+/v1/completions`` with ``echo`` and ``logprobs`` (the prompt's tokens and log-probabilities
+come from ``server.scorer(prompt)``, by default `word_scores`: word tokens with scripted
+log-probabilities, and a top-k dictionary per position). Rules match these requests on their
+``input`` / ``prompt`` text and can make them fail or wait like chat requests; a rule's
+successful reply (status 200, no ``body``) gets the scripted vectors or log-probabilities.
 
 A rule matches a request when its text appears in the request's messages; rules are tried
 in the order they were added and each consumes its replies in order, then stops matching.
@@ -55,6 +64,9 @@ class Reply:
     hang: float | None = None
     body: bytes | None = None
     chunked: bool = False  # send `body` without Content-Length, in chunks (Transfer-Encoding: chunked)
+    content_type: str = "application/json"  # of a raw `body`
+    trickle: float | None = None  # send the answer's body one byte at a time, this many seconds apart
+    trickle_headers: bool = False  # with `trickle`: the status line and headers too
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str = "stop"
@@ -76,8 +88,15 @@ class RecordedRequest:
 
 
 def message_text(payload):
-    """All message contents of a chat request, joined."""
+    """All message contents of a chat request, joined (for embeddings and completions requests:
+    their ``input`` or ``prompt`` texts)."""
     parts = []
+    for key in ("input", "prompt"):
+        value = payload.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(str(piece) for piece in value)
     for message in payload.get("messages") or []:
         content = message.get("content")
         if isinstance(content, str):
@@ -85,6 +104,32 @@ def message_text(payload):
         elif isinstance(content, list):
             parts.extend(str(piece.get("text", "")) for piece in content if isinstance(piece, dict))
     return "\n".join(parts)
+
+
+def hash_vector(text, dims=16):
+    """A unit vector made from the text's SHA-256 (the default embedder): equal texts, equal vectors."""
+    import hashlib
+    import math
+
+    digest = hashlib.sha256(str(text).encode("utf-8")).digest()
+    raw = [(digest[i % len(digest)] + 1) * (1 if digest[(i + 7) % len(digest)] % 2 else -1) for i in range(dims)]
+    norm = math.sqrt(sum(v * v for v in raw))
+    return [v / norm for v in raw]
+
+
+WORD = __import__("re").compile(r"\s*\S+|\s+$")
+
+
+def word_scores(prompt, top_k=5):
+    """The default scorer: word tokens (each with the spaces before it), log-probability
+    -0.1 x the token's length, and a top-k dictionary holding the token itself and k - 1 others."""
+    rows = []
+    for match in WORD.finditer(prompt):
+        token = match.group(0)
+        logprob = -0.1 * len(token)
+        top = {token: logprob, **{f" alt{i}": logprob - 0.5 - i for i in range(max(0, top_k - 1))}}
+        rows.append((token, logprob, top))
+    return rows
 
 
 class _Rule:
@@ -108,6 +153,8 @@ class LlmServer:
         self.host = host
         self.port = port
         self.default = default if default is not None else demo_reply
+        self.embedder = hash_vector
+        self.scorer = word_scores
         self.latency = latency
         self._rules = []
         self._lock = threading.Lock()
@@ -194,7 +241,7 @@ class LlmServer:
         return best
 
     # --- serving -----------------------------------------------------------------------
-    def _choose(self, payload):
+    def _choose(self, payload, chat=True):
         text = message_text(payload)
         with self._lock:
             for rule in self._rules:
@@ -202,6 +249,8 @@ class LlmServer:
                     reply = rule.replies[rule.used]
                     rule.used += 1
                     return reply
+        if not chat:
+            return Reply()
         default = self.default
         return default(payload) if callable(default) else default
 
@@ -265,16 +314,24 @@ class _Handler(BaseHTTPRequestHandler):
             headers={k.lower(): v for k, v in self.headers.items()}, status=0,
         )
         try:
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            path = self.path.rstrip("/")
+            kind = next((k for k in ("/chat/completions", "/embeddings", "/completions") if path.endswith(k)), None)
+            if kind is None:
                 self._send_json(404, {"error": {"message": "not found"}})
                 return
-            reply = owner._choose(payload)
+            reply = owner._choose(payload, chat=kind == "/chat/completions")
+            self._trickle = (reply.trickle, reply.trickle_headers) if reply.trickle else None
             delay = reply.latency or owner.latency
             if delay:
                 time.sleep(delay)
             if reply.hang is not None:
                 owner._release.wait(reply.hang)
-            self._answer(reply, payload)
+            if kind == "/chat/completions" or reply.body is not None or reply.status != 200:
+                self._answer(reply, payload)
+            elif kind == "/embeddings":
+                self._answer_embeddings(payload, reply.headers)
+            else:
+                self._answer_completion(payload, reply.headers)
         except (BrokenPipeError, ConnectionResetError):
             self._record(499)
         finally:
@@ -291,7 +348,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.retry_after is not None:
             headers["Retry-After"] = str(reply.retry_after)
         if reply.body is not None:
-            self._send_raw(reply.status, reply.body, "application/json", headers, chunked=reply.chunked)
+            self._send_raw(reply.status, reply.body, reply.content_type, headers, chunked=reply.chunked)
             return
         if reply.status != 200:
             kind = "rate_limit_exceeded" if reply.status == 429 else "server_error"
@@ -323,10 +380,55 @@ class _Handler(BaseHTTPRequestHandler):
         }
         self._send_json(200, body, headers)
 
+    def _answer_embeddings(self, payload, headers):
+        texts = payload.get("input")
+        texts = [texts] if isinstance(texts, str) else list(texts or [])
+        data = [{"object": "embedding", "index": i, "embedding": list(self.owner.embedder(text))}
+                for i, text in enumerate(texts)]
+        tokens = sum(len(str(t)) // 4 + 1 for t in texts)
+        self._send_json(200, {"object": "list", "data": data, "model": payload.get("model", "test-model"),
+                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}, headers)
+
+    def _answer_completion(self, payload, headers):
+        """A legacy completion: with ``echo`` the prompt's tokens and log-probabilities (the first
+        token's is null, as servers give it), then one generated token "." when max_tokens > 0."""
+        prompt = payload.get("prompt")
+        prompt = prompt[0] if isinstance(prompt, list) else str(prompt or "")
+        k = int(payload.get("logprobs") or 0)
+        rows = list(self.owner.scorer(prompt))
+        tokens, logprobs, tops, offsets, position = [], [], [], [], 0
+        if payload.get("echo"):
+            for index, (token, logprob, top) in enumerate(rows):
+                tokens.append(token)
+                logprobs.append(None if index == 0 else logprob)
+                tops.append(None if index == 0 else dict(list(top.items())[:k]))
+                offsets.append(position)
+                position += len(token)
+        text = prompt if payload.get("echo") else ""
+        if int(payload.get("max_tokens") or 0) > 0:
+            tokens.append(".")
+            logprobs.append(-0.5)
+            tops.append({".": -0.5})
+            offsets.append(len(text))
+            text += "."
+        body = {
+            "id": f"cmpl-{time.monotonic_ns()}", "object": "text_completion", "created": int(time.time()),
+            "model": payload.get("model", "test-model"),
+            "choices": [{"index": 0, "text": text, "finish_reason": "length",
+                         "logprobs": {"tokens": tokens, "token_logprobs": logprobs, "top_logprobs": tops,
+                                      "text_offset": offsets} if k or payload.get("echo") else None}],
+            "usage": {"prompt_tokens": len(rows), "completion_tokens": 1, "total_tokens": len(rows) + 1},
+        }
+        self._send_json(200, body, headers)
+
     def _send_json(self, status, body, headers=None):
         self._send_raw(status, json.dumps(body).encode("utf-8"), "application/json", headers or {})
 
     def _send_raw(self, status, data, content_type, headers, chunked=False):
+        trickle, self._trickle = getattr(self, "_trickle", None), None
+        if trickle:
+            self._send_trickling(status, data, content_type, headers, *trickle)
+            return
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Transfer-Encoding" if chunked else "Content-Length", "chunked" if chunked else str(len(data)))
@@ -341,6 +443,24 @@ class _Handler(BaseHTTPRequestHandler):
             piece = data[start : start + 65536]
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
         self.wfile.write(b"0\r\n\r\n")
+
+
+    def _send_trickling(self, status, data, content_type, headers, every, with_headers):
+        """One byte of the answer every `every` seconds (of its body, or of all of it), until the
+        client hangs up or the server stops."""
+        head = [f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}",
+                f"Content-Type: {content_type}", f"Content-Length: {len(data)}"]
+        head += [f"{name}: {value}" for name, value in headers.items()]
+        head_bytes = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+        self._record(status)
+        if not with_headers:
+            self.wfile.write(head_bytes)
+            self.wfile.flush()
+        for byte in (head_bytes + data if with_headers else data):
+            if self.owner._release.wait(every):
+                return
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
 
 
 def main():

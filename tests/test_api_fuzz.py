@@ -21,6 +21,9 @@ from accounts.roles import REVIEWER, has_role
 
 from .conftest import make_user
 
+# Its own marker: `make test` leaves the fuzz out, `make test-fuzz` runs it (its own CI step).
+pytestmark = pytest.mark.fuzz
+
 SPECIAL_NUMBERS = ["²", "٣", "１２", "NaN", "-NaN", "sNaN", "Infinity", "-Infinity", "inf", "1E+999999", "-1E+999999",
                    "1e-999999", "0x10", "1_0", " 7 ", "7.0", "-0", "9223372036854775808"]
 

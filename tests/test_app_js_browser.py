@@ -135,3 +135,61 @@ def test_send_json_carries_the_csrf_token_and_reads_any_answer(page, live_server
     assert token and all(h["x-csrftoken"] == token for h in probe.headers)
     assert all(h["content-type"] == "application/json" for h in probe.headers)
     assert [json.loads(b) for b in probe.bodies] == [{"a": 1}, {"b": 2}]
+
+
+CSP_LISTENER = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) => { window.__csp.push(e.violatedDirective + " " + e.sourceFile); });
+"""
+
+
+def test_progress_bars_take_their_width_from_data_percent_under_the_csp(page, live_server, annotator):
+    """The CSP has no 'unsafe-inline' for styles: a bar's width comes from data-percent, set
+    by app.js through CSSOM when the page loads (and by RealMath.setBar later)."""
+    from decimal import Decimal
+
+    from django.utils import timezone
+
+    from annotation.models import Assignment, Label
+    from tests.factories import make_question, make_responses
+
+    responses = make_responses(make_question(), 4)
+    for response in responses:
+        Assignment.objects.create(response=response, annotator=annotator)
+    Label.objects.create(response=responses[0], annotator=annotator, total=Decimal(5), submitted=True)
+    Assignment.objects.filter(response=responses[0]).update(completed_at=timezone.now())
+    page.add_init_script(CSP_LISTENER)
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/label/")
+    width = "b => b.getBoundingClientRect().width / b.parentElement.getBoundingClientRect().width"
+    assert page.eval_on_selector(".progress > [data-percent]", "b => b.getAttribute('data-percent')") == "25"
+    page.wait_for_function(f"() => Math.abs(({width})(document.querySelector('.progress > span')) - 0.25) < 0.01")
+    page.evaluate("() => window.RealMath.setBar(document.querySelector('.progress > span'), 140)")
+    assert page.eval_on_selector(".progress > span", "b => b.style.width") == "100%"  # clamped
+    assert page.evaluate("() => window.__csp") == []
+
+
+def test_katex_renders_under_a_csp_without_inline_styles(page, live_server, annotator):
+    """KaTeX's DOM output styles its boxes through CSSOM, which the CSP allows; the spots of KaTeX
+    that write a style attribute (a parse error's red box, \\pmb and \\fcolorbox in MathML) are
+    avoided: a formula that does not parse is shown as its source, the two commands are macros."""
+    page.add_init_script(CSP_LISTENER)
+    warnings = []
+    page.on("console", lambda m: m.type in ("warning", "error") and warnings.append((m.type, m.text)))
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/questions/")
+    page.evaluate(r"""() => {
+        const box = document.createElement("div");
+        box.id = "math-probe";
+        box.className = "math";
+        box.textContent = "A $\\frac{a}{b}$ B $\\fcolorbox{red}{yellow}{x}$ C $\\pmb{y}$ D $\\boxed{z}$ E $x^$ F";
+        document.body.appendChild(box);
+        window.RealMath.renderMath(document);
+    }""")
+    page.wait_for_selector("#math-probe .katex")
+    assert page.locator("#math-probe .katex").count() == 4, (warnings, page.inner_text("#math-probe"))
+    assert "$x^$" in page.inner_text("#math-probe")  # not parsed: shown as written
+    # The fraction's boxes were sized through CSSOM (a blocked style would leave them unsized).
+    assert page.eval_on_selector("#math-probe .katex .strut", "s => s.style.height") != ""
+    assert page.evaluate("() => window.__csp") == []
+    assert [t for t, _ in warnings] == ["warning"], warnings  # the unparsed formula, as a warning

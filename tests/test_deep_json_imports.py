@@ -2,17 +2,27 @@
 import pytest
 
 from annotation.export.load import import_dataset
-from annotation.importers import ImportFormatError
+from annotation.importers import ImportFormatError, import_ineqmath, import_realmath
 from annotation.importers.common import load_json_array
 from grading.judges.result_import import ImportRefused, read_records
 from grading.review.services import LabelImportRefused, read_label_records
 
 DEEP = b"[" * 5000 + b"]" * 5000
 DEEP_LINE = b'{"type": "user", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+# Deep enough to refuse (over 100 levels), not so deep that Python's decoder fails.
+NESTED = b'{"type": "user", "username": "u", "x": ' + b"[" * 150 + b"]" * 150 + b"}"
+RECORD = b'[{"problem_statement": "p", "tag": ' + b"[" * 5000 + b"]" * 5000 + b"}]"
+NESTED_RECORD = b'[{"problem_statement": "p", "tag": ' + b"[" * 150 + b"]" * 150 + b"}]"
 
 
 @pytest.mark.parametrize("read, data, error", [
     (lambda raw: import_dataset(raw, "dataset.jsonl"), DEEP_LINE, ImportFormatError),
+    (lambda raw: import_dataset(raw, "dataset.jsonl"), NESTED, ImportFormatError),
+    (lambda raw: import_realmath(raw, "release.json"), DEEP, ImportFormatError),
+    (lambda raw: import_realmath(raw, "release.json"), RECORD, ImportFormatError),
+    (lambda raw: import_realmath(raw, "release.json"), NESTED_RECORD, ImportFormatError),
+    (lambda raw: import_ineqmath(raw, "ineqmath.json"), RECORD, ImportFormatError),
+    (lambda raw: import_ineqmath(raw, "ineqmath.json"), NESTED_RECORD, ImportFormatError),
     (lambda raw: load_json_array(raw, "release.json"), DEEP, ImportFormatError),
     (read_label_records, DEEP, LabelImportRefused),
     (read_records, DEEP, ImportRefused),

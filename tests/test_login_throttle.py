@@ -220,3 +220,12 @@ def test_password_change_with_the_right_old_password_works(annotator):
     assert response.status_code == 302 and response.url == "/accounts/password/done/"
     annotator.refresh_from_db()
     assert annotator.check_password("a-new-long-password-42")
+
+
+def test_the_security_doc_says_the_password_change_page_is_throttled():
+    """docs/security.md once called the page unthrottled while the code above throttles it."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "security.md").read_text(encoding="utf-8")
+    assert "/accounts/password/" in text and "ThrottledPasswordChangeForm" in text
+    assert "password-change page checks the old password without the throttle" not in text

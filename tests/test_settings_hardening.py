@@ -135,20 +135,52 @@ def test_pages_carry_a_csp_without_inline_script(annotator_client):
     assert directives["base-uri"] == "'self'"
     assert directives["frame-ancestors"] == "'none'"
     assert "'unsafe-inline'" not in directives["default-src"]
+    # No inline style either: templates set none, scripts style through CSSOM (element.style.x).
+    assert directives["style-src"] == "'self'"
+
+
+@pytest.mark.django_db
+def test_only_the_browsable_api_allows_drfs_two_style_attributes_by_hash(annotator_client):
+    from config.api_renderers import DRF_STYLE_ATTRIBUTES, style_hash
+
+    def style_src(path, accept):
+        policy = annotator_client.get(path, HTTP_ACCEPT=accept)["Content-Security-Policy"]
+        return dict((part.split(" ", 1) + [""])[:2] for part in policy.split("; "))["style-src"].split()
+
+    browsable = style_src("/api/responses/", "text/html")
+    assert browsable == ["'self'", "'unsafe-hashes'", *map(style_hash, DRF_STYLE_ATTRIBUTES)]
+    assert style_src("/api/responses/", "application/json") == ["'self'"]
+    assert style_src("/questions/", "text/html") == ["'self'"]
 
 
 @pytest.mark.django_db
 def test_templates_have_no_inline_script_handler_or_style_block():
     """Every template, read as text: scripts come from files, behaviour from data- attributes,
-    styles from static/css (linked from the page or base.html)."""
+    styles from static/css (linked from the page or base.html), never a style attribute (the
+    CSP refuses them: a width from data goes in data-percent, set by app.js through CSSOM)."""
     import re
 
     offenders = []
     for template in (ROOT / "templates").rglob("*.html"):
         text = template.read_text()
-        for pattern in (r"<script(?![^>]*\bsrc=)(?![^>]*application/json)", r"\son[a-z]+\s*=", r"javascript:", r"<style\b"):
+        for pattern in (r"<script(?![^>]*\bsrc=)(?![^>]*application/json)", r"\son[a-z]+\s*=", r"javascript:", r"<style\b",
+                        r"\sstyle\s*="):
             if re.search(pattern, text, flags=re.I):
                 offenders.append(f"{template.relative_to(ROOT)}: {pattern}")
+    assert not offenders, offenders
+
+
+def test_scripts_style_through_cssom_not_the_style_attribute():
+    """The CSP refuses a style attribute written by script (setAttribute, cssText, markup with
+    style= put in with innerHTML); element.style.x = ... (CSSOM) is allowed."""
+    import re
+
+    offenders = [
+        f"{script.relative_to(ROOT)}: {match.group(0)}"
+        for script in (ROOT / "static" / "js").rglob("*.js")
+        for match in re.finditer(r"""setAttribute\(\s*["']style|\.cssText\b|style\s*=\s*\\?["']|\.innerHTML\b""",
+                                 script.read_text())
+    ]
     assert not offenders, offenders
 
 

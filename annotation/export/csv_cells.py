@@ -8,13 +8,29 @@ starting with one of those characters gets a leading single quote (``'=HYPERLINK
 spreadsheets show as text. Numbers (int, float, Decimal), booleans and empty cells are written
 as they are, so ``-3`` or ``-0.5`` in a numeric column stays a number; only strings change. The
 JSONL and Parquet exports carry the exact text; nothing reads our CSVs back in.
+
+Spreadsheets also trim leading blanks on import and some map full-width forms to ASCII, so a
+cell counts as a formula when its first character *after any leading whitespace* (spaces, tabs,
+line breaks, the ideographic space U+3000, no-break spaces; zero-width spaces and a byte-order
+mark too) is one of ``= + - @`` or their full-width forms ``＝ ＋ － ＠``. Such a cell gets the
+quote as well: ``' =1+1``, ``'\n=1+1``, ``'＝1+1``.
 """
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+FORMULA_CHARACTERS = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")  # and ＝ ＋ － ＠ (full width)
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"  # not str.isspace(), yet shown as nothing
+
+
+def looks_like_formula(text):
+    """Whether a spreadsheet could read this text as a formula."""
+    if text.startswith(FORMULA_STARTS):
+        return True
+    first = text.lstrip().lstrip(_INVISIBLE).lstrip()[:1]
+    return first in FORMULA_CHARACTERS
 
 
 def safe_cell(value):
     """The value as a CSV cell: text that a spreadsheet would evaluate gets a leading quote."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+    if isinstance(value, str) and looks_like_formula(value):
         return "'" + value
     return value
 

@@ -23,6 +23,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 
 from ..models import ExportJob, Response
 from ..selectors import RESPONSE_FILTERS, filter_responses
@@ -47,11 +49,11 @@ def create_export_job(user, fmt, params):
     from .tasks import run_export_job  # cycle: export.tasks imports this module
 
     if fmt not in FORMATS:
-        raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+        raise ValueError(gettext("Unknown format %(fmt)s; choose one of %(join)s.") % {"fmt": repr(fmt), "join": ', '.join(FORMATS)})
     filters = clean_filters(params)
     total = filter_responses(Response.objects.all(), filters).count()
     if not total:
-        raise ValueError("No response matches these filters; there is nothing to export.")
+        raise ValueError(gettext("No response matches these filters; there is nothing to export."))
     job = ExportJob.objects.create(format=fmt, filters=filters, total=total, created_by=user)
     transaction.on_commit(lambda: run_export_job.delay(job.pk))
     return job
@@ -145,8 +147,16 @@ def run_export_job(job_id):
     hold = _Hold(job)
     queryset = filter_responses(Response.objects.all(), job.filters)
     root = Path(settings.EXPORT_ROOT)
-    root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f"export-{job_id}-", dir=root))
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f"export-{job_id}-", dir=root))
+    except OSError as exc:  # said at once on the job, not 300 s later as a dead worker
+        reason = exc.strerror or type(exc).__name__
+        hold.fail(_("The export folder %(folder)s cannot be written (%(reason)s). Check REALMATH_EXPORT_ROOT "
+                    "and that the worker may create files there, then start the export again.")
+                  % {"folder": root, "reason": reason})
+        logger.error("Export job %s: cannot write to %s: %s", job_id, root, exc)
+        return
     name = f"realmath-export-{job_id}-{job.format}.zip"
     try:
         manifest = write_export(queryset, job.format, work / "data", filters=job.filters, on_progress=hold.progress)

@@ -1,14 +1,42 @@
-"""Import of our own full JSONL export: reproduces the data, idempotent, all or nothing."""
+"""Import of our own full JSONL export: reproduces the data, idempotent, all or nothing.
+
+Every line is checked before anything is written: its JSON (depth included), its type, and
+every field of it and of what it nests against the column it goes to (`LINE_SHAPES`, and the
+other apps' `global_shapes()` / `response_shapes()`), then what it refers to (questions, settings,
+endpoints, and users when a reviewer imports). A refusal names the line and the field.
+
+Who may import what (docs/security.md): an import started by a reviewer creates no user,
+changes no role and creates no judge endpoint; an admin's import (page or API) and the command
+line may do all three.
+"""
 import codecs
+import functools
 import json
+import zipfile
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
+from accounts.roles import ROLES, is_admin
 from accounts.services import ensure_role_groups
 
+from ..importers.checks import (
+    TOO_DEEP,
+    Column,
+    ListOf,
+    MapOf,
+    Obj,
+    Refused,
+    Shape,
+    Value,
+    check,
+    check_finite,
+    check_time,
+    json_problem,
+    text,
+)
 from ..importers.common import ImportFormatError, ImportResult, as_stream, sha256_of, stream_size
 from ..models import (
     Adjudication,
@@ -27,12 +55,111 @@ from ..models import (
 from .sections import section_modules
 
 CORE_TYPES = {"user", "exam", "question", "response"}
-REQUIRED = {
-    "user": ["username"],
-    "exam": ["name"],
-    "question": ["key", "exam", "statement", "full_score", "kind"],
-    "response": ["question", "source", "student_id", "transcript"],
-}
+
+
+class UserRef(Shape):
+    """A username a line names: checked like the column, and remembered (a reviewer's import
+    must name only users who exist)."""
+
+    def __init__(self, *, null=True):
+        self.column = Column(get_user_model(), "username", null=null)
+
+    def check(self, value, path, context):
+        self.column.check(value, path, context)
+        if value is not None and context is not None:
+            context.setdefault("usernames", {}).setdefault(value, (context.get("line"), path))
+
+
+def choice(values):
+    values = [str(v) for v in values]
+
+    def check_choice(value):
+        if value not in values:
+            raise ValueError(f"must be one of {', '.join(values)}; got {str(value)[:40]!r}")
+    return Value(check_choice, null=False)
+
+
+def whole(low, high=2**31 - 1, *, null=True):
+    def check_whole(value):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"must be a whole number from {low} to {high}, got {json.dumps(value)[:40]}")
+    return Value(check_whole, null=null)
+
+
+def score(value):
+    """Points as JSON numbers (sub-scores): finite, and of a size a score can have."""
+    if abs(check_finite(value)) >= 100000:
+        raise ValueError("is out of range")
+
+
+TIME = Value(check_time)
+VERSION = whole(1)
+SCORES = MapOf(Value(score), key_length=64)
+
+
+def _one_label_each(label):
+    if not isinstance(label, dict):
+        return None
+    return "(imported label)" if label.get("is_imported") else label.get("annotator")
+
+
+@functools.cache
+def line_shapes():
+    """The shape of each line type of the core (other apps add theirs: global_shapes, response_shapes)."""
+    user = Obj(None, shapes={"username": UserRef(null=False), "role": Value(choice(ROLES).function)},
+               required=["username"])
+    exam = Obj(Exam, ["name", "batch_date", "blind", "anchoring", "anchoring_setting"],
+               shapes={"anchoring_seed": whole(0)}, required=["name"])
+    question = Obj(
+        Question,
+        ["statement", "reference_solution", "full_score", "kind", "gold_answer", "location", "question_type", "level",
+         "task_description", "external_id", "choices", "extra"],
+        shapes={
+            "key": text(64), "exam": Column(Exam, "name"), "rubric_version": VERSION,
+            "sub_questions": ListOf(Obj(SubQuestion, ["label", "order", "max_points"], required=["label"]),
+                                    unique=lambda s: s.get("label")),
+            "checkpoints": ListOf(Obj(RubricCheckpoint, ["order", "cumulative_points", "text", "start", "end"],
+                                      shapes={"sub_question": text(32)}, required=["order", "cumulative_points"])),
+            "rubric_versions": ListOf(
+                Obj(RubricVersion, ["reference_solution", "full_score", "checkpoints", "sub_questions", "note"],
+                    shapes={"version": whole(1, null=False), "created": TIME}, required=["version"]),
+                unique=lambda v: v.get("version"),
+            ),
+        },
+        required=["key", "exam", "statement", "full_score", "kind"],
+    )
+    step = Obj(StepLabel, ["start", "end", "quote", "prefix", "suffix", "needs_review", "verdict", "awarded_points",
+                           "comment"],
+               shapes={"checkpoint": whole(0), "sub_question": text(32)})
+    label = Obj(
+        Label, ["is_imported", "total", "override_reason", "comment", "transcript_hash", "submitted", "submitted_at",
+                "provenance", "version", "anchoring"],
+        shapes={"annotator": UserRef(), "sub_scores": SCORES, "active_seconds": whole(0, 10**9),
+                "checkpoint_marks": MapOf(choice(Label.Mark.values), key_length=20), "step_labels": ListOf(step)},
+    )
+    adjudication = Obj(
+        Adjudication, ["gold_score", "reason", "previous_gold_score", "previous_gold_status", "label_totals"],
+        shapes={"reviewer": UserRef(null=False), "chosen": text(150), "created": TIME}, required=["gold_score", "reviewer"],
+    )
+    assignment = Obj(Assignment, ["strategy", "completed_at"], shapes={"annotator": UserRef(null=False)},
+                     required=["annotator"])
+    response = Obj(
+        Response,
+        ["source", "student_id", "transcript", "generator_model", "generator_temperature", "generator_prompt", "status",
+         "gold_score", "gold_status", "judge_query", "extra", "import_file", "import_index", "version"],
+        shapes={"question": text(64), "created": TIME,
+                "annotations": ListOf(label, unique=_one_label_each),
+                "adjudications": ListOf(adjudication),
+                "assignments": ListOf(assignment, unique=lambda a: a.get("annotator"))},
+        required=["question", "source", "student_id", "transcript"],
+    )
+    shapes = {"user": user, "exam": exam, "question": question, "response": response}
+    sections = {}
+    for module in section_modules():
+        shapes.update(getattr(module, "global_shapes", dict)())
+        sections.update(getattr(module, "response_shapes", dict)())
+    shapes["response"] = response.with_shapes(sections)
+    return shapes
 
 
 def _line_types():
@@ -42,12 +169,14 @@ def _line_types():
     return CORE_TYPES | extra_types
 
 
-def iter_lines(stream, file_name):
-    """Parse and check the lines of a binary file one at a time (memory holds one line).
+def iter_lines(stream, file_name, context=None):
+    """Parse the lines of a binary file one at a time (memory holds one line); with a `context`
+    (the check pass), also check each line's fields and note what it refers to.
 
     Lines end at "\\n" only: JSON text may hold other line separators (U+2028, ...) inside strings.
     """
     types = _line_types()
+    shapes = line_shapes() if context is not None else None
     offset = 0
     stream.seek(0)
     for number, data in enumerate(stream, start=1):
@@ -65,24 +194,73 @@ def iter_lines(stream, file_name):
         except json.JSONDecodeError as exc:
             raise ImportFormatError(f"line {number}: not valid JSON: {exc.msg} at column {exc.colno}.") from exc
         except RecursionError:  # the decoder recurses once per level of [[[...]]]
-            raise ImportFormatError(f"line {number}: the JSON is nested too deeply to read.") from None
+            raise ImportFormatError(f"line {number}: {TOO_DEEP}.") from None
         if not isinstance(line, dict):
             raise ImportFormatError(f"line {number}: expected an object, got {type(line).__name__}.")
         kind = line.get("type")
         if kind not in types:
             raise ImportFormatError(f"line {number}: unknown line type {kind!r}.")
-        for field in REQUIRED.get(kind, []):
-            if field not in line or line[field] is None:
-                raise ImportFormatError(f"line {number}: {kind} line is missing field '{field}'.")
+        if shapes is not None:
+            context["line"] = number
+            try:
+                check(shapes[kind], line, "", context)
+                _note_line(line, kind, number, context)
+            except Refused as exc:
+                raise ImportFormatError(f"line {number}, field {exc.path}: {exc.problem}.") from None
+            problem = json_problem(line)  # depth, and NUL characters inside JSON fields
+            if problem:
+                raise ImportFormatError(f"line {number}, field {problem[0]}: {problem[1]}.")
         line["_line"] = number
         yield line
 
 
-def check_lines(stream, file_name):
-    """Check every line before anything is written; returns how many lines there are."""
-    count = sum(1 for _ in iter_lines(stream, file_name))
+def _note_line(line, kind, number, context):
+    """What the line defines and refers to, for the checks after the last line."""
+    defined, wanted = context.setdefault("defined", set()), context.setdefault("wanted", {})
+    if kind == "question":
+        if content_hash(line["statement"]) != line["key"]:
+            raise Refused("key", "does not match the question's statement (it is the SHA-256 of the statement)")
+        defined.add(("question", line["key"]))
+    elif kind == "response" and ("question", line["question"]) not in defined:
+        wanted.setdefault(("question", line["question"]), (number, "question"))
+    for module in section_modules():
+        if hasattr(module, "note_line"):
+            module.note_line(line, kind, number, context)
+
+
+def check_references(context, user):
+    """After every line was read: what lines refer to exists (in the file or the database), and a
+    reviewer's import names only users who exist. Raises ImportFormatError naming the first line."""
+    problems = []
+    wanted = context.get("wanted", {})
+    questions = {key for kind, key in wanted if kind == "question"}
+    found = set(Question.objects.filter(statement_hash__in=questions).values_list("statement_hash", flat=True))
+    for key in questions - found:
+        number, path = wanted[("question", key)]
+        problems.append((number, path, f"refers to an unknown question {key[:12]}…"))
+    for module in section_modules():
+        if hasattr(module, "check_references"):
+            problems.extend(module.check_references(context, user))
+    if user is not None and not is_admin(user):
+        names = context.get("usernames", {})
+        existing = set(get_user_model().objects.filter(username__in=list(names)).values_list("username", flat=True))
+        for name in set(names) - existing:
+            number, path = names[name]
+            problems.append((number, path, f"user {name!r} does not exist here, and only an admin's import creates "
+                                           "users (ask an admin to import this file, or to create the user first)"))
+    if problems:
+        number, path, problem = min(problems, key=lambda p: (p[0], p[1]))
+        raise ImportFormatError(f"line {number}, field {path}: {problem}.")
+
+
+def check_lines(stream, file_name, user=None):
+    """Check every line, and what the lines refer to, before anything is written; returns how
+    many lines there are. `user`: who imports (None: the command line)."""
+    context = {"importer": user}
+    count = sum(1 for _ in iter_lines(stream, file_name, context))
     if not count:
         raise ImportFormatError(f"{file_name}: the file holds no lines.")
+    check_references(context, user)
     return count
 
 
@@ -134,17 +312,29 @@ def _time(value, line, field):
         raise ImportFormatError(f"line {line['_line']}: field '{field}' is not an ISO date-time: {value!r}.") from exc
 
 
+def may_create(context):
+    """Whether this import may create users, give roles and create endpoints: the command line
+    (no importer) and an admin's import may; a reviewer's may not."""
+    importer = context.get("importer")
+    return importer is None or is_admin(importer)
+
+
 def user_named(context, username):
-    """The user a line names, created (without a password) when missing; cached in `context`."""
+    """The user a line names, created (without a password) when missing if the import may create
+    users (a reviewer's import checked beforehand that every user it names exists); cached in
+    `context`."""
     if not username:
         return None
     users = context["users"]
     if username not in users:
         User = get_user_model()
-        user, created = User.objects.get_or_create(username=username)
-        if created:
-            user.set_unusable_password()
-            user.save()
+        if may_create(context):
+            user, created = User.objects.get_or_create(username=username)
+            if created:
+                user.set_unusable_password()
+                user.save()
+        else:
+            user = User.objects.get(username=username)
         users[username] = user
     return users[username]
 
@@ -152,16 +342,10 @@ def user_named(context, username):
 def _load_user(line, context):
     user = user_named(context, line["username"])
     role = line.get("role")
-    if role and not user.groups.exists() and _may_grant(context.get("importer"), role):
+    # Roles are restored for accounts that have none, and only by an import that may create
+    # users; a reviewer's import never changes anyone's role.
+    if role and may_create(context) and not user.groups.exists():
         user.groups.add(context["groups"][role])
-
-
-def _may_grant(importer, role):
-    """An import started by a person (the import page, the API) gives no one a higher role than
-    that person's own; the command line (no importer) restores every role."""
-    from accounts.roles import ROLES, has_role
-
-    return role in ROLES and (importer is None or has_role(importer, role))
 
 
 def _load_exam(line, context):
@@ -185,7 +369,7 @@ def _load_question(line, context, result):
         result.count("questions_skipped")
         return
     if content_hash(line["statement"]) != key:
-        raise ImportFormatError(f"line {line['_line']}: question key does not match its statement.")
+        raise ImportFormatError(f"line {line['_line']}, field key: does not match the question's statement.")
     exam = context["exams"].get(line["exam"]) or Exam.objects.get_or_create(name=line["exam"])[0]
     question = Question.objects.create(
         exam=exam, statement=line["statement"], statement_hash=key,
@@ -243,8 +427,8 @@ def _load_label(response, data, line, context):
 
 def _load_response(line, context, result, modules):
     question = context["questions"].get(line["question"]) or Question.objects.filter(statement_hash=line["question"]).first()
-    if question is None:
-        raise ImportFormatError(f"line {line['_line']}: response refers to an unknown question {line['question'][:12]}….")
+    if question is None:  # checked before anything was written; kept for callers of the loaders
+        raise ImportFormatError(f"line {line['_line']}, field question: refers to an unknown question {line['question'][:12]}….")
     transcript_hash = content_hash(line["transcript"])
     if Response.objects.filter(question=question, student_id=line["student_id"], transcript_hash=transcript_hash).exists():
         result.count("responses_skipped")
@@ -312,59 +496,56 @@ def _active_seconds(value, line):
 
 def read_dataset_upload(raw, file_name):
     """The JSONL bytes of an upload: the file itself, or `dataset.jsonl` inside an export's zip
-    (read no further than REALMATH_IMPORT_MAX_BYTES, whatever the zip claims)."""
+    (refused when the zip declares it larger than REALMATH_IMPORT_MAX_BYTES; never read further)."""
     import io
-    import zipfile
 
     from django.conf import settings
 
+    from ..importers.jobs import ZIP_MAGIC, dataset_member
+
     if len(raw) > settings.IMPORT_MAX_BYTES:
         raise ImportFormatError(f"{file_name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
-    if not raw.startswith(b"PK\x03\x04"):
+    if not raw.startswith(ZIP_MAGIC):
         return raw
-
+    archive, info = dataset_member(io.BytesIO(raw), file_name)
     try:
-        archive = zipfile.ZipFile(io.BytesIO(raw))
-        with archive.open("dataset.jsonl") as handle:
-            data = handle.read(settings.IMPORT_MAX_BYTES + 1)
-    except KeyError as exc:
-        raise ImportFormatError(f"{file_name}: the zip holds no dataset.jsonl (export it as full JSONL).") from exc
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+        with archive.open(info) as handle:
+            return handle.read(settings.IMPORT_MAX_BYTES + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ImportFormatError(f"{file_name}: not a readable zip ({exc}).") from exc
-    if len(data) > settings.IMPORT_MAX_BYTES:
-        raise ImportFormatError(f"{file_name}: dataset.jsonl is larger than {settings.IMPORT_MAX_BYTES} bytes.")
-    return data
 
 
-@transaction.atomic
-def import_dataset(raw, file_name, *, user=None, on_progress=None):
+def import_dataset(raw, file_name, *, user=None, on_progress=None, writer=None):
     """Import a full JSONL export given as bytes or a binary file.
 
-    Two passes over the file: every line is checked first, then loaded; memory holds one line
-    at a time (and the users, exams, questions and settings met so far).
+    Two passes over the file: every line is checked first (nothing is written), then loaded;
+    memory holds one line at a time (and the users, exams, questions and settings met so far).
+    The load runs in one transaction, or, with a `writer` (`annotation.importers.batches`, a
+    background job on SQLite), in short ones that the writer can undo.
     """
     stream = as_stream(raw)
-    count = check_lines(stream, file_name)
+    count = check_lines(stream, file_name, user)
     result = ImportResult(kind="dataset", file_name=file_name, sha256=sha256_of(stream))
+    if writer is None:
+        with transaction.atomic():
+            return _load_lines(stream, file_name, user, on_progress, result, count, writer)
+    return _load_lines(stream, file_name, user, on_progress, result, count, writer)
+
+
+def _load_lines(stream, file_name, user, on_progress, result, count, writer):
     context = {"users": {}, "exams": {}, "questions": {}, "groups": ensure_role_groups(), "importer": user}
     modules = section_modules()
     size = stream_size(stream)
+    step = writer.step if writer is not None else lambda: None
     for number, line in enumerate(iter_lines(stream, file_name), start=1):
         if on_progress and number % 500 == 0:
             on_progress(stream.tell(), size)
-        kind = line["type"]
-        if kind == "user":
-            _load_user(line, context)
-        elif kind == "exam":
-            _load_exam(line, context)
-        elif kind == "question":
-            _load_question(line, context, result)
-        elif kind == "response":
-            _load_response(line, context, result, modules)
-        else:
-            for module in modules:
-                if kind in getattr(module, "GLOBAL_TYPES", ()):
-                    module.import_global(line, context)
+        step()
+        try:
+            _load_line(line, context, result, modules)
+        except DatabaseError as exc:  # what the checks cannot know (a row added meanwhile, ...)
+            raise ImportFormatError(f"line {line['_line']}: the database refused it ({exc}).") from exc
+    step()
     for key in ("questions_created", "questions_skipped", "responses_created", "responses_skipped",
                 "labels_created", "adjudications_created", "judge_results_created"):
         result.counts.setdefault(key, 0)
@@ -374,3 +555,19 @@ def import_dataset(raw, file_name, *, user=None, on_progress=None):
     )
     result.report_id = report.pk
     return result
+
+
+def _load_line(line, context, result, modules):
+    kind = line["type"]
+    if kind == "user":
+        _load_user(line, context)
+    elif kind == "exam":
+        _load_exam(line, context)
+    elif kind == "question":
+        _load_question(line, context, result)
+    elif kind == "response":
+        _load_response(line, context, result, modules)
+    else:
+        for module in modules:
+            if kind in getattr(module, "GLOBAL_TYPES", ()):
+                module.import_global(line, context)

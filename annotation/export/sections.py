@@ -6,6 +6,12 @@ An app joins the full JSONL export with a module `<app>.exchange` that may defin
 - `export_global(response_ids)`: yields those lines (dicts with a "type");
 - `referenced_usernames(response_ids)`: users its sections name (exported as user lines);
 - `export_responses(response_ids)`: {response_id: {section: data}} merged into response lines;
+- `global_shapes()`: {line type: shape} of its global lines, and `response_shapes()`:
+  {section key: shape} of its sections of a response line (`annotation.importers.checks`):
+  every field is checked against its column before anything is written;
+- `note_line(line, kind, number, context)`: during that check, what a line defines and names
+  (raise `checks.Refused(field, problem)` to refuse it), and `check_references(context, user)`:
+  after the last line, (line, field, problem) for each name found neither in the file nor here;
 - `import_global(line, context)`: creates what one of its global lines describes;
 - `import_response(response, line, context)`: creates its sections of one response line;
 - `flat_tables(responses)`: its tables of the CSV and Parquet exports, as

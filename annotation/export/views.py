@@ -2,6 +2,7 @@
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy
 
 from accounts.decorators import reviewer_required
 from config.shortcuts import get_object_or_404
@@ -13,10 +14,10 @@ from .release import release_scope
 from .writers import FORMATS
 
 FORMAT_LABELS = {
-    "realmath": "RealMath-Eval release (JSON array, as published): rubric-scored answers with a gold score only",
-    "jsonl": "Full JSONL (everything; re-importable with import_dataset)",
-    "csv": "Flat CSV tables (responses, labels, step labels, judge results, ...)",
-    "parquet": "Flat Parquet tables (same tables as CSV)",
+    "realmath": gettext_lazy("RealMath-Eval release (JSON array, as published): rubric-scored answers with a gold score only"),
+    "jsonl": gettext_lazy("Full JSONL (everything; re-importable with import_dataset)"),
+    "csv": gettext_lazy("Flat CSV tables (responses, labels, step labels, judge results, ...)"),
+    "parquet": gettext_lazy("Flat Parquet tables (same tables as CSV)"),
 }
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.db.models import Max, Min
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from . import tables
 from .csv_cells import safe_text_column
@@ -118,7 +119,7 @@ def _write_tables(queryset, out_dir, on_progress, sink_class):
 def write_export(queryset, fmt, out_dir, *, filters=None, on_progress=None):
     """Export the responses in queryset as `fmt` into out_dir; returns the manifest (also written)."""
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        raise ValueError(gettext("unknown format %(fmt)s; choose one of %(join)s") % {"fmt": repr(fmt), "join": ', '.join(FORMATS)})
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     writers = {

@@ -9,6 +9,8 @@ from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 
+from .checks import TOO_DEEP, json_problem
+
 
 class ImportFormatError(ValueError):
     """The file cannot be imported; nothing was written. The message names record and field."""
@@ -48,15 +50,24 @@ def load_json_array(raw, file_name):
             f"{file_name}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
         ) from exc
     except RecursionError:  # the decoder recurses once per level of [[[...]]]
-        raise ImportFormatError(f"{file_name}: the JSON is nested too deeply to read.") from None
+        raise ImportFormatError(f"{file_name}: {TOO_DEEP}.") from None
     if not isinstance(data, list):
         raise ImportFormatError(f"{file_name}: expected a JSON array of records, got {type(data).__name__}.")
     if not data:
         raise ImportFormatError(f"{file_name}: the array holds no records.")
     for index, record in enumerate(data):
-        if not isinstance(record, dict):
-            raise ImportFormatError(f"record {index}: expected an object, got {type(record).__name__}.")
+        check_record(record, index)
     return data
+
+
+def check_record(record, index):
+    """The one depth guard of the record importers (the full JSONL's lines have the same):
+    a record is an object, nested no deeper than MAX_JSON_DEPTH, without NUL characters."""
+    if not isinstance(record, dict):
+        raise ImportFormatError(f"record {index}: expected an object, got {type(record).__name__}.")
+    problem = json_problem(record)
+    if problem:
+        raise ImportFormatError(f"record {index}: field '{problem[0]}' {problem[1]}.")
 
 
 def sha256_of(raw):
@@ -143,7 +154,7 @@ class _TextWindow:
             if not self.more():
                 return ""
 
-    def value(self, decoder):
+    def value(self, decoder, index):
         """Decode the JSON value at pos, reading more of the file while it is cut off."""
         while True:
             try:
@@ -152,6 +163,8 @@ class _TextWindow:
                 if self.more():
                     continue
                 raise self.error(exc.msg, exc.pos) from exc
+            except RecursionError:  # the decoder recurses once per level of [[[...]]]
+                raise ImportFormatError(f"record {index}: {TOO_DEEP}.") from None
             if end == len(self.text) and self.more():  # a number may go on in the next block
                 continue
             self.pos = end
@@ -170,7 +183,7 @@ def iter_json_array(raw, file_name, *, block=1 << 20):
     if not first:
         raise ImportFormatError(f"{file_name}: the file is empty.")
     if first != "[":
-        data = window.value(decoder)
+        data = window.value(decoder, 0)
         if window.skip_space():
             raise window.error("Extra data", window.pos)
         raise ImportFormatError(f"{file_name}: expected a JSON array of records, got {type(data).__name__}.")
@@ -189,9 +202,8 @@ def iter_json_array(raw, file_name, *, block=1 << 20):
                 raise window.error("Expecting ',' delimiter", window.pos)
             window.pos += 1
             window.skip_space()
-        record = window.value(decoder)
-        if not isinstance(record, dict):
-            raise ImportFormatError(f"record {index}: expected an object, got {type(record).__name__}.")
+        record = window.value(decoder, index)
+        check_record(record, index)
         yield index, record
         index += 1
     if window.skip_space():
@@ -204,8 +216,9 @@ def _type_name(value):
     return "null" if value is None else type(value).__name__
 
 
-def require(record, index, name, kinds, *, optional=False, allow_empty=True):
-    """Return record[name] after checking it exists and has one of the given types."""
+def require(record, index, name, kinds, *, optional=False, allow_empty=True, max_length=None):
+    """Return record[name] after checking it exists and has one of the given types (text: at
+    most `max_length` characters, the column's, and no NUL character, which PostgreSQL refuses)."""
     if name not in record:
         if optional:
             return None
@@ -218,8 +231,15 @@ def require(record, index, name, kinds, *, optional=False, allow_empty=True):
     if isinstance(value, bool) and bool not in wanted or not isinstance(value, wanted):
         names = " or ".join(k.__name__ for k in wanted).replace("str", "string").replace("float", "number")
         raise ImportFormatError(f"record {index}: field '{name}' must be {names}, got {_type_name(value)}.")
-    if not allow_empty and isinstance(value, str) and not value.strip():
-        raise ImportFormatError(f"record {index}: field '{name}' is empty.")
+    if isinstance(value, str):
+        if not allow_empty and not value.strip():
+            raise ImportFormatError(f"record {index}: field '{name}' is empty.")
+        if "\x00" in value:
+            raise ImportFormatError(f"record {index}: field '{name}' holds a NUL character.")
+        if max_length is not None and len(value) > max_length:
+            raise ImportFormatError(
+                f"record {index}: field '{name}' is {len(value)} characters long, longer than {max_length}."
+            )
     return value
 
 

@@ -7,6 +7,8 @@ from ..models import Exam, ImportReport, Question, content_hash
 from .common import ImportFormatError, ImportResult, load_json_array, require, sha256_of
 
 KINDS = {"bound": Question.Kind.BOUND, "relation": Question.Kind.RELATION}
+EXTERNAL_ID_LENGTH = Question._meta.get_field("external_id").max_length
+SPLIT_LENGTH = Exam._meta.get_field("name").max_length - len("IneqMath ")
 
 
 def validate_record(record, index):
@@ -20,12 +22,17 @@ def validate_record(record, index):
     choices = require(record, index, "choices", list, optional=True) or []
     if kind == "relation" and not choices:
         raise ImportFormatError(f"record {index}: field 'choices' is required for relation problems.")
-    data_id = require(record, index, "data_id", (str, int))
+    data_id = require(record, index, "data_id", (str, int), max_length=EXTERNAL_ID_LENGTH)
+    if isinstance(data_id, int) and not isinstance(data_id, bool) and len(str(data_id)) > EXTERNAL_ID_LENGTH:
+        raise ImportFormatError(f"record {index}: field 'data_id' is longer than {EXTERNAL_ID_LENGTH} characters.")
+    if isinstance(solution, list) and any("\x00" in s for s in solution):
+        raise ImportFormatError(f"record {index}: field 'solution' holds a NUL character.")
     return {
         "data_id": str(data_id),
         "problem": require(record, index, "problem", str, allow_empty=False),
         "type": kind,
-        "data_split": require(record, index, "data_split", str, optional=True) or "",
+        # the exam is named "IneqMath <split>"
+        "data_split": require(record, index, "data_split", str, optional=True, max_length=SPLIT_LENGTH) or "",
         "answer": require(record, index, "answer", str, optional=True) or "",
         "solution": solution,
         "theorems": theorems,
@@ -34,18 +41,28 @@ def validate_record(record, index):
     }
 
 
-@transaction.atomic
-def import_ineqmath(raw, file_name, *, exam_name=None, user=None, on_progress=None):
-    """Import IneqMath problems as questions; idempotent by problem text."""
+def import_ineqmath(raw, file_name, *, exam_name=None, user=None, on_progress=None, writer=None):
+    """Import IneqMath problems as questions; idempotent by problem text; all or nothing (every
+    record is validated before anything is written; with a `writer`, a background job on
+    SQLite, in short transactions the writer undoes if the import fails)."""
     records = load_json_array(raw, file_name)
     cleaned_records = [validate_record(record, index) for index, record in enumerate(records)]
+    if writer is None:
+        with transaction.atomic():
+            return _import(raw, file_name, records, cleaned_records, exam_name, user, on_progress, lambda: None)
+    return _import(raw, file_name, records, cleaned_records, exam_name, user, on_progress, writer.step)
+
+
+def _import(raw, file_name, records, cleaned_records, exam_name, user, on_progress, step):
     result = ImportResult(kind="ineqmath", file_name=file_name, sha256=sha256_of(raw))
+    step()
     existing = set(
         Question.objects.filter(
             statement_hash__in=[content_hash(c["problem"]) for c in cleaned_records]
         ).values_list("statement_hash", flat=True)
     )
     for cleaned in cleaned_records:
+        step()
         statement_hash = content_hash(cleaned["problem"])
         if statement_hash in existing:
             result.count("questions_skipped")
@@ -78,6 +95,7 @@ def import_ineqmath(raw, file_name, *, exam_name=None, user=None, on_progress=No
     result.counts.setdefault("questions_created", 0)
     result.counts.setdefault("questions_skipped", 0)
     result.counts["records"] = len(records)
+    step()
     report = ImportReport.objects.create(
         kind=result.kind, file_name=file_name, file_sha256=result.sha256, created_by=user, counts=result.counts
     )

@@ -6,18 +6,22 @@ IMPORT_HEARTBEAT_SECONDS. A running job whose file is older than IMPORT_STALE_SE
 worker (killed, out of memory, machine restarted); `fail_stale_jobs` marks it failed and removes
 its upload. Nothing of it is in the database: the import runs in one transaction.
 """
+import functools
 import logging
 import threading
 import time
 import uuid
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ..models import ImportJob
+from .batches import BatchWriter, JobAbandoned, batches_needed
 from .common import ImportFormatError
 from .ineqmath import import_ineqmath
 from .realmath import import_realmath
@@ -25,19 +29,88 @@ from .realmath import import_realmath
 logger = logging.getLogger(__name__)
 
 
-def _import_full_export(raw, file_name, *, user=None, exam_name=None, on_progress=None):
-    """A full JSONL export (or its zip): exams come from the file, so no exam name applies."""
+def _import_full_export(raw, file_name, *, user=None, exam_name=None, on_progress=None, writer=None):
+    """A full JSONL export (or its zip): exams come from the file, so no exam name applies.
+
+    Bytes (an upload imported at once) are read in memory; a stored upload (a job) is read from
+    its file, and the `dataset.jsonl` of a zip is first copied out beside it, within the caps,
+    so that memory holds a line, not the file."""
     from ..export.load import import_dataset, read_dataset_upload
 
-    raw = raw if isinstance(raw, (bytes, bytearray)) else raw.read()
-    return import_dataset(read_dataset_upload(raw, file_name), file_name, user=user, on_progress=on_progress)
+    if isinstance(raw, (bytes, bytearray)):
+        return import_dataset(read_dataset_upload(raw, file_name), file_name, user=user, on_progress=on_progress)
+    if raw.read(4) != ZIP_MAGIC:
+        raw.seek(0)
+        return import_dataset(raw, file_name, user=user, on_progress=on_progress, writer=writer)
+    raw.seek(0)
+    extracted = Path(raw.name).with_suffix(".jsonl")
+    try:
+        extract_dataset(raw, file_name, extracted)
+        with open(extracted, "rb") as stream:
+            return import_dataset(stream, file_name, user=user, on_progress=on_progress, writer=writer)
+    finally:
+        extracted.unlink(missing_ok=True)
 
 
 IMPORTERS = {"realmath": import_realmath, "ineqmath": import_ineqmath, "dataset": _import_full_export}
+ZIP_MAGIC = b"PK\x03\x04"
 
 
-def runs_in_background(upload):
-    return upload.size > settings.IMPORT_SYNC_MAX_BYTES
+def dataset_member(stream, file_name):
+    """The `dataset.jsonl` entry of an export's zip (a binary file), checked against the size
+    cap by the size the zip declares; reading it yields no more than that size (zipfile stops
+    there and checks the CRC), so a zip bomb is refused before anything is inflated."""
+    try:
+        archive = zipfile.ZipFile(stream)
+        info = archive.getinfo("dataset.jsonl")
+    except KeyError as exc:
+        raise ImportFormatError(f"{file_name}: the zip holds no dataset.jsonl (export it as full JSONL).") from exc
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+        raise ImportFormatError(f"{file_name}: not a readable zip ({exc}).") from exc
+    if info.file_size > settings.IMPORT_MAX_BYTES:
+        raise ImportFormatError(
+            f"{file_name}: dataset.jsonl is {info.file_size} bytes uncompressed, larger than "
+            f"{settings.IMPORT_MAX_BYTES} bytes (REALMATH_IMPORT_MAX_BYTES)."
+        )
+    return archive, info
+
+
+def extract_dataset(stream, file_name, target):
+    """Copy the `dataset.jsonl` of a zip to `target`, in blocks, never more than the caps."""
+    archive, info = dataset_member(stream, file_name)
+    written = 0
+    try:
+        with archive.open(info) as member, open(target, "wb") as out:
+            for block in iter(lambda: member.read(1 << 20), b""):
+                written += len(block)
+                if written > min(info.file_size, settings.IMPORT_MAX_BYTES):
+                    raise ImportFormatError(f"{file_name}: dataset.jsonl holds more than its zip declares.")
+                out.write(block)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ImportFormatError(f"{file_name}: not a readable zip ({exc}).") from exc
+
+
+def import_size(upload, fmt):
+    """The bytes an import of this upload will read: its size, or for the zip of a full export
+    the uncompressed size of its dataset.jsonl (raises ImportFormatError past the cap)."""
+    if fmt != "dataset":
+        return upload.size
+    upload.seek(0)
+    head = upload.read(4)
+    upload.seek(0)
+    if head != ZIP_MAGIC:
+        return upload.size
+    try:
+        _, info = dataset_member(upload, upload.name)
+        return max(upload.size, info.file_size)
+    finally:
+        upload.seek(0)
+
+
+def runs_in_background(upload, fmt="dataset"):
+    """Whether an upload is imported by a worker: decided on what the import reads (for a zip,
+    uncompressed), not on the bytes uploaded."""
+    return import_size(upload, fmt) > settings.IMPORT_SYNC_MAX_BYTES
 
 
 def stored_path(job):
@@ -92,6 +165,11 @@ def fail_stale_jobs():
             logger.warning("Import job %s: no sign of life since %s, marked failed", job.pk, since)
             stored_path(job).unlink(missing_ok=True)
             _progress_path(job).unlink(missing_ok=True)
+            stored_path(job).with_suffix(".jsonl").unlink(missing_ok=True)
+            if job.written:  # batches it committed (SQLite): removed by a worker
+                from .tasks import undo_import_job  # cycle: importers.tasks imports this module
+
+                transaction.on_commit(functools.partial(undo_import_job.delay, job.pk))
 
 
 class _Heartbeat:
@@ -122,7 +200,7 @@ def create_import_job(user, fmt, upload, exam_name=""):
     from .tasks import run_import_job  # cycle: importers.tasks imports this module
 
     if fmt not in IMPORTERS:
-        raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(IMPORTERS)}.")
+        raise ValueError(gettext("Unknown format %(fmt)s; choose one of %(join)s.") % {"fmt": repr(fmt), "join": ', '.join(IMPORTERS)})
     root = Path(settings.IMPORT_ROOT)
     root.mkdir(parents=True, exist_ok=True)
     stored_name = f"{uuid.uuid4().hex}.upload"
@@ -154,16 +232,30 @@ def run_import_job(job_id):
         _write_progress(progress_path, done, total)
 
     kwargs = {"exam_name": job.exam_name} if job.exam_name else {}
+    # On SQLite the import is written in short transactions that can be undone (batches.py).
+    writer = BatchWriter(job_id) if batches_needed() else None
     try:
         with open(path, "rb") as stream, _Heartbeat(progress_path):
-            result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=progress, **kwargs)
+            result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=progress,
+                                           writer=writer, **kwargs)
+            # Done in the import's last transaction: a worker killed after it left a whole import.
+            _finish(job_id, status=ImportJob.Status.DONE, report_id=result.report_id, done=job.file_size,
+                    total=job.file_size)
+            if writer is not None:
+                writer.finish()
+    except JobAbandoned:  # marked failed meanwhile (no sign of life): undo what it wrote
+        writer.fail()
+        return
     except ImportFormatError as exc:
+        if writer is not None:
+            writer.fail()
         _finish(job_id, status=ImportJob.Status.FAILED, error=f"Nothing was imported. {exc}")
         return
     except Exception as exc:
+        if writer is not None:
+            writer.fail(type(exc), exc, exc.__traceback__)
         _finish(job_id, status=ImportJob.Status.FAILED, error=f"Nothing was imported. {type(exc).__name__}: {exc}")
         raise
     finally:
         path.unlink(missing_ok=True)
         progress_path.unlink(missing_ok=True)
-    _finish(job_id, status=ImportJob.Status.DONE, report_id=result.report_id, done=job.file_size, total=job.file_size)

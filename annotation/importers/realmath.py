@@ -36,6 +36,23 @@ def parse_student_id(student_id):
     return Response.Source.HUMAN, "", None
 
 
+# Where each text field of a record goes: its column's length (None: a text column).
+TEXT_COLUMNS = {
+    "student_response": None, "reference_answer": None, "problem_statement": None, "query": None,
+    "task_description": None, "source": None, "question_level": None,
+    "student_id": Response._meta.get_field("student_id").max_length,
+    "question_location": Question._meta.get_field("location").max_length,
+    "question_type": Question._meta.get_field("question_type").max_length,
+}
+LABEL_LENGTH = SubQuestion._meta.get_field("label").max_length
+
+
+def _text_of(record, index):
+    def text(name, **options):
+        return require(record, index, name, str, max_length=TEXT_COLUMNS[name], **options)
+    return text
+
+
 def validate_record(record, index):
     """Check one record's fields and types; return the cleaned values."""
     sub_scores = require(record, index, "sub_question_scores", dict)
@@ -45,20 +62,26 @@ def validate_record(record, index):
                 f"record {index}: field 'sub_question_scores' entry '{key}' must be a number, got {value!r}."
             )
         to_decimal(value, index, f"sub_question_scores.{key}")
+        if len(sub_question_label(key)) > LABEL_LENGTH or "\x00" in key:
+            raise ImportFormatError(
+                f"record {index}: field 'sub_question_scores' entry '{key[:40]}' is not a sub-question label "
+                f"(at most {LABEL_LENGTH} characters)."
+            )
+    text = _text_of(record, index)
     cleaned = {
-        "student_response": require(record, index, "student_response", str),
+        "student_response": text("student_response"),
         "sub_question_scores": sub_scores,
         "gt": require(record, index, "gt", NUMBER),
-        "reference_answer": require(record, index, "reference_answer", str),
-        "problem_statement": require(record, index, "problem_statement", str, allow_empty=False),
-        "student_id": require(record, index, "student_id", str, allow_empty=False),
+        "reference_answer": text("reference_answer"),
+        "problem_statement": text("problem_statement", allow_empty=False),
+        "student_id": text("student_id", allow_empty=False),
         "full_score": require(record, index, "full_score", NUMBER),
-        "question_location": require(record, index, "question_location", str, optional=True) or "",
-        "question_type": require(record, index, "question_type", str, optional=True) or "",
-        "question_level": require(record, index, "question_level", str, optional=True) or "",
-        "query": require(record, index, "query", str, optional=True) or "",
-        "task_description": require(record, index, "task_description", str, optional=True) or "",
-        "source": require(record, index, "source", str, optional=True),
+        "question_location": text("question_location", optional=True) or "",
+        "question_type": text("question_type", optional=True) or "",
+        "question_level": text("question_level", optional=True) or "",
+        "query": text("query", optional=True) or "",
+        "task_description": text("task_description", optional=True) or "",
+        "source": text("source", optional=True),
         "tag": require(record, index, "tag", list, optional=True),
     }
     cleaned["gt_decimal"] = to_decimal(cleaned["gt"], index, "gt")
@@ -133,6 +156,8 @@ def _ensure_sub_questions(question, keys, known):
 
 
 BATCH = 2000
+# In a job on SQLite each batch of records is one short transaction of its own (batches.py).
+JOB_BATCH = 200
 
 
 class _Batches:
@@ -218,29 +243,45 @@ class _Batches:
         self.result.count("labels_created", len(response_ids))  # each record's gold, as an imported label
 
 
-@transaction.atomic
-def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_progress=None):
+def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_progress=None, writer=None):
     """Import a release-format file given as bytes. Idempotent; all or nothing.
 
     `raw` is bytes or a binary file; a file is read in blocks, so memory holds a batch of records,
     not the file. Records are validated and written in batches inside one transaction: a bad
     record anywhere rolls back everything before it, with the same message naming the record
-    and field.
+    and field. With a `writer` (a background job on SQLite, `annotation.importers.batches`)
+    every record is validated first, then the batches are written in short transactions that
+    the writer undoes if the import fails.
     """
     stream = as_stream(raw)
+    if writer is None:
+        with transaction.atomic():
+            return _import(stream, file_name, exam_name, user, on_progress, writer)
+    for index, record in iter_json_array(stream, file_name):  # a first pass: nothing is written
+        validate_record(record, index)
+    stream.seek(0)
+    return _import(stream, file_name, exam_name, user, on_progress, writer)
+
+
+def _import(stream, file_name, exam_name, user, on_progress, writer):
+    step = writer.step if writer is not None else lambda: None
+    size_of_batch = BATCH if writer is None else JOB_BATCH
     result = ImportResult(kind="realmath", file_name=file_name, sha256=sha256_of(stream))
     size = stream_size(stream)
+    step()
     exam, _ = Exam.objects.get_or_create(name=exam_name)
     batches = _Batches(exam, result, file_name, user)
     chunk, count = [], 0
     for index, record in iter_json_array(stream, file_name):
         chunk.append(validate_record(record, index))
         count = index + 1
-        if len(chunk) == BATCH:
+        if len(chunk) == size_of_batch:
+            step()
             batches.add(count - len(chunk), chunk)
             chunk = []
             if on_progress:  # records are not counted ahead: progress goes by bytes read
                 on_progress(stream.tell(), size)
+    step()
     if chunk:
         batches.add(count - len(chunk), chunk)
     if on_progress:

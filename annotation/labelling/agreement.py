@@ -27,6 +27,7 @@ from itertools import combinations
 
 import krippendorff
 import numpy as np
+from django.utils.translation import gettext_lazy
 
 GRID_STEPS = (Decimal(1), Decimal("0.5"), Decimal("0.25"), Decimal("0.1"), Decimal("0.05"), Decimal("0.01"))
 
@@ -223,13 +224,13 @@ def group_agreement(units, max_score, pair_kappas=None):
 
 
 MATRIX_METRICS = {
-    "kappa": "Quadratic-weighted kappa",
-    "exact": "Exact agreement",
-    "within_one": "Within ±1 point",
-    "mad": "Mean absolute difference",
-    "alpha": "Krippendorff's alpha",
-    "icc": "ICC(2,1)",
-    "n": "Responses labelled by both",
+    "kappa": gettext_lazy("Quadratic-weighted kappa"),
+    "exact": gettext_lazy("Exact agreement"),
+    "within_one": gettext_lazy("Within ±1 point"),
+    "mad": gettext_lazy("Mean absolute difference"),
+    "alpha": gettext_lazy("Krippendorff's alpha"),
+    "icc": gettext_lazy("ICC(2,1)"),
+    "n": gettext_lazy("Responses labelled by both"),
 }
 
 

@@ -3,10 +3,12 @@ adjudication. Blind mode holds here as on the pages: an annotator gets other peo
 and gold scores only once they submitted their own label (annotation.selectors.can_see_scores)."""
 
 from django.db.models import Q
+from django.http import Http404
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
@@ -76,7 +78,7 @@ class MyLabelView(APIView):
         response = _response_or_404(response_id)
         mine = selectors.own_label(response, request.user)
         if mine is None and not selectors.can_label(request.user, response):
-            raise PermissionDenied("This response is not assigned to you.")
+            raise PermissionDenied(gettext("This response is not assigned to you."))
         visible = can_see_scores(request.user, response)
         body = {
             "label": LabelSerializer(mine).data if mine else None,
@@ -110,11 +112,11 @@ class DraftView(APIView):
     @extend_schema(request=LabelDraftSerializer, responses=LabelDraftSerializer)
     def put(self, request, response_id):
         response = _response_or_404(response_id)
-        serializer = LabelDraftSerializer(data=request.data)
+        # The serializer refuses a label id that is missing, of another response or not the
+        # user's to edit with one message, so a draft is no oracle of which labels exist where.
+        serializer = LabelDraftSerializer(data=request.data, context={"response": response, "user": request.user})
         serializer.is_valid(raise_exception=True)
         label = serializer.validated_data.get("label")
-        if label is not None and label.response_id != response.pk:
-            return ApiResponse({"detail": "That label belongs to another response."}, status=400)
         try:
             draft = services.save_draft(
                 response=response, user=request.user, payload=serializer.validated_data["payload"],
@@ -146,7 +148,8 @@ class NextView(APIView):
 
 class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Labels. Annotators list their own and, per response, the others once they may see them;
-    opening a hidden label answers 403. PUT saves a label (its annotator, or a reviewer)."""
+    opening a hidden label answers the same 404 as a missing one. PUT saves a label (its
+    annotator, or a reviewer)."""
 
     serializer_class = LabelSerializer
     filterset_fields = ["response", "submitted", "is_imported"]
@@ -167,10 +170,15 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return super().filter_queryset(queryset) if self.action == "list" else queryset
 
     def get_object(self):
-        label = super().get_object()
+        # A hidden label answers exactly as a missing one (blind mode): a 403 would tell an
+        # annotator which ids are labels of answers others have labelled.
+        try:
+            label = super().get_object()
+        except Http404:
+            label = None
         user = self.request.user
-        if label.annotator_id != user.pk and not can_see_scores(user, label.response):
-            raise PermissionDenied("Blind mode: other labels stay hidden until you submit your own.")
+        if label is None or (label.annotator_id != user.pk and not can_see_scores(user, label.response)):
+            raise NotFound(gettext("No label with this id."))
         return label
 
     @extend_schema(request=LabelWriteSerializer, responses=LabelSerializer)

@@ -1,7 +1,8 @@
 """The rules of a label: rubric groups, the score the marked checkpoints propose, and validation.
 
-Pure functions over a question's rubric (no writes). The labelling page runs the same rules in
-JavaScript for instant feedback; the server has the last word.
+Pure functions over a question's rubric (no writes). The labelling page runs the same proposal
+rule in JavaScript for instant feedback (its one copy: static/js/labelling/rubric.js, checked
+against this one by tests/labelling/test_rubric_rule_browser.py); the server has the last word.
 
 A question's checkpoints carry *cumulative* points (reaching ``------7 points`` with everything
 before it correct earns 7 in total). Points are entered per sub-question, so each checkpoint is

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from accounts.roles import has_role, is_reviewer
 
@@ -93,7 +94,7 @@ def own_label(response: Response, user) -> Label | None:
     )
 
 
-QUEUE_STATES = {"todo": "To do", "done": "Submitted", "all": "All"}
+QUEUE_STATES = {"todo": gettext_lazy("To do"), "done": gettext_lazy("Submitted"), "all": gettext_lazy("All")}
 
 
 def queue_of(user, state: str = "todo") -> QuerySet:

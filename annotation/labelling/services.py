@@ -147,7 +147,7 @@ def _save_label(response, user, data, base_version, submit, label, active_second
     else:
         label = Label.objects.filter(response=response, annotator=user).first()
     if label is None and not selectors.can_label(user, response):
-        raise NotAllowed("This response is not assigned to you.")
+        raise NotAllowed(gettext("This response is not assigned to you."))
     if label is not None and not selectors.can_edit_label(user, label):
         _log_attempt(response, label, user, submit, base_version, "forbidden", "Not allowed to edit.", data)
         raise NotAllowed(
@@ -346,9 +346,9 @@ def save_draft(*, response, user, payload, base_version, label=None, active_seco
 
 def _save_draft(response, user, payload, base_version, label, active_seconds_delta=0):
     if label is not None and not selectors.can_edit_label(user, label):
-        raise NotAllowed("You may not edit this label.")
+        raise NotAllowed(gettext("You may not edit this label."))
     if label is None and not selectors.can_label(user, response):
-        raise NotAllowed("This response is not assigned to you.")
+        raise NotAllowed(gettext("This response is not assigned to you."))
     if not isinstance(payload, dict) or len(str(payload)) > MAX_DRAFT_CHARS:
         raise LabelInvalid({"draft": ["Expected an object of reasonable size."]})
 
@@ -441,7 +441,7 @@ def adjudicate(*, response, reviewer, reason="", gold_score=None, chosen_label=N
 
 def _adjudicate(response, reviewer, reason, gold_score, chosen_label, expected, sub_scores=None):
     if not is_reviewer(reviewer):
-        raise NotAllowed("Adjudication needs the reviewer role.")
+        raise NotAllowed(gettext("Adjudication needs the reviewer role."))
     own_points = _adjudicated_sub_scores(response, sub_scores)
     if own_points and gold_score in (None, ""):
         gold_score = sum(own_points.values(), Decimal(0))

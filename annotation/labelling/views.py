@@ -10,7 +10,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
@@ -61,7 +61,7 @@ def label_next(request):
             _, following = selectors.neighbours(request.user, response)
             if following:
                 return redirect("annotation:label", pk=following)
-    messages.info(request, "Nothing left to label in your queue. Thank you!")
+    messages.info(request, gettext("Nothing left to label in your queue. Thank you!"))
     return redirect("annotation:label_queue")
 
 
@@ -75,7 +75,7 @@ def label_response(request, pk):
     user = request.user
     label = _edited_label(request, response)
     if label is None and not selectors.can_label(user, response):
-        raise PermissionDenied("This response is not assigned to you. Use “Next” on your queue.")
+        raise PermissionDenied(gettext("This response is not assigned to you. Use “Next” on your queue."))
     editable = selectors.can_edit_label(user, label) if label else True
     can_see = can_see_scores(user, response)
     anchor = selectors.anchor_for(user, response)
@@ -151,7 +151,7 @@ def label_question(request, pk):
     question = get_object_or_404(Question, pk=pk)
     first = selectors.first_to_grade(request.user, question.pk)
     if first is None:
-        messages.info(request, f"No response to question {question.location or question.pk} is assigned to you.")
+        messages.info(request, gettext("No response to question %(value)s is assigned to you.") % {"value": question.location or question.pk})
         return redirect("annotation:label_queue")
     return redirect(reverse("annotation:label", args=[first]) + f"?by_question={question.pk}")
 
@@ -199,7 +199,7 @@ def label_history(request, pk):
     if not can_see_scores(request.user, response):
         labels = [a for a in labels if a.annotator_id == request.user.pk]
         if not labels:
-            raise PermissionDenied("Blind mode: you have no label on this response yet.")
+            raise PermissionDenied(gettext("Blind mode: you have no label on this response yet."))
     histories = [{"label": a, "events": selectors.label_history(a)} for a in labels]
     return render(request, "annotation/label_history.html", {"response": response, "histories": histories})
 
@@ -251,13 +251,13 @@ def _assign_from_form(request, annotators):
     batch_id = id_param(post.get("batch"))
     batch = ocr_selectors.scan_batch(batch_id) if batch_id is not None else None
     if question is None and exam is None and batch is None:
-        messages.error(request, "Choose a question, an exam or a scan batch: nothing was changed.")
+        messages.error(request, gettext("Choose a question, an exam or a scan batch: nothing was changed."))
         return
     responses = selectors.assignable_responses(question, exam, post.get("source"), batch=batch)
     chosen = [u for u in annotators if str(u.pk) in post.getlist("annotators")]
     if post.get("action") == "withdraw":
         removed = services.withdraw_assignments(responses=responses, annotators=chosen or None)
-        messages.success(request, f"Withdrew {removed} unstarted assignment(s).")
+        messages.success(request, gettext("Withdrew %(removed)s unstarted assignment(s).") % {"removed": removed})
         return
     try:
         per_response = int(post.get("per_response", "2"))
@@ -266,11 +266,11 @@ def _assign_from_form(request, annotators):
             strategy=post.get("strategy", Assignment.Strategy.ROUND_ROBIN), assigned_by=request.user,
         )
     except ValueError as exc:  # LabelInvalid is a ValueError
-        messages.error(request, f"Nothing was assigned. {exc}")
+        messages.error(request, gettext("Nothing was assigned. %(exc)s") % {"exc": exc})
         return
     messages.success(request, result.summary())
     if result.short_of_annotators:
-        messages.warning(request, f"{result.short_of_annotators} label(s) could not be given out: too few annotators.")
+        messages.warning(request, gettext("%(short_of_annotators)s label(s) could not be given out: too few annotators.") % {"short_of_annotators": result.short_of_annotators})
 
 
 @reviewer_required
@@ -381,7 +381,7 @@ def _adjudicate_from_form(request, response, labels):
             services.check_adjudicated_score(response, own_total, chosen, post.get("reason", ""))
         except LabelInvalid as exc:
             errors = dict(exc.errors)
-        return {**errors, "sub_scores": [_("Give the points per sub-question (%(labels)s): they are what the release "
+        return {**errors, "sub_scores": [gettext("Give the points per sub-question (%(labels)s): they are what the release "
                                      "export's sub_question_scores hold; the gold score is their sum.")
                            % {"labels": ", ".join(subs)}]}
     try:
@@ -396,7 +396,7 @@ def _adjudicate_from_form(request, response, labels):
         return {"conflict": [str(exc)]}
     except InvalidOperation:
         return {"gold_score": ["Not a number."]}
-    messages.success(request, f"Gold score of response {response.pk} set.")
+    messages.success(request, gettext("Gold score of response %(pk)s set.") % {"pk": response.pk})
     return {}
 
 

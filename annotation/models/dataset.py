@@ -2,6 +2,7 @@
 import hashlib
 
 from django.db import models
+from django.utils.translation import gettext_lazy
 from simple_history.models import HistoricalRecords
 
 
@@ -17,20 +18,20 @@ class Exam(models.Model):
     name = models.CharField(max_length=200, unique=True)
     batch_date = models.DateField(null=True, blank=True)
     blind = models.BooleanField(
-        default=True, help_text="Annotators see no other labels nor judge scores until they submit."
+        default=True, help_text=gettext_lazy("Annotators see no other labels nor judge scores until they submit.")
     )
     # The anchoring experiment (annotation.labelling.experiment): the judge's pre-grade shown to a
     # seeded half of the (response, annotator) assignments, an exception to blind mode for that score only.
     anchoring = models.BooleanField(
         "anchoring experiment", default=False,
-        help_text="Show the judge's pre-grade (the setting below) to a seeded random half of the assignments.",
+        help_text=gettext_lazy("Show the judge's pre-grade (the setting below) to a seeded random half of the assignments."),
     )
     anchoring_seed = models.PositiveIntegerField(
-        default=0, help_text="Seed of the anchoring experiment's half: the same seed always picks the same half."
+        default=0, help_text=gettext_lazy("Seed of the anchoring experiment's half: the same seed always picks the same half.")
     )
     anchoring_setting = models.CharField(
         max_length=100, blank=True,
-        help_text="Name of the judge setting whose newest score is shown (any version of that name).",
+        help_text=gettext_lazy("Name of the judge setting whose newest score is shown (any version of that name)."),
     )
     created = models.DateTimeField(auto_now_add=True)
 
@@ -43,14 +44,14 @@ class Exam(models.Model):
 
 class Question(models.Model):
     class Kind(models.TextChoices):
-        RUBRIC = "rubric", "Rubric-scored"
-        BOUND = "bound", "Bound estimation"
-        RELATION = "relation", "Relation prediction"
+        RUBRIC = "rubric", gettext_lazy("Rubric-scored")
+        BOUND = "bound", gettext_lazy("Bound estimation")
+        RELATION = "relation", gettext_lazy("Relation prediction")
 
     class Level(models.TextChoices):
         NONE = "", "—"
-        LOW = "low", "Low"
-        HIGH = "high", "High"
+        LOW = "low", gettext_lazy("Low")
+        HIGH = "high", gettext_lazy("High")
 
     exam = models.ForeignKey(Exam, on_delete=models.PROTECT, related_name="questions")
     statement = models.TextField()
@@ -59,7 +60,7 @@ class Question(models.Model):
     full_score = models.DecimalField(max_digits=7, decimal_places=2, default=0)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.RUBRIC)
     gold_answer = models.TextField(blank=True)
-    location = models.CharField(max_length=64, blank=True, help_text="Source label such as 3-17; not unique.")
+    location = models.CharField(max_length=64, blank=True, help_text=gettext_lazy("Source label such as 3-17; not unique."))
     question_type = models.CharField(max_length=300, blank=True)
     level = models.CharField(max_length=8, choices=Level.choices, blank=True)
     task_description = models.TextField(blank=True)
@@ -67,7 +68,7 @@ class Question(models.Model):
     choices = models.JSONField(default=list, blank=True)
     extra = models.JSONField(default=dict, blank=True)
     rubric_version = models.PositiveIntegerField(
-        default=1, help_text="Raised by one on each rubric edit (annotation.services.edit_rubric)."
+        default=1, help_text=gettext_lazy("Raised by one on each rubric edit (annotation.services.edit_rubric).")
     )
     created = models.DateTimeField(auto_now_add=True)
     history = HistoricalRecords()
@@ -103,9 +104,9 @@ class RubricCheckpoint(models.Model):
     )
     order = models.PositiveIntegerField()
     cumulative_points = models.DecimalField(max_digits=7, decimal_places=2)
-    text = models.TextField(help_text="The part of the reference solution that ends at this checkpoint.")
-    start = models.PositiveIntegerField(help_text="Offset of the segment in the reference solution.")
-    end = models.PositiveIntegerField(help_text="Offset just past the points marker.")
+    text = models.TextField(help_text=gettext_lazy("The part of the reference solution that ends at this checkpoint."))
+    start = models.PositiveIntegerField(help_text=gettext_lazy("Offset of the segment in the reference solution."))
+    end = models.PositiveIntegerField(help_text=gettext_lazy("Offset just past the points marker."))
 
     class Meta:
         ordering = ["question", "order"]
@@ -126,8 +127,8 @@ class RubricVersion(models.Model):
     version = models.PositiveIntegerField()
     reference_solution = models.TextField(blank=True)
     full_score = models.DecimalField(max_digits=7, decimal_places=2)
-    checkpoints = models.JSONField(default=list, help_text="[{order, cumulative_points, sub_question, text}]")
-    sub_questions = models.JSONField(default=list, help_text="[{label, order, max_points}]")
+    checkpoints = models.JSONField(default=list, help_text=gettext_lazy("[{order, cumulative_points, sub_question, text}]"))
+    sub_questions = models.JSONField(default=list, help_text=gettext_lazy("[{label, order, max_points}]"))
     note = models.CharField(max_length=300, blank=True)
     created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created = models.DateTimeField(auto_now_add=True)
@@ -142,28 +143,28 @@ class RubricVersion(models.Model):
 
 class Response(models.Model):
     class Source(models.TextChoices):
-        HUMAN = "human", "Human"
-        SYNTHETIC = "synthetic", "Synthetic"
+        HUMAN = "human", gettext_lazy("Human")
+        SYNTHETIC = "synthetic", gettext_lazy("Synthetic")
 
     class Status(models.TextChoices):
-        TRANSCRIBING = "transcribing", "Transcribing"
-        READY = "ready", "Ready to label"
-        LABELLED = "labelled", "Labelled"
-        ADJUDICATED = "adjudicated", "Adjudicated"
+        TRANSCRIBING = "transcribing", gettext_lazy("Transcribing")
+        READY = "ready", gettext_lazy("Ready to label")
+        LABELLED = "labelled", gettext_lazy("Labelled")
+        ADJUDICATED = "adjudicated", gettext_lazy("Adjudicated")
 
     class GoldStatus(models.TextChoices):
-        NONE = "none", "No gold yet"
-        IMPORTED = "imported", "Imported"
-        SINGLE = "single", "Single annotator"
-        AGREED = "agreed", "Agreed"
-        ADJUDICATED = "adjudicated", "Adjudicated"
+        NONE = "none", gettext_lazy("No gold yet")
+        IMPORTED = "imported", gettext_lazy("Imported")
+        SINGLE = "single", gettext_lazy("Single annotator")
+        AGREED = "agreed", gettext_lazy("Agreed")
+        ADJUDICATED = "adjudicated", gettext_lazy("Adjudicated")
 
     # Statuses that tell of other people's labels: blind mode shows them as "ready".
     BLIND_MASKED_STATUSES = (Status.LABELLED, Status.ADJUDICATED)
 
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="responses")
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.HUMAN)
-    student_id = models.CharField(max_length=200, help_text="Pseudonymous id, or <model>_t_<temp>_<n>.")
+    student_id = models.CharField(max_length=200, help_text=gettext_lazy("Pseudonymous id, or <model>_t_<temp>_<n>."))
     transcript = models.TextField(blank=True)
     transcript_hash = models.CharField(max_length=64, editable=False, db_index=True)
     generator_model = models.CharField(max_length=200, blank=True)
@@ -172,8 +173,8 @@ class Response(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.READY, db_index=True)
     gold_score = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True, db_index=True)
     gold_status = models.CharField(max_length=16, choices=GoldStatus.choices, default=GoldStatus.NONE)
-    judge_query = models.TextField(blank=True, help_text="A filled judge prompt carried by an imported record.")
-    extra = models.JSONField(default=dict, blank=True, help_text="Fields kept from the source record.")
+    judge_query = models.TextField(blank=True, help_text=gettext_lazy("A filled judge prompt carried by an imported record."))
+    extra = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("Fields kept from the source record."))
     import_file = models.CharField(max_length=500, blank=True)
     import_index = models.IntegerField(null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
@@ -215,7 +216,7 @@ class ImportReport(models.Model):
     created_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     counts = models.JSONField(default=dict)
-    warnings = models.JSONField(default=list, help_text="[{index, student_id, problem}] records kept as they are.")
+    warnings = models.JSONField(default=list, help_text=gettext_lazy("[{index, student_id, problem}] records kept as they are."))
 
     class Meta:
         ordering = ["-created"]

@@ -3,14 +3,15 @@ started it and when it ended, and its progress as a percentage of `done` out of 
 (each job kind declares those two counters in its own unit: responses or bytes)."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy
 
 
 class BackgroundJob(models.Model):
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", gettext_lazy("Queued")
+        RUNNING = "running", gettext_lazy("Running")
+        DONE = "done", gettext_lazy("Done")
+        FAILED = "failed", gettext_lazy("Failed")
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error = models.TextField(blank=True)

@@ -4,6 +4,7 @@ Judge output lives in the grading app, apart from these.
 """
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy
 from simple_history.models import HistoricalRecords
 
 from .dataset import Response, RubricCheckpoint, SubQuestion
@@ -19,25 +20,25 @@ class Label(models.Model):
     """
 
     class Mark(models.TextChoices):
-        REACHED = "reached", "Reached"
-        PARTLY = "partly", "Partly reached"
-        NOT_REACHED = "not_reached", "Not reached"
+        REACHED = "reached", gettext_lazy("Reached")
+        PARTLY = "partly", gettext_lazy("Partly reached")
+        NOT_REACHED = "not_reached", gettext_lazy("Not reached")
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="labels")
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="labels"
     )
-    sub_scores = models.JSONField(default=dict, blank=True, help_text="Points per sub-question label.")
+    sub_scores = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("Points per sub-question label."))
     total = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
     checkpoint_marks = models.JSONField(
-        default=dict, blank=True, help_text="{checkpoint id: reached | partly | not_reached}."
+        default=dict, blank=True, help_text=gettext_lazy("{checkpoint id: reached | partly | not_reached}.")
     )
     override_reason = models.TextField(
-        blank=True, help_text="Why the points differ from what the marked checkpoints propose."
+        blank=True, help_text=gettext_lazy("Why the points differ from what the marked checkpoints propose.")
     )
     comment = models.TextField(blank=True)
     transcript_hash = models.CharField(
-        max_length=64, blank=True, help_text="The transcript the step-label offsets refer to."
+        max_length=64, blank=True, help_text=gettext_lazy("The transcript the step-label offsets refer to.")
     )
     submitted = models.BooleanField(default=False)
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -46,12 +47,12 @@ class Label(models.Model):
     version = models.PositiveIntegerField(default=1)
     anchoring = models.JSONField(
         default=dict, blank=True,
-        help_text="Anchoring experiment, recorded on submission: {shown, score, setting, result, seed}; "
-                  "empty when the exam runs no experiment.",
+        help_text=gettext_lazy("Anchoring experiment, recorded on submission: {shown, score, setting, result, seed}; "
+                  "empty when the exam runs no experiment."),
     )
     active_seconds = models.PositiveIntegerField(
-        default=0, help_text="Active time its annotator spent on it: seconds with the page focused and input "
-                             "in the last minute, measured in the browser, summed from bounded increments.",
+        default=0, help_text=gettext_lazy("Active time its annotator spent on it: seconds with the page focused and input "
+                             "in the last minute, measured in the browser, summed from bounded increments."),
     )
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -88,24 +89,24 @@ class StepLabel(models.Model):
     (annotation.anchoring)."""
 
     class Verdict(models.TextChoices):
-        CORRECT = "correct", "Correct"
-        CALCULATION = "calculation_error", "Calculation error"
-        LOGICAL_GAP = "logical_gap", "Logical gap"
-        MISSING_STEP = "missing_step", "Missing step"
-        UNJUSTIFIED = "unjustified_claim", "Unjustified claim"
-        OTHER = "other", "Other"
+        CORRECT = "correct", gettext_lazy("Correct")
+        CALCULATION = "calculation_error", gettext_lazy("Calculation error")
+        LOGICAL_GAP = "logical_gap", gettext_lazy("Logical gap")
+        MISSING_STEP = "missing_step", gettext_lazy("Missing step")
+        UNJUSTIFIED = "unjustified_claim", gettext_lazy("Unjustified claim")
+        OTHER = "other", gettext_lazy("Other")
 
     label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="step_labels")
     checkpoint = models.ForeignKey(RubricCheckpoint, on_delete=models.SET_NULL, null=True, blank=True)
     sub_question = models.ForeignKey(SubQuestion, on_delete=models.SET_NULL, null=True, blank=True)
-    start = models.PositiveIntegerField(null=True, blank=True, help_text="Span start in the transcript.")
+    start = models.PositiveIntegerField(null=True, blank=True, help_text=gettext_lazy("Span start in the transcript."))
     end = models.PositiveIntegerField(null=True, blank=True)
-    quote = models.TextField(blank=True, help_text="The labelled text (W3C TextQuoteSelector exact).")
-    prefix = models.TextField(blank=True, help_text="Text just before the quote, to find it again after a correction.")
-    suffix = models.TextField(blank=True, help_text="Text just after the quote.")
+    quote = models.TextField(blank=True, help_text=gettext_lazy("The labelled text (W3C TextQuoteSelector exact)."))
+    prefix = models.TextField(blank=True, help_text=gettext_lazy("Text just before the quote, to find it again after a correction."))
+    suffix = models.TextField(blank=True, help_text=gettext_lazy("Text just after the quote."))
     needs_review = models.BooleanField(
         default=False,
-        help_text="A transcript correction removed the quote or made it ambiguous: start/end are the old place.",
+        help_text=gettext_lazy("A transcript correction removed the quote or made it ambiguous: start/end are the old place."),
     )
     verdict = models.CharField(max_length=32, choices=Verdict.choices, default=Verdict.CORRECT)
     awarded_points = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
@@ -126,12 +127,12 @@ class LabelDraft(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_drafts")
     label = models.ForeignKey(
         Label, on_delete=models.CASCADE, null=True, blank=True, related_name="drafts",
-        help_text="The label being edited, when it exists (a reviewer may edit someone else's).",
+        help_text=gettext_lazy("The label being edited, when it exists (a reviewer may edit someone else's)."),
     )
-    base_version = models.PositiveIntegerField(default=0, help_text="Label version the draft started from.")
+    base_version = models.PositiveIntegerField(default=0, help_text=gettext_lazy("Label version the draft started from."))
     payload = models.JSONField(default=dict)
     active_seconds = models.PositiveIntegerField(
-        default=0, help_text="Active time gathered while drafting; moves to the label when it is saved."
+        default=0, help_text=gettext_lazy("Active time gathered while drafting; moves to the label when it is saved.")
     )
     updated = models.DateTimeField(auto_now=True)
 
@@ -146,10 +147,10 @@ class LabelSaveAttempt(models.Model):
     """Every attempt to save a label, accepted or refused: the history shows both outcomes."""
 
     class Outcome(models.TextChoices):
-        SAVED = "saved", "Saved"
-        CONFLICT = "conflict", "Refused: stale version"
-        INVALID = "invalid", "Refused: invalid"
-        FORBIDDEN = "forbidden", "Refused: not allowed"
+        SAVED = "saved", gettext_lazy("Saved")
+        CONFLICT = "conflict", gettext_lazy("Refused: stale version")
+        INVALID = "invalid", gettext_lazy("Refused: invalid")
+        FORBIDDEN = "forbidden", gettext_lazy("Refused: not allowed")
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="label_save_attempts")
     label = models.ForeignKey(
@@ -158,11 +159,11 @@ class LabelSaveAttempt(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     submit = models.BooleanField(default=False)
     base_version = models.PositiveIntegerField()
-    found_version = models.PositiveIntegerField(null=True, blank=True, help_text="Version in the database then.")
+    found_version = models.PositiveIntegerField(null=True, blank=True, help_text=gettext_lazy("Version in the database then."))
     new_version = models.PositiveIntegerField(null=True, blank=True)
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
     detail = models.TextField(blank=True)
-    payload = models.JSONField(default=dict, blank=True, help_text="What was sent.")
+    payload = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("What was sent."))
     created = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -183,9 +184,9 @@ class Assignment(models.Model):
     """
 
     class Strategy(models.TextChoices):
-        ROUND_ROBIN = "round_robin", "Round-robin"
-        LEAST_LOADED = "least_loaded", "Least loaded"
-        OPEN = "open", "Open pool (first come)"
+        ROUND_ROBIN = "round_robin", gettext_lazy("Round-robin")
+        LEAST_LOADED = "least_loaded", gettext_lazy("Least loaded")
+        OPEN = "open", gettext_lazy("Open pool (first come)")
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(
@@ -233,7 +234,7 @@ class Adjudication(models.Model):
     )
     previous_gold_score = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
     previous_gold_status = models.CharField(max_length=16, blank=True)
-    label_totals = models.JSONField(default=dict, help_text="{rater: total} as the reviewer saw them.")
+    label_totals = models.JSONField(default=dict, help_text=gettext_lazy("{rater: total} as the reviewer saw them."))
     sub_scores = models.JSONField(
         default=dict, blank=True,
         help_text="{sub-question: points} of the gold: the reviewer's own, or the picked label's breakdown.",

@@ -4,6 +4,7 @@ import re
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from equivalence import MAX_ANSWER_CHARS, check_equivalence, meaning_words
@@ -39,17 +40,17 @@ EXAMPLES = [
 
 
 class AnswerCheckForm(forms.Form):
-    pred = forms.CharField(label="Predicted answer", max_length=MAX_ANSWER_CHARS, strip=False,
+    pred = forms.CharField(label=gettext_lazy("Predicted answer"), max_length=MAX_ANSWER_CHARS, strip=False,
                            widget=forms.Textarea(attrs={"rows": 3, "autofocus": True, "spellcheck": "false"}))
-    gold = forms.CharField(label="Gold answer", max_length=MAX_ANSWER_CHARS, strip=False,
+    gold = forms.CharField(label=gettext_lazy("Gold answer"), max_length=MAX_ANSWER_CHARS, strip=False,
                            widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
     mode = forms.ChoiceField(
-        choices=[("default", "Default: decimals may round an exact value"),
-                 ("strict", "Strict (IneqMath): a decimal must be the exact value")],
+        choices=[("default", gettext_lazy("Default: decimals may round an exact value")),
+                 ("strict", gettext_lazy("Strict (IneqMath): a decimal must be the exact value"))],
         initial="default", widget=forms.RadioSelect,
     )
     second_opinion = forms.BooleanField(
-        label="Also ask Math-Verify (a second opinion; ours counts)", required=False,
+        label=gettext_lazy("Also ask Math-Verify (a second opinion; ours counts)"), required=False,
     )
 
 

@@ -6,6 +6,7 @@ responses whose scores the blind rule lets them see.
 """
 import django_filters
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -107,7 +108,7 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
     def validate_prompt_template(self, value):
         unknown = prompts.unknown_placeholders(value)
         if unknown:
-            raise serializers.ValidationError(f"Unknown placeholders: {', '.join(unknown)}.")
+            raise serializers.ValidationError(gettext("Unknown placeholders: %(join)s.") % {"join": ', '.join(unknown)})
         return value
 
 

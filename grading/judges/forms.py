@@ -2,8 +2,10 @@
 import json
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import Question
+from config.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
 from llm import access
 
 from ..models import JudgeSetting, LlmEndpoint
@@ -20,15 +22,21 @@ class EndpointForm(forms.ModelForm):
             "name", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
             "timeout_seconds", "max_attempts",
         ]
+        labels = {
+            "name": gettext_lazy("Name"), "base_url": gettext_lazy("Base URL"),
+            "api_key_env": gettext_lazy("API key variable"), "max_concurrency": gettext_lazy("Max concurrency"),
+            "requests_per_minute": gettext_lazy("Requests per minute"),
+            "tokens_per_minute": gettext_lazy("Tokens per minute"), "timeout_seconds": gettext_lazy("Timeout seconds"),
+            "max_attempts": gettext_lazy("Max attempts"),
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if not self.instance.pk:
             self.initial["api_key_env"] = ""  # a local server needs none; a remote one names its own
-        self.fields["api_key_env"].help_text = (
-            "Name of the environment variable holding the key; blank if the server needs none. Allowed: "
-            + ", ".join(access.allowed_key_names()) + "."
-        )
+        self.fields["api_key_env"].help_text = gettext(
+            "Name of the environment variable holding the key; blank if the server needs none. Allowed: %(names)s."
+        ) % {"names": ", ".join(access.allowed_key_names())}
 
 
 class JudgeSettingForm(forms.ModelForm):
@@ -36,7 +44,7 @@ class JudgeSettingForm(forms.ModelForm):
 
     extra_body = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 2, "class": "mono"}),
-        help_text='Extra request fields as a JSON object, e.g. {"top_p": 0.9}.',
+        help_text=gettext_lazy('Extra request fields as a JSON object, e.g. {"top_p": 0.9}.'),
     )
 
     class Meta:
@@ -55,11 +63,9 @@ class JudgeSettingForm(forms.ModelForm):
     def __init__(self, *args, editing=False, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = [(k, label) for k, label in JudgeSetting.Kind.choices if k != JudgeSetting.Kind.EXTERNAL]
-        self.fields["prompt_template"].help_text = (
-            "Leave empty for the kind's default. Placeholders: "
-            + ", ".join(f"{{{{ {name} }}}}" for name in prompts.VARIABLES)
-        )
-        self.fields["temperature"].help_text = (
+        self.fields["prompt_template"].help_text = gettext("Leave empty for the kind's default. Placeholders: %(names)s") % {
+            "names": ", ".join(f"{{{{ {name} }}}}" for name in prompts.VARIABLES)}
+        self.fields["temperature"].help_text = gettext(
             "Ignored, and saved empty, for kinds that call no LLM (the CAS-only final-answer check)."
         )
         self.fields["answer_tolerance"].required = False  # absent: the IneqMath rule (strict)
@@ -77,9 +83,9 @@ class JudgeSettingForm(forms.ModelForm):
         try:
             value = json.loads(raw)
         except ValueError as exc:
-            raise forms.ValidationError(f"Not valid JSON: {exc}.") from exc
+            raise forms.ValidationError(gettext("Not valid JSON: %(exc)s.") % {"exc": exc}) from exc
         if not isinstance(value, dict):
-            raise forms.ValidationError("Give a JSON object.")
+            raise forms.ValidationError(gettext("Give a JSON object."))
         return value
 
     def clean_answer_tolerance(self):
@@ -92,7 +98,7 @@ class JudgeSettingForm(forms.ModelForm):
         template = self.cleaned_data.get("prompt_template") or ""
         unknown = prompts.unknown_placeholders(template)
         if unknown:
-            raise forms.ValidationError(f"Unknown placeholders: {', '.join(unknown)}.")
+            raise forms.ValidationError(gettext("Unknown placeholders: %(join)s.") % {"join": ', '.join(unknown)})
         return template
 
     def setting_fields(self):
@@ -104,7 +110,7 @@ class JudgeSettingForm(forms.ModelForm):
 
 
 class RunStartForm(forms.Form):
-    config = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), label="Judge setting")
+    config = IdModelChoiceField(queryset=JudgeSetting.objects.none(), label=gettext_lazy("Judge setting"))
     note = forms.CharField(max_length=300, required=False)
 
     def __init__(self, *args, configs=None, **kwargs):
@@ -118,18 +124,18 @@ def _split(value):
 
 class GenerationRunForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
-    endpoint = forms.ModelChoiceField(queryset=LlmEndpoint.objects.all())
-    models = forms.CharField(help_text="Model names, comma separated.", widget=forms.TextInput(attrs={"size": 60}))
-    temperatures = forms.CharField(initial="0, 0.5, 1", help_text="Comma separated, between 0 and 2.")
-    per_cell = forms.IntegerField(min_value=1, max_value=100, initial=1, label="Answers per model × temperature")
-    questions = forms.ModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.SelectMultiple(attrs={"size": 8}))
+    endpoint = IdModelChoiceField(queryset=LlmEndpoint.objects.all())
+    models = forms.CharField(help_text=gettext_lazy("Model names, comma separated."), widget=forms.TextInput(attrs={"size": 60}))
+    temperatures = forms.CharField(initial="0, 0.5, 1", help_text=gettext_lazy("Comma separated, between 0 and 2."))
+    per_cell = forms.IntegerField(min_value=1, max_value=100, initial=1, label=gettext_lazy("Answers per model × temperature"))
+    questions = IdModelMultipleChoiceField(queryset=Question.objects.none(), widget=forms.SelectMultiple(attrs={"size": 8}))
     max_tokens = forms.IntegerField(min_value=16, max_value=200000, initial=4096)
     price_input_per_1k = forms.DecimalField(min_value=0, initial=0, decimal_places=6, max_digits=12)
     price_output_per_1k = forms.DecimalField(min_value=0, initial=0, decimal_places=6, max_digits=12)
     system_prompt = forms.CharField(required=False, initial=prompts.GENERATION_SYSTEM, widget=forms.Textarea(attrs={"rows": 2}))
     prompt_template = forms.CharField(
         initial=prompts.GENERATION_TEMPLATE, widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
-        help_text="Placeholders: {{ problem }}, {{ choices }}, {{ answer_format }}, {{ full_score }}.",
+        help_text=gettext_lazy("Placeholders: {{ problem }}, {{ choices }}, {{ answer_format }}, {{ full_score }}."),
     )
 
     def __init__(self, *args, **kwargs):
@@ -140,16 +146,16 @@ class GenerationRunForm(forms.Form):
     def clean_models(self):
         models = _split(self.cleaned_data["models"])
         if not models:
-            raise forms.ValidationError("Name at least one model.")
+            raise forms.ValidationError(gettext("Name at least one model."))
         return models
 
     def clean_temperatures(self):
         try:
             values = [float(v) for v in _split(self.cleaned_data["temperatures"])]
         except ValueError as exc:
-            raise forms.ValidationError("Temperatures are numbers, e.g. 0, 0.5, 1.") from exc
+            raise forms.ValidationError(gettext("Temperatures are numbers, e.g. 0, 0.5, 1.")) from exc
         if not values or any(v < 0 or v > 2 for v in values):
-            raise forms.ValidationError("Give temperatures between 0 and 2.")
+            raise forms.ValidationError(gettext("Give temperatures between 0 and 2."))
         return values
 
     def clean_answer_tolerance(self):
@@ -159,7 +165,7 @@ class GenerationRunForm(forms.Form):
         template = self.cleaned_data["prompt_template"]
         unknown = prompts.unknown_placeholders(template)
         if unknown:
-            raise forms.ValidationError(f"Unknown placeholders: {', '.join(unknown)}.")
+            raise forms.ValidationError(gettext("Unknown placeholders: %(join)s.") % {"join": ', '.join(unknown)})
         return template
 
 

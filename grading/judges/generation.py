@@ -14,6 +14,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 import llm
 from annotation.models import Question, Response, content_hash
@@ -43,6 +44,9 @@ GENERATION_RUNS = RunEngine(
         run_id=run_id, state=GenerationItem.State.PENDING
     ).exists(),
     on_resume=reopen_failed_items,
+    name="grading.judges.generation.GENERATION_RUNS",
+    last_activity=lambda run: run.items.aggregate(last=Max("finished"))["last"],
+    endpoint_of=lambda run: run.endpoint,
 )
 
 
@@ -56,18 +60,18 @@ def start_generation_run(
     models = [m.strip() for m in models if m and m.strip()]
     temperatures = [float(t) for t in temperatures]
     if not models or not temperatures:
-        raise RunRefused("Give at least one model and one temperature.")
+        raise RunRefused(gettext("Give at least one model and one temperature."))
     if any(t < 0 or t > 2 for t in temperatures):
-        raise RunRefused("Temperatures lie between 0 and 2.")
+        raise RunRefused(gettext("Temperatures lie between 0 and 2."))
     check_endpoint_usable(endpoint)
     question_qs = questions if questions is not None else question_selection(params or {})
     question_ids = list(question_qs.order_by("id").values_list("pk", flat=True))
     if not question_ids:
-        raise RunRefused("No question matches this selection.")
+        raise RunRefused(gettext("No question matches this selection."))
     template = prompt_template or prompts.GENERATION_TEMPLATE
     unknown = prompts.unknown_placeholders(template)
     if unknown:
-        raise RunRefused(f"Unknown placeholders in the prompt: {', '.join(unknown)}.")
+        raise RunRefused(gettext("Unknown placeholders in the prompt: %(join)s.") % {"join": ', '.join(unknown)})
     with transaction.atomic():
         run = GenerationRun.objects.create(
             name=name[:200], endpoint=endpoint, model_names=models, temperatures=temperatures, per_cell=per_cell,

@@ -10,6 +10,8 @@ import json
 import statistics
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext_lazy
+
 import equivalence
 from llm import LlmCallFailed
 
@@ -250,12 +252,12 @@ class RubricKind(Kind):
     only leave the ledger empty (with notes in the sample)."""
 
     key = "rubric"
-    label = "Rubric scorer"
+    label = gettext_lazy("Rubric scorer")
     default_system = prompts.RUBRIC_SYSTEM
     default_template = prompts.RUBRIC_TEMPLATE
     help = (
-        "Problem, reference with cumulative rubric and the answer in; reasoning then 'Overall Score: X' out "
-        "(and a JSON block of points per sub-question, where the question has sub-questions)."
+        gettext_lazy("Problem, reference with cumulative rubric and the answer in; reasoning then 'Overall Score: X' out "
+        "(and a JSON block of points per sub-question, where the question has sub-questions).")
     )
 
     def messages(self, spec, judge_input):
@@ -288,8 +290,8 @@ class RubricKind(Kind):
 
 class ReplayKind(Kind):
     key = "replay"
-    label = "Replay"
-    help = "Sends the filled prompt an imported RealMath-Eval record carries (its `query`), unchanged."
+    label = gettext_lazy("Replay")
+    help = gettext_lazy("Sends the filled prompt an imported RealMath-Eval record carries (its `query`), unchanged.")
 
     def messages(self, spec, judge_input):
         if not judge_input.judge_query.strip():
@@ -310,32 +312,32 @@ class StepKind(Kind):
 
 class ToyCaseKind(StepKind):
     key = "ineq_toy_case"
-    label = "Toy case"
+    label = gettext_lazy("Toy case")
     default_template = prompts.TOY_CASE_TEMPLATE
-    help = "Fails a solution that generalises from special values, equal variables or limits."
+    help = gettext_lazy("Fails a solution that generalises from special values, equal variables or limits.")
 
 
 class LogicalGapKind(StepKind):
     key = "ineq_logical_gap"
-    label = "Logical gap"
+    label = gettext_lazy("Logical gap")
     default_template = prompts.LOGICAL_GAP_TEMPLATE
-    help = "Fails a solution with unjustified non-trivial claims or skipped derivations."
+    help = gettext_lazy("Fails a solution with unjustified non-trivial claims or skipped derivations.")
 
 
 class NumericalApproximationKind(StepKind):
     key = "ineq_numerical_approximation"
-    label = "Numerical approximation"
+    label = gettext_lazy("Numerical approximation")
     default_template = prompts.NUMERICAL_APPROXIMATION_TEMPLATE
-    help = "Fails a solution that carries rounded values through its derivation."
+    help = gettext_lazy("Fails a solution that carries rounded values through its derivation.")
 
 
 class NumericalComputationKind(StepKind):
     key = "ineq_numerical_computation"
-    label = "Numerical computation"
+    label = gettext_lazy("Numerical computation")
     default_template = prompts.NUMERICAL_COMPUTATION_TEMPLATE
     help = (
-        "The model lists the explicit numeric equalities; each is re-checked with the CAS, and a "
-        "false one fails the solution whatever the model concluded."
+        gettext_lazy("The model lists the explicit numeric equalities; each is re-checked with the CAS, and a "
+        "false one fails the solution whatever the model concluded.")
     )
 
     def _aggregate(self, spec, samples):
@@ -372,18 +374,18 @@ class NumericalComputationKind(StepKind):
 
 class HolisticKind(StepKind):
     key = "ineq_holistic"
-    label = "Holistic baseline"
+    label = gettext_lazy("Holistic baseline")
     default_system = "You assess the correctness of solutions to olympiad inequality problems."
     default_template = prompts.HOLISTIC_TEMPLATE
-    help = "One judge for everything at once (the baseline the five specialised judges are compared with)."
+    help = gettext_lazy("One judge for everything at once (the baseline the five specialised judges are compared with).")
 
 
 class CasFinalAnswerKind(Kind):
     key = "cas_final_answer"
-    label = "CAS final answer"
+    label = gettext_lazy("CAS final answer")
     uses_llm = False
     verdict = True
-    help = "Extracts the final answer and compares it with the gold answer in the CAS; no LLM."
+    help = gettext_lazy("Extracts the final answer and compares it with the gold answer in the CAS; no LLM.")
 
     def fingerprint(self, spec, judge_input):
         shown = {"answer": extract_final_answer(judge_input.response, judge_input.question_kind),
@@ -441,11 +443,11 @@ class CasFinalAnswerKind(Kind):
 
 class IneqFinalAnswerKind(CasFinalAnswerKind):
     key = "ineq_final_answer"
-    label = "IneqMath final answer"
+    label = gettext_lazy("IneqMath final answer")
     uses_llm = True
     default_system = prompts.FINAL_ANSWER_SYSTEM
     default_template = prompts.FINAL_ANSWER_TEMPLATE
-    help = "Exact match, then the CAS; an LLM is asked only when the CAS cannot decide."
+    help = gettext_lazy("Exact match, then the CAS; an LLM is asked only when the CAS cannot decide.")
 
     def values(self, judge_input):
         values = super().values(judge_input)

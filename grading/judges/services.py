@@ -45,6 +45,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 import llm
 from annotation.models import Response
@@ -91,7 +92,7 @@ def save_endpoint(endpoint: LlmEndpoint | None = None, **fields) -> LlmEndpoint:
     endpoint = endpoint or LlmEndpoint()
     for name, value in fields.items():
         if name not in ENDPOINT_FIELDS:
-            raise ValidationError(f"Unknown endpoint field {name}.")
+            raise ValidationError(gettext("Unknown endpoint field %(name)s.") % {"name": name})
         setattr(endpoint, name, value)
     endpoint.full_clean()
     endpoint.save()
@@ -184,7 +185,7 @@ def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeS
 
     Imported (external) settings describe results made elsewhere and are never changed."""
     if config.kind == JudgeSetting.Kind.EXTERNAL:
-        raise ValidationError("Imported settings describe results made elsewhere and cannot be edited or versioned.")
+        raise ValidationError(gettext("Imported settings describe results made elsewhere and cannot be edited or versioned."))
     if not _calls_llm(fields.get("kind", config.kind)) and "temperature" in fields:
         fields = {**fields, "temperature": None}  # ignored by the kind: never a reason for a new version
     changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
@@ -209,7 +210,7 @@ def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeS
 def _apply_config_fields(config, fields):
     for name, value in fields.items():
         if name not in CONFIG_FIELDS:
-            raise ValidationError(f"Unknown setting field {name}.")
+            raise ValidationError(gettext("Unknown setting field %(name)s.") % {"name": name})
         setattr(config, name, value)
     if not _calls_llm(config.kind):
         config.temperature = None  # a kind that calls no LLM has no temperature to record
@@ -256,13 +257,13 @@ def endpoint_spec(endpoint: LlmEndpoint) -> llm.EndpointSpec:
 def check_endpoint_usable(endpoint: LlmEndpoint) -> None:
     """Refuse a run whose endpoint cannot be called from here (no URL, host or key not allowed, key unset)."""
     if not (endpoint.base_url or settings.OPENAI_BASE_URL):
-        raise RunRefused(f"Endpoint {endpoint} has no base URL and OPENAI_BASE_URL is not set.")
+        raise RunRefused(gettext("Endpoint %(endpoint)s has no base URL and OPENAI_BASE_URL is not set.") % {"endpoint": endpoint})
     try:
         llm.check_endpoint(endpoint_spec(endpoint))
     except llm.MissingApiKey as exc:
         raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
     except llm.EndpointUnusable as exc:
-        raise RunRefused(f"Endpoint {endpoint}: {exc}") from exc
+        raise RunRefused(gettext("Endpoint %(endpoint)s: %(exc)s") % {"endpoint": endpoint, "exc": exc}) from exc
 
 
 # --- judge inputs and cache keys -----------------------------------------------------------
@@ -315,11 +316,11 @@ def start_judge_run(
     With ``enqueue=False`` nothing is sent to Celery: call `run_inline` to do the work here.
     """
     if config.kind == JudgeSetting.Kind.EXTERNAL:
-        raise RunRefused("Imported (external) settings cannot be run.")
+        raise RunRefused(gettext("Imported (external) settings cannot be run."))
     kind = get_kind(config.kind)
     if kind.uses_llm:
         if config.endpoint is None or not config.model:
-            raise RunRefused(f"Setting {config} needs an endpoint and a model.")
+            raise RunRefused(gettext("Setting %(config)s needs an endpoint and a model.") % {"config": config})
         check_endpoint_usable(config.endpoint)
     queryset = Response.objects.all()
     if response_ids is not None:
@@ -327,7 +328,7 @@ def start_judge_run(
     queryset = filter_responses(queryset, params or {}).order_by("question_id", "id")
     ids = list(queryset.values_list("pk", flat=True))
     if not ids:
-        raise RunRefused("No response matches this selection.")
+        raise RunRefused(gettext("No response matches this selection."))
     chunk_size = chunk_size or _default_chunk_size(config)
     with transaction.atomic():
         run = JudgeRun.objects.create(
@@ -386,6 +387,9 @@ JUDGE_RUNS = RunEngine(
     ),
     nothing_left=lambda run_id: not JudgeRunItem.objects.filter(run_id=run_id, state=JudgeRunItem.State.PENDING).exists(),
     on_resume=runs.reopen_failed_items,
+    name="grading.judges.services.JUDGE_RUNS",
+    last_activity=lambda run: JudgeResult.objects.filter(run=run).aggregate(last=Max("finished"))["last"],
+    endpoint_of=lambda run: run.config.endpoint,
 )
 
 

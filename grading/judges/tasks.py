@@ -4,10 +4,12 @@ Both are safe to run twice (acks_late redelivery, a resumed run): the services k
 piece of work and skip or take over what is already claimed.
 """
 from celery import shared_task
-from celery.signals import worker_init, worker_process_shutdown
+from celery.signals import worker_init, worker_process_shutdown, worker_ready
+from django.utils.module_loading import import_string
 
 import llm
 
+from .. import runs
 from . import generation, services
 
 
@@ -38,3 +40,24 @@ def warm_up_llm_client(**kwargs):
     """In the worker's main process, before the pool forks: each pool process inherits the
     loaded client instead of paying for it on its first call."""
     llm.warm_up()
+
+
+@shared_task(ignore_result=True)
+def watch_run(engine, run_id, epoch, takeovers=0):
+    """The watchdog of one run (any kind: `engine` is the dotted path of its RunEngine): takes it
+    over once its worker has been silent for a claim's lease, else looks again (grading.runs)."""
+    if engine not in runs.ENGINES:
+        return "unknown engine"
+    return import_string(engine).watch(run_id, epoch, takeovers)
+
+
+@shared_task(ignore_result=True)
+def watch_running_runs():
+    return runs.watch_running()
+
+
+@worker_ready.connect
+def watch_runs_after_start(**kwargs):
+    """A worker that (re)starts watches every running run: the watchdog of a run whose worker
+    died with its messages resumes from here."""
+    watch_running_runs.delay()

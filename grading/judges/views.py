@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import admin_required, reviewer_required
@@ -56,7 +57,7 @@ def setting_create(request):
         except ValidationError as exc:
             form.add_error(None, _errors_text(exc))
         else:
-            messages.success(request, f"Created {config}.")
+            messages.success(request, gettext("Created %(config)s.") % {"config": config})
             return redirect("grading:judge_config_detail", pk=config.pk)
     return render(request, "grading/judge_config_form.html", _config_form_context(form, None))
 
@@ -76,7 +77,7 @@ def _config_form_context(form, config):
 def setting_edit(request, pk):
     config = get_object_or_404(JudgeSetting, pk=pk)
     if config.kind == JudgeSetting.Kind.EXTERNAL:
-        messages.error(request, "Imported settings describe results made elsewhere and cannot be edited.")
+        messages.error(request, gettext("Imported settings describe results made elsewhere and cannot be edited."))
         return redirect("grading:judge_config_detail", pk=config.pk)
     form = JudgeSettingForm(request.POST or None, instance=config, editing=True)
     if request.method == "POST" and form.is_valid():
@@ -89,9 +90,9 @@ def setting_edit(request, pk):
             form.add_error(None, _errors_text(exc))
         else:
             if saved.pk != original.pk:
-                messages.success(request, f"{original} has results, so the change was saved as {saved}.")
+                messages.success(request, gettext("%(original)s has results, so the change was saved as %(saved)s.") % {"original": original, "saved": saved})
             else:
-                messages.success(request, f"Saved {saved}.")
+                messages.success(request, gettext("Saved %(saved)s.") % {"saved": saved})
             return redirect("grading:judge_config_detail", pk=saved.pk)
     return render(request, "grading/judge_config_form.html", _config_form_context(form, config))
 
@@ -104,7 +105,7 @@ def setting_detail(request, pk):
         "config": config,
         "versions": selectors.setting_versions(config),
         "runs": selectors.run_list({"config": str(config.pk)})[:20],
-        "kind_help": kind.help if kind else "Results imported from a file.",
+        "kind_help": kind.help if kind else gettext("Results imported from a file."),
         "effective_system": config.system_prompt or (kind.default_system if kind and not config.prompt_template else ""),
         "effective_template": config.prompt_template or (kind.default_template if kind else ""),
         "used": services.setting_is_used(config),
@@ -124,7 +125,7 @@ def endpoint_edit(request, pk=None):
         except ValidationError as exc:
             form.add_error(None, _errors_text(exc))
         else:
-            messages.success(request, f"Saved endpoint {endpoint}.")
+            messages.success(request, gettext("Saved endpoint %(endpoint)s.") % {"endpoint": endpoint})
             for warning in services.endpoint_warnings(endpoint):
                 messages.warning(request, warning)
             return redirect("grading:judges_home")
@@ -182,7 +183,7 @@ def run_start(request):
         except ValidationError as exc:
             form.add_error(None, _errors_text(exc))
         else:
-            messages.success(request, f"Started run {run.pk} over {run.n_items} responses.")
+            messages.success(request, gettext("Started run %(pk)s over %(n_items)s responses.") % {"pk": run.pk, "n_items": run.n_items})
             return redirect("grading:judge_run_detail", pk=run.pk)
     context = {
         "form": form,
@@ -226,7 +227,7 @@ def run_progress(request, pk):
 @require_POST
 def run_cancel(request, pk):
     run = services.cancel_judge_run(get_object_or_404(JudgeRun, pk=pk))
-    messages.success(request, f"Run {run.pk} cancelled; calls in flight finish and are kept.")
+    messages.success(request, gettext("Run %(pk)s cancelled; calls in flight finish and are kept.") % {"pk": run.pk})
     return redirect("grading:judge_run_detail", pk=run.pk)
 
 
@@ -242,10 +243,9 @@ def _resume(request, run, title, progress, resume, detail_view):
     """Resume a run from its page: refused (with a message) while it still makes progress."""
     if progress(run)["can_resume"]:
         resume(run)
-        messages.success(request, f"{title} resumed: everything without a finished result is queued again.")
+        messages.success(request, gettext("%(title)s resumed: everything without a finished result is queued again.") % {"title": title})
     else:
-        messages.error(request, f"{title} is still making progress (or has nothing left to do); "
-                                "resume it once it is cancelled or stalls.")
+        messages.error(request, gettext("%(title)s is still making progress (or has nothing left to do); resume it once it is cancelled or stalls.") % {"title": title})
     return redirect(detail_view, pk=run.pk)
 
 
@@ -281,7 +281,7 @@ def generation_start(request):
         except ValidationError as exc:
             form.add_error(None, _errors_text(exc))
         else:
-            messages.success(request, f"Started generation run {run.pk}: {run.n_items} answers to write.")
+            messages.success(request, gettext("Started generation run %(pk)s: %(n_items)s answers to write.") % {"pk": run.pk, "n_items": run.n_items})
             return redirect("grading:judge_generation_detail", pk=run.pk)
     return render(request, "grading/run_generation_start.html", {"form": form})
 
@@ -305,7 +305,7 @@ def generation_progress(request, pk):
 @require_POST
 def generation_cancel(request, pk):
     run = generation.cancel_generation_run(get_object_or_404(GenerationRun, pk=pk))
-    messages.success(request, f"Generation run {run.pk} cancelled.")
+    messages.success(request, gettext("Generation run %(pk)s cancelled.") % {"pk": run.pk})
     return redirect("grading:judge_generation_detail", pk=run.pk)
 
 

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
+from django.utils.translation import gettext_lazy
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
@@ -27,22 +28,22 @@ class LlmEndpoint(models.Model):
 
     name = models.CharField(max_length=100, unique=True)
     base_url = models.CharField(
-        max_length=500, blank=True, help_text="e.g. http://127.0.0.1:8001/v1; blank: the OPENAI_BASE_URL setting."
+        max_length=500, blank=True, help_text=gettext_lazy("e.g. http://127.0.0.1:8001/v1; blank: the OPENAI_BASE_URL setting.")
     )
     api_key_env = models.CharField(
         "API key variable", max_length=100, blank=True, default="OPENAI_API_KEY", validators=[env_name_validator],
-        help_text="Name of the environment variable holding the key; blank if the server needs none.",
+        help_text=gettext_lazy("Name of the environment variable holding the key; blank if the server needs none."),
     )
     max_concurrency = models.PositiveIntegerField(
         default=8, validators=[MinValueValidator(1), MaxValueValidator(1024)],
-        help_text="Calls in flight at once, over all workers.",
+        help_text=gettext_lazy("Calls in flight at once, over all workers."),
     )
-    requests_per_minute = models.PositiveIntegerField(default=0, help_text="0: no limit.")
-    tokens_per_minute = models.PositiveIntegerField(default=0, help_text="0: no limit.")
+    requests_per_minute = models.PositiveIntegerField(default=0, help_text=gettext_lazy("0: no limit."))
+    tokens_per_minute = models.PositiveIntegerField(default=0, help_text=gettext_lazy("0: no limit."))
     timeout_seconds = models.FloatField(default=120.0, validators=[MinValueValidator(0.05)])
     max_attempts = models.PositiveSmallIntegerField(
         default=5, validators=[MinValueValidator(1), MaxValueValidator(20)],
-        help_text="Attempts per call on 429, 5xx, timeouts and dropped connections.",
+        help_text=gettext_lazy("Attempts per call on 429, 5xx, timeouts and dropped connections."),
     )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
@@ -69,24 +70,24 @@ class JudgeSetting(models.Model):
     """One version of a judge setting. Immutable once it has results or runs."""
 
     class Kind(models.TextChoices):
-        RUBRIC = "rubric", "Rubric scorer (RealMath-Eval)"
-        REPLAY = "replay", "Replay the record's own prompt"
-        INEQ_FINAL_ANSWER = "ineq_final_answer", "IneqMath final answer (CAS, then LLM)"
-        INEQ_TOY_CASE = "ineq_toy_case", "IneqMath step: toy case"
-        INEQ_LOGICAL_GAP = "ineq_logical_gap", "IneqMath step: logical gap"
-        INEQ_NUMERICAL_APPROXIMATION = "ineq_numerical_approximation", "IneqMath step: numerical approximation"
-        INEQ_NUMERICAL_COMPUTATION = "ineq_numerical_computation", "IneqMath step: numerical computation"
-        INEQ_HOLISTIC = "ineq_holistic", "IneqMath holistic baseline"
-        CAS_FINAL_ANSWER = "cas_final_answer", "CAS final answer only (no LLM)"
-        EXTERNAL = "external", "External results (imported)"
+        RUBRIC = "rubric", gettext_lazy("Rubric scorer (RealMath-Eval)")
+        REPLAY = "replay", gettext_lazy("Replay the record's own prompt")
+        INEQ_FINAL_ANSWER = "ineq_final_answer", gettext_lazy("IneqMath final answer (CAS, then LLM)")
+        INEQ_TOY_CASE = "ineq_toy_case", gettext_lazy("IneqMath step: toy case")
+        INEQ_LOGICAL_GAP = "ineq_logical_gap", gettext_lazy("IneqMath step: logical gap")
+        INEQ_NUMERICAL_APPROXIMATION = "ineq_numerical_approximation", gettext_lazy("IneqMath step: numerical approximation")
+        INEQ_NUMERICAL_COMPUTATION = "ineq_numerical_computation", gettext_lazy("IneqMath step: numerical computation")
+        INEQ_HOLISTIC = "ineq_holistic", gettext_lazy("IneqMath holistic baseline")
+        CAS_FINAL_ANSWER = "cas_final_answer", gettext_lazy("CAS final answer only (no LLM)")
+        EXTERNAL = "external", gettext_lazy("External results (imported)")
 
     class Aggregate(models.TextChoices):
-        MEAN = "mean", "Mean"
-        MEDIAN = "median", "Median"
+        MEAN = "mean", gettext_lazy("Mean")
+        MEDIAN = "median", gettext_lazy("Median")
 
     class AnswerTolerance(models.TextChoices):
-        STRICT = "strict", "Strict (IneqMath): a decimal must be the exact value"
-        ROUNDED = "default", "Rounded: a decimal correctly rounded at its last place counts (0.333 for 1/3)"
+        STRICT = "strict", gettext_lazy("Strict (IneqMath): a decimal must be the exact value")
+        ROUNDED = "default", gettext_lazy("Rounded: a decimal correctly rounded at its last place counts (0.333 for 1/3)")
 
     class ApproximateAnswers(models.TextChoices):
         NOT_CREDITED = "wrong", _("Not credited: an answer equal only up to rounding (3.14 for π) scores 0")
@@ -94,10 +95,10 @@ class JudgeSetting(models.Model):
 
     class ReasoningEffort(models.TextChoices):
         NONE = "", "—"
-        MINIMAL = "minimal", "minimal"
-        LOW = "low", "low"
-        MEDIUM = "medium", "medium"
-        HIGH = "high", "high"
+        MINIMAL = "minimal", gettext_lazy("minimal")
+        LOW = "low", gettext_lazy("low")
+        MEDIUM = "medium", gettext_lazy("medium")
+        HIGH = "high", gettext_lazy("high")
 
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField(default=1)
@@ -111,18 +112,18 @@ class JudgeSetting(models.Model):
     reasoning_effort = models.CharField(max_length=10, choices=ReasoningEffort.choices, blank=True)
     samples = models.PositiveSmallIntegerField(
         default=1, validators=[MinValueValidator(1), MaxValueValidator(16)],
-        help_text="Calls per response; more than one gives a mean/median score and its spread.",
+        help_text=gettext_lazy("Calls per response; more than one gives a mean/median score and its spread."),
     )
     aggregate = models.CharField(max_length=10, choices=Aggregate.choices, default=Aggregate.MEAN)
     system_prompt = models.TextField(blank=True)
-    prompt_template = models.TextField(blank=True, help_text="Placeholders: {{ problem }}, {{ reference }}, ...")
-    extra_body = models.JSONField(default=dict, blank=True, help_text="Extra request fields, e.g. {\"top_p\": 0.9}.")
+    prompt_template = models.TextField(blank=True, help_text=gettext_lazy("Placeholders: {{ problem }}, {{ reference }}, ..."))
+    extra_body = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("Extra request fields, e.g. {\"top_p\": 0.9}."))
     parse_retries = models.PositiveSmallIntegerField(
-        default=1, validators=[MaxValueValidator(5)], help_text="Ask again this many times when the output cannot be read."
+        default=1, validators=[MaxValueValidator(5)], help_text=gettext_lazy("Ask again this many times when the output cannot be read.")
     )
     answer_tolerance = models.CharField(
         max_length=10, choices=AnswerTolerance.choices, default=AnswerTolerance.STRICT,
-        help_text="How the CAS compares a decimal final answer with an exact one (CAS final-answer kinds).",
+        help_text=gettext_lazy("How the CAS compares a decimal final answer with an exact one (CAS final-answer kinds)."),
     )
     approximate_answers = models.CharField(
         max_length=10, choices=ApproximateAnswers.choices, default=ApproximateAnswers.NOT_CREDITED,
@@ -132,7 +133,7 @@ class JudgeSetting(models.Model):
     )
     second_opinion = models.BooleanField(
         default=False,
-        help_text="Also ask Math-Verify for each final answer; shown beside the CAS verdict, which alone counts.",
+        help_text=gettext_lazy("Also ask Math-Verify for each final answer; shown beside the CAS verdict, which alone counts."),
     )
     price_input_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     price_output_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
@@ -155,15 +156,15 @@ class JudgeRun(models.Model):
     """Running one judge setting over a selection of responses."""
 
     class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        CANCELLED = "cancelled", "Cancelled"
-        DONE = "done", "Done"
+        RUNNING = "running", gettext_lazy("Running")
+        CANCELLED = "cancelled", gettext_lazy("Cancelled")
+        DONE = "done", gettext_lazy("Done")
 
     config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs")
-    selection = models.JSONField(default=dict, blank=True, help_text="The response-list filters used.")
+    selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("The response-list filters used."))
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
     epoch = models.PositiveIntegerField(
-        default=1, help_text="Raised by each resume; tasks queued for an older epoch do nothing."
+        default=1, help_text=gettext_lazy("Raised by each resume; tasks queued for an older epoch do nothing.")
     )
     n_items = models.PositiveIntegerField(default=0)
     chunk_size = models.PositiveIntegerField(default=16)
@@ -189,10 +190,10 @@ class JudgeResult(models.Model):
     """
 
     class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        OK = "ok", "OK"
-        INVALID = "invalid", "Invalid output"
-        ERROR = "error", "Call failed"
+        RUNNING = "running", gettext_lazy("Running")
+        OK = "ok", gettext_lazy("OK")
+        INVALID = "invalid", gettext_lazy("Invalid output")
+        ERROR = "error", gettext_lazy("Call failed")
 
     config = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="results")
     response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="judge_results")
@@ -200,7 +201,7 @@ class JudgeResult(models.Model):
     cache_key = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
     score = models.FloatField(null=True, blank=True)
-    spread = models.FloatField(null=True, blank=True, help_text="Standard deviation over samples (share of dissent for verdicts).")
+    spread = models.FloatField(null=True, blank=True, help_text=gettext_lazy("Standard deviation over samples (share of dissent for verdicts)."))
     rationale = models.TextField(blank=True)
     raw_output = models.TextField(blank=True)
     parse_status = models.CharField(max_length=24, blank=True)
@@ -213,13 +214,13 @@ class JudgeResult(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
     copied_from = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    provenance = models.JSONField(default=dict, blank=True, help_text="For imported results: file and record.")
+    provenance = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("For imported results: file and record."))
     rubric_version = models.PositiveIntegerField(
         null=True, blank=True,
-        help_text="The question's rubric version the judge was shown (empty: unknown, judged before versioning).",
+        help_text=gettext_lazy("The question's rubric version the judge was shown (empty: unknown, judged before versioning)."),
     )
     sub_scores = models.JSONField(
-        default=dict, blank=True, help_text="The judge's points per sub-question label, when it was asked for them."
+        default=dict, blank=True, help_text=gettext_lazy("The judge's points per sub-question label, when it was asked for them.")
     )
     claim_owner = models.CharField(max_length=120, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
@@ -254,15 +255,15 @@ class JudgeRunItem(models.Model):
     """One response of a run's selection, and the result that answers it."""
 
     class State(models.TextChoices):
-        PENDING = "pending", "Pending"
-        OK = "ok", "OK"
-        INVALID = "invalid", "Invalid output"
-        ERROR = "error", "Call failed"
+        PENDING = "pending", gettext_lazy("Pending")
+        OK = "ok", gettext_lazy("OK")
+        INVALID = "invalid", gettext_lazy("Invalid output")
+        ERROR = "error", gettext_lazy("Call failed")
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
     response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="+")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
-    cached = models.BooleanField(default=False, help_text="Answered from an earlier result, without a call.")
+    cached = models.BooleanField(default=False, help_text=gettext_lazy("Answered from an earlier result, without a call."))
     cache_key = models.CharField(max_length=64, blank=True)
     result = models.ForeignKey(JudgeResult, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
@@ -279,19 +280,19 @@ class GenerationRun(models.Model):
     """Synthetic answers: every selected question × model × temperature, `per_cell` times."""
 
     class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        CANCELLED = "cancelled", "Cancelled"
-        DONE = "done", "Done"
+        RUNNING = "running", gettext_lazy("Running")
+        CANCELLED = "cancelled", gettext_lazy("Cancelled")
+        DONE = "done", gettext_lazy("Done")
 
     name = models.CharField(max_length=200, blank=True)
     endpoint = models.ForeignKey(LlmEndpoint, on_delete=models.PROTECT, related_name="generation_runs")
-    model_names = models.JSONField(default=list, help_text="Model names.")
-    temperatures = models.JSONField(default=list, help_text="Temperatures, e.g. [0, 0.5, 1].")
+    model_names = models.JSONField(default=list, help_text=gettext_lazy("Model names."))
+    temperatures = models.JSONField(default=list, help_text=gettext_lazy("Temperatures, e.g. [0, 0.5, 1]."))
     per_cell = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1), MaxValueValidator(100)])
     system_prompt = models.TextField(blank=True)
     prompt_template = models.TextField()
     max_tokens = models.PositiveIntegerField(default=4096, null=True, blank=True)
-    selection = models.JSONField(default=dict, blank=True, help_text="Question filters used.")
+    selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("Question filters used."))
     price_input_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     price_output_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
@@ -314,9 +315,9 @@ class GenerationItem(models.Model):
     """One synthetic answer to write: a question, a model, a temperature and an index."""
 
     class State(models.TextChoices):
-        PENDING = "pending", "Pending"
-        OK = "ok", "Written"
-        ERROR = "error", "Call failed"
+        PENDING = "pending", gettext_lazy("Pending")
+        OK = "ok", gettext_lazy("Written")
+        ERROR = "error", gettext_lazy("Call failed")
 
     run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="items")
     question = models.ForeignKey("annotation.Question", on_delete=models.CASCADE, related_name="+")

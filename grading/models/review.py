@@ -7,6 +7,7 @@ expert kept the machine's proposal.
 """
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy
 from simple_history.models import HistoricalRecords
 
 from grading.review.meta_eval import CATEGORY_CHOICES
@@ -16,29 +17,29 @@ from .judges import JudgeResult, LlmEndpoint
 
 class Direction(models.TextChoices):
     NONE = "", "—"
-    OVER = "over", "Judge over-scored"
-    UNDER = "under", "Judge under-scored"
+    OVER = "over", gettext_lazy("Judge over-scored")
+    UNDER = "under", gettext_lazy("Judge under-scored")
 
 
 class MetaEvalRun(models.Model):
     """One pass of the LLM meta-evaluator over a disagreement queue (a Celery job)."""
 
     class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        CANCELLED = "cancelled", "Cancelled"
-        DONE = "done", "Done"
+        RUNNING = "running", gettext_lazy("Running")
+        CANCELLED = "cancelled", gettext_lazy("Cancelled")
+        DONE = "done", gettext_lazy("Done")
 
     endpoint = models.ForeignKey(LlmEndpoint, on_delete=models.PROTECT, related_name="meta_eval_runs")
     model = models.CharField(max_length=200)
     temperature = models.FloatField(null=True, blank=True, default=0.0)
     max_tokens = models.PositiveIntegerField(null=True, blank=True, default=2048)
     prompt_version = models.CharField(max_length=32)
-    selection = models.JSONField(default=dict, blank=True, help_text="Queue filters: setting, run, threshold.")
+    selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("Queue filters: setting, run, threshold."))
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
     n_items = models.PositiveIntegerField(default=0)
-    result_ids = models.JSONField(default=list, blank=True, help_text="The judge results the run asks about.")
+    result_ids = models.JSONField(default=list, blank=True, help_text=gettext_lazy("The judge results the run asks about."))
     chunk_size = models.PositiveIntegerField(default=8)
-    epoch = models.PositiveIntegerField(default=1, help_text="Raised on resume; chunks of older epochs do nothing.")
+    epoch = models.PositiveIntegerField(default=1, help_text=gettext_lazy("Raised on resume; chunks of older epochs do nothing."))
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     resumed = models.DateTimeField(null=True, blank=True)
@@ -60,9 +61,9 @@ class MetaEvaluation(models.Model):
     """
 
     class Source(models.TextChoices):
-        LLM = "llm", "LLM proposal, confirmed by a person"
-        PERSON = "person", "A person"
-        IMPORT = "import", "Imported label"
+        LLM = "llm", gettext_lazy("LLM proposal, confirmed by a person")
+        PERSON = "person", gettext_lazy("A person")
+        IMPORT = "import", gettext_lazy("Imported label")
 
     result = models.OneToOneField(JudgeResult, on_delete=models.CASCADE, related_name="meta_evaluation")
     category = models.CharField(max_length=1, choices=CATEGORY_CHOICES, blank=True, db_index=True)
@@ -74,17 +75,17 @@ class MetaEvaluation(models.Model):
     proposed_by = models.CharField(max_length=8, choices=Source.choices, default=Source.PERSON)
     proposal = models.ForeignKey(
         "MetaEvalProposal", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
-        help_text="The LLM proposal the reviewer saw (latest usable one).",
+        help_text=gettext_lazy("The LLM proposal the reviewer saw (latest usable one)."),
     )
     kept_proposal = models.BooleanField(
-        null=True, blank=True, help_text="Confirmed category equals the LLM's; empty when there was no proposal."
+        null=True, blank=True, help_text=gettext_lazy("Confirmed category equals the LLM's; empty when there was no proposal.")
     )
     confirmed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     confirmed_at = models.DateTimeField(null=True, blank=True)
-    provenance = models.JSONField(default=dict, blank=True, help_text="For imported labels: file and record.")
-    version = models.PositiveIntegerField(default=0, help_text="Grows on every confirmation; stale saves are refused.")
+    provenance = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("For imported labels: file and record."))
+    version = models.PositiveIntegerField(default=0, help_text=gettext_lazy("Grows on every confirmation; stale saves are refused."))
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
     history = HistoricalRecords()
@@ -104,9 +105,9 @@ class MetaEvalProposal(models.Model):
     """What the LLM meta-evaluator answered for one judge result, raw output included."""
 
     class Status(models.TextChoices):
-        OK = "ok", "OK"
-        INVALID = "invalid", "Unreadable output"
-        ERROR = "error", "Call failed"
+        OK = "ok", gettext_lazy("OK")
+        INVALID = "invalid", gettext_lazy("Unreadable output")
+        ERROR = "error", gettext_lazy("Call failed")
 
     meta_evaluation = models.ForeignKey(MetaEvaluation, on_delete=models.CASCADE, related_name="proposals")
     run = models.ForeignKey(MetaEvalRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="proposals")
@@ -115,10 +116,10 @@ class MetaEvalProposal(models.Model):
     category = models.CharField(max_length=1, choices=CATEGORY_CHOICES, blank=True)
     analysis = models.TextField(blank=True)
     is_ood = models.BooleanField(default=False)
-    data = models.JSONField(default=dict, blank=True, help_text="The parsed JSON answer.")
+    data = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("The parsed JSON answer."))
     raw_output = models.TextField(blank=True)
     error = models.TextField(blank=True)
-    errors = models.JSONField(default=list, blank=True, help_text="Failed call attempts.")
+    errors = models.JSONField(default=list, blank=True, help_text=gettext_lazy("Failed call attempts."))
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -140,7 +141,7 @@ class StepJudgeValidation(models.Model):
     """An expert's word on one step-judge verdict (IneqMath): was the judge right?"""
 
     result = models.OneToOneField(JudgeResult, on_delete=models.CASCADE, related_name="validation")
-    judge_says_pass = models.BooleanField(help_text="The verdict judged (a snapshot of the result's score).")
+    judge_says_pass = models.BooleanField(help_text=gettext_lazy("The verdict judged (a snapshot of the result's score)."))
     verdict_right = models.BooleanField()
     note = models.TextField(blank=True)
     validated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")

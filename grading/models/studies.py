@@ -13,16 +13,17 @@ Invariants:
 """
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy
 
 from .judges import JudgeResult, JudgeSetting
 
 PROBE_CHOICES = [
-    ("drop-final-answer", "Drop the final answer"),
-    ("arithmetic-slip", "Arithmetic slip"),
-    ("truncate-last-step", "Truncate the last step"),
-    ("notation-swap", "Notation swap"),
-    ("reorder-independent-steps", "Reorder independent steps"),
-    ("raw-ocr", "Raw OCR text"),
+    ("drop-final-answer", gettext_lazy("Drop the final answer")),
+    ("arithmetic-slip", gettext_lazy("Arithmetic slip")),
+    ("truncate-last-step", gettext_lazy("Truncate the last step")),
+    ("notation-swap", gettext_lazy("Notation swap")),
+    ("reorder-independent-steps", gettext_lazy("Reorder independent steps")),
+    ("raw-ocr", gettext_lazy("Raw OCR text")),
 ]
 
 
@@ -30,15 +31,15 @@ class ProbeRun(models.Model):
     """One judge setting version applied to derived answers (probes) or raw OCR texts."""
 
     class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        CANCELLED = "cancelled", "Cancelled"
-        DONE = "done", "Done"
+        RUNNING = "running", gettext_lazy("Running")
+        CANCELLED = "cancelled", gettext_lazy("Cancelled")
+        DONE = "done", gettext_lazy("Done")
 
     setting = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="probe_runs")
-    probes = models.JSONField(default=list, help_text="Probe names (or raw-ocr).")
-    selection = models.JSONField(default=dict, blank=True, help_text="exam, question and limit used.")
+    probes = models.JSONField(default=list, help_text=gettext_lazy("Probe names (or raw-ocr)."))
+    selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("exam, question and limit used."))
     seed = models.IntegerField(default=0)
-    skipped = models.JSONField(default=dict, blank=True, help_text="Answers each probe could not apply to.")
+    skipped = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("Answers each probe could not apply to."))
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
     epoch = models.PositiveIntegerField(default=1)
     n_items = models.PositiveIntegerField(default=0)
@@ -61,10 +62,10 @@ class DerivedAnswer(models.Model):
     response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="derived_answers")
     probe = models.CharField(max_length=40, choices=PROBE_CHOICES)
     seed = models.IntegerField(default=0)
-    source_hash = models.CharField(max_length=64, help_text="SHA-256 of the original text it was made from.")
+    source_hash = models.CharField(max_length=64, help_text=gettext_lazy("SHA-256 of the original text it was made from."))
     original_text = models.TextField(blank=True)
     text = models.TextField()
-    change = models.JSONField(default=dict, blank=True, help_text="What the probe changed.")
+    change = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("What the probe changed."))
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -81,10 +82,10 @@ class ProbeItem(models.Model):
     """One derived answer of a run: the original's and the derived text's judgements."""
 
     class State(models.TextChoices):
-        PENDING = "pending", "Pending"
-        OK = "ok", "Judged"
-        INVALID = "invalid", "Invalid output"
-        ERROR = "error", "Call failed"
+        PENDING = "pending", gettext_lazy("Pending")
+        OK = "ok", gettext_lazy("Judged")
+        INVALID = "invalid", gettext_lazy("Invalid output")
+        ERROR = "error", gettext_lazy("Call failed")
 
     run = models.ForeignKey(ProbeRun, on_delete=models.CASCADE, related_name="items")
     derived = models.ForeignKey(DerivedAnswer, on_delete=models.CASCADE, related_name="items")
@@ -92,7 +93,7 @@ class ProbeItem(models.Model):
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     original_result = models.ForeignKey(
         JudgeResult, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
-        help_text="The existing judge result reused for the original, if any.",
+        help_text=gettext_lazy("The existing judge result reused for the original, if any."),
     )
     original_key = models.CharField(max_length=64, blank=True)
     original_status = models.CharField(max_length=16, blank=True)

@@ -17,6 +17,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext
+
 FORMATS = ("markdown", "latex")
 DASH = "—"
 
@@ -172,9 +174,41 @@ def probes_section(data) -> Section:
     ])
 
 
+def geometry_section(data) -> Section | None:
+    """Error geometry and step surprisal (grading/studies/geometry): the newest analysed run of each."""
+    figures = data.get("geometry") or {}
+    geometry, surprisal = figures.get("geometry"), figures.get("surprisal")
+    if not geometry and not surprisal:
+        return None
+    blocks = []
+    if geometry:
+        source = geometry["label"] if not geometry["model"] else f"{geometry['model']} ({geometry['endpoint']})"
+        rows = [[name, number(g["n"]), with_interval(g["dispersion"], g["dispersion_ci"]),
+                 with_interval(g["total_variance"], g["total_variance_ci"]), with_interval(g["top10_share"], g["top10_share_ci"]),
+                 number(g["clusters"]), number(g["noise_share"]), number(g["silhouette"]), number(g["gmm_best_k"])]
+                for name, g in geometry["groups"].items()]
+        blocks.append(f"Error segments embedded with {source}, run {geometry['run']}, seed {geometry['seed']}.")
+        blocks.append(Table(["Group", "n", "Dispersion", "Total variance", "Top-10 share", "Clusters", "Noise",
+                             "Silhouette", "GMM k"], rows,
+                            "Dispersion: mean cosine distance to the 5 nearest neighbours; 95% intervals resample questions."))
+        test = (geometry.get("human_vs_synthetic") or {}).get("dispersion")
+        if test:
+            blocks.append(f"Dispersion, human minus synthetic: {number(test['difference'])} "
+                          f"(permutation test, p = {number(test['p'])}).")
+    if surprisal:
+        rows = [[name, number(g["transitions"]), with_interval(g["surprisal"]["mean"], g["surprisal"]["mean_ci"]),
+                 number(g["surprisal"]["median"]), with_interval(g["ll"]["mean"], g["ll"]["mean_ci"]),
+                 number(g["ll"]["median"]), number(g["ll_lower_bound"])]
+                for name, g in surprisal["groups"].items()]
+        blocks.append(f"Step surprisal under {surprisal['model']} ({surprisal['endpoint']}), run {surprisal['run']}.")
+        blocks.append(Table(["Group", "Transitions", "Surprisal (nats)", "Median", "LL", "Median", "LL lower bounds"], rows,
+                            "LL: highest probability at the context's last position among the next step's tokens."))
+    return Section("Error geometry and step surprisal", blocks)
+
+
 SECTIONS: list[Callable] = [
     methods_section, dataset_section, agreement_section, settings_section, metrics_section, categories_section,
-    probes_section,
+    probes_section, geometry_section,
 ]
 
 
@@ -241,7 +275,7 @@ def build_sections(data: dict, sections: list[Callable] | None = None) -> list[S
 def build(data: dict, fmt: str = "markdown", sections: list[Callable] | None = None) -> str:
     """The report text in `fmt` (markdown or latex) from the appendix `data`."""
     if fmt not in FORMATS:
-        raise ValueError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+        raise ValueError(gettext("Unknown format %(fmt)s; choose one of %(join)s.") % {"fmt": repr(fmt), "join": ', '.join(FORMATS)})
     built = build_sections(data, sections)
     return _markdown(built) if fmt == "markdown" else _latex(built)
 

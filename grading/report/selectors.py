@@ -6,7 +6,8 @@ every figure in the text is a value of this appendix. Metrics come from grading.
 agreement_report), category counts from grading.review.selectors.category_summary; nothing here
 computes a metric of its own beyond resampling them for intervals.
 
-Probe rates come from the perturbation-probe study through one seam, `probe_rates_for`.
+Probe rates come from the perturbation-probe study through one seam, `probe_rates_for`; the
+error-geometry and step-surprisal figures through another, `geometry_figures`.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from itertools import combinations
 import numpy as np
 from django.db import connection
 from django.db.models import Count, Q
+from django.utils.translation import gettext
 
 from annotation.labelling.agreement import agreement_report
 from annotation.labelling.selectors import agreement_ratings
@@ -27,6 +29,7 @@ from ..review import metrics
 from ..review import selectors as review
 from ..review.meta_eval import CATEGORIES
 from ..studies import selectors as studies
+from ..studies.geometry import selectors as geometry
 
 CONFIDENCE_PERCENT = 95
 AGREEMENT_MEASURES = ("exact", "within_one", "mad")
@@ -172,7 +175,7 @@ def category_figures(configs) -> dict:
     summary = review.category_summary()
     wanted = {str(c) for c in configs}
     return {
-        "codes": [{"code": code, "name": name} for code, (name, _) in CATEGORIES.items()],
+        "codes": [{"code": code, "name": gettext(name)} for code, (name, _) in CATEGORIES.items()],
         "total": summary["total"],
         "counts": summary["counts"],
         "by_judge": [
@@ -199,4 +202,37 @@ def report_data(setting: JudgeSetting | None = None, *, bootstrap: int = review.
         "agreement": agreement_figures(bootstrap=bootstrap, seed=seed),
         "judges": [judge_figures(config, bootstrap=bootstrap, seed=seed) for config in configs],
         "categories": category_figures(configs),
+        "geometry": geometry_figures(),
     }
+
+
+GEOMETRY_KEYS = ("n", "questions", "dispersion", "dispersion_ci", "total_variance", "total_variance_ci", "top10_share",
+                 "top10_share_ci", "clusters", "noise_share", "silhouette")
+SURPRISAL_KEYS = ("segments", "transitions", "ll_lower_bound", "top_k")
+
+
+def geometry_figures() -> dict:
+    """The newest analysed error-geometry and step-surprisal runs, their headline figures only
+    (no heatmaps or curves): {"geometry": {...} | None, "surprisal": {...} | None}."""
+    out = {}
+    for kind, keys in (("geometry", GEOMETRY_KEYS), ("surprisal", SURPRISAL_KEYS)):
+        results = geometry.latest_results(kind)
+        if not results:
+            out[kind] = None
+            continue
+        groups = {}
+        for name, group in (results.get("groups") or {}).items():
+            entry = {key: group.get(key) for key in keys}
+            if kind == "geometry":
+                entry["gmm_best_k"] = (group.get("gmm") or {}).get("best_k")
+            else:
+                for measure in ("surprisal", "ll"):
+                    entry[measure] = {k: group[measure].get(k) for k in ("mean", "mean_ci", "median", "median_ci")}
+            groups[name] = entry
+        out[kind] = {
+            "run": results.get("run"), "label": results.get("label"), "model": results.get("model"),
+            "endpoint": (results.get("endpoint") or {}).get("base_url"), "selection": results.get("selection"),
+            "seed": (results.get("params") or {}).get("seed"), "groups": groups,
+            "human_vs_synthetic": results.get("human_vs_synthetic"),
+        }
+    return out

@@ -11,6 +11,7 @@ from itertools import combinations
 import numpy as np
 from django.db.models import FloatField
 from django.db.models.functions import Cast
+from django.utils.translation import gettext_lazy
 
 from annotation.models import Response
 
@@ -21,6 +22,14 @@ from .selectors import Scope, current_results, question_label
 SELECTION_RULE = ("answers both settings scored (current result, status ok, a score) that have a gold score; "
                   "derived answers (probes) are never responses, so never counted")
 MAX_CASES = 50
+# The method in words for people, in their language (the JSON keeps the English above).
+METHOD_TEXT = {
+    paired.RESAMPLING: gettext_lazy(
+        "two-stage cluster bootstrap: questions with replacement, then answers within each drawn question"),
+    SELECTION_RULE: gettext_lazy(
+        "answers both settings scored (current result, status ok, a score) that have a gold score; "
+        "derived answers (probes) are never responses, so never counted"),
+}
 
 
 class CompareError(ValueError):

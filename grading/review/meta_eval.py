@@ -7,32 +7,38 @@ import json
 import re
 from dataclasses import dataclass
 
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
+
 CATEGORIES = {
     "A": (
-        "Error severity & follow-through",
-        "The student made a calculation, transcription or value error. The gold score penalises it strictly "
-        "(often the whole part); the judge carries the error forward and credits the later, correct reasoning.",
+        gettext_noop("Error severity & follow-through"),
+        gettext_noop("The student made a calculation, transcription or value error. The gold score penalises it strictly "
+        "(often the whole part); the judge carries the error forward and credits the later, correct reasoning."),
     ),
     "B": (
-        "Process norms & completeness",
-        "The result is right but steps are skipped, variables undefined or the form non-standard. The gold "
-        "score deducts for the missing process; the judge looks past it because the answer or idea is right.",
+        gettext_noop("Process norms & completeness"),
+        gettext_noop("The result is right but steps are skipped, variables undefined or the form non-standard. The gold "
+        "score deducts for the missing process; the judge looks past it because the answer or idea is right."),
     ),
     "C": (
-        "Logical rigor & edge cases",
-        "The argument has holes: missing conditions, cases or justification. The gold score demands a complete "
-        "proof; the judge is persuaded by the general line and misses the gap.",
+        gettext_noop("Logical rigor & edge cases"),
+        gettext_noop("The argument has holes: missing conditions, cases or justification. The gold score demands a complete "
+        "proof; the judge is persuaded by the general line and misses the gap."),
     ),
     "D": (
-        "Insight recognition",
-        "A valid method that the reference does not use. One side recognises it and the other does not.",
+        gettext_noop("Insight recognition"),
+        gettext_noop("A valid method that the reference does not use. One side recognises it and the other does not."),
     ),
     "E": (
-        "Out of distribution / other",
-        "None of the above: an impossible gold score, hallucinated or garbled text, a refusal, a wrong reference.",
+        gettext_noop("Out of distribution / other"),
+        gettext_noop("None of the above: an impossible gold score, hallucinated or garbled text, a refusal, a wrong reference."),
     ),
 }
-CATEGORY_CHOICES = [(code, f"{code}. {name}") for code, (name, _) in CATEGORIES.items()]
+# The names and definitions above are English on purpose (they are also the LLM pre-labeller's
+# prompt); gettext_noop marks them for the catalogue, and people see them in their language.
+CATEGORY_DISPLAY = {code: (gettext_lazy(name), gettext_lazy(definition)) for code, (name, definition) in CATEGORIES.items()}
+CATEGORY_CHOICES = [(code, format_lazy("{}. {}", code, gettext_lazy(name))) for code, (name, _) in CATEGORIES.items()]
 
 
 def direction(judge_score, gold_score):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
+from django.utils.translation import gettext
 
 FR_DISTANCES = (1, 2, 3, 4, 5)
 _EPS = 1e-9
@@ -17,7 +18,7 @@ def _arrays(pred, gold):
     pred = np.asarray(pred, dtype=float)
     gold = np.asarray(gold, dtype=float)
     if pred.shape != gold.shape:
-        raise ValueError("judge and gold scores must pair up")
+        raise ValueError(gettext("judge and gold scores must pair up"))
     return pred, gold
 
 

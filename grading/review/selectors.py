@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Abs, Cast
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import Exam, Label, Question, Response, SubQuestion
 from annotation.rubric import sub_question_label
@@ -31,12 +32,17 @@ BOOTSTRAP_RESAMPLES = 1000
 _EPS = 1e-9
 
 LEFT_OUT_REASONS = {
-    "running": "judge still running",
-    "invalid": "judge output unreadable",
-    "error": "judge call failed",
-    "no_score": "no judge score",
-    "no_gold": "no gold score",
+    "running": gettext_lazy("judge still running"),
+    "invalid": gettext_lazy("judge output unreadable"),
+    "error": gettext_lazy("judge call failed"),
+    "no_score": gettext_lazy("no judge score"),
+    "no_gold": gettext_lazy("no gold score"),
 }
+
+
+def _choice_labels(choices):
+    """{code: label} in the active language, as plain strings (the report is also JSON)."""
+    return {code: str(label) for code, label in choices}
 
 
 class ScopeError(ValueError):
@@ -98,12 +104,12 @@ def resolve_scope(params, *, default=True, preferred=None):
     if run_id:
         run = JudgeRun.objects.select_related("config").filter(pk=id_param(run_id) or 0).first()
         if run is None:
-            raise ScopeError(f"No judge run {run_id}.")
+            raise ScopeError(gettext("No judge run %(run_id)s.") % {"run_id": run_id})
         return Scope(config=run.config, run=run)
     if setting:
         config = JudgeSetting.objects.filter(pk=id_param(setting) or 0).first()
         if config is None:
-            raise ScopeError(f"No judge setting version with id {setting}.")
+            raise ScopeError(gettext("No judge setting version with id %(setting)s.") % {"setting": setting})
         return Scope(config=config)
     if not default:
         return Scope()
@@ -256,13 +262,13 @@ def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
         "n_results": sum(row[-1] for row in rows),
         "n_counted": int(columns.pred.size),
         "left_out": [
-            {"reason": reason, "label": LEFT_OUT_REASONS[reason], "n": left_out[reason]}
+            {"reason": reason, "label": str(LEFT_OUT_REASONS[reason]), "n": left_out[reason]}
             for reason in LEFT_OUT_REASONS if left_out[reason]
         ],
         "overall": metrics.score_metrics(columns.pred, columns.gold, bootstrap=bootstrap).as_dict(),
-        "by_source": _group_metrics(columns, "source", dict(Response.Source.choices), bootstrap=bootstrap),
+        "by_source": _group_metrics(columns, "source", _choice_labels(Response.Source.choices), bootstrap=bootstrap),
         "by_question": _group_metrics(columns, "question", question_labels, bootstrap=bootstrap),
-        "by_level": _group_metrics(columns, "level", {"low": "Low", "high": "High", "": "—"}, bootstrap=bootstrap),
+        "by_level": _group_metrics(columns, "level", _choice_labels(Question.Level.choices), bootstrap=bootstrap),
         "by_exam": _group_metrics(columns, "exam", exam_labels, bootstrap=bootstrap),
         "gap": metrics.evaluation_gap(*human, *synthetic, n_resamples=bootstrap).as_dict(),
         "plots": {
@@ -423,7 +429,7 @@ def metrics_table(report):
 
 # --- disagreement queue --------------------------------------------------------------------
 
-QUEUE_STATES = {"todo": "Not classified", "proposed": "LLM proposal waiting", "confirmed": "Classified"}
+QUEUE_STATES = {"todo": gettext_lazy("Not classified"), "proposed": gettext_lazy("LLM proposal waiting"), "confirmed": gettext_lazy("Classified")}
 
 
 def parse_threshold(value, default=DEFAULT_THRESHOLD):
@@ -638,14 +644,14 @@ def category_summary(params=None):
     kept = sum(1 for r in with_proposal if r[6])
     confusion = Counter((r[7], r[0]) for r in with_proposal if r[7])
     return {
-        "categories": [{"code": c, "name": n, "definition": d} for c, (n, d) in CATEGORIES.items()],
+        "categories": [{"code": c, "name": gettext(n), "definition": gettext(d)} for c, (n, d) in CATEGORIES.items()],
         "total": len(rows),
         "counts": [sum(1 for r in rows if r[0] == c) for c in CATEGORIES],
-        "by_direction": breakdown(1, {"over": "Judge over-scored", "under": "Judge under-scored", "": "—"}),
+        "by_direction": breakdown(1, {"over": gettext("Judge over-scored"), "under": gettext("Judge under-scored"), "": "—"}),
         "by_judge": breakdown(2, config_labels),
-        "by_source": breakdown(3, dict(Response.Source.choices)),
+        "by_source": breakdown(3, _choice_labels(Response.Source.choices)),
         "by_question": breakdown(4, question_labels),
-        "by_origin": breakdown(5, dict(MetaEvaluation.Source.choices)),
+        "by_origin": breakdown(5, _choice_labels(MetaEvaluation.Source.choices)),
         "prelabel": {
             "with_proposal": len(with_proposal),
             "kept": kept,
@@ -681,17 +687,17 @@ def recent_meta_eval_runs(limit=10):
 
 FINAL_ANSWER_KINDS = (JudgeSetting.Kind.INEQ_FINAL_ANSWER, JudgeSetting.Kind.CAS_FINAL_ANSWER)
 JUDGE_SLOTS = (
-    ("final_answer", "Final answer", FINAL_ANSWER_KINDS),
-    ("toy_case", "Toy case", (JudgeSetting.Kind.INEQ_TOY_CASE,)),
-    ("logical_gap", "Logical gap", (JudgeSetting.Kind.INEQ_LOGICAL_GAP,)),
-    ("numerical_approximation", "Numerical approximation", (JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION,)),
-    ("numerical_computation", "Numerical computation", (JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION,)),
-    ("holistic", "Holistic baseline", (JudgeSetting.Kind.INEQ_HOLISTIC,)),
+    ("final_answer", gettext_lazy("Final answer"), FINAL_ANSWER_KINDS),
+    ("toy_case", gettext_lazy("Toy case"), (JudgeSetting.Kind.INEQ_TOY_CASE,)),
+    ("logical_gap", gettext_lazy("Logical gap"), (JudgeSetting.Kind.INEQ_LOGICAL_GAP,)),
+    ("numerical_approximation", gettext_lazy("Numerical approximation"), (JudgeSetting.Kind.INEQ_NUMERICAL_APPROXIMATION,)),
+    ("numerical_computation", gettext_lazy("Numerical computation"), (JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION,)),
+    ("holistic", gettext_lazy("Holistic baseline"), (JudgeSetting.Kind.INEQ_HOLISTIC,)),
 )
 STEP_SLOTS = ("toy_case", "logical_gap", "numerical_approximation", "numerical_computation")
 OVERALL_SLOTS = ("final_answer", *STEP_SLOTS)
 SLOT_LABELS = {slot: label for slot, label, _ in JUDGE_SLOTS}
-POSITIVE_CLASSES = {"flaw": "the judge fails the solution (finds a flaw)", "pass": "the judge passes the solution"}
+POSITIVE_CLASSES = {"flaw": gettext_lazy("the judge fails the solution (finds a flaw)"), "pass": gettext_lazy("the judge passes the solution")}
 
 
 def validation_judges(params=None):

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 import llm
 from annotation.models import Response
@@ -188,7 +190,7 @@ def start_meta_eval_run(*, endpoint, model, scope, threshold=selectors.DEFAULT_T
     without a usable proposal, unless `only_open` is false). Returns the run; with
     ``enqueue=False`` nothing is queued (call `run_meta_eval_inline` here)."""
     if not str(model or "").strip():
-        raise RunRefused("Name the model the meta-evaluator should use.")
+        raise RunRefused(gettext("Name the model the meta-evaluator should use."))
     _check_endpoint(endpoint)
     queue = selectors.disagreement_queue(scope, threshold, params or {})
     if only_open:
@@ -197,7 +199,7 @@ def start_meta_eval_run(*, endpoint, model, scope, threshold=selectors.DEFAULT_T
         )
     result_ids = list(queue.order_by("pk").values_list("pk", flat=True).distinct())
     if not result_ids:
-        raise RunRefused("No case in this queue needs a proposal.")
+        raise RunRefused(gettext("No case in this queue needs a proposal."))
     with transaction.atomic():
         MetaEvaluation.objects.bulk_create(
             [MetaEvaluation(result_id=pk) for pk in result_ids], ignore_conflicts=True, batch_size=500
@@ -240,6 +242,9 @@ def _forget_failures(run):
 META_EVAL_RUNS = RunEngine(
     run_model=MetaEvalRun, chunk_task="grading.review.tasks.propose_meta_eval_chunk",
     open_ids=_open_result_ids, nothing_left=_nothing_left, on_resume=_forget_failures,
+    name="grading.review.services.META_EVAL_RUNS",
+    last_activity=lambda run: run.proposals.aggregate(last=Max("created"))["last"],
+    endpoint_of=lambda run: run.endpoint,
 )
 
 
@@ -537,7 +542,7 @@ def save_step_validations(response, marks, *, user, notes=None):
     }
     missing = set(ids) - set(results)
     if missing:
-        raise ValidationError(f"Results {sorted(missing)} are not judge results of response #{response.pk}.")
+        raise ValidationError(gettext("Results %(sorted)s are not judge results of response #%(pk)s.") % {"sorted": sorted(missing), "pk": response.pk})
     saved = 0
     with transaction.atomic():
         for pk, mark in marks.items():
@@ -546,7 +551,7 @@ def save_step_validations(response, marks, *, user, notes=None):
                 StepJudgeValidation.objects.filter(result=result).delete()
                 continue
             if result.status != JudgeResult.Status.OK or result.score is None:
-                raise ValidationError(f"Result #{result.pk} has no verdict to validate.")
+                raise ValidationError(gettext("Result #%(pk)s has no verdict to validate.") % {"pk": result.pk})
             validation = StepJudgeValidation.objects.filter(result=result).first() or StepJudgeValidation(result=result)
             validation.judge_says_pass = result.score >= 0.5
             validation.verdict_right = bool(mark)

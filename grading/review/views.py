@@ -11,6 +11,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -25,10 +26,10 @@ from ..judges import services as judge_services
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
 from . import comparison, selectors, services
-from .meta_eval import CATEGORIES
+from .meta_eval import CATEGORIES, CATEGORY_DISPLAY
 
 QUEUE_FILTERS = ("source", "question", "exam", "level", "direction", "category", "state", "attribution", "order")
-ATTRIBUTIONS = {"ocr": "OCR (raw text only)", "judge": "judge", "both": "both", "none": "not attributed"}
+ATTRIBUTIONS = {"ocr": gettext_lazy("OCR (raw text only)"), "judge": gettext_lazy("judge"), "both": gettext_lazy("both"), "none": gettext_lazy("not attributed")}
 
 
 SCOPE_SESSION_KEY = "review_setting"
@@ -88,10 +89,10 @@ def _display_report(report):
     return {
         "overall": _display_row({"label": "All", **report["overall"]}),
         "groups": [
-            ("By source", [_display_row(e) for e in report["by_source"]]),
-            ("By level", [_display_row(e) for e in report["by_level"]]),
-            ("By batch (exam)", [_display_row(e) for e in report["by_exam"]]),
-            ("By question", [_display_row(e) for e in report["by_question"]]),
+            (gettext("By source"), [_display_row(e) for e in report["by_source"]]),
+            (gettext("By level"), [_display_row(e) for e in report["by_level"]]),
+            (gettext("By batch (exam)"), [_display_row(e) for e in report["by_exam"]]),
+            (gettext("By question"), [_display_row(e) for e in report["by_question"]]),
         ],
         "gap": {
             "ratio": "—" if gap["mse_ratio"] is None else f"{gap['mse_ratio']:.2f}×",
@@ -152,7 +153,7 @@ def disagreement_list(request):
     scope = _scope_or_404(request)
     params, threshold = _queue_params(request)
     if threshold is None:
-        messages.error(request, "The threshold must be a number of points ≥ 0; showing the default of 2.")
+        messages.error(request, gettext("The threshold must be a number of points ≥ 0; showing the default of 2."))
         threshold = selectors.DEFAULT_THRESHOLD
     queue = selectors.disagreement_queue(scope, threshold, params)
     page = Paginator(selectors.queue_page_rows(queue, order=params.get("order", "id")), 50).get_page(
@@ -167,7 +168,7 @@ def disagreement_list(request):
         "proposal_counts": selectors.proposal_counts(queue),
         "query": _queue_query(scope, threshold, params),
         "questions": question_choices(),
-        "categories": CATEGORIES,
+        "categories": CATEGORY_DISPLAY,
         "states": selectors.QUEUE_STATES,
         "attributions": ATTRIBUTIONS,
         "sources": Response.Source.choices,
@@ -201,7 +202,7 @@ def disagreement_review(request, pk):
         except ValidationError as exc:
             error = " ".join(exc.messages)
         else:
-            messages.success(request, f"Saved category {request.POST.get('category', '').upper()} for case {pk}.")
+            messages.success(request, gettext("Saved category %(upper)s for case %(pk)s.") % {"upper": request.POST.get('category', '').upper(), "pk": pk})
             around = selectors.neighbours(queue, pk, params.get("order", "id"))
             target = around["next_todo"] if request.POST.get("then") == "next" and around["next_todo"] else pk
             return redirect(f"{reverse('grading:review_case', args=[target])}?{query}")
@@ -217,7 +218,7 @@ def disagreement_review(request, pk):
         "stats": stats,
         "in_queue": queue.filter(pk=pk).exists(),
         "segments": reference_segments(case["question"]),
-        "categories": CATEGORIES,
+        "categories": CATEGORY_DISPLAY,
         "history": selectors.meta_history(case["meta"]),
         "error": error,
         "posted": request.POST if error else None,
@@ -246,7 +247,7 @@ def start_prelabel(request):
     endpoint = LlmEndpoint.objects.filter(pk=selectors.id_param(request.POST.get("endpoint")) or 0).first()
     back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, shown)}"
     if endpoint is None or threshold is None:
-        messages.error(request, "Choose an endpoint and a threshold ≥ 0.")
+        messages.error(request, gettext("Choose an endpoint and a threshold ≥ 0."))
         return redirect(back)
     try:
         run = services.start_meta_eval_run(
@@ -256,7 +257,7 @@ def start_prelabel(request):
     except RunRefused as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect(back)
-    messages.success(request, f"The meta-evaluator is proposing categories for {run.n_items} cases.")
+    messages.success(request, gettext("The meta-evaluator is proposing categories for %(n_items)s cases.") % {"n_items": run.n_items})
     return redirect(back)
 
 
@@ -272,7 +273,7 @@ def _back_to_queue(request):
 def cancel_prelabel(request, pk):
     run = get_object_or_404(MetaEvalRun, pk=pk)
     services.cancel_meta_eval_run(run)
-    messages.success(request, f"Meta-evaluation run {run.pk} cancelled.")
+    messages.success(request, gettext("Meta-evaluation run %(pk)s cancelled.") % {"pk": run.pk})
     return _back_to_queue(request)
 
 
@@ -281,11 +282,10 @@ def cancel_prelabel(request, pk):
 def resume_prelabel(request, pk):
     run = get_object_or_404(MetaEvalRun, pk=pk)
     if not selectors.meta_eval_run_progress(run)["can_resume"]:
-        messages.error(request, f"Meta-evaluation run {run.pk} is still making progress (or has nothing left to do); "
-                       "resume it once it is cancelled or stalls.")
+        messages.error(request, gettext("Meta-evaluation run %(pk)s is still making progress (or has nothing left to do); resume it once it is cancelled or stalls.") % {"pk": run.pk})
         return _back_to_queue(request)
     run = services.resume_meta_eval_run(run)
-    messages.success(request, f"Meta-evaluation run {run.pk} resumed: every case without an answer is asked again.")
+    messages.success(request, gettext("Meta-evaluation run %(pk)s resumed: every case without an answer is asked again.") % {"pk": run.pk})
     return _back_to_queue(request)
 
 
@@ -309,19 +309,18 @@ def rubric_rejudge(request, question_pk):
             question, config_ids=[pk for pk in chosen if pk is not None], user=request.user,
         )
         for config, why in refused:
-            messages.error(request, f"{config}: not re-judged. {why}")
+            messages.error(request, gettext("%(config)s: not re-judged. %(why)s") % {"config": config, "why": why})
         if made:
-            messages.success(request, f"Re-judging {sum(run.n_items for run in made)} results in {len(made)} "
-                             f"run{'s' if len(made) != 1 else ''}; the figures below fill in as they finish.")
+            messages.success(request, ngettext("Re-judging %(sum)s results in %(n_made)s run; the figures below fill in as they finish.", "Re-judging %(sum)s results in %(n_made)s runs; the figures below fill in as they finish.", len(made)) % {"sum": sum(run.n_items for run in made), "n_made": len(made)})
         elif not refused:
-            messages.info(request, "Nothing to re-judge: no chosen setting has results against an older rubric.")
+            messages.info(request, gettext("Nothing to re-judge: no chosen setting has results against an older rubric."))
         return redirect("grading:review_rubric_rejudge", question_pk=question.pk)
     comparison = selectors.rubric_comparison(question)
     rows = [{**row, "before": _display_side(row["before"]), "after": _display_side(row["after"])}
             for row in comparison["settings"]]
     context = {
         "question": question, "comparison": comparison, "rows": rows,
-        "stale": judge_selectors.stale_settings(question), "categories": CATEGORIES,
+        "stale": judge_selectors.stale_settings(question), "categories": CATEGORY_DISPLAY,
     }
     return render(request, "grading/rubric_rejudge.html", context)
 
@@ -336,9 +335,9 @@ def category_page(request):
         "summary": summary,
         "cards": list(zip(summary["categories"], summary["counts"])),
         "groupings": [
-            ("By judge", summary["by_judge"]), ("By source", summary["by_source"]),
-            ("By question", summary["by_question"]), ("By direction", summary["by_direction"]),
-            ("By origin of the label", summary["by_origin"]),
+            (gettext("By judge"), summary["by_judge"]), (gettext("By source"), summary["by_source"]),
+            (gettext("By question"), summary["by_question"]), (gettext("By direction"), summary["by_direction"]),
+            (gettext("By origin of the label"), summary["by_origin"]),
         ],
         "confusion_rows": list(zip(CATEGORIES, summary["prelabel"]["confusion"])),
         "settings_list": selectors.settings_with_results(),
@@ -404,7 +403,7 @@ def validation_case(request, pk):
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
         else:
-            messages.success(request, f"Saved {saved} verdict mark(s) for response {pk}.")
+            messages.success(request, gettext("Saved %(saved)s verdict mark(s) for response %(pk)s.") % {"saved": saved, "pk": pk})
             ids = selectors.validation_response_ids(judges["chosen"])
             following = ids.filter(response_id__gt=pk).first() if request.POST.get("then") == "next" else None
             return redirect(f"{reverse('grading:review_validation_case', args=[following or pk])}?{query}")
@@ -471,6 +470,8 @@ def compare_page(request):
         ]
     return render(request, "grading/compare.html", {
         "tab": "compare", "data": data, "error": error, "chosen": set(chosen), "exam": exam, "seed": seed,
+        "resampling_text": comparison.METHOD_TEXT.get((data or {}).get("resampling"), (data or {}).get("resampling")),
+        "rule_text": comparison.METHOD_TEXT.get(((data or {}).get("selection") or {}).get("rule"), ""),
         "settings_list": selectors.settings_with_results(), "exams": Exam.objects.order_by("name").only("id", "name"),
         "measures": comparison_rows(), "json_query": request.GET.urlencode(),
     }, status=400 if error else 200)

@@ -1,25 +1,28 @@
 """The form that starts a probe run on the probe page."""
 from django import forms
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy
 
 from annotation.models import Exam, Question
+from config.form_fields import IdModelChoiceField
 
 from ..models import JudgeSetting
 from . import probes, selectors
 
 
 class ProbeStartForm(forms.Form):
-    setting = forms.ModelChoiceField(queryset=JudgeSetting.objects.none(), help_text="The newest version of each setting that can judge text.")
+    setting = IdModelChoiceField(queryset=JudgeSetting.objects.none(), help_text=gettext_lazy("The newest version of each setting that can judge text."))
     probes = forms.MultipleChoiceField(
-        choices=[(name, f"{p.label} ({p.family})") for name, p in probes.PROBES.items()]
-        + [(probes.RAW_OCR, "Raw OCR text of scanned answers (OCR-vs-judge attribution)")],
+        choices=[(name, format_lazy("{} ({})", p.label, p.family_label)) for name, p in probes.PROBES.items()]
+        + [(probes.RAW_OCR, gettext_lazy("Raw OCR text of scanned answers (OCR-vs-judge attribution)"))],
         widget=forms.CheckboxSelectMultiple, initial=[],  # nothing ticked: each probe costs judge calls
     )
-    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label="any exam")
-    question = forms.ModelChoiceField(
+    exam = IdModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label=gettext_lazy("any exam"))
+    question = IdModelChoiceField(
         queryset=Question.objects.only("id", "location", "external_id").order_by("location", "id"),
-        required=False, empty_label="any question",
+        required=False, empty_label=gettext_lazy("any question"),
     )
-    limit = forms.IntegerField(required=False, min_value=1, max_value=100_000, help_text="At most this many answers.")
+    limit = forms.IntegerField(required=False, min_value=1, max_value=100_000, help_text=gettext_lazy("At most this many answers."))
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
 
     def __init__(self, *args, **kwargs):

@@ -23,11 +23,13 @@ import re
 from dataclasses import dataclass, field
 
 import sympy as sp
+from django.utils.translation import gettext_lazy
 
 from equivalence import Relation, parse_answer
 
 SENSITIVITY = "sensitivity"
 INVARIANCE = "invariance"
+FAMILY_LABELS = {SENSITIVITY: gettext_lazy("sensitivity"), INVARIANCE: gettext_lazy("invariance")}
 MAX_COMPUTATION_CHARS = 200
 
 
@@ -46,6 +48,10 @@ class Probe:
     label: str
     help: str
     function: object
+
+    @property
+    def family_label(self):
+        return FAMILY_LABELS.get(self.family, self.family)
 
     def apply(self, text: str, seed: int = 0) -> Derived | None:
         derived = self.function(text or "", _rng(self.name, text or "", seed))
@@ -371,17 +377,17 @@ def reorder_independent_steps(text, rng):
 PROBES = {
     probe.name: probe
     for probe in (
-        Probe("drop-final-answer", SENSITIVITY, "Drop the final answer",
-              "The line stating the final answer is removed.", drop_final_answer),
-        Probe("arithmetic-slip", SENSITIVITY, "Arithmetic slip",
-              "One number of a correct computation line is changed so that the line is false (checked with SymPy).",
+        Probe("drop-final-answer", SENSITIVITY, gettext_lazy("Drop the final answer"),
+              gettext_lazy("The line stating the final answer is removed."), drop_final_answer),
+        Probe("arithmetic-slip", SENSITIVITY, gettext_lazy("Arithmetic slip"),
+              gettext_lazy("One number of a correct computation line is changed so that the line is false (checked with SymPy)."),
               arithmetic_slip),
-        Probe("truncate-last-step", SENSITIVITY, "Truncate the last step",
-              "The last step of the working is cut.", truncate_last_step),
-        Probe("notation-swap", INVARIANCE, "Notation swap",
-              "The same mathematics in another notation (\\dfrac to /, ≤ and \\le, \\cdot and \\times).", notation_swap),
-        Probe("reorder-independent-steps", INVARIANCE, "Reorder independent steps",
-              "Two adjacent lines that do not depend on each other swap places.", reorder_independent_steps),
+        Probe("truncate-last-step", SENSITIVITY, gettext_lazy("Truncate the last step"),
+              gettext_lazy("The last step of the working is cut."), truncate_last_step),
+        Probe("notation-swap", INVARIANCE, gettext_lazy("Notation swap"),
+              gettext_lazy("The same mathematics in another notation (\\dfrac to /, ≤ and \\le, \\cdot and \\times)."), notation_swap),
+        Probe("reorder-independent-steps", INVARIANCE, gettext_lazy("Reorder independent steps"),
+              gettext_lazy("Two adjacent lines that do not depend on each other swap places."), reorder_independent_steps),
     )
 }
 RAW_OCR = "raw-ocr"  # not a probe: the raw OCR text of a scanned answer, judged for attribution

@@ -23,7 +23,9 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.models import Response, content_hash
 from annotation.selectors import filter_responses
@@ -51,6 +53,9 @@ PROBE_RUNS = RunEngine(
     open_ids=_open_ids,
     nothing_left=lambda run_id: not ProbeItem.objects.filter(run_id=run_id, state=ProbeItem.State.PENDING).exists(),
     on_resume=reopen_failed_items,
+    name="grading.studies.services.PROBE_RUNS",
+    last_activity=lambda run: run.items.aggregate(last=Max("finished"))["last"],
+    endpoint_of=lambda run: run.setting.endpoint,
 )
 
 
@@ -62,17 +67,17 @@ def parse_probe_names(value: str | Iterable[str]) -> list[str]:
     unknown = [n for n in names if n not in probes.PROBES and n != probes.RAW_OCR]
     if unknown or not names:
         known = ", ".join([*probes.PROBES, "all"])
-        raise RunRefused(f"Unknown probe {', '.join(unknown) or '(none given)'}; choose from {known}.")
+        raise RunRefused(gettext("Unknown probe %(value)s; choose from %(known)s.") % {"value": ', '.join(unknown) or '(none given)', "known": known})
     return list(dict.fromkeys(names))
 
 
 def check_setting(setting: JudgeSetting) -> None:
     """Refuse settings that cannot judge a text they are given (imported results, replayed prompts)."""
     if setting.kind in UNRUNNABLE_KINDS:
-        raise RunRefused(f"Setting {setting} ({setting.get_kind_display()}) cannot judge derived text.")
+        raise RunRefused(gettext("Setting %(setting)s (%(kind)s) cannot judge derived text.") % {"setting": setting, "kind": setting.get_kind_display()})
     if get_kind(setting.kind).uses_llm:
         if setting.endpoint is None or not setting.model:
-            raise RunRefused(f"Setting {setting} needs an endpoint and a model.")
+            raise RunRefused(gettext("Setting %(setting)s needs an endpoint and a model.") % {"setting": setting})
         judge_services.check_endpoint_usable(setting.endpoint)
 
 
@@ -88,14 +93,14 @@ def start_probe_run(
     names = parse_probe_names(probe_names)
     check_setting(setting)
     if limit is not None and int(limit) < 1:
-        raise RunRefused("--limit must be at least 1.")
+        raise RunRefused(gettext("--limit must be at least 1."))
     params = {k: str(v) for k, v in {"exam": exam, "question": question}.items() if v not in (None, "")}
     queryset = filter_responses(Response.objects.all(), params).exclude(transcript="").order_by("question_id", "id")
     if limit:
         queryset = queryset[: int(limit)]
     responses = list(queryset.only("id", "transcript"))
     if not responses:
-        raise RunRefused("No answer matches this selection.")
+        raise RunRefused(gettext("No answer matches this selection."))
     raw = selectors.raw_ocr_texts([r.pk for r in responses]) if probes.RAW_OCR in names else {}
     wanted, skipped = [], {name: 0 for name in names}
     for response in responses:

@@ -1,5 +1,5 @@
 """Pages of the judge studies, under /grading/studies/ (namespace `grading`)."""
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
@@ -11,4 +11,5 @@ urlpatterns = [
     path("probes/runs/<int:pk>/cancel/", views.probe_run_cancel, name="studies_probe_run_cancel"),
     path("probes/runs/<int:pk>/resume/", views.probe_run_resume, name="studies_probe_run_resume"),
     path("probes/items/<int:pk>/", views.probe_item_detail, name="studies_probe_item"),
+    path("geometry/", include("grading.studies.geometry.urls")),
 ]

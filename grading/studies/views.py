@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
@@ -34,7 +35,7 @@ def probe_home(request):
         except ValidationError as exc:
             form.add_error(None, " ".join(exc.messages))
         else:
-            messages.success(request, f"Started probe run {run.pk}: {run.n_items} derived answers.")
+            messages.success(request, gettext("Started probe run %(pk)s: %(n_items)s derived answers.") % {"pk": run.pk, "n_items": run.n_items})
             return redirect("grading:studies_probe_run", pk=run.pk)
     rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs()]
     return render(request, "grading/studies_probes.html", {"form": form, "rows": rows, "probes": probes.PROBES})
@@ -81,7 +82,7 @@ def probe_run_progress(request, pk):
 @require_POST
 def probe_run_cancel(request, pk):
     run = services.cancel_probe_run(get_object_or_404(ProbeRun, pk=pk))
-    messages.success(request, f"Probe run {run.pk} cancelled; judgements in flight finish and are kept.")
+    messages.success(request, gettext("Probe run %(pk)s cancelled; judgements in flight finish and are kept.") % {"pk": run.pk})
     return redirect("grading:studies_probe_run", pk=run.pk)
 
 
@@ -93,7 +94,7 @@ def probe_run_resume(request, pk):
         messages.error(request, runs.RESUME_REFUSED)
     else:
         services.resume_probe_run(run)
-        messages.success(request, f"Probe run {run.pk} resumed.")
+        messages.success(request, gettext("Probe run %(pk)s resumed.") % {"pk": run.pk})
     return redirect("grading:studies_probe_run", pk=run.pk)
 
 

@@ -1,4 +1,6 @@
 """OCR engines behind one interface (see base.OcrEngine), chosen per batch by name."""
+from django.utils.translation import gettext
+
 from .base import EngineFailed, EngineResult, EngineUnavailable, OcrEngine, Token
 from .rapid import RapidOcrEngine
 from .tesseract import TesseractEngine
@@ -20,7 +22,8 @@ def engine_choices():
     choices = []
     for name, cls in ENGINES.items():
         problem = cls().availability()
-        choices.append((name, cls.label if not problem else f"{cls.label} (unavailable: {problem})"))
+        choices.append((name, cls.label if not problem else gettext("%(engine)s (unavailable: %(problem)s)") % {
+            "engine": cls.label, "problem": problem}))
     return choices
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
+from django.utils.translation import gettext_lazy
 
 from .base import EngineUnavailable, OcrEngine, TextBuilder, needs_space
 
@@ -37,7 +38,7 @@ def bundled_model_paths():
 
 class RapidOcrEngine(OcrEngine):
     name = "rapidocr"
-    label = "RapidOCR (PP-OCRv6, offline)"
+    label = gettext_lazy("RapidOCR (PP-OCRv6, offline)")
     input_kind = "gray"
 
     def availability(self):

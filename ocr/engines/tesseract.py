@@ -3,6 +3,7 @@ import os
 import shutil
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy
 
 from .base import EngineFailed, EngineUnavailable, OcrEngine, TextBuilder, needs_space
 
@@ -13,7 +14,7 @@ os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 class TesseractEngine(OcrEngine):
     name = "tesseract"
-    label = "Tesseract (chi_sim + eng)"
+    label = gettext_lazy("Tesseract (chi_sim + eng)")
     input_kind = "binary"
     config = "--oem 1 --psm 3"
 

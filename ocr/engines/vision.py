@@ -13,6 +13,7 @@ import re
 from urllib.parse import urlparse
 
 from django.conf import settings
+from django.utils.translation import gettext, gettext_lazy
 
 import llm
 from llm import access
@@ -31,7 +32,7 @@ _FENCE = re.compile(r"^```[a-zA-Z]*\n(.*?)\n```\s*$", re.S)
 
 class VisionEngine(OcrEngine):
     name = "vision"
-    label = "Vision model (OpenAI-compatible)"
+    label = gettext_lazy("Vision model (OpenAI-compatible)")
     input_kind = "display"
 
     def _settings(self):
@@ -41,16 +42,16 @@ class VisionEngine(OcrEngine):
     def availability(self):
         base_url, model, key_env = self._settings()
         if not base_url:
-            return "No endpoint: set OCR_VISION_BASE_URL (or OPENAI_BASE_URL) to an OpenAI-compatible /v1 URL."
+            return gettext("No endpoint: set OCR_VISION_BASE_URL (or OPENAI_BASE_URL) to an OpenAI-compatible /v1 URL.")
         if not model:
-            return "No model: set OCR_VISION_MODEL to the name of a vision model the endpoint serves."
+            return gettext("No model: set OCR_VISION_MODEL to the name of a vision model the endpoint serves.")
         problem = access.url_problem(base_url)
         if problem:
-            return f"Vision endpoint refused: {problem}"
+            return gettext("Vision endpoint refused: %(problem)s") % {"problem": problem}
         try:
             llm.read_api_key(key_env)
         except llm.MissingApiKey:
-            return f"No API key: the environment variable {key_env} is empty."
+            return gettext("No API key: the environment variable %(key_env)s is empty.") % {"key_env": key_env}
         except llm.EndpointUnusable as exc:
             return f"No API key: {exc}"
         return None
@@ -87,13 +88,24 @@ class VisionEngine(OcrEngine):
                     }
                 ],
             )
+        except openai.APIStatusError as exc:
+            moved = llm.redirect_problem(exc)  # redirects are never followed (llm.bounded_http_client)
+            raise EngineFailed(f"the vision endpoint {moved or f'refused the page: {exc}'}") from exc
+        except openai.APITimeoutError as exc:
+            cause = f" ({exc.__cause__})" if exc.__cause__ is not None and str(exc.__cause__) else ""
+            raise EngineFailed(f"the vision endpoint did not answer in time: {exc}{cause}") from exc
         except openai.APIError as exc:
             raise EngineFailed(f"the vision endpoint refused the page: {exc}") from exc
         except llm.ReplyTooLarge as exc:
             raise EngineFailed(f"the vision endpoint's answer was not read: {exc}") from exc
-        if not completion.choices or completion.choices[0].message.content is None:
+        except ValueError as exc:  # a body that is not JSON
+            raise EngineFailed(f"the vision endpoint's answer is not a chat completion: {exc}") from exc
+        try:
+            choice = llm.first_choice(completion)
+        except llm.BadResponse as exc:
+            raise EngineFailed(f"the vision endpoint's answer is unreadable: {exc}") from exc
+        if choice.message.content is None:
             raise EngineFailed("the vision endpoint returned no text")
-        choice = completion.choices[0]
         content, cut_from = access.cap_output(choice.message.content)
         text = unfence(content)
         tokens = [] if cut_from else logprob_tokens(choice, content, text)  # offsets do not survive a cut

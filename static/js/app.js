@@ -2,6 +2,26 @@
 (function () {
   "use strict";
 
+  // The JavaScript catalog (/i18n/js/, loaded before this file) defines gettext, ngettext and
+  // interpolate in the page's language; without it the English text is shown as it is.
+  if (typeof window.gettext !== "function") {
+    window.gettext = function (text) { return text; };
+    window.ngettext = function (singular, plural, n) { return n === 1 ? singular : plural; };
+    window.interpolate = function (format, args) {
+      var i = 0;
+      return format.replace(/%s/g, function () { return String(args[i++]); });
+    };
+  }
+  var gettext = window.gettext, interpolate = window.interpolate;
+
+  // Names of the states of runs, jobs and pages as the JSON progress views send them (codes).
+  var STATUS_LABELS = {
+    queued: gettext("Queued"), running: gettext("Running"), done: gettext("Done"), failed: gettext("Failed"),
+    cancelled: gettext("Cancelled"), pending: gettext("Pending"), ok: gettext("OK"), invalid: gettext("Invalid output"),
+    error: gettext("Call failed")
+  };
+  function statusLabel(code) { return Object.prototype.hasOwnProperty.call(STATUS_LABELS, code) ? STATUS_LABELS[code] : code; }
+
   // Render $...$ and $$...$$ in every element marked .math. KaTeX runs with trust off:
   // \href, \includegraphics and friends are refused, and the text stays escaped HTML.
   // Formulas nested deeper than MATH_MAX_DEPTH, longer than MATH_MAX_LENGTH, or defining
@@ -60,12 +80,12 @@
   function boundMath(tex) {
     var depth = mathDepth(tex);
     var reason = null;
-    if (tex.length > MATH_MAX_LENGTH) reason = tex.length + " characters (limit " + MATH_MAX_LENGTH + ")";
-    else if (depth > MATH_MAX_DEPTH) reason = "nested " + depth + " deep (limit " + MATH_MAX_DEPTH + ")";
-    else if (MACRO_DEFINITIONS.test(tex)) reason = "it defines macros";
+    if (tex.length > MATH_MAX_LENGTH) reason = interpolate(gettext("%s characters (limit %s)"), [tex.length, MATH_MAX_LENGTH]);
+    else if (depth > MATH_MAX_DEPTH) reason = interpolate(gettext("nested %s deep (limit %s)"), [depth, MATH_MAX_DEPTH]);
+    else if (MACRO_DEFINITIONS.test(tex)) reason = gettext("it defines macros");
     if (reason) {
       // auto-render shows the escaped source, as text, for a formula that fails to parse.
-      var error = new window.katex.ParseError("not rendered: " + reason);
+      var error = new window.katex.ParseError(interpolate(gettext("not rendered: %s"), [reason]));
       error.realmathBound = true;
       throw error;
     }
@@ -79,15 +99,26 @@
       { left: "\\(", right: "\\)", display: false },
       { left: "$", right: "$", display: false }
     ],
-    throwOnError: false,
+    // Under the CSP (no 'unsafe-inline' for styles) KaTeX's DOM output is fine: katex.render
+    // builds elements and sets their styles through CSSOM. Three spots of KaTeX write a style
+    // *attribute*, which the CSP refuses: the red error box (throwOnError: false), and the
+    // MathML of \pmb and \fcolorbox. So a formula that does not parse throws, and auto-render
+    // shows its source as text (as for bounded formulas below); the two commands are macros
+    // (a string macro takes as many arguments as it names from #1 on, so #1 must appear).
+    throwOnError: true,
+    macros: { "\\pmb": "\\boldsymbol{#1}", "\\fcolorbox": "\\textcolor{#1}{\\fbox{\\colorbox{#2}{#3}}}" },
     trust: false,
     strict: "ignore",
     maxExpand: 1000,
     maxSize: 50,
     preProcess: boundMath,
     errorCallback: function (message, error) {
-      if (error && error.realmathBound) console.warn("Math shown as source, " + error.message);
-      else console.error(message, error);
+      // Student text is often not valid TeX: it is shown as written, with a note for whoever looks.
+      if (error && (error.realmathBound || error instanceof window.katex.ParseError)) {
+        console.warn("Math shown as source, " + error.message);
+      } else {
+        console.error(message, error);
+      }
     }
   };
 
@@ -185,6 +216,24 @@
   window.RealMath.isTyping = isTyping;
   window.RealMath.sendJson = sendJson;
   window.RealMath.poll = poll;
+  window.RealMath.statusLabel = statusLabel;
 
-  document.addEventListener("DOMContentLoaded", function () { renderMath(document); });
+  // Progress bars (<div class="progress"><span data-percent="40"></span></div>): the width is
+  // set here through CSSOM, since the CSP allows no style attribute. Returns the bar.
+  function setBar(bar, percent) {
+    var value = Math.max(0, Math.min(100, Number(percent) || 0));
+    bar.setAttribute("data-percent", String(value));
+    bar.style.width = value + "%";
+    return bar;
+  }
+
+  function setBars(root) {
+    (root || document).querySelectorAll(".progress > [data-percent]").forEach(function (bar) {
+      setBar(bar, bar.getAttribute("data-percent"));
+    });
+  }
+
+  window.RealMath.setBar = setBar;
+
+  document.addEventListener("DOMContentLoaded", function () { setBars(document); renderMath(document); });
 })();

@@ -6,9 +6,9 @@
   var url = panel.getAttribute("data-progress-url");
 
   function show(state) {
-    document.getElementById("export-bar").style.width = state.percent + "%";
+    window.RealMath.setBar(document.getElementById("export-bar"), state.percent);
     document.getElementById("export-count").textContent = state.done + " / " + state.total;
-    document.getElementById("export-status").textContent = state.status.charAt(0).toUpperCase() + state.status.slice(1);
+    document.getElementById("export-status").textContent = window.RealMath.statusLabel(state.status);
     var error = document.getElementById("export-error");
     error.hidden = !state.error;
     error.textContent = state.error || "";

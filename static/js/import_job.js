@@ -8,9 +8,9 @@
   function megabytes(bytes) { return (bytes / 1048576).toFixed(1) + " MB"; }
 
   function show(state) {
-    document.getElementById("import-bar").style.width = state.percent + "%";
+    window.RealMath.setBar(document.getElementById("import-bar"), state.percent);
     document.getElementById("import-count").textContent = megabytes(state.done) + " / " + megabytes(state.total);
-    document.getElementById("import-status").textContent = state.status.charAt(0).toUpperCase() + state.status.slice(1);
+    document.getElementById("import-status").textContent = window.RealMath.statusLabel(state.status);
     var error = document.getElementById("import-error");
     error.hidden = !state.error;
     error.textContent = state.error || "";
@@ -20,11 +20,5 @@
     return state.status === "done" || state.status === "failed";
   }
 
-  function poll() {
-    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (r) { return r.json(); })
-      .then(function (state) { if (!show(state)) window.setTimeout(poll, 1000); })
-      .catch(function () { window.setTimeout(poll, 3000); });
-  }
-  poll();
+  window.RealMath.poll(url, { every: 1000, onData: show });
 })();

@@ -14,18 +14,18 @@
   }
 
   function statusLabel(status) {
-    return { running: "Running", cancelled: "Cancelled", done: "Done" }[status] || status;
+    return window.RealMath.statusLabel(status);
   }
 
   function show(p) {
     var bar = document.getElementById("p-bar");
     if (bar) {
-      bar.style.width = p.percent + "%";
+      window.RealMath.setBar(bar, p.percent);
       bar.parentNode.setAttribute("aria-valuenow", p.percent);
       bar.className = p.status === "done" ? "ok" : "";
     }
-    var status = statusLabel(p.status) + (p.status === "running" && p.pending ? " · " + p.pending + " to go" : "");
-    if (p.stalled) { status += " · no progress for a while: is a worker running? Resume re-queues the rest"; }
+    var status = statusLabel(p.status) + (p.status === "running" && p.pending ? " · " + interpolate(gettext("%s to go"), [p.pending]) : "");
+    if (p.stalled) { status += " · " + gettext("no progress for a while: if its worker stopped, the run is taken over automatically once its claims' lease has passed; Resume re-queues the rest now"); }
     set("p-status", status);
     set("p-count", p.done + " / " + p.total);
     set("p-ok", p.ok); set("p-invalid", p.invalid); set("p-error", p.error); set("p-cached", p.cached);
@@ -55,7 +55,7 @@
   function focusRow(index) {
     if (!rows.length) { return; }
     current = Math.max(0, Math.min(rows.length - 1, index));
-    rows.forEach(function (row, i) { row.classList.toggle("active-row", i === current); row.style.outline = i === current ? "2px solid var(--accent)" : ""; });
+    rows.forEach(function (row, i) { row.classList.toggle("active-row", i === current); });
     rows[current].scrollIntoView({ block: "nearest" });
   }
 

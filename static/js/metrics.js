@@ -4,7 +4,7 @@
   "use strict";
 
   var COLORS = { human: "#2b6cb0", synthetic: "#805ad5" };
-  var LABELS = { human: "Human answers", synthetic: "Synthetic answers" };
+  var LABELS = { human: gettext("Human answers"), synthetic: gettext("Synthetic answers") };
   var CATEGORY_COLORS = { A: "#c05621", B: "#2b6cb0", C: "#6b46c1", D: "#2f855a", E: "#718096" };
 
   function readJson(id) {
@@ -34,16 +34,17 @@
     });
     var max = 0;
     sources(data).forEach(function (s) { data[s].forEach(function (p) { max = Math.max(max, p[0], p[1]); }); });
-    datasets.push({ type: "line", label: "judge = gold", data: [{ x: 0, y: 0 }, { x: max, y: max }],
+    datasets.push({ type: "line", label: gettext("judge = gold"), data: [{ x: 0, y: 0 }, { x: max, y: max }],
       borderColor: "#a0aec0", borderDash: [4, 4], pointRadius: 0, fill: false });
     return new Chart(canvas, {
       type: "bubble",
       data: { datasets: datasets },
       options: {
         maintainAspectRatio: false, animation: false,
-        scales: { x: { title: { display: true, text: "gold score" }, min: 0 }, y: { title: { display: true, text: "judge score" }, min: 0 } },
+        scales: { x: { title: { display: true, text: gettext("gold score") }, min: 0 }, y: { title: { display: true, text: gettext("judge score") }, min: 0 } },
         plugins: { tooltip: { callbacks: { label: function (c) {
-          var p = c.raw; return (c.dataset.label || "") + ": gold " + p.x + ", judge " + p.y + (p.n ? " (" + p.n + " answers)" : "");
+          var p = c.raw; return (c.dataset.label || "") + ": " + interpolate(gettext("gold %s, judge %s"), [p.x, p.y]) +
+            (p.n ? " " + interpolate(ngettext("(%s answer)", "(%s answers)", p.n), [p.n]) : "");
         } } } }
       }
     });
@@ -61,7 +62,8 @@
         })
       },
       options: { maintainAspectRatio: false, animation: false,
-        scales: { y: { min: 0, max: 100, title: { display: true, text: "FR_d (% of answers with |Δ| ≥ d)" } } } }
+        // xgettext:no-javascript-format
+        scales: { y: { min: 0, max: 100, title: { display: true, text: gettext("FR_d (% of answers with |Δ| ≥ d)") } } } }
     });
   }
 
@@ -86,7 +88,7 @@
         })
       },
       options: { maintainAspectRatio: false, animation: false,
-        scales: { x: { title: { display: true, text: "judge − gold (points)" } }, y: { title: { display: true, text: "answers" }, beginAtZero: true } } }
+        scales: { x: { title: { display: true, text: gettext("judge − gold (points)") } }, y: { title: { display: true, text: gettext("answers") }, beginAtZero: true } } }
     });
   }
 
@@ -119,7 +121,7 @@
         labels: rows.map(function (r) { return r.question_label + " " + r.sub_question; }),
         datasets: [
           { label: "MAE", data: rows.map(function (r) { return r.mae; }), backgroundColor: alpha("#2b6cb0", 0.7) },
-          { label: "mean signed error (judge − experts)", data: rows.map(function (r) { return r.mean_signed_error; }),
+          { label: gettext("mean signed error (judge − experts)"), data: rows.map(function (r) { return r.mean_signed_error; }),
             backgroundColor: alpha("#c05621", 0.7) }
         ]
       },

@@ -10,10 +10,11 @@
   var startedIncomplete = meter.getAttribute("aria-valuenow") !== "100";
 
   function show(p) {
-    bar.style.width = p.percent + "%";
+    window.RealMath.setBar(bar, p.percent);
     meter.setAttribute("aria-valuenow", String(p.percent));
-    text.textContent = "OCR " + p.finished + " / " + p.total + " pages" +
-      (p.running ? " · " + p.running + " running" : "") + (p.failed ? " · " + p.failed + " failed" : "") +
+    text.textContent = interpolate(gettext("OCR %s / %s pages"), [p.finished, p.total]) +
+      (p.running ? " · " + interpolate(gettext("%s running"), [p.running]) : "") +
+      (p.failed ? " · " + interpolate(gettext("%s failed"), [p.failed]) : "") +
       (p.eta_text ? " · " + p.eta_text : "");
   }
 

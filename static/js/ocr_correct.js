@@ -1,8 +1,10 @@
-/* Correction screen: page image with zoom and pan, transcript editor with live KaTeX preview,
- * low-confidence highlights linked to their boxes on the image, autosave with version checks,
- * keyboard shortcuts (listed on the page). All student text goes through textContent. */
-(function () {
-  "use strict";
+/* Correction screen: the page image in the one scan viewer (static/js/scan_viewer.js: zoom,
+ * pan, its keys), transcript editor with live KaTeX preview, low-confidence highlights linked to
+ * their boxes on the image, autosave with version checks, keyboard shortcuts (listed on the
+ * page). All student text goes through textContent. An ES module. */
+import { ScanViewer, drawBoxes, placeBox } from "./scan_viewer.js";
+
+{
 
   var cfg = JSON.parse(document.getElementById("editor-config").textContent);
   var textarea = document.getElementById("transcript-text");
@@ -26,72 +28,22 @@
   };
 
   // ---------------------------------------------------------------- image viewer (zoom, pan)
-  var viewer = document.getElementById("viewer");
   var stage = document.getElementById("stage");
   var img = document.getElementById("page-img");
   var boxEl = document.getElementById("box-highlight");
   var boxLayer = document.getElementById("box-layer");
-  var zoomLabel = document.getElementById("zoom-level");
-  var view = { scale: 1, x: 0, y: 0 };
-
-  function applyView() {
-    if (!stage) return;
-    stage.style.transform = "translate(" + view.x + "px," + view.y + "px) scale(" + view.scale + ")";
-    zoomLabel.textContent = Math.round(view.scale * 100) + "%";
-  }
-
-  function fit() {
-    if (!stage || !cfg.imageWidth) return;
-    var w = viewer.clientWidth, h = viewer.clientHeight;
-    view.scale = Math.min(w / cfg.imageWidth, h / cfg.imageHeight);
-    view.x = (w - cfg.imageWidth * view.scale) / 2;
-    view.y = Math.max(0, (h - cfg.imageHeight * view.scale) / 2);
-    applyView();
-  }
-
-  function zoomAt(factor, cx, cy) {
-    var next = Math.min(8, Math.max(0.1, view.scale * factor));
-    if (cx === undefined) { cx = viewer.clientWidth / 2; cy = viewer.clientHeight / 2; }
-    view.x = cx - (cx - view.x) * (next / view.scale);
-    view.y = cy - (cy - view.y) * (next / view.scale);
-    view.scale = next;
-    applyView();
-  }
+  var viewer = null;
 
   if (stage) {
-    viewer.addEventListener("wheel", function (e) {
-      e.preventDefault();
-      var r = viewer.getBoundingClientRect();
-      zoomAt(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - r.left, e.clientY - r.top);
-    }, { passive: false });
-    // Pointer events: a mouse, a pen or a finger on a tablet pans the page alike.
-    var drag = null;
-    viewer.addEventListener("pointerdown", function (e) {
-      if (e.button !== 0) return;
-      drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y };
-      viewer.setPointerCapture(e.pointerId);
-      viewer.classList.add("dragging");
-    });
-    viewer.addEventListener("pointermove", function (e) {
-      if (!drag) return;
-      view.x = drag.vx + e.clientX - drag.x;
-      view.y = drag.vy + e.clientY - drag.y;
-      applyView();
-    });
-    function endDrag() { drag = null; viewer.classList.remove("dragging"); }
-    viewer.addEventListener("pointerup", endDrag);
-    viewer.addEventListener("pointercancel", endDrag);
-    document.getElementById("zoom-in").addEventListener("click", function () { zoomAt(1.25); });
-    document.getElementById("zoom-out").addEventListener("click", function () { zoomAt(0.8); });
-    document.getElementById("zoom-fit").addEventListener("click", fit);
+    viewer = new ScanViewer(document.getElementById("viewer"), stage, { zoomLabel: document.getElementById("zoom-level") });
+    viewer.bindButtons(document.querySelector(".ocr-image-panel")).bindKeys();
+    viewer.setPage(cfg.imageWidth, cfg.imageHeight);
     document.getElementById("show-processed").addEventListener("change", function (e) {
       img.src = e.target.checked ? img.getAttribute("data-processed") : img.getAttribute("data-web");
     });
     document.getElementById("show-boxes").addEventListener("change", function (e) {
       boxLayer.hidden = !e.target.checked;
     });
-    window.addEventListener("resize", fit);
-    fit();
   }
 
   function showBox(token) {
@@ -99,17 +51,9 @@
       if (boxEl) boxEl.hidden = true;
       return false;
     }
-    var b = token.b, pad = 3;
-    boxEl.style.left = (b[0] - pad) + "px";
-    boxEl.style.top = (b[1] - pad) + "px";
-    boxEl.style.width = (b[2] - b[0] + 2 * pad) + "px";
-    boxEl.style.height = (b[3] - b[1] + 2 * pad) + "px";
+    placeBox(boxEl, token.b, 3);
     boxEl.hidden = false;
-    if (view.scale < 1.2) view.scale = 1.5;
-    var cx = (b[0] + b[2]) / 2, cy = (b[1] + b[3]) / 2;
-    view.x = viewer.clientWidth / 2 - cx * view.scale;
-    view.y = viewer.clientHeight / 2 - cy * view.scale;
-    applyView();
+    viewer.reveal(token.b, 1.5);
     return true;
   }
 
@@ -208,14 +152,16 @@
     backdrop.appendChild(document.createTextNode(text.slice(cursor) + "\u200b"));
     backdrop.scrollTop = textarea.scrollTop;
     lowSummary.textContent = marks.length
-      ? marks.length + " low-confidence character(s) marked in the transcript (Alt+L steps through them)."
-      : (lowTokens.length ? "All low-confidence characters were edited." : "");
+      ? interpolate(ngettext("%s low-confidence character marked in the transcript (Alt+L steps through them).",
+                             "%s low-confidence characters marked in the transcript (Alt+L steps through them).",
+                             marks.length), [marks.length])
+      : (lowTokens.length ? gettext("All low-confidence characters were edited.") : "");
   }
 
   function renderRawOutput() {
     if (!rawOutput) return;
     var raw = cfg.rawText;
-    if (!raw) { rawOutput.textContent = cfg.ocrPending ? "OCR is running…" : "No OCR output."; return; }
+    if (!raw) { rawOutput.textContent = cfg.ocrPending ? gettext("OCR is running…") : gettext("No OCR output."); return; }
     var i = 0;
     while (i < raw.length) {
       var ti = rawTokenAt[i];
@@ -224,7 +170,8 @@
         var span = document.createElement("span");
         span.className = "low";
         span.textContent = raw.slice(t.o, t.o + t.n);
-        span.title = "confidence " + Math.round(t.c * 100) + "%" + (t.b ? "" : " (this engine gives no position)");
+        span.title = interpolate(gettext("confidence %s%"), [Math.round(t.c * 100)]) +
+          (t.b ? "" : " " + gettext("(this engine gives no position)"));
         span.setAttribute("data-token", String(ti));
         rawOutput.appendChild(span);
         i = t.o + t.n;
@@ -248,16 +195,7 @@
 
   function drawBoxLayer() {
     if (!boxLayer) return;
-    lowTokens.forEach(function (t) {
-      if (!t.b) return;
-      var d = document.createElement("div");
-      d.className = "low-box";
-      d.style.left = t.b[0] + "px";
-      d.style.top = t.b[1] + "px";
-      d.style.width = (t.b[2] - t.b[0]) + "px";
-      d.style.height = (t.b[3] - t.b[1]) + "px";
-      boxLayer.appendChild(d);
-    });
+    drawBoxes(boxLayer, lowTokens.filter(function (t) { return t.b; }).map(function (t) { return { box: t.b }; }), "low-box");
   }
 
   function markAtCaret() {
@@ -313,7 +251,7 @@
   }
 
   function setBadge(status) {
-    var labels = { draft: "Draft", verified: "Verified", changed: "Changed since verified" };
+    var labels = { draft: gettext("Draft"), verified: gettext("Verified"), changed: gettext("Changed since verified") };
     badge.textContent = labels[status] || status;
     badge.className = "badge " + (status === "verified" ? "ok" : status === "changed" ? "warn" : "");
   }
@@ -324,7 +262,7 @@
     v.className = "mono";
     v.textContent = "v" + version;
     li.appendChild(v);
-    li.appendChild(document.createTextNode(" " + kind + " · you · " + new Date().toLocaleTimeString()));
+    li.appendChild(document.createTextNode(" " + kind + " · " + gettext("you") + " · " + new Date().toLocaleTimeString()));
     var empty = revisionList.querySelector(".muted");
     if (empty) empty.remove();
     revisionList.insertBefore(li, revisionList.firstChild);
@@ -345,7 +283,7 @@
     window.clearTimeout(state.autosaveTimer);
     var text = textarea.value;
     if (action === "autosave" && text === state.savedText) return Promise.resolve(null);
-    setStatus(action === "verify" ? "verifying…" : "saving…");
+    setStatus(action === "verify" ? gettext("verifying…") : gettext("saving…"));
     state.saving = window.RealMath.sendJson(cfg.saveUrl, "POST", { text: text, base_version: state.version, action: action })
     .then(function (res) {
       state.saving = null;
@@ -354,12 +292,13 @@
         state.version = res.data.version;
         state.savedText = text;
         setBadge(res.data.status);
-        if (changed) addRevision(res.data.version, action === "verify" ? "Verified" : action === "autosave" ? "Autosave" : "Save");
+        if (changed) addRevision(res.data.version, action === "verify" ? gettext("Verified") : action === "autosave" ? gettext("Autosave") : gettext("Save"));
         var when = new Date().toLocaleTimeString();
-        setStatus((action === "verify" ? "verified" : "saved") + " · version " + state.version + " · " + when, "ok-text");
+        setStatus(interpolate(action === "verify" ? gettext("verified · version %s · %s") : gettext("saved · version %s · %s"),
+                              [state.version, when]), "ok-text");
         if (action === "verify" && res.data.response) {
-          showMessage("Verified. Response #" + res.data.response + " now holds this text (response version " +
-                      res.data.response_version + ").", "ok");
+          showMessage(interpolate(gettext("Verified. Response #%s now holds this text (response version %s)."),
+                                  [res.data.response, res.data.response_version]), "ok");
         } else if (action !== "autosave") {
           showMessage("");
         }
@@ -367,16 +306,16 @@
       }
       if (res.status === 409) {
         state.stale = true;
-        setStatus("not saved", "error");
-        showMessage(res.data.detail || "Someone else saved this transcript; reload to see their version.");
+        setStatus(gettext("not saved"), "error");
+        showMessage(res.data.detail || gettext("Someone else saved this transcript; reload to see their version."));
         return Promise.reject(new Error("stale"));
       }
-      setStatus("not saved", "error");
-      showMessage(res.data.detail || ("Not saved: the server answered " + res.status + "."));
+      setStatus(gettext("not saved"), "error");
+      showMessage(res.data.detail || interpolate(gettext("Not saved: the server answered %s."), [res.status]));
       return Promise.reject(new Error("refused"));
     }, function (err) {
       state.saving = null;
-      setStatus("not saved (network); retrying…", "error");
+      setStatus(gettext("not saved (network); retrying…"), "error");
       scheduleAutosave(5000);
       return Promise.reject(err);
     });
@@ -396,7 +335,7 @@
   }
 
   textarea.addEventListener("input", function () {
-    if (textarea.value !== state.savedText) setStatus("unsaved changes", "warn-text");
+    if (textarea.value !== state.savedText) setStatus(gettext("unsaved changes"), "warn-text");
     refresh();
     scheduleAutosave();
   });
@@ -426,9 +365,6 @@
     if (key === "ArrowRight" || key === "PageDown") go(cfg.nextUrl);
     else if (key === "ArrowLeft" || key === "PageUp") go(cfg.previousUrl);
     else if (e.code === "KeyL") stepLow(e.shiftKey ? -1 : 1);
-    else if (key === "=" || key === "+" || e.code === "Equal") zoomAt(1.25);
-    else if (key === "-" || e.code === "Minus") zoomAt(0.8);
-    else if (key === "0" || e.code === "Digit0") fit();
     else if (e.code === "KeyP" && stage) { var p = document.getElementById("show-processed"); p.checked = !p.checked; p.dispatchEvent(new Event("change")); }
     else if (e.code === "KeyB" && stage) { var b = document.getElementById("show-boxes"); b.checked = !b.checked; b.dispatchEvent(new Event("change")); }
     else handled = false;
@@ -447,4 +383,4 @@
   refresh();
   renderPreview();
   if (cfg.ocrPending) window.RealMath.poll(cfg.stateUrl, { first: 1500, every: 2000, onData: ocrFinished });
-})();
+}

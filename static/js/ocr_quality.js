@@ -9,14 +9,14 @@
     data: {
       labels: data.labels,
       datasets: [
-        { label: "raw CER (%)", data: data.cer, backgroundColor: "#2f5fd0", maxBarThickness: 70 },
-        { label: "math-normalised CER (%)", data: data.cer_math, backgroundColor: "#8fb0f5", maxBarThickness: 70 }
+        { label: gettext("raw CER (%)"), data: data.cer, backgroundColor: "#2f5fd0", maxBarThickness: 70 },
+        { label: gettext("math-normalised CER (%)"), data: data.cer_math, backgroundColor: "#8fb0f5", maxBarThickness: 70 }
       ]
     },
     options: {
       animation: false,
       maintainAspectRatio: false,
-      scales: { y: { beginAtZero: true, title: { display: true, text: "character error rate, %" } } },
+      scales: { y: { beginAtZero: true, title: { display: true, text: gettext("character error rate, %") } } },
       plugins: { legend: { display: true } }
     }
   });

@@ -22,7 +22,7 @@
   function submit(form, then) {
     form.querySelector("#then").value = then;
     if (!form.querySelector("input[name=category]:checked")) {
-      alert("Choose a category first (keys A to E).");
+      alert(gettext("Choose a category first (keys A to E)."));
       return;
     }
     if (form.requestSubmit) form.requestSubmit(); else form.submit();

@@ -3,9 +3,9 @@
   "use strict";
 
   function show(row, run) {
-    row.querySelector(".run-status").textContent = run.status;
+    row.querySelector(".run-status").textContent = window.RealMath.statusLabel(run.status);
     row.querySelector(".run-done").textContent = run.done + " / " + run.n_items;
-    row.querySelector(".progress > span").style.width = Math.round(100 * run.fraction) + "%";
+    window.RealMath.setBar(row.querySelector(".progress > span"), Math.round(100 * run.fraction));
     row.querySelector(".run-ok").textContent = run.ok;
     row.querySelector(".run-invalid").textContent = run.invalid;
     row.querySelector(".run-error").textContent = run.error;

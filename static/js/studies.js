@@ -51,9 +51,9 @@
   if (panel && panel.getAttribute("data-status") === "running") {
     follow(panel.getAttribute("data-url"), function (p) {
       var bar = document.getElementById("p-bar");
-      if (bar) { bar.style.width = p.percent + "%"; }
+      if (bar) { RM.setBar(bar, p.percent); }
       var set = function (id, value) { var el = document.getElementById(id); if (el) { el.textContent = value; } };
-      set("p-status", p.stalled ? "Running · no progress for a while: is a worker running?" : p.status);
+      set("p-status", p.stalled ? gettext("Running · no progress for a while: if its worker stopped, the run is taken over automatically once its claims' lease has passed") : window.RealMath.statusLabel(p.status));
       set("p-count", p.done + " / " + p.total);
       set("p-ok", p.ok); set("p-invalid", p.invalid); set("p-error", p.error);
     });
@@ -62,11 +62,11 @@
   Array.prototype.forEach.call(document.querySelectorAll("#probe-runs tr[data-status=running]"), function (row) {
     follow(row.getAttribute("data-url"), function (p) {
       var bar = row.querySelector(".progress span");
-      if (bar) { bar.style.width = p.percent + "%"; }
+      if (bar) { RM.setBar(bar, p.percent); }
       var done = row.querySelector(".run-done");
       if (done) { done.textContent = p.done + " / " + p.total; }
       var status = row.querySelector(".run-status");
-      if (status) { status.textContent = p.status; }
+      if (status) { status.textContent = window.RealMath.statusLabel(p.status); }
     });
   });
 })();

@@ -53,6 +53,16 @@ CASES = [
     (mutate(2, full_score=1e300), "out of range"),
     (mutate(1, question_level="medium"), "record 1: field 'question_level'"),
     (mutate(1, tag="llm_judge"), "record 1: field 'tag' must be list"),
+    # Lengths of the columns a field goes to, NUL characters (PostgreSQL refuses them), depth.
+    (mutate(1, student_id="s" * 201), "record 1: field 'student_id' is 201 characters long, longer than 200"),
+    (mutate(1, student_id="s" * 5000), "record 1: field 'student_id' is 5000 characters long"),
+    (mutate(1, question_location="l" * 65), "record 1: field 'question_location' is 65 characters long"),
+    (mutate(1, question_type="t" * 301), "record 1: field 'question_type' is 301 characters long"),
+    (mutate(1, student_response="a\x00b"), "record 1: field 'student_response' holds a NUL character"),
+    (mutate(1, sub_question_scores={"x" * 40: 1}), "record 1: field 'sub_question_scores' entry"),
+    (mutate(1, gt=1e30), "record 1: field 'gt' is out of range"),
+    (mutate(1, tag=["a\x00"]), "record 1: field 'tag' holds a NUL character"),
+    (mutate(1, tag=[[[[]]]] * 2 + [json.loads("[" * 120 + "]" * 120)]), "record 1: field 'tag' is nested too deeply"),
 ]
 
 
@@ -90,6 +100,11 @@ INEQ_CASES = [
     ({"problem": 5}, "field 'problem' must be string"),
     ({"solution": [1, 2]}, "field 'solution' must be a string or a list of strings"),
     ({"data_id": KeyError}, "missing field 'data_id'"),
+    ({"data_id": "x" * 65}, "field 'data_id' is 65 characters long, longer than 64"),
+    ({"data_id": 10**70}, "field 'data_id' is longer than 64 characters"),
+    ({"data_split": "s" * 200}, "field 'data_split' is 200 characters long"),
+    ({"problem": "a\x00b"}, "field 'problem' holds a NUL character"),
+    ({"theorems": {"t": "a\x00"}}, "field 'theorems' holds a NUL character"),
 ]
 
 

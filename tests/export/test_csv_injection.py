@@ -33,8 +33,19 @@ HOSTILE = [
     "@SUM(1+1)*cmd|' /C calc'!A0",
     "\t=1+1",
     "\r=1+1",
+    " =1+1",  # spreadsheets trim leading blanks (issue 29, item 15)
+    "\n=HYPERLINK(\"http://evil.example\")",
+    "  \n +1",
+    "\u3000=1+1",  # the ideographic space
+    "\xa0@SUM(1)",
+    "\ufeff=1+1",
+    "＝HYPERLINK(\"http://evil.example\")",  # full-width forms
+    "＋1",
+    "－2",
+    "＠SUM(1)",
+    " ＝1",
 ]
-DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
+DANGEROUS = ("=", "+", "-", "@", "\t", "\r", "\n", " ", "\u3000", "\xa0", "\ufeff", "＝", "＋", "－", "＠")
 
 
 def _is_number(text):
@@ -56,7 +67,8 @@ def test_text_starting_like_a_formula_gets_a_quote(value):
     assert safe_cell(value) == "'" + value
 
 
-@pytest.mark.parametrize("value", [-3, -0.5, 0, 2.5, Decimal("-1.50"), None, True, False, "", "x = -3", "3", "'=x"])
+@pytest.mark.parametrize("value", [-3, -0.5, 0, 2.5, Decimal("-1.50"), None, True, False, "", "x = -3", "3", "'=x",
+                                   " 3", "  x = 1", "\u3000解：x＝1", "a＝b"])
 def test_numbers_and_harmless_text_are_unchanged(value):
     assert safe_cell(value) is value
 

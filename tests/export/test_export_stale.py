@@ -102,3 +102,35 @@ def test_worker_beats_while_it_works_and_a_redelivered_task_does_not_restart_a_r
     jobs.run_export_job(running.pk)  # the broker delivers the task again
     running.refresh_from_db()
     assert (running.status, running.attempt, running.done) == ("running", 1, 1) and folder.exists()
+
+
+def _queued_job(reviewer):
+    return ExportJob.objects.create(format="jsonl", filters={}, status="queued", total=3, created_by=reviewer)
+
+
+def test_an_export_folder_that_cannot_be_made_fails_the_job_at_once(reviewer, responses, settings, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    settings.EXPORT_ROOT = blocker / "exports"
+    job = _queued_job(reviewer)
+    jobs.run_export_job(job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed" and job.finished is not None
+    assert str(blocker / "exports") in job.error and "cannot be written" in job.error
+    assert "no sign of life" not in job.error
+
+
+def test_an_unwritable_export_folder_names_the_real_cause(reviewer, reviewer_client, responses, settings,
+                                                        monkeypatch):
+    # The tests run as root, for whom no mode bit denies a write: mkdtemp is made to fail as it
+    # does for a worker user without write permission on the folder.
+    def refuse(**kwargs):
+        raise PermissionError(13, "Permission denied", str(kwargs.get("dir")))
+
+    monkeypatch.setattr(jobs.tempfile, "mkdtemp", refuse)
+    job = _queued_job(reviewer)
+    jobs.run_export_job(job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed" and "Permission denied" in job.error and "REALMATH_EXPORT_ROOT" in job.error
+    page = reviewer_client.get(reverse("annotation:export_job", args=[job.pk])).content.decode()
+    assert "Permission denied" in page

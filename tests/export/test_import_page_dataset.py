@@ -1,5 +1,5 @@
 """Re-importing a full JSONL export from the import page: the dataset.jsonl or the export's zip
-as downloaded; idempotent; a bad file is refused whole; no one gets a role above the importer's."""
+as downloaded; idempotent; a bad file is refused whole; a reviewer's import creates no user."""
 import io
 import json
 import zipfile
@@ -40,19 +40,27 @@ def _upload(client, name, data):
 
 @pytest.mark.parametrize("as_zip", [False, True])
 def test_reviewer_reimports_a_full_export_from_the_page(sample_data, reviewer, client, tmp_path, as_zip):
+    """A reviewer's import names only users who exist; an admin's creates them (without a
+    password) and restores their roles."""
     jsonl, archive = _export(tmp_path)
+    upload = ("export-1.zip", archive) if as_zip else ("dataset.jsonl", jsonl)
     call_command("flush", interactive=False, verbosity=0)
     reviewer = make_user("rev-import", "reviewer")
     client.force_login(reviewer)
     page = client.get(reverse("annotation:import")).content.decode()
     assert 'value="dataset"' in page
-    answer = _upload(client, "export-1.zip" if as_zip else "dataset.jsonl", archive if as_zip else jsonl)
+    refused = _upload(client, *upload).content.decode()
+    assert "Nothing was imported. line 1, field username: user &#x27;expert-admin&#x27; does not exist" in refused
+    assert Response.objects.count() == 0 and not get_user_model().objects.filter(username="expert-admin").exists()
+    client.force_login(make_user("admin-import", "admin"))
+    answer = _upload(client, *upload)
     report = ImportReport.objects.get()
     assert answer.status_code == 200 and answer.redirect_chain[-1][0] == reverse("annotation:import_report", args=[report.pk])
     assert report.kind == "dataset" and report.counts["responses_created"] == 64
     assert Response.objects.count() == 64 and Label.objects.filter(is_imported=False).count() == 1
     expert = get_user_model().objects.get(username="expert-admin")
-    assert user_role(expert) is None and not expert.has_usable_password()  # not promoted above the importer
+    assert user_role(expert) == "admin" and not expert.has_usable_password()  # an admin's import restores roles
+    client.force_login(reviewer)
     again = _upload(client, "dataset.jsonl", jsonl)
     assert again.status_code == 200 and Response.objects.count() == 64
     assert ImportReport.objects.order_by("-id").first().counts["responses_skipped"] == 64
@@ -80,12 +88,12 @@ def test_large_full_export_zip_is_imported_by_a_job(sample_data, tmp_path, clien
     settings.IMPORT_ROOT = tmp_path / "imports"
     _, archive = _export(tmp_path)
     call_command("flush", interactive=False, verbosity=0)
-    reviewer = make_user("rev-job", "reviewer")
-    client.force_login(reviewer)
+    admin = make_user("admin-job", "admin")
+    client.force_login(admin)
     answer = _upload(client, "export-1.zip", archive)
     job = ImportJob.objects.get()
     # Upload -> the job page -> (done) straight on to its report.
     assert [url for url, _ in answer.redirect_chain[-2:]] == [
         reverse("annotation:import_job", args=[job.pk]), reverse("annotation:import_report", args=[job.report_id])]
     assert job.status == "done" and job.report.kind == "dataset" and job.report.counts["responses_created"] == 64
-    assert Response.objects.count() == 64 and job.report.created_by == reviewer
+    assert Response.objects.count() == 64 and job.report.created_by == admin

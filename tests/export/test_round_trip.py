@@ -137,8 +137,8 @@ def test_import_is_idempotent(sample_data, tmp_path):
         (b"{bad\n", "line 1: not valid JSON"),
         (b'[1]\n', "line 1: expected an object"),
         (b'{"type": "alien"}\n', "line 1: unknown line type"),
-        (b'{"type": "exam", "name": "x"}\n{"type": "question", "key": "k"}\n', "line 2: question line is missing field 'exam'"),
-        (b'{"type": "exam", "name": "x", "anchoring_seed": -1}\n', "line 1: anchoring_seed must be a whole number"),
+        (b'{"type": "exam", "name": "x"}\n{"type": "question", "key": "k"}\n', "line 2, field exam: is missing"),
+        (b'{"type": "exam", "name": "x", "anchoring_seed": -1}\n', "line 1, field anchoring_seed: must be a whole number"),
         (b'{"type": "response", "question": "nope", "source": "human", "student_id": "s", "transcript": "t"}\n',
          "unknown question"),
     ],
@@ -156,7 +156,7 @@ def test_bad_value_deep_in_file_rolls_back(sample_data, tmp_path):
     last = json.loads(lines[-1])
     last["gold_score"] = "lots"
     lines[-1] = json.dumps(last)
-    with pytest.raises(ImportFormatError, match="'gold_score' is not a number"):
+    with pytest.raises(ImportFormatError, match="field gold_score: is not a number"):
         import_dataset("\n".join(lines).encode(), "bad.jsonl")
     assert Response.objects.count() == 0 and Question.objects.count() == 0
 

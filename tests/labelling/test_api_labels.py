@@ -1,4 +1,4 @@
-"""Labelling API: roles, blind mode (403 and hidden fields), versions and conflicts, drafts,
+"""Labelling API: roles, blind mode (hidden labels as missing ones, hidden fields), versions and conflicts, drafts,
 the queue, assignments, agreement and adjudication."""
 import pytest
 from django.urls import reverse
@@ -87,14 +87,14 @@ def test_blind_mode_in_the_api(annotator, annotator2, reviewer):
     mine = api.get(my_label_url(response)).data
     assert mine["scores_visible"] is False
     assert "others" not in mine and "gold_score" not in mine and "gold_status" not in mine
-    assert api.get(reverse("annotation-detail", args=[other.label.pk])).status_code == 403
-    assert api.get(reverse("annotation-history", args=[other.label.pk])).status_code == 403
+    assert api.get(reverse("annotation-detail", args=[other.label.pk])).status_code == 404  # as a missing one
+    assert api.get(reverse("annotation-history", args=[other.label.pk])).status_code == 404
     assert api.get(reverse("annotation-list"), {"response": response.pk}).data["count"] == 0
     detail = api.get(reverse("response-detail", args=[response.pk])).data
     assert "gold_score" not in detail and "gold_status" not in detail
     assert api.put(
         reverse("annotation-detail", args=[other.label.pk]), {"base_version": 1, **full_label()}, format="json"
-    ).status_code == 403
+    ).status_code == 404
 
     assert api.put(my_label_url(response), {"base_version": 0, "submit": True, **full_label(1, 1)}, format="json").status_code == 201
     mine = api.get(my_label_url(response)).data
@@ -238,3 +238,37 @@ def test_huge_or_odd_ids_in_filters_are_ignored(reviewer):
     assert api.get(reverse("api-agreement"), {"question": huge, "exam": "٣"}).status_code == 200
     assert api.get(reverse("api-adjudication-queue"), {"question": huge}).status_code == 200
     assert api.get("/api/annotations/0.5/").status_code == 404
+
+
+def _answer(api, method, url, body=None):
+    answer = getattr(api, method)(url, body, format="json") if body is not None else getattr(api, method)(url)
+    return answer.status_code, answer.content
+
+
+def test_a_hidden_label_answers_byte_for_byte_as_a_missing_one(annotator, annotator2):
+    """Label ids are no oracle (issue 29, item 4): detail, history, PUT and a draft naming the
+    label answer the same for a hidden label, a missing id and a label of another response."""
+    _, (response, elsewhere) = labelled_setup(2, blind=True)
+    assign([response, elsewhere], annotator, annotator2, k=2)
+    hidden = services.save_label(response=response, user=annotator2, data=full_label(), base_version=0, submit=True).label
+    foreign = services.save_label(response=elsewhere, user=annotator2, data=full_label(), base_version=0, submit=True).label
+    missing = Label.objects.order_by("-pk").first().pk + 1000
+    api = api_client_for(annotator)
+    for route in ("annotation-detail", "annotation-history"):
+        seen = {_answer(api, "get", reverse(route, args=[pk])) for pk in (hidden.pk, missing)}
+        assert len(seen) == 1 and next(iter(seen))[0] == 404
+    put = {_answer(api, "put", reverse("annotation-detail", args=[pk]), {"base_version": 1, **full_label()})
+           for pk in (hidden.pk, missing)}
+    assert len(put) == 1 and next(iter(put))[0] == 404
+
+    draft_url = reverse("api-label-draft", args=[response.pk])
+    drafts = {_answer(api, "put", draft_url, {"base_version": 0, "payload": {}, "annotation": pk})
+              for pk in (hidden.pk, missing, foreign.pk, "x")}
+    assert len(drafts) == 1
+    status, body = next(iter(drafts))
+    assert status == 400 and b"another response" not in body and b"Invalid pk" not in body
+    assert not LabelDraft.objects.exists()
+
+    # One's own label still works, and a reviewer still gets the same refusal for another response's label.
+    mine = services.save_label(response=response, user=annotator, data=full_label(), base_version=0).label
+    assert api.put(draft_url, {"base_version": 1, "payload": {}, "annotation": mine.pk}, format="json").status_code == 200

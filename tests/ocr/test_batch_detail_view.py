@@ -29,7 +29,7 @@ def test_batch_page_shows_pages_files_and_progress(reviewer_client, make_batch):
     assert reverse("ocr:page_correct", args=[pages[0].pk]) in body
     progress = reviewer_client.get(reverse("ocr:batch_progress", args=[batch.pk])).json()
     assert progress == {"total": 2, "queued": 1, "running": 0, "done": 1, "failed": 0, "finished": 1,
-                        "percent": 50, "complete": False, "eta_seconds": None, "eta_text": ""}
+                        "percent": 50, "complete": False, "eta_seconds": None, "eta_text": "", "stalled": False}
 
 
 def test_query_count_is_flat_as_pages_grow(reviewer_client, make_batch):
@@ -81,3 +81,30 @@ def test_run_another_engine_and_retry(reviewer_client, make_batch):
     OcrRun.objects.filter(page__batch=batch, engine="rapidocr").update(status="failed", error="boom")
     response = reviewer_client.post(reverse("ocr:batch_retry", args=[batch.pk]), follow=True)
     assert "Queued 2 failed run(s) again" in response.content.decode()
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("question", "²", "is not a question id"),
+    ("question", "9" * 25, "is not a question id"),
+    ("page_number", "²", "is not a whole number from 1 to 9999"),
+    ("page_number", "9" * 25, "is not a whole number from 1 to 9999"),
+    ("page_number", "0", "is not a whole number from 1 to 9999"),
+])
+def test_assignment_with_an_odd_number_is_refused_clearly(reviewer_client, make_batch, field, value, message):
+    """`int()` after `str.isdigit()` answered 500 for "²"; a 25-digit number overflowed the column."""
+    batch, pages = pages_without_ocr(make_batch, 1)
+    page = pages[0]
+    data = {"page": [str(page.pk)], f"student-{page.pk}": "changed", f"{field}-{page.pk}": value}
+    response = reviewer_client.post(reverse("ocr:batch_assign", args=[batch.pk]), data, follow=True)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert message in body and "Nothing was saved" in body
+    assert Page.objects.get(pk=page.pk).student_id == "s000"
+
+
+@pytest.mark.parametrize("page", ["²", "9" * 25, "-1", "x"])
+def test_assignment_ignores_page_ids_that_name_no_page(reviewer_client, make_batch, page):
+    batch, _ = pages_without_ocr(make_batch, 1)
+    data = {"page": [page], f"student-{page}": "x", f"question-{page}": "²", f"page_number-{page}": "²"}
+    response = reviewer_client.post(reverse("ocr:batch_assign", args=[batch.pk]), data, follow=True)
+    assert response.status_code == 200 and "Saved the assignment of 0 page(s)" in response.content.decode()

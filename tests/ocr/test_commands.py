@@ -62,6 +62,9 @@ def test_ingest_scans_makes_a_batch_and_reports_each_file(tmp_path, exam_questio
 def test_ingest_scans_checks_its_arguments(tmp_path, exam_questions):
     with pytest.raises(CommandError, match="No exam"):
         call_command("ingest_scans", str(tmp_path), "--exam", "Nope")
+    for odd in ("²", "9" * 25):  # "²".isdigit() is True; int("²") raised
+        with pytest.raises(CommandError, match="No exam"):
+            call_command("ingest_scans", str(tmp_path), "--exam", odd)
     with pytest.raises(CommandError, match="No scan files"):
         call_command("ingest_scans", str(tmp_path), "--exam", "Scan exam")
     with pytest.raises(CommandError, match="not a directory"):

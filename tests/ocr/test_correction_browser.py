@@ -75,6 +75,40 @@ def test_upload_ocr_correct_a_word_and_verify(page, live_server, exam_questions,
         touch.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [] if x is None else [{"x": x, "y": cy}]})
     assert stage_x() == pytest.approx(before + 20, abs=1)
 
+    # The one scan viewer's keys and gestures (static/js/scan_viewer.js, as on the labelling
+    # screen): Alt+F fits from the transcript box, Ctrl+wheel zooms at the pointer, the plain
+    # wheel pans an image larger than the frame, f and + work outside a text field.
+    def zoom():
+        return int(page.inner_text("#zoom-level").rstrip("%"))
+
+    def stage_y():
+        return page.eval_on_selector("#stage", "e => new DOMMatrix(getComputedStyle(e).transform).m42")
+
+    page.focus("#transcript-text")
+    page.keyboard.press("Alt+f")
+    fitted = zoom()
+    assert fitted < 150  # showing a low-confidence box had zoomed to 150%
+    page.mouse.move(cx, cy)
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -100)
+    page.keyboard.up("Control")
+    assert zoom() == pytest.approx(fitted * 1.1, abs=1)
+    for _ in range(4):
+        page.keyboard.press("Alt+Equal")
+    assert zoom() == pytest.approx(fitted * 1.1 * 1.25 ** 4, abs=2)
+    left = stage_x()  # the page is wide: zoomed in, it reaches past the frame's sides
+    page.mouse.wheel(120, 0)
+    assert stage_x() == pytest.approx(left - 120, abs=1)
+    page.focus("#viewer")
+    page.keyboard.press("f")
+    assert zoom() == fitted
+    page.keyboard.press("+")
+    assert zoom() == pytest.approx(fitted * 1.25, abs=1)
+    page.keyboard.press("f")
+    fitted_y = stage_y()
+    page.mouse.wheel(0, 120)  # a page that fits does not move under the wheel (the page scrolls on)
+    assert zoom() == fitted and stage_y() == fitted_y
+
     # Alt+P shows the thresholded page. RapidOCR's task made none: the first look makes it.
     assert Page.objects.get().processed == ""
     page.keyboard.press("Alt+p")

@@ -16,11 +16,29 @@ from ocr.filenames import QuestionIndex, parse_name
         ("scan001.jpg", ("", "", 1)),
         ("_3-17_1.jpg", ("", "", 1)),
         ("s1_3-17_0.jpg", ("s1", "3-17", 1)),
+        ("s1_3-17_007.jpg", ("s1", "3-17", 7)),
     ],
 )
 def test_parse_name(name, expected):
     parsed = parse_name(name)
     assert (parsed.student_id, parsed.question_token, parsed.page_number) == expected
+    assert parsed.note == ""
+
+
+@pytest.mark.parametrize("page", ["²", "٣", "9" * 25, "10000"])
+def test_a_page_number_that_is_no_page_number_is_said_clearly(page):
+    """int('²') used to raise: a valid image was refused with "an unexpected error occurred"."""
+    parsed = parse_name(f"s5_3-07_{page}.png")
+    assert (parsed.student_id, parsed.question_token, parsed.page_number) == ("s5", "3-07", 1)
+    assert f"“{page[:30]}”" in parsed.note and "from 1 to 9999" in parsed.note
+
+
+def test_question_numbers_are_ascii_digits(exam_questions):
+    index = QuestionIndex(exam_questions["exam"])
+    some = min(index.by_pk)
+    arabic = str(some).translate(str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"))
+    assert index.candidates(f"q{some}") == [some]
+    assert index.candidates(f"q{arabic}") == [] and index.candidates("q" + "9" * 25) == []
 
 
 def test_question_tokens_resolve_by_label_number_or_not_at_all(exam_questions):

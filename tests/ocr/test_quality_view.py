@@ -51,3 +51,9 @@ def test_raw_and_math_normalised_cer_side_by_side(reviewer_client, make_batch, r
     body = response.content.decode()
     assert "CER math-normalised" in body and "0.385" in body and "5 / 13" in body and "0 / 8" in body
     assert response.context["chart"]["cer_math"] == [0.0]
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "9" * 25, "\x00", "-1"])
+def test_an_odd_batch_parameter_shows_no_detail(reviewer_client, db, value):
+    response = reviewer_client.get(reverse("ocr:quality"), {"batch": value})
+    assert response.status_code == (400 if "\x00" in value else 200)  # a NUL byte is refused in any field

@@ -18,6 +18,11 @@ from ..conftest import login, screenshot
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PAGES = [["Let x = 2 and y = 3.", "Then x + y = 5."], ["So the answer is 5."]]
+# Collects CSP violations from the start of every document (init scripts are not subject to the CSP).
+CSP_LISTENER = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) => { window.__csp.push(e.violatedDirective + " " + e.sourceFile); });
+"""
 
 
 @pytest.fixture
@@ -96,6 +101,7 @@ def test_scans_to_labels_that_survive_a_correction(page, browser, live_server, e
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     expert = context.new_page()
     expert.set_default_timeout(15000)
+    expert.add_init_script(CSP_LISTENER)
     try:
         login(expert, live_server, annotator.username)
         expert.goto(f"{live_server.url}/label/")
@@ -120,6 +126,18 @@ def test_scans_to_labels_that_survive_a_correction(page, browser, live_server, e
         expert.keyboard.press("f")
         expert.keyboard.press("v")
         assert "page 1 of 2" in expert.inner_text("#scan-page-label")
+        # The same viewer as the correction screen: Ctrl+wheel zooms, Alt+F fits from a text field.
+        fitted = expert.inner_text("#scan-zoom")
+        frame = expert.locator("#scan-viewport").bounding_box()
+        expert.mouse.move(frame["x"] + frame["width"] / 2, frame["y"] + frame["height"] / 2)
+        expert.keyboard.down("Control")
+        expert.mouse.wheel(0, -100)
+        expert.keyboard.up("Control")
+        assert expert.inner_text("#scan-zoom") != fitted
+        expert.focus("#comment")
+        expert.keyboard.press("Alt+f")
+        assert expert.inner_text("#scan-zoom") == fitted and expert.input_value("#comment") == ""
+        expert.keyboard.press("Escape")  # leaves the comment field
         screenshot(expert, "scan_beside_label")
 
         # "Transcript wrong here": back to the correction queue with the note and the span.
@@ -160,5 +178,6 @@ def test_scans_to_labels_that_survive_a_correction(page, browser, live_server, e
         assert expert.locator("#review-steps").count() == 0
         assert expert.locator("#transcript-changed").count() == 1
         screenshot(expert, "label_after_correction")
+        assert expert.evaluate("window.__csp") == []  # the scan viewer and labelling modules under the CSP
     finally:
         context.close()

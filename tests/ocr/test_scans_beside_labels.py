@@ -81,7 +81,7 @@ def test_assigned_annotator_sees_the_scans_and_others_do_not(two_page_response, 
     html = client_of(annotator).get(reverse("annotation:label", args=[response.pk])).content.decode()
     config = scan_config(html)
     assert [c["url"] for c in config] == [reverse("ocr:page_image", args=[p.pk, "web"]) for p in pages]
-    assert 'id="scan-viewer"' in html and "scan_viewer.js" in html
+    assert 'id="scan-viewer"' in html and "js/scan_pages.js" in html  # the page glue of the one scan viewer
     assert 'id="scan-correct-link"' not in html  # the correction screen is for reviewers
     assert 'id="flag-form"' in html and reverse("ocr:flag_transcript", args=[response.pk]) in html
     image = reverse("ocr:page_image", args=[pages[1].pk, "web"])

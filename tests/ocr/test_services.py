@@ -215,3 +215,13 @@ def test_uploaded_pages_are_decoded_and_encoded_before_the_upload_transaction(ma
     _, again = make_batch([("s72_3-17_1.png", twice)])
     assert again[0].status == "duplicate" and "already stored as page #" in again[0].message
     assert len(depths) == 2
+
+
+@pytest.mark.parametrize("page", ["²", "9" * 25])
+def test_a_file_name_with_an_odd_page_number_is_accepted_with_a_note(make_batch, page):
+    """`s5_3-07_².png` used to be refused with "an unexpected error occurred" (issue 29, item 13)."""
+    batch, (result,) = make_batch([(f"s5_3-17_{page}.png", png_bytes(distinct_image(90)))])
+    assert result.status == "accepted", result.message
+    assert "is not a whole number from 1 to 9999" in result.message
+    (stored,) = batch.pages.all()
+    assert (stored.student_id, stored.page_number) == ("s5", 1) and stored.question_id is not None

@@ -156,3 +156,51 @@ def test_vision_engine_calls_only_allowed_hosts(vision_server, settings):
     assert vision_server.requests == []
     settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
     assert get_engine("vision").availability() is None
+
+
+@pytest.fixture
+def vision_llm_server(settings, monkeypatch):
+    """The scripted OpenAI-compatible server as the vision endpoint (tests.llm_server)."""
+    from tests.llm_server import LlmServer
+
+    with LlmServer() as server:
+        settings.OCR_VISION_BASE_URL = server.url
+        settings.OCR_VISION_MODEL = "test-vision"
+        settings.OCR_VISION_API_KEY_ENV = "REALMATH_LLM_KEY_OCR_TEST"
+        settings.OCR_VISION_MAX_RETRIES = 0
+        monkeypatch.setenv("REALMATH_LLM_KEY_OCR_TEST", "vision-test-key")
+        yield server
+
+
+def test_a_vision_redirect_is_not_followed(vision_llm_server, settings):
+    from tests.llm_server import LlmServer, Reply
+
+    settings.LLM_ALLOWED_HOSTS = ["127.0.0.1"]
+    with LlmServer() as elsewhere:
+        vision_llm_server.script(None, Reply(status=307, headers={"Location": f"http://localhost:{elsewhere.port}/v1/x"}))
+        with pytest.raises(EngineFailed, match=f"307, a redirect to http://localhost:{elsewhere.port}.*not followed"):
+            get_engine("vision").recognise(Image.new("L", (64, 64), 255))
+        assert elsewhere.request_count == 0  # the page image went nowhere else
+
+
+def test_a_trickling_vision_endpoint_fails_at_the_deadline(vision_llm_server, settings):
+    import time
+
+    from tests.llm_server import Reply
+
+    settings.OCR_ENGINE_TIMEOUT = 1
+    vision_llm_server.script(None, Reply("text", trickle=0.3))
+    started = time.monotonic()
+    with pytest.raises(EngineFailed, match="did not answer in time.*deadline of 1 s"):
+        get_engine("vision").recognise(Image.new("L", (64, 64), 255))
+    assert time.monotonic() - started < 3
+
+
+def test_a_vision_answer_that_is_no_chat_completion_is_an_engine_error(vision_llm_server):
+    from tests.llm_server import Reply
+
+    vision_llm_server.script(None, Reply(body=b"<html>proxy error</html>", content_type="text/html"),
+                             Reply(body=b'{"object": "chat.completion"}'))
+    for _ in range(2):
+        with pytest.raises(EngineFailed, match="unreadable"):
+            get_engine("vision").recognise(Image.new("L", (64, 64), 255))

@@ -1,4 +1,5 @@
 from django.core.management.base import BaseCommand
+from django.utils.translation import gettext
 
 from accounts.services import create_user_with_role
 
@@ -16,7 +17,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         for username, password, role in DEMO_USERS:
             create_user_with_role(username, password, role)
-            self.stdout.write(f"  {role:<10} login: {username:<12} password: {password}")
+            self.stdout.write(gettext("  %(role)s login: %(username)s password: %(password)s") % {"role": format(role, "<10"), "username": format(username, "<12"), "password": password})
         user = create_user_with_role("admin", "admin-demo-pass", "admin")
         user.is_superuser = True
         user.save(update_fields=["is_superuser"])

@@ -1,9 +1,11 @@
 """Ask for labels from a script, as the Assign page (and a scan batch's "Assign these") does."""
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from annotation.labelling import selectors, services
 from annotation.models import Assignment, Exam
+from core.numbers import parse_id
 from ocr.filenames import QuestionIndex
 from ocr.selectors import answers_waiting, scan_batch
 
@@ -44,33 +46,33 @@ class Command(BaseCommand):
                 strategy=STRATEGIES[options["strategy"]], assigned_by=assigned_by,
             )
         except ValueError as exc:  # LabelInvalid is a ValueError
-            raise CommandError(f"Nothing was assigned. {exc}") from exc
+            raise CommandError(gettext("Nothing was assigned. %(exc)s") % {"exc": exc}) from exc
         self.stdout.write(self.style.SUCCESS(result.summary()))
         if batch is not None:
             waiting = answers_waiting(batch, question)
             if waiting:
-                self.stdout.write(f"{waiting} answer(s) of batch #{batch.pk} are not verified yet and were left out.")
+                self.stdout.write(gettext("%(waiting)s answer(s) of batch #%(pk)s are not verified yet and were left out.") % {"waiting": waiting, "pk": batch.pk})
         if result.short_of_annotators:
             self.stdout.write(self.style.WARNING(
-                f"{result.short_of_annotators} label(s) could not be given out: too few annotators."
+                gettext("%(short_of_annotators)s label(s) could not be given out: too few annotators.") % {"short_of_annotators": result.short_of_annotators}
             ))
 
     def _exam(self, value):
         exam = Exam.objects.filter(name=value).first()
-        if exam is None and value.isdigit():
-            exam = Exam.objects.filter(pk=int(value)).first()
+        if exam is None and parse_id(value) is not None:  # ASCII digits only: "²".isdigit() is True
+            exam = Exam.objects.filter(pk=parse_id(value)).first()
         if exam is None:
-            raise CommandError(f"No exam named or numbered {value!r}.")
+            raise CommandError(gettext("No exam named or numbered %(value)s.") % {"value": repr(value)})
         return exam
 
     def _batch(self, value, exam):
         if value is None:
             return None
-        batch = scan_batch(int(value)) if value.isdigit() and len(value) < 19 else None
+        batch = scan_batch(parse_id(value)) if parse_id(value) is not None else None
         if batch is None:
-            raise CommandError(f"No scan batch #{value}.")
+            raise CommandError(gettext("No scan batch #%(value)s.") % {"value": value})
         if batch.exam_id != exam.pk:
-            raise CommandError(f"Scan batch #{batch.pk} belongs to exam “{batch.exam.name}”, not “{exam.name}”.")
+            raise CommandError(gettext("Scan batch #%(pk)s belongs to exam “%(name)s”, not “%(name2)s”.") % {"pk": batch.pk, "name": batch.exam.name, "name2": exam.name})
         return batch
 
     def _question(self, value, exam):
@@ -78,11 +80,10 @@ class Command(BaseCommand):
             return None
         candidates = QuestionIndex(exam).candidates(value)
         if not candidates:
-            raise CommandError(f"No question labelled or numbered {value!r} in exam “{exam.name}”.")
+            raise CommandError(gettext("No question labelled or numbered %(value)s in exam “%(name)s”.") % {"value": repr(value), "name": exam.name})
         if len(candidates) > 1:
             listed = ", ".join(f"q{pk}" for pk in candidates)
-            raise CommandError(f"{value!r} names {len(candidates)} questions of exam “{exam.name}” ({listed}); "
-                               "give the one meant by its number.")
+            raise CommandError(gettext("%(value)s names %(n_candidates)s questions of exam “%(name)s” (%(listed)s); give the one meant by its number.") % {"value": repr(value), "n_candidates": len(candidates), "name": exam.name, "listed": listed})
         return exam.questions.get(pk=candidates[0])
 
     def _annotators(self, value):
@@ -90,14 +91,14 @@ class Command(BaseCommand):
         users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}
         unknown = [name for name in names if name not in users]
         if unknown:
-            raise CommandError(f"No user named {', '.join(map(repr, unknown))}.")
+            raise CommandError(gettext("No user named %(join)s.") % {"join": ', '.join(map(repr, unknown))})
         not_annotators = [n for n in names if not users[n].is_active or not users[n].groups.filter(name="annotator").exists()]
         if not_annotators:
-            raise CommandError(f"Not an active annotator: {', '.join(map(repr, not_annotators))}.")
+            raise CommandError(gettext("Not an active annotator: %(join)s.") % {"join": ', '.join(map(repr, not_annotators))})
         return [users[name] for name in dict.fromkeys(names)]
 
     def _user(self, username):
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
-            raise CommandError(f"No user {username!r}.")
+            raise CommandError(gettext("No user %(username)s.") % {"username": repr(username)})
         return user

@@ -1,4 +1,5 @@
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from annotation.export.writers import FORMATS, write_export
 from annotation.models import Response
@@ -18,8 +19,8 @@ class Command(BaseCommand):
         filters = {name: options[name] for name in RESPONSE_FILTERS if options.get(name) not in (None, "")}
         queryset = filter_responses(Response.objects.all(), filters)
         if not queryset.exists():
-            raise CommandError("No response matches these filters; nothing exported.")
+            raise CommandError(gettext("No response matches these filters; nothing exported."))
         manifest = write_export(queryset, options["format"], options["out"], filters=filters)
         for name, info in manifest["files"].items():
-            self.stdout.write(f"{options['out']}/{name}: {info['rows']} rows, {info['bytes']} bytes, sha256 {info['sha256'][:16]}…")
-        self.stdout.write(f"{manifest['counts']['responses']} responses exported; manifest in {options['out']}/manifest.json")
+            self.stdout.write(gettext("%(out)s/%(name)s: %(rows)s rows, %(bytes)s bytes, sha256 %(sha256)s…") % {"out": options['out'], "name": name, "rows": info['rows'], "bytes": info['bytes'], "sha256": info['sha256'][:16]})
+        self.stdout.write(gettext("%(responses)s responses exported; manifest in %(out)s/manifest.json") % {"responses": manifest['counts']['responses'], "out": options['out']})

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.utils.translation import gettext
 
 from annotation.labelling.services import assign_responses
 from annotation.models import Assignment, Response
@@ -44,8 +45,7 @@ class Command(BaseCommand):
             return
         self.stdout.write(lines[0])
         if len(lines) > 1:
-            self.stdout.write(f"  ({len(lines) - 1} more lines of notes on the released sample files: expected for the "
-                              f"demo; `manage.py {command} {Path(args[0]).name}` alone prints them)")
+            self.stdout.write(gettext("  (%(value)s more lines of notes on the released sample files: expected for the demo; `manage.py %(command)s %(name)s` alone prints them)") % {"value": len(lines) - 1, "command": command, "name": Path(args[0]).name})
 
     def _scripted_judges(self):
         from grading.demo import demo_exams, load_scripted_judges
@@ -63,4 +63,4 @@ class Command(BaseCommand):
             return
         responses = Response.objects.filter(source=Response.Source.HUMAN, question__location="3-07")
         assign_responses(responses=responses, annotators=annotators, per_response=2, strategy="round_robin")
-        self.stdout.write(f"Assigned {responses.count()} human answers to {', '.join(DEMO_ANNOTATORS)} (2 labels each).")
+        self.stdout.write(gettext("Assigned %(count)s human answers to %(join)s (2 labels each).") % {"count": responses.count(), "join": ', '.join(DEMO_ANNOTATORS)})

@@ -11,6 +11,7 @@ import json
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from equivalence import MODES, check_many
 
@@ -29,7 +30,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if options["timeout"] <= 0:
-            raise CommandError("--timeout must be positive")
+            raise CommandError(gettext("--timeout must be positive"))
         source = self._open_input(options["input"])
         sink = self._open_output(options["out"])
         counts = {"true": 0, "false": 0, "undecided": 0, "errors": 0}
@@ -59,7 +60,7 @@ class Command(BaseCommand):
         try:
             return open(path, encoding="utf-8", errors="replace")
         except OSError as exc:
-            raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
+            raise CommandError(gettext("cannot read %(path)s: %(strerror)s") % {"path": path, "strerror": exc.strerror}) from exc
 
     def _open_output(self, path):
         if not path:
@@ -67,7 +68,7 @@ class Command(BaseCommand):
         try:
             return open(path, "w", encoding="utf-8")
         except OSError as exc:
-            raise CommandError(f"cannot write {path}: {exc.strerror}") from exc
+            raise CommandError(gettext("cannot write %(path)s: %(strerror)s") % {"path": path, "strerror": exc.strerror}) from exc
 
     def _run_batch(self, batch, options, sink, counts):
         rows = []

@@ -5,6 +5,7 @@ A setting is named as `NAME` (its newest version), `NAME@VERSION` or `#ID` (a se
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from annotation.models import Exam
 from grading.models import JudgeSetting
@@ -37,13 +38,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if options["bootstrap"] < 0:
-            raise CommandError("--bootstrap must be 0 or more.")
+            raise CommandError(gettext("--bootstrap must be 0 or more."))
         settings = [self._setting(name) for name in options["setting_names"]]
         exam = None
         if options["exam"]:
             exam = Exam.objects.filter(name=options["exam"]).first()
             if exam is None:
-                raise CommandError(f"No exam named {options['exam']!r}.")
+                raise CommandError(gettext("No exam named %(exam)s.") % {"exam": repr(options['exam'])})
         try:
             data = comparison.compare_settings(settings, exam=exam, n_resamples=options["bootstrap"], seed=options["seed"])
         except comparison.CompareError as exc:
@@ -58,11 +59,11 @@ class Command(BaseCommand):
         name, _, version = text.partition("@")
         number = text[1:] if text.startswith("#") else version
         if number and not (number.isascii() and number.isdigit() and len(number) < 12):
-            raise CommandError(f"{text!r} is not a setting: give NAME, NAME@VERSION or #ID.")
+            raise CommandError(gettext("%(text)s is not a setting: give NAME, NAME@VERSION or #ID.") % {"text": repr(text)})
         if text.startswith("#"):
             setting = JudgeSetting.objects.filter(pk=int(number)).first()
             if setting is None:
-                raise CommandError(f"No judge setting version with id {number}.")
+                raise CommandError(gettext("No judge setting version with id %(number)s.") % {"number": number})
             return setting
         try:
             return selectors.find_setting(name, int(version) if version else None)

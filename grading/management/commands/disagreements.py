@@ -3,6 +3,7 @@ import csv
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from annotation.export.csv_cells import safe_row
 from grading.review import selectors
@@ -25,10 +26,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if options["threshold"] < 0:
-            raise CommandError("--threshold must be 0 or more.")
+            raise CommandError(gettext("--threshold must be 0 or more."))
         params = {k: options[k] for k in ("source", "category") if options.get(k)}
         if options.get("category") and options["category"].upper() not in "ABCDE":
-            raise CommandError("--category is one of A, B, C, D, E.")
+            raise CommandError(gettext("--category is one of A, B, C, D, E."))
         writer = csv.DictWriter(self.stdout, fieldnames=FIELDS) if options["format"] == "csv" else None
         if writer:
             writer.writeheader()

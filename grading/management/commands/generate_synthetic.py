@@ -7,6 +7,7 @@ import time
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from annotation.models import Question
 from grading.judges import generation, selectors
@@ -34,11 +35,11 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         endpoint = LlmEndpoint.objects.filter(name=options["endpoint"]).first()
         if endpoint is None:
-            raise CommandError(f"No endpoint {options['endpoint']!r}.")
+            raise CommandError(gettext("No endpoint %(endpoint)s.") % {"endpoint": repr(options['endpoint'])})
         try:
             temperatures = [float(t) for t in options["temperatures"].split(",") if t.strip()]
         except ValueError as exc:
-            raise CommandError("--temperatures takes numbers separated by commas.") from exc
+            raise CommandError(gettext("--temperatures takes numbers separated by commas.")) from exc
         questions = Question.objects.all()
         if options["question"]:
             questions = questions.filter(pk__in=options["question"])
@@ -52,7 +53,7 @@ class Command(BaseCommand):
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
-        self.stdout.write(f"Generation run {run.pk}: {run.n_items} answers to write.")
+        self.stdout.write(gettext("Generation run %(pk)s: %(n_items)s answers to write.") % {"pk": run.pk, "n_items": run.n_items})
         if options["inline"]:
             run = generation.run_generation_inline(run)
         elif options["wait"]:
@@ -61,6 +62,5 @@ class Command(BaseCommand):
                 run.refresh_from_db()
         p = selectors.generation_progress(run)
         self.stdout.write(
-            f"Run {run.pk}: {run.get_status_display()} · {p['ok']} written, {p['error']} failed, {p['pending']} pending "
-            f"· tokens {p['prompt_tokens']} in / {p['completion_tokens']} out · cost {p['cost']}"
+            gettext("Run %(pk)s: %(status)s · %(ok)s written, %(error)s failed, %(pending)s pending · tokens %(prompt_tokens)s in / %(completion_tokens)s out · cost %(cost)s") % {"pk": run.pk, "status": run.get_status_display(), "ok": p['ok'], "error": p['error'], "pending": p['pending'], "prompt_tokens": p['prompt_tokens'], "completion_tokens": p['completion_tokens'], "cost": p['cost']}
         )

@@ -9,6 +9,7 @@ text in ``response``. Unmatched records are listed; a file that cannot be read i
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from grading.judges import result_import
 
@@ -24,19 +25,17 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         path = Path(options["file"])
         if not path.is_file():
-            raise CommandError(f"No such file: {path}")
+            raise CommandError(gettext("No such file: %(path)s") % {"path": path})
         try:
             report = result_import.import_judge_results(
                 path.read_bytes(), str(path), model=options["model"], setting_name=options["setting"]
             )
         except (result_import.ImportRefused, UnicodeDecodeError) as exc:
-            raise CommandError(f"Nothing was imported. {exc}") from exc
+            raise CommandError(gettext("Nothing was imported. %(exc)s") % {"exc": exc}) from exc
         self.stdout.write(
-            f"{report.records} records: {report.created} results created, {report.updated} updated, "
-            f"{report.invalid_scores} without a valid score, {len(report.unmatched)} unmatched. "
-            f"Setting(s): {', '.join(report.configs) or '—'}."
+            gettext("%(records)s records: %(created)s results created, %(updated)s updated, %(invalid_scores)s without a valid score, %(n_unmatched)s unmatched. Setting(s): %(value)s.") % {"records": report.records, "created": report.created, "updated": report.updated, "invalid_scores": report.invalid_scores, "n_unmatched": len(report.unmatched), "value": ', '.join(report.configs) or '—'}
         )
         for row in report.unmatched:
-            self.stdout.write(f"  unmatched record {row['index']}: {row['reason']} (student {row['student_id'] or '—'}; {row['problem'] or 'no problem text'})")
+            self.stdout.write(gettext("  unmatched record %(index)s: %(reason)s (student %(value)s; %(value2)s)") % {"index": row['index'], "reason": row['reason'], "value": row['student_id'] or '—', "value2": row['problem'] or 'no problem text'})
         for row in report.warnings:
-            self.stdout.write(f"  note on record {row['index']}: {row['message']}")
+            self.stdout.write(gettext("  note on record %(index)s: %(message)s") % {"index": row['index'], "message": row['message']})

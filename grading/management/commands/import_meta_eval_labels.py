@@ -3,6 +3,7 @@ import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from grading.judges.result_import import ImportRefused
 from grading.review import services
@@ -26,12 +27,12 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         path = Path(options["file"])
         if not path.is_file():
-            raise CommandError(f"No file {path}.")
+            raise CommandError(gettext("No file %(path)s.") % {"path": path})
         input_raw = None
         if options["input"]:
             input_path = Path(options["input"])
             if not input_path.is_file():
-                raise CommandError(f"No file {input_path}.")
+                raise CommandError(gettext("No file %(input_path)s.") % {"input_path": input_path})
             input_raw = input_path.read_bytes()
 
         try:
@@ -40,22 +41,18 @@ class Command(BaseCommand):
                 create_results=not options["no_create"],
             )
         except (services.LabelImportRefused, ImportRefused) as exc:
-            raise CommandError(f"Nothing was imported. {exc}") from exc
+            raise CommandError(gettext("Nothing was imported. %(exc)s") % {"exc": exc}) from exc
         if options["format"] == "json":
             self.stdout.write(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
             return
         self.stdout.write(
-            f"{report.records} labels: {report.matched} matched ({report.created} new, {report.updated} updated, "
-            f"{report.unchanged} unchanged), {report.results_created} judge scores stored from the labels, "
-            f"{len(report.unmatched)} unmatched."
+            gettext("%(records)s labels: %(matched)s matched (%(created)s new, %(updated)s updated, %(unchanged)s unchanged), %(results_created)s judge scores stored from the labels, %(n_unmatched)s unmatched.") % {"records": report.records, "matched": report.matched, "created": report.created, "updated": report.updated, "unchanged": report.unchanged, "results_created": report.results_created, "n_unmatched": len(report.unmatched)}
         )
         for match in report.matches:
-            self.stdout.write(f"  sample {match['sample_id']}: category {match['category']} -> judge result "
-                              f"#{match['result']} (response #{match['response']}, by {match['how']})")
+            self.stdout.write(gettext("  sample %(sample_id)s: category %(category)s -> judge result #%(result)s (response #%(response)s, by %(how)s)") % {"sample_id": match['sample_id'], "category": match['category'], "result": match['result'], "response": match['response'], "how": match['how']})
         for kept in report.kept_expert:
-            self.stdout.write(f"  sample {kept['sample_id']}: kept the expert's {kept['expert']} over the file's "
-                              f"{kept['file']} (result #{kept['result']})")
+            self.stdout.write(gettext("  sample %(sample_id)s: kept the expert's %(expert)s over the file's %(file)s (result #%(result)s)") % {"sample_id": kept['sample_id'], "expert": kept['expert'], "file": kept['file'], "result": kept['result']})
         if report.unmatched:
-            self.stdout.write(self.style.WARNING("Unmatched labels:"))
+            self.stdout.write(self.style.WARNING(gettext("Unmatched labels:")))
             for item in report.unmatched:
-                self.stdout.write(f"  record {item['index']} (sample {item['sample_id']}): {item['reason']}")
+                self.stdout.write(gettext("  record %(index)s (sample %(sample_id)s): %(reason)s") % {"index": item['index'], "sample_id": item['sample_id'], "reason": item['reason']})

@@ -15,6 +15,7 @@ import json
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.utils.translation import gettext
 
 from grading.judges import selectors, services
 from grading.judges.forms import JudgeSettingForm
@@ -68,7 +69,7 @@ class Command(BaseCommand):
 
     def _add(self, options):
         if options["base_url"] is not None and not options["base_url"].strip():
-            raise CommandError("--base-url is blank: give an http:// or https:// URL, or leave the option out.")
+            raise CommandError(gettext("--base-url is blank: give an http:// or https:// URL, or leave the option out."))
         try:
             with transaction.atomic():
                 endpoint = None
@@ -76,13 +77,13 @@ class Command(BaseCommand):
                     endpoint = services.find_or_create_endpoint(options["base_url"], options["api_key_env"])
                 form = JudgeSettingForm(data=self._form_data(options, endpoint))
                 if not form.is_valid():
-                    raise CommandError(f"Refused: {_form_errors(form)}")
+                    raise CommandError(gettext("Refused: %(_form_errors)s") % {"_form_errors": _form_errors(form)})
                 config = services.create_judge_setting(name=form.cleaned_data["name"], **form.setting_fields())
         except ValidationError as exc:
-            raise CommandError(f"Refused: {_messages(exc)}") from exc
+            raise CommandError(gettext("Refused: %(_messages)s") % {"_messages": _messages(exc)}) from exc
         if endpoint is not None:
             for warning in services.endpoint_warnings(endpoint):
-                self.stderr.write(f"Warning: {warning}")
+                self.stderr.write(gettext("Warning: %(warning)s") % {"warning": warning})
         return JudgeSetting.objects.select_related("endpoint").get(pk=config.pk)
 
     @staticmethod
@@ -110,7 +111,7 @@ class Command(BaseCommand):
         config = configs.order_by("-version").first()
         if config is None:
             known = ", ".join(sorted(set(JudgeSetting.objects.values_list("name", flat=True)))) or "none yet"
-            raise CommandError(f"No setting {options['name']!r}. Known: {known}.")
+            raise CommandError(gettext("No setting %(name)s. Known: %(known)s.") % {"name": repr(options['name']), "known": known})
         system, template = selectors.effective_prompts(config)
         return {**selectors.setting_summary(config), "system_prompt": system, "prompt_template": template,
                 "notes": config.notes}

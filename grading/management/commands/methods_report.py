@@ -8,6 +8,7 @@ Every figure of the text is a value of the appendix (grading.report.selectors.re
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from grading.report import document
 from grading.report import selectors as report
@@ -30,9 +31,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if options["bootstrap"] < 0:
-            raise CommandError("--bootstrap must be 0 or more.")
+            raise CommandError(gettext("--bootstrap must be 0 or more."))
         if options["setting_version"] is not None and not options["setting"]:
-            raise CommandError("--setting-version needs --setting.")
+            raise CommandError(gettext("--setting-version needs --setting."))
         setting = None
         if options["setting"]:
             try:
@@ -50,5 +51,5 @@ class Command(BaseCommand):
             path.write_text(text, encoding="utf-8")
             appendix.write_text(document.appendix_json(data), encoding="utf-8")
         except OSError as exc:
-            raise CommandError(f"Cannot write the report: {exc}") from exc
-        self.stdout.write(f"Report: {path}\nAppendix: {appendix}")
+            raise CommandError(gettext("Cannot write the report: %(exc)s") % {"exc": exc}) from exc
+        self.stdout.write(gettext("Report: %(path)s\nAppendix: %(appendix)s") % {"path": path, "appendix": appendix})

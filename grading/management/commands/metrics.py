@@ -4,6 +4,7 @@ import json
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from annotation.export.csv_cells import safe_row
 from grading.review import selectors
@@ -26,7 +27,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if options["bootstrap"] < 0:
-            raise CommandError("--bootstrap must be 0 or more.")
+            raise CommandError(gettext("--bootstrap must be 0 or more."))
         reports = [selectors.metrics_report(scope, bootstrap=options["bootstrap"]) for scope in self._scopes(options)]
         if options["format"] == "json":
             self.stdout.write(json.dumps(reports if len(reports) != 1 else reports[0], indent=2, ensure_ascii=False))
@@ -48,10 +49,10 @@ class Command(BaseCommand):
         except selectors.ScopeError as exc:
             raise CommandError(str(exc)) from exc
         if options["setting_version"] is not None:
-            raise CommandError("--setting-version needs --setting.")
+            raise CommandError(gettext("--setting-version needs --setting."))
         scopes = [selectors.Scope(config=config) for config in selectors.settings_with_results()]
         if not scopes:
-            raise CommandError("No judge setting has results yet.")
+            raise CommandError(gettext("No judge setting has results yet."))
         return scopes
 
     def _text(self, report):

@@ -11,6 +11,7 @@ import json
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from grading.studies import probes, selectors, services
 
@@ -30,17 +31,16 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         setting = selectors.find_setting(options["setting"])
         if setting is None:
-            raise CommandError(f"No setting {options['setting']!r}.")
+            raise CommandError(gettext("No setting %(setting)s.") % {"setting": repr(options['setting'])})
         if options["threshold"] < 0:
-            raise CommandError("--threshold must not be negative.")
+            raise CommandError(gettext("--threshold must not be negative."))
         try:
             run = services.start_probe_run(
                 setting, probe_names=[probes.RAW_OCR], exam=options["exam"], enqueue=not options["inline"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
-        self.stderr.write(f"Probe run {run.pk} of {setting}: {run.n_items} scanned answers "
-                          f"({run.skipped.get(probes.RAW_OCR, 0)} not from scans).")
+        self.stderr.write(gettext("Probe run %(pk)s of %(setting)s: %(n_items)s scanned answers (%(get)s not from scans).") % {"pk": run.pk, "setting": setting, "n_items": run.n_items, "get": run.skipped.get(probes.RAW_OCR, 0)})
         if options["inline"]:
             services.run_inline(run)
         else:

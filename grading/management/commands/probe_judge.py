@@ -10,6 +10,7 @@ import json
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from grading.studies import probes, selectors, services
 
@@ -32,18 +33,18 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         setting = selectors.find_setting(options["setting"])
         if setting is None:
-            raise CommandError(f"No setting {options['setting']!r}.")
+            raise CommandError(gettext("No setting %(setting)s.") % {"setting": repr(options['setting'])})
         try:
             names = services.parse_probe_names(options["probe"])
             if probes.RAW_OCR in names:
-                raise CommandError("raw-ocr is not a probe: use the ocr_attribution command.")
+                raise CommandError(gettext("raw-ocr is not a probe: use the ocr_attribution command."))
             run = services.start_probe_run(
                 setting, probe_names=names, exam=options["exam"], question=options["question"],
                 limit=options["limit"], seed=options["seed"], enqueue=not options["inline"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
-        self.stderr.write(f"Probe run {run.pk} of {setting}: {run.n_items} derived answers.")
+        self.stderr.write(gettext("Probe run %(pk)s of %(setting)s: %(n_items)s derived answers.") % {"pk": run.pk, "setting": setting, "n_items": run.n_items})
         run = services.run_inline(run) if options["inline"] else follow_probes(run, self.stderr)
         rates = selectors.run_rates(run)
         if options["format"] == "json":

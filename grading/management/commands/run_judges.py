@@ -6,6 +6,7 @@
 """
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from grading.judges import selectors, services
 from grading.models import JudgeRun, JudgeSetting
@@ -35,11 +36,11 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["cancel"]:
             run = services.cancel_judge_run(self._run(options["cancel"]))
-            self.stdout.write(f"Run {run.pk}: {run.get_status_display()}.")
+            self.stdout.write(gettext("Run %(pk)s: %(status)s.") % {"pk": run.pk, "status": run.get_status_display()})
             return
         if options["resume"]:
             run = services.resume_judge_run(self._run(options["resume"]), enqueue=not options["inline"])
-            self.stdout.write(f"Run {run.pk} resumed (epoch {run.epoch}).")
+            self.stdout.write(gettext("Run %(pk)s resumed (epoch %(epoch)s).") % {"pk": run.pk, "epoch": run.epoch})
         else:
             run = self._start(options)
         if options["inline"]:
@@ -53,25 +54,25 @@ class Command(BaseCommand):
         try:
             return JudgeRun.objects.get(pk=pk)
         except JudgeRun.DoesNotExist as exc:
-            raise CommandError(f"No run {pk}.") from exc
+            raise CommandError(gettext("No run %(pk)s.") % {"pk": pk}) from exc
 
     def _start(self, options):
         if not options["setting"]:
-            raise CommandError("Give --setting NAME (or --resume/--cancel RUN).")
+            raise CommandError(gettext("Give --setting NAME (or --resume/--cancel RUN)."))
         configs = JudgeSetting.objects.filter(name=options["setting"])
         if options["setting_version"]:
             configs = configs.filter(version=options["setting_version"])
         config = configs.order_by("-version").first()
         if config is None:
             known = ", ".join(sorted(set(JudgeSetting.objects.values_list("name", flat=True)))) or "none yet"
-            raise CommandError(f"No setting {options['setting']!r} (version {options['setting_version'] or 'any'}). Known: {known}.")
+            raise CommandError(gettext("No setting %(setting)s (version %(value)s). Known: %(known)s.") % {"setting": repr(options['setting']), "value": options['setting_version'] or 'any', "known": known})
         params = {name: str(options[name]) for name in FILTERS if options.get(name) not in (None, "")}
         ids = None
         if options["response_ids"]:
             try:
                 ids = [int(x) for x in options["response_ids"].split(",") if x.strip()]
             except ValueError as exc:
-                raise CommandError("--response-ids takes numbers separated by commas.") from exc
+                raise CommandError(gettext("--response-ids takes numbers separated by commas.")) from exc
         try:
             run = services.start_judge_run(
                 config, params=params, response_ids=ids, note=options["note"], chunk_size=options["chunk_size"],
@@ -79,13 +80,11 @@ class Command(BaseCommand):
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
-        self.stdout.write(f"Run {run.pk} of {config}: {run.n_items} responses ({'in this process' if options['inline'] else 'queued'}).")
+        self.stdout.write(gettext("Run %(pk)s of %(config)s: %(n_items)s responses (%(value)s).") % {"pk": run.pk, "config": config, "n_items": run.n_items, "value": 'in this process' if options['inline'] else 'queued'})
         return run
 
     def _summary(self, run):
         p = selectors.run_progress(run)
         self.stdout.write(
-            f"Run {run.pk}: {run.get_status_display()} · {p['done']}/{p['total']} · ok {p['ok']}, invalid {p['invalid']}, "
-            f"failed {p['error']}, from cache {p['cached']} · tokens {p['prompt_tokens']} in / {p['completion_tokens']} out "
-            f"· cost {p['cost']} · latency p50 {p['latency_ms_p50']} ms · /grading/judges/runs/{run.pk}/"
+            gettext("Run %(pk)s: %(status)s · %(done)s/%(total)s · ok %(ok)s, invalid %(invalid)s, failed %(error)s, from cache %(cached)s · tokens %(prompt_tokens)s in / %(completion_tokens)s out · cost %(cost)s · latency p50 %(latency_ms_p50)s ms · /grading/judges/runs/%(pk)s/") % {"pk": run.pk, "status": run.get_status_display(), "done": p['done'], "total": p['total'], "ok": p['ok'], "invalid": p['invalid'], "error": p['error'], "cached": p['cached'], "prompt_tokens": p['prompt_tokens'], "completion_tokens": p['completion_tokens'], "cost": p['cost'], "latency_ms_p50": p['latency_ms_p50']}
         )

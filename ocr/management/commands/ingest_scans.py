@@ -5,8 +5,10 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from annotation.models import Exam
+from core.numbers import parse_id
 from ocr import packets, selectors, services
 from ocr.engines import ENGINES
 
@@ -48,9 +50,9 @@ class Command(BaseCommand):
         if options["roster"] or options["template"]:
             return self._class_pdf(directory, options)
         if directory.is_file():
-            raise CommandError(f"{directory} is a file: a class PDF needs --roster and --template (or pass a folder).")
+            raise CommandError(gettext("%(directory)s is a file: a class PDF needs --roster and --template (or pass a folder).") % {"directory": directory})
         if not directory.is_dir():
-            raise CommandError(f"{directory} is not a directory.")
+            raise CommandError(gettext("%(directory)s is not a directory.") % {"directory": directory})
         exam = self._exam(options["exam"])
         user = self._user(options["user"])
         pattern = "**/*" if options["recursive"] else "*"
@@ -59,7 +61,7 @@ class Command(BaseCommand):
             if p.is_file() and (options["all_files"] or p.suffix.lower() in SUFFIXES)
         )
         if not paths:
-            raise CommandError(f"No scan files in {directory}.")
+            raise CommandError(gettext("No scan files in %(directory)s.") % {"directory": directory})
         batch = services.create_batch(exam=exam, engine=options["engine"], user=user, name=options["name"])
         uploads = [self._upload(path) for path in paths]
         try:
@@ -71,15 +73,15 @@ class Command(BaseCommand):
             style = self.style.SUCCESS if scan_file.status == "accepted" else self.style.WARNING
             self.stdout.write(style(f"{scan_file.status:9} {scan_file.original_name}: {scan_file.message}"))
         pages = sum(getattr(f, "n_new_pages", 0) for f in results)
-        self.stdout.write(f"Batch #{batch.pk} “{batch.name}”: {pages} new page(s) queued for {batch.engine}.")
+        self.stdout.write(gettext("Batch #%(pk)s “%(name)s”: %(pages)s new page(s) queued for %(engine)s.") % {"pk": batch.pk, "name": batch.name, "pages": pages, "engine": batch.engine})
         if options["wait"]:
             self._wait(batch)
 
     def _class_pdf(self, path, options):
         if not (options["roster"] and options["template"]):
-            raise CommandError("A class PDF needs both --roster ROSTER.csv and --template TEMPLATE.json.")
+            raise CommandError(gettext("A class PDF needs both --roster ROSTER.csv and --template TEMPLATE.json."))
         if not path.is_file():
-            raise CommandError(f"{path} is not a file: give the class's PDF.")
+            raise CommandError(gettext("%(path)s is not a file: give the class's PDF.") % {"path": path})
         exam = self._exam(options["exam"])
         user = self._user(options["user"])
         roster, template = self._read(options["roster"]), self._read(options["template"])
@@ -88,11 +90,10 @@ class Command(BaseCommand):
                                              roster=roster, template=template, user=user, name=options["name"])
         except packets.ClassScanRefused as exc:
             problems = "\n".join(f"  - {problem}" for problem in exc.problems)
-            raise CommandError(f"{path.name} was not ingested; nothing was stored:\n{problems}") from exc
+            raise CommandError(gettext("%(name)s was not ingested; nothing was stored:\n%(problems)s") % {"name": path.name, "problems": problems}) from exc
         answers = batch.pages.filter(is_cover=False).count()
         self.stdout.write(self.style.SUCCESS(
-            f"Batch #{batch.pk} “{batch.name}”: {len(batch.roster)} packets of "
-            f"{batch.template['pages_per_student']} pages; {answers} answer page(s) queued for {batch.engine}."
+            gettext("Batch #%(pk)s “%(name)s”: %(n_roster)s packets of %(pages_per_student)s pages; %(answers)s answer page(s) queued for %(engine)s.") % {"pk": batch.pk, "name": batch.name, "n_roster": len(batch.roster), "pages_per_student": batch.template['pages_per_student'], "answers": answers, "engine": batch.engine}
         ))
         if options["wait"]:
             self._wait(batch)
@@ -101,17 +102,17 @@ class Command(BaseCommand):
         try:
             return Path(name).read_bytes()
         except OSError as exc:
-            raise CommandError(f"Cannot read {name}: {exc.strerror or exc}.") from exc
+            raise CommandError(gettext("Cannot read %(name)s: %(value)s.") % {"name": name, "value": exc.strerror or exc}) from exc
 
     def _upload(self, path):
         return services.Upload(name=path.name, size=path.stat().st_size, source=_LazyFile(path))
 
     def _exam(self, value):
         exam = Exam.objects.filter(name=value).first()
-        if exam is None and value.isdigit():
-            exam = Exam.objects.filter(pk=int(value)).first()
+        if exam is None and parse_id(value) is not None:  # ASCII digits only: "²".isdigit() is True
+            exam = Exam.objects.filter(pk=parse_id(value)).first()
         if exam is None:
-            raise CommandError(f"No exam named or numbered {value!r}.")
+            raise CommandError(gettext("No exam named or numbered %(value)s.") % {"value": repr(value)})
         return exam
 
     def _user(self, username):
@@ -119,13 +120,13 @@ class Command(BaseCommand):
             return None
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
-            raise CommandError(f"No user {username!r}.")
+            raise CommandError(gettext("No user %(username)s.") % {"username": repr(username)})
         return user
 
     def _wait(self, batch):
         while True:
             progress = selectors.batch_progress(batch)
-            self.stdout.write(f"OCR {progress['finished']}/{progress['total']} ({progress['failed']} failed)")
+            self.stdout.write(gettext("OCR %(finished)s/%(total)s (%(failed)s failed)") % {"finished": progress['finished'], "total": progress['total'], "failed": progress['failed']})
             if progress["complete"]:
                 return
             time.sleep(2)

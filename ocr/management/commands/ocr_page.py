@@ -4,6 +4,7 @@ import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from ocr import imaging
 from ocr.engines import ENGINES, EngineFailed, EngineUnavailable, get_engine
@@ -25,7 +26,7 @@ class Command(BaseCommand):
             with open(options["image"], "rb") as handle:
                 data = handle.read()
         except OSError as exc:
-            raise CommandError(f"Cannot read {options['image']}: {exc}") from exc
+            raise CommandError(gettext("Cannot read %(image)s: %(exc)s") % {"image": options['image'], "exc": exc}) from exc
         try:
             page = self._page(data, options["page"])
         except imaging.UploadRefused as exc:
@@ -57,7 +58,7 @@ class Command(BaseCommand):
         """The upright image of page `number` (from 1); only that page of a PDF is rendered."""
         read = imaging.read_upload(data)
         if not 1 <= number <= read.count:
-            raise CommandError(f"There are {read.count} page(s); --page must be between 1 and {read.count}.")
+            raise CommandError(gettext("There are %(count)s page(s); --page must be between 1 and %(count)s.") % {"count": read.count})
         if read.kind == "pdf":
             return imaging.render_pdf_page(data, number - 1).image
         for index, decoded in enumerate(read.pages, start=1):  # TIFF frames decode one at a time

@@ -22,8 +22,8 @@ from annotation.models import Assignment, Label, Response
 from annotation.selectors import RESPONSE_FILTERS, SCORE_FILTERS
 from grading.models import JudgeResult, JudgeSetting
 
-from .conftest import api_client_for, make_user
-from .factories import make_question, make_responses
+from ..conftest import api_client_for, make_user
+from ..factories import make_question, make_responses
 
 pytestmark = pytest.mark.django_db
 

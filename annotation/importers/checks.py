@@ -1,0 +1,301 @@
+"""Checks of imported values before anything is written: one depth guard for every importer,
+and shapes that check each field against the column it goes to (type, range, length, choices).
+
+A shape describes a JSON value: `Obj(model, keys)` is an object whose keys are columns of
+`model` (each checked by the model field's own type, null, max_length, choices, integer range
+and decimal digits), `ListOf(shape)` a list of them, `MapOf(value)` an object of string keys.
+`check(shape, value, path)` raises `Refused(path, problem)`; the importers turn it into
+"line N, field PATH: PROBLEM." (full JSONL) or "record N: field 'PATH' ..." (release files).
+"""
+import math
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+
+from django.core.exceptions import ValidationError
+from django.core.validators import DecimalValidator
+from django.db import models
+from django.db.backends.base.operations import BaseDatabaseOperations
+
+# Deeper JSON than this is refused by every importer, whether or not Python's decoder could read
+# it: nothing we export nests past about ten levels, and pages, exports and the API walk stored
+# JSON recursively.
+MAX_JSON_DEPTH = 100
+# The limits of PostgreSQL's integer columns, also on SQLite (whose columns take any integer):
+# a file that imports on one database imports on the other.
+INTEGER_RANGES = BaseDatabaseOperations.integer_field_ranges
+TOO_DEEP = "the JSON is nested too deeply to read"
+HAS_NUL = "holds a NUL character (\\u0000), which the database cannot store"
+TOO_DEEP_FIELD = f"is nested too deeply to read (more than {MAX_JSON_DEPTH} levels)"
+
+
+class Refused(ValueError):
+    def __init__(self, path, problem):
+        super().__init__(f"{path}: {problem}")
+        self.path, self.problem = path, problem
+
+
+def json_problem(value, limit=MAX_JSON_DEPTH):
+    """(key, problem) when a decoded JSON object cannot be imported, else None: it nests lists
+    and objects deeper than `limit`, or holds a NUL character (PostgreSQL stores neither text
+    nor JSON with one). `key` is the object's key the problem is under. One walk, no recursion."""
+    stack = [(item, 2, key) for key, item in value.items()] if isinstance(value, dict) else [(value, 1, "")]
+    while stack:
+        item, depth, key = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return key, HAS_NUL
+            continue
+        if isinstance(item, dict):
+            if any("\x00" in name for name in item):
+                return key, HAS_NUL
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return key, TOO_DEEP_FIELD
+        stack.extend((child, depth + 1, key) for child in children if isinstance(child, (dict, list, str)))
+    return None
+
+
+def type_name(value):
+    if value is None:
+        return "null"
+    return {bool: "true/false", int: "a whole number", float: "a number", str: "text", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_finite(value):
+    """value as a float, or a problem: a finite JSON number."""
+    if not _is_number(value):
+        raise ValueError(f"must be a number, got {type_name(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValueError("is out of range") from None
+    if not math.isfinite(number):
+        raise ValueError("must be a finite number")
+    return number
+
+
+def check_decimal(value, max_digits, decimal_places):
+    """A number or a decimal string that fits a DECIMAL(max_digits, decimal_places) column."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"must be a number or a decimal string, got {type_name(value)}")
+    if isinstance(value, str) and len(value) > 60:
+        raise ValueError("is not a decimal number")
+    try:
+        number = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise ValueError(f"is not a number: {str(value)[:40]!r}") from None
+    if not number.is_finite():
+        raise ValueError("must be a finite number")
+    limit = Decimal(10) ** (max_digits - decimal_places)
+    if abs(number) >= limit:
+        raise ValueError(f"is out of range (at most {max_digits - decimal_places} digits before the point)")
+    try:
+        DecimalValidator(max_digits, decimal_places)(number)
+    except ValidationError:
+        raise ValueError(f"has more than {decimal_places} decimal places") from None
+    return number
+
+
+def check_column(field, value):
+    """Raise ValueError(problem) if `value` (from JSON) cannot be stored in `field`'s column."""
+    if value is None:
+        if field.null:
+            return
+        raise ValueError("must not be null")
+    if isinstance(field, models.BooleanField):
+        if not isinstance(value, bool):
+            raise ValueError(f"must be true or false, got {type_name(value)}")
+    elif isinstance(field, (models.CharField, models.TextField)):
+        if not isinstance(value, str):
+            raise ValueError(f"must be text, got {type_name(value)}")
+        if "\x00" in value:
+            raise ValueError("holds a NUL character")
+        if field.max_length is not None and len(value) > field.max_length:
+            raise ValueError(f"is {len(value)} characters long, longer than {field.max_length}")
+        if field.choices and not (value == "" and field.blank):
+            allowed = [str(key) for key, _ in field.flatchoices]
+            if value not in allowed:
+                raise ValueError(f"must be one of {', '.join(allowed)}; got {value[:40]!r}")
+    elif isinstance(field, models.IntegerField):  # and its Positive/Small/Big kinds
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"must be a whole number, got {type_name(value)}")
+        low, high = INTEGER_RANGES.get(field.get_internal_type(), INTEGER_RANGES["IntegerField"])
+        if not low <= value <= high:
+            raise ValueError(f"must be a whole number from {low} to {high}")
+        _run_validators(field, value)
+    elif isinstance(field, models.FloatField):
+        _run_validators(field, check_finite(value))
+    elif isinstance(field, models.DecimalField):
+        _run_validators(field, check_decimal(value, field.max_digits, field.decimal_places))
+    elif isinstance(field, models.DateTimeField):
+        check_time(value)
+    elif isinstance(field, models.DateField):
+        if not isinstance(value, str):
+            raise ValueError(f"must be an ISO date, got {type_name(value)}")
+        try:
+            date.fromisoformat(value[:10])
+        except ValueError:
+            raise ValueError(f"is not an ISO date: {value[:40]!r}") from None
+    elif isinstance(field, models.JSONField):
+        default = field.get_default()
+        wanted = type(default) if isinstance(default, (dict, list)) else None
+        if wanted and not isinstance(value, wanted):
+            raise ValueError(f"must be {type_name(default)}, got {type_name(value)}")
+
+
+def _run_validators(field, value):
+    """The field's own validators (minimum and maximum values, ...), as its form would run them."""
+    try:
+        field.run_validators(value)
+    except ValidationError as exc:
+        raise ValueError(" ".join(str(m) for m in exc.messages).rstrip(".")) from None
+
+
+def check_time(value):
+    if not isinstance(value, str):
+        raise ValueError(f"must be an ISO date-time, got {type_name(value)}")
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"is not an ISO date-time: {value[:40]!r}") from None
+
+
+class Shape:
+    def check(self, value, path, context):  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class Column(Shape):
+    """One column of a model (for a key whose name differs from the field's, or a lone value)."""
+
+    def __init__(self, model, field_name, *, null=None):
+        self.field = model._meta.get_field(field_name)
+        self.null = self.field.null if null is None else null
+
+    def check(self, value, path, context):
+        if value is None and self.null:
+            return
+        try:
+            check_column(self.field, value)
+        except ValueError as exc:
+            raise Refused(path, str(exc)) from None
+
+
+class Value(Shape):
+    """A value checked by a function raising ValueError(problem)."""
+
+    def __init__(self, function, *, null=True):
+        self.function, self.null = function, null
+
+    def check(self, value, path, context):
+        if value is None and self.null:
+            return
+        try:
+            self.function(value)
+        except ValueError as exc:
+            raise Refused(path, str(exc)) from None
+
+
+def text(max_length=None):
+    def check(value):
+        if not isinstance(value, str):
+            raise ValueError(f"must be text, got {type_name(value)}")
+        if "\x00" in value:
+            raise ValueError("holds a NUL character")
+        if max_length is not None and len(value) > max_length:
+            raise ValueError(f"is {len(value)} characters long, longer than {max_length}")
+    return Value(check)
+
+
+def kind_of(*kinds, label):
+    def check(value):
+        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+            raise ValueError(f"must be {label}, got {type_name(value)}")
+    return Value(check)
+
+
+class ListOf(Shape):
+    def __init__(self, item, *, unique=None, null=True):
+        self.item, self.unique, self.null = item, unique, null
+
+    def check(self, value, path, context):
+        if value is None and self.null:
+            return
+        if not isinstance(value, list):
+            raise Refused(path, f"must be a list, got {type_name(value)}")
+        seen = set()
+        for index, item in enumerate(value):
+            self.item.check(item, f"{path}[{index}]", context)
+            key = self.unique(item) if self.unique else None
+            if key is not None:
+                if key in seen:
+                    raise Refused(f"{path}[{index}]", f"repeats {key!r} of an earlier entry")
+                seen.add(key)
+
+
+class MapOf(Shape):
+    """An object of string keys (at most `key_length` long) to values of one shape."""
+
+    def __init__(self, value, *, key_length=200, null=True):
+        self.value, self.key_length, self.null = value, key_length, null
+
+    def check(self, value, path, context):
+        if value is None and self.null:
+            return
+        if not isinstance(value, dict):
+            raise Refused(path, f"must be an object, got {type_name(value)}")
+        for key, item in value.items():
+            if len(key) > self.key_length or "\x00" in key:
+                raise Refused(path, f"has a key longer than {self.key_length} characters")
+            self.value.check(item, f"{path}.{key}", context)
+
+
+NUMBER = Value(check_finite)
+POINTS = Value(lambda value: check_decimal(value, 7, 2))
+
+
+class Obj(Shape):
+    """An object whose `keys` are columns of `model` (checked by the fields themselves), with
+    `shapes` for the keys that are not plain columns and the `required` keys."""
+
+    def __init__(self, model, keys=(), *, shapes=None, required=(), null=False, extra=None):
+        self.columns = {key: Column(model, key) for key in keys} if model else {}
+        self.shapes = {**self.columns, **(shapes or {})}
+        self.required, self.null, self.extra = tuple(required), null, extra
+
+    def with_shapes(self, shapes):
+        """The same object, with more shapes (other apps' sections of a response line)."""
+        copy = Obj(None, required=self.required, null=self.null, extra=self.extra)
+        copy.shapes = {**self.shapes, **shapes}
+        return copy
+
+    def check(self, value, path, context):
+        if value is None and self.null:
+            return
+        if not isinstance(value, dict):
+            raise Refused(path or "line", f"must be an object, got {type_name(value)}")
+        prefix = f"{path}." if path else ""
+        for key in self.required:
+            if value.get(key) is None:
+                raise Refused(f"{prefix}{key}", "is missing")
+        for key, shape in self.shapes.items():
+            if key in value:
+                shape.check(value[key], f"{prefix}{key}", context)
+        if self.extra:
+            try:
+                self.extra(value, context)
+            except Refused as exc:
+                raise Refused(f"{prefix}{exc.path}", exc.problem) from None
+
+
+def check(shape, value, path="", context=None):
+    shape.check(value, path, context)

@@ -1,0 +1,59 @@
+"""The form that starts an error-geometry or step-surprisal run on the geometry page."""
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Exam
+
+from ...models import LlmEndpoint
+from .models import GeometryRun, GeometrySegment
+
+MAX_SEGMENTS_FILE_BYTES = 20 * 1024 * 1024
+
+
+class GeometryStartForm(forms.Form):
+    kind = forms.ChoiceField(label=_("Study"), choices=GeometryRun.Kind.choices, initial=GeometryRun.Kind.GEOMETRY)
+    backend = forms.ChoiceField(
+        label=_("Vectors from"), choices=GeometryRun.Backend.choices, initial=GeometryRun.Backend.LEXICAL,
+        help_text=_("The lexical baseline needs no model and is not semantic. Step surprisal always needs a served model."),
+    )
+    endpoint = forms.ModelChoiceField(label=_("Endpoint"), queryset=LlmEndpoint.objects.order_by("name"), required=False,
+                                      empty_label=_("(none)"), help_text=_("One of the admin's endpoint records."))
+    model = forms.CharField(label=_("Model"), max_length=200, required=False,
+                            help_text=_("e.g. Qwen/Qwen3-Embedding-8B (geometry) or Qwen/Qwen3-8B (surprisal)."))
+    exam = forms.ModelChoiceField(label=_("Exam"), queryset=Exam.objects.order_by("name"), required=False,
+                                  empty_label=_("any exam"))
+    unit = forms.ChoiceField(label=_("Segments"), choices=GeometrySegment.Unit.choices, initial=GeometrySegment.Unit.SUB_QUESTION)
+    segments_file = forms.FileField(label=_("Or a segments file (JSONL)"), required=False,
+                                    help_text=_("The paper's shape: segment_text, sample_id, question, sub_id, real_score, "
+                                                "max_score, analysis_subset (human or synthetic)."))
+    limit = forms.IntegerField(label=_("Limit"), required=False, min_value=1, max_value=1_000_000,
+                               help_text=_("At most this many answers."))
+    seed = forms.IntegerField(label=_("Seed"), initial=42, min_value=0, max_value=2**31 - 1)
+    bootstrap = forms.IntegerField(label=_("Bootstrap resamples"), initial=1000, min_value=0, max_value=20_000)
+    top_k = forms.IntegerField(label=_("Top-k log-probabilities"), initial=5, min_value=1, max_value=20)
+    splitter = forms.ChoiceField(
+        label=_("Steps split by"), initial="rule", required=False,
+        choices=[("rule", _("rules (line and sentence breaks, ∴ / therefore / 所以, numbered steps)")),
+                 ("llm", _("the model (\"Step 1: ...\" lines; kept only when they reproduce the text)"))],
+        help_text=_("Step surprisal only."),
+    )
+    splitter_model = forms.CharField(label=_("Splitter model"), max_length=200, required=False,
+                                     help_text=_("A chat model on the same endpoint (default: the model above)."))
+    cluster = forms.BooleanField(label=_("UMAP + HDBSCAN clusters and the GMM sweep"), required=False, initial=True)
+
+    def clean_segments_file(self):
+        upload = self.cleaned_data.get("segments_file")
+        if upload and upload.size > MAX_SEGMENTS_FILE_BYTES:
+            raise forms.ValidationError(_("The file is larger than 20 MB."))
+        return upload
+
+    def clean(self):
+        data = super().clean()
+        served = data.get("backend") == GeometryRun.Backend.SERVED or data.get("kind") == GeometryRun.Kind.SURPRISAL
+        if served and not data.get("endpoint"):
+            self.add_error("endpoint", _("A served model needs an endpoint."))
+        if served and not (data.get("model") or "").strip():
+            self.add_error("model", _("A served model needs its name."))
+        if data.get("splitter") == "llm" and data.get("kind") != GeometryRun.Kind.SURPRISAL:
+            self.add_error("splitter", _("The model splitter serves the step-surprisal study only."))
+        return data

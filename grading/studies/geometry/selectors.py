@@ -1,0 +1,266 @@
+"""Reads of the error-geometry and step-surprisal study: the error segments of the labelled
+answers, run progress, and the segments of a run in the paper's JSONL shape.
+
+Invariants:
+
+- A segment comes from an answer whose gold is agreed: imported with the dataset, agreed by the
+  experts or adjudicated (`AGREED_GOLD`); answers with no gold or a single expert's are left out.
+- The sub-question unit (the paper's): each sub-question whose experts' points (the mean over the
+  answer's submitted labels, imported gold labels included) are below its full points; its text
+  runs from its marker in the transcript to the next sub-question's marker
+  (`steps.sub_question_spans`). A question without sub-questions is one unit: the whole answer,
+  when its gold is below the full score. What cannot be placed is counted in `skipped`, by reason.
+- The step-label unit: each span of a submitted label whose verdict is not "correct" (and whose
+  place in the transcript is still sure: not `needs_review`).
+- Segment texts are slices of the transcript, never rewritten.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from annotation.models import Label, Response, StepLabel, SubQuestion
+from annotation.rubric import parse_checkpoints, sub_question_label, sub_question_maxima
+
+from ...runs import stalled
+from .models import GeometryRun, GeometrySegment
+from .steps import sub_question_spans
+
+AGREED_GOLD = (Response.GoldStatus.IMPORTED, Response.GoldStatus.AGREED, Response.GoldStatus.ADJUDICATED)
+SUBSETS = ("human", "synthetic")
+JSONL_FIELDS = ("segment_text", "sample_id", "question", "sub_id", "real_score", "max_score", "analysis_subset")
+EPS = 1e-9
+ANALYSIS_STALL_SECONDS = 1800  # an analysis "running" this long after the run ended lost its worker
+
+
+@dataclass
+class Segment:
+    """One error segment, as collected (before it is a run's row)."""
+
+    text: str
+    sample_id: str
+    question: str
+    question_key: str
+    sub_id: str
+    subset: str
+    real_score: float | None
+    max_score: float | None
+    source: str = ""
+    unit: str = GeometrySegment.Unit.SUB_QUESTION
+    gold: float | None = None
+    full_points: float | None = None
+    response_id: int | None = None
+
+    def as_jsonl(self) -> dict:
+        """The paper's record (its seven keys first), with ours after them."""
+        return {
+            "segment_text": self.text, "sample_id": self.sample_id, "question": self.question, "sub_id": self.sub_id,
+            "real_score": self.real_score, "max_score": self.max_score, "analysis_subset": self.subset,
+            "source": self.source, "unit": self.unit, "gold_score": self.gold, "full_score": self.full_points,
+            "response_id": self.response_id,
+        }
+
+
+def text_hash(text: str) -> str:
+    """SHA-256 of the exact text (a vector's cache key: no normalisation)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def finite_number(value):
+    """A finite float from a number or numeric text (Decimal, "3"), else None (booleans too)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def _expert_points(response_ids):
+    """{response id: {sub-question label: mean points of its submitted labels}}."""
+    points = defaultdict(lambda: defaultdict(list))
+    rows = Label.objects.filter(submitted=True, response_id__in=response_ids).values_list("response_id", "sub_scores")
+    for response_id, sub_scores in rows:
+        for key, value in (sub_scores or {}).items():
+            points_value = finite_number(value)
+            if points_value is not None:
+                points[response_id][sub_question_label(str(key))].append(points_value)
+    return {rid: {label: sum(v) / len(v) for label, v in by_label.items()} for rid, by_label in points.items()}
+
+
+def _sub_questions(questions):
+    """{question id: [(label, max points or None)]} in order, maxima read from the rubric where unset."""
+    out = defaultdict(list)
+    rows = SubQuestion.objects.filter(question_id__in=list(questions)).order_by("question_id", "order", "id")
+    implied = {}
+    for sub in rows:
+        maximum = finite_number(sub.max_points)
+        if maximum is None:
+            if sub.question_id not in implied:
+                implied[sub.question_id] = sub_question_maxima(parse_checkpoints(questions[sub.question_id].reference_solution))
+            maximum = finite_number(implied[sub.question_id].get(sub.label))
+        out[sub.question_id].append((sub.label, maximum))
+    return out
+
+
+def answers(*, exam=None, limit=None):
+    queryset = (Response.objects.filter(gold_status__in=AGREED_GOLD).exclude(transcript="")
+                .select_related("question").order_by("question_id", "id"))
+    if exam not in (None, ""):
+        queryset = queryset.filter(question__exam_id=int(getattr(exam, "pk", exam)))
+    if limit:
+        queryset = queryset[: int(limit)]
+    return list(queryset)
+
+
+def error_segments(*, exam=None, unit=GeometrySegment.Unit.SUB_QUESTION, limit=None) -> tuple[list[Segment], dict]:
+    """The error segments of the answers with an agreed gold, and {reason: count} of what was left out."""
+    responses = answers(exam=exam, limit=limit)
+    skipped = Counter()
+    if unit == GeometrySegment.Unit.STEP_LABEL:
+        return _step_label_segments(responses, skipped), dict(skipped)
+    questions = {r.question_id: r.question for r in responses}
+    subs = _sub_questions(questions)
+    experts = _expert_points([r.pk for r in responses])
+    segments = []
+    for response in responses:
+        question = response.question
+        common = _common(response)
+        gold, full = finite_number(response.gold_score), finite_number(question.full_score)
+        labels = subs.get(question.pk) or []
+        if len(labels) <= 1:
+            if gold is None or full is None or full <= 0:
+                skipped["no gold or full score"] += 1
+            elif gold < full - EPS:
+                sub_id = labels[0][0] if labels else ""
+                segments.append(Segment(response.transcript, sub_id=sub_id, real_score=gold, max_score=full, **common))
+            continue
+        points = experts.get(response.pk, {})
+        spans = None
+        for label, maximum in labels:
+            real = points.get(label)
+            if real is None:
+                skipped["no expert points for the sub-question"] += 1
+                continue
+            if maximum is None:
+                skipped["no full points for the sub-question"] += 1
+                continue
+            if real >= maximum - EPS:
+                continue
+            if spans is None:
+                spans = sub_question_spans(response.transcript, [name for name, _ in labels])
+            if label not in spans:
+                skipped["sub-question not found in the text"] += 1
+                continue
+            start, end = spans[label]
+            text = response.transcript[start:end].strip()
+            if not text:
+                skipped["sub-question not found in the text"] += 1
+                continue
+            segments.append(Segment(text, sub_id=label, real_score=real, max_score=maximum, **common))
+    return segments, dict(skipped)
+
+
+def _common(response):
+    question = response.question
+    return {
+        "sample_id": response.student_id, "question": question.statement, "question_key": question.statement_hash,
+        "subset": response.source, "source": response.source, "gold": finite_number(response.gold_score),
+        "full_points": finite_number(question.full_score), "response_id": response.pk,
+    }
+
+
+def _step_label_segments(responses, skipped):
+    by_id = {r.pk: r for r in responses}
+    rows = (StepLabel.objects.filter(label__response_id__in=list(by_id), label__submitted=True)
+            .exclude(verdict=StepLabel.Verdict.CORRECT).select_related("sub_question", "label").order_by("label__response_id", "start", "id"))
+    segments = []
+    for step in rows:
+        response = by_id[step.label.response_id]
+        text = ""
+        if step.start is not None and step.end is not None and not step.needs_review:
+            text = response.transcript[step.start : step.end].strip()
+        if not text:
+            skipped["span not placed in the text"] += 1
+            continue
+        sub = step.sub_question
+        segments.append(Segment(
+            text, sub_id=f"{sub.label if sub else ''}#{step.pk}", unit=GeometrySegment.Unit.STEP_LABEL,
+            real_score=finite_number(step.awarded_points), max_score=finite_number(sub.max_points) if sub else None,
+            **_common(response),
+        ))
+    return segments
+
+
+def segments_jsonl(segments) -> str:
+    return "".join(json.dumps(s.as_jsonl(), ensure_ascii=False) + "\n" for s in segments)
+
+
+def run_segments(run: GeometryRun) -> list[Segment]:
+    """A run's segments as collected (for the JSONL download)."""
+    rows = run.items.order_by("id")
+    return [Segment(
+        row.text, sample_id=row.sample_id, question=row.question, question_key=row.question_key, sub_id=row.sub_id,
+        subset=row.subset, real_score=row.real_score, max_score=row.max_score, source=row.source, unit=row.unit,
+        gold=row.gold, full_points=row.full_points, response_id=row.response_id,
+    ) for row in rows]
+
+
+# --- runs ------------------------------------------------------------------------------------
+
+def _with_counts(queryset):
+    return queryset.annotate(
+        n_pending=Count("items", filter=Q(items__state=GeometrySegment.State.PENDING)),
+        n_ok=Count("items", filter=Q(items__state=GeometrySegment.State.OK)),
+        n_error=Count("items", filter=Q(items__state=GeometrySegment.State.ERROR)),
+        last_activity=Max("items__finished"),
+    )
+
+
+def _progress(run) -> dict:
+    is_stalled = stalled(run.status, run.last_activity, run.resumed or run.created)
+    total, pending = run.n_items, run.n_pending
+    analysing = run.status == GeometryRun.Status.DONE and run.analysis_state in ("", GeometryRun.Analysis.RUNNING)
+    analysis_stalled = analysis_lost(run)
+    return {
+        "id": run.pk, "kind": run.kind, "status": run.status, "total": total, "done": total - pending,
+        "pending": pending, "ok": run.n_ok, "error": run.n_error,
+        "percent": round(100 * (total - pending) / total) if total else 100,
+        "analysis": run.analysis_state or "waiting", "analysis_error": run.analysis_error,
+        "finished": run.status != GeometryRun.Status.RUNNING and (not analysing or analysis_stalled),
+        "stalled": is_stalled or analysis_stalled,
+        "can_resume": run.status == GeometryRun.Status.CANCELLED or is_stalled or analysis_stalled
+                      or run.analysis_state == GeometryRun.Analysis.FAILED,
+    }
+
+
+def analysis_lost(run: GeometryRun) -> bool:
+    """An analysis still "running" long after the run ended: its worker died (resume analyses again)."""
+    if run.analysis_state != GeometryRun.Analysis.RUNNING or run.finished is None:
+        return False
+    return (timezone.now() - run.finished).total_seconds() > ANALYSIS_STALL_SECONDS
+
+
+def run_progress(run: GeometryRun) -> dict:
+    return _progress(_with_counts(GeometryRun.objects.filter(pk=run.pk)).get())
+
+
+def recent_runs(limit=30) -> list[tuple]:
+    runs = _with_counts(GeometryRun.objects.select_related("endpoint", "created_by")).order_by("-created", "-id")[:limit]
+    return [(run, _progress(run)) for run in runs]
+
+
+def get_run(pk) -> GeometryRun:
+    return GeometryRun.objects.select_related("endpoint").get(pk=pk)
+
+
+def latest_results(kind: str) -> dict | None:
+    """The results of the newest analysed run of this kind (for the methods report), or None."""
+    run = GeometryRun.objects.filter(kind=kind, analysis_state=GeometryRun.Analysis.DONE).order_by("-analysed", "-id").first()
+    return run.results if run else None

@@ -1,0 +1,356 @@
+"""The statistics of the error-geometry and step-surprisal study (numpy, scikit-learn, umap; no Django).
+
+Definitions (the RealMath-Eval paper's, docs/studies.md "Error geometry"):
+
+- vectors are L2-normalised first (`normalise`); distances are cosine distances, 1 - cos;
+- local dispersion of a point: the mean cosine distance to its k = 5 nearest neighbours in its
+  own group (itself excluded); of a group: the mean over its points (`local_dispersion`);
+- total variance: the trace of the group's sample covariance (ddof = 1) (`total_variance`);
+- top-10 share: the share of the total variance in the first 10 principal components (PCA on the
+  group's vectors) (`explained_variance`);
+- clusters: UMAP(n_neighbors=15, n_components=10, min_dist=0, cosine, seeded) then
+  HDBSCAN(min_cluster_size=5, min_samples=3); the noise share; the cosine silhouette of the
+  clustered points, on the normalised vectors (`umap_hdbscan`);
+- GMM: diagonal covariance on the first 50 principal components, k = 2..30, best k by BIC (`gmm_bic`);
+- heatmap: pairwise cosine distances, rows in the leaf order of a Ward linkage (`sorted_distances`);
+- intervals: percentile bootstrap resampling whole questions (the cluster unit), seeded (`cluster_bootstrap`);
+- human vs synthetic: a permutation test of the difference in mean local dispersion, the group
+  labels shuffled among all segments and the neighbours found again in each shuffled group
+  (`dispersion_permutation_test`);
+- surprisal of a step: the mean of -log p over its tokens given the steps before it (nats);
+  logical likelihood (LL): the highest probability, at the context's last position, among the
+  step's tokens (`transition_figures`).
+
+Everything seeded gives the same figures for the same vectors and seed.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+K_NEIGHBOURS = 5
+TOP_COMPONENTS = 10
+UMAP_PARAMS = {"n_neighbors": 15, "n_components": 10, "min_dist": 0.0, "metric": "cosine"}
+HDBSCAN_PARAMS = {"min_cluster_size": 5, "min_samples": 3}
+GMM_DIMS = 50
+GMM_KS = range(2, 31)
+
+
+def normalise(vectors) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    array = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+
+
+def cosine_distances(vectors) -> np.ndarray:
+    """Pairwise 1 - cos of normalised rows, clipped to [0, 2], zero diagonal."""
+    unit = normalise(vectors)
+    distances = np.clip(1.0 - unit @ unit.T, 0.0, 2.0)
+    np.fill_diagonal(distances, 0.0)
+    return distances
+
+
+def knn_dispersion_from_distances(distances: np.ndarray, k: int = K_NEIGHBOURS) -> np.ndarray:
+    """Per point: the mean distance to its k nearest other points (k capped at n - 1)."""
+    n = distances.shape[0]
+    if n < 2:
+        return np.full(n, np.nan)
+    k = min(k, n - 1)
+    off = distances + np.diag(np.full(n, np.inf))
+    nearest = np.partition(off, k - 1, axis=1)[:, :k]
+    return nearest.mean(axis=1)
+
+
+def local_dispersion(vectors, k: int = K_NEIGHBOURS) -> np.ndarray:
+    """Per point: the mean cosine distance to its k nearest neighbours within `vectors`."""
+    return knn_dispersion_from_distances(cosine_distances(vectors), k)
+
+
+def total_variance(vectors) -> float:
+    """Trace of the sample covariance (ddof = 1) of the normalised vectors."""
+    unit = normalise(vectors)
+    if unit.shape[0] < 2:
+        return float("nan")
+    return float(unit.var(axis=0, ddof=1).sum())
+
+
+def explained_variance(vectors) -> np.ndarray:
+    """Explained-variance ratios of a full PCA of the normalised vectors (descending): the squared
+    singular values of the centred matrix over their sum, which is what scikit-learn's PCA
+    reports (`explained_variance_ratio_`), without its per-call overhead (bootstraps call it 1,000 times)."""
+    unit = normalise(vectors)
+    if unit.shape[0] < 2:
+        return np.array([])
+    centred = unit - unit.mean(axis=0)
+    squared = np.linalg.svd(centred, compute_uv=False) ** 2
+    total = squared.sum()
+    return squared / total if total > 0 else np.zeros_like(squared)
+
+
+def top_share(ratios: np.ndarray, m: int = TOP_COMPONENTS) -> float:
+    return float(np.sum(ratios[:m])) if len(ratios) else float("nan")
+
+
+def umap_hdbscan(vectors, seed: int = 42) -> dict:
+    """UMAP to 10 dimensions then HDBSCAN: labels, clusters, noise share, cosine silhouette.
+
+    Small groups: n_neighbors is capped at n - 1 and n_components at n - 2; with fewer than
+    HDBSCAN's min_cluster_size points nothing is clustered (all noise).
+    """
+    from sklearn.cluster import HDBSCAN
+    from sklearn.metrics import silhouette_samples
+
+    unit = normalise(vectors)
+    n = unit.shape[0]
+    out = {"labels": [-1] * n, "clusters": 0, "noise_share": 1.0 if n else float("nan"), "silhouette": None,
+           "silhouette_values": []}
+    if n < HDBSCAN_PARAMS["min_cluster_size"] or n < 4:
+        return out
+    embedded = umap_embedding(unit, seed)
+    labels = HDBSCAN(**HDBSCAN_PARAMS, copy=True).fit_predict(embedded)
+    clustered = labels >= 0
+    clusters = int(len(set(labels[clustered].tolist())))
+    out.update(labels=labels.tolist(), clusters=clusters, noise_share=float(np.mean(~clustered)))
+    if clusters >= 2 and clustered.sum() > clusters:
+        values = silhouette_samples(unit[clustered], labels[clustered], metric="cosine")
+        out["silhouette"] = float(np.mean(values))
+        out["silhouette_values"] = [[int(c), float(v)] for c, v in zip(labels[clustered], values)]
+    return out
+
+
+def umap_embedding(unit: np.ndarray, seed: int) -> np.ndarray:
+    """The seeded UMAP of the study (n_neighbors and n_components capped for small groups)."""
+    # umap-learn pulls in numba and pynndescent (seconds to import, JIT on first use): imported
+    # only here, so web processes and tests that never cluster do not pay for it.
+    import warnings
+
+    import umap
+
+    n = unit.shape[0]
+    params = dict(UMAP_PARAMS, n_neighbors=min(UMAP_PARAMS["n_neighbors"], n - 1),
+                  n_components=min(UMAP_PARAMS["n_components"], n - 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": a seeded UMAP is single-threaded
+        return umap.UMAP(**params, random_state=seed).fit_transform(unit)
+
+
+def gmm_bic(vectors, seed: int = 0, ks=GMM_KS, dims: int = GMM_DIMS) -> dict:
+    """Diagonal-covariance Gaussian mixtures on the first 50 principal components: BIC for each
+    k (k below the number of points only) and the k with the lowest BIC."""
+    from sklearn.decomposition import PCA
+    from sklearn.mixture import GaussianMixture
+
+    unit = normalise(vectors)
+    n, d = unit.shape
+    if n < 3:
+        return {"dims": 0, "bic": {}, "best_k": None}
+    dims = min(dims, n - 1, d)
+    reduced = PCA(n_components=dims, svd_solver="full", random_state=seed).fit_transform(unit)
+    bic = {}
+    for k in ks:
+        if k >= n:
+            break
+        model = GaussianMixture(n_components=k, covariance_type="diag", random_state=seed, reg_covar=1e-6)
+        bic[int(k)] = float(model.fit(reduced).bic(reduced))
+    best = min(bic, key=bic.get) if bic else None
+    return {"dims": int(dims), "bic": bic, "best_k": best}
+
+
+def sorted_distances(vectors, max_points: int = 160, seed: int = 0) -> dict:
+    """The heatmap: cosine distances with rows in Ward-linkage leaf order (at most `max_points`
+    rows, a seeded sample when the group is larger), rounded to 3 decimals."""
+    from scipy.cluster.hierarchy import leaves_list, linkage  # scikit-learn's own dependency
+
+    unit = normalise(vectors)
+    n = unit.shape[0]
+    index = np.arange(n)
+    if n > max_points:
+        index = np.sort(np.random.default_rng(seed).choice(n, size=max_points, replace=False))
+    sample = unit[index]
+    order = leaves_list(linkage(sample, method="ward")) if len(sample) > 2 else np.arange(len(sample))
+    matrix = cosine_distances(sample)[np.ix_(order, order)]
+    return {"rows": [int(i) for i in index[order]], "matrix": np.round(matrix, 3).tolist()}
+
+
+def percentile_interval(values, level: float = 0.95):
+    values = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+    if not len(values):
+        return None
+    tail = (1 - level) / 2 * 100
+    return [float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))]
+
+
+def cluster_bootstrap(n_rows: int, clusters, statistic: Callable[[np.ndarray], float], *, resamples: int = 1000,
+                      seed: int = 0, level: float = 0.95):
+    """Percentile interval of statistic(row indices) over resamples of whole clusters (questions)
+    drawn with replacement; None when there are fewer than two clusters or no resamples."""
+    clusters = np.asarray(clusters)
+    names = np.unique(clusters)
+    if resamples <= 0 or len(names) < 2 or n_rows < 2:
+        return None
+    members = [np.flatnonzero(clusters == name) for name in names]
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(resamples):
+        picked = rng.integers(0, len(names), size=len(names))
+        draws.append(statistic(np.concatenate([members[i] for i in picked])))
+    return percentile_interval(draws, level)
+
+
+def dispersion_permutation_test(distances: np.ndarray, in_a, *, k: int = K_NEIGHBOURS, permutations: int = 1000,
+                                seed: int = 0) -> dict:
+    """Two-sided permutation test of mean local dispersion of group A minus group B.
+
+    `distances` are the pairwise cosine distances of all segments, `in_a` a boolean mask. Each
+    permutation shuffles the mask and recomputes each group's k-NN dispersion within the
+    shuffled group. p = (1 + shuffles at least as extreme) / (1 + permutations).
+    """
+    in_a = np.asarray(in_a, dtype=bool)
+
+    def difference(mask):
+        a, b = np.flatnonzero(mask), np.flatnonzero(~mask)
+        return float(np.mean(knn_dispersion_from_distances(distances[np.ix_(a, a)], k))
+                     - np.mean(knn_dispersion_from_distances(distances[np.ix_(b, b)], k)))
+
+    if in_a.sum() < 2 or (~in_a).sum() < 2:
+        return {"difference": None, "p": None, "permutations": 0}
+    observed = difference(in_a)
+    if permutations <= 0:
+        return {"difference": observed, "p": None, "permutations": 0}
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    for _ in range(permutations):
+        if abs(difference(rng.permutation(in_a))) >= abs(observed) - 1e-12:
+            extreme += 1
+    return {"difference": observed, "p": (1 + extreme) / (1 + permutations), "permutations": permutations}
+
+
+def density(values, points: int = 64) -> dict:
+    """A Gaussian kernel density curve (Scott's bandwidth) of `values` on an even grid."""
+    values = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+    if len(values) < 2 or np.ptp(values) == 0:
+        return {"x": [], "y": []}
+    bandwidth = 1.06 * values.std(ddof=1) * len(values) ** (-1 / 5)
+    grid = np.linspace(values.min() - 3 * bandwidth, values.max() + 3 * bandwidth, points)
+    curve = np.exp(-0.5 * ((grid[:, None] - values[None, :]) / bandwidth) ** 2).sum(axis=1)
+    curve /= len(values) * bandwidth * math.sqrt(2 * math.pi)
+    return {"x": np.round(grid, 5).tolist(), "y": np.round(curve, 5).tolist()}
+
+
+def group_geometry(vectors, questions, *, seed: int = 42, bootstrap: int = 1000, cluster: bool = True) -> dict:
+    """Every macro statistic of one group of segment vectors (rows), with cluster-bootstrap
+    intervals (questions resampled) for the dispersion, total variance and top-10 share."""
+    unit = normalise(vectors)
+    n = unit.shape[0]
+    distances = cosine_distances(unit)
+    per_point = knn_dispersion_from_distances(distances)
+    ratios = explained_variance(unit)
+    out = {
+        "n": int(n),
+        "questions": int(len(set(questions))),
+        "dispersion": float(np.mean(per_point)) if n >= 2 else None,
+        "dispersion_median": float(np.median(per_point)) if n >= 2 else None,
+        "total_variance": total_variance(unit) if n >= 2 else None,
+        "top10_share": top_share(ratios) if n >= 2 else None,
+        "cumulative_variance": np.round(np.cumsum(ratios[:50]), 5).tolist(),
+        "dispersion_density": density(per_point),
+        "heatmap": sorted_distances(unit, seed=seed) if n >= 2 else {"rows": [], "matrix": []},
+    }
+    out["dispersion_ci"] = cluster_bootstrap(
+        n, questions, lambda rows: float(np.mean(per_point[rows])), resamples=bootstrap, seed=seed)
+    out["total_variance_ci"] = cluster_bootstrap(
+        n, questions, lambda rows: total_variance(unit[rows]), resamples=bootstrap, seed=seed)
+    out["top10_share_ci"] = cluster_bootstrap(
+        n, questions, lambda rows: top_share(explained_variance(unit[rows])), resamples=bootstrap, seed=seed)
+    if cluster:
+        clusters = umap_hdbscan(unit, seed=seed)
+        out.update(clusters=clusters["clusters"], noise_share=clusters["noise_share"],
+                   silhouette=clusters["silhouette"], silhouette_values=clusters["silhouette_values"],
+                   cluster_labels=clusters["labels"])
+        out["gmm"] = gmm_bic(unit, seed=seed)
+    return out
+
+
+# --- surprisal ------------------------------------------------------------------------------
+
+def transition_figures(tokens, token_logprobs, top_logprobs, offsets, context_end: int, prompt_end: int) -> dict | None:
+    """Surprisal and LL of a step from the echoed log-probabilities of "context + newline + step".
+
+    `tokens`, `token_logprobs`, `top_logprobs` (per position {token: logprob} or None) and
+    `offsets` (each token's first character) are the completions API's echoed prompt; the
+    context is the prompt's first `context_end` characters, the prompt `prompt_end` long (tokens
+    after it were generated, and are ignored). The step's tokens are those that start at or
+    after the context's end and reach past the newline after it (a tokenizer may glue the
+    newline to the step's first word).
+
+    - surprisal: mean of -logprob over the step's tokens (nats);
+    - ll: the highest probability, at the context's last position (the distribution that predicts
+      the step's first token), among the step's tokens. With top-k log-probabilities only, the
+      step's tokens outside the top k are unknown: `ll` is then the best of the first token's own
+      probability and those in the top k, a lower bound (`ll_exact` False when no step token is in
+      the top k, `outside_top_k` the number of distinct step tokens missing from it).
+    Returns None when no step token has a log-probability.
+    """
+    boundary = context_end + 1
+    positions = [
+        i for i, offset in enumerate(offsets)
+        if context_end <= offset < prompt_end and offset + len(tokens[i]) > boundary and token_logprobs[i] is not None
+    ]
+    if not positions:
+        return None
+    logprobs = [float(token_logprobs[i]) for i in positions]
+    first = positions[0]
+    step_tokens = {tokens[i] for i in positions}
+    top = (top_logprobs[first] or {}) if top_logprobs and first < len(top_logprobs) else {}
+    in_top = {token: float(value) for token, value in top.items() if token in step_tokens}
+    best = max([logprobs[0], *in_top.values()])
+    return {
+        "tokens": len(positions),
+        "surprisal": float(-np.mean(logprobs)),
+        "ll": float(math.exp(best)),
+        "ll_exact": bool(in_top),
+        "outside_top_k": len(step_tokens - set(in_top)),
+        "top_k": len(top),
+    }
+
+
+def summary(values, clusters, *, bootstrap: int = 1000, seed: int = 0) -> dict:
+    """n, mean, median with cluster-bootstrap intervals, and a density curve."""
+    values = np.asarray(values, dtype=float)
+    clusters = np.asarray(clusters)
+    if not len(values):
+        return {"n": 0, "mean": None, "median": None, "mean_ci": None, "median_ci": None, "density": {"x": [], "y": []}}
+    return {
+        "n": int(len(values)),
+        "mean": float(np.mean(values)),
+        "median": float(np.median(values)),
+        "mean_ci": cluster_bootstrap(len(values), clusters, lambda r: float(np.mean(values[r])),
+                                     resamples=bootstrap, seed=seed),
+        "median_ci": cluster_bootstrap(len(values), clusters, lambda r: float(np.median(values[r])),
+                                       resamples=bootstrap, seed=seed),
+        "density": density(values),
+    }
+
+
+# --- the lexical baseline -------------------------------------------------------------------
+
+LEXICAL_LABEL = "lexical baseline, not semantic"
+LEXICAL_PARAMS = {"analyzer": "char_wb", "ngram_range": [2, 4], "min_df": 1, "sublinear_tf": True,
+                  "svd_components": 128}
+
+
+def lexical_vectors(texts: list[str], seed: int = 0) -> np.ndarray:
+    """TF-IDF over character 2-4-grams (within word boundaries), then truncated SVD to at most 128
+    dimensions (seeded), rows normalised: a model-free stand-in, not a semantic embedding."""
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    matrix = TfidfVectorizer(analyzer=LEXICAL_PARAMS["analyzer"], ngram_range=tuple(LEXICAL_PARAMS["ngram_range"]),
+                             min_df=LEXICAL_PARAMS["min_df"], sublinear_tf=LEXICAL_PARAMS["sublinear_tf"]).fit_transform(texts)
+    components = min(LEXICAL_PARAMS["svd_components"], matrix.shape[0] - 1, matrix.shape[1] - 1)
+    if components < 1:
+        return normalise(matrix.toarray())
+    return normalise(TruncatedSVD(n_components=components, random_state=seed).fit_transform(matrix))

@@ -1,0 +1,14 @@
+"""Pages of the error-geometry and step-surprisal study, under /grading/studies/geometry/ (namespace `grading`)."""
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.geometry_home, name="studies_geometry"),
+    path("runs/<int:pk>/", views.geometry_run, name="studies_geometry_run"),
+    path("runs/<int:pk>/progress.json", views.geometry_run_progress, name="studies_geometry_run_progress"),
+    path("runs/<int:pk>/results.json", views.geometry_run_results, name="studies_geometry_run_results"),
+    path("runs/<int:pk>/segments.jsonl", views.geometry_run_segments, name="studies_geometry_run_segments"),
+    path("runs/<int:pk>/cancel/", views.geometry_run_cancel, name="studies_geometry_run_cancel"),
+    path("runs/<int:pk>/resume/", views.geometry_run_resume, name="studies_geometry_run_resume"),
+]

@@ -1,0 +1,98 @@
+"""Pages of the error-geometry and step-surprisal study (reviewers and admins only): start a run,
+follow its progress, cancel or resume it, and see its figures and the JSON beside them.
+Segment text is escaped by the templates; figures are drawn by static/js/geometry.js from the
+results JSON (json_script), never from HTML."""
+import json
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from accounts.decorators import reviewer_required
+from config.shortcuts import get_object_or_404
+
+from ... import runs
+from . import selectors, services
+from .forms import GeometryStartForm
+from .models import GeometryRun
+
+
+@reviewer_required
+def geometry_home(request):
+    form = GeometryStartForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            segments = None
+            if data["segments_file"]:
+                segments = services.parse_segments_jsonl(data["segments_file"].read())
+            run = services.start_run(
+                kind=data["kind"], backend=data["backend"], endpoint=data["endpoint"], model=data["model"] or "",
+                exam=getattr(data["exam"], "pk", None), unit=data["unit"], limit=data["limit"], segments=segments,
+                seed=data["seed"] if data["seed"] is not None else 42, bootstrap=data["bootstrap"] or 0,
+                top_k=data["top_k"] or services.DEFAULT_TOP_K, cluster=data["cluster"], splitter=data["splitter"] or "rule",
+                splitter_model=data["splitter_model"] or "", user=request.user,
+            )
+        except ValidationError as exc:
+            form.add_error(None, " ".join(exc.messages))
+        else:
+            messages.success(request, _("Started %(run)s: %(n)d segments.") % {"run": run, "n": run.n_items})
+            return redirect("grading:studies_geometry_run", pk=run.pk)
+    rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs()]
+    return render(request, "grading/studies_geometry.html", {"form": form, "rows": rows})
+
+
+@reviewer_required
+def geometry_run(request, pk):
+    run = get_object_or_404(GeometryRun.objects.select_related("endpoint", "created_by"), pk=pk)
+    page = Paginator(run.items.defer("figures").order_by("id"), 50).get_page(request.GET.get("page"))
+    context = {"run": run, "progress": selectors.run_progress(run), "page": page, "results": run.results or None,
+               "lexical": run.backend == GeometryRun.Backend.LEXICAL}
+    return render(request, "grading/studies_geometry_run.html", context)
+
+
+@reviewer_required
+def geometry_run_progress(request, pk):
+    return JsonResponse(selectors.run_progress(get_object_or_404(GeometryRun, pk=pk)))
+
+
+@reviewer_required
+def geometry_run_results(request, pk):
+    run = get_object_or_404(GeometryRun, pk=pk)
+    response = HttpResponse(json.dumps(run.results or {}, indent=1, sort_keys=True, ensure_ascii=False),
+                            content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{run.kind}-run-{run.pk}.json"'
+    return response
+
+
+@reviewer_required
+def geometry_run_segments(request, pk):
+    run = get_object_or_404(GeometryRun, pk=pk)
+    response = HttpResponse(selectors.segments_jsonl(selectors.run_segments(run)),
+                            content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{run.kind}-run-{run.pk}-segments.jsonl"'
+    return response
+
+
+@reviewer_required
+@require_POST
+def geometry_run_cancel(request, pk):
+    run = services.cancel_run(get_object_or_404(GeometryRun, pk=pk))
+    messages.success(request, _("%(run)s cancelled; calls in flight finish and are kept.") % {"run": run})
+    return redirect("grading:studies_geometry_run", pk=run.pk)
+
+
+@reviewer_required
+@require_POST
+def geometry_run_resume(request, pk):
+    run = get_object_or_404(GeometryRun, pk=pk)
+    if not runs.may_resume(selectors.run_progress(run), request.POST.get("force")):
+        messages.error(request, _("The run is still making progress; resume it once it is cancelled or stalls."))
+    else:
+        services.resume_run(run)
+        messages.success(request, _("%(run)s resumed.") % {"run": run})
+    return redirect("grading:studies_geometry_run", pk=run.pk)

@@ -1,0 +1,25 @@
+"""`status_label`: the name of a run's, job's or result's state code in the interface language
+(for pages that hold the code itself, as progress dicts do; models have get_status_display)."""
+from django import template
+from django.utils.translation import gettext_lazy
+
+register = template.Library()
+
+STATUS_LABELS = {
+    "queued": gettext_lazy("Queued"), "running": gettext_lazy("Running"), "done": gettext_lazy("Done"),
+    "failed": gettext_lazy("Failed"), "cancelled": gettext_lazy("Cancelled"), "pending": gettext_lazy("Pending"),
+    "ok": gettext_lazy("OK"), "invalid": gettext_lazy("Invalid output"), "error": gettext_lazy("Call failed"),
+}
+
+
+@register.filter
+def status_label(code):
+    return STATUS_LABELS.get(code, code)
+
+
+@register.filter
+def source_label(code):
+    """"human" / "synthetic" (a response's source, a study's group) as people read it."""
+    from annotation.models import Response
+
+    return dict(Response.Source.choices).get(code, code)

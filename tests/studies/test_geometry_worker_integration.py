@@ -1,0 +1,59 @@
+"""error_geometry without --inline: a served-model study goes to a real Celery worker on the real
+broker (the judge queue, through grading/runs.py), its chunks fetch the vectors from the loopback
+server, the worker analyses it, and the command follows it to the end."""
+import json
+import os
+import uuid
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from grading.studies.geometry.models import GeometryRun
+from tests.factories import API_KEY_ENV
+from tests.llm_server import LlmServer
+from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def test_error_geometry_through_a_real_worker(tmp_path, settings):
+    if in_memory_sqlite():
+        with file_backed_database(tmp_path / "test-db.sqlite3"):
+            _scenario(tmp_path, settings)
+    else:
+        _scenario(tmp_path, settings)
+
+
+def _scenario(tmp_path, settings):
+    queue = f"geometry-test-{uuid.uuid4().hex[:10]}"
+    settings.JUDGE_TASK_QUEUE = queue
+    env = dict(
+        os.environ, DATABASE_URL=database_url(), REALMATH_JUDGE_QUEUE=queue,
+        REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"), REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
+        DJANGO_SETTINGS_MODULE="config.settings", OMP_THREAD_LIMIT="1",
+    )
+    env[API_KEY_ENV] = "sk-integration"
+    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    segments = tmp_path / "segments.jsonl"
+    segments.write_text("\n".join(json.dumps({
+        "segment_text": f"{s} segment {i}", "sample_id": f"{s}{i}", "question": f"Q{i % 3}", "sub_id": "(1)",
+        "real_score": 0, "max_score": 2, "analysis_subset": s}) for s in ("human", "synthetic") for i in range(10)))
+    with LlmServer(latency=0.02) as server:
+        worker = Worker(env, tmp_path / "worker.log")
+        try:
+            worker.wait_ready()
+            out = StringIO()
+            call_command("error_geometry", "--base-url", server.url, "--model", "embed-worker", "--api-key-env",
+                         API_KEY_ENV, "--segments-in", str(segments), "--no-clusters", "--bootstrap", "50",
+                         "--permutations", "50", "--format", "json", stdout=out, stderr=StringIO())
+        finally:
+            worker.stop()
+            purge_queue(queue)
+    results = json.loads(out.getvalue())
+    assert results["model"] == "embed-worker" and results["counts"]["segments"] == 20
+    run = GeometryRun.objects.get()
+    assert run.status == GeometryRun.Status.DONE and run.analysis_state == "done"
+    assert sum(len(r.payload["input"]) for r in server.requests) == 20
+    log = (tmp_path / "worker.log").read_text()
+    assert "run_geometry_chunk" in log and "analyse_geometry_run" in log
