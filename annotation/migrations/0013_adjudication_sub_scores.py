@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0011_rename_annotation_to_label'),
+        ('annotation', '0012_import_job_written'),
     ]
 
     operations = [
