@@ -5,8 +5,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.utils.translation import gettext
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from accounts.decorators import annotator_required, reviewer_required
 from config.shortcuts import get_object_or_404
@@ -172,18 +171,18 @@ def import_job_progress(request, pk):
 
 # The import report's counts in words (the stored keys stay as they are: the API gives them).
 COUNT_WORDS = {
-    "records": _lazy("records in the file"),
-    "lines": _lazy("lines in the file"),
-    "questions_created": _lazy("questions added"),
-    "questions_skipped": _lazy("questions already here (kept as they were)"),
-    "responses_created": _lazy("answers added"),
-    "responses_skipped": _lazy("answers already here (skipped, kept as they were)"),
-    "labels_created": _lazy("labels added (imported golds included)"),
-    "labels_skipped": _lazy("labels of skipped answers (not loaded again)"),
-    "adjudications_created": _lazy("adjudications added"),
-    "adjudications_skipped": _lazy("adjudications of skipped answers (not loaded again)"),
-    "judge_results_created": _lazy("judge results added"),
-    "judge_results_skipped": _lazy("judge results of skipped answers (not loaded again)"),
+    "records": gettext_lazy("records in the file"),
+    "lines": gettext_lazy("lines in the file"),
+    "questions_created": gettext_lazy("questions added"),
+    "questions_skipped": gettext_lazy("questions already here (kept as they were)"),
+    "responses_created": gettext_lazy("answers added"),
+    "responses_skipped": gettext_lazy("answers already here (skipped, kept as they were)"),
+    "labels_created": gettext_lazy("labels added (imported golds included)"),
+    "labels_skipped": gettext_lazy("labels of skipped answers (not loaded again)"),
+    "adjudications_created": gettext_lazy("adjudications added"),
+    "adjudications_skipped": gettext_lazy("adjudications of skipped answers (not loaded again)"),
+    "judge_results_created": gettext_lazy("judge results added"),
+    "judge_results_skipped": gettext_lazy("judge results of skipped answers (not loaded again)"),
 }
 
 

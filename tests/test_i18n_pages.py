@@ -43,6 +43,7 @@ NOT_PAGES = {
     "ocr:flag_transcript",
     "grading:judge_run_progress", "grading:judge_run_cancel", "grading:judge_run_resume",
     "grading:judge_generation_progress", "grading:judge_generation_cancel", "grading:judge_generation_resume",
+    "grading:judge_endpoint_test", "grading:studies_probe_estimate",
     "grading:review_metrics_csv", "grading:review_prelabel", "grading:review_prelabel_cancel",
     "grading:review_prelabel_resume", "grading:studies_probe_run_progress", "grading:studies_probe_run_cancel",
     "grading:studies_probe_run_resume", "grading:studies_geometry_run_progress", "grading:studies_geometry_run_results",

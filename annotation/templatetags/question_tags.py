@@ -8,7 +8,7 @@ SNIPPET = 48
 
 
 def snippet(text, length=SNIPPET):
-    text = " ".join(str(text or "").split())
+    text = str(text or "").strip()  # as stored (a page check matches it against the data)
     return text if len(text) <= length else text[: length - 1].rstrip() + "…"
 
 
