@@ -3,7 +3,8 @@ The demo's judge data: finished runs of clearly named scripted judges, so that a
 metrics, the disagreement queue, categories and step-judge validation full after ``make run``.
 
 Everything goes through the real services (run selection, claims, caching, result recording,
-generation, the meta-evaluator) with the LLM call answered in-process by the scripted model
+generation, the meta-evaluator, and two prompt strategies of the rubric judge, Verification-First
+and few-shot, so the "Compare settings" page has a finished paired comparison) with the LLM call answered in-process by the scripted model
 of grading.judges.scripted: no server is needed, nothing is random, and running it again adds
 nothing. The scores and verdicts are made up, and every name says so.
 
@@ -35,6 +36,11 @@ INEQMATH_SETTINGS = (
     (JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION, "Scripted demo: numerical computation (made-up verdicts)"),
     (JudgeSetting.Kind.INEQ_HOLISTIC, "Scripted demo: holistic (made-up verdicts)"),
 )
+# Issue 27: a finished comparison of two scripted prompt strategies on the same answers.
+STRATEGY_SETTINGS = (
+    ("verification-first", "Scripted demo: Verification-First (made-up scores)"),
+    ("few-shot", "Scripted demo: few-shot, 2 examples per question (made-up scores)"),
+)
 NOTE = "Made-up output of the scripted model (grading.judges.scripted): it shows the tool, it measures no model."
 
 
@@ -47,10 +53,22 @@ def load_scripted_judges(*, realmath_exam, ineqmath_exam):
     lines = [_students(questions, endpoint)]
     for kind, name in INEQMATH_SETTINGS:
         lines.append(_run(_setting(name, kind, endpoint), {"exam": str(ineqmath_exam.pk), "source": "synthetic"}))
+    strategy_settings = []
+    for strategy, name in STRATEGY_SETTINGS:  # before the rubric judge, which the review pages open on
+        try:
+            setting = _setting(name, JudgeSetting.Kind.RUBRIC, endpoint, strategy=strategy)
+        except ValidationError as exc:  # few-shot needs gold scores: the release sample has them
+            lines.append(f"{name}: {' '.join(exc.messages)}")
+            continue
+        strategy_settings.append(setting)
+        lines.append(_run(setting, {"exam": str(realmath_exam.pk)}))
     # The rubric judge last: the review pages open on the newest results, and these have gold scores.
     rubric = _setting(RUBRIC_SETTING, JudgeSetting.Kind.RUBRIC, endpoint)
     lines.append(_run(rubric, {"exam": str(realmath_exam.pk)}))
     lines.append(_proposals(rubric, endpoint))
+    if len(strategy_settings) == 2:
+        query = "&".join(f"setting={s.pk}" for s in strategy_settings)
+        lines.append(f"Scripted strategies compared (made-up scores): /grading/review/compare/?{query}")
     return [line for line in lines if line]
 
 
@@ -66,13 +84,13 @@ def scripted_endpoint():
         return None
 
 
-def _setting(name, kind, endpoint):
+def _setting(name, kind, endpoint, **fields):
     existing = JudgeSetting.objects.filter(name=name).order_by("-version").first()
     if existing is not None:
         return existing
     return services.create_judge_setting(
         name=name, kind=kind, endpoint=endpoint, model=MODEL, temperature=0.0, max_tokens=2048, samples=1,
-        parse_retries=0, notes=NOTE,
+        parse_retries=0, notes=NOTE, **fields,
     )
 
 

@@ -129,6 +129,8 @@ def _pages(role, data):
         (reverse("grading:studies_probes"), False),
         (reverse("grading:studies_probe_run", args=[data["probe_run"].pk]), False),
         (reverse("grading:studies_probe_item", args=[data["probe_run"].items.order_by("pk").first().pk]), True),
+        (reverse("grading:prompt_sets"), False),
+        (reverse("grading:studies_style"), False),
         (reverse("api-docs"), False),
     ]
     if role == "admin":

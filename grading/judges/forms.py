@@ -3,6 +3,7 @@ import json
 
 from django import forms
 from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Question
 from config.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
@@ -53,6 +54,7 @@ class JudgeSettingForm(forms.ModelForm):
             "name", "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples",
             "aggregate", "parse_retries", "price_input_per_1k", "price_output_per_1k", "system_prompt",
             "prompt_template", "extra_body", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
+            "strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments", "prompt_set",
         ]
         widgets = {
             "system_prompt": forms.Textarea(attrs={"rows": 2}),
@@ -69,6 +71,17 @@ class JudgeSettingForm(forms.ModelForm):
             "Ignored, and saved empty, for kinds that call no LLM (the CAS-only final-answer check)."
         )
         self.fields["answer_tolerance"].required = False  # absent: the IneqMath rule (strict)
+        # Issue 27: absent (an older client, another kind) means the defaults.
+        for name in ("strategy", "few_shot_k", "split_rule", "few_shot_seed"):
+            self.fields[name].required = False
+        self.fields["strategy"].help_text = _(
+            "Rubric judge only. Verification-First, Follow-Through-First and few-shot fill in their own template "
+            "when the prompt is left empty; few-shot chooses its examples from the experts' gold scores when saved."
+        )
+        self.fields["split_rule"].help_text = _(
+            "Few-shot: what an example may share with an answer judged beside it. Class: the answer's scan "
+            "batch, else its import file."
+        )
         self.fields["approximate_answers"].required = False  # absent: approximations are not credited
         if self.instance.pk:
             self.initial["extra_body"] = json.dumps(self.instance.extra_body or {})
@@ -90,6 +103,29 @@ class JudgeSettingForm(forms.ModelForm):
 
     def clean_answer_tolerance(self):
         return self.cleaned_data.get("answer_tolerance") or JudgeSetting.AnswerTolerance.STRICT
+
+    def clean_strategy(self):
+        return self.cleaned_data.get("strategy") or JudgeSetting.Strategy.REASON_THEN_SCORE
+
+    def clean_split_rule(self):
+        return self.cleaned_data.get("split_rule") or JudgeSetting.SplitRule.STUDENT
+
+    def clean_few_shot_k(self):
+        value = self.cleaned_data.get("few_shot_k")
+        return 2 if value is None else value
+
+    def clean_few_shot_seed(self):
+        value = self.cleaned_data.get("few_shot_seed")
+        return 0 if value is None else value
+
+    def clean(self):
+        cleaned = super().clean()
+        kind = cleaned.get("kind") or (self.instance.kind if self.instance.pk else "")
+        if kind and kind != JudgeSetting.Kind.RUBRIC and cleaned.get("strategy") not in (None, "", "reason-then-score"):
+            self.add_error("strategy", _("Prompt strategies are presets of the rubric judge; this kind has none."))
+        if cleaned.get("prompt_set") is not None and kind != JudgeSetting.Kind.REPLAY:
+            self.add_error("prompt_set", _("Only a replay setting sends a prompt set."))
+        return cleaned
 
     def clean_approximate_answers(self):
         return self.cleaned_data.get("approximate_answers") or JudgeSetting.ApproximateAnswers.NOT_CREDITED
@@ -170,3 +206,20 @@ class GenerationRunForm(forms.Form):
 
 
 KIND_HELP = {key: kind.help for key, kind in KINDS.items()}
+
+
+class PromptSetImportForm(forms.Form):
+    """Issue 27: a release-format file whose records match existing answers, kept as a named prompt set."""
+
+    name = forms.SlugField(max_length=60, label=_("Prompt set name"), help_text=_("A short name: letters, digits, hyphens and underscores."))
+    file = forms.FileField(label=_("Release-format file (JSON array)"))
+    holdout_absent = forms.BooleanField(
+        required=False, label=_("Answers absent from the file are hold-outs"),
+        help_text=_("For a few-shot variant file: the answers of its questions that it has no record for are "
+                    "its calibration examples, never judged or counted for this set."),
+    )
+    manifest = forms.FileField(
+        required=False, label=_("Hold-out manifest (optional)"),
+        help_text=_("A JSON list of {student_id, question_location}: answers to mark as hold-outs."),
+    )
+    exam = forms.CharField(max_length=200, required=False, label=_("Only answers of this exam (optional)"))

@@ -38,6 +38,7 @@ class JudgeInput:
     judge_query: str = ""
     sub_questions: tuple = ()  # ((label, maximum or None), ...) of the question's sub-questions, in order
     rubric_version: int | None = None  # the question's rubric version (annotation.Question.rubric_version)
+    examples: str = ""  # the few-shot block of a few-shot setting (grading/judges/calibration.py)
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,7 @@ class Kind:
             "question_kind": judge_input.question_kind,
             "choices": f"Options:\n{choices}\n" if choices else "",
             "response_tail": "\n".join((judge_input.response or "").strip().splitlines()[-3:]),
+            "examples": judge_input.examples,
         }
 
     def messages(self, spec, judge_input):

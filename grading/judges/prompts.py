@@ -20,6 +20,7 @@ VARIABLES = {
     "extracted_answer": "the final answer found in the response",
     "response_tail": "the last lines of the response",
     "answer_format": "how the answer should end (generation)",
+    "examples": "the few-shot calibration examples with their gold scores (few-shot strategy)",
 }
 
 

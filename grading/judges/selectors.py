@@ -87,7 +87,24 @@ def setting_summary(config: JudgeSetting) -> dict:
         "api_key_env": endpoint.api_key_env if endpoint else None,
         "prompt_hash": prompt_hash(config),
         "created": config.created.isoformat() if config.created else None,
+        **strategy_summary(config),
     }
+
+
+def strategy_summary(config: JudgeSetting) -> dict:
+    """Issue 27: the strategy, and for few-shot the recorded examples, rule, seed and hold-out count."""
+    out = {"strategy": config.strategy or "reason-then-score", "strategy_version": config.strategy_version}
+    if config.prompt_set_id:
+        out["prompt_set"] = config.prompt_set.name
+    calibration = config.calibration or {}
+    if calibration:
+        out["few_shot"] = {
+            "k": calibration.get("k"), "split_rule": calibration.get("rule"), "seed": calibration.get("seed"),
+            "comments": calibration.get("comments", False), "class_means": calibration.get("class_means", ""),
+            "examples": calibration.get("examples", {}), "n_holdout": len(calibration.get("holdout", [])),
+            "questions_without_examples": calibration.get("questions_without_examples", []),
+        }
+    return out
 
 
 def _item_counts():

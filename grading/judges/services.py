@@ -55,7 +55,7 @@ from llm import access
 from .. import runs
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from ..runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, lease_for, owner_tag
-from . import prompts, selectors
+from . import prompts, selectors, strategies
 from .kinds import KINDS, JudgeInput, JudgeSpec, Outcome, get_kind
 
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
@@ -82,6 +82,9 @@ CONFIG_FIELDS = (
     "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
     "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
     "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
+    # issue 27: prompt strategies, few-shot calibration, prompt sets (grading/judges/strategies.py)
+    "strategy", "strategy_version", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments",
+    "calibration", "prompt_set",
 )
 
 
@@ -176,6 +179,7 @@ def create_judge_setting(*, name: str, user=None, **fields) -> JudgeSetting:
     config = JudgeSetting(name=name, version=1, created_by=user)
     _apply_config_fields(config, fields)
     _check_config(config)
+    _apply_strategy(config)
     config.save()
     return config
 
@@ -194,6 +198,7 @@ def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeS
     if not setting_is_used(config):
         _apply_config_fields(config, changed)
         _check_config(config)
+        _apply_strategy(config, recalibrate=True)
         config.save()
         return config
     with transaction.atomic():
@@ -203,8 +208,51 @@ def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeS
             setattr(new, name, getattr(config, name))
         _apply_config_fields(new, changed)
         _check_config(new)
+        _apply_strategy(new, recalibrate=bool(set(changed) & strategies_calibration_fields()))
         new.save()
     return new
+
+
+def strategies_calibration_fields():
+    return {"strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments"}
+
+
+def _apply_strategy(config, recalibrate=False):
+    """Issue 27: a strategy's template becomes the prompt of a rubric setting that left it blank
+    (recorded with its version); a few-shot setting's examples are chosen (or kept) and recorded."""
+    from . import calibration  # noqa: PLC0415
+
+    if config.kind != JudgeSetting.Kind.RUBRIC:
+        config.strategy = config.strategy or strategies.DEFAULT
+        if config.kind != JudgeSetting.Kind.REPLAY:
+            config.prompt_set = None
+        return
+    config.prompt_set = None
+    strategy = strategies.get(config.strategy)
+    config.strategy = strategy.key
+    stock = {s.template for s in strategies.STRATEGIES.values() if s.template}
+    if config.prompt_template in stock and config.prompt_template != strategy.template:
+        config.prompt_template = ""  # another strategy's unedited template: take this strategy's
+        config.system_prompt = "" if config.system_prompt == prompts.RUBRIC_SYSTEM else config.system_prompt
+    if not config.prompt_template and strategy.template:
+        config.system_prompt = config.system_prompt or strategy.system
+        config.prompt_template = strategy.template
+        config.strategy_version = strategy.version
+    if strategy.key != strategies.FEW_SHOT:
+        config.calibration = {}
+        return
+    if "{{ examples }}" not in (config.prompt_template or "").replace("{{examples}}", "{{ examples }}"):
+        raise ValidationError({"prompt_template": "A few-shot prompt must hold the {{ examples }} placeholder."})
+    if recalibrate or not (config.calibration or {}).get("examples"):
+        try:
+            config.calibration = calibration.choose_examples(
+                k=config.few_shot_k, rule=config.split_rule or "student", seed=config.few_shot_seed,
+                comments=config.few_shot_comments)
+        except calibration.CalibrationError as exc:
+            raise ValidationError({"split_rule": str(exc)}) from exc
+        if not config.calibration["examples"]:
+            raise ValidationError({"strategy": "No answer with a gold score qualifies as a few-shot example under "
+                                               "this split rule: import or adjudicate gold scores first."})
 
 
 def _apply_config_fields(config, fields):
@@ -326,6 +374,9 @@ def start_judge_run(
     if response_ids is not None:
         queryset = queryset.filter(pk__in=list(response_ids))
     queryset = filter_responses(queryset, params or {}).order_by("question_id", "id")
+    holdout = strategies.holdout_ids(config)  # few-shot examples / prompt-set hold-outs: never judged
+    if holdout:
+        queryset = queryset.exclude(pk__in=holdout)
     ids = list(queryset.values_list("pk", flat=True))
     if not ids:
         raise RunRefused(gettext("No response matches this selection."))
@@ -522,7 +573,7 @@ def _claim_ahead(run, kind, spec, queue, waiting, in_flight, width, owner, task_
     batch = []
     while queue and len(batch) < wanted:
         item, the_input = queue.popleft()
-        the_input = the_input or judge_input(item.response)
+        the_input = the_input or strategies.prepare(run.config, judge_input(item.response), item.response)
         key = input_cache_key(run.config, kind, spec, the_input)
         if key in busy:
             waiting.setdefault(key, []).append((item, the_input))

@@ -18,6 +18,7 @@ urlpatterns = [
     path("runs/<int:pk>/cancel/", views.run_cancel, name="judge_run_cancel"),
     path("runs/<int:pk>/resume/", views.run_resume, name="judge_run_resume"),
     path("results/<int:pk>/", views.result_detail, name="judge_result_detail"),
+    path("prompt-sets/", views.prompt_sets, name="prompt_sets"),
     path("generation/", views.generation_list, name="judge_generation_list"),
     path("generation/new/", views.generation_start, name="judge_generation_start"),
     path("generation/<int:pk>/", views.generation_detail, name="judge_generation_detail"),

@@ -3,6 +3,7 @@
 Reviewers and admins only (annotators see judge results on the response page, when the blind
 rule allows). Views parse input, call grading.judges.services / grading.judges.selectors and render.
 """
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -17,8 +18,8 @@ from annotation.selectors import filter_responses, id_param, question_choices
 from config.shortcuts import get_object_or_404
 
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
-from . import generation, prompts, selectors, services
-from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeSettingForm, RunStartForm
+from . import calibration, generation, prompts, selectors, services, strategies
+from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeSettingForm, PromptSetImportForm, RunStartForm
 from .kinds import KINDS
 
 
@@ -67,7 +68,13 @@ def _config_form_context(form, config):
         "form": form,
         "config": config,
         "kind_help": KIND_HELP,
-        "defaults": {key: {"system": kind.default_system, "template": kind.default_template} for key, kind in KINDS.items()},
+        "defaults": {
+            **{key: {"system": kind.default_system, "template": kind.default_template} for key, kind in KINDS.items()},
+            # issue 27: the rubric kind's strategies ("rubric:<strategy>"), filled in by judge_config.js
+            **{f"rubric:{key}": {"system": s.system or KINDS["rubric"].default_system,
+                                 "template": s.template or KINDS["rubric"].default_template}
+               for key, s in strategies.STRATEGIES.items()},
+        },
         "variables": prompts.VARIABLES,
         "used": bool(config and services.setting_is_used(config)),
     }
@@ -110,6 +117,10 @@ def setting_detail(request, pk):
         "effective_template": config.prompt_template or (kind.default_template if kind else ""),
         "used": services.setting_is_used(config),
         "latest": selectors.latest_setting(config.name),
+        # issue 27: the strategy, and a few-shot version's examples (its hold-out)
+        "strategy": strategies.get(config.strategy) if config.kind == JudgeSetting.Kind.RUBRIC else None,
+        "examples": calibration.example_table(config) if config.calibration else [],
+        "holdout_count": len(strategies.holdout_ids(config)),
     }
     return render(request, "grading/judge_config_detail.html", context)
 
@@ -175,6 +186,9 @@ def run_start(request):
                         initial={"config": request.GET.get("config")})
     filters = _filters_from(data)
     n_matching = filter_responses(Response.objects.all(), filters).count()
+    chosen = JudgeSetting.objects.filter(pk=id_param(request.GET.get("config"))).first() if request.GET.get("config") else None
+    holdout = strategies.holdout_ids(chosen)  # issue 27: never judged by that setting
+    n_holdout = filter_responses(Response.objects.filter(pk__in=holdout), filters).count() if holdout else 0
     if request.method == "POST" and form.is_valid():
         try:
             run = services.start_judge_run(
@@ -189,6 +203,7 @@ def run_start(request):
         "form": form,
         "filters": filters,
         "n_matching": n_matching,
+        "n_holdout": n_holdout,
         "questions": question_choices(),
         "exams": Exam.objects.only("id", "name"),
         "sources": Response.Source.choices,
@@ -315,3 +330,32 @@ def generation_resume(request, pk):
     run = get_object_or_404(GenerationRun, pk=pk)
     return _resume(request, run, f"Generation run {run.pk}", selectors.generation_progress,
                    generation.resume_generation_run, "grading:judge_generation_detail")
+
+
+@reviewer_required
+def prompt_sets(request):
+    """Issue 27: prompt variants from files (named prompt sets): import one, list them with their reports."""
+    from annotation.importers import ImportFormatError  # noqa: PLC0415
+
+    from . import prompt_sets as sets  # noqa: PLC0415
+
+    form = PromptSetImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            manifest = form.cleaned_data["manifest"]
+            if manifest and manifest.size > settings.IMPORT_MAX_BYTES:
+                raise ImportFormatError(f"The hold-out manifest is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+            manifest = sets.load_manifest(manifest.read()) if manifest else None
+            prompt_set, report = sets.import_prompt_set(
+                form.cleaned_data["file"], form.cleaned_data["file"].name, name=form.cleaned_data["name"],
+                holdout_absent=form.cleaned_data["holdout_absent"], manifest=manifest,
+                exam_name=form.cleaned_data["exam"] or None, user=request.user)
+        except (ImportFormatError, ValidationError) as exc:
+            form.add_error(None, _errors_text(exc) if isinstance(exc, ValidationError) else f"Nothing imported. {exc}")
+        else:
+            messages.success(request, gettext(
+                "Prompt set %(name)s: %(matched)s prompts attached to existing answers, %(unmatched)s records "
+                "unmatched, %(holdout)s hold-out answers; nothing created."
+            ) % {"name": prompt_set.name, **report})
+            return redirect(f"{request.path}#set-{prompt_set.name}")
+    return render(request, "grading/prompt_sets.html", {"form": form, "sets": sets.prompt_set_rows()})

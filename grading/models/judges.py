@@ -100,9 +100,49 @@ class JudgeSetting(models.Model):
         MEDIUM = "medium", gettext_lazy("medium")
         HIGH = "high", gettext_lazy("high")
 
+    class Strategy(models.TextChoices):
+        """Prompt strategies of the rubric judge (grading/judges/strategies.py, docs/judges.md)."""
+
+        REASON_THEN_SCORE = "reason-then-score", _("Reason, then score (default)")
+        VERIFICATION_FIRST = "verification-first", _("Verification-First")
+        FOLLOW_THROUGH_FIRST = "follow-through-first", _("Follow-Through-First")
+        FEW_SHOT = "few-shot", _("Few-shot calibration (experts' gold-scored answers)")
+
+    class SplitRule(models.TextChoices):
+        """What a few-shot example may share with an answer judged beside it (never the answer itself)."""
+
+        ANSWER = "answer", _("Not the same answer (same student allowed)")
+        STUDENT = "student", _("Not the same answer, not the same student")
+        CLASS = "class", _("Not the same student, not the same class (the answer's scan batch, else its import file)")
+        EXAM = "exam", _("Not the same student, not the same exam (examples from other exams)")
+
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField(default=1)
     kind = models.CharField(max_length=40, choices=Kind.choices, default=Kind.RUBRIC)
+    strategy = models.CharField(
+        max_length=30, choices=Strategy.choices, default=Strategy.REASON_THEN_SCORE, blank=True,
+        help_text="Prompt strategy of the rubric judge; its template is the default prompt.",
+    )
+    strategy_version = models.PositiveSmallIntegerField(
+        default=1, help_text="Version of the strategy's template when this setting was saved.",
+    )
+    few_shot_k = models.PositiveSmallIntegerField(
+        "examples per question", default=2, validators=[MinValueValidator(1), MaxValueValidator(8)],
+        help_text="Few-shot: calibration examples per question (2: one strong, one weak by gold percentile).",
+    )
+    split_rule = models.CharField(max_length=10, choices=SplitRule.choices, default=SplitRule.STUDENT, blank=True)
+    few_shot_seed = models.IntegerField(default=0, help_text="Few-shot: seed of the example choice.")
+    few_shot_comments = models.BooleanField(
+        default=False, help_text="Few-shot: show the expert's step comments with each example.",
+    )
+    calibration = models.JSONField(
+        default=dict, blank=True,
+        help_text="Few-shot: the examples chosen for this version ({question: [response ids]}), rule, seed, k.",
+    )
+    prompt_set = models.ForeignKey(
+        "grading.PromptSet", on_delete=models.PROTECT, null=True, blank=True, related_name="settings",
+        help_text="Replay: the named prompt set whose prompts are sent (blank: the prompt each record came with).",
+    )
     endpoint = models.ForeignKey(
         LlmEndpoint, on_delete=models.PROTECT, null=True, blank=True, related_name="judge_configs"
     )
@@ -150,6 +190,42 @@ class JudgeSetting(models.Model):
 
     def __str__(self):
         return f"{self.name} v{self.version}"
+
+
+class PromptSet(models.Model):
+    """Prompts imported from a release-format file for answers already in the tool (a prompt
+    variant such as Verification-First), under a name; a replay setting may send them."""
+
+    name = models.SlugField(max_length=60, unique=True)
+    file_name = models.CharField(max_length=500, blank=True)
+    file_sha256 = models.CharField(max_length=64, blank=True)
+    report = models.JSONField(default=dict, blank=True, help_text="Counts and unmatched records of the imports.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class PromptSetEntry(models.Model):
+    """One answer's prompt in a prompt set, or its mark as a hold-out (a calibration example of
+    the set: never judged by a setting that sends the set, never in its metrics)."""
+
+    prompt_set = models.ForeignKey(PromptSet, on_delete=models.CASCADE, related_name="entries")
+    response = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="+")
+    query = models.TextField(blank=True)
+    holdout = models.BooleanField(default=False)
+    import_index = models.IntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["prompt_set_id", "response_id"]
+        constraints = [models.UniqueConstraint(fields=["prompt_set", "response"], name="unique_prompt_set_entry")]
+
+    def __str__(self):
+        return f"{self.prompt_set} · response {self.response_id}"
 
 
 class JudgeRun(models.Model):
@@ -349,5 +425,5 @@ class GenerationItem(models.Model):
 
 
 __all__ = [
-    "LlmEndpoint", "JudgeSetting", "JudgeRun", "JudgeResult", "JudgeRunItem", "GenerationRun", "GenerationItem",
+    "LlmEndpoint", "JudgeSetting", "PromptSet", "PromptSetEntry", "JudgeRun", "JudgeResult", "JudgeRunItem", "GenerationRun", "GenerationItem",
 ]

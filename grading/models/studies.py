@@ -24,6 +24,7 @@ PROBE_CHOICES = [
     ("notation-swap", gettext_lazy("Notation swap")),
     ("reorder-independent-steps", gettext_lazy("Reorder independent steps")),
     ("raw-ocr", gettext_lazy("Raw OCR text")),
+    ("style-rewrite", gettext_lazy("Textbook-style rewrite (style ablation)")),
 ]
 
 

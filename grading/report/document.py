@@ -174,6 +174,48 @@ def probes_section(data) -> Section:
     ])
 
 
+def strategies_section(data) -> Section | None:
+    """Issue 27: each score judge's prompt strategy; for few-shot the rule, seed, examples and hold-out."""
+    rows, examples = [], []
+    for j in data["judges"]:
+        few = j.get("few_shot")
+        if j.get("strategy") in (None, "reason-then-score") and not few and not j.get("prompt_set"):
+            continue
+        rows.append([f"{j['name']} v{j['version']}", j.get("strategy") or DASH, number(j.get("strategy_version")),
+                     j.get("prompt_set") or DASH, number(few["k"]) if few else DASH,
+                     (few["split_rule"] or DASH) if few else DASH, number(few["seed"]) if few else DASH,
+                     number(few["n_holdout"]) if few else DASH])
+        for question, ids in sorted(((few or {}).get("examples") or {}).items(), key=lambda kv: int(kv[0])):
+            examples.append([f"{j['name']} v{j['version']}", question, ", ".join(number(i) for i in ids)])
+    if not rows:
+        return None
+    blocks = [Table(["Setting", "Strategy", "Template version", "Prompt set", "k", "Split rule", "Seed", "Hold-out"],
+                    rows, "Few-shot examples are a hold-out: never judged by their setting, never counted.")]
+    if examples:
+        blocks.append(Table(["Setting", "Question id", "Example answer ids"], examples, "Few-shot examples"))
+    return Section("Prompt strategies", blocks)
+
+
+def comparison_section(data) -> Section | None:
+    """Issue 27: paired differences B - A between the score judges, hold-outs excluded."""
+    c = data.get("comparison") or {}
+    if not c.get("pairs"):
+        return None
+    rows = []
+    for pair in c["pairs"]:
+        m = pair["measures"]
+        rows.append([pair["a"], pair["b"], number(pair["n_common"]), number(pair["n_holdout_excluded"]),
+                     with_interval(m["mae"]["difference"], m["mae"]["ci"]), with_interval(m["mse"]["difference"], m["mse"]["ci"]),
+                     with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]), number(pair["sign_test_p"]),
+                     number(pair["permutation_p"])])
+    return Section("Settings compared, paired", [
+        f"Differences are B − A on the answers both settings scored (an error measure below zero: B is closer to "
+        f"gold); intervals: {c['resampling']}; counted: {c['rule']}.",
+        Table(["A", "B", "n", "Hold-outs excluded", "MAE B − A", "MSE B − A", "FR_2 B − A", "Sign test p",
+               "Permutation p"], rows),
+    ])
+
+
 def geometry_section(data) -> Section | None:
     """Error geometry and step surprisal (grading/studies/geometry): the newest analysed run of each."""
     figures = data.get("geometry") or {}
@@ -208,7 +250,7 @@ def geometry_section(data) -> Section | None:
 
 SECTIONS: list[Callable] = [
     methods_section, dataset_section, agreement_section, settings_section, metrics_section, categories_section,
-    probes_section, geometry_section,
+    probes_section, strategies_section, comparison_section, geometry_section,
 ]
 
 

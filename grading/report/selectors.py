@@ -171,6 +171,34 @@ def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int) -> dict:
     }
 
 
+SCORE_KINDS = ("rubric", "replay", "external")  # judges whose results are points, comparable pairwise
+MAX_COMPARED = 6
+
+
+def comparison_figures(configs, *, bootstrap: int, seed: int) -> dict:
+    """Issue 27: paired differences between the score judges of the report (at most MAX_COMPARED,
+    in the report's order) on the answers each pair scored, hold-outs excluded and counted
+    (grading.review.comparison); compact: the overall measures, the tests, the counts."""
+    from ..review import comparison  # noqa: PLC0415
+
+    compared = [c for c in configs if c.kind in SCORE_KINDS][:MAX_COMPARED]
+    if len(compared) < 2:
+        return {"settings": [str(c) for c in compared], "pairs": []}
+    full = comparison.compare_settings(compared, n_resamples=bootstrap, seed=seed)
+    keep = ("mse", "mae", "fr_2", "bias", "pearson")
+    return {
+        "settings": [str(c) for c in compared],
+        "resampling": full["resampling"], "rule": full["selection"]["rule"], "difference": full["difference"],
+        "pairs": [{
+            "a": pair["a_label"], "b": pair["b_label"], "n_common": pair["n_common"],
+            "n_holdout_excluded": pair["n_holdout_excluded"], "n_questions": pair["overall"]["n_questions"],
+            "measures": {k: pair["overall"]["measures"][k] for k in keep},
+            "sign_test_p": pair["overall"]["sign_test"]["p_value"],
+            "permutation_p": pair["overall"]["permutation"]["p_value"],
+        } for pair in full["pairs"]],
+    }
+
+
 def category_figures(configs) -> dict:
     summary = review.category_summary()
     wanted = {str(c) for c in configs}
@@ -202,6 +230,7 @@ def report_data(setting: JudgeSetting | None = None, *, bootstrap: int = review.
         "agreement": agreement_figures(bootstrap=bootstrap, seed=seed),
         "judges": [judge_figures(config, bootstrap=bootstrap, seed=seed) for config in configs],
         "categories": category_figures(configs),
+        "comparison": comparison_figures(configs, bootstrap=bootstrap, seed=seed),
         "geometry": geometry_figures(),
     }
 

@@ -15,12 +15,14 @@ from django.utils.translation import gettext_lazy
 
 from annotation.models import Response
 
+from ..judges import strategies
 from ..models import JudgeResult, JudgeSetting
 from . import paired
 from .selectors import Scope, current_results, question_label
 
 SELECTION_RULE = ("answers both settings scored (current result, status ok, a score) that have a gold score; "
-                  "derived answers (probes) are never responses, so never counted")
+                  "hold-outs of either setting (few-shot examples, a prompt set's calibration answers) excluded; "
+                  "derived answers (probes, rewrites) are never responses, so never counted")
 MAX_CASES = 50
 # The method in words for people, in their language (the JSON keeps the English above).
 METHOD_TEXT = {
@@ -79,8 +81,11 @@ def _case_rows(indices, ids, a, b, gold, answers):
     ]
 
 
-def compare_pair(setting_a, setting_b, scores_a, scores_b, answers, *, n_resamples, seed):
-    ids = sorted(set(scores_a) & set(scores_b) & set(answers))
+def compare_pair(setting_a, setting_b, scores_a, scores_b, answers, *, n_resamples, seed, holdout=frozenset()):
+    holdout = set(holdout)
+    both = set(scores_a) & set(scores_b) & set(answers)
+    ids = sorted(both - holdout)
+    scored_holdout = (set(scores_a) | set(scores_b)) & holdout  # left out, whoever scored them
     a, b, gold, clusters = _arrays(ids, scores_a, scores_b, answers)
     sources = np.array([answers[i][1] for i in ids], dtype=object)
     by_source = []
@@ -93,7 +98,8 @@ def compare_pair(setting_a, setting_b, scores_a, scores_b, answers, *, n_resampl
         "a": setting_a.pk, "b": setting_b.pk,
         "a_label": str(setting_a), "b_label": str(setting_b),
         "n_common": len(ids),
-        "only_a": len(set(scores_a) - set(scores_b)), "only_b": len(set(scores_b) - set(scores_a)),
+        "n_holdout_excluded": len(scored_holdout),
+        "only_a": len(set(scores_a) - set(scores_b) - holdout), "only_b": len(set(scores_b) - set(scores_a) - holdout),
         "overall": paired.paired_comparison(a, b, gold, clusters, n_resamples=n_resamples, seed=seed),
         "by_source": by_source,
         "by_question": _by_question(ids, a, b, gold, answers),
@@ -123,10 +129,13 @@ def compare_settings(settings, *, exam=None, n_resamples=1000, seed=0):
     exam_id = exam.pk if exam is not None else None
     scores = {s.pk: _scores(s, exam_id) for s in settings}
     answers = _answers(set().union(*scores.values()))
-    pairs = [compare_pair(sa, sb, scores[sa.pk], scores[sb.pk], answers, n_resamples=n_resamples, seed=seed)
+    holdouts = {s.pk: strategies.holdout_ids(s) for s in settings}
+    pairs = [compare_pair(sa, sb, scores[sa.pk], scores[sb.pk], answers, n_resamples=n_resamples, seed=seed,
+                          holdout=holdouts[sa.pk] | holdouts[sb.pk])
              for sa, sb in combinations(settings, 2)]
     return {
         "settings": [{"id": s.pk, "name": s.name, "version": s.version, "kind": s.kind, "model": s.model,
+                      "strategy": s.strategy or "reason-then-score", "n_holdout": len(holdouts[s.pk]),
                       "n_scored": len(scores[s.pk])} for s in settings],
         "selection": {"exam": exam.name if exam is not None else None, "rule": SELECTION_RULE},
         "n_resamples": n_resamples, "seed": seed, "resampling": paired.RESAMPLING,

@@ -20,6 +20,7 @@ from annotation.models import Exam, Label, Question, Response, SubQuestion
 from annotation.rubric import sub_question_label
 from annotation.selectors import id_param
 
+from ..judges import strategies
 from ..judges.selectors import NOT_REJUDGED_KINDS, is_older_rubric
 from ..models import JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, MetaEvalProposal, MetaEvalRun, MetaEvaluation
 from ..runs import stalled
@@ -147,7 +148,9 @@ def current_results(scope):
     if scope.config is None:
         return JudgeResult.objects.none()
     newer = JudgeResult.objects.filter(config=OuterRef("config"), response=OuterRef("response"), pk__gt=OuterRef("pk"))
-    return JudgeResult.objects.filter(config=scope.config).exclude(Exists(newer))
+    results = JudgeResult.objects.filter(config=scope.config).exclude(Exists(newer))
+    holdout = strategies.holdout_ids(scope.config)  # issue 27: a setting's hold-outs never count for it
+    return results.exclude(response_id__in=holdout) if holdout else results
 
 
 # --- metrics -------------------------------------------------------------------------------

@@ -32,3 +32,37 @@ class ProbeStartForm(forms.Form):
             pk__in=[s.pk for s in choices]
         ).order_by("name")
         self.fields["question"].label_from_instance = lambda q: f"{q.location or q.external_id} (question #{q.pk})"
+
+
+class StyleRewriteForm(forms.Form):
+    """Issue 27: rewrite answers into textbook style with an LLM (our default prompt)."""
+
+    endpoint = forms.ModelChoiceField(queryset=None)
+    model = forms.CharField(max_length=200)
+    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label=gettext_lazy("any exam"))
+    limit = forms.IntegerField(required=False, min_value=1, max_value=100_000)
+
+    def __init__(self, *args, **kwargs):
+        from ..models import LlmEndpoint  # noqa: PLC0415
+
+        super().__init__(*args, **kwargs)
+        self.fields["endpoint"].queryset = LlmEndpoint.objects.all()
+
+
+class StyleImportForm(forms.Form):
+    file = forms.FileField(help_text=gettext_lazy(
+        "A JSON list of records with the answer's response_id (or its student_id and question_location) and "
+        "the rewritten text under rewritten."))
+
+
+class StyleRunForm(forms.Form):
+    """Judge originals and their unflagged rewrites with one setting version."""
+
+    setting = forms.ModelChoiceField(queryset=JudgeSetting.objects.none())
+    exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label=gettext_lazy("any exam"))
+    limit = forms.IntegerField(required=False, min_value=1, max_value=100_000)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["setting"].queryset = JudgeSetting.objects.filter(
+            pk__in=[s.pk for s in selectors.settings_to_probe()]).order_by("name")

@@ -32,6 +32,7 @@ from annotation.selectors import filter_responses
 
 from .. import runs
 from ..judges import services as judge_services
+from ..judges import strategies
 from ..judges.kinds import Outcome, get_kind
 from ..judges.services import RunRefused
 from ..models import DerivedAnswer, JudgeResult, JudgeSetting, ProbeItem, ProbeRun
@@ -41,6 +42,7 @@ from . import probes, selectors
 OPEN_STATES = (ProbeItem.State.PENDING, ProbeItem.State.ERROR)
 FINAL = ("ok", "invalid")
 UNRUNNABLE_KINDS = (JudgeSetting.Kind.EXTERNAL, JudgeSetting.Kind.REPLAY)
+STYLE_REWRITE = "style-rewrite"  # the style ablation's rewrites, made beforehand (grading/studies/style.py)
 
 
 def _open_ids(run):
@@ -64,7 +66,7 @@ def parse_probe_names(value: str | Iterable[str]) -> list[str]:
     names = [n.strip() for n in (value.split(",") if isinstance(value, str) else value) if n and n.strip()]
     if names == ["all"]:
         return list(probes.PROBES)
-    unknown = [n for n in names if n not in probes.PROBES and n != probes.RAW_OCR]
+    unknown = [n for n in names if n not in probes.PROBES and n not in (probes.RAW_OCR, STYLE_REWRITE)]
     if unknown or not names:
         known = ", ".join([*probes.PROBES, "all"])
         raise RunRefused(gettext("Unknown probe %(value)s; choose from %(known)s.") % {"value": ', '.join(unknown) or '(none given)', "known": known})
@@ -103,9 +105,22 @@ def start_probe_run(
         raise RunRefused(gettext("No answer matches this selection."))
     raw = selectors.raw_ocr_texts([r.pk for r in responses]) if probes.RAW_OCR in names else {}
     wanted, skipped = [], {name: 0 for name in names}
+    rewrites, flagged = {}, []
+    if STYLE_REWRITE in names:  # issue 27: flagged rewrites are excluded and counted, never judged
+        from . import style  # noqa: PLC0415
+
+        rewrites = style.rewrites_for([r.pk for r in responses])
+        skipped[f"{STYLE_REWRITE} (flagged)"] = 0
     for response in responses:
         for name in names:
-            if name == probes.RAW_OCR:
+            if name == STYLE_REWRITE:
+                row = rewrites.get(response.pk)
+                if row is not None and (row.change or {}).get("excluded"):
+                    skipped[f"{STYLE_REWRITE} (flagged)"] += 1
+                    flagged.append(row)
+                    continue
+                made = probes.Derived(row.text, row.change) if row is not None else None
+            elif name == probes.RAW_OCR:
                 text = raw.get(response.pk)
                 made = probes.Derived(text, {"source": "raw OCR of the answer's pages"}) if text else None
             else:
@@ -117,7 +132,8 @@ def start_probe_run(
     with transaction.atomic():
         run = ProbeRun.objects.create(
             setting=setting, probes=names, seed=int(seed), skipped=skipped, created_by=user,
-            selection={**params, **({"limit": int(limit)} if limit else {})},
+            selection={**params, **({"limit": int(limit)} if limit else {}),
+                       **({"style_flagged": style.flagged_counts(flagged)} if STYLE_REWRITE in names else {})},
             chunk_size=chunk_size or max(8, min(64, 2 * (setting.endpoint.max_concurrency if setting.endpoint else 8))),
         )
         derived = _store_derived(wanted, int(seed))
@@ -210,7 +226,7 @@ def process_probe_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
         return report
     inputs, needs = {}, {}
     for item in items:
-        original = judge_services.judge_input(item.derived.response)
+        original = strategies.prepare(setting, judge_services.judge_input(item.derived.response), item.derived.response)
         derived = dataclasses.replace(original, response=item.derived.text, judge_query="")
         item.original_key = judge_services.input_cache_key(setting, kind, spec, original)
         item.derived_key = judge_services.input_cache_key(setting, kind, spec, derived)

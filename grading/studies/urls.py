@@ -10,6 +10,7 @@ urlpatterns = [
     path("probes/runs/<int:pk>/progress.json", views.probe_run_progress, name="studies_probe_run_progress"),
     path("probes/runs/<int:pk>/cancel/", views.probe_run_cancel, name="studies_probe_run_cancel"),
     path("probes/runs/<int:pk>/resume/", views.probe_run_resume, name="studies_probe_run_resume"),
+    path("style/", views.style_home, name="studies_style"),
     path("probes/items/<int:pk>/", views.probe_item_detail, name="studies_probe_item"),
     path("geometry/", include("grading.studies.geometry.urls")),
 ]

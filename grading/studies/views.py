@@ -4,6 +4,7 @@ both judge outputs. Student text is escaped by the templates and rendered as mat
 import difflib
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -17,8 +18,8 @@ from config.shortcuts import get_object_or_404
 
 from .. import runs
 from ..models import ProbeItem, ProbeRun
-from . import probes, selectors, services
-from .forms import ProbeStartForm
+from . import probes, selectors, services, style
+from .forms import ProbeStartForm, StyleImportForm, StyleRewriteForm, StyleRunForm
 
 
 @reviewer_required
@@ -68,6 +69,7 @@ def probe_run_detail(request, pk):
     context = {
         "run": run, "progress": selectors.run_progress(run), "rates": rates, "page": page, "probe": probe,
         "attribution": attribution,
+        "style": style.ablation_report(run) if style.PROBE in run.probes else None,
         "families": {name: p.family for name, p in probes.PROBES.items()},
     }
     return render(request, "grading/studies_probe_run.html", context)
@@ -124,3 +126,52 @@ def probe_item_detail(request, pk):
         "change": json.dumps(derived.change, ensure_ascii=False, sort_keys=True),
     }
     return render(request, "grading/studies_probe_item.html", context)
+
+
+@reviewer_required
+def style_home(request):
+    """Issue 27: the style ablation: make rewrites (LLM, queued; or a file), judge them, list the runs."""
+    action = request.POST.get("action") if request.method == "POST" else ""
+    rewrite_form = StyleRewriteForm(request.POST if action == "rewrite" else None)
+    import_form = StyleImportForm(request.POST if action == "import" else None, request.FILES if action == "import" else None)
+    run_form = StyleRunForm(request.POST if action == "run" else None)
+    if action == "rewrite" and rewrite_form.is_valid():
+        from ..judges.services import RunRefused, check_endpoint_usable  # noqa: PLC0415
+        from .tasks import rewrite_style_answers  # noqa: PLC0415
+
+        data = rewrite_form.cleaned_data
+        try:
+            check_endpoint_usable(data["endpoint"])
+        except RunRefused as exc:
+            rewrite_form.add_error("endpoint", " ".join(exc.messages))
+        else:
+            rewrite_style_answers.delay(data["endpoint"].pk, data["model"], getattr(data["exam"], "pk", None), data["limit"])
+            messages.success(request, gettext("Rewrites queued: this page counts them as they are made."))
+            return redirect("grading:studies_style")
+    if action == "import" and import_form.is_valid():
+        upload = import_form.cleaned_data["file"]
+        try:
+            if upload.size > settings.IMPORT_MAX_BYTES:
+                raise ValueError(f"{upload.name}: file is larger than {settings.IMPORT_MAX_BYTES} bytes.")
+            counts = style.import_rewrites(upload.read(), upload.name)
+        except ValueError as exc:
+            import_form.add_error("file", gettext("Nothing imported. %(why)s") % {"why": exc})
+        else:
+            messages.success(request, gettext(
+                "Rewrites from %(file)s: %(made)s made, %(kept)s kept, %(flagged)s flagged, %(unmatched)s unmatched records."
+            ) % {"file": upload.name, "made": counts["made"], "kept": counts["kept"], "flagged": counts["flagged"],
+                 "unmatched": len(counts["unmatched"])})
+            return redirect("grading:studies_style")
+    if action == "run" and run_form.is_valid():
+        data = run_form.cleaned_data
+        try:
+            run = services.start_probe_run(data["setting"], probe_names=[style.PROBE], exam=getattr(data["exam"], "pk", None),
+                                           limit=data["limit"], user=request.user)
+        except ValidationError as exc:
+            run_form.add_error(None, " ".join(exc.messages))
+        else:
+            return redirect("grading:studies_probe_run", pk=run.pk)
+    rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs() if style.PROBE in run.probes]
+    context = {"rewrite_form": rewrite_form, "import_form": import_form, "run_form": run_form, "rows": rows,
+               "counts": style.rewrite_counts(), "template": style.REWRITE_TEMPLATE}
+    return render(request, "grading/studies_style.html", context)

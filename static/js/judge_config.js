@@ -11,7 +11,9 @@
   kind.addEventListener("change", explain);
   explain();
   document.getElementById("use-default").addEventListener("click", function () {
-    var d = defaults[kind.value] || { system: "", template: "" };
+    var strategy = form.querySelector("[name=strategy]");
+    var d = (kind.value === "rubric" && strategy && defaults["rubric:" + strategy.value]) ||
+      defaults[kind.value] || { system: "", template: "" };
     form.querySelector("[name=system_prompt]").value = d.system;
     form.querySelector("[name=prompt_template]").value = d.template;
   });

@@ -72,3 +72,17 @@ def test_load_demo_prints_a_summary_per_import_not_the_sample_files_notes(db):
     text = out.getvalue()
     assert "note on record" not in text and "Unmatched labels" not in text
     assert "expected for the demo" in text and "Imported realmath_eval.json" in text
+
+
+def test_demo_has_a_finished_comparison_of_two_scripted_strategies(loaded, reviewer_client):
+    """Issue 27: Verification-First and few-shot, scripted and named so, on the sample answers; the few-shot
+    examples (2 per question) are hold-outs: never judged, excluded from the comparison and counted."""
+    vf, fs = (JudgeSetting.objects.get(name=name) for _, name in demo.STRATEGY_SETTINGS)
+    assert "made-up" in vf.name and "made-up" in fs.name and (vf.strategy, fs.strategy) == ("verification-first", "few-shot")
+    assert vf.runs.get().status == "done" and fs.runs.get().status == "done"
+    holdout = set(fs.calibration["holdout"])
+    assert len(holdout) == 4 and not fs.results.filter(response_id__in=holdout).exists()
+    page = reviewer_client.get(reverse("grading:review_compare"), {"setting": [vf.pk, fs.pk]})
+    pair = page.context["data"]["pairs"][0]
+    assert pair["n_common"] == 60 and pair["n_holdout_excluded"] == 4 and pair["only_a"] == 0
+    assert "Verification-First (made-up scores)" in page.content.decode()

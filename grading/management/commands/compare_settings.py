@@ -75,7 +75,8 @@ class Command(BaseCommand):
         overall = pair["overall"]
         out.write(f"A = {pair['a_label']}   B = {pair['b_label']}")
         out.write(f"  {pair['n_common']} answers of {overall['n_questions']} questions scored by both "
-                  f"(only A: {pair['only_a']}, only B: {pair['only_b']}); intervals: {overall['resampling']}")
+                  f"(only A: {pair['only_a']}, only B: {pair['only_b']}; hold-outs excluded: "
+                  f"{pair['n_holdout_excluded']}); intervals: {overall['resampling']}")
         out.write(f"  {'measure':<26}{'A':>9}{'B':>9}{'B - A':>9}   95% interval")
         for title, key in ROWS:
             m = overall["measures"][key]

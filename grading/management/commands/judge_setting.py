@@ -2,6 +2,10 @@
 
     python manage.py judge_setting add --name rubric-local --kind rubric --base-url http://127.0.0.1:8001/v1 \\
         --model qwen --api-key-env ""          # a blank key variable: a local server without a key
+    python manage.py judge_setting add --name vf --kind rubric --strategy verification-first --base-url ... --model m
+    python manage.py judge_setting add --name fs --kind rubric --strategy few-shot --examples 2 --split-rule student \
+        --seed 0 [--comments] --base-url ... --model m     # examples chosen from the gold scores, recorded
+    python manage.py judge_setting add --name vf-replay --kind replay --prompt-set vf --base-url ... --model m
     python manage.py judge_setting list [--format json|table]
     python manage.py judge_setting show NAME [--setting-version N] [--format json|table]
 
@@ -19,9 +23,9 @@ from django.utils.translation import gettext
 
 from grading.judges import selectors, services
 from grading.judges.forms import JudgeSettingForm
-from grading.models import JudgeSetting, LlmEndpoint
+from grading.models import JudgeSetting, LlmEndpoint, PromptSet
 
-TABLE_COLUMNS = ("name", "version", "kind", "model", "temperature", "max_tokens", "base_url", "api_key_env")
+TABLE_COLUMNS = ("name", "version", "kind", "model", "temperature", "max_tokens", "base_url", "api_key_env", "strategy")
 
 
 def _messages(error: ValidationError) -> str:
@@ -49,6 +53,14 @@ class Command(BaseCommand):
                          help='Variable holding the API key; "" for a server that needs none.')
         add.add_argument("--temperature", type=float)
         add.add_argument("--max-tokens", dest="max_tokens", type=int)
+        add.add_argument("--strategy", choices=list(JudgeSetting.Strategy.values),
+                         help="Rubric judge: the prompt strategy (default reason-then-score).")
+        add.add_argument("--examples", type=int, help="Few-shot: examples per question (default 2).")
+        add.add_argument("--split-rule", dest="split_rule", choices=list(JudgeSetting.SplitRule.values),
+                         help="Few-shot: what an example may share with a judged answer (default student).")
+        add.add_argument("--seed", type=int, help="Few-shot: seed of the example choice (default 0).")
+        add.add_argument("--comments", action="store_true", help="Few-shot: show the experts' step comments.")
+        add.add_argument("--prompt-set", dest="prompt_set", help="Replay: the named prompt set to send.")
         add.add_argument("--format", choices=["json", "table"], default="table")
         listing = sub.add_parser("list", help="The newest version of every setting.")
         listing.add_argument("--format", choices=["json", "table"], default="table")
@@ -102,6 +114,18 @@ class Command(BaseCommand):
         for name in ("temperature", "max_tokens"):
             if options[name] is not None:
                 data[name] = options[name]
+        for option, name in (("strategy", "strategy"), ("examples", "few_shot_k"), ("split_rule", "split_rule"),
+                             ("seed", "few_shot_seed")):
+            if options.get(option) is not None:
+                data[name] = options[option]
+        if options.get("comments"):
+            data["few_shot_comments"] = "on"
+        if options.get("prompt_set"):
+            prompt_set = PromptSet.objects.filter(name=options["prompt_set"]).first()
+            if prompt_set is None:
+                known = ", ".join(PromptSet.objects.values_list("name", flat=True)) or "none yet"
+                raise CommandError(f"No prompt set {options['prompt_set']!r}. Known: {known}.")
+            data["prompt_set"] = prompt_set.pk
         return data
 
     def _show(self, options):

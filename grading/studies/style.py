@@ -1,0 +1,270 @@
+"""
+The style ablation (issue 27): does a judge score the same reasoning differently once it is written
+in a normalised textbook style?
+
+1. **Rewrites.** Each answer is rewritten into textbook style keeping every step, error and
+   omission: by an LLM (`rewrite_answers`, our default prompt `REWRITE_TEMPLATE`, any endpoint and
+   model) or from a file of rewrites linked to their originals (`import_rewrites`). A rewrite is a
+   `DerivedAnswer` (probe ``style-rewrite``) like a probe's output: never an `annotation.Response`,
+   so never in metrics, the disagreement queue or exports.
+2. **Checks** (`check_rewrite`, no LLM): a rewrite whose final answer differs from the original's
+   (the equivalence engine's `extract_answer`, then `check_equivalence`; a final answer lost counts
+   as changed) or that has fewer non-empty lines than the original (a dropped line) is **flagged**
+   and excluded from the study; the page and the report say how many, for which reason.
+3. **Judging.** A probe run of probe ``style-rewrite`` judges the original and the rewrite with the
+   same setting version (grading/studies/services.py; the original reuses the setting's existing
+   result when there is one).
+4. **Report** (`ablation_report`): per group (human, synthetic) and overall, MSE, FR_2 and mean
+   |judge - gold| before (original) and after (rewrite), paired on the same answers, with
+   two-stage cluster-bootstrap intervals over questions then answers (grading.review.paired); the
+   difference is after - before.
+"""
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from django.db import transaction
+
+import equivalence
+from annotation.models import Response, content_hash
+
+from ..judges import services as judge_services
+from ..judges.kinds import JudgeSpec
+from ..models import DerivedAnswer, ProbeItem, ProbeRun
+from ..review import paired
+
+PROBE = "style-rewrite"
+SEED = 0
+
+REWRITE_SYSTEM = "You copy-edit mathematics answers into a clean textbook style without changing their content."
+
+REWRITE_TEMPLATE = """Rewrite the student's answer below in a normalised textbook style: complete sentences, standard notation, consistent LaTeX, one step per line.
+
+Keep the content exactly as it is:
+- keep every step, in the same order, and keep each step on its own line;
+- keep every error exactly as written: a wrong computation stays wrong, a wrong claim stays claimed;
+- keep every omission: do not add a step, a justification, a case or a conclusion the student did not write;
+- keep the final answer exactly as the student gave it, even if it is wrong;
+- do not comment on, correct or grade the answer.
+
+Problem (for context only):
+{{ problem }}
+
+Student answer:
+{{ response }}
+
+Reply with the rewritten answer only."""
+
+
+# --- checks --------------------------------------------------------------------------------
+
+def _final(text):
+    try:
+        found = equivalence.extract_answer(text or "")
+    except Exception:  # best effort, as in the judges
+        return None
+    return (found if isinstance(found, str) else str(found)).strip() if found else None
+
+
+def line_count(text) -> int:
+    return sum(1 for line in (text or "").splitlines() if line.strip())
+
+
+def check_rewrite(original: str, rewritten: str) -> dict:
+    """Flags of a rewrite: ``final_answer_changed`` (CAS on the final answers), ``lines_dropped``
+    (fewer non-empty lines), ``empty``; ``excluded`` if any; the evidence kept beside them."""
+    before, after = _final(original), _final(rewritten)
+    changed, how = False, "no final answer in the original"
+    if before is not None:
+        if after is None:
+            changed, how = True, "the rewrite states no final answer"
+        elif "".join(before.split()) == "".join(after.split()):
+            how = "same text"
+        else:
+            try:
+                verdict = equivalence.check_equivalence(before, after, mode="default", timeout=2.0)
+                same = getattr(verdict, "equivalent", None)
+            except Exception:  # an engine crash is an undecided check: flagged, to be safe
+                same = None
+            changed = same is not True
+            how = {True: "equivalent (CAS)", False: "different (CAS)", None: "undecided (CAS): flagged"}[same]
+    lines_before, lines_after = line_count(original), line_count(rewritten)
+    flags = {
+        "final_answer_changed": changed, "lines_dropped": lines_after < lines_before,
+        "empty": not (rewritten or "").strip(),
+        "final_before": before, "final_after": after, "final_check": how,
+        "lines_before": lines_before, "lines_after": lines_after,
+    }
+    flags["excluded"] = flags["final_answer_changed"] or flags["lines_dropped"] or flags["empty"]
+    return flags
+
+
+# --- rewrites ------------------------------------------------------------------------------
+
+def _store(response, text, source):
+    """The rewrite of `response`'s current text (kept if one exists for that text)."""
+    key = content_hash(response.transcript)
+    existing = DerivedAnswer.objects.filter(response=response, probe=PROBE, seed=SEED, source_hash=key).first()
+    if existing is not None:
+        return existing, False
+    flags = check_rewrite(response.transcript, text)
+    made = DerivedAnswer.objects.create(
+        response=response, probe=PROBE, seed=SEED, source_hash=key, original_text=response.transcript,
+        text=text or "", change={**source, "flags": flags, "excluded": flags["excluded"]},
+    )
+    return made, True
+
+
+def selected_answers(*, exam=None, question=None, limit=None):
+    from annotation.selectors import filter_responses  # noqa: PLC0415
+
+    params = {k: str(v) for k, v in {"exam": exam, "question": question}.items() if v not in (None, "")}
+    queryset = filter_responses(Response.objects.all(), params).exclude(transcript="").order_by("question_id", "id")
+    return list(queryset[: int(limit)] if limit else queryset)
+
+
+def rewrite_answers(endpoint, model, responses, *, system=REWRITE_SYSTEM, template=REWRITE_TEMPLATE,
+                    temperature=0.0, max_tokens=4096, complete=None) -> dict:
+    """Rewrite `responses` with an LLM (the endpoint's limits apply); answers that already have a
+    rewrite of their current text are kept. Returns counts."""
+    from ..judges import prompts  # noqa: PLC0415
+
+    judge_services.check_endpoint_usable(endpoint)
+    spec = JudgeSpec(kind="rubric", model=model, temperature=temperature, max_tokens=max_tokens)
+    call = judge_services.make_caller(endpoint, spec, complete)
+    have = set(DerivedAnswer.objects.filter(response__in=responses, probe=PROBE, seed=SEED)
+               .values_list("response_id", "source_hash"))
+    todo = [r for r in responses if (r.pk, content_hash(r.transcript)) not in have]
+
+    def messages_of(response):  # built here: the threads never touch the database
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": prompts.render(
+            template, {"problem": response.question.statement, "response": response.transcript})})
+        return response, messages
+
+    def one(job):
+        response, messages = job
+        try:
+            return response, call(messages).text, None
+        except Exception as exc:  # a failed call leaves that answer without a rewrite
+            return response, None, f"{type(exc).__name__}: {exc}"[:300]
+
+    counts = {"asked": len(todo), "kept": len(responses) - len(todo), "made": 0, "failed": 0, "flagged": 0}
+    with ThreadPoolExecutor(max_workers=max(1, min(endpoint.max_concurrency, 16))) as pool:
+        for response, text, error in pool.map(one, [messages_of(r) for r in todo]):
+            if error:
+                counts["failed"] += 1
+                continue
+            made, _ = _store(response, (text or "").strip(), {"source": "llm", "model": model,
+                                                             "endpoint": endpoint.name})
+            counts["made"] += 1
+            counts["flagged"] += int(made.change.get("excluded", False))
+    return counts
+
+
+def import_rewrites(raw: bytes, file_name: str) -> dict:
+    """Rewrites from a JSON list of ``{"response_id": N, "rewritten": text}`` (or ``student_id`` and
+    ``question_location`` instead of the id). Unknown answers are reported; all or nothing."""
+    try:
+        rows = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{file_name}: not JSON ({exc}).") from exc
+    if not isinstance(rows, list):
+        raise ValueError(f"{file_name}: expected a JSON list of {{response_id, rewritten}}.")
+    counts = {"records": len(rows), "made": 0, "kept": 0, "flagged": 0, "unmatched": []}
+    with transaction.atomic():
+        for index, row in enumerate(rows):
+            if not isinstance(row, dict) or not isinstance(row.get("rewritten"), str):
+                raise ValueError(f"{file_name}: record {index} needs a text field 'rewritten'.")
+            answers = Response.objects.select_related("question")
+            if row.get("response_id") is not None:
+                answer = answers.filter(pk=row["response_id"]).first()
+            else:
+                answer = answers.filter(student_id=str(row.get("student_id", "")),
+                                        question__location=str(row.get("question_location", ""))).order_by("-pk").first()
+            if answer is None:
+                counts["unmatched"].append(index)
+                continue
+            made, fresh = _store(answer, row["rewritten"], {"source": "file", "file": file_name, "record": index})
+            counts["made" if fresh else "kept"] += 1
+            counts["flagged"] += int(fresh and made.change.get("excluded", False))
+    return counts
+
+
+def rewrites_for(response_ids) -> dict[int, DerivedAnswer]:
+    """The rewrite of each answer's current text (flagged ones included: the caller decides)."""
+    found = {}
+    rows = DerivedAnswer.objects.filter(response_id__in=list(response_ids), probe=PROBE, seed=SEED).select_related("response")
+    for row in rows:
+        if row.source_hash == content_hash(row.response.transcript):
+            found[row.response_id] = row
+    return found
+
+
+# --- report --------------------------------------------------------------------------------
+
+def _block(before, after, gold, clusters, n_resamples, seed):
+    result = paired.paired_comparison(before, after, gold, clusters, n_resamples=n_resamples, seed=seed)
+    keep = {k: result["measures"][k] for k in ("mse", "fr_2", "mae")}
+    return {"n": int(len(gold)), "n_questions": result["n_questions"], "measures": keep,
+            "sign_test": result["sign_test"], "permutation": result["permutation"]}
+
+
+def ablation_report(run: ProbeRun, *, n_resamples=1000, seed=0) -> dict:
+    """Before/after figures of a style-ablation run (a probe run of probe ``style-rewrite``)."""
+    items = list(ProbeItem.objects.filter(run=run, probe=PROBE).select_related("derived__response"))
+    flagged = (run.selection or {}).get("style_flagged", {})
+    judged = [i for i in items if i.state == ProbeItem.State.OK and i.original_score is not None
+              and i.derived_score is not None and i.derived.response.gold_score is not None]
+    report = {
+        "run": run.pk, "setting": str(run.setting), "probe": PROBE,
+        "n_rewrites_judged": len(judged), "n_items": len(items),
+        "n_without_gold_or_judgement": len(items) - len(judged),
+        "n_without_rewrite": run.skipped.get(PROBE, 0),
+        "flagged": flagged, "n_flagged_excluded": run.skipped.get(f"{PROBE} (flagged)", 0),
+        "difference": "after (rewrite) - before (original): negative = closer to gold after the rewrite",
+        "resampling": paired.RESAMPLING, "n_resamples": n_resamples, "seed": seed, "groups": {},
+    }
+    if not judged:
+        return report
+    before = np.array([i.original_score for i in judged], dtype=float)
+    after = np.array([i.derived_score for i in judged], dtype=float)
+    gold = np.array([float(i.derived.response.gold_score) for i in judged], dtype=float)
+    clusters = np.array([i.derived.response.question_id for i in judged])
+    sources = np.array([i.derived.response.source for i in judged], dtype=object)
+    report["groups"]["all"] = _block(before, after, gold, clusters, n_resamples, seed)
+    for source in sorted(set(sources.tolist())):
+        mask = sources == source
+        report["groups"][source] = _block(before[mask], after[mask], gold[mask], clusters[mask], n_resamples, seed)
+    return report
+
+
+def flagged_counts(rewrites) -> dict:
+    """Why rewrites were excluded: final answer changed only, line dropped only, both, empty."""
+    counts = {"final_answer_changed_only": 0, "lines_dropped_only": 0, "both": 0, "empty": 0}
+    for row in rewrites:
+        flags = (row.change or {}).get("flags", {})
+        if not (row.change or {}).get("excluded"):
+            continue
+        if flags.get("empty"):
+            counts["empty"] += 1
+        elif flags.get("final_answer_changed") and flags.get("lines_dropped"):
+            counts["both"] += 1
+        elif flags.get("final_answer_changed"):
+            counts["final_answer_changed_only"] += 1
+        else:
+            counts["lines_dropped_only"] += 1
+    return counts
+
+
+def rewrite_counts() -> dict:
+    """Rewrites of current texts: total, flagged (by reason), usable (the style page)."""
+    rows = [row for row in DerivedAnswer.objects.filter(probe=PROBE, seed=SEED).select_related("response")
+            if row.source_hash == content_hash(row.response.transcript)]
+    flagged = flagged_counts(rows)
+    n_flagged = sum(flagged.values())
+    return {"total": len(rows), "flagged": n_flagged, "usable": len(rows) - n_flagged, "by_reason": flagged,
+            "from_llm": sum(1 for r in rows if (r.change or {}).get("source") == "llm"),
+            "from_file": sum(1 for r in rows if (r.change or {}).get("source") == "file")}
