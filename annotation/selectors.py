@@ -31,15 +31,6 @@ def question_detail(pk):
     )
 
 
-def question_choices():
-    """Questions for a filter's select, without their texts."""
-    return Question.objects.order_by("location", "id").only("id", "location", "external_id")
-
-
-def question_choices_with_exam():
-    return Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name")
-
-
 def exam_choices():
     return Exam.objects.only("id", "name")
 
@@ -236,3 +227,13 @@ def rubric_versions(question):
 def rubric_version(question, version):
     """One kept version of a question's rubric (RubricVersion.DoesNotExist when there is none)."""
     return RubricVersion.objects.select_related("created_by").get(question=question, version=version)
+
+
+def question_choices():
+    """Questions for a picker: exam name, label and the start of the statement (not the whole)."""
+    from django.db.models.functions import Substr
+
+    return (
+        Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name")
+        .annotate(snippet=Substr("statement", 1, 80)).order_by("exam__name", "location", "id")
+    )

@@ -221,7 +221,7 @@ class AdjudicationSerializer(serializers.ModelSerializer):
         model = Adjudication
         fields = [
             "id", "response", "reviewer", "gold_score", "reason", "chosen_annotation", "previous_gold_score",
-            "previous_gold_status", "label_totals", "created",
+            "previous_gold_status", "label_totals", "sub_scores", "created",
         ]
         read_only_fields = fields
 
@@ -233,6 +233,10 @@ class AdjudicateRequestSerializer(serializers.Serializer):
     )
     gold_score = serializers.DecimalField(max_digits=7, decimal_places=2, required=False, allow_null=True)
     reason = serializers.CharField(required=False, allow_blank=True, default="")
+    sub_scores = serializers.DictField(
+        child=serializers.CharField(allow_blank=True), required=False, default=dict,
+        help_text="{sub-question label: points}, the reviewer's own; their sum is the gold score.",
+    )
     expected_gold_score = serializers.DecimalField(max_digits=7, decimal_places=2, required=False, allow_null=True)
     expected_gold_status = serializers.CharField(
         required=False, max_length=16, help_text="The gold status seen when deciding (none, imported, single, agreed, adjudicated)."

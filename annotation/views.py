@@ -4,7 +4,8 @@ from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.translation import gettext
+from django.utils.http import urlencode
+from django.utils.translation import gettext, gettext_lazy
 
 from accounts.decorators import annotator_required, reviewer_required
 from core.shortcuts import get_object_or_404
@@ -13,7 +14,7 @@ from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm
 from .importers import ImportFormatError
 from .importers.services import IMPORTERS, create_import_job, fail_stale_jobs, job_progress, runs_in_background
-from .models import ImportJob, ImportReport, Question, Response, RubricVersion
+from .models import Exam, ImportJob, ImportReport, Question, Response, RubricVersion
 
 
 @annotator_required
@@ -118,7 +119,8 @@ def response_detail(request, pk):
 
 @reviewer_required
 def dataset_import(request):
-    form = DatasetImportForm(request.POST or None, request.FILES or None)
+    initial = {key: request.GET[key] for key in ("format", "exam") if request.GET.get(key)}
+    form = DatasetImportForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         importer = IMPORTERS[form.cleaned_data["format"]]
@@ -153,6 +155,8 @@ def import_job_state(job):
 @reviewer_required
 def import_job(request, pk):
     job = get_object_or_404(ImportJob, pk=pk)
+    if job.status == ImportJob.Status.DONE and job.report_id:
+        return redirect("annotation:import_report", pk=job.report_id)  # finished: the report is what is wanted
     return render(request, "annotation/import_job.html", {"job": job, "state": import_job_state(job)})
 
 
@@ -161,7 +165,46 @@ def import_job_progress(request, pk):
     return JsonResponse(import_job_state(get_object_or_404(ImportJob, pk=pk)))
 
 
+# The import report's counts in words (the stored keys stay as they are: the API gives them).
+COUNT_WORDS = {
+    "records": gettext_lazy("records in the file"),
+    "lines": gettext_lazy("lines in the file"),
+    "questions_created": gettext_lazy("questions added"),
+    "questions_skipped": gettext_lazy("questions already here (kept as they were)"),
+    "responses_created": gettext_lazy("answers added"),
+    "responses_skipped": gettext_lazy("answers already here (skipped, kept as they were)"),
+    "labels_created": gettext_lazy("labels added (imported golds included)"),
+    "labels_skipped": gettext_lazy("labels of skipped answers (not loaded again)"),
+    "adjudications_created": gettext_lazy("adjudications added"),
+    "adjudications_skipped": gettext_lazy("adjudications of skipped answers (not loaded again)"),
+    "judge_results_created": gettext_lazy("judge results added"),
+    "judge_results_skipped": gettext_lazy("judge results of skipped answers (not loaded again)"),
+}
+
+
+NOT_COUNTS = ("exam_id", "skipped_by_exam")
+
+
+def report_counts(counts):
+    """[(number, words)] of a report's counts, known ones in a fixed order, then any other."""
+    rows = [(counts[key], words) for key, words in COUNT_WORDS.items() if isinstance(counts.get(key), int)]
+    rows += [(value, key.replace("_", " ")) for key, value in counts.items()
+             if key not in COUNT_WORDS and key not in NOT_COUNTS and isinstance(value, int)]
+    return rows
+
+
 @reviewer_required
 def import_report(request, pk):
     report = get_object_or_404(ImportReport, pk=pk)
-    return render(request, "annotation/import_report.html", {"report": report})
+    skipped = report.counts.get("skipped_by_exam") or {}
+    exams = {str(e.pk): e for e in Exam.objects.filter(pk__in=[k for k in skipped if k.isascii() and k.isdigit() and len(k) < 19])}
+    # Where the skipped answers sit, and a way to import the file into that exam.
+    skipped_in = [
+        {"exam": exams[key], "n": n,
+         "again": f"{reverse('annotation:import')}?{urlencode({'format': report.kind, 'exam': exams[key].name})}"}
+        for key, n in sorted(skipped.items(), key=lambda kv: -kv[1]) if key in exams
+    ]
+    return render(request, "annotation/import_report.html", {
+        "report": report, "counts": report_counts(report.counts), "skipped_in": skipped_in,
+        "report_exam": report.counts.get("exam_id"),
+    })

@@ -230,6 +230,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "annotation.export.models.ExportJob.Status",
         "RunStatusEnum": "grading.judges.models.JudgeRun.Status",
+        # "strategy" is a field of both a judge setting (prompt strategy) and an assignment.
+        "PromptStrategyEnum": "grading.judges.models.JudgeSetting.Strategy",
+        "AssignmentStrategyEnum": "annotation.labelling.models.Assignment.Strategy",
     },
 }
 

@@ -9,7 +9,7 @@ page (or to a safe ``next``).
 from dataclasses import dataclass
 
 from django.contrib import messages
-from django.http import JsonResponse
+from django.http import HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -40,9 +40,9 @@ def run_action_views(*, model, progress, cancel, resume, back, title, cancelled,
 
     def go_back(request, run):
         target = request.POST.get("next", "")
-        if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                                      require_https=request.is_secure()):
-            return redirect(target)
+        if target.startswith("/") and url_has_allowed_host_and_scheme(
+                target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+            return HttpResponseRedirect(target)  # a local path only (redirect() would read "²" as a view name)
         return redirect(back(run) if callable(back) else reverse(back, kwargs={"pk": run.pk}))
 
     @reviewer_required

@@ -33,6 +33,7 @@ from .client import (
     ReplyTooLarge,
     backoff_delay,
     bounded_http_client,
+    check_connection,
     check_endpoint,
     complete,
     first_choice,
@@ -48,7 +49,7 @@ from .pool import call_pool
 
 __all__ = [
     "access", "LlmConfig", "configure", "refresh", "call_pool",
-    "EndpointSpec", "CallSpec", "Completion", "complete", "send_request", "check_endpoint", "read_api_key", "limiter_for",
+    "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",
     "BadResponse", "first_choice", "redirect_problem",

@@ -159,6 +159,21 @@ def openai_client(endpoint):
         return client
 
 
+def check_connection(endpoint):
+    """Ask an endpoint for its model list once (no retries, the endpoint's timeout): None when it
+    answers, else what went wrong in words. The key is read as for a call and never shown."""
+    try:
+        client = openai_client(endpoint)
+        models = client.models.list()
+        names = [m.id for m in getattr(models, "data", [])][:5]
+    except EndpointUnusable as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 - any failure of the call is the answer
+        status = getattr(exc, "status_code", None)
+        return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: the endpoint did not answer as expected."
+    return {"models": names}
+
+
 def bounded_http_client():
     """The `openai` package's own default HTTP client, on the process's shared TLS context
     (what httpx would build itself: the same CA bundle), reading at most

@@ -45,6 +45,7 @@ NOT_PAGES = {
     "grading:judge_generation_progress", "grading:judge_generation_cancel", "grading:judge_generation_resume",
     "grading:review_metrics_csv", "grading:review_meta_eval_run_start", "grading:review_meta_eval_run_cancel",
     "grading:review_meta_eval_run_resume", "grading:review_meta_eval_run_progress", "grading:studies_probe_run_progress", "grading:studies_probe_run_cancel",
+    "grading:judge_endpoint_test", "grading:studies_probe_estimate",
     "grading:studies_probe_run_resume", "grading:studies_geometry_run_progress", "grading:studies_geometry_run_results",
     "grading:studies_geometry_run_segments", "grading:studies_geometry_run_cancel", "grading:studies_geometry_run_resume",
 }

@@ -144,6 +144,7 @@ def response_line(response, related, checkpoint_orders):
                 "previous_gold_score": dec(a["previous_gold_score"]),
                 "previous_gold_status": a["previous_gold_status"],
                 "label_totals": a["label_totals"],
+                "sub_scores": a["sub_scores"],
                 "created": stamp(a["created"]),
             }
             for a in related["adjudications"].get(response["id"], [])
@@ -214,7 +215,7 @@ def _response_chunk(response_queryset, ids):
         "adjudications": _grouped(_values(
             Adjudication.objects.filter(response__in=chunk).order_by("response_id", "created", "id"),
             ["response_id", "reviewer__username", "gold_score", "reason", "chosen_label_id", "previous_gold_score",
-             "previous_gold_status", "label_totals", "created"], ("label_totals",),
+             "previous_gold_status", "label_totals", "sub_scores", "created"], ("label_totals", "sub_scores"),
         ), "response_id"),
         "assignments": _grouped(
             Assignment.objects.filter(response__in=chunk)

@@ -455,6 +455,11 @@ def _load_response(line, context, result, modules):
     transcript_hash = content_hash(line["transcript"])
     if Response.objects.filter(question=question, student_id=line["student_id"], transcript_hash=transcript_hash).exists():
         result.count("responses_skipped")
+        result.count_in("skipped_by_exam", question.exam_id)
+        # What the line carries stays as it is in the database: counted, not loaded again.
+        result.count("labels_skipped", len(line.get("annotations", [])))
+        result.count("adjudications_skipped", len(line.get("adjudications", [])))
+        result.count("judge_results_skipped", len(line.get("judge_results", [])))
         return
     response = Response.objects.create(
         question=question, source=line["source"], student_id=line["student_id"], transcript=line["transcript"],
@@ -477,6 +482,7 @@ def _load_response(line, context, result, modules):
             reason=data.get("reason", ""), chosen_label=raters.get(data.get("chosen")),
             previous_gold_score=_dec(data.get("previous_gold_score"), line, "previous_gold_score"),
             previous_gold_status=data.get("previous_gold_status", ""), label_totals=data.get("label_totals") or {},
+            sub_scores=data.get("sub_scores") or {},
         )
         if data.get("created"):
             Adjudication.objects.filter(pk=adjudication.pk).update(created=_time(data["created"], line, "created"))
@@ -489,6 +495,9 @@ def _load_response(line, context, result, modules):
         if hasattr(module, "import_response"):
             module.import_response(response, line, context)
     result.count("responses_created")
+    result.count("labels_created", len(line.get("annotations", [])))
+    result.count("adjudications_created", len(line.get("adjudications", [])))
+    result.count("judge_results_created", len(line.get("judge_results", [])))
 
 
 def _seed(value, line):
@@ -559,7 +568,8 @@ def _load_lines(stream, file_name, user, on_progress, result, count, writer):
             raise ImportFormatError(gettext("line %(number)s: the database refused it (%(error)s).")
                                           % {"number": line["_line"], "error": exc}) from exc
     step()
-    for key in ("questions_created", "questions_skipped", "responses_created", "responses_skipped"):
+    for key in ("questions_created", "questions_skipped", "responses_created", "responses_skipped",
+                "labels_created", "adjudications_created", "judge_results_created"):
         result.counts.setdefault(key, 0)
     result.counts["lines"] = count
     report = ImportReport.objects.create(

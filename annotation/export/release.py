@@ -50,14 +50,26 @@ def gold_label(response):
     return matching[0] if matching else None
 
 
-def _sub_scores(response, gold):
-    if gold is None:
+def gold_breakdown(response):
+    """{sub-question: points} of the gold: an adjudication's own points per sub-question (or the
+    picked label's breakdown it kept), else the gold label's."""
+    adjudications = list(response.adjudications.all())
+    if response.gold_status == Response.GoldStatus.ADJUDICATED and adjudications and adjudications[0].sub_scores:
+        return adjudications[0].sub_scores
+    gold = gold_label(response)
+    if gold is None or (response.gold_status == Response.GoldStatus.ADJUDICATED and gold.total != response.gold_score):
+        return {}  # a score of the reviewer's own on top of a picked label: its breakdown does not add up
+    return gold.sub_scores
+
+
+def _sub_scores(response, breakdown):
+    if not breakdown:
         return {}
     extra = response.extra or {}
     original_keys = {sub_question_label(key): key for key in extra.get("sub_score_keys", [])}
     types = extra.get("number_types", {}).get("sub_question_scores", {})
     scores = {}
-    for label, value in gold.sub_scores.items():
+    for label, value in breakdown.items():
         key = original_keys.get(label, label)
         scores[key] = _number(Decimal(str(value)), types.get(key))
     order = list(original_keys.values())
@@ -109,7 +121,7 @@ def release_record(response):
     return {
         "query": response.judge_query,
         "student_response": response.transcript,
-        "sub_question_scores": _sub_scores(response, gold_label(response)),
+        "sub_question_scores": _sub_scores(response, gold_breakdown(response)),
         "gt": _number(response.gold_score, types.get("gt")),
         "reference_answer": question.reference_solution,
         "problem_statement": question.statement,

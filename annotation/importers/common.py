@@ -56,6 +56,11 @@ class ImportResult:
     def count(self, key, n=1):
         self.counts[key] = self.counts.get(key, 0) + n
 
+    def count_in(self, key, where, n=1):
+        """Count under `counts[key][str(where)]` (e.g. skipped responses by the exam they sit in)."""
+        bucket = self.counts.setdefault(key, {})
+        bucket[str(where)] = bucket.get(str(where), 0) + n
+
 
 def load_json_array(raw, file_name):
     """Parse bytes (or a binary file) as a JSON array of objects, or raise ImportFormatError."""

@@ -206,9 +206,10 @@ class _Batches:
 
     def add(self, start, cleaned_records):
         self.load_questions(cleaned_records)
-        keyed = []
+        keyed, exam_of = [], {}
         for cleaned in cleaned_records:
             question = self.question_for(cleaned, content_hash(cleaned["problem_statement"]))
+            exam_of[question.pk] = question.exam_id
             keyed.append((question.pk, cleaned["student_id"], content_hash(cleaned["student_response"])))
         existing = self.existing_keys(keyed)
         responses, golds = [], []
@@ -216,6 +217,7 @@ class _Batches:
             index = start + offset
             if key in existing:  # in the database, or earlier in this file
                 self.result.count("responses_skipped")
+                self.result.count_in("skipped_by_exam", exam_of[key[0]])
                 continue
             existing.add(key)
             for problem in _record_warnings(cleaned, index):
@@ -242,6 +244,7 @@ class _Batches:
             for response_id, (index, cleaned) in zip(response_ids, golds)
         ], now, user=self.user)
         self.result.count("responses_created", len(response_ids))
+        self.result.count("labels_created", len(response_ids))  # each record's gold, as an imported label
 
 
 def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_progress=None, writer=None):
@@ -287,9 +290,10 @@ def _import(stream, file_name, exam_name, user, on_progress, writer):
         batches.add(count - len(chunk), chunk)
     if on_progress:
         on_progress(size, size)
-    for key in ("questions_created", "responses_created", "responses_skipped"):
+    for key in ("questions_created", "responses_created", "responses_skipped", "labels_created"):
         result.counts.setdefault(key, 0)
     result.counts["records"] = count
+    result.counts["exam_id"] = exam.pk  # the exam the file was imported into (not a count: not shown as one)
     report = ImportReport.objects.create(
         kind=result.kind,
         file_name=file_name,

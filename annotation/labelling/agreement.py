@@ -247,10 +247,12 @@ def agreement_report(ratings, full_scores, question_names=None):
     by_question = defaultdict(list)
     for row in ratings:
         by_question[row[1]].append(row)
-    questions = [
+    every_question = [
         {"question": q, "name": question_names.get(q, str(q)), **asdict(group_agreement(_units(rows), full_scores.get(q, top)))}
         for q, rows in sorted(by_question.items(), key=lambda item: question_names.get(item[0], str(item[0])))
     ]
+    # A question none of whose answers has two labels yet has nothing to compare: counted, not listed.
+    questions = [q for q in every_question if q["responses"]]
     raters = sorted({row[2] for row in ratings})
     by_rater = _by_rater(units)
     pairs = [pair_agreement(units, a, b, top, by_rater) for a, b in combinations(raters, 2)]
@@ -264,6 +266,7 @@ def agreement_report(ratings, full_scores, question_names=None):
         "raters": raters,
         "overall": asdict(group_agreement(units, top, pair_kappas=[p.kappa for p in pairs])),
         "questions": questions,
+        "questions_without_pairs": len(every_question) - len(questions),
         "pairs": [asdict(p) for p in pairs],
         "matrix": matrix,
     }

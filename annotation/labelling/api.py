@@ -283,7 +283,7 @@ class AdjudicationViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewse
         try:
             adjudication = services.adjudicate(
                 response=response, reviewer=request.user, reason=data["reason"], gold_score=data.get("gold_score"),
-                chosen_label=data.get("chosen_label"), expected=expected,
+                chosen_label=data.get("chosen_label"), expected=expected, sub_scores=data.get("sub_scores"),
             )
         except LabelInvalid as exc:
             return ApiResponse({"detail": "No gold score was set.", "errors": exc.errors}, status=400)

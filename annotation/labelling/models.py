@@ -235,6 +235,10 @@ class Adjudication(models.Model):
     previous_gold_score = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
     previous_gold_status = models.CharField(max_length=16, blank=True)
     label_totals = models.JSONField(default=dict, help_text=gettext_lazy("{rater: total} as the reviewer saw them."))
+    sub_scores = models.JSONField(
+        default=dict, blank=True,
+        help_text="{sub-question: points} of the gold: the reviewer's own, or the picked label's breakdown.",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

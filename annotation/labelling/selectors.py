@@ -5,6 +5,7 @@ Who may see scores (the blind rule) is dataset-wide and lives in annotation.sele
 """
 from __future__ import annotations
 
+import re
 import statistics
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -120,6 +121,8 @@ def queue_rows(user, ids):
         .annotate(
             started=Exists(Label.objects.filter(response=OuterRef("response"), annotator=user)),
             drafted=Exists(LabelDraft.objects.filter(response=OuterRef("response"), user=user)),
+            # Made from scanned pages (ocr.Page.response): the queue marks them.
+            from_scans=Exists(Response.objects.filter(pk=OuterRef("response_id"), scan_pages__isnull=False)),
         )
         .order_by("response_id")
     )
@@ -172,10 +175,22 @@ def class_of_question(user, question_id: int) -> QuerySet[Response]:
     return queryset.order_by("student_id", "pk")
 
 
+def _student_order(student_id: str, pk: int):
+    """Natural order of student ids: "student 2" before "student 10" (digits compare as numbers)."""
+    parts = re.split(r"(\d+)", student_id or "")
+    return ([(0, int(p), "") if p.isdigit() else (1, 0, p.casefold()) for p in parts if p], pk)
+
+
+def class_ids(user, question_id: int) -> list[int]:
+    """Response ids of the class in the order it is graded: by student id, naturally."""
+    rows = class_of_question(user, question_id).values_list("pk", "student_id")
+    return [pk for pk, student in sorted(rows, key=lambda row: _student_order(row[1], row[0]))]
+
+
 def class_position(user, response: Response) -> dict:
     """Where `response` stands in its question's class for `user`: previous and next response
     ids, its 1-based position and the class size; None when the user does not grade it here."""
-    ids = list(class_of_question(user, response.question_id).values_list("pk", flat=True))
+    ids = class_ids(user, response.question_id)
     if response.pk not in ids:
         return None
     at = ids.index(response.pk)
@@ -189,11 +204,11 @@ def class_position(user, response: Response) -> dict:
 
 def first_to_grade(user, question_id: int) -> int | None:
     """The first response of the class the user has not submitted a label for, else the first."""
-    responses = class_of_question(user, question_id)
-    pending = responses.exclude(
-        Exists(Label.objects.filter(response=OuterRef("pk"), annotator=user, submitted=True))
+    ids = class_ids(user, question_id)
+    done = set(
+        Label.objects.filter(response_id__in=ids, annotator=user, submitted=True).values_list("response_id", flat=True)
     )
-    return pending.values_list("pk", flat=True).first() or responses.values_list("pk", flat=True).first()
+    return next((pk for pk in ids if pk not in done), ids[0] if ids else None)
 
 
 def adjudication_threshold(raw: str | None) -> Decimal:

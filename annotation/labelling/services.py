@@ -35,7 +35,7 @@ from accounts.roles import is_reviewer
 from ..models import Adjudication, Assignment, Label, LabelDraft, LabelSaveAttempt, LabelSummary, Response, StepLabel
 from ..quote_anchors import quote_selector, reanchor
 from . import selectors
-from .rules import LabelInvalid, clean_label
+from .rules import TOTAL, LabelInvalid, _json_number, clean_label, rubric_groups
 
 LOCK_TTL = timedelta(minutes=settings.REALMATH_LABEL_LOCK_MINUTES)
 ADJUDICATION_THRESHOLD = Decimal(str(settings.REALMATH_ADJUDICATION_THRESHOLD))
@@ -427,19 +427,37 @@ def _summarise(response, totals):
     )
 
 
-def adjudicate(*, response, reviewer, reason="", gold_score=None, chosen_label=None, expected=None):
+def adjudicate(*, response, reviewer, reason="", gold_score=None, chosen_label=None, expected=None, sub_scores=None):
     """Set the gold score of a response: pick one label, or enter a score with a reason.
 
-    `expected` is the (gold score, gold status) the reviewer saw; when the gold changed meanwhile
-    the decision is refused with GoldConflict. Raises LabelInvalid on bad input.
+    `sub_scores` ({sub-question label: points}) gives the reviewer's own points per sub-question;
+    their sum is the gold score (a `gold_score` given too must equal it). Without them, a picked
+    label's breakdown is kept when its total is taken. `expected` is the (gold score, gold status)
+    the reviewer saw; when the gold changed meanwhile the decision is refused with GoldConflict.
+    Raises LabelInvalid on bad input.
     """
-    return _retrying(lambda: _adjudicate(response, reviewer, reason, gold_score, chosen_label, expected))
+    return _retrying(lambda: _adjudicate(response, reviewer, reason, gold_score, chosen_label, expected, sub_scores))
 
 
-def _adjudicate(response, reviewer, reason, gold_score, chosen_label, expected):
+def _adjudicate(response, reviewer, reason, gold_score, chosen_label, expected, sub_scores=None):
     if not is_reviewer(reviewer):
         raise NotAllowed(gettext("Adjudication needs the reviewer role."))
+    own_points = _adjudicated_sub_scores(response, sub_scores)
+    if own_points and gold_score in (None, ""):
+        gold_score = sum(own_points.values(), Decimal(0))
     score = _adjudicated_score(response, gold_score, chosen_label, reason)
+    if own_points and sum(own_points.values(), Decimal(0)) != score:
+        total = sum(own_points.values(), Decimal(0))
+        raise LabelInvalid({"sub_scores": [
+            gettext("The points per sub-question add up to %(sum)s, not to the gold score %(score)s.")
+            % {"sum": f"{total.normalize():f}", "score": f"{score.normalize():f}"}
+        ]})
+    if own_points:
+        breakdown = {label: _json_number(points) for label, points in own_points.items()}
+    elif chosen_label is not None and score == chosen_label.total:
+        breakdown = dict(chosen_label.sub_scores or {})
+    else:
+        breakdown = {}
     seen_score, seen_status = expected if expected is not None else (response.gold_score, response.gold_status)
     totals = {a.rater_name: str(a.total) for a in selectors.submitted_labels(response)}
 
@@ -457,9 +475,47 @@ def _adjudicate(response, reviewer, reason, gold_score, chosen_label, expected):
             return Adjudication.objects.create(
                 response=current, reviewer=reviewer, gold_score=score, reason=reason.strip(),
                 chosen_label=chosen_label, previous_gold_score=seen_score,
-                previous_gold_status=seen_status, label_totals=totals,
+                previous_gold_status=seen_status, label_totals=totals, sub_scores=breakdown,
             )
     raise GoldConflict(Response.objects.get(pk=response.pk))
+
+
+def _adjudicated_sub_scores(response, raw):
+    """The reviewer's points per sub-question as Decimals (empty when none were given)."""
+    if not raw:
+        return {}
+    if not isinstance(raw, dict):
+        raise LabelInvalid({"sub_scores": [gettext("Expected {sub-question: points}.")]})
+    groups = {g.label: g for g in rubric_groups(response.question) if g.label != TOTAL}
+    errors, cleaned = [], {}
+    for label, value in raw.items():
+        if value in (None, ""):
+            continue
+        group = groups.get(label)
+        try:
+            points = Decimal(str(value))
+        except InvalidOperation:
+            points = None
+        if group is None:
+            errors.append(gettext("%(label)s is not a sub-question of this question.") % {"label": label})
+        elif points is None or not points.is_finite() or points != points.quantize(Decimal("0.01")):
+            errors.append(gettext("%(label)s: not a number with at most 2 decimals.") % {"label": label})
+        elif points < 0 or (group.max_points is not None and points > group.max_points):
+            errors.append(gettext("%(label)s: between 0 and %(max)s points.")
+                          % {"label": label, "max": f"{group.max_points.normalize():f}"})
+        else:
+            cleaned[label] = points
+    if cleaned and not errors and set(cleaned) != set(groups):
+        missing = ", ".join(label for label in groups if label not in cleaned)
+        errors.append(gettext("Give the points of every sub-question (missing: %(labels)s).") % {"labels": missing})
+    if errors:
+        raise LabelInvalid({"sub_scores": errors})
+    return cleaned
+
+
+def check_adjudicated_score(response, gold_score, chosen_label, reason):
+    """The gold score an adjudication would set, or LabelInvalid with every reason it would not."""
+    return _adjudicated_score(response, gold_score, chosen_label, reason)
 
 
 def _adjudicated_score(response, gold_score, chosen_label, reason):

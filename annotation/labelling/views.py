@@ -20,7 +20,7 @@ from core.shortcuts import get_object_or_404
 from ocr import selectors as ocr_selectors
 
 from ..models import Assignment, Exam, Label, LabelDraft, Question, Response, StepLabel
-from ..selectors import can_see_scores, exam_choices, question_choices, question_choices_with_exam, reference_segments
+from ..selectors import can_see_scores, exam_choices, question_choices, reference_segments
 from ..serializers import LabelDraftSerializer, LabelSerializer
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report
@@ -220,7 +220,7 @@ def assign(request):
         "choices": choices,
         "chosen_annotators": set(choices.getlist("annotators")) if "annotators" in choices else None,
         "annotators": annotators,
-        "questions": question_choices_with_exam(),
+        "questions": question_choices(),
         "exams": exam_choices(),
         "batches": ocr_selectors.scan_batches_to_assign(),
         "strategies": Assignment.Strategy.choices,
@@ -294,7 +294,7 @@ def agreement(request):
         "include_imported": include_imported,
         "work": selectors.work_time(request.GET),
         "anchoring": _anchoring_rows(selectors.anchoring_labels(request.GET)),
-        "questions": question_choices_with_exam(),
+        "questions": question_choices(),
         "exams": exam_choices(),
     }
     return render(request, "annotation/agreement.html", context)
@@ -367,11 +367,29 @@ def _adjudicate_from_form(request, response, labels):
     post = request.POST
     chosen = next((a for a in labels if str(a.pk) == post.get("chosen")), None)
     seen_score = post.get("seen_gold_score") or None
+    subs = [g.label for g in rubric_groups(response.question) if g.label]
+    sub_scores = {label: post.get(f"sub:{label}", "").strip() for label in subs}
+    sub_scores = {label: value for label, value in sub_scores.items() if value}
+    own_total = post.get("gold_score") or None
+    try:
+        own = own_total is not None and (chosen is None or Decimal(own_total) != chosen.total)
+    except InvalidOperation:
+        own = False  # the service says "Not a number."
+    if subs and own and not sub_scores:
+        # A total of her own needs its breakdown, or the release export loses sub_question_scores.
+        errors = {}
+        try:
+            services.check_adjudicated_score(response, own_total, chosen, post.get("reason", ""))
+        except LabelInvalid as exc:
+            errors = dict(exc.errors)
+        return {**errors, "sub_scores": [gettext("Give the points per sub-question (%(labels)s): they are what the release "
+                                     "export's sub_question_scores hold; the gold score is their sum.")
+                           % {"labels": ", ".join(subs)}]}
     try:
         expected = (Decimal(seen_score) if seen_score else None, post.get("seen_gold_status", response.gold_status))
         services.adjudicate(
             response=response, reviewer=request.user, reason=post.get("reason", ""),
-            gold_score=post.get("gold_score") or None, chosen_label=chosen, expected=expected,
+            gold_score=own_total, chosen_label=chosen, expected=expected, sub_scores=sub_scores,
         )
     except LabelInvalid as exc:
         return exc.errors

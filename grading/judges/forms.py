@@ -67,6 +67,9 @@ class JudgeSettingForm(forms.ModelForm):
         self.fields["kind"].choices = [(k, label) for k, label in JudgeSetting.Kind.choices if k != JudgeSetting.Kind.EXTERNAL]
         self.fields["prompt_template"].help_text = gettext("Leave empty for the kind's default. Placeholders: %(names)s") % {
             "names": ", ".join(f"{{{{ {name} }}}}" for name in prompts.VARIABLES)}
+        self.fields["temperature"].help_text = gettext(
+            "Ignored, and saved empty, for kinds that call no LLM (the CAS-only final-answer check)."
+        )
         self.fields["answer_tolerance"].required = False  # absent: the IneqMath rule (strict)
         # Issue 27: absent (an older client, another kind) means the defaults.
         for name in ("strategy", "few_shot_k", "split_rule", "few_shot_seed"):

@@ -10,6 +10,7 @@ urlpatterns = [
     path("settings/<int:pk>/edit/", views.setting_edit, name="judge_setting_edit"),
     path("endpoints/new/", views.endpoint_edit, name="judge_endpoint_create"),
     path("endpoints/<int:pk>/edit/", views.endpoint_edit, name="judge_endpoint_edit"),
+    path("endpoints/<int:pk>/test/", views.endpoint_test, name="judge_endpoint_test"),
     path("runs/", views.run_list, name="judge_run_list"),
     path("runs/new/", views.run_start, name="judge_run_start"),
     path("runs/<int:pk>/", views.run_detail, name="judge_run_detail"),

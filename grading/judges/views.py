@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
+from django.views.decorators.http import require_POST
 
 from accounts.decorators import admin_required, reviewer_required
 from annotation.models import Question
@@ -144,6 +145,20 @@ def endpoint_edit(request, pk=None):
             return redirect("grading:judges_home")
     warnings = services.endpoint_warnings(endpoint) if endpoint and request.method != "POST" else []
     return render(request, "grading/judge_endpoint_form.html", {"form": form, "endpoint": endpoint, "warnings": warnings})
+
+
+@admin_required
+@require_POST
+def endpoint_test(request, pk):
+    """Admins only: ask a saved endpoint (an allowed host) for its models; the key is never shown."""
+    endpoint = get_object_or_404(LlmEndpoint, pk=pk)
+    answer = services.test_endpoint(endpoint)
+    if isinstance(answer, dict):
+        names = ", ".join(answer["models"]) or "none listed"
+        messages.success(request, f"{endpoint} answered: models {names}.")
+    else:
+        messages.error(request, f"{endpoint} could not be reached: {answer}")
+    return redirect("grading:judge_endpoint_edit", pk=endpoint.pk)
 
 
 # --- runs ----------------------------------------------------------------------------------

@@ -35,11 +35,20 @@ QUEUE_FILTERS = (*selectors.QUEUE_FILTERS, "order")
 ATTRIBUTIONS = {"ocr": gettext_lazy("OCR (raw text only)"), "judge": gettext_lazy("judge"), "both": gettext_lazy("both"), "none": gettext_lazy("not attributed")}
 
 
-def _scope_or_404(params):
+SCOPE_SESSION_KEY = "review_setting"
+
+
+def _scope_or_404(request, params=None):
+    """The scope the page is about; a setting chosen on the page is remembered for the person's
+    next visit without one (the session), else the newest setting with results to compare."""
+    params = request.GET if params is None else params
     try:
-        return selectors.resolve_scope(params)
+        scope = selectors.resolve_scope(params, preferred=request.session.get(SCOPE_SESSION_KEY))
     except selectors.ScopeError as exc:
         raise Http404(str(exc)) from exc
+    if scope.config is not None and (params.get("setting") or params.get("run")):
+        request.session[SCOPE_SESSION_KEY] = scope.config.pk
+    return scope
 
 
 def _scope_context(scope):
@@ -100,7 +109,7 @@ def _display_report(report):
 
 @reviewer_required
 def metrics_page(request):
-    scope = _scope_or_404(request.GET)
+    scope = _scope_or_404(request)
     report = selectors.metrics_report(scope)
     context = {
         **_scope_context(scope), "report": report, "display": _display_report(report), "tab": "metrics",
@@ -119,7 +128,7 @@ def _display_ledger_row(row):
 
 @reviewer_required
 def metrics_csv(request):
-    scope = _scope_or_404(request.GET)
+    scope = _scope_or_404(request)
     rows = selectors.metrics_table(selectors.metrics_report(scope))
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     name = f"metrics-{scope.run.pk if scope.run else scope.config.pk if scope.config else 'none'}"
@@ -144,7 +153,7 @@ def _queue_query(scope, threshold, params, **extra):
 
 @reviewer_required
 def disagreement_list(request):
-    scope = _scope_or_404(request.GET)
+    scope = _scope_or_404(request)
     params, threshold = _queue_params(request)
     if threshold is None:
         messages.error(request, gettext("The threshold must be a number of points ≥ 0; showing the default of 2."))
@@ -176,7 +185,7 @@ def disagreement_list(request):
 
 @reviewer_required
 def disagreement_review(request, pk):
-    scope = _scope_or_404(request.GET)
+    scope = _scope_or_404(request)
     params, threshold = _queue_params(request)
     threshold = selectors.DEFAULT_THRESHOLD if threshold is None else threshold
     try:
@@ -199,11 +208,11 @@ def disagreement_review(request, pk):
             error = " ".join(exc.messages)
         else:
             messages.success(request, gettext("Saved category %(upper)s for case %(pk)s.") % {"upper": request.POST.get('category', '').upper(), "pk": pk})
-            around = selectors.neighbours(queue, pk)
+            around = selectors.neighbours(queue, pk, params.get("order", "id"))
             target = around["next_todo"] if request.POST.get("then") == "next" and around["next_todo"] else pk
             return redirect(f"{reverse('grading:review_case', args=[target])}?{query}")
         case = selectors.review_case(pk)
-    around = selectors.neighbours(queue, pk)
+    around = selectors.neighbours(queue, pk, params.get("order", "id"))
     stats = selectors.queue_stats(queue)
     context = {
         **case,
@@ -235,11 +244,13 @@ def _selected_category(posted, case):
 @reviewer_required
 @require_POST
 def start_meta_eval_run(request):
-    scope = _scope_or_404(request.POST)
+    scope = _scope_or_404(request, request.POST)
     threshold = selectors.parse_threshold(request.POST.get("threshold"))
-    params = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key) and key != "state"}
+    shown = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key)}
+    # The run asks about the filtered cases whatever their state; the list comes back as it was.
+    params = {key: value for key, value in shown.items() if key not in ("state", "order")}
     endpoint = LlmEndpoint.objects.filter(pk=id_param(request.POST.get("endpoint")) or 0).first()
-    back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, params)}"
+    back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, shown)}"
     if endpoint is None or threshold is None:
         messages.error(request, gettext("Choose an endpoint and a threshold ≥ 0."))
         return redirect(back)

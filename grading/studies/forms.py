@@ -15,7 +15,7 @@ class ProbeStartForm(forms.Form):
     probes = forms.MultipleChoiceField(
         choices=[(name, format_lazy("{} ({})", p.label, p.family_label)) for name, p in probes.PROBES.items()]
         + [(probes.RAW_OCR, gettext_lazy("Raw OCR text of scanned answers (OCR-vs-judge attribution)"))],
-        widget=forms.CheckboxSelectMultiple, initial=list(probes.PROBES),
+        widget=forms.CheckboxSelectMultiple, initial=[],  # nothing ticked: each probe costs judge calls
     )
     exam = IdModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label=gettext_lazy("any exam"))
     question = IdModelChoiceField(

@@ -147,6 +147,20 @@ def start_probe_run(
     return run
 
 
+def probe_call_estimate(setting: JudgeSetting | None, *, probe_names, exam=None, question=None, limit=None) -> dict:
+    """What a probe run with this selection would cost, before it starts: the answers chosen, and
+    at most one judged item per answer and ticked probe (raw OCR: only answers made from scans;
+    a probe that does not apply to an answer is skipped), times the setting's samples."""
+    names = [name for name in probe_names if name in probes.PROBES or name == probes.RAW_OCR]
+    params = {k: str(v) for k, v in {"exam": exam, "question": question}.items() if v not in (None, "")}
+    queryset = filter_responses(Response.objects.all(), params).exclude(transcript="").order_by("question_id", "id")
+    ids = list(queryset.values_list("id", flat=True)[: int(limit)] if limit else queryset.values_list("id", flat=True))
+    scanned = len(selectors.raw_ocr_texts(ids)) if probes.RAW_OCR in names else 0
+    items = sum(scanned if name == probes.RAW_OCR else len(ids) for name in names)
+    samples = max(1, int(getattr(setting, "samples", 1) or 1))
+    return {"answers": len(ids), "probes": len(names), "items": items, "samples": samples, "calls": items * samples}
+
+
 def _source_hash(response, name, made):
     """What a derived answer was made from: the original text (and, for raw OCR, the raw text)."""
     if name == probes.RAW_OCR:

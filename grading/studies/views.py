@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.utils.translation import gettext as _
@@ -40,6 +41,18 @@ def probe_home(request):
             return redirect("grading:studies_probe_run", pk=run.pk)
     rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs()]
     return render(request, "grading/studies_probes.html", {"form": form, "rows": rows, "probes": probes.PROBES})
+
+
+@reviewer_required
+def probe_estimate(request):
+    """JSON: how many judge calls the probe form's selection would make (see services.probe_call_estimate)."""
+    form = ProbeStartForm(request.GET)
+    form.is_valid()  # partial selections are fine: the estimate uses what is valid
+    data = getattr(form, "cleaned_data", {})
+    return JsonResponse(services.probe_call_estimate(
+        data.get("setting"), probe_names=request.GET.getlist("probes"), exam=getattr(data.get("exam"), "pk", None),
+        question=getattr(data.get("question"), "pk", None), limit=data.get("limit"),
+    ))
 
 
 @reviewer_required

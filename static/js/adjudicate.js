@@ -9,6 +9,16 @@
     });
   }
   form.addEventListener("change", sync);
+  // Points per sub-question typed by the adjudicator: their sum is the gold score.
+  var subInputs = form.querySelectorAll(".sub-score-input");
+  function sumSubScores() {
+    var total = 0, any = false;
+    subInputs.forEach(function (input) {
+      if (input.value !== "" && !isNaN(Number(input.value))) { total += Number(input.value); any = true; }
+    });
+    if (any) document.getElementById("gold_score").value = String(Math.round(total * 100) / 100);
+  }
+  subInputs.forEach(function (input) { input.addEventListener("input", sumSubScores); });
   document.addEventListener("keydown", function (e) {
     var typing = window.RealMath.isTyping(e.target);
     if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); form.requestSubmit(); return; }

@@ -16,6 +16,7 @@
     error.textContent = state.error || "";
     var link = document.getElementById("import-report");
     if (state.report) { link.href = state.report; link.hidden = false; }
+    if (state.status === "done" && state.report) window.location.assign(state.report);  // straight to the report
     return state.status === "done" || state.status === "failed";
   }
 

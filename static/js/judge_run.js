@@ -4,7 +4,9 @@
   var panel = document.getElementById("run-progress");
   if (!panel) { return; }
   var url = panel.getAttribute("data-url");
-  var startedRunning = null;
+  // Running when the page was made: a run that has ended by the first poll still needs the
+  // reload, or its rows keep reading "Pending" under "Done".
+  var startedRunning = panel.getAttribute("data-status") === "running" ? true : null;
 
   function set(id, value) {
     var el = document.getElementById(id);
@@ -57,6 +59,8 @@
     rows[current].scrollIntoView({ block: "nearest" });
   }
 
+  var CANCEL_QUESTION = "Cancel this run? Answers not judged yet stay undone; Resume (u) continues it later.";
+
   document.addEventListener("keydown", function (event) {
     var target = event.target;
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
@@ -67,7 +71,10 @@
     if (event.key === "u") { button = document.getElementById("resume-button"); }
     if (button) {
       event.preventDefault();
-      if (!button.disabled) { button.form.requestSubmit(); }
+      // A stray `c` must not stop a run: ask first (Resume continues a cancelled run).
+      var sure = button.id !== "cancel-button" ||
+        window.confirm(CANCEL_QUESTION);
+      if (!button.disabled && sure) { button.form.requestSubmit(); }
       return;
     }
     if (event.key === "j") { event.preventDefault(); focusRow(current + 1); }

@@ -6,6 +6,32 @@
   var RM = window.RealMath;
   if (!RM || !RM.poll) { return; }
 
+  // The probe form: how many judge calls the ticked probes would make, before starting.
+  var probeForm = document.getElementById("probe-form");
+  var callsNote = document.getElementById("probe-calls");
+  function estimate() {
+    var query = new URLSearchParams();
+    Array.prototype.forEach.call(probeForm.elements, function (field) {
+      if (!field.name || field.name === "csrfmiddlewaretoken") { return; }
+      if (field.type === "checkbox" && !field.checked) { return; }
+      if (field.value !== "") { query.append(field.name, field.value); }
+    });
+    fetch(callsNote.getAttribute("data-url") + "?" + query.toString(), { credentials: "same-origin" })
+      .then(function (r) { return r.json(); })
+      .then(function (e) {
+        callsNote.textContent = e.probes
+          ? "Starting makes up to " + e.calls + " judge call(s): " + e.items + " derived answer(s) from " + e.answers +
+            " answer(s) × " + e.probes + " probe(s)" + (e.samples > 1 ? " × " + e.samples + " samples" : "") + "."
+          : "No probe ticked: tick the probes to run (each costs judge calls).";
+        callsNote.setAttribute("data-calls", e.calls);
+      })
+      .catch(function () { /* the note keeps its last figure */ });
+  }
+  if (probeForm && callsNote) {
+    probeForm.addEventListener("change", estimate);
+    estimate();
+  }
+
   function follow(url, onData) {
     var wasRunning = null;
     RM.poll(url, {

@@ -12,7 +12,9 @@ def test_reviewer_uploads_release_file_and_sees_report(reviewer_client):
         response = reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle}, follow=True)
     assert response.status_code == 200
     assert Response.objects.count() == 32
-    assert b"responses_created" in response.content
+    html = response.content.decode()
+    assert "<strong>32</strong> answers added" in html and "responses_created" not in html
+    assert "<strong>32</strong> labels added (imported golds included)" in html
 
 
 def test_upload_of_malformed_file_shows_error_and_writes_nothing(reviewer_client, tmp_path):
@@ -68,8 +70,8 @@ def test_large_upload_runs_as_a_job_with_progress(reviewer_client, reviewer, bac
     size = REALMATH_HUMAN.stat().st_size
     assert state["percent"] == 100 and (state["done"], state["total"]) == (size, size)
     assert state["report"] == reverse("annotation:import_report", args=[job.report_id])
-    page = reviewer_client.get(reverse("annotation:import_job", args=[job.pk])).content.decode()
-    assert "import_job.js" in page and "Import report" in page
+    page = reviewer_client.get(reverse("annotation:import_job", args=[job.pk]))  # done: straight to the report
+    assert page.status_code == 302 and page["Location"] == reverse("annotation:import_report", args=[job.report_id])
     assert list(background_imports.iterdir()) == []  # the stored upload is gone
 
 
@@ -107,3 +109,23 @@ def test_annotators_cannot_see_import_jobs(annotator_client, reviewer):
     job = ImportJob.objects.create(format="realmath", file_name="big.json", stored_name="x.json", created_by=reviewer)
     assert annotator_client.get(reverse("annotation:import_job", args=[job.pk])).status_code == 403
     assert annotator_client.get(reverse("annotation:import_job_progress", args=[job.pk])).status_code == 403
+
+
+def test_reimport_says_where_skipped_answers_sit_and_offers_that_exam(reviewer_client):
+    with REALMATH_HUMAN.open("rb") as handle:
+        reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle, "exam": "Demo exam"})
+    with REALMATH_HUMAN.open("rb") as handle:
+        page = reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle}, follow=True)
+    html = page.content.decode()
+    assert "<strong>32</strong> answers already here (skipped, kept as they were)" in html
+    assert "32 answers are already in the exam <strong>Demo exam</strong>." in html
+    offer = reverse("annotation:import") + "?format=realmath&amp;exam=Demo+exam"
+    assert f'href="{offer}"' in html
+    form = reviewer_client.get(reverse("annotation:import"), {"format": "realmath", "exam": "Demo exam"}).content.decode()
+    assert 'value="Demo exam"' in form
+    # Imported into that exam, nothing is offered: the answers are where the file goes.
+    with REALMATH_HUMAN.open("rb") as handle:
+        again = reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle,
+                                                                    "exam": "Demo exam"}, follow=True)
+    assert "32 answers are already in the exam" in again.content.decode()
+    assert "instead" not in again.content.decode()

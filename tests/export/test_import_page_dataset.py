@@ -92,6 +92,8 @@ def test_large_full_export_zip_is_imported_by_a_job(sample_data, tmp_path, clien
     client.force_login(admin)
     answer = _upload(client, "export-1.zip", archive)
     job = ImportJob.objects.get()
-    assert answer.redirect_chain[-1][0] == reverse("annotation:import_job", args=[job.pk])
+    # Upload -> the job page -> (done) straight on to its report.
+    assert [url for url, _ in answer.redirect_chain[-2:]] == [
+        reverse("annotation:import_job", args=[job.pk]), reverse("annotation:import_report", args=[job.report_id])]
     assert job.status == "done" and job.report.kind == "dataset" and job.report.counts["responses_created"] == 64
     assert Response.objects.count() == 64 and job.report.created_by == admin

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from annotation.export.load import import_dataset
 from annotation.export.writers import write_export
 from annotation.importers import ImportFormatError
-from annotation.models import Exam, Label, Question, Response, StepLabel
+from annotation.models import Adjudication, Exam, Label, Question, Response, StepLabel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -103,6 +103,10 @@ def test_round_trip_gives_identical_files(sample_data, annotator, reviewer, tmp_
     assert Response.objects.count() == 0
     result = import_dataset(raw, "dataset.jsonl")
     assert result.counts["responses_created"] == 64
+    # The report counts what came back with the answers, not only questions and answers.
+    assert result.counts["labels_created"] == Label.objects.count()
+    assert result.counts["adjudications_created"] == Adjudication.objects.count() == 1
+    assert result.counts["judge_results_created"] == JudgeResult.objects.count() == 10
     assert TranscriptRevision.objects.count() == 2
     assert JudgeResult.objects.count() == 10 and MetaEvaluation.objects.filter(category="A").count() == 5
     assert Exam.objects.filter(anchoring=True, anchoring_seed=5, anchoring_setting="rubric").count() == 1
@@ -121,6 +125,8 @@ def test_import_is_idempotent(sample_data, tmp_path):
     raw = (tmp_path / "dataset.jsonl").read_bytes()
     result = import_dataset(raw, "dataset.jsonl")
     assert result.counts["responses_created"] == 0 and result.counts["responses_skipped"] == 64
+    assert result.counts["labels_created"] == 0 and result.counts["labels_skipped"] == Label.objects.count()
+    assert sum(result.counts["skipped_by_exam"].values()) == 64
     assert Response.objects.count() == 64 and Question.objects.count() == 2
 
 

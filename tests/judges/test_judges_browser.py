@@ -82,6 +82,13 @@ def test_live_progress_cancel_and_resume(page, live_server, llm_server, reviewer
     assert width == pytest.approx(800 / run.n_items, abs=0.1)
     screenshot(page, "judge_run_progress")
 
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.keyboard.press("c")  # asked first; saying no leaves the run running
+    page.wait_for_timeout(300)
+    assert asked and asked[0].startswith("Cancel this run?")
+    assert JudgeRun.objects.get(pk=run.pk).status == "running"
+    page.once("dialog", lambda dialog: dialog.accept())
     page.keyboard.press("c")
     page.wait_for_selector("text=cancelled; calls in flight finish")
     assert JudgeRun.objects.get(pk=run.pk).status == "cancelled"

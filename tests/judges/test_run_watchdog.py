@@ -7,6 +7,7 @@ from django.utils import timezone
 from grading import runs
 from grading.judges import services
 from grading.judges import tasks as judge_tasks
+from grading.judges.kinds import get_kind
 from grading.models import JudgeResult, JudgeRun
 from tests.factories import make_responses, make_setting
 
@@ -26,10 +27,10 @@ def half_done(endpoint, llm_server, rubric_question, django_capture_on_commit_ca
     services.process_judge_chunk(run.pk, run.epoch, ids[:2], task_id="t1")
     item = run.items.get(pk=ids[2])
     config = run.setting
-    key = services.cache_key(config, services.get_kind(config.kind).fingerprint(
+    key = services.cache_key(config, get_kind(config.kind).fingerprint(
         services.judge_spec(config), services.judge_input(item.response)))
     JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
-                               claim_owner=services.owner_tag(run.pk, run.epoch, "t2"), claimed_at=timezone.now())
+                               claim_owner=runs.owner_tag(run.pk, run.epoch, "t2"), claimed_at=timezone.now())
     return run
 
 

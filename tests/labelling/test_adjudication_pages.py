@@ -66,7 +66,8 @@ def test_own_score_needs_a_reason_and_errors_keep_the_input(reviewer_client, ann
     assert answer.status_code == 400 and "Say why" in answer.content.decode() and 'value="4.5"' in answer.content.decode()
     answer = reviewer_client.post(url, {"gold_score": "99", "reason": "x", "seen_gold_status": "none"})
     assert answer.status_code == 400 and "between 0 and 7" in answer.content.decode()
-    answer = reviewer_client.post(url, {"gold_score": "4.5", "reason": "Half of (2).", "seen_gold_status": "none"})
+    answer = reviewer_client.post(url, {"gold_score": "4.5", "sub:(1)": "3", "sub:(2)": "1.5", "reason": "Half of (2).",
+                                        "seen_gold_status": "none"})
     assert answer.status_code == 302
     response.refresh_from_db()
     assert (response.gold_score, response.gold_status) == (4.5, "adjudicated")
@@ -77,7 +78,8 @@ def test_gold_changed_meanwhile_is_refused(reviewer_client, annotator, annotator
     _, (response,) = disagree(annotator, annotator2)
     answer = reviewer_client.post(
         reverse("annotation:adjudicate", args=[response.pk]),
-        {"gold_score": "4", "reason": "x", "seen_gold_score": "3", "seen_gold_status": "single"},
+        {"gold_score": "4", "sub:(1)": "2", "sub:(2)": "2", "reason": "x", "seen_gold_score": "3",
+         "seen_gold_status": "single"},
     )
     assert answer.status_code == 400 and 'id="gold-conflict"' in answer.content.decode()
     assert not Adjudication.objects.exists()

@@ -57,3 +57,18 @@ def test_empty_and_bad_filters(reviewer_client):
     page = reviewer_client.get(URL, {"question": "x", "metric": "nonsense"})
     assert page.status_code == 200 and page.context["metric"] == "kappa"
     assert "No submitted labels to compare yet." in page.content.decode()
+
+
+def test_questions_without_two_labels_are_counted_not_listed_and_icc_is_explained(reviewer_client, annotator, annotator2):
+    compared, _ = labelled(annotator, annotator2, [((3, 4), (3, 4)), ((1, 0), (2, 0))])
+    lone, (single,) = labelled_setup(1, statement="Only one label so far.")
+    services.assign_responses(responses=Response.objects.filter(pk=single.pk), annotators=[annotator],
+                              per_response=1, strategy="round_robin")
+    services.save_label(response=single, user=annotator, data=full_label(1, 1), base_version=0, submit=True)
+    page = reviewer_client.get(URL)
+    report = page.context["report"]
+    assert [q["question"] for q in report["questions"]] == [compared.pk]
+    assert report["questions_without_pairs"] == 1
+    html = page.content.decode()
+    assert "1 more question has no answer with two labels yet" in html
+    assert 'id="icc-note"' in html and "Which ICC to read" in html

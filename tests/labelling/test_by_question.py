@@ -69,3 +69,23 @@ def test_a_by_question_for_another_question_is_ignored(annotator, annotator_clie
     assign(responses, annotator)
     page = annotator_client.get(reverse("annotation:label", args=[responses[0].pk]) + "?by_question=999")
     assert 'id="class-position"' not in page.content.decode() and config_of(page)["urls"]["next"] is None
+
+
+def test_students_come_in_natural_order_and_previous_keeps_its_place(annotator, annotator_client):
+    """Student 2 follows student 1, not student 10; the first student has a disabled Previous in
+    the same place as the others' Previous."""
+    question, responses = labelled_setup(3)
+    for response, student in zip(responses, ["student 10", "student 2", "student 1"]):
+        Response.objects.filter(pk=response.pk).update(student_id=student)
+    assign(responses, annotator)
+    ordered = selectors.class_ids(annotator, question.pk)
+    assert ordered == [responses[2].pk, responses[1].pk, responses[0].pk]
+    assert selectors.first_to_grade(annotator, question.pk) == responses[2].pk
+    first = annotator_client.get(reverse("annotation:label", args=[responses[2].pk]) + f"?by_question={question.pk}")
+    html = first.content.decode()
+    assert "student 1 of 3" in html and 'id="prev-none" disabled' in html
+    nav = html[html.index('id="label-nav"'):]
+    assert nav.index('id="prev-none"') < nav.index('id="next-student"')
+    second = annotator_client.get(reverse("annotation:label", args=[responses[1].pk]) + f"?by_question={question.pk}")
+    nav = second.content.decode()[second.content.decode().index('id="label-nav"'):]
+    assert nav.index('id="prev-link"') < nav.index('id="next-student"')

@@ -41,6 +41,10 @@ def test_label_a_response_with_the_keyboard_alone(page, live_server, annotator):
     assert page.input_value("#group-1 input.points") == "3"
     assert page.inner_text("#total") == "6"
     page.wait_for_selector("#group-1 .override:not([hidden])")
+    # Said in words as soon as the points leave the rubric's range, before any submit.
+    assert page.inner_text("#group-1 .proposal") == "the marks give exactly 2 points"
+    assert page.inner_text("#group-1 .override").startswith("3 points is outside what the marks give")
+    assert page.is_visible("#override-needed")
     page.keyboard.press("Control+Enter")  # refused in the page: a reason is needed
     page.wait_for_selector("#override_reason.needed")
     assert page.evaluate("document.activeElement.id") == "override_reason"
@@ -218,3 +222,32 @@ def test_active_time_counts_input_and_not_idle_time(page, live_server, annotator
     wall = time.monotonic() - started
     seconds = Label.objects.get(response=response, annotator=annotator).active_seconds
     assert 4 <= seconds <= wall - 2, (seconds, wall)
+
+
+def test_no_restored_draft_note_for_an_autosave_of_what_is_saved(page, live_server, annotator):
+    """A draft holding exactly the saved label (one's own autosave that reached the server after
+    the save) restores nothing and says nothing; a draft with real changes says they are back."""
+    _, (response, *_) = assign(annotator)
+    login(page, live_server, annotator.username)
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#group-0.focused")
+    page.keyboard.press("2")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Draft kept')")
+    payload = LabelDraft.objects.get(response=response, user=annotator).payload
+    page.keyboard.press("s")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Saved version 1')")
+    label = Label.objects.get(response=response, annotator=annotator)
+    # The late autosave: same content, made from version 0.
+    LabelDraft.objects.create(response=response, user=annotator, payload=payload, base_version=0, label=label)
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#group-0.focused")
+    assert page.locator("#draft-note").is_hidden()
+    assert page.input_value("#group-0 input.points") == "2"
+
+    LabelDraft.objects.filter(response=response, user=annotator).update(
+        payload={**payload, "sub_scores": {"(1)": "3"}}, base_version=1,
+    )
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#draft-note:not([hidden])")
+    assert page.inner_text("#draft-note").startswith("Unsaved changes from")
+    assert page.input_value("#group-0 input.points") == "3"

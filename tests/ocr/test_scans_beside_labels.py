@@ -153,3 +153,15 @@ def test_flags_are_refused_clearly(two_page_response, annotator, reviewer):
     assert flag(client_of(reviewer), response, 0, 3, note="x" * 2001).status_code == 400
     assert client_of(reviewer).post(reverse("ocr:flag_transcript", args=[999999])).status_code == 404
     assert not TranscriptFlag.objects.exists()
+
+
+def test_the_labelling_queue_marks_answers_made_from_scans(two_page_response, annotator):
+    from tests.factories import make_responses
+
+    response, _ = two_page_response
+    typed = make_responses(response.question, 1, start=900)[0]
+    labelling.assign_responses(responses=Response.objects.filter(pk__in=[response.pk, typed.pk]),
+                               annotators=[annotator], per_response=1, strategy="round_robin")
+    html = client_of(annotator).get(reverse("annotation:label_queue")).content.decode()
+    rows = {pk: html.split(f"response #{pk}</a>")[1].split("</tr>")[0] for pk in (response.pk, typed.pk)}
+    assert "from scans" in rows[response.pk] and "from scans" not in rows[typed.pk]

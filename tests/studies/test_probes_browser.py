@@ -23,8 +23,12 @@ def test_run_probes_and_open_a_diff(page, live_server, llm_server, endpoint, rev
     page.click(".menu-group[data-group=review] >> text=Perturbation probes")
     page.wait_for_selector("#probe-form")
     page.select_option("#probe-form select[name=setting]", str(setting.pk))
-    for name in ("arithmetic-slip", "truncate-last-step", "reorder-independent-steps"):
-        page.uncheck(f"#probe-form input[value={name}]")
+    assert page.locator("#probe-form input[name=probes]:checked").count() == 0  # nothing ticked at first
+    for name in ("drop-final-answer", "notation-swap"):
+        page.check(f"#probe-form input[value={name}]")
+    # The cost before starting: 4 answers × 2 probes, one sample each.
+    page.wait_for_function("() => document.getElementById('probe-calls').dataset.calls === '8'")
+    assert page.inner_text("#probe-calls").startswith("Starting makes up to 8 judge call(s)")
     screenshot(page, "studies_probe_start")
     page.click("#start-probes")
     page.wait_for_url(re.compile(r"/grading/studies/probes/runs/\d+/$"))

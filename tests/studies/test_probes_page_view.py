@@ -1,4 +1,6 @@
 """The probe page: reviewers start probe runs and see them listed; annotators may not."""
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -54,3 +56,18 @@ def test_runs_are_listed_with_progress_in_flat_queries(reviewer_client, endpoint
     with django_assert_max_num_queries(n):
         page = reviewer_client.get(URL).content.decode()
     assert page.count("probe run #") == 4
+
+
+def test_probes_start_unticked_and_the_estimate_counts_the_calls(reviewer_client, endpoint):
+    make_answers(make_question(), 3)
+    setting = make_setting(endpoint, samples=2)
+    page = reviewer_client.get(URL).content.decode()
+    boxes = re.findall(r'<input type="checkbox" name="probes"[^>]*>', page)
+    assert len(boxes) == 6 and not any("checked" in box for box in boxes)
+    estimate = reviewer_client.get(reverse("grading:studies_probe_estimate"),
+                                   {"setting": setting.pk, "probes": ["drop-final-answer", "notation-swap"]}).json()
+    assert estimate == {"answers": 3, "probes": 2, "items": 6, "samples": 2, "calls": 12}
+    limited = reviewer_client.get(reverse("grading:studies_probe_estimate"),
+                                  {"probes": ["drop-final-answer", "raw-ocr"], "limit": "2"}).json()
+    assert (limited["answers"], limited["items"]) == (2, 2)  # no scanned answer: raw OCR adds nothing
+    assert reviewer_client.get(reverse("grading:studies_probe_estimate")).json()["calls"] == 0

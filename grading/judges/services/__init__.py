@@ -45,6 +45,7 @@ from .settings import (
     judge_spec,
     save_endpoint,
     setting_is_used,
+    test_endpoint,
     update_judge_setting,
 )
 
@@ -54,5 +55,5 @@ __all__ = [
     "check_endpoint_usable", "clean_params", "create_judge_setting", "endpoint_spec", "endpoint_warnings",
     "enqueue_judge_run", "find_or_create_endpoint", "finish_tails", "input_cache_key", "judge_input", "judge_spec",
     "make_caller", "may_take_over", "process_judge_chunk", "rejudge_question", "resume_judge_run", "run_inline",
-    "save_endpoint", "setting_is_used", "start_judge_run", "update_judge_setting",
+    "save_endpoint", "setting_is_used", "start_judge_run", "test_endpoint", "update_judge_setting",
 ]

@@ -16,7 +16,7 @@ from llm import access
 
 from ...models import JudgeSetting, LlmEndpoint
 from .. import calibration, prompts, strategies
-from ..kinds import JudgeSpec
+from ..kinds import KINDS, JudgeSpec
 
 
 class RunRefused(ValidationError):
@@ -74,6 +74,12 @@ def find_or_create_endpoint(base_url: str, api_key_env: str) -> LlmEndpoint:
         number += 1
         name = f"{stem} {number}"
     return save_endpoint(name=name, base_url=base_url, api_key_env=api_key_env)
+
+
+def test_endpoint(endpoint: LlmEndpoint):
+    """"Test connection": {"models": [...]} when the endpoint answers, else why not, in words
+    (a host outside the allow-list is refused before any request; the key is never in the answer)."""
+    return llm.check_connection(endpoint_spec(endpoint))
 
 
 def endpoint_warnings(endpoint: LlmEndpoint) -> list[str]:
@@ -136,6 +142,8 @@ def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeS
     Imported (external) settings describe results made elsewhere and are never changed."""
     if config.kind == JudgeSetting.Kind.EXTERNAL:
         raise ValidationError(gettext("Imported settings describe results made elsewhere and cannot be edited or versioned."))
+    if not _calls_llm(fields.get("kind", config.kind)) and "temperature" in fields:
+        fields = {**fields, "temperature": None}  # ignored by the kind: never a reason for a new version
     changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
     if not changed:
         return config
@@ -202,6 +210,14 @@ def _apply_config_fields(config, fields):
         if name not in CONFIG_FIELDS:
             raise ValidationError(gettext("Unknown setting field %(name)s.") % {"name": name})
         setattr(config, name, value)
+    if not _calls_llm(config.kind):
+        config.temperature = None  # a kind that calls no LLM has no temperature to record
+
+
+def _calls_llm(kind):
+    """Whether a kind of judge calls an LLM (imported results: unknown, kept as the file said)."""
+    judge = KINDS.get(kind)
+    return judge is None or judge.uses_llm
 
 
 def judge_spec(config: JudgeSetting) -> JudgeSpec:

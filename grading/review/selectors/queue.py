@@ -2,7 +2,7 @@
 
 import django_filters
 from django import forms
-from django.db.models import Count, Exists, F, FloatField, OuterRef, Q
+from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, Subquery
 from django.db.models.functions import Abs, Cast
 from django.utils.translation import gettext_lazy
 
@@ -132,11 +132,24 @@ def disagreement_queue(scope, threshold=DEFAULT_THRESHOLD, params=None):
     return QueueFilter(_present(params), queryset=queryset).qs
 
 
+QUEUE_ORDERS = {"id": ("pk",), "delta": ("-abs_delta", "pk")}
+
+
+def queue_ordering(order):
+    """The ORDER BY of the queue as listed: by result id, or largest |Δ| first (ties by id)."""
+    return list(QUEUE_ORDERS.get(order, QUEUE_ORDERS["id"]))
+
+
 def queue_page_rows(queryset, *, order="id"):
-    """The queue with what its table shows, without the big text fields."""
-    ordering = ["-abs_delta", "pk"] if order == "delta" else ["pk"]
+    """The queue with what its table shows, without the big text fields, and each row's newest
+    usable LLM proposal (`proposed_category`) for the category column."""
+    latest_proposal = MetaEvalProposal.objects.filter(
+        meta_evaluation__result=OuterRef("pk"), status=MetaEvalProposal.Status.OK,
+    ).order_by("-id").values("category")[:1]
     return (
-        queryset.select_related("response", "response__question", "setting", "meta_evaluation")
+        queryset.select_related("response", "response__question", "setting", "meta_evaluation",
+                                "meta_evaluation__confirmed_by")
+        .annotate(proposed_category=Subquery(latest_proposal))
         .defer(
             "raw_output", "rationale", "samples", "errors", "step_verdicts", "provenance",
             "response__transcript", "response__judge_query", "response__generator_prompt", "response__extra",
@@ -144,7 +157,7 @@ def queue_page_rows(queryset, *, order="id"):
             "response__question__task_description", "response__question__extra",
             "meta_evaluation__analysis", "meta_evaluation__provenance",
         )
-        .order_by(*ordering)
+        .order_by(*queue_ordering(order))
     )
 
 
@@ -169,15 +182,28 @@ def proposal_counts(queryset):
     )
 
 
-def neighbours(queryset, result_pk):
-    """(previous, next, next not yet classified) result ids around one in the queue's id order."""
+def neighbours(queryset, result_pk, order="id"):
+    """Previous, next and next-not-yet-classified result ids around one, and its position, in the
+    queue's order as listed (`order`: "id" or "delta"). The result need not be in the queue any
+    more (it was just classified under a "not classified" filter): its place is where it would
+    sort."""
     ids = queryset.values_list("pk", flat=True)
-    previous = ids.filter(pk__lt=result_pk).order_by("-pk").first()
-    following = ids.filter(pk__gt=result_pk).order_by("pk").first()
+    if order == "delta":
+        own = _with_deltas(JudgeResult.objects.filter(pk=result_pk)).values_list("abs_delta", flat=True).first()
+    if order == "delta" and own is not None:
+        before = Q(abs_delta__gt=own) | Q(abs_delta=own, pk__lt=result_pk)
+        after = Q(abs_delta__lt=own) | Q(abs_delta=own, pk__gt=result_pk)
+        forward, backward = ("-abs_delta", "pk"), ("abs_delta", "-pk")
+    else:
+        before, after = Q(pk__lt=result_pk), Q(pk__gt=result_pk)
+        forward, backward = ("pk",), ("-pk",)
+    previous = ids.filter(before).order_by(*backward).first()
+    following = ids.filter(after).order_by(*forward).first()
     classified = Q(meta_evaluation__isnull=False) & ~Q(meta_evaluation__category="")
     todo = ids.exclude(classified)
-    next_todo = todo.filter(pk__gt=result_pk).order_by("pk").first() or todo.exclude(pk=result_pk).order_by("pk").first()
-    position = ids.filter(pk__lt=result_pk).count() + 1
+    next_todo = (todo.filter(after).order_by(*forward).first()
+                 or todo.exclude(pk=result_pk).order_by(*forward).first())
+    position = ids.filter(before).count() + 1
     return {"previous": previous, "next": following, "next_todo": next_todo, "position": position}
 
 

@@ -74,10 +74,12 @@ def recent_runs(limit=100):
     ).order_by("-created", "-id")[:limit])
 
 
-def resolve_scope(params, *, default=True):
+def resolve_scope(params, *, default=True, preferred=None):
     """The scope named by `setting` (a setting version id) or `run` (a run id) in `params`.
 
-    Without either, the most recently used setting version (when `default`)."""
+    Without either (when `default`): the setting version `preferred` (the one the person chose
+    last) if it still has results, else the newest one with results to compare with a gold, else
+    the most recently used one."""
     run_id, setting = str(params.get("run") or "").strip(), str(params.get("setting") or "").strip()
     if run_id:
         run = JudgeRun.objects.select_related("setting").filter(pk=id_param(run_id) or 0).first()
@@ -91,8 +93,19 @@ def resolve_scope(params, *, default=True):
         return Scope(config=config)
     if not default:
         return Scope()
-    latest = JudgeResult.objects.order_by("-id").values_list("setting_id", flat=True).first()
-    return Scope(config=JudgeSetting.objects.filter(pk=latest).first()) if latest else Scope()
+    return Scope(config=default_setting(preferred))
+
+
+def default_setting(preferred=None):
+    """The setting version a review page opens on when none is named (see resolve_scope)."""
+    preferred = id_param(preferred)
+    if preferred is not None and JudgeResult.objects.filter(setting_id=preferred).exists():
+        return JudgeSetting.objects.filter(pk=preferred).first()
+    comparable = JudgeResult.objects.filter(
+        status=JudgeResult.Status.OK, score__isnull=False, response__gold_score__isnull=False,
+    ).order_by("-id").values_list("setting_id", flat=True).first()
+    latest = comparable or JudgeResult.objects.order_by("-id").values_list("setting_id", flat=True).first()
+    return JudgeSetting.objects.filter(pk=latest).first() if latest else None
 
 
 def find_setting(name, version=None):

@@ -60,13 +60,11 @@ export function renderForm() {
     if (document.activeElement !== input) input.value = value === null || value === undefined ? "" : value;
     box.classList.toggle("focused", focus.group === index);
     const prop = row.prop;
-    box.querySelector(".proposal").textContent = prop
-      ? (prop.low === prop.high ? T.rubricGives(showCents(prop.low)) : T.rubricRange(showCents(prop.low), showCents(prop.high), prop.open))
-      : "";
+    box.querySelector(".proposal").textContent = prop ? rangeInWords(prop) : "";
     const err = box.querySelector(".row-error");
     err.textContent = row.error; err.hidden = !row.error;
     const ov = box.querySelector(".override");
-    ov.textContent = row.override ? T.differs : "";
+    ov.textContent = row.override ? T.outside(showCents(row.cents), rangeInWords(prop)) : "";
     ov.hidden = !row.override;
     box.querySelectorAll(".cp").forEach((li) => {
       const m = state.checkpoint_marks[li.getAttribute("data-cp")] || "";
@@ -88,9 +86,16 @@ export function renderForm() {
   byId("total").classList.toggle("error", !!result.totalError);
   const reason = byId("override_reason");
   reason.classList.toggle("needed", result.overrides && !state.override_reason.trim());
+  const reasonNote = byId("override-needed");
+  if (reasonNote) reasonNote.hidden = !result.overrides;
   if (document.activeElement !== reason) reason.value = state.override_reason;
   if (document.activeElement !== byId("comment")) byId("comment").value = state.comment;
   byId("form-errors").textContent = result.totalError;
+}
+
+function rangeInWords(prop) {
+  if (prop.low === prop.high) return T.rangeExactly(showCents(prop.low));
+  return prop.open ? T.rangeOpen(showCents(prop.low), showCents(prop.high)) : T.rangeClosed(showCents(prop.low), showCents(prop.high));
 }
 
 export function verdictName(value) {

@@ -188,6 +188,16 @@ export function leave(go) {
   if (page.draftPending) saveDraft().then(go, go); else go();
 }
 
+// JSON with sorted keys (numbers as text): two payloads with the same content compare equal.
+function canonical(value) {
+  if (Array.isArray(value)) return "[" + value.map(canonical).join(",") + "]";
+  if (value && typeof value === "object") {
+    return "{" + Object.keys(value).sort().map((k) => JSON.stringify(k) + ":" + canonical(value[k])).join(",") + "}";
+  }
+  if (typeof value === "number") return JSON.stringify(String(value));
+  return JSON.stringify(value === undefined ? null : value);
+}
+
 // A draft newer than the saved label (on the server, or in this browser when the server did
 // not get it) is put back on load, with a note saying from when and where.
 export function restoreDraft() {
@@ -202,8 +212,16 @@ export function restoreDraft() {
     chosen = { payload: server.payload, base_version: server.base_version, when: new Date(serverTime), where: T.theServer };
   }
   if (!chosen || !config.editable) return;
+  const saved = canonical(payload());  // the label as saved (or the empty form)
+  const before = page.label;
   page.label = Object.assign(emptyLabel(), chosen.payload || {});
   page.label.step_labels = page.label.step_labels || [];
+  if (canonical(payload()) === saved) {
+    // The draft holds nothing the label does not (one's own autosave of what was then saved,
+    // even one that reached the server after the save): nothing is restored, nothing is said.
+    page.label = before;
+    return;
+  }
   page.version = chosen.base_version;
   page.draftPending = chosen.where === T.thisBrowser;
   let text = T.restored(chosen.when.toLocaleString(), chosen.where);

@@ -18,6 +18,11 @@ export const T = {
   rubricRange: (low, high, open) => (open ? fill(gettext("rubric gives %s–%s (excl.)"), [low, high])
     : fill(gettext("rubric gives %s–%s"), [low, high])),
   differs: gettext("Differs from the rubric: give a reason below."),
+  // The points the rubric's marks allow, in words (a "partly" mark leaves its own points out).
+  rangeExactly: (low) => fill(gettext("the marks give exactly %s points"), [low]),
+  rangeOpen: (low, high) => fill(gettext("the marks give at least %s and less than %s points"), [low, high]),
+  rangeClosed: (low, high) => fill(gettext("the marks give %s to %s points"), [low, high]),
+  outside: (points, range) => fill(gettext("%s points is outside what the marks give (%s): say why in “Reason for overriding the rubric” below."), [points, range]),
   needsReview: gettext("needs review"),
   needsReviewTitle: gettext("The transcript was corrected: this text is gone or occurs several times. Select the passage again, then remove this one."),
   removeStep: gettext("Remove (Delete)"),
@@ -53,7 +58,7 @@ export const T = {
   keepMine: (version) => fill(gettext("Save mine over version %s"), [version]),
   takeTheirs: gettext("Take the saved version"),
   loaded: (version) => fill(gettext("Loaded version %s."), [version]),
-  restored: (when, where) => fill(gettext("Restored your unsaved draft from %s (kept in %s)."), [when, where]),
+  restored: (when, where) => fill(gettext("Unsaved changes from %s are back (kept in %s): save or submit to keep them in the label."), [when, where]),
   restoredOlder: (base, now) => " " + fill(gettext("It started from version %s; the label is now at version %s: saving will show both to compare."), [base, now]),
   thisBrowser: gettext("this browser"),
   theServer: gettext("the server")

@@ -1,0 +1,31 @@
+"""A generation run that ends before the page's first poll still shows its rows as written (the
+page reloads once), not "Pending" under "Done"."""
+import pytest
+
+from grading.judges import generation
+from grading.models import GenerationRun
+from tests.conftest import login
+from tests.llm_server import Reply
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_rows_follow_a_run_that_ends_before_the_first_poll(page, live_server, llm_server, endpoint, rubric_question,
+                                                            reviewer):
+    from annotation.models import Question
+
+    llm_server.default = Reply("(1) x = 2\n(2) x = -2")
+    run = generation.start_generation_run(endpoint=endpoint, models=["alpha-7b"], temperatures=[0, 1],
+                                          questions=Question.objects.filter(pk=rubric_question.pk), enqueue=False)
+    login(page, live_server, reviewer.username)
+    held, released = [], []
+    page.route("**/progress.json", lambda route: route.continue_() if released else held.append(route))
+    page.goto(f"{live_server.url}/grading/judges/generation/{run.pk}/")
+    assert page.locator("#results-table tbody tr:has-text('Pending')").count() == 2
+    generation.run_generation_inline(GenerationRun.objects.get(pk=run.pk))  # done before any poll answers
+    released.append(True)
+    for route in held:
+        route.continue_()
+    page.wait_for_selector("#results-table tbody tr:has-text('Written')")
+    assert page.locator("#results-table tbody tr:has-text('Pending')").count() == 0
+    assert page.inner_text("#p-status").startswith("Done")
