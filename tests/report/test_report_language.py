@@ -4,6 +4,7 @@ import json
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
 
@@ -11,6 +12,13 @@ from .helpers import untraced_figures
 
 pytestmark = pytest.mark.django_db
 URL = reverse("grading:methods_report")
+
+
+@pytest.fixture(autouse=True)
+def _language_left_as_found():
+    """A request's language stays active in the test's thread after it: put the default back."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture
