@@ -23,5 +23,5 @@ def test_cas_setting_has_no_temperature_and_it_never_makes_a_version():
 
 def test_the_setting_form_says_the_temperature_is_ignored(admin_client_):
     from django.urls import reverse
-    page = admin_client_.get(reverse("grading:judge_config_create")).content.decode()
+    page = admin_client_.get(reverse("grading:judge_setting_create")).content.decode()
     assert "Ignored, and saved empty, for kinds that call no LLM" in page

@@ -74,7 +74,7 @@ def test_prelabel_form_sends_the_list_back_as_it_was(reviewer_client, queue):
     html = page.content.decode()
     assert '<input type="hidden" name="order" value="delta">' in html
     assert '<input type="hidden" name="state" value="todo">' in html
-    response = reviewer_client.post(reverse("grading:review_prelabel"),
+    response = reviewer_client.post(reverse("grading:review_meta_eval_run_start"),
                                     {"setting": config.pk, "threshold": "2", "order": "delta", "state": "todo"})
     assert response.status_code == 302
     assert "order=delta" in response["Location"] and "state=todo" in response["Location"]
