@@ -20,14 +20,14 @@ def test_a_running_prelabel_row_follows_its_run_until_it_ends(page, live_server,
     login(page, live_server, reviewer.username)
     page.goto(f"{live_server.url}/grading/review/disagreements/")
     row = f"#prelabel-runs tr[data-run='{run.pk}']"
-    assert page.text_content(f"{row} .run-status") == "running"
+    assert page.text_content(f"{row} .run-status") == "Running"  # the status in words (app.js statusLabel)
     assert page.is_hidden("#prelabel-finished")
     page.wait_for_timeout(2000)
     assert polls and polls[0].endswith(f"/api/review/meta-eval-runs/{run.pk}/")
 
     MetaEvalRun.objects.filter(pk=run.pk).update(status=MetaEvalRun.Status.DONE)
     page.wait_for_selector(f"{row}[data-status=done]")
-    assert page.text_content(f"{row} .run-status") == "done"
+    assert page.text_content(f"{row} .run-status") == "Done"
     assert page.is_visible("#prelabel-finished")
     seen = len(polls)
     page.wait_for_timeout(4500)  # two polling intervals
