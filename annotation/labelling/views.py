@@ -1,6 +1,6 @@
 """Labelling pages: my queue, the labelling screen, label history, assignment, agreement and
 adjudication. Thin: they read through selectors and write through services; the labelling
-screen saves through the API (annotation.labelling.api) from static/js/labelling.js."""
+screen saves through the API (annotation.labelling.api) from the modules in static/js/labelling/."""
 from decimal import Decimal, InvalidOperation
 
 from django.contrib import messages
