@@ -82,5 +82,7 @@
         go("next-todo");
       }
     });
+    // The keys work from here on; a test (or a script) waits for this before pressing them.
+    form.setAttribute("data-keys", "ready");
   });
 })();

@@ -31,7 +31,7 @@ def test_save_and_next_walks_the_sorted_filtered_list(page, live_server, reviewe
     page.click(f"#queue-table a:text-is('result #{expected[0]}')")
     walked = []
     for position, pk in enumerate(expected, start=1):
-        page.wait_for_selector("#classify-form")
+        page.wait_for_selector("#classify-form[data-keys=ready]")
         assert page.inner_text("#case-position") == str(position)
         assert page.inner_text("#case-bar").startswith(f"Case {position} of 4")
         assert f"/disagreements/{pk}/" in page.url

@@ -23,7 +23,7 @@ def test_reviewer_classifies_queued_cases_by_keyboard(page, live_server, sample_
     screenshot(page, "review_queue")
 
     page.click("#start-review")
-    page.wait_for_selector("#classify-form")
+    page.wait_for_selector("#classify-form[data-keys=ready]")
     page.wait_for_selector("#student-answer .katex")  # the student's math is rendered
     assert page.locator("#reference .checkpoint").count() == 4  # rubric checkpoints of 3-08
     assert "Overall Score" in page.inner_text("#judge-panel")
