@@ -55,6 +55,7 @@ ENGINES = (
     "grading.judges.generation.GENERATION_RUNS",
     "grading.review.services.META_EVAL_RUNS",
     "grading.studies.services.PROBE_RUNS",
+    "grading.studies.geometry.services.GEOMETRY_RUNS",
 )
 
 logger = logging.getLogger(__name__)

@@ -5,21 +5,29 @@
 (function () {
   "use strict";
   var RM = window.RealMath;
-  // The page's words, in one place (for the JS translation catalog).
+  var gettext = window.gettext || function (text) { return text; };
+  // The page's words, in one place (gettext: the JS translation catalog). The lexical label is
+  // the JSON's own label ("lexical baseline, not semantic"), shown in the reader's language.
   var T = {
-    lexical: "lexical baseline, not semantic",
-    stalled: "Running · no progress for a while: is a worker running?",
-    density: "density",
-    dispersion: "local dispersion",
-    component: "principal component",
-    cumulative: "cumulative explained variance",
-    silhouette: "silhouette",
-    components: "GMM components k",
-    bic: "BIC",
-    surprisal: "surprisal (nats/token)",
-    ll: "logical likelihood"
+    lexical: gettext("lexical baseline, not semantic"),
+    stalled: gettext("Running · no progress for a while: is a worker running?"),
+    density: gettext("density"),
+    dispersion: gettext("local dispersion"),
+    component: gettext("principal component"),
+    cumulative: gettext("cumulative explained variance"),
+    silhouette: gettext("silhouette"),
+    components: gettext("GMM components k"),
+    bic: gettext("BIC"),
+    surprisal: gettext("surprisal (nats/token)"),
+    ll: gettext("logical likelihood")
   };
-  var COLORS = { human: "#2b6cb0", synthetic: "#805ad5" };
+  var ANALYSIS = {
+    waiting: gettext("Waiting for data"), running: gettext("Analysing"), done: gettext("Analysed"),
+    failed: gettext("Analysis failed"), cancelled: gettext("Analysis cancelled")
+  };
+  function status(code) { return RM && RM.statusLabel ? RM.statusLabel(code) : code; }
+  function analysis(code) { return Object.prototype.hasOwnProperty.call(ANALYSIS, code) ? ANALYSIS[code] : code; }
+  var COLORS = { human: "#2b6cb0", synthetic: "#805ad5", "probe-derived": "#c05621" };
 
   function follow(url, onData, reload) {
     if (!RM || !RM.poll) { return; }
@@ -40,9 +48,13 @@
       var set = function (id, value) { var el = document.getElementById(id); if (el) { el.textContent = value; } };
       var bar = document.getElementById("g-bar");
       if (bar) { bar.value = p.percent; }
-      set("g-status", p.stalled ? T.stalled : p.status);
+      set("g-status", p.stalled ? T.stalled : status(p.status));
       set("g-count", p.done + " / " + p.total);
-      set("g-ok", p.ok); set("g-error", p.error); set("g-analysis", p.analysis);
+      set("g-ok", p.ok); set("g-error", p.error); set("g-analysis", analysis(p.analysis));
+      var cancel = document.getElementById("cancel-button");
+      var resume = document.getElementById("resume-button");
+      if (cancel) { cancel.disabled = !p.can_cancel; }
+      if (resume) { resume.disabled = !p.can_resume; }
     }, true);
   }
   Array.prototype.forEach.call(document.querySelectorAll("#geometry-runs tr[data-status=running]"), function (row) {
@@ -51,10 +63,10 @@
       if (bar) { bar.value = p.percent; }
       var done = row.querySelector(".run-done");
       if (done) { done.textContent = p.done + " / " + p.total; }
-      var status = row.querySelector(".run-status");
-      if (status) { status.textContent = p.status; }
-      var analysis = row.querySelector(".run-analysis");
-      if (analysis) { analysis.textContent = p.analysis; }
+      var cell = row.querySelector(".run-status");
+      if (cell) { cell.textContent = status(p.status); }
+      var state = row.querySelector(".run-analysis");
+      if (state) { state.textContent = analysis(p.analysis); }
     }, false);
   });
 

@@ -7,23 +7,19 @@ Invariants:
 - A segment's vector is cached by (model, SHA-256 of its text) in `SegmentVector`, a step
   transition's log-probability figures by (model, SHA-256 of the prompt sent) in
   `TransitionScore`: a resumed, repeated or second run never asks the endpoint again for them.
-- The run follows grading/runs.py (status, epoch, resumed, finished, chunk_size), like ProbeRun;
-  its analysis (`analysis_state`, `results`) is done once all segments have their data.
+- The run is a `BatchRun` (status, epoch, size, chunk size, who, when) on grading/runs.py, like
+  ProbeRun; its analysis (`analysis_state`, `results`) is done once all segments have their
+  data. Cancelling a run whose analysis is waiting or running stops the analysis too (status
+  cancelled, analysis cancelled); resume analyses it again.
 """
-from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from ...judges.models import LlmEndpoint
+from ...judges.models import BatchRun, LlmEndpoint
 
 
-class GeometryRun(models.Model):
+class GeometryRun(BatchRun):
     """One study: error-segment geometry (vectors) or step surprisal (log-probabilities)."""
-
-    class Status(models.TextChoices):
-        RUNNING = "running", _("Running")
-        CANCELLED = "cancelled", _("Cancelled")
-        DONE = "done", _("Done")
 
     class Kind(models.TextChoices):
         GEOMETRY = "geometry", _("Error-segment geometry")
@@ -38,6 +34,7 @@ class GeometryRun(models.Model):
         RUNNING = "running", _("Analysing")
         DONE = "done", _("Analysed")
         FAILED = "failed", _("Analysis failed")
+        CANCELLED = "cancelled", _("Analysis cancelled")
 
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.GEOMETRY)
     backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.LEXICAL)
@@ -47,21 +44,10 @@ class GeometryRun(models.Model):
     params = models.JSONField(default=dict, blank=True, help_text="seed, bootstrap, permutations, top-k, splitter.")
     seed = models.IntegerField(default=42)
     skipped = models.JSONField(default=dict, blank=True, help_text="Why answers or sub-questions gave no segment.")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
-    epoch = models.PositiveIntegerField(default=1)
-    n_items = models.PositiveIntegerField(default=0)
-    chunk_size = models.PositiveIntegerField(default=32)
     analysis_state = models.CharField(max_length=16, choices=Analysis.choices, default=Analysis.WAITING, blank=True)
     analysis_error = models.TextField(blank=True)
     analysed = models.DateTimeField(null=True, blank=True)
     results = models.JSONField(default=dict, blank=True, help_text="Every figure of the study (the JSON beside the figures).")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created = models.DateTimeField(auto_now_add=True)
-    resumed = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created", "-id"]
 
     def __str__(self):
         return f"{self.get_kind_display()} run {self.pk}"

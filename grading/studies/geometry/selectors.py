@@ -235,6 +235,7 @@ def _progress(run) -> dict:
         "analysis": run.analysis_state or "waiting", "analysis_error": run.analysis_error,
         "finished": run.status != GeometryRun.Status.RUNNING and (not analysing or analysis_stalled),
         "stalled": is_stalled or analysis_stalled,
+        "can_cancel": run.status == GeometryRun.Status.RUNNING or analysing,
         "can_resume": run.status == GeometryRun.Status.CANCELLED or is_stalled or analysis_stalled
                       or run.analysis_state == GeometryRun.Analysis.FAILED,
     }

@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Max
 from django.utils import timezone
 from django.utils.translation import gettext
 from threadpoolctl import threadpool_limits
@@ -63,6 +63,9 @@ GEOMETRY_RUNS = RunEngine(
     nothing_left=lambda run_id: not GeometrySegment.objects.filter(
         run_id=run_id, state=GeometrySegment.State.PENDING).exists(),
     on_resume=reopen_failed_items,
+    name="grading.studies.geometry.services.GEOMETRY_RUNS",
+    last_activity=lambda run: run.items.aggregate(last=Max("finished"))["last"],
+    endpoint_of=lambda run: run.endpoint,
 )
 
 
@@ -196,8 +199,18 @@ def find_endpoint(base_url: str, api_key_env: str):
     return judge_services.find_or_create_endpoint(base_url, api_key_env)
 
 
+ANALYSIS_OPEN = (GeometryRun.Analysis.WAITING, GeometryRun.Analysis.RUNNING)
+
+
 def cancel_run(run: GeometryRun) -> GeometryRun:
-    return GEOMETRY_RUNS.cancel(run)
+    """Stop a run: while its data is fetched, through the run engine (calls in flight finish);
+    once fetched, its analysis: one waiting is never started, one running stops at its next
+    check (`analysis_live`, every CANCEL_CHECK_SECONDS between stages and resamples)."""
+    run = GEOMETRY_RUNS.cancel(run)
+    GeometryRun.objects.filter(pk=run.pk, status=GeometryRun.Status.DONE, analysis_state__in=ANALYSIS_OPEN).update(
+        status=GeometryRun.Status.CANCELLED, analysis_state=GeometryRun.Analysis.CANCELLED, finished=timezone.now())
+    run.refresh_from_db()
+    return run
 
 
 def resume_run(run: GeometryRun, *, enqueue: bool = True) -> GeometryRun:
@@ -209,7 +222,13 @@ def resume_run(run: GeometryRun, *, enqueue: bool = True) -> GeometryRun:
         GeometryRun.objects.filter(pk=run.pk).update(analysis_state=GeometryRun.Analysis.WAITING, analysis_error="")
         run.refresh_from_db()
         return run
-    again = [GeometryRun.Analysis.FAILED, *([GeometryRun.Analysis.RUNNING] if selectors.analysis_lost(run) else [])]
+    if run.status == GeometryRun.Status.CANCELLED and run.analysis_state == GeometryRun.Analysis.CANCELLED:
+        # Cancelled during its analysis (no work was open): done again, and analysed again.
+        GeometryRun.objects.filter(pk=run.pk, status=GeometryRun.Status.CANCELLED).update(
+            status=GeometryRun.Status.DONE, resumed=timezone.now())
+        run.refresh_from_db()
+    again = [GeometryRun.Analysis.FAILED, GeometryRun.Analysis.CANCELLED,
+             *([GeometryRun.Analysis.RUNNING] if selectors.analysis_lost(run) else [])]
     if run.status == GeometryRun.Status.DONE and run.analysis_state in ("", *again):
         GeometryRun.objects.filter(pk=run.pk, analysis_state__in=again).update(
             analysis_state=GeometryRun.Analysis.WAITING, analysis_error="")
@@ -498,8 +517,31 @@ def _write_transitions(pending, wanted, keys, known, failures, owner):
 
 # --- the analysis -----------------------------------------------------------------------------
 
+def analysis_live(run_id: int) -> bool:
+    """Whether the run's analysis should go on (not cancelled or resumed elsewhere)."""
+    return GeometryRun.objects.filter(pk=run_id, status=GeometryRun.Status.DONE,
+                                      analysis_state=GeometryRun.Analysis.RUNNING).exists()
+
+
+def cancel_check(run_id: int, *, every: float = CANCEL_CHECK_SECONDS, clock=time.monotonic) -> Callable[[], None]:
+    """The analysis's `tick` (stats.Tick): asks the database at most every `every` seconds whether
+    the analysis is still wanted, and raises stats.Cancelled once it is not."""
+    last = [clock()]
+
+    def tick():
+        now = clock()
+        if now - last[0] < every:
+            return
+        last[0] = now
+        if not analysis_live(run_id):
+            raise stats.Cancelled()
+
+    return tick
+
+
 def analyse(run_id: int) -> bool:
-    """Analyse a done run once (the first caller claims it); True when this call analysed it."""
+    """Analyse a done run once (the first caller claims it); True when this call analysed it (or
+    stopped because the run was cancelled meanwhile: the analysis is then "cancelled")."""
     claimed = GeometryRun.objects.filter(
         pk=run_id, status=GeometryRun.Status.DONE, analysis_state=GeometryRun.Analysis.WAITING
     ).update(analysis_state=GeometryRun.Analysis.RUNNING)
@@ -507,19 +549,27 @@ def analyse(run_id: int) -> bool:
         return False
     run = GeometryRun.objects.select_related("endpoint").get(pk=run_id)
     started = time.monotonic()
+    tick = cancel_check(run_id)
     try:
         # One BLAS thread: the bootstraps make thousands of small SVDs, and OpenBLAS's own threads
         # spin against each other (and the other workers) on each: 1,000 resamples of the top-10
         # share took 444 s instead of 5.5 s on a loaded two-core machine (docs/studies.md, "Time").
         with threadpool_limits(limits=1):
-            results = geometry_results(run) if run.kind == GeometryRun.Kind.GEOMETRY else surprisal_results(run)
+            if run.kind == GeometryRun.Kind.GEOMETRY:
+                results = geometry_results(run, tick=tick)
+            else:
+                results = surprisal_results(run, tick=tick)
+    except stats.Cancelled:  # cancel_run already wrote the state
+        GeometryRun.objects.filter(pk=run_id, analysis_state=GeometryRun.Analysis.RUNNING).update(
+            analysis_state=GeometryRun.Analysis.CANCELLED)
+        return True
     except Exception as exc:  # recorded for the page; resume analyses again
-        GeometryRun.objects.filter(pk=run_id).update(analysis_state=GeometryRun.Analysis.FAILED,
-                                                     analysis_error=f"{type(exc).__name__}: {exc}"[:2000])
+        GeometryRun.objects.filter(pk=run_id, analysis_state=GeometryRun.Analysis.RUNNING).update(
+            analysis_state=GeometryRun.Analysis.FAILED, analysis_error=f"{type(exc).__name__}: {exc}"[:2000])
         return True
     results["elapsed_seconds"] = round(time.monotonic() - started, 2)
-    GeometryRun.objects.filter(pk=run_id).update(results=results, analysis_state=GeometryRun.Analysis.DONE,
-                                                 analysed=timezone.now(), analysis_error="")
+    GeometryRun.objects.filter(pk=run_id, analysis_state=GeometryRun.Analysis.RUNNING).update(
+        results=results, analysis_state=GeometryRun.Analysis.DONE, analysed=timezone.now(), analysis_error="")
     return True
 
 
@@ -540,12 +590,12 @@ def _provenance(run) -> dict:
     }
 
 
-def geometry_results(run) -> dict:
+def geometry_results(run, *, tick=None) -> dict:
     items = list(run.items.filter(state=GeometrySegment.State.OK).order_by("id")
                  .values_list("id", "text", "text_hash", "subset", "question_key"))
     failed = run.items.exclude(state=GeometrySegment.State.OK).count()
     if run.backend == GeometryRun.Backend.LEXICAL:
-        matrix = stats.lexical_vectors([row[1] for row in items], seed=run.seed)
+        matrix = stats.lexical_vectors([row[1] for row in items], seed=run.seed, tick=tick)
     else:
         cached = cached_vectors(run.model, [row[2] for row in items])
         dims = {len(v) for v in cached.values()}
@@ -564,17 +614,18 @@ def geometry_results(run) -> dict:
         if mask.sum() == 0:
             continue
         group = stats.group_geometry(matrix[mask], questions[mask], seed=run.seed, bootstrap=params.get("bootstrap", 1000),
-                                     cluster=params.get("cluster", True))
+                                     cluster=params.get("cluster", True), tick=tick)
         group["segment_ids"] = [row[0] for row, keep in zip(items, mask) if keep]
         out["groups"][name] = group
     if all(name in out["groups"] for name in selectors.SUBSETS):
         in_human = subsets == "human"
         out["human_vs_synthetic"] = {"dispersion": stats.dispersion_permutation_test(
-            stats.cosine_distances(matrix), in_human, permutations=params.get("permutations", 1000), seed=run.seed)}
+            stats.cosine_distances(matrix), in_human, permutations=params.get("permutations", 1000), seed=run.seed,
+            tick=tick)}
     return out
 
 
-def surprisal_results(run) -> dict:
+def surprisal_results(run, *, tick=None) -> dict:
     rows = list(run.items.filter(state=GeometrySegment.State.OK).values_list("subset", "question_key", "figures"))
     failed = run.items.exclude(state=GeometrySegment.State.OK).count()
     bootstrap = run.params.get("bootstrap", 1000)
@@ -589,8 +640,10 @@ def surprisal_results(run) -> dict:
         out["groups"][name] = {
             "segments": sum(1 for subset, _, _ in rows if subset == name),
             "transitions": len(transitions),
-            "surprisal": stats.summary([f["surprisal"] for _, f in transitions], clusters, bootstrap=bootstrap, seed=run.seed),
-            "ll": stats.summary([f["ll"] for _, f in transitions], clusters, bootstrap=bootstrap, seed=run.seed),
+            "surprisal": stats.summary([f["surprisal"] for _, f in transitions], clusters, bootstrap=bootstrap, seed=run.seed,
+                                       tick=tick),
+            "ll": stats.summary([f["ll"] for _, f in transitions], clusters, bootstrap=bootstrap, seed=run.seed,
+                                tick=tick),
             "ll_lower_bound": sum(1 for _, f in transitions if not f["ll_exact"]),
             "step_tokens_outside_top_k": sum(int(f["outside_top_k"]) for _, f in transitions),
             "top_k": run.params.get("top_k"),

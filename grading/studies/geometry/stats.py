@@ -22,6 +22,11 @@ Definitions (the RealMath-Eval paper's, docs/studies.md "Error geometry"):
   step's tokens (`transition_figures`).
 
 Everything seeded gives the same figures for the same vectors and seed.
+
+Cancelling: the long functions take `tick`, a function of no arguments called between stages and
+at every resample, permutation and mixture fit (None: never). It returns nothing, or raises
+`Cancelled` to stop the computation (the services' tick asks the database, at most twice a second).
+The only stretches without a tick are single library calls: one UMAP fit, one HDBSCAN, one SVD.
 """
 from __future__ import annotations
 
@@ -36,6 +41,16 @@ UMAP_PARAMS = {"n_neighbors": 15, "n_components": 10, "min_dist": 0.0, "metric":
 HDBSCAN_PARAMS = {"min_cluster_size": 5, "min_samples": 3}
 GMM_DIMS = 50
 GMM_KS = range(2, 31)
+Tick = Callable[[], None] | None
+
+
+class Cancelled(Exception):
+    """Raised by a tick: the analysis is no longer wanted."""
+
+
+def _tick(tick: Tick) -> None:
+    if tick is not None:
+        tick()
 
 
 def normalise(vectors) -> np.ndarray:
@@ -137,7 +152,7 @@ def umap_embedding(unit: np.ndarray, seed: int) -> np.ndarray:
         return umap.UMAP(**params, random_state=seed).fit_transform(unit)
 
 
-def gmm_bic(vectors, seed: int = 0, ks=GMM_KS, dims: int = GMM_DIMS) -> dict:
+def gmm_bic(vectors, seed: int = 0, ks=GMM_KS, dims: int = GMM_DIMS, tick: Tick = None) -> dict:
     """Diagonal-covariance Gaussian mixtures on the first 50 principal components: BIC for each
     k (k below the number of points only) and the k with the lowest BIC."""
     from sklearn.decomposition import PCA
@@ -153,6 +168,7 @@ def gmm_bic(vectors, seed: int = 0, ks=GMM_KS, dims: int = GMM_DIMS) -> dict:
     for k in ks:
         if k >= n:
             break
+        _tick(tick)
         model = GaussianMixture(n_components=k, covariance_type="diag", random_state=seed, reg_covar=1e-6)
         bic[int(k)] = float(model.fit(reduced).bic(reduced))
     best = min(bic, key=bic.get) if bic else None
@@ -184,7 +200,7 @@ def percentile_interval(values, level: float = 0.95):
 
 
 def cluster_bootstrap(n_rows: int, clusters, statistic: Callable[[np.ndarray], float], *, resamples: int = 1000,
-                      seed: int = 0, level: float = 0.95):
+                      seed: int = 0, level: float = 0.95, tick: Tick = None):
     """Percentile interval of statistic(row indices) over resamples of whole clusters (questions)
     drawn with replacement; None when there are fewer than two clusters or no resamples."""
     clusters = np.asarray(clusters)
@@ -195,13 +211,14 @@ def cluster_bootstrap(n_rows: int, clusters, statistic: Callable[[np.ndarray], f
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(resamples):
+        _tick(tick)
         picked = rng.integers(0, len(names), size=len(names))
         draws.append(statistic(np.concatenate([members[i] for i in picked])))
     return percentile_interval(draws, level)
 
 
 def dispersion_permutation_test(distances: np.ndarray, in_a, *, k: int = K_NEIGHBOURS, permutations: int = 1000,
-                                seed: int = 0) -> dict:
+                                seed: int = 0, tick: Tick = None) -> dict:
     """Two-sided permutation test of mean local dispersion of group A minus group B.
 
     `distances` are the pairwise cosine distances of all segments, `in_a` a boolean mask. Each
@@ -223,6 +240,7 @@ def dispersion_permutation_test(distances: np.ndarray, in_a, *, k: int = K_NEIGH
     rng = np.random.default_rng(seed)
     extreme = 0
     for _ in range(permutations):
+        _tick(tick)
         if abs(difference(rng.permutation(in_a))) >= abs(observed) - 1e-12:
             extreme += 1
     return {"difference": observed, "p": (1 + extreme) / (1 + permutations), "permutations": permutations}
@@ -240,7 +258,8 @@ def density(values, points: int = 64) -> dict:
     return {"x": np.round(grid, 5).tolist(), "y": np.round(curve, 5).tolist()}
 
 
-def group_geometry(vectors, questions, *, seed: int = 42, bootstrap: int = 1000, cluster: bool = True) -> dict:
+def group_geometry(vectors, questions, *, seed: int = 42, bootstrap: int = 1000, cluster: bool = True,
+                   tick: Tick = None) -> dict:
     """Every macro statistic of one group of segment vectors (rows), with cluster-bootstrap
     intervals (questions resampled) for the dispersion, total variance and top-10 share."""
     unit = normalise(vectors)
@@ -248,6 +267,7 @@ def group_geometry(vectors, questions, *, seed: int = 42, bootstrap: int = 1000,
     distances = cosine_distances(unit)
     per_point = knn_dispersion_from_distances(distances)
     ratios = explained_variance(unit)
+    _tick(tick)
     out = {
         "n": int(n),
         "questions": int(len(set(questions))),
@@ -259,18 +279,21 @@ def group_geometry(vectors, questions, *, seed: int = 42, bootstrap: int = 1000,
         "dispersion_density": density(per_point),
         "heatmap": sorted_distances(unit, seed=seed) if n >= 2 else {"rows": [], "matrix": []},
     }
+    _tick(tick)
     out["dispersion_ci"] = cluster_bootstrap(
-        n, questions, lambda rows: float(np.mean(per_point[rows])), resamples=bootstrap, seed=seed)
+        n, questions, lambda rows: float(np.mean(per_point[rows])), resamples=bootstrap, seed=seed, tick=tick)
     out["total_variance_ci"] = cluster_bootstrap(
-        n, questions, lambda rows: total_variance(unit[rows]), resamples=bootstrap, seed=seed)
+        n, questions, lambda rows: total_variance(unit[rows]), resamples=bootstrap, seed=seed, tick=tick)
     out["top10_share_ci"] = cluster_bootstrap(
-        n, questions, lambda rows: top_share(explained_variance(unit[rows])), resamples=bootstrap, seed=seed)
+        n, questions, lambda rows: top_share(explained_variance(unit[rows])), resamples=bootstrap, seed=seed,
+        tick=tick)
     if cluster:
         clusters = umap_hdbscan(unit, seed=seed)
+        _tick(tick)
         out.update(clusters=clusters["clusters"], noise_share=clusters["noise_share"],
                    silhouette=clusters["silhouette"], silhouette_values=clusters["silhouette_values"],
                    cluster_labels=clusters["labels"])
-        out["gmm"] = gmm_bic(unit, seed=seed)
+        out["gmm"] = gmm_bic(unit, seed=seed, tick=tick)
     return out
 
 
@@ -317,7 +340,7 @@ def transition_figures(tokens, token_logprobs, top_logprobs, offsets, context_en
     }
 
 
-def summary(values, clusters, *, bootstrap: int = 1000, seed: int = 0) -> dict:
+def summary(values, clusters, *, bootstrap: int = 1000, seed: int = 0, tick: Tick = None) -> dict:
     """n, mean, median with cluster-bootstrap intervals, and a density curve."""
     values = np.asarray(values, dtype=float)
     clusters = np.asarray(clusters)
@@ -328,9 +351,9 @@ def summary(values, clusters, *, bootstrap: int = 1000, seed: int = 0) -> dict:
         "mean": float(np.mean(values)),
         "median": float(np.median(values)),
         "mean_ci": cluster_bootstrap(len(values), clusters, lambda r: float(np.mean(values[r])),
-                                     resamples=bootstrap, seed=seed),
+                                     resamples=bootstrap, seed=seed, tick=tick),
         "median_ci": cluster_bootstrap(len(values), clusters, lambda r: float(np.median(values[r])),
-                                       resamples=bootstrap, seed=seed),
+                                       resamples=bootstrap, seed=seed, tick=tick),
         "density": density(values),
     }
 
@@ -342,7 +365,7 @@ LEXICAL_PARAMS = {"analyzer": "char_wb", "ngram_range": [2, 4], "min_df": 1, "su
                   "svd_components": 128}
 
 
-def lexical_vectors(texts: list[str], seed: int = 0) -> np.ndarray:
+def lexical_vectors(texts: list[str], seed: int = 0, tick: Tick = None) -> np.ndarray:
     """TF-IDF over character 2-4-grams (within word boundaries), then truncated SVD to at most 128
     dimensions (seeded), rows normalised: a model-free stand-in, not a semantic embedding."""
     from sklearn.decomposition import TruncatedSVD
@@ -350,6 +373,7 @@ def lexical_vectors(texts: list[str], seed: int = 0) -> np.ndarray:
 
     matrix = TfidfVectorizer(analyzer=LEXICAL_PARAMS["analyzer"], ngram_range=tuple(LEXICAL_PARAMS["ngram_range"]),
                              min_df=LEXICAL_PARAMS["min_df"], sublinear_tf=LEXICAL_PARAMS["sublinear_tf"]).fit_transform(texts)
+    _tick(tick)
     components = min(LEXICAL_PARAMS["svd_components"], matrix.shape[0] - 1, matrix.shape[1] - 1)
     if components < 1:
         return normalise(matrix.toarray())

@@ -6,9 +6,9 @@ from . import views
 urlpatterns = [
     path("", views.geometry_home, name="studies_geometry"),
     path("runs/<int:pk>/", views.geometry_run, name="studies_geometry_run"),
-    path("runs/<int:pk>/progress.json", views.geometry_run_progress, name="studies_geometry_run_progress"),
+    path("runs/<int:pk>/progress.json", views.GEOMETRY_RUN_ACTIONS.progress, name="studies_geometry_run_progress"),
     path("runs/<int:pk>/results.json", views.geometry_run_results, name="studies_geometry_run_results"),
     path("runs/<int:pk>/segments.jsonl", views.geometry_run_segments, name="studies_geometry_run_segments"),
-    path("runs/<int:pk>/cancel/", views.geometry_run_cancel, name="studies_geometry_run_cancel"),
-    path("runs/<int:pk>/resume/", views.geometry_run_resume, name="studies_geometry_run_resume"),
+    path("runs/<int:pk>/cancel/", views.GEOMETRY_RUN_ACTIONS.cancel, name="studies_geometry_run_cancel"),
+    path("runs/<int:pk>/resume/", views.GEOMETRY_RUN_ACTIONS.resume, name="studies_geometry_run_resume"),
 ]

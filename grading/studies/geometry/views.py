@@ -1,5 +1,6 @@
 """Pages of the error-geometry and step-surprisal study (reviewers and admins only): start a run,
-follow its progress, cancel or resume it, and see its figures and the JSON beside them.
+follow its progress, cancel or resume it (the views every run has: grading/run_views.py), and
+see its figures and the JSON beside them.
 Segment text is escaped by the templates; figures are drawn by static/js/geometry.js from the
 results JSON (json_script), never from HTML."""
 import json
@@ -7,15 +8,15 @@ import json
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.utils.translation import gettext_lazy as _lazy
 
 from accounts.decorators import reviewer_required
 from core.shortcuts import get_object_or_404
 
-from ... import runs
+from ...run_views import run_action_views
 from . import selectors, services
 from .forms import GeometryStartForm
 from .models import GeometryRun
@@ -56,11 +57,6 @@ def geometry_run(request, pk):
 
 
 @reviewer_required
-def geometry_run_progress(request, pk):
-    return JsonResponse(selectors.run_progress(get_object_or_404(GeometryRun, pk=pk)))
-
-
-@reviewer_required
 def geometry_run_results(request, pk):
     run = get_object_or_404(GeometryRun, pk=pk)
     response = HttpResponse(json.dumps(run.results or {}, indent=1, sort_keys=True, ensure_ascii=False),
@@ -78,21 +74,10 @@ def geometry_run_segments(request, pk):
     return response
 
 
-@reviewer_required
-@require_POST
-def geometry_run_cancel(request, pk):
-    run = services.cancel_run(get_object_or_404(GeometryRun, pk=pk))
-    messages.success(request, _("%(run)s cancelled; calls in flight finish and are kept.") % {"run": run})
-    return redirect("grading:studies_geometry_run", pk=run.pk)
-
-
-@reviewer_required
-@require_POST
-def geometry_run_resume(request, pk):
-    run = get_object_or_404(GeometryRun, pk=pk)
-    if not runs.may_resume(selectors.run_progress(run), request.POST.get("force")):
-        messages.error(request, _("The run is still making progress; resume it once it is cancelled or stalls."))
-    else:
-        services.resume_run(run)
-        messages.success(request, _("%(run)s resumed.") % {"run": run})
-    return redirect("grading:studies_geometry_run", pk=run.pk)
+GEOMETRY_RUN_ACTIONS = run_action_views(
+    model=GeometryRun, progress=selectors.run_progress, cancel=services.cancel_run, resume=services.resume_run,
+    back="grading:studies_geometry_run",
+    title=lambda run: _("%(kind)s run %(id)d") % {"kind": run.get_kind_display(), "id": run.pk},
+    cancelled=_lazy("%(run)s cancelled; calls in flight finish and are kept, an analysis under way stops."),
+    resumed=_lazy("%(run)s resumed."),
+)
