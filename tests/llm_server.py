@@ -27,7 +27,8 @@ It also answers ``POST /v1/embeddings`` (each input's vector is ``server.embedde
 default `hash_vector`: the same text always gets the same unit vector) and ``POST
 /v1/completions`` with ``echo`` and ``logprobs`` (the prompt's tokens and log-probabilities
 come from ``server.scorer(prompt)``, by default `word_scores`: word tokens with scripted
-log-probabilities, and a top-k dictionary per position). Rules match these requests on their
+log-probabilities, and a top-k dictionary per position), and with vLLM's ``prompt_logprobs: k``
+the same figures in vLLM's shape (``choices[0].prompt_logprobs``, `tests/vllm_shapes.py`). Rules match these requests on their
 ``input`` / ``prompt`` text and can make them fail or wait like chat requests; a rule's
 successful reply (status 200, no ``body``) gets the scripted vectors or log-probabilities.
 
@@ -51,6 +52,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grading.judges import scripted  # noqa: E402  (plain Python, no Django)
+from tests import vllm_shapes  # noqa: E402  (plain Python)
 
 
 @dataclass
@@ -419,6 +421,8 @@ class _Handler(BaseHTTPRequestHandler):
                                       "text_offset": offsets} if k or payload.get("echo") else None}],
             "usage": {"prompt_tokens": len(rows), "completion_tokens": 1, "total_tokens": len(rows) + 1},
         }
+        if payload.get("prompt_logprobs") is not None:  # vLLM's extra parameter (tests/vllm_shapes.py)
+            body["choices"][0]["prompt_logprobs"] = vllm_shapes.prompt_logprobs(rows, int(payload["prompt_logprobs"]))
         self._send_json(200, body, headers)
 
     def _send_json(self, status, body, headers=None):

@@ -17,6 +17,9 @@ def add_common_arguments(parser):
     parser.add_argument("--unit", choices=["sub_question", "step_label"], default="sub_question",
                         help="sub_question: each sub-question below its full points (the paper's unit); "
                              "step_label: each span an expert marked wrong.")
+    parser.add_argument("--source", action="append", choices=["human", "synthetic", "probe-derived"],
+                        help="The groups of segments (repeat it; default: human and synthetic). probe-derived: "
+                             "the errors the sensitivity probes put into answers (their derived answers).")
     parser.add_argument("--segments-in", help="Analyse the segments of this JSONL file (the paper's shape) instead.")
     parser.add_argument("--segments-out", help="Write the segments analysed to this JSONL file (the paper's shape).")
     parser.add_argument("--seed", type=int, default=42)
@@ -43,6 +46,7 @@ def start(options, **kwargs):
             raise CommandError(gettext("Refused: %(segments_in)s: %(exc)s") % {"segments_in": options['segments_in'], "exc": exc}) from exc
     try:
         return services.start_run(exam=options["exam"], limit=options["limit"], unit=options["unit"], segments=segments,
+                                  sources=options.get("source"),
                                   seed=options["seed"], bootstrap=options["bootstrap"], enqueue=not options["inline"],
                                   **kwargs)
     except (RunRefused, ValidationError) as exc:

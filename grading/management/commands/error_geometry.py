@@ -1,6 +1,7 @@
 """Error-segment geometry: how spread out the segments where answers lost points are, per group.
 
     python manage.py error_geometry --lexical [--exam E] [--format json] [--segments-out FILE.jsonl]
+        [--source human --source synthetic --source probe-derived]
     python manage.py error_geometry --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-Embedding-8B \\
         [--api-key-env VAR] [--exam E] [--format json]
 

@@ -1,9 +1,11 @@
 """Step surprisal: how predictable each next reasoning step is to a served causal model.
 
     python manage.py step_surprisal --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B \\
-        [--api-key-env VAR] [--exam E] [--limit N] [--top-k 5] [--splitter rule|llm] [--format json]
+        [--api-key-env VAR] [--exam E] [--limit N] [--top-k 5] [--splitter rule|llm] [--prompt-logprobs]
+        [--source human --source synthetic --source probe-derived] [--format json]
 
-The endpoint must answer /v1/completions with echo and logprobs (vLLM does). Per group: mean
+The endpoint must answer /v1/completions with echo and logprobs (vLLM does), or, with
+--prompt-logprobs, with vLLM's prompt_logprobs. Per group: mean
 and median surprisal (nats per token) and logical likelihood with bootstrap intervals, and how
 often LL is only a lower bound (docs/studies.md, "Step surprisal").
 """
@@ -27,12 +29,16 @@ class Command(BaseCommand):
                             help="rule: the rule-based split; llm: the model writes \"Step 1: ...\" lines, kept only "
                                  "when they reproduce the text (else the rule-based split, counted).")
         parser.add_argument("--splitter-model", default="", help="The chat model that splits (default: --model).")
+        parser.add_argument("--prompt-logprobs", action="store_true",
+                            help="Ask in vLLM's form (its prompt_logprobs parameter) instead of echo + logprobs; "
+                                 "either answer is read.")
         add_common_arguments(parser)
 
     def handle(self, *args, **options):
         run = start(options, kind=GeometryRun.Kind.SURPRISAL, backend=GeometryRun.Backend.SERVED,
                     endpoint=endpoint_of(options), model=options["model"], top_k=options["top_k"],
-                    splitter=options["splitter"], splitter_model=options["splitter_model"])
+                    splitter=options["splitter"], splitter_model=options["splitter_model"],
+                    logprobs_shape="prompt_logprobs" if options["prompt_logprobs"] else "echo")
         finish(run, options, self.stdout, self.stderr, table)
 
 

@@ -22,10 +22,16 @@ class GeometryStartForm(forms.Form):
                             help_text=_("e.g. Qwen/Qwen3-Embedding-8B (geometry) or Qwen/Qwen3-8B (surprisal)."))
     exam = forms.ModelChoiceField(label=_("Exam"), queryset=Exam.objects.order_by("name"), required=False,
                                   empty_label=_("any exam"))
+    sources = forms.MultipleChoiceField(
+        label=_("Groups"), required=False, initial=["human", "synthetic"], widget=forms.CheckboxSelectMultiple,
+        choices=[("human", _("human")), ("synthetic", _("synthetic")),
+                 ("probe-derived", _("probe-derived (the errors sensitivity probes put into answers)"))],
+        help_text=_("Ignored for a segments file, whose analysis_subset says each segment's group."),
+    )
     unit = forms.ChoiceField(label=_("Segments"), choices=GeometrySegment.Unit.choices, initial=GeometrySegment.Unit.SUB_QUESTION)
     segments_file = forms.FileField(label=_("Or a segments file (JSONL)"), required=False,
                                     help_text=_("The paper's shape: segment_text, sample_id, question, sub_id, real_score, "
-                                                "max_score, analysis_subset (human or synthetic)."))
+                                                "max_score, analysis_subset (human, synthetic or probe-derived)."))
     limit = forms.IntegerField(label=_("Limit"), required=False, min_value=1, max_value=1_000_000,
                                help_text=_("At most this many answers."))
     seed = forms.IntegerField(label=_("Seed"), initial=42, min_value=0, max_value=2**31 - 1)
@@ -39,6 +45,12 @@ class GeometryStartForm(forms.Form):
     )
     splitter_model = forms.CharField(label=_("Splitter model"), max_length=200, required=False,
                                      help_text=_("A chat model on the same endpoint (default: the model above)."))
+    logprobs_shape = forms.ChoiceField(
+        label=_("Log-probabilities asked as"), initial="echo", required=False,
+        choices=[("echo", _("echo + logprobs (the OpenAI form; vLLM and others)")),
+                 ("prompt_logprobs", _("prompt_logprobs (vLLM's own parameter)"))],
+        help_text=_("Step surprisal only. Either answer is read."),
+    )
     cluster = forms.BooleanField(label=_("UMAP + HDBSCAN clusters and the GMM sweep"), required=False, initial=True)
 
     def clean_segments_file(self):
@@ -54,6 +66,8 @@ class GeometryStartForm(forms.Form):
             self.add_error("endpoint", _("A served model needs an endpoint."))
         if served and not (data.get("model") or "").strip():
             self.add_error("model", _("A served model needs its name."))
+        if not data.get("sources") and not data.get("segments_file"):
+            self.add_error("sources", _("Choose at least one group."))
         if data.get("splitter") == "llm" and data.get("kind") != GeometryRun.Kind.SURPRISAL:
             self.add_error("splitter", _("The model splitter serves the step-surprisal study only."))
         return data

@@ -12,7 +12,14 @@ Invariants:
   when its gold is below the full score. What cannot be placed is counted in `skipped`, by reason.
 - The step-label unit: each span of a submitted label whose verdict is not "correct" (and whose
   place in the transcript is still sure: not `needs_review`).
-- Segment texts are slices of the transcript, never rewritten.
+- Probe-derived segments (source "probe-derived", chosen with `sources`): the errors a
+  sensitivity probe put into an answer (drop-final-answer, arithmetic-slip, truncate-last-step;
+  grading/studies/probes.py), from the derived answers of earlier probe runs. With the
+  sub-question unit, the derived text's sub-question holding the change (the whole derived text
+  when the question has no sub-questions); with the step-label unit, the changed line of an
+  arithmetic slip (a removed line leaves no span: counted). They carry the sub-question's full
+  points but no points or gold of their own (no expert scored a derived text).
+- Segment texts are slices of the transcript (or of the derived text), never rewritten.
 """
 from __future__ import annotations
 
@@ -28,11 +35,16 @@ from annotation.models import Label, Response, StepLabel, SubQuestion
 from annotation.rubric import parse_checkpoints, sub_question_label, sub_question_maxima
 
 from ...runs import stalled
+from .. import probes
+from ..models import DerivedAnswer
 from .models import GeometryRun, GeometrySegment
-from .steps import sub_question_spans
+from .steps import change_point, line_at, span_at, sub_question_spans
 
 AGREED_GOLD = (Response.GoldStatus.IMPORTED, Response.GoldStatus.AGREED, Response.GoldStatus.ADJUDICATED)
-SUBSETS = ("human", "synthetic")
+PROBE_DERIVED = "probe-derived"
+SUBSETS = ("human", "synthetic", PROBE_DERIVED)  # the groups (the paper's analysis_subset, and ours)
+DEFAULT_SOURCES = ("human", "synthetic")
+SENSITIVITY_PROBES = tuple(name for name, probe in probes.PROBES.items() if probe.family == probes.SENSITIVITY)
 JSONL_FIELDS = ("segment_text", "sample_id", "question", "sub_id", "real_score", "max_score", "analysis_subset")
 EPS = 1e-9
 ANALYSIS_STALL_SECONDS = 1800  # an analysis "running" this long after the run ended lost its worker
@@ -55,6 +67,7 @@ class Segment:
     gold: float | None = None
     full_points: float | None = None
     response_id: int | None = None
+    probe: str = ""
 
     def as_jsonl(self) -> dict:
         """The paper's record (its seven keys first), with ours after them."""
@@ -62,7 +75,7 @@ class Segment:
             "segment_text": self.text, "sample_id": self.sample_id, "question": self.question, "sub_id": self.sub_id,
             "real_score": self.real_score, "max_score": self.max_score, "analysis_subset": self.subset,
             "source": self.source, "unit": self.unit, "gold_score": self.gold, "full_score": self.full_points,
-            "response_id": self.response_id,
+            "response_id": self.response_id, **({"probe": self.probe} if self.probe else {}),
         }
 
 
@@ -109,9 +122,10 @@ def _sub_questions(questions):
     return out
 
 
-def answers(*, exam=None, limit=None):
+def answers(*, exam=None, limit=None, sources=DEFAULT_SOURCES):
     queryset = (Response.objects.filter(gold_status__in=AGREED_GOLD).exclude(transcript="")
                 .select_related("question").order_by("question_id", "id"))
+    queryset = queryset.filter(source__in=[s for s in sources if s != PROBE_DERIVED])
     if exam not in (None, ""):
         queryset = queryset.filter(question__exam_id=int(getattr(exam, "pk", exam)))
     if limit:
@@ -119,12 +133,33 @@ def answers(*, exam=None, limit=None):
     return list(queryset)
 
 
-def error_segments(*, exam=None, unit=GeometrySegment.Unit.SUB_QUESTION, limit=None) -> tuple[list[Segment], dict]:
-    """The error segments of the answers with an agreed gold, and {reason: count} of what was left out."""
-    responses = answers(exam=exam, limit=limit)
+def clean_sources(sources) -> tuple[str, ...]:
+    """The chosen groups in SUBSETS order (None: human and synthetic); ValueError on an unknown one."""
+    chosen = DEFAULT_SOURCES if not sources else tuple(str(s).strip().lower() for s in sources)
+    unknown = [s for s in chosen if s not in SUBSETS]
+    if unknown:
+        raise ValueError(", ".join(unknown))
+    return tuple(s for s in SUBSETS if s in chosen)
+
+
+def error_segments(*, exam=None, unit=GeometrySegment.Unit.SUB_QUESTION, limit=None,
+                   sources=DEFAULT_SOURCES) -> tuple[list[Segment], dict]:
+    """The error segments of the answers with an agreed gold (of the chosen `sources`: human,
+    synthetic, probe-derived), and {reason: count} of what was left out."""
     skipped = Counter()
-    if unit == GeometrySegment.Unit.STEP_LABEL:
-        return _step_label_segments(responses, skipped), dict(skipped)
+    segments = []
+    if any(s != PROBE_DERIVED for s in sources):
+        responses = answers(exam=exam, limit=limit, sources=sources)
+        if unit == GeometrySegment.Unit.STEP_LABEL:
+            segments = _step_label_segments(responses, skipped)
+        else:
+            segments = _sub_question_segments(responses, skipped)
+    if PROBE_DERIVED in sources:
+        segments += _probe_segments(exam=exam, unit=unit, limit=limit, skipped=skipped)
+    return segments, dict(skipped)
+
+
+def _sub_question_segments(responses, skipped):
     questions = {r.question_id: r.question for r in responses}
     subs = _sub_questions(questions)
     experts = _expert_points([r.pk for r in responses])
@@ -164,7 +199,62 @@ def error_segments(*, exam=None, unit=GeometrySegment.Unit.SUB_QUESTION, limit=N
                 skipped["sub-question not found in the text"] += 1
                 continue
             segments.append(Segment(text, sub_id=label, real_score=real, max_score=maximum, **common))
-    return segments, dict(skipped)
+    return segments
+
+
+def derived_answers(*, exam=None, limit=None) -> list[DerivedAnswer]:
+    """The sensitivity probes' derived answers (one per response, probe and text), oldest first."""
+    queryset = (DerivedAnswer.objects.filter(probe__in=SENSITIVITY_PROBES).exclude(text="")
+                .select_related("response__question").order_by("response__question_id", "response_id", "probe", "id"))
+    if exam not in (None, ""):
+        queryset = queryset.filter(response__question__exam_id=int(getattr(exam, "pk", exam)))
+    seen, rows = set(), []
+    for derived in queryset.iterator():
+        key = (derived.response_id, derived.probe, text_hash(derived.text))
+        if key in seen:
+            continue
+        seen.add(key)
+        rows.append(derived)
+        if limit and len(rows) >= int(limit):
+            break
+    return rows
+
+
+def _probe_segments(*, exam, unit, limit, skipped):
+    rows = derived_answers(exam=exam, limit=limit)
+    questions = {d.response.question_id: d.response.question for d in rows}
+    subs = _sub_questions(questions)
+    segments = []
+    for derived in rows:
+        response, question = derived.response, derived.response.question
+        text, point = derived.text, change_point(derived.original_text, derived.text)
+        common = dict(_common(response), subset=PROBE_DERIVED, source=PROBE_DERIVED, gold=None, probe=derived.probe)
+        labels = subs.get(question.pk) or []
+        maxima = dict(labels)
+        if unit == GeometrySegment.Unit.STEP_LABEL:
+            if derived.probe != "arithmetic-slip":
+                skipped["probe removed text: no span"] += 1
+                continue
+            start, end = line_at(text, point)
+            spans = sub_question_spans(text, [name for name, _ in labels]) if len(labels) > 1 else {}
+            label = span_at(spans, point) or (labels[0][0] if len(labels) == 1 else "")
+            piece = text[start:end].strip()
+            if piece:
+                segments.append(Segment(piece, sub_id=f"{label}#{derived.probe}", unit=GeometrySegment.Unit.STEP_LABEL,
+                                        real_score=None, max_score=maxima.get(label), **common))
+            continue
+        if len(labels) <= 1:
+            segments.append(Segment(text.strip(), sub_id=labels[0][0] if labels else "", real_score=None,
+                                    max_score=finite_number(question.full_score), **common))
+            continue
+        spans = sub_question_spans(text, [name for name, _ in labels])
+        label = span_at(spans, point)
+        piece = text[spans[label][0]:spans[label][1]].strip() if label else ""
+        if not piece:
+            skipped["probe change not in a sub-question"] += 1
+            continue
+        segments.append(Segment(piece, sub_id=label, real_score=None, max_score=maxima.get(label), **common))
+    return segments
 
 
 def _common(response):
@@ -208,7 +298,7 @@ def run_segments(run: GeometryRun) -> list[Segment]:
     return [Segment(
         row.text, sample_id=row.sample_id, question=row.question, question_key=row.question_key, sub_id=row.sub_id,
         subset=row.subset, real_score=row.real_score, max_score=row.max_score, source=row.source, unit=row.unit,
-        gold=row.gold, full_points=row.full_points, response_id=row.response_id,
+        gold=row.gold, full_points=row.full_points, response_id=row.response_id, probe=row.probe,
     ) for row in rows]
 
 

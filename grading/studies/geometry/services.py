@@ -37,7 +37,7 @@ from ... import runs
 from ...judges import services as judge_services
 from ...judges.services import RunRefused
 from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, reopen_failed_items
-from . import selectors, stats, steps, tasks
+from . import logprobs, selectors, stats, steps, tasks
 from .models import GeometryRun, GeometrySegment, SegmentVector, TransitionScore
 
 OPEN_STATES = (GeometrySegment.State.PENDING, GeometrySegment.State.ERROR)
@@ -45,6 +45,7 @@ EMBED_BATCH = 16
 DEFAULT_TOP_K = 5
 MAX_TRANSITIONS = 40  # per segment: a segment with more steps is scored on its first 40 transitions
 SPLITTERS = ("rule", "llm")
+LOGPROB_SHAPES = ("echo", "prompt_logprobs")  # how /v1/completions is asked (completion_body)
 SPLIT_PROMPT = (
     "Split the text below into its atomic reasoning steps. Copy the text exactly: do not change, add, drop "
     "or reorder any character, only decide where each step ends. Write one step per line as "
@@ -73,7 +74,7 @@ GEOMETRY_RUNS = RunEngine(
 
 def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
     """Segments from the paper's JSONL shape (one object per line; the seven keys of
-    selectors.JSONL_FIELDS required, analysis_subset human or synthetic). Raises RunRefused
+    selectors.JSONL_FIELDS required, analysis_subset human, synthetic or probe-derived). Raises RunRefused
     naming the line and the field."""
     if isinstance(raw, bytes):
         try:
@@ -98,7 +99,8 @@ def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
             raise RunRefused(gettext("Line %(number)s: segment_text must be non-empty text.") % {"number": number})
         subset = str(record["analysis_subset"]).strip().lower()
         if subset not in selectors.SUBSETS:
-            raise RunRefused(gettext("Line %(number)s: analysis_subset must be human or synthetic, not %(analysis_subset)s.") % {"number": number, "analysis_subset": repr(record['analysis_subset'])})
+            raise RunRefused(gettext("Line %(number)s: analysis_subset must be human, synthetic or probe-derived, not "
+                                     "%(analysis_subset)s.") % {"number": number, "analysis_subset": repr(record['analysis_subset'])})
         scores = {}
         for key in ("real_score", "max_score"):
             value = record[key]
@@ -109,7 +111,7 @@ def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
         segments.append(selectors.Segment(
             text, sample_id=str(record["sample_id"])[:200], question=question,
             question_key=selectors.text_hash(question), sub_id=str(record["sub_id"])[:64], subset=subset,
-            source=str(record.get("source") or "imported")[:16], **scores,
+            source=str(record.get("source") or "imported")[:16], probe=str(record.get("probe") or "")[:40], **scores,
         ))
     if not segments:
         raise RunRefused(gettext("The segments file holds no segment."))
@@ -119,7 +121,7 @@ def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
 def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEXICAL, endpoint=None, model="",
               exam=None, unit=GeometrySegment.Unit.SUB_QUESTION, limit=None, segments=None, seed=42,
               bootstrap=1000, permutations=1000, top_k=DEFAULT_TOP_K, cluster=True, splitter="rule", splitter_model="",
-              user=None, enqueue=True, chunk_size=None) -> GeometryRun:
+              logprobs_shape="echo", sources=None, user=None, enqueue=True, chunk_size=None) -> GeometryRun:
     """Collect the segments (or take `segments`, e.g. from a JSONL file), create the run and its
     segments, and queue the work (after the commit). With ``enqueue=False`` call `run_inline`.
 
@@ -140,23 +142,32 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
         raise RunRefused(gettext("--limit must be at least 1."))
     if splitter not in SPLITTERS:
         raise RunRefused(gettext("Unknown splitter %(splitter)s; choose rule or llm.") % {"splitter": repr(splitter)})
+    if logprobs_shape not in LOGPROB_SHAPES:
+        raise RunRefused(gettext("Unknown log-probability form %(shape)s; choose echo or prompt_logprobs.")
+                         % {"shape": repr(logprobs_shape)})
     if splitter == "llm" and kind != GeometryRun.Kind.SURPRISAL:
         raise RunRefused(gettext("The LLM splitter serves the surprisal study (geometry embeds whole segments)."))
     for name, value, low in (("bootstrap", bootstrap, 0), ("permutations", permutations, 0), ("top_k", top_k, 1)):
         if int(value) < low:
             raise RunRefused(gettext("%(name)s must be at least %(low)s.") % {"name": name, "low": low})
+    try:
+        sources = selectors.clean_sources(sources)
+    except ValueError as exc:
+        raise RunRefused(gettext("Unknown source %(source)s; choose human, synthetic or probe-derived.")
+                         % {"source": exc}) from exc
     skipped = {}
     if segments is None:
-        segments, skipped = selectors.error_segments(exam=exam, unit=unit, limit=limit)
+        segments, skipped = selectors.error_segments(exam=exam, unit=unit, limit=limit, sources=sources)
         source = "labels"
     else:
         source = "jsonl"
     if not segments:
-        raise RunRefused(gettext("No error segment in this selection (answers with an agreed gold that lost points)."))
-    selection = {"source": source, "unit": unit, **({"exam": int(getattr(exam, "pk", exam))} if exam not in (None, "") else {}),
+        raise RunRefused(gettext("No error segment in this selection (answers with an agreed gold that lost points, "
+                                 "or derived answers of a sensitivity probe)."))
+    selection = {"source": source, "unit": unit, **({"sources": list(sources)} if source == "labels" else {}), **({"exam": int(getattr(exam, "pk", exam))} if exam not in (None, "") else {}),
                  **({"limit": int(limit)} if limit else {})}
     params = {"seed": int(seed), "bootstrap": int(bootstrap), "permutations": int(permutations), "top_k": int(top_k),
-              "cluster": bool(cluster), "splitter": splitter,
+              "cluster": bool(cluster), "splitter": splitter, "logprobs": logprobs_shape,
               "splitter_model": (splitter_model or model or "").strip() if splitter == "llm" else "", "k_neighbours": stats.K_NEIGHBOURS,
               "umap": stats.UMAP_PARAMS, "hdbscan": stats.HDBSCAN_PARAMS, "gmm": {"dims": stats.GMM_DIMS,
               "k": [min(stats.GMM_KS), max(stats.GMM_KS)], "covariance": "diag"}}
@@ -177,6 +188,7 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
                 question_key=segment.question_key, sub_id=segment.sub_id, unit=segment.unit, subset=segment.subset,
                 source=segment.source, real_score=segment.real_score, max_score=segment.max_score, gold=segment.gold,
                 full_points=segment.full_points, text=segment.text, text_hash=selectors.text_hash(segment.text),
+                probe=segment.probe,
                 steps=[[s.start, s.end] for s in cut], splitter="rule",
                 state=GeometrySegment.State.OK if lexical else GeometrySegment.State.PENDING,
                 finished=timezone.now() if lexical else None,
@@ -377,8 +389,9 @@ def _fetch_vectors(run, epoch, items, owner, spec, limiter, sleep, report):
 class _Scored:
     def __init__(self, reply):
         choice = reply.choices[0] if reply.choices else None
-        self.logprobs = getattr(choice, "logprobs", None) if choice else None
+        self.choice = choice
         usage = getattr(reply, "usage", None)
+        self.prompt_tokens = getattr(usage, "prompt_tokens", None) if usage else None
         self.tokens = int(getattr(usage, "total_tokens", 0) or 0) if usage else 0
 
 
@@ -393,32 +406,50 @@ def transition_prompts(text: str, spans) -> list[tuple[str, int]]:
     return prompts
 
 
-def score_prompt(spec, model: str, prompt: str, context_end: int, *, top_k=DEFAULT_TOP_K, limiter=None,
-                 sleep=time.sleep) -> dict:
-    """The figures of one transition (stats.transition_figures) from /v1/completions with echo and
-    logprobs (max_tokens 1: some servers refuse 0; the generated token is ignored)."""
+def completion_body(model: str, prompt: str, top_k: int, shape: str = "echo") -> dict:
+    """The /v1/completions request of one transition: ``echo`` + ``logprobs`` (the OpenAI legacy
+    form), or vLLM's ``prompt_logprobs`` (an extra parameter of its completions API). max_tokens
+    is 1 (some servers refuse 0; the generated token is ignored)."""
+    body = {"model": model, "prompt": prompt, "max_tokens": 1, "temperature": 0}
+    if shape == "prompt_logprobs":
+        body["prompt_logprobs"] = int(top_k)
+    else:
+        body.update(echo=True, logprobs=int(top_k))
+    return body
+
+
+def score_prompt(spec, model: str, prompt: str, context_end: int, *, top_k=DEFAULT_TOP_K, shape="echo",
+                 limiter=None, sleep=time.sleep) -> dict:
+    """The figures of one transition (stats.transition_figures) from /v1/completions: the reply's
+    ``prompt_logprobs`` (vLLM) when it has them, else its echoed ``logprobs`` (logprobs.read)."""
     from openai.types import Completion  # slow import: only where a call is made
 
-    body = {"model": model, "prompt": prompt, "echo": True, "logprobs": int(top_k), "max_tokens": 1, "temperature": 0}
+    body = completion_body(model, prompt, top_k, shape)
 
     def request(client):
         return _Scored(client.post("/completions", body=body, cast_to=Completion))
 
     sent = llm.send_request(spec, request, len(prompt) // 4 + 2, limiter=limiter, sleep=sleep)
-    logprobs = sent.reply.logprobs
-    if logprobs is None or not logprobs.tokens or logprobs.text_offset is None:
-        raise llm.LlmCallFailed("The endpoint returned no prompt log-probabilities (it needs echo and logprobs).",
-                                errors=[{"kind": "bad_response", "message": "no logprobs"}], attempts=sent.attempts)
-    figures = stats.transition_figures(logprobs.tokens, logprobs.token_logprobs or [], logprobs.top_logprobs or [],
-                                       logprobs.text_offset, context_end, len(prompt))
+    try:
+        if sent.reply.choice is None:
+            raise logprobs.ShapeError("the endpoint returned no choice")
+        read = logprobs.read(sent.reply.choice, prompt, sent.reply.prompt_tokens)
+    except logprobs.ShapeError as exc:
+        raise llm.LlmCallFailed(f"No usable prompt log-probabilities: {exc}.",
+                                errors=[{"kind": "bad_response", "message": str(exc)}], attempts=sent.attempts) from exc
+    figures = stats.transition_figures(read.tokens, read.token_logprobs, read.top_logprobs, read.offsets,
+                                       context_end, len(prompt), top_k=int(top_k))
     if figures is None:
         raise llm.LlmCallFailed("No log-probability for the step's tokens.",
                                 errors=[{"kind": "bad_response", "message": "no step tokens"}], attempts=sent.attempts)
     return figures
 
 
+PROMPT_KEY_VERSION = 2  # 2: the top-k dictionary cut to k before LL's exactness is judged
+
+
 def _prompt_key(prompt, context_end, top_k):
-    return selectors.text_hash(f"{top_k}\0{context_end}\0{prompt}")
+    return selectors.text_hash(f"v{PROMPT_KEY_VERSION}\0{top_k}\0{context_end}\0{prompt}")
 
 
 def llm_split(spec, model: str, text: str, *, limiter=None, sleep=time.sleep):
@@ -456,6 +487,7 @@ def _split_with_llm(run, items, owner, spec, limiter, sleep):
 
 def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
     top_k = int(run.params.get("top_k") or DEFAULT_TOP_K)
+    shape = run.params.get("logprobs") or "echo"
     if run.params.get("splitter") == "llm":
         items = _split_with_llm(run, items, owner, spec, limiter, sleep)
     wanted = {item.pk: transition_prompts(item.text, item.steps) for item in items}
@@ -475,7 +507,7 @@ def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
         while queue or futures:
             while queue and len(futures) < width:
                 key, (prompt, context_end) = queue.pop(0)
-                futures[pool.submit(score_prompt, spec, run.model, prompt, context_end, top_k=top_k,
+                futures[pool.submit(score_prompt, spec, run.model, prompt, context_end, top_k=top_k, shape=shape,
                                     limiter=limiter, sleep=sleep)] = key
             done, _ = wait(list(futures), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
             fresh = []
@@ -617,11 +649,13 @@ def geometry_results(run, *, tick=None) -> dict:
                                      cluster=params.get("cluster", True), tick=tick)
         group["segment_ids"] = [row[0] for row, keep in zip(items, mask) if keep]
         out["groups"][name] = group
-    if all(name in out["groups"] for name in selectors.SUBSETS):
-        in_human = subsets == "human"
-        out["human_vs_synthetic"] = {"dispersion": stats.dispersion_permutation_test(
-            stats.cosine_distances(matrix), in_human, permutations=params.get("permutations", 1000), seed=run.seed,
-            tick=tick)}
+    for other in selectors.SUBSETS[1:]:  # human against each other group present
+        if "human" not in out["groups"] or other not in out["groups"]:
+            continue
+        pair = (subsets == "human") | (subsets == other)
+        out[f"human_vs_{other}".replace("-", "_")] = {"dispersion": stats.dispersion_permutation_test(
+            stats.cosine_distances(matrix[pair]), subsets[pair] == "human", permutations=params.get("permutations", 1000),
+            seed=run.seed, tick=tick)}
     return out
 
 
@@ -662,6 +696,7 @@ DEFINITIONS_GEOMETRY = {
     "heatmap": "pairwise cosine distances in Ward-linkage leaf order (a seeded sample of at most 160 segments)",
     "ci": "95% percentile bootstrap, whole questions resampled with replacement (1,000 resamples by default)",
     "human_vs_synthetic": "two-sided permutation test of mean dispersion, human minus synthetic: group labels shuffled, neighbours found again within each shuffled group",
+    "human_vs_probe_derived": "the same test, human minus probe-derived (the errors sensitivity probes put into answers)",
 }
 DEFINITIONS_SURPRISAL = {
     "transition": "step k -> k+1 of a segment; the prompt is steps 0..k joined by newlines, a newline, then step k+1",

@@ -299,7 +299,8 @@ def group_geometry(vectors, questions, *, seed: int = 42, bootstrap: int = 1000,
 
 # --- surprisal ------------------------------------------------------------------------------
 
-def transition_figures(tokens, token_logprobs, top_logprobs, offsets, context_end: int, prompt_end: int) -> dict | None:
+def transition_figures(tokens, token_logprobs, top_logprobs, offsets, context_end: int, prompt_end: int,
+                       top_k: int | None = None) -> dict | None:
     """Surprisal and LL of a step from the echoed log-probabilities of "context + newline + step".
 
     `tokens`, `token_logprobs`, `top_logprobs` (per position {token: logprob} or None) and
@@ -315,6 +316,9 @@ def transition_figures(tokens, token_logprobs, top_logprobs, offsets, context_en
       step's tokens outside the top k are unknown: `ll` is then the best of the first token's own
       probability and those in the top k, a lower bound (`ll_exact` False when no step token is in
       the top k, `outside_top_k` the number of distinct step tokens missing from it).
+    The top-k dictionary at that position is cut to its `top_k` largest entries: servers add the
+    position's own token when it is not among the k best (up to k + 1 entries), and that token
+    is not evidence that a step token is in the top k.
     Returns None when no step token has a log-probability.
     """
     boundary = context_end + 1
@@ -328,6 +332,8 @@ def transition_figures(tokens, token_logprobs, top_logprobs, offsets, context_en
     first = positions[0]
     step_tokens = {tokens[i] for i in positions}
     top = (top_logprobs[first] or {}) if top_logprobs and first < len(top_logprobs) else {}
+    if top_k is not None and len(top) > top_k:
+        top = dict(sorted(top.items(), key=lambda item: -float(item[1]))[:top_k])
     in_top = {token: float(value) for token, value in top.items() if token in step_tokens}
     best = max([logprobs[0], *in_top.values()])
     return {

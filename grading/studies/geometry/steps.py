@@ -165,3 +165,33 @@ def covers(text: str, steps: list[Step]) -> bool:
             return False
         position = step.end
     return not text[position:].strip()
+
+
+# --- probe-derived segments -----------------------------------------------------------------
+
+def change_point(original: str, derived: str) -> int:
+    """Where a probe changed the text: the length of the longest common prefix of the original
+    and the derived text (a slipped number's first digit, or where a line was removed)."""
+    limit = min(len(original), len(derived))
+    index = 0
+    while index < limit and original[index] == derived[index]:
+        index += 1
+    return index
+
+
+def span_at(spans: dict[str, tuple[int, int]], point: int) -> str | None:
+    """The label of the span holding character `point` (a change at a span's very end, e.g. a
+    removed last line, belongs to that span); None when it lies before every span."""
+    chosen = None
+    for label, (start, end) in sorted(spans.items(), key=lambda item: item[1][0]):
+        if start <= point <= end:
+            chosen = label
+    return chosen
+
+
+def line_at(text: str, point: int) -> tuple[int, int]:
+    """(start, end) of the line holding character `point`."""
+    point = max(0, min(point, len(text)))
+    start = text.rfind("\n", 0, point) + 1
+    end = text.find("\n", point)
+    return start, len(text) if end < 0 else end
