@@ -83,3 +83,34 @@ def test_an_analysis_whose_worker_died_is_offered_again(reviewer_client, django_
         reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[run.pk]))
     run.refresh_from_db()
     assert run.analysis_state == "done" and run.results["study"] == "error_geometry"
+
+
+def test_cancel_during_the_analysis_from_the_page_then_resume(reviewer_client, django_capture_on_commit_callbacks):
+    lines = [json.dumps({"segment_text": f"text number {i}", "sample_id": str(i), "question": f"Q{i % 2}", "sub_id": "",
+                         "real_score": 0, "max_score": 1, "analysis_subset": "human"}) for i in range(6)]
+    run = services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=10, cluster=False,
+                             enqueue=False)  # lexical: its data is there, the analysis is waiting
+    page = reviewer_client.get(reverse("grading:studies_geometry_run", args=[run.pk])).content.decode()
+    assert 'id="cancel-button" >' in page  # enabled while the analysis is to come
+    response = reviewer_client.post(reverse("grading:studies_geometry_run_cancel", args=[run.pk]))
+    assert response.status_code == 302 and response["Location"] == reverse("grading:studies_geometry_run", args=[run.pk])
+    run.refresh_from_db()
+    assert (run.status, run.analysis_state) == ("cancelled", "cancelled")
+    with django_capture_on_commit_callbacks(execute=True):
+        reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[run.pk]))
+    run.refresh_from_db()
+    assert (run.status, run.analysis_state) == ("done", "done"), run.analysis_error
+
+
+def test_geometry_runs_api(annotator, reviewer, django_capture_on_commit_callbacks):
+    from tests.conftest import api_client_for
+
+    run = lexical_run()
+    assert api_client_for(annotator).get("/api/geometry-runs/").status_code == 403
+    api = api_client_for(reviewer)
+    assert [row["id"] for row in api.get("/api/geometry-runs/").json()["results"]] == [run.pk]
+    assert api.get(f"/api/geometry-runs/{run.pk}/").json()["results"]["study"] == "error_geometry"
+    progress = api.get(f"/api/geometry-runs/{run.pk}/progress/").json()
+    assert progress["analysis"] == "done" and progress["can_cancel"] is False
+    assert api.post(f"/api/geometry-runs/{run.pk}/resume/").status_code == 409  # nothing to resume
+    assert api.post(f"/api/geometry-runs/{run.pk}/cancel/").json()["status"] == "done"  # nothing to stop

@@ -111,7 +111,8 @@ def test_failed_embedding_calls_mark_segments_failed_and_resume_retries(endpoint
     assert run.analysis_state == "done" and run.results["counts"]["failed"] == 2
     run = services.run_inline(services.resume_run(run, enqueue=False))
     assert run.items.filter(state="ok").count() == 2
-    assert run.analysis_state == "done" and run.results["counts"] == {"segments": 2, "failed": 0, "human": 2, "synthetic": 0}
+    assert run.analysis_state == "done" and run.results["counts"] == {"segments": 2, "failed": 0, "human": 2, "synthetic": 0,
+                                                                 "probe-derived": 0}
 
 
 def surprisal_scorer(prompt):
@@ -176,7 +177,7 @@ def test_refusals(endpoint):
         services.start_run(backend="served", endpoint=endpoint, model="", segments=jsonl_segments({"human": ["a"]}))
     for bad, message in (("{", "Line 1: not JSON"), ('{"segment_text": "a"}', "Line 1: missing sample_id"),
                          (json.dumps({"segment_text": "a", "sample_id": 1, "question": "q", "sub_id": "", "real_score": 1,
-                                      "max_score": 2, "analysis_subset": "robots"}), "human or synthetic"),
+                                      "max_score": 2, "analysis_subset": "robots"}), "human, synthetic or probe-derived"),
                          ("", "no segment")):
         with pytest.raises(RunRefused, match=message):
             services.parse_segments_jsonl(bad)
@@ -275,3 +276,21 @@ def test_step_label_segments_are_the_spans_experts_marked_wrong(db):
     segments, skipped = selectors.error_segments(unit="step_label")
     assert [(s.text, s.unit, s.real_score, s.max_score) for s in segments] == [("x^2 = 10", "step_label", 0.0, 5.0)]
     assert skipped == {"span not placed in the text": 1}
+
+
+def test_cancel_before_the_analysis_starts_and_resume_analyses(db):
+    segments = jsonl_segments({"human": [f"human step {i}" for i in range(6)],
+                               "synthetic": [f"synthetic step {i}" for i in range(6)]})
+    run = services.start_run(segments=segments, bootstrap=10, permutations=10, cluster=False, enqueue=False)
+    assert (run.status, run.analysis_state) == ("done", "")
+    assert selectors.run_progress(run)["can_cancel"] is True
+    run = services.cancel_run(run)
+    assert (run.status, run.analysis_state) == ("cancelled", "cancelled")
+    progress = selectors.run_progress(run)
+    assert progress["finished"] and progress["can_resume"] and not progress["can_cancel"]
+    assert services.analyse(run.pk) is False  # a queued analysis task finds nothing to do
+    run = services.resume_run(run, enqueue=False)
+    assert (run.status, run.analysis_state) == ("done", "")
+    run = services.run_inline(run)
+    assert run.analysis_state == "done" and run.results["counts"]["human"] == 6
+    assert services.cancel_run(run).status == "done"  # an analysed run has nothing to stop

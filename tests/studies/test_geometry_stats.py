@@ -132,3 +132,45 @@ def test_lexical_vectors_are_seeded_and_normalised():
     a, b = stats.lexical_vectors(texts, seed=0), stats.lexical_vectors(texts, seed=0)
     assert np.array_equal(a, b)
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0)
+
+
+def test_the_tick_runs_at_every_resample_and_its_cancel_stops_the_statistics():
+    rng = np.random.default_rng(3)
+    vectors, questions = rng.normal(size=(30, 8)), [f"q{i % 6}" for i in range(30)]
+    calls = []
+    stats.group_geometry(vectors, questions, bootstrap=7, cluster=False, tick=lambda: calls.append(1))
+    assert len(calls) == 2 + 3 * 7  # two stages, then each of the three bootstraps' resamples
+
+    def cancel_after(n):
+        seen = []
+
+        def tick():
+            seen.append(1)
+            if len(seen) > n:
+                raise stats.Cancelled()
+        return tick
+
+    with pytest.raises(stats.Cancelled):
+        stats.group_geometry(vectors, questions, bootstrap=10_000, cluster=False, tick=cancel_after(50))
+    with pytest.raises(stats.Cancelled):
+        stats.dispersion_permutation_test(stats.cosine_distances(vectors), np.arange(30) < 15, permutations=10_000,
+                                          tick=cancel_after(5))
+    with pytest.raises(stats.Cancelled):
+        stats.gmm_bic(vectors, tick=cancel_after(2))
+    with pytest.raises(stats.Cancelled):
+        stats.lexical_vectors(["a b", "c d", "e f"], tick=cancel_after(0))
+
+
+@pytest.mark.django_db
+def test_the_services_tick_asks_the_database_at_most_every_half_second():
+    from grading.studies.geometry import services
+    from grading.studies.geometry.models import GeometryRun
+
+    run = GeometryRun.objects.create(status="done", analysis_state="running")
+    now = [100.0]
+    tick = services.cancel_check(run.pk, every=0.5, clock=lambda: now[0])
+    GeometryRun.objects.filter(pk=run.pk).update(status="cancelled", analysis_state="cancelled")
+    tick()  # within half a second of the last look: no query, no stop
+    now[0] += 0.6
+    with pytest.raises(stats.Cancelled):
+        tick()
