@@ -1,7 +1,7 @@
 """What every run's API has: ``progress`` (GET), ``cancel`` and ``resume`` (POST) on a run.
 
-`RunActionsMixin` goes on the viewset of each kind of run (judge, generation, probe and
-meta-evaluation runs), which names its `run_progress`, `cancel_run` and `resume_run` (functions
+`RunActionsMixin` goes on the viewset of each kind of run (judge, generation, probe,
+meta-evaluation and geometry runs), which names its `run_progress`, `cancel_run` and `resume_run` (functions
 of a run); `run_data(run)` is what cancel and resume answer (the run serialised, by default).
 """
 from drf_spectacular.utils import extend_schema

@@ -2,7 +2,7 @@
 
 `run_action_views` makes the three views of one kind from its run model, its progress selector
 and its cancel and resume services (grading.runs.RunEngine underneath), so judge, generation,
-probe and meta-evaluation runs answer alike: a resume is refused with a message while the run
+probe, meta-evaluation and geometry runs answer alike: a resume is refused with a message while the run
 still makes progress (unless the form sends ``force``), and both actions go back to the run's
 page (or to a safe ``next``).
 """

@@ -1,4 +1,5 @@
-"""The one engine for batches of LLM calls: judge runs, synthetic generation, the meta-evaluation pre-label.
+"""The one engine for batches of LLM calls: judge runs, synthetic generation, the meta-evaluation pre-label,
+probe runs and the geometry study.
 
 A run model is a `grading.judges.models.BatchRun`: ``status`` (running, cancelled, done),
 ``epoch``, ``n_items``, ``chunk_size``, ``resumed`` and ``finished``. Each kind of run describes

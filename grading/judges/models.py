@@ -229,8 +229,8 @@ class PromptSetEntry(models.Model):
 
 
 class BatchRun(models.Model):
-    """What every run of LLM calls in Celery chunks has (judge, generation, probe and
-    meta-evaluation runs; grading/runs.py is their one engine): a status, an epoch raised by
+    """What every run of LLM calls in Celery chunks has (judge, generation, probe,
+    meta-evaluation and geometry runs; grading/runs.py is their one engine): a status, an epoch raised by
     each resume, its size and chunk size, who started it and when it was resumed and finished.
     Abstract: each run keeps its own table."""
 

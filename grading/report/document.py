@@ -247,6 +247,10 @@ def geometry_section(data) -> Section | None:
         if test:
             blocks.append(gettext("Dispersion, human minus synthetic: %(difference)s (permutation test, p = %(p)s).")
                           % {"difference": number(test["difference"]), "p": number(test["p"])})
+        test = (geometry.get("human_vs_probe_derived") or {}).get("dispersion")
+        if test:
+            blocks.append(gettext("Dispersion, human minus probe-derived: %(difference)s (permutation test, p = %(p)s).")
+                          % {"difference": number(test["difference"]), "p": number(test["p"])})
     if surprisal:
         rows = [[name, number(g["transitions"]), with_interval(g["surprisal"]["mean"], g["surprisal"]["mean_ci"]),
                  number(g["surprisal"]["median"]), with_interval(g["ll"]["mean"], g["ll"]["mean_ci"]),

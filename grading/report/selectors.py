@@ -263,5 +263,6 @@ def geometry_figures() -> dict:
             "endpoint": (results.get("endpoint") or {}).get("base_url"), "selection": results.get("selection"),
             "seed": (results.get("params") or {}).get("seed"), "groups": groups,
             "human_vs_synthetic": results.get("human_vs_synthetic"),
+            "human_vs_probe_derived": results.get("human_vs_probe_derived"),
         }
     return out
