@@ -41,7 +41,7 @@ def test_start_a_lexical_study_from_a_segments_file(reviewer_client, django_capt
 @pytest.mark.parametrize("data, message", [
     ({"kind": "geometry", "backend": "served"}, "A served model needs an endpoint."),
     ({"kind": "surprisal", "backend": "lexical"}, "A served model needs an endpoint."),
-    ({"kind": "geometry", "backend": "lexical"}, "No error segment in this selection"),
+    ({"kind": "geometry", "backend": "lexical", "sources": ["human", "synthetic"]}, "No error segment in this selection"),
     ({"kind": "geometry", "backend": "lexical", "segments_file": "bad"}, "Line 1: not JSON"),
 ])
 def test_bad_input_is_refused_and_starts_nothing(reviewer_client, data, message):
@@ -63,3 +63,25 @@ def test_a_served_study_is_queued_on_the_endpoint(reviewer_client, endpoint, llm
     assert run.status == "done" and run.analysis_state == "done", run.analysis_error
     assert run.results["model"] == "embed-x"
     assert sum(len(r.payload["input"]) for r in llm_server.requests) == 16
+
+
+def test_groups_chosen_on_the_page(reviewer_client, django_capture_on_commit_callbacks):
+    from tests.factories import make_question
+    from tests.studies.test_geometry_probe_segments import TEXT, derive
+    from tests.studies.test_geometry_runs import answer
+
+    question = make_question()
+    for i in range(3):
+        derive(answer(question, f"s{i}", TEXT.replace("found", f"found {i}"), 10, {"(1)": 5, "(2)": 5}), "drop-final-answer")
+    page = reviewer_client.get(URL).content.decode()
+    assert 'value="probe-derived"' in page and 'name="logprobs_shape"' in page
+    base = {"kind": "geometry", "backend": "lexical", "unit": "sub_question", "seed": 1, "bootstrap": 0, "top_k": 5}
+    response = reviewer_client.post(URL, base)  # no group, no file
+    assert response.status_code == 200 and "Choose at least one group." in response.content.decode()
+    assert not GeometryRun.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        reviewer_client.post(URL, {**base, "sources": ["probe-derived"]})
+    run = GeometryRun.objects.get()
+    assert run.selection["sources"] == ["probe-derived"] and run.n_items == 3
+    assert set(run.items.values_list("subset", flat=True)) == {"probe-derived"}
+    assert run.analysis_state == "done" and list(run.results["groups"]) == ["probe-derived"]
