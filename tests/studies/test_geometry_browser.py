@@ -24,6 +24,8 @@ def test_start_a_lexical_study_and_see_its_figures(page, live_server, reviewer, 
     page.hover(".menu-group[data-group=review]")
     page.click(".menu-group[data-group=review] >> text=Error geometry and step surprisal")
     page.wait_for_selector("#geometry-form")
+    assert page.is_checked("#geometry-sources input[value=human]") and not page.is_checked("#geometry-sources input[value=probe-derived]")
+    screenshot(page, "studies_geometry_home")
     page.set_input_files("#geometry-form input[name=segments_file]", str(path))
     page.uncheck("#geometry-form input[name=cluster]")
     page.fill("#geometry-form input[name=bootstrap]", "50")

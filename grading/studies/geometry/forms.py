@@ -49,7 +49,7 @@ class GeometryStartForm(forms.Form):
         label=_("Log-probabilities asked as"), initial="echo", required=False,
         choices=[("echo", _("echo + logprobs (the OpenAI form; vLLM and others)")),
                  ("prompt_logprobs", _("prompt_logprobs (vLLM's own parameter)"))],
-        help_text=_("Step surprisal only. Either answer is read."),
+        help_text=_("Either answer is read."),
     )
     cluster = forms.BooleanField(label=_("UMAP + HDBSCAN clusters and the GMM sweep"), required=False, initial=True)
 
