@@ -53,6 +53,26 @@ def file_backed_database(path):
         connection.connection = memory
 
 
+def with_worker_database(tmp_path, scenario, *args):
+    """Run `scenario(*args)` with the test database reachable from a worker process (an
+    in-memory SQLite database moved into a file under `tmp_path` for the time of it)."""
+    if in_memory_sqlite():
+        with file_backed_database(tmp_path / "test-db.sqlite3"):
+            return scenario(*args)
+    return scenario(*args)
+
+
+def wait_for(predicate, timeout, what):
+    """Poll `predicate` every 0.1 s until it returns a true value (returned), else fail the test."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}")
+
+
 class Worker:
     """`celery worker` in its own process group, so SIGKILL takes its pool process too."""
 

@@ -11,7 +11,7 @@ import pytest
 from grading.studies.geometry import services
 from grading.studies.geometry.models import GeometryRun
 from tests.studies.test_geometry_runs import jsonl_segments
-from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
+from tests.workers import Worker, database_url, purge_queue, wait_for, with_worker_database
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -20,21 +20,7 @@ TEXTS = {group: [f"{group} answer {i}: since x = {i}, therefore y = {i * i} and 
 
 
 def test_cancel_stops_a_running_analysis_on_a_real_worker(tmp_path, settings):
-    if in_memory_sqlite():
-        with file_backed_database(tmp_path / "test-db.sqlite3"):
-            _scenario(tmp_path, settings)
-    else:
-        _scenario(tmp_path, settings)
-
-
-def wait_for(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    pytest.fail(f"{what} not within {timeout} s")
+    with_worker_database(tmp_path, _scenario, tmp_path, settings)
 
 
 def _scenario(tmp_path, settings):

@@ -12,17 +12,13 @@ from django.core.management import call_command
 from grading.studies.geometry.models import GeometryRun
 from tests.factories import API_KEY_ENV
 from tests.llm_server import LlmServer
-from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
+from tests.workers import Worker, database_url, purge_queue, with_worker_database
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
 def test_error_geometry_through_a_real_worker(tmp_path, settings):
-    if in_memory_sqlite():
-        with file_backed_database(tmp_path / "test-db.sqlite3"):
-            _scenario(tmp_path, settings)
-    else:
-        _scenario(tmp_path, settings)
+    with_worker_database(tmp_path, _scenario, tmp_path, settings)
 
 
 def _scenario(tmp_path, settings):

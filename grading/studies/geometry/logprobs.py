@@ -50,15 +50,20 @@ def _pattern(pieces) -> str:
     )
 
 
+def _running(start: int, pieces) -> list[int]:
+    """Each piece's first character when the pieces follow each other from `start`."""
+    offsets = []
+    for piece in pieces:
+        offsets.append(start)
+        start += len(piece)
+    return offsets
+
+
 def align(prompt: str, pieces: list[str]) -> list[int] | None:
     """Each piece's first character in `prompt` when the pieces spell it (U+FFFD standing for at
     most one non-ASCII character each: a character cut over several tokens), else None."""
     if "".join(pieces) == prompt:
-        offsets, position = [], 0
-        for piece in pieces:
-            offsets.append(position)
-            position += len(piece)
-        return offsets
+        return _running(0, pieces)
     if len(pieces) > MAX_ALIGNED_PIECES or not any(REPLACEMENT in piece for piece in pieces):
         return None
     match = re.fullmatch(_pattern(pieces), prompt, flags=re.DOTALL)
@@ -70,11 +75,7 @@ def align_after_first(prompt: str, pieces: list[str]) -> list[int] | None:
     `prompt` (what they leave of its start is the first token's text), else None."""
     rest = "".join(pieces)
     if rest and prompt.endswith(rest):  # the first may be a special token outside the text (<s>): ""
-        offsets, position = [], len(prompt) - len(rest)
-        for piece in pieces:
-            offsets.append(position)
-            position += len(piece)
-        return offsets
+        return _running(len(prompt) - len(rest), pieces)
     if len(pieces) > MAX_ALIGNED_PIECES or not any(REPLACEMENT in piece for piece in pieces):
         return None
     match = re.fullmatch("(.*?)" + _pattern(pieces), prompt, flags=re.DOTALL)
