@@ -294,3 +294,22 @@ def test_cancel_before_the_analysis_starts_and_resume_analyses(db):
     run = services.run_inline(run)
     assert run.analysis_state == "done" and run.results["counts"]["human"] == 6
     assert services.cancel_run(run).status == "done"  # an analysed run has nothing to stop
+
+
+def test_llm_splitter_on_its_own_endpoint(endpoint, llm_server):
+    from tests.factories import make_endpoint
+    from tests.llm_server import LlmServer
+
+    llm_server.scorer = surprisal_scorer
+    with LlmServer() as chat_server:
+        chat_server.script("human first", Reply("Step 1: human first alpha\nStep 2: beta gamma"))
+        splitter = make_endpoint(chat_server)
+        segments = jsonl_segments({"human": ["human first alpha beta gamma"]})
+        run = services.run_inline(services.start_run(
+            kind="surprisal", endpoint=endpoint, model="causal-test", segments=segments, splitter="llm",
+            splitter_model="chat-test", splitter_endpoint=splitter, bootstrap=0, enqueue=False))
+        chats = [r.payload for r in chat_server.requests]
+    assert run.analysis_state == "done", run.analysis_error
+    assert [c["model"] for c in chats] == ["chat-test"] and run.params["splitter_endpoint"] == splitter.pk
+    assert not [r for r in llm_server.requests if r.path.endswith("/chat/completions")]  # none on the causal model's
+    assert run.items.get().splitter == "llm" and run.results["groups"]["human"]["transitions"] == 1

@@ -29,13 +29,20 @@ class Command(BaseCommand):
                             help="rule: the rule-based split; llm: the model writes \"Step 1: ...\" lines, kept only "
                                  "when they reproduce the text (else the rule-based split, counted).")
         parser.add_argument("--splitter-model", default="", help="The chat model that splits (default: --model).")
+        parser.add_argument("--splitter-base-url", help="Where the splitter model is served (default: --base-url).")
+        parser.add_argument("--splitter-api-key-env", help="The splitter endpoint's key variable (default: --api-key-env).")
         parser.add_argument("--prompt-logprobs", action="store_true",
                             help="Ask in vLLM's form (its prompt_logprobs parameter) instead of echo + logprobs; "
                                  "either answer is read.")
         add_common_arguments(parser)
 
     def handle(self, *args, **options):
-        run = start(options, kind=GeometryRun.Kind.SURPRISAL, backend=GeometryRun.Backend.SERVED,
+        splitter_endpoint = None
+        if options["splitter_base_url"]:
+            key = options["splitter_api_key_env"]
+            splitter_endpoint = endpoint_of({"base_url": options["splitter_base_url"],
+                                             "api_key_env": options["api_key_env"] if key is None else key})
+        run = start(options, kind=GeometryRun.Kind.SURPRISAL, splitter_endpoint=splitter_endpoint, backend=GeometryRun.Backend.SERVED,
                     endpoint=endpoint_of(options), model=options["model"], top_k=options["top_k"],
                     splitter=options["splitter"], splitter_model=options["splitter_model"],
                     logprobs_shape="prompt_logprobs" if options["prompt_logprobs"] else "echo")

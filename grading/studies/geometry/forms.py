@@ -44,7 +44,10 @@ class GeometryStartForm(forms.Form):
         help_text=_("Step surprisal only."),
     )
     splitter_model = forms.CharField(label=_("Splitter model"), max_length=200, required=False,
-                                     help_text=_("A chat model on the same endpoint (default: the model above)."))
+                                     help_text=_("A chat model (default: the model above)."))
+    splitter_endpoint = forms.ModelChoiceField(
+        label=_("Splitter endpoint"), queryset=LlmEndpoint.objects.order_by("name"), required=False,
+        empty_label=_("(the study's endpoint)"), help_text=_("Where the splitter model is served."))
     logprobs_shape = forms.ChoiceField(
         label=_("Log-probabilities asked as"), initial="echo", required=False,
         choices=[("echo", _("echo + logprobs (the OpenAI form; vLLM and others)")),

@@ -38,6 +38,7 @@ from ...judges import services as judge_services
 from ...judges.services import RunRefused
 from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, reopen_failed_items
 from . import logprobs, selectors, stats, steps, tasks
+from ...judges.models import LlmEndpoint
 from .models import GeometryRun, GeometrySegment, SegmentVector, TransitionScore
 
 OPEN_STATES = (GeometrySegment.State.PENDING, GeometrySegment.State.ERROR)
@@ -121,12 +122,12 @@ def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
 def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEXICAL, endpoint=None, model="",
               exam=None, unit=GeometrySegment.Unit.SUB_QUESTION, limit=None, segments=None, seed=42,
               bootstrap=1000, permutations=1000, top_k=DEFAULT_TOP_K, cluster=True, splitter="rule", splitter_model="",
-              logprobs_shape="echo", sources=None, user=None, enqueue=True, chunk_size=None) -> GeometryRun:
+              splitter_endpoint=None, logprobs_shape="echo", sources=None, user=None, enqueue=True, chunk_size=None) -> GeometryRun:
     """Collect the segments (or take `segments`, e.g. from a JSONL file), create the run and its
     segments, and queue the work (after the commit). With ``enqueue=False`` call `run_inline`.
 
     ``splitter="llm"`` (surprisal runs): each segment's steps are asked of `splitter_model` (by
-    default the run's model) on the run's endpoint as "Step 1: ..." lines, kept only when they
+    default the run's model) on `splitter_endpoint` (by default the run's) as "Step 1: ..." lines, kept only when they
     reproduce the segment's text (steps.align_steps), else the rule-based split is kept and counted."""
     if kind not in GeometryRun.Kind.values:
         raise RunRefused(gettext("Unknown study %(kind)s.") % {"kind": repr(kind)})
@@ -147,6 +148,8 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
                          % {"shape": repr(logprobs_shape)})
     if splitter == "llm" and kind != GeometryRun.Kind.SURPRISAL:
         raise RunRefused(gettext("The LLM splitter serves the surprisal study (geometry embeds whole segments)."))
+    if splitter_endpoint is not None and splitter == "llm":
+        judge_services.check_endpoint_usable(splitter_endpoint)
     for name, value, low in (("bootstrap", bootstrap, 0), ("permutations", permutations, 0), ("top_k", top_k, 1)):
         if int(value) < low:
             raise RunRefused(gettext("%(name)s must be at least %(low)s.") % {"name": name, "low": low})
@@ -168,7 +171,9 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
                  **({"limit": int(limit)} if limit else {})}
     params = {"seed": int(seed), "bootstrap": int(bootstrap), "permutations": int(permutations), "top_k": int(top_k),
               "cluster": bool(cluster), "splitter": splitter, "logprobs": logprobs_shape,
-              "splitter_model": (splitter_model or model or "").strip() if splitter == "llm" else "", "k_neighbours": stats.K_NEIGHBOURS,
+              "splitter_model": (splitter_model or model or "").strip() if splitter == "llm" else "",
+              "splitter_endpoint": splitter_endpoint.pk if splitter_endpoint is not None and splitter == "llm" else None,
+              "k_neighbours": stats.K_NEIGHBOURS,
               "umap": stats.UMAP_PARAMS, "hdbscan": stats.HDBSCAN_PARAMS, "gmm": {"dims": stats.GMM_DIMS,
               "k": [min(stats.GMM_KS), max(stats.GMM_KS)], "covariance": "diag"}}
     if backend == GeometryRun.Backend.LEXICAL:
@@ -489,7 +494,11 @@ def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
     top_k = int(run.params.get("top_k") or DEFAULT_TOP_K)
     shape = run.params.get("logprobs") or "echo"
     if run.params.get("splitter") == "llm":
-        items = _split_with_llm(run, items, owner, spec, limiter, sleep)
+        splitter_spec, splitter_limiter = spec, limiter
+        if run.params.get("splitter_endpoint"):  # a chat model served elsewhere than the causal model
+            splitter_spec = judge_services.endpoint_spec(LlmEndpoint.objects.get(pk=run.params["splitter_endpoint"]))
+            splitter_limiter = llm.limiter_for(splitter_spec)
+        items = _split_with_llm(run, items, owner, splitter_spec, splitter_limiter, sleep)
     wanted = {item.pk: transition_prompts(item.text, item.steps) for item in items}
     keys = {(p, c): _prompt_key(p, c, top_k) for prompts in wanted.values() for p, c in prompts}
     known = dict(TransitionScore.objects.filter(model=run.model, prompt_hash__in=set(keys.values()))

@@ -36,7 +36,7 @@ def geometry_home(request):
                 exam=getattr(data["exam"], "pk", None), unit=data["unit"], limit=data["limit"], segments=segments,
                 seed=data["seed"] if data["seed"] is not None else 42, bootstrap=data["bootstrap"] or 0,
                 top_k=data["top_k"] or services.DEFAULT_TOP_K, cluster=data["cluster"], splitter=data["splitter"] or "rule",
-                splitter_model=data["splitter_model"] or "", logprobs_shape=data["logprobs_shape"] or "echo",
+                splitter_model=data["splitter_model"] or "", splitter_endpoint=data["splitter_endpoint"], logprobs_shape=data["logprobs_shape"] or "echo",
                 sources=data["sources"], user=request.user,
             )
         except ValidationError as exc:
