@@ -35,10 +35,10 @@ import llm
 
 from ... import runs
 from ...judges import services as judge_services
+from ...judges.models import LlmEndpoint
 from ...judges.services import RunRefused
 from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, reopen_failed_items
 from . import logprobs, selectors, stats, steps, tasks
-from ...judges.models import LlmEndpoint
 from .models import GeometryRun, GeometrySegment, SegmentVector, TransitionScore
 
 OPEN_STATES = (GeometrySegment.State.PENDING, GeometrySegment.State.ERROR)
