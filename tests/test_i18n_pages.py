@@ -61,7 +61,7 @@ Ctrl Alt Shift Enter Esc Tab px ms MB KB pt dpi token tokens p50 p95 Retry After
 ROSTER TEMPLATE csv json pages_per_student student_id docs md labelling studies
 OPENAI_BASE_URL EXPORT_ROOT IMPORT_ROOT manifest
 gpt v1 v2 v3 Acc ok n k d Tesseract parquet Overall Score chi eng md
-Qwen Qwen3 Embedding Top UMAP HDBSCAN GMM BIC SVD TF IDF Ward gram nats
+Qwen Qwen3 Embedding Top UMAP HDBSCAN GMM BIC SVD TF IDF Ward gram nats vLLM
 """.split())
 
 # Characters that glue words into one phrase (an English phrase is checked as a whole against the data).
