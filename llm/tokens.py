@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
+import re
 import threading
 from pathlib import Path
 
@@ -102,6 +103,8 @@ _CJK_RANGES = (
     (0x20000, 0x3FFFF),  # extensions B and later
 )
 
+_CJK = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in _CJK_RANGES) + "]")
+
 _loaded = {}
 _lock = threading.Lock()
 
@@ -166,7 +169,7 @@ def estimate_text(text: str) -> int:
     """The per-character estimate of `text`: CJK characters 1 token each, others 4 a token, rounded up."""
     if not text:
         return 0
-    cjk = sum(1 for char in text if char >= "\u1100" and is_cjk(char))
+    cjk = len(_CJK.findall(text))
     return cjk + math.ceil((len(text) - cjk) / CHARS_PER_TOKEN)
 
 
