@@ -85,7 +85,7 @@ def test_tiktoken_counts_the_prompts_of_openai_models(endpoint, plain_question):
     by_hand = len(encoding.encode(SYSTEM)) + len(encoding.encode("Grade: Answer 0: $x = 0$")) + 3 + 3 + 3
     assert e["token_method"] == "tiktoken o200k_base" and e["input_tokens"] == by_hand
     assert not e["priced"] and e["cost_live"] == "0.0000"
-    assert "No prices set on this setting: the cost shows as 0." in services.describe_estimate(e)
+    assert any(line.startswith("No prices set on this setting") for line in services.describe_estimate(e))
 
 
 def test_large_selections_are_sampled_and_scaled(endpoint, plain_question, monkeypatch):

@@ -43,7 +43,7 @@ from .cache_keys import input_cache_key, judge_input
 from .selection import FINAL_RESULT, selected_ids
 from .settings import RunRefused, judge_spec
 
-EXACT_LIMIT = 2000
+EXACT_LIMIT = 1000  # answers counted one by one up to here (about a second); above, a sample
 SAMPLE_SIZE = 1000
 DEFAULT_OUTPUT_TOKENS = 512
 PAST_RESULTS = 2000  # the newest results the output median is taken over
@@ -99,8 +99,8 @@ def estimate_judge_run(config: JudgeSetting | None, *, params=None, response_ids
         "output_basis": basis,
         "output_past_results": past_n,
         "token_method": tokens.method(config.model) if kind.uses_llm else "",
-        "price_input_per_1k": str(price_in),
-        "price_output_per_1k": str(price_out),
+        "price_input_per_1k": _plain(price_in),
+        "price_output_per_1k": _plain(price_out),
         "priced": bool(price_in or price_out),
         "cost_live": str(live.quantize(Decimal("0.0001"))),
         "cost_batch": str((live * factor).quantize(Decimal("0.0001"))),
@@ -116,6 +116,11 @@ def stored_estimate(config: JudgeSetting, ids: list[int]) -> dict:
     except Exception:  # an estimate is advice: a bug here must not refuse the run
         logger.exception("No cost estimate for a run of setting %s", config.pk)
         return {}
+
+
+def _plain(price):
+    """A price as written, without the column's trailing zeros (1.000000 -> 1)."""
+    return f"{price.normalize():f}"
 
 
 def _sample(ids):
@@ -135,8 +140,8 @@ def _count_calls(config, kind, spec, ids):
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start:start + _CHUNK]
         by_id = {
-            r.pk: r for r in Response.objects.filter(pk__in=chunk).select_related("question")
-            .prefetch_related("question__sub_questions")
+            # questions prefetched, not joined: the answers share a few questions (as a run's chunk does)
+            r.pk: r for r in Response.objects.filter(pk__in=chunk).prefetch_related("question__sub_questions")
         }
         for pk in chunk:
             response = by_id.get(pk)
@@ -249,5 +254,6 @@ def describe(estimate: dict) -> list[str]:
                      % {"pin": estimate["price_input_per_1k"], "pout": estimate["price_output_per_1k"],
                         "factor": estimate["batch_factor"]})
     else:
-        lines.append(gettext("No prices set on this setting: the cost shows as 0."))
+        lines.append(gettext("No prices set on this setting: the cost is not estimated (set its prices per 1,000 "
+                             "tokens, input and output)."))
     return lines
