@@ -12,7 +12,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def _wait_estimate(page):
-    page.wait_for_selector("#run-estimate[data-ready]")
+    # the estimate builds every prompt; on a loaded 2-core machine allow more than the default 15 s
+    page.wait_for_selector("#run-estimate[data-ready]", timeout=45000)
 
 
 def test_start_page_shows_the_estimate(page, live_server, llm_server, endpoint, reviewer):
@@ -35,7 +36,6 @@ def test_start_page_shows_the_estimate(page, live_server, llm_server, endpoint, 
     assert not page.is_visible("#estimate-unpriced")
     screenshot(page, "judge_run_start_estimate")
     page.select_option("#run-form select[name=config]", str(unpriced.pk))
-    page.wait_for_function("() => document.getElementById('e-live').textContent === '—'")
     _wait_estimate(page)
     assert page.is_visible("#estimate-unpriced")
     assert "No prices set on this setting" in page.inner_text("#estimate-unpriced")
