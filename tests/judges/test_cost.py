@@ -177,6 +177,11 @@ def test_run_keeps_its_estimate_and_the_page_compares_it_with_what_was_spent(rev
     assert "max_tokens cap" in html
     api = reviewer_client.get(f"/api/judge-runs/{run.pk}/").json()
     assert api["estimate"]["calls"] == 3 and api["estimate"]["cost_batch"] == run.estimate["cost_batch"]
+    # the estimate is made as the run is queued: the run's own results do not count as cache hits
+    ids = list(run.items.values_list("response_id", flat=True))
+    assert cost.stored_estimate(config, ids, run=run) == run.estimate
+    again = services.estimate_judge_run(config)
+    assert (again["cached"], again["calls"], again["output_basis"]) == (3, 0, "past")
     # a run started before estimates were kept says so
     JudgeRun.objects.filter(pk=run.pk).update(estimate={})
     html = reviewer_client.get(reverse("grading:judge_run_detail", args=[run.pk])).content.decode()

@@ -1,6 +1,6 @@
 """What a judge run would cost before it starts: calls, input and output tokens, cost live and
-at the Batch API's price. Reads only; `start_judge_run` stores the estimate on the run, whose
-page compares it with what was spent.
+at the Batch API's price. Reads only; `start_judge_run` stores the estimate on the run (made
+as the run is queued, its own results left out), whose page compares it with what was spent.
 
 How the figures are made (docs/judges.md, "Cost before the run"):
 
@@ -36,7 +36,7 @@ from django.utils.translation import gettext, ngettext
 from annotation.models import Response
 from llm import tokens
 
-from ...models import JudgeResult, JudgeSetting
+from ...models import JudgeResult, JudgeRun, JudgeSetting
 from .. import strategies
 from ..kinds import CasFinalAnswerKind, extract_final_answer, get_kind, same_text
 from .cache_keys import input_cache_key, judge_input
@@ -52,10 +52,13 @@ _CHUNK = 500
 logger = logging.getLogger(__name__)
 
 
-def estimate_judge_run(config: JudgeSetting | None, *, params=None, response_ids=None, ids=None) -> dict:
+def estimate_judge_run(config: JudgeSetting | None, *, params=None, response_ids=None, ids=None,
+                       run: JudgeRun | None = None) -> dict:
     """The estimate of a run of `config` over a selection (filters `params` and/or
     `response_ids`, or the fixed `ids`), as a dict of plain values (JSON-ready; money as
-    strings). RunRefused (a clear message) for no setting, an imported setting or an empty selection."""
+    strings). With `run`, the results that run has made so far are left out (the estimate as
+    of its start). RunRefused (a clear message) for no setting, an imported setting or an empty
+    selection."""
     if config is None:
         raise RunRefused(gettext("Choose a judge setting to estimate."))
     if config.kind == JudgeSetting.Kind.EXTERNAL:
@@ -67,12 +70,12 @@ def estimate_judge_run(config: JudgeSetting | None, *, params=None, response_ids
     kind, spec = get_kind(config.kind), judge_spec(config)
     counted = _sample(ids)
     scale = len(ids) / len(counted)
-    figures = _count_calls(config, kind, spec, counted)
+    figures = _count_calls(config, kind, spec, counted, _results(config, run))
     samples = max(1, spec.samples) if kind.uses_llm else 0
     call_items = _scaled(figures["call_items"], scale)
     calls = call_items * samples
     input_tokens = round(figures["prompt_tokens"] * scale) * samples
-    per_call, basis, past_n = _output_per_call(config)
+    per_call, basis, past_n = _output_per_call(config, _results(config, run))
     output_tokens = calls * per_call
     price_in, price_out = config.price_input_per_1k, config.price_output_per_1k
     live = (Decimal(input_tokens) * price_in + Decimal(output_tokens) * price_out) / Decimal(1000)
@@ -108,11 +111,11 @@ def estimate_judge_run(config: JudgeSetting | None, *, params=None, response_ids
     }
 
 
-def stored_estimate(config: JudgeSetting, ids: list[int]) -> dict:
+def stored_estimate(config: JudgeSetting, ids: list[int], run: JudgeRun | None = None) -> dict:
     """The estimate `start_judge_run` keeps on the run; {} (shown as "no estimate") if it
     cannot be made, which never stops a run from starting."""
     try:
-        return estimate_judge_run(config, ids=ids)
+        return estimate_judge_run(config, ids=ids, run=run)
     except Exception:  # an estimate is advice: a bug here must not refuse the run
         logger.exception("No cost estimate for a run of setting %s", config.pk)
         return {}
@@ -121,6 +124,12 @@ def stored_estimate(config: JudgeSetting, ids: list[int]) -> dict:
 def _plain(price):
     """A price as written, without the column's trailing zeros (1.000000 -> 1)."""
     return f"{price.normalize():f}"
+
+
+def _results(config, run):
+    """The finished results of `config` an estimate may count (none made by `run`)."""
+    results = JudgeResult.objects.filter(setting=config, status__in=FINAL_RESULT)
+    return results.exclude(run=run) if run is not None else results
 
 
 def _sample(ids):
@@ -134,7 +143,7 @@ def _scaled(count, scale):
     return round(count * scale)
 
 
-def _count_calls(config, kind, spec, ids):
+def _count_calls(config, kind, spec, ids, results):
     """Per answer, as a run takes it: its cache key, whether it calls, its prompt's tokens."""
     rows = []
     for start in range(0, len(ids), _CHUNK):
@@ -153,9 +162,7 @@ def _count_calls(config, kind, spec, ids):
     finished = set()
     keys = [key for key, _ in rows]
     for start in range(0, len(keys), _CHUNK):
-        finished.update(JudgeResult.objects.filter(
-            setting=config, cache_key__in=keys[start:start + _CHUNK], status__in=FINAL_RESULT,
-        ).values_list("cache_key", flat=True))
+        finished.update(results.filter(cache_key__in=keys[start:start + _CHUNK]).values_list("cache_key", flat=True))
     figures = {"cached": 0, "same_content": 0, "call_items": 0, "prompt_tokens": 0}
     seen = set()
     for key, prompt_tokens in rows:
@@ -186,11 +193,10 @@ def _prompt_tokens(config, kind, spec, the_input):
     return tokens.count_messages(messages, config.model)
 
 
-def _output_per_call(config):
+def _output_per_call(config, results):
     """(completion tokens per call, basis, how many past results): "past", "cap" or "default"."""
     past = (
-        JudgeResult.objects.filter(setting=config, status__in=FINAL_RESULT, copied_from__isnull=True,
-                                   completion_tokens__gt=0)
+        results.filter(copied_from__isnull=True, completion_tokens__gt=0)
         .order_by("-id").values_list("completion_tokens", "samples")[:PAST_RESULTS]
     )
     per_sample = [completion / max(1, len(samples) if isinstance(samples, list) else 1) for completion, samples in past]
