@@ -75,6 +75,10 @@ def test_cache_hits_and_repeats_are_counted_apart(endpoint, plain_question):
     assert (e["output_basis"], e["output_per_call"], e["output_past_results"], e["output_tokens"]) == ("past", 50, 1, 300)
     assert e["cost_live"] == "0.7080"  # (108 + 300 x 2) / 1000
     assert twin.pk in services.selected_ids(config)
+    lines = services.describe_estimate(e)
+    assert "1 answer already has a result of this setting version: from the cache, no call." in lines
+    assert "1 answer repeats the content of another in the selection: judged once." in lines
+    assert not any("need no call" in line or "needs no call" in line for line in lines)
 
 
 def test_tiktoken_counts_the_prompts_of_openai_models(endpoint, plain_question):
@@ -198,3 +202,20 @@ def test_an_estimate_that_fails_never_stops_a_run(endpoint, plain_question, monk
     monkeypatch.setattr(cost, "_count_calls", broken)
     run = services.start_judge_run(config, enqueue=False)
     assert run.n_items == 2 and run.estimate == {}
+
+
+def test_final_answer_judge_counts_an_upper_bound(endpoint, llm_server):
+    question = make_question("Find the largest constant $C$ ...", full_score=1, kind="bound",
+                             gold_answer="$\\frac{1}{2}$", location="")
+    for key, text in {"same": "So the answer is $C = \\frac{1}{2}$", "other": "The answer is $C = 1/3$"}.items():
+        Response.objects.create(question=question, source="synthetic", student_id=key, transcript=text,
+                                transcript_hash=content_hash(text))
+    config = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_FINAL_ANSWER)
+    e = services.estimate_judge_run(config)
+    # written exactly as the gold: no call; the other may reach the LLM if the CAS cannot decide
+    assert (e["n_items"], e["no_call"], e["call_items"], e["calls_upper_bound"]) == (2, 1, 1, True)
+    lines = services.describe_estimate(e)
+    assert any(line.startswith("An upper bound") for line in lines)
+    assert "1 answer needs no call (decided without the LLM, or nothing to send)." in lines
+    services.run_inline(services.start_judge_run(config, enqueue=False))
+    assert llm_server.request_count <= e["calls"]  # the real run sends at most the bound

@@ -218,15 +218,20 @@ def describe(estimate: dict) -> list[str]:
     if estimate["counted"] < estimate["n_items"]:
         lines.append(gettext("Counted on an evenly spaced sample of %(counted)s of the %(n)s answers, scaled to all "
                              "of them.") % {"counted": estimate["counted"], "n": estimate["n_items"]})
-    lines.append(ngettext(
-        "%(cached)s answer already has a result of this setting version (from the cache, no call);",
-        "%(cached)s answers already have a result of this setting version (from the cache, no call);",
-        estimate["cached"]) % {"cached": estimate["cached"]}
-        + " " + ngettext("%(same)s repeats the content of another (judged once);",
-                         "%(same)s repeat the content of others (judged once);",
-                         estimate["same_content"]) % {"same": estimate["same_content"]}
-        + " " + ngettext("%(none)s needs no call.", "%(none)s need no call.", estimate["no_call"])
-        % {"none": estimate["no_call"]})
+    if estimate["cached"]:
+        lines.append(ngettext(
+            "%(n)s answer already has a result of this setting version: from the cache, no call.",
+            "%(n)s answers already have a result of this setting version: from the cache, no call.",
+            estimate["cached"]) % {"n": estimate["cached"]})
+    if estimate["same_content"]:
+        lines.append(ngettext("%(n)s answer repeats the content of another in the selection: judged once.",
+                              "%(n)s answers repeat the content of others in the selection: judged once.",
+                              estimate["same_content"]) % {"n": estimate["same_content"]})
+    if estimate["no_call"]:
+        lines.append(ngettext(
+            "%(n)s answer needs no call (decided without the LLM, or nothing to send).",
+            "%(n)s answers need no call (decided without the LLM, or nothing to send).",
+            estimate["no_call"]) % {"n": estimate["no_call"]})
     lines.append(ngettext("%(samples)s call per answer (samples).", "%(samples)s calls per answer (samples).",
                           estimate["samples"]) % {"samples": estimate["samples"]})
     if estimate["calls_upper_bound"]:
