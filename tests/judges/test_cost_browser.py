@@ -57,3 +57,18 @@ def test_start_page_shows_the_estimate(page, live_server, llm_server, endpoint, 
     _wait_estimate(page)
     assert page.inner_text("#estimate-status") == "没有作答符合此选择。"
     assert llm_server.request_count == 0
+
+    # Start it: the run page sets the estimate kept at the start beside what was spent
+    from tests.llm_server import Reply
+
+    llm_server.default = Reply("Reasoning.\n\nOverall Score: 3")
+    page.goto(f"{live_server.url}/grading/judges/runs/new/?source=human&config={priced.pk}")
+    _wait_estimate(page)
+    with page.expect_navigation():
+        page.click("#run-form button[type=submit]")
+    page.wait_for_function("() => document.getElementById('s-calls').textContent === '8'", timeout=45000)
+    assert page.inner_text("#est-calls") == "8" and page.inner_text("#est-tin") == "144"
+    assert page.inner_text("#est-live") == "4.9440" and page.inner_text("#est-batch") == "2.4720"
+    assert page.inner_text("#run-estimate h2") == "估算与实际花费"
+    assert llm_server.request_count == 8
+    screenshot(page, "judge_run_estimate_vs_spent_zh")
