@@ -1,11 +1,11 @@
-"""Migrations 0013 (GeometryRun on BatchRun) and 0014 (probe-derived segments) keep every row."""
+"""Migrations 0014 (GeometryRun on BatchRun) and 0015 (probe-derived segments) keep every row."""
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = ("grading", "0012_paper_strategies_prompt_sets")
+BEFORE = ("grading", "0013_judge_run_estimate")
 
 
 def test_existing_geometry_runs_and_segments_survive_the_migrations():
