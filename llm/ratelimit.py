@@ -5,6 +5,14 @@ Three limits, each optional: calls in flight at once (concurrency), requests per
 tokens per minute (both over a sliding 60-second window). A 429 with ``Retry-After`` also
 pauses the endpoint for everyone (`cooldown`).
 
+Limits learned from the provider: every answer's ``x-ratelimit-*`` headers (llm.headers) reach
+the endpoint's limiter (`observe`, through `observe_response`, a response hook of the HTTP client,
+while `watching` is on for the call). The per-minute limits they name are written to the shared
+store (`learn`, kept LEARNED_TTL seconds and renewed while answers keep saying them), so every
+worker paces by them at once; a limit typed on the endpoint stays a ceiling (the lower one holds).
+A budget the headers say is spent (``remaining`` below one more call) pauses everyone for the
+time it takes to refill. Limits that change mid-run are followed from the next answer on.
+
 Where the shared state lives:
 
 - ``REDIS_URL`` set: in Redis, updated by Lua scripts (atomic, uses the Redis clock), so the
@@ -19,6 +27,7 @@ the middle of a call cannot keep its slot forever.
 """
 import fcntl
 import json
+import logging
 import os
 import random
 import threading
@@ -30,9 +39,19 @@ from dataclasses import dataclass
 from hashlib import sha1
 from pathlib import Path
 
+from . import headers as limit_headers
 from .config import current
 
+logger = logging.getLogger(__name__)
+
 WINDOW = 60.0
+# Limits learned from headers are kept this long in the shared store after the last answer that
+# said them, and written again by a process at least this often (or when they change).
+LEARNED_TTL = 600.0
+LEARNED_REFRESH = 30.0
+# After a 429 a process sends every call through the shared store for this long (no slot kept
+# from one call to the next without it).
+THROTTLED_SECONDS = 60.0
 CONCURRENCY_POLL = 0.005
 MAX_CONCURRENCY_POLL = 0.02
 # A slot passes straight from a finished call to a waiting thread of the same process only if
@@ -66,8 +85,13 @@ class Limiter:
         self._local = _local_semaphore(limits.key, limits.max_concurrency)
         self._waiters = _waiters_for(limits.key)
         # Only a pure concurrency limit lets a slot pass between threads without the store:
-        # per-minute budgets count every call there.
-        self._may_pass = bool(limits.max_concurrency) and not limits.requests_per_minute and not limits.tokens_per_minute
+        # per-minute budgets count every call there (learned ones too, see `_may_pass`).
+        self._pure_concurrency = (bool(limits.max_concurrency) and not limits.requests_per_minute
+                                  and not limits.tokens_per_minute)
+
+    @property
+    def _may_pass(self):
+        return self._pure_concurrency and time.monotonic() >= self._waiters.paced_until
 
     def acquire(self, tokens=0):
         """Wait for a slot and for room in the per-minute budgets; return a Permit."""
@@ -141,6 +165,53 @@ class Limiter:
             self.store.cooldown(self.limits, seconds)
             self._waiters.saw_store(seconds)
 
+    def throttled(self, seconds):
+        """A 429: pause every worker `seconds` (if given), and count this process's calls in the
+        shared store for a while (the provider is pacing us)."""
+        self._waiters.paced(THROTTLED_SECONDS)
+        if seconds:
+            self.cooldown(seconds)
+
+    def observe(self, said, tokens=0):
+        """An answer's rate-limit headers (a `headers.ProviderLimits`): learn the limits they name
+        and pause everyone when they say the budget has no room for a call of `tokens` tokens."""
+        if said.says_limits:
+            self._waiters.paced(LEARNED_TTL)
+            learned = (said.requests_per_minute or 0, said.tokens_per_minute or 0)
+            if self._waiters.should_write(learned):
+                self.store.learn(self.limits, *learned, ttl=LEARNED_TTL)
+        pause = said.pause_for(tokens)
+        if pause > 0:
+            self.cooldown(pause)
+
+    @contextmanager
+    def watching(self, tokens=0):
+        """While the block runs on this thread, the answers the HTTP client reads reach `observe`."""
+        previous = getattr(_watched, "call", None)
+        _watched.call = (self, tokens)
+        try:
+            yield
+        finally:
+            _watched.call = previous
+
+
+_watched = threading.local()  # the sync client reads a request's answer on the thread that sent it
+
+
+def observe_response(response):
+    """Response hook of the HTTP client: hand the answer's rate-limit headers to the limiter of
+    the call this thread is sending (none outside `Limiter.watching`). Never raises: the
+    headers only steer the pace, and a store that cannot be written is a problem for the next
+    acquire to report."""
+    call = getattr(_watched, "call", None)
+    if call is None or not current().provider_limits:
+        return
+    limiter, tokens = call
+    try:
+        limiter.observe(limit_headers.read_limits(response.headers), tokens)
+    except Exception:  # noqa: BLE001 - see above
+        logger.warning("Could not record an LLM endpoint's rate-limit headers", exc_info=True)
+
 
 _semaphores = {}
 _semaphores_lock = threading.Lock()
@@ -176,6 +247,22 @@ class _Waiters:
         self._queue = deque()
         self._store_seen = float("-inf")
         self._paused_until = float("-inf")
+        self.paced_until = float("-inf")  # till then every call goes through the store (see Limiter._may_pass)
+        self._learned = None  # the limits this process last wrote to the store, and when
+        self._learned_at = float("-inf")
+
+    def paced(self, seconds):
+        self.paced_until = max(self.paced_until, time.monotonic() + seconds)
+
+    def should_write(self, learned):
+        """Whether learned limits must be written to the store: they changed, or were last written
+        LEARNED_REFRESH seconds ago (the store forgets them LEARNED_TTL after the last write)."""
+        now = time.monotonic()
+        with self._lock:
+            if learned == self._learned and now - self._learned_at < LEARNED_REFRESH:
+                return False
+            self._learned, self._learned_at = learned, now
+            return True
 
     @contextmanager
     def turn(self, on_leftover=None):
@@ -268,8 +355,20 @@ def default_store():
 
 # --- the shared state: one algorithm, two stores -------------------------------------------
 
+def ceiling(typed, learned):
+    """The limit in force: the lower of the endpoint's own and the provider's (0: none)."""
+    given = [int(v) for v in (typed, learned) if v and int(v) > 0]
+    return min(given) if given else 0
+
+
 def _decide(state, limits, holder, tokens, now):
     """Prune `state`, then admit `holder` (mutating state) or say how long to wait."""
+    learned = state.get("learned")
+    if learned and learned.get("until", 0.0) <= now:
+        state.pop("learned", None)
+        learned = None
+    rpm = ceiling(limits.requests_per_minute, learned and learned.get("rpm"))
+    tpm = ceiling(limits.tokens_per_minute, learned and learned.get("tpm"))
     state["holders"] = {h: exp for h, exp in state.get("holders", {}).items() if exp > now}
     window = limits.window
     state["requests"] = [t for t in state.get("requests", []) if t > now - window]
@@ -279,22 +378,22 @@ def _decide(state, limits, holder, tokens, now):
         return False, cooldown - now
     if limits.max_concurrency and len(state["holders"]) >= limits.max_concurrency:
         return False, 0.0
-    if limits.requests_per_minute and len(state["requests"]) >= limits.requests_per_minute:
-        return False, state["requests"][0] + window - now
-    if limits.tokens_per_minute and state["tokens"]:
+    if rpm and len(state["requests"]) >= rpm:
+        return False, state["requests"][-rpm] + window - now
+    if tpm and state["tokens"]:
         used = sum(e[1] for e in state["tokens"])
-        if used + tokens > limits.tokens_per_minute:
+        if used + tokens > tpm:
             freed, wait = used, 0.0
             for stamp, count, _ in state["tokens"]:
                 freed -= count
                 wait = stamp + window - now
-                if freed + tokens <= limits.tokens_per_minute:
+                if freed + tokens <= tpm:
                     break
             return False, max(wait, 0.01)
     state["holders"][holder] = now + limits.lease_seconds
-    if limits.requests_per_minute:
+    if rpm:
         state["requests"].append(now)
-    if limits.tokens_per_minute:
+    if tpm:
         state["tokens"].append([now, tokens, holder])
     return True, 0.0
 
@@ -361,14 +460,25 @@ class FileStore:
         with self._state(limits.key) as state:
             state["cooldown_until"] = max(state.get("cooldown_until", 0.0), time.time() + seconds)
 
+    def learn(self, limits, rpm, tpm, ttl=LEARNED_TTL):
+        with self._state(limits.key) as state:
+            state["learned"] = {"rpm": int(rpm or 0), "tpm": int(tpm or 0), "until": time.time() + ttl}
+
 
 _ACQUIRE_LUA = """
-local holders, reqs, toks, tokn, cool = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local holders, reqs, toks, tokn, cool, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local holder = ARGV[1]
 local maxc, rpm, tpm = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local tokens, lease, window = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local said = redis.call('HMGET', learned, 'rpm', 'tpm')
+local function ceiling(typed, got)
+  got = tonumber(got) or 0
+  if got > 0 and (typed <= 0 or got < typed) then return got end
+  return typed
+end
+rpm, tpm = ceiling(rpm, said[1]), ceiling(tpm, said[2])
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', reqs, '-inf', now - window)
 local old = redis.call('ZRANGEBYSCORE', toks, '-inf', now - window)
@@ -377,8 +487,9 @@ redis.call('ZREMRANGEBYSCORE', toks, '-inf', now - window)
 local until_ = tonumber(redis.call('GET', cool) or '0')
 if until_ > now then return {0, tostring(until_ - now)} end
 if maxc > 0 and redis.call('ZCARD', holders) >= maxc then return {0, '0'} end
-if rpm > 0 and redis.call('ZCARD', reqs) >= rpm then
-  local first = redis.call('ZRANGE', reqs, 0, 0, 'WITHSCORES')
+local sent = redis.call('ZCARD', reqs)
+if rpm > 0 and sent >= rpm then
+  local first = redis.call('ZRANGE', reqs, sent - rpm, sent - rpm, 'WITHSCORES')
   return {0, tostring(tonumber(first[2]) + window - now)}
 end
 if tpm > 0 then
@@ -402,7 +513,7 @@ if tpm > 0 then
   redis.call('ZADD', toks, now, holder)
   redis.call('HSET', tokn, holder, tokens)
 end
-for _, k in ipairs(KEYS) do redis.call('EXPIRE', k, math.ceil(window + lease)) end
+for i = 1, 5 do redis.call('EXPIRE', KEYS[i], math.ceil(window + lease)) end
 return {1, '0'}
 """
 
@@ -424,6 +535,13 @@ return 1
 """
 
 
+_LEARN_LUA = """
+redis.call('HSET', KEYS[6], 'rpm', ARGV[1], 'tpm', ARGV[2])
+redis.call('EXPIRE', KEYS[6], math.ceil(tonumber(ARGV[3])))
+return 1
+"""
+
+
 class RedisStore:
     """Shared state in Redis sorted sets, changed only by atomic Lua scripts."""
 
@@ -437,6 +555,7 @@ class RedisStore:
         self._acquire = client.register_script(_ACQUIRE_LUA)
         self._release = client.register_script(_RELEASE_LUA)
         self._cooldown = client.register_script(_COOLDOWN_LUA)
+        self._learn = client.register_script(_LEARN_LUA)
 
     @classmethod
     def for_url(cls, url, prefix):
@@ -450,7 +569,8 @@ class RedisStore:
 
     def _keys(self, key):
         base = f"{self.prefix}{{{sha1(key.encode()).hexdigest()[:20]}}}"
-        return [f"{base}:holders", f"{base}:requests", f"{base}:tokens", f"{base}:token-counts", f"{base}:cooldown"]
+        return [f"{base}:holders", f"{base}:requests", f"{base}:tokens", f"{base}:token-counts", f"{base}:cooldown",
+                f"{base}:learned"]
 
     def try_acquire(self, limits, holder, tokens):
         ok, wait = self._acquire(
@@ -467,3 +587,6 @@ class RedisStore:
 
     def cooldown(self, limits, seconds):
         self._cooldown(keys=self._keys(limits.key), args=[float(seconds)])
+
+    def learn(self, limits, rpm, tpm, ttl=LEARNED_TTL):
+        self._learn(keys=self._keys(limits.key), args=[int(rpm or 0), int(tpm or 0), float(ttl)])
