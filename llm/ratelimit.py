@@ -172,14 +172,19 @@ class Limiter:
         if seconds:
             self.cooldown(seconds)
 
-    def observe(self, said, tokens=0):
+    def observe(self, said, tokens=0, refused=False):
         """An answer's rate-limit headers (a `headers.ProviderLimits`): learn the limits they name
-        and pause everyone when they say the budget has no room for a call of `tokens` tokens."""
+        and pause everyone when they say the budget has no room for a call of `tokens` tokens.
+
+        When the limits are first written, again every LEARNED_REFRESH seconds and on a 429
+        (`refused`), the store is also told what the provider says is used (limit - remaining):
+        calls it counts that the store does not (sent before the limits were known, or by
+        another program with the same key) are added to the store's window."""
         if said.says_limits:
             self._waiters.paced(LEARNED_TTL)
             learned = (said.requests_per_minute or 0, said.tokens_per_minute or 0)
-            if self._waiters.should_write(learned):
-                self.store.learn(self.limits, *learned, ttl=LEARNED_TTL)
+            if self._waiters.should_write(learned) or refused:
+                self.store.learn(self.limits, *learned, ttl=LEARNED_TTL, used=_used(said))
         pause = said.pause_for(tokens)
         if pause > 0:
             self.cooldown(pause)
@@ -195,6 +200,14 @@ class Limiter:
             _watched.call = previous
 
 
+def _used(said):
+    """(requests, tokens) the provider says are used of its limits; None where it does not say."""
+    def used(limit, remaining):
+        return max(0, limit - remaining) if limit and remaining is not None else None
+
+    return (used(said.requests_per_minute, said.remaining_requests), used(said.tokens_per_minute, said.remaining_tokens))
+
+
 _watched = threading.local()  # the sync client reads a request's answer on the thread that sent it
 
 
@@ -208,7 +221,7 @@ def observe_response(response):
         return
     limiter, tokens = call
     try:
-        limiter.observe(limit_headers.read_limits(response.headers), tokens)
+        limiter.observe(limit_headers.read_limits(response.headers), tokens, refused=response.status_code == 429)
     except Exception:  # noqa: BLE001 - see above
         logger.warning("Could not record an LLM endpoint's rate-limit headers", exc_info=True)
 
@@ -398,6 +411,20 @@ def _decide(state, limits, holder, tokens, now):
     return True, 0.0
 
 
+def _learn(state, rpm, tpm, used, now, window, until):
+    """Keep the provider's limits; add to the window what the provider says is used beyond it."""
+    state["learned"] = {"rpm": int(rpm or 0), "tpm": int(tpm or 0), "until": until}
+    used_requests, used_tokens = used or (None, None)
+    requests = [t for t in state.get("requests", []) if t > now - window]
+    tokens = [e for e in state.get("tokens", []) if e[0] > now - window]
+    if rpm and used_requests is not None and used_requests > len(requests):
+        requests.extend([now] * min(int(used_requests) - len(requests), int(rpm)))
+    counted = sum(e[1] for e in tokens)
+    if tpm and used_tokens is not None and used_tokens > counted:
+        tokens.append([now, min(int(used_tokens) - counted, int(tpm)), f"provider:{uuid.uuid4().hex}"])
+    state["requests"], state["tokens"] = requests, tokens
+
+
 def _settle(state, holder, actual_tokens):
     state.get("holders", {}).pop(holder, None)
     if actual_tokens is not None:
@@ -460,9 +487,12 @@ class FileStore:
         with self._state(limits.key) as state:
             state["cooldown_until"] = max(state.get("cooldown_until", 0.0), time.time() + seconds)
 
-    def learn(self, limits, rpm, tpm, ttl=LEARNED_TTL):
+    def learn(self, limits, rpm, tpm, ttl=LEARNED_TTL, used=None):
+        """The provider's per-minute limits (0: not said), kept `ttl` seconds; `used`: the
+        (requests, tokens) it says are used, counted in the window where they exceed it."""
         with self._state(limits.key) as state:
-            state["learned"] = {"rpm": int(rpm or 0), "tpm": int(tpm or 0), "until": time.time() + ttl}
+            now = time.time()
+            _learn(state, rpm, tpm, used, now, limits.window, now + ttl)
 
 
 _ACQUIRE_LUA = """
@@ -536,8 +566,32 @@ return 1
 
 
 _LEARN_LUA = """
-redis.call('HSET', KEYS[6], 'rpm', ARGV[1], 'tpm', ARGV[2])
-redis.call('EXPIRE', KEYS[6], math.ceil(tonumber(ARGV[3])))
+local reqs, toks, tokn, learned = KEYS[2], KEYS[3], KEYS[4], KEYS[6]
+local rpm, tpm, ttl, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local used_requests, used_tokens, tag = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+redis.call('HSET', learned, 'rpm', rpm, 'tpm', tpm)
+redis.call('EXPIRE', learned, math.ceil(ttl))
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+if rpm > 0 and used_requests then
+  redis.call('ZREMRANGEBYSCORE', reqs, '-inf', now - window)
+  local missing = math.min(used_requests - redis.call('ZCARD', reqs), rpm)
+  for i = 1, missing do redis.call('ZADD', reqs, now, tag .. ':' .. i) end
+  redis.call('EXPIRE', reqs, math.ceil(window) + 1)
+end
+if tpm > 0 and used_tokens then
+  local old = redis.call('ZRANGEBYSCORE', toks, '-inf', now - window)
+  for _, member in ipairs(old) do redis.call('HDEL', tokn, member) end
+  redis.call('ZREMRANGEBYSCORE', toks, '-inf', now - window)
+  local counted = 0
+  for _, v in ipairs(redis.call('HVALS', tokn)) do counted = counted + tonumber(v) end
+  if used_tokens > counted then
+    redis.call('ZADD', toks, now, tag)
+    redis.call('HSET', tokn, tag, math.min(used_tokens - counted, tpm))
+    redis.call('EXPIRE', toks, math.ceil(window) + 1)
+    redis.call('EXPIRE', tokn, math.ceil(window) + 1)
+  end
+end
 return 1
 """
 
@@ -588,5 +642,10 @@ class RedisStore:
     def cooldown(self, limits, seconds):
         self._cooldown(keys=self._keys(limits.key), args=[float(seconds)])
 
-    def learn(self, limits, rpm, tpm, ttl=LEARNED_TTL):
-        self._learn(keys=self._keys(limits.key), args=[int(rpm or 0), int(tpm or 0), float(ttl)])
+    def learn(self, limits, rpm, tpm, ttl=LEARNED_TTL, used=None):
+        used_requests, used_tokens = used or (None, None)
+        self._learn(keys=self._keys(limits.key), args=[
+            int(rpm or 0), int(tpm or 0), float(ttl), limits.window,
+            "" if used_requests is None else int(used_requests), "" if used_tokens is None else int(used_tokens),
+            f"provider:{uuid.uuid4().hex}",
+        ])
