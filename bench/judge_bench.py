@@ -168,7 +168,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
         start_new_session=True,
     )
     try:
-        _wait_ready(worker, scratch / "worker.log")
+        wait_ready(worker, scratch / "worker.log")
         # Ours starts its clock with its clients ready, as the plain script starts it with its
         # AsyncOpenAI client built: the database connection is open (above) and so is the
         # broker's, as in a web server that has sent a task before.
@@ -194,7 +194,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
             os.killpg(worker.pid, signal.SIGKILL)
 
 
-def _wait_ready(worker, log, timeout=180):
+def wait_ready(worker, log, timeout=180):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if worker.poll() is not None:

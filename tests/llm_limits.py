@@ -107,8 +107,10 @@ class KeyLimits:
     tokens_per_minute: int = 0
     window: float = 60.0
     clock: object = time.monotonic
+    # Counters since the start: requests admitted and refused, tokens charged.
     admitted: int = 0
     rejected: int = 0
+    charged_tokens: int = 0  # of the admitted requests
     _keys: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -147,6 +149,7 @@ class KeyLimits:
                 key.requests.level -= 1 if key.requests.capacity else 0
                 key.tokens.level -= tokens if key.tokens.capacity else 0
                 self.admitted += 1
+                self.charged_tokens += tokens
                 return Gate(self._headers(key))
             self.rejected += 1
             kind, wait = max(short, key=lambda pair: pair[1])
@@ -174,7 +177,7 @@ class KeyLimits:
     def stats(self) -> dict:
         with self._lock:
             return {"requests_per_minute": self.requests_per_minute, "tokens_per_minute": self.tokens_per_minute,
-                    "admitted": self.admitted, "rejected": self.rejected}
+                    "admitted": self.admitted, "rejected": self.rejected, "charged_tokens": self.charged_tokens}
 
 
 def api_key_of(headers) -> str:
