@@ -52,6 +52,8 @@ LEARNED_REFRESH = 30.0
 # After a 429 a process sends every call through the shared store for this long (no slot kept
 # from one call to the next without it).
 THROTTLED_SECONDS = 60.0
+# Below this share of a budget left, every answer's count of what is used is checked against the store's.
+LOW_REMAINING = 0.2
 CONCURRENCY_POLL = 0.005
 MAX_CONCURRENCY_POLL = 0.02
 # A slot passes straight from a finished call to a waiting thread of the same process only if
@@ -176,14 +178,15 @@ class Limiter:
         """An answer's rate-limit headers (a `headers.ProviderLimits`): learn the limits they name
         and pause everyone when they say the budget has no room for a call of `tokens` tokens.
 
-        When the limits are first written, again every LEARNED_REFRESH seconds and on a 429
-        (`refused`), the store is also told what the provider says is used (limit - remaining):
-        calls it counts that the store does not (sent before the limits were known, or by
-        another program with the same key) are added to the store's window."""
+        When the limits are first written, again every LEARNED_REFRESH seconds, on a 429
+        (`refused`) and while less than LOW_REMAINING of a budget is left, the store is also told
+        what the provider says is used (limit - remaining): calls it counts that the store does
+        not (sent before the limits were known, or by another program with the same key) are
+        added to the store's window."""
         if said.says_limits:
             self._waiters.paced(LEARNED_TTL)
             learned = (said.requests_per_minute or 0, said.tokens_per_minute or 0)
-            if self._waiters.should_write(learned) or refused:
+            if self._waiters.should_write(learned) or refused or _running_low(said):
                 self.store.learn(self.limits, *learned, ttl=LEARNED_TTL, used=_used(said))
         pause = said.pause_for(tokens)
         if pause > 0:
@@ -198,6 +201,12 @@ class Limiter:
             yield
         finally:
             _watched.call = previous
+
+
+def _running_low(said):
+    return any(limit and remaining is not None and remaining < LOW_REMAINING * limit
+               for limit, remaining in ((said.requests_per_minute, said.remaining_requests),
+                                        (said.tokens_per_minute, said.remaining_tokens)))
 
 
 def _used(said):

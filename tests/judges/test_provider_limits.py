@@ -63,9 +63,11 @@ def call_many(spec, n, tag, width=8, max_tokens=16):
     return results
 
 
-def admitted_in_window(server, seconds, match=None):
-    """The most requests answered 200 that started within any `seconds` (optionally whose text has `match`)."""
-    starts = sorted(r.started for r in list(server.requests) if r.status == 200 and (match is None or match in r.text))
+def admitted_in_window(server, seconds, match=None, since=0.0):
+    """The most requests answered 200 that started within any `seconds` (optionally whose text has
+    `match`, from `since` on: a time.time())."""
+    starts = sorted(r.started for r in list(server.requests)
+                    if r.status == 200 and (match is None or match in r.text) and r.started >= since)
     best, left = 0, 0
     for right, start in enumerate(starts):
         while start - starts[left] >= seconds:
@@ -108,22 +110,25 @@ def test_limits_from_headers_change_mid_run_on_both_stores(backend, short_window
     llm_server.limits = KeyLimits(requests_per_minute=10, window=WINDOW)
     llm_server.latency = 0.02
     spec = spec_for(llm_server)
-    started = time.monotonic()
+    started, since = time.monotonic(), time.time() + WINDOW
     first = call_many(spec, 30, "first")
     assert all(isinstance(c, llm.Completion) for c in first), [c for c in first if not isinstance(c, llm.Completion)]
     # 30 calls at 10 a second, 10 of them at once: at least 2 s; the pace kept to the provider's.
     assert time.monotonic() - started >= 1.8
     first_429 = llm_server.count(status=429)
     assert first_429 <= 8  # at most the calls sent before the first answer named the limit
-    assert admitted_in_window(llm_server, WINDOW * 0.9, "first") <= 10 + 1
+    # After the first window (whose full budget the provider gives at once, on top of its refill,
+    # while the first answers are on their way), the pace is the provider's. Counted at arrival in
+    # windows a little shorter than the limiter's: a loaded machine delays some requests more than others.
+    assert admitted_in_window(llm_server, WINDOW * 0.75, "first", since) <= 10 + 1
 
     llm_server.limits.set(requests_per_minute=4)  # the provider lowers the limit during the run
-    started = time.monotonic()
+    started, since = time.monotonic(), time.time() + WINDOW
     second = call_many(spec, 12, "second")
     assert all(isinstance(c, llm.Completion) for c in second)
     assert time.monotonic() - started >= 1.5  # 12 at 4 a second
     assert llm_server.count(status=429) - first_429 <= 4
-    assert admitted_in_window(llm_server, WINDOW * 0.9, "second") <= 4 + 1
+    assert admitted_in_window(llm_server, WINDOW * 0.75, "second", since) <= 4 + 1
 
 
 def test_a_429_storm_loses_no_call_and_recovers(short_window, llm_server, settings):
