@@ -25,6 +25,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +133,6 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
     import django
 
     django.setup()
-    from celery import current_app
     from django.core.management import call_command
     from django.db.models import Count, Max
 
@@ -160,20 +160,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
                                      temperature=0.7, max_tokens=512)
         for j in range(n_judges)
     ]
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", os.environ["REALMATH_JUDGE_QUEUE"],
-         "--concurrency", str(workers), "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "--loglevel", "INFO", "-n", f"bench-{uuid.uuid4().hex[:6]}@%h"],
-        cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=open(scratch / "worker.log", "w"),
-        start_new_session=True,
-    )
-    try:
-        wait_ready(worker, scratch / "worker.log")
-        # Ours starts its clock with its clients ready, as the plain script starts it with its
-        # AsyncOpenAI client built: the database connection is open (above) and so is the
-        # broker's, as in a web server that has sent a task before.
-        with current_app.producer_pool.acquire(block=True) as producer:
-            producer.connection.ensure_connection(max_retries=3)
+    with celery_worker(workers, scratch):
         server_stats(url, reset=True)
         ids = list(Response.objects.filter(student_id__startswith="bench-").values_list("pk", flat=True))
         started = time.time()  # wall clock: compared with the runs' `finished` stamps below
@@ -186,6 +173,29 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
         elapsed = finished.timestamp() - started
         states = dict(JudgeRunItem.objects.filter(run__in=runs).values_list("state").annotate(n=Count("id")))
         return elapsed, states, runs[0].chunk_size, sampler.summary()
+
+
+@contextmanager
+def celery_worker(workers, scratch):
+    """A real `celery worker` with `workers` processes on the bench's queue (REALMATH_JUDGE_QUEUE),
+    ready and with this process's broker connection open; stopped (its process group) after."""
+    from celery import current_app
+
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", os.environ["REALMATH_JUDGE_QUEUE"],
+         "--concurrency", str(workers), "--without-gossip", "--without-mingle", "--without-heartbeat",
+         "--loglevel", "INFO", "-n", f"bench-{uuid.uuid4().hex[:6]}@%h"],
+        cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=open(scratch / "worker.log", "w"),
+        start_new_session=True,
+    )
+    try:
+        wait_ready(worker, scratch / "worker.log")
+        # Ours starts its clock with its clients ready, as the plain script starts it with its
+        # AsyncOpenAI client built: the database connection is open and so is the broker's, as
+        # in a web server that has sent a task before.
+        with current_app.producer_pool.acquire(block=True) as producer:
+            producer.connection.ensure_connection(max_retries=3)
+        yield worker
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         try:

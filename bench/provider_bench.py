@@ -40,7 +40,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -51,7 +50,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from judge_bench import server_stats, wait_ready  # noqa: E402  (bench/ is on the path as the script's folder)
+from judge_bench import celery_worker, server_stats  # noqa: E402  (bench/ is on the path as the script's folder)
 
 PAD = "Next we check this step against the previous line and carry the computation forward. "
 
@@ -149,7 +148,6 @@ def ours(url, made, output_tokens, workers, scratch):
     import django
 
     django.setup()
-    from celery import current_app
     from django.core.management import call_command
     from django.db.models import Count
 
@@ -171,17 +169,7 @@ def ours(url, made, output_tokens, workers, scratch):
                                           timeout_seconds=60)
     setting = services.create_judge_setting(name="bench-judge", kind="rubric", endpoint=endpoint, model="judge-0",
                                             temperature=0.7, max_tokens=output_tokens)
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", os.environ["REALMATH_JUDGE_QUEUE"],
-         "--concurrency", str(workers), "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "--loglevel", "INFO", "-n", f"bench-{uuid.uuid4().hex[:6]}@%h"],
-        cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=open(scratch / "worker.log", "w"),
-        start_new_session=True,
-    )
-    try:
-        wait_ready(worker, scratch / "worker.log")
-        with current_app.producer_pool.acquire(block=True) as producer:
-            producer.connection.ensure_connection(max_retries=3)
+    with celery_worker(workers, scratch):
         ids = list(Response.objects.filter(student_id__startswith="bench-").values_list("pk", flat=True))
         started = time.time()
         run = services.start_judge_run(setting, response_ids=ids)
@@ -191,12 +179,6 @@ def ours(url, made, output_tokens, workers, scratch):
         elapsed = run.finished.timestamp() - started
         states = dict(JudgeRunItem.objects.filter(run=run).values_list("state").annotate(n=Count("id")))
         return elapsed, states
-    finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
 
 
 def batch_hook(args):
