@@ -13,6 +13,11 @@ worker paces by them at once; a limit typed on the endpoint stays a ceiling (the
 A budget the headers say is spent (``remaining`` below one more call) pauses everyone for the
 time it takes to refill. Limits that change mid-run are followed from the next answer on.
 
+Concurrency follows the provider too: a 429 halves the calls the endpoint may have in flight
+(at most once per CUT_SECONDS, never below one), and each call that gets its answer raises
+that cap by 1/cap until it is back at the endpoint's max concurrency (additive increase,
+multiplicative decrease, as TCP does). The cap lives in the shared store beside the limits.
+
 Where the shared state lives:
 
 - ``REDIS_URL`` set: in Redis, updated by Lua scripts (atomic, uses the Redis clock), so the
@@ -52,6 +57,9 @@ LEARNED_REFRESH = 30.0
 # After a 429 a process sends every call through the shared store for this long (no slot kept
 # from one call to the next without it).
 THROTTLED_SECONDS = 60.0
+# A 429 cuts the concurrency cap at most this often (the 429s of one burst count once).
+CUT_SECONDS = 1.0
+CAP_TTL = 600.0  # a cap no call raised for this long is forgotten
 # Below this share of a budget left, every answer's count of what is used is checked against the store's.
 LOW_REMAINING = 0.2
 CONCURRENCY_POLL = 0.005
@@ -143,6 +151,7 @@ class Limiter:
         return ok, wait
 
     def _give_back(self, permit, actual_tokens=None):
+        # A call whose usage is known got its answer: that raises a concurrency cap a 429 cut.
         self.store.release(self.limits, permit.holder, actual_tokens)
         self._waiters.saw_store(0.0)
         self._waiters.notify()
@@ -171,8 +180,9 @@ class Limiter:
         """A 429: pause every worker `seconds` (if given), and count this process's calls in the
         shared store for a while (the provider is pacing us)."""
         self._waiters.paced(THROTTLED_SECONDS)
+        self.store.throttle(self.limits, seconds or 0.0)
         if seconds:
-            self.cooldown(seconds)
+            self._waiters.saw_store(seconds)
 
     def observe(self, said, tokens=0, refused=False):
         """An answer's rate-limit headers (a `headers.ProviderLimits`): learn the limits they name
@@ -391,6 +401,11 @@ def _decide(state, limits, holder, tokens, now):
         learned = None
     rpm = ceiling(limits.requests_per_minute, learned and learned.get("rpm"))
     tpm = ceiling(limits.tokens_per_minute, learned and learned.get("tpm"))
+    cap = state.get("cap")
+    if cap and cap.get("until", 0.0) <= now:
+        state.pop("cap", None)
+        cap = None
+    max_concurrency = ceiling(limits.max_concurrency, cap and int(cap["value"]))
     state["holders"] = {h: exp for h, exp in state.get("holders", {}).items() if exp > now}
     window = limits.window
     state["requests"] = [t for t in state.get("requests", []) if t > now - window]
@@ -398,7 +413,7 @@ def _decide(state, limits, holder, tokens, now):
     cooldown = state.get("cooldown_until", 0.0)
     if cooldown > now:
         return False, cooldown - now
-    if limits.max_concurrency and len(state["holders"]) >= limits.max_concurrency:
+    if max_concurrency and len(state["holders"]) >= max_concurrency:
         return False, 0.0
     if rpm and len(state["requests"]) >= rpm:
         return False, state["requests"][-rpm] + window - now
@@ -434,12 +449,30 @@ def _learn(state, rpm, tpm, used, now, window, until):
     state["requests"], state["tokens"] = requests, tokens
 
 
-def _settle(state, holder, actual_tokens):
+def _settle(state, limits, holder, actual_tokens, now):
     state.get("holders", {}).pop(holder, None)
     if actual_tokens is not None:
         for entry in state.get("tokens", []):
             if entry[2] == holder:
                 entry[1] = actual_tokens
+        cap = state.get("cap")
+        if cap:
+            cap["value"] += 1.0 / max(cap["value"], 1.0)
+            cap["until"] = now + CAP_TTL
+            if not limits.max_concurrency or cap["value"] >= limits.max_concurrency:
+                state.pop("cap", None)
+
+
+def _throttle(state, limits, seconds, now):
+    """A 429: pause `seconds`, and halve the concurrency cap (once per CUT_SECONDS)."""
+    if seconds > 0:
+        state["cooldown_until"] = max(state.get("cooldown_until", 0.0), now + seconds)
+    cap = state.get("cap") or {}
+    if now - cap.get("cut_at", float("-inf")) < CUT_SECONDS:
+        return
+    holders = sum(1 for expiry in state.get("holders", {}).values() if expiry > now)
+    current = min(cap.get("value", float("inf")), limits.max_concurrency or float("inf"), holders + 1)
+    state["cap"] = {"value": float(max(1, int(current) // 2)), "cut_at": now, "until": now + CAP_TTL}
 
 
 class FileStore:
@@ -490,7 +523,11 @@ class FileStore:
 
     def release(self, limits, holder, actual_tokens=None):
         with self._state(limits.key) as state:
-            _settle(state, holder, actual_tokens)
+            _settle(state, limits, holder, actual_tokens, time.time())
+
+    def throttle(self, limits, seconds):
+        with self._state(limits.key) as state:
+            _throttle(state, limits, seconds, time.time())
 
     def cooldown(self, limits, seconds):
         with self._state(limits.key) as state:
@@ -518,6 +555,7 @@ local function ceiling(typed, got)
   return typed
 end
 rpm, tpm = ceiling(rpm, said[1]), ceiling(tpm, said[2])
+maxc = ceiling(maxc, math.floor(tonumber(redis.call('HGET', KEYS[7], 'value') or '0')))
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', reqs, '-inf', now - window)
 local old = redis.call('ZRANGEBYSCORE', toks, '-inf', now - window)
@@ -558,9 +596,41 @@ return {1, '0'}
 
 _RELEASE_LUA = """
 redis.call('ZREM', KEYS[1], ARGV[1])
-if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
-  redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+if ARGV[2] ~= '' then
+  if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then redis.call('HSET', KEYS[4], ARGV[1], ARGV[2]) end
+  local cap = tonumber(redis.call('HGET', KEYS[7], 'value') or '0')
+  if cap > 0 then
+    cap = cap + 1 / math.max(cap, 1)
+    local maxc = tonumber(ARGV[3])
+    if maxc <= 0 or cap >= maxc then
+      redis.call('DEL', KEYS[7])
+    else
+      redis.call('HSET', KEYS[7], 'value', tostring(cap))
+      redis.call('EXPIRE', KEYS[7], math.ceil(tonumber(ARGV[4])))
+    end
+  end
 end
+return 1
+"""
+
+_THROTTLE_LUA = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local seconds, maxc, cut_every, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+if seconds > 0 then
+  local until_ = now + seconds
+  local current = tonumber(redis.call('GET', KEYS[5]) or '0')
+  if until_ > current then redis.call('SET', KEYS[5], tostring(until_), 'EX', math.ceil(seconds) + 1) end
+end
+local cut_at = tonumber(redis.call('HGET', KEYS[7], 'cut_at') or '-1e18')
+if now - cut_at < cut_every then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local current = redis.call('ZCARD', KEYS[1]) + 1
+local cap = tonumber(redis.call('HGET', KEYS[7], 'value') or '0')
+if cap > 0 and cap < current then current = cap end
+if maxc > 0 and maxc < current then current = maxc end
+redis.call('HSET', KEYS[7], 'value', tostring(math.max(1, math.floor(math.floor(current) / 2))), 'cut_at', tostring(now))
+redis.call('EXPIRE', KEYS[7], math.ceil(ttl))
 return 1
 """
 
@@ -619,6 +689,7 @@ class RedisStore:
         self._release = client.register_script(_RELEASE_LUA)
         self._cooldown = client.register_script(_COOLDOWN_LUA)
         self._learn = client.register_script(_LEARN_LUA)
+        self._throttle = client.register_script(_THROTTLE_LUA)
 
     @classmethod
     def for_url(cls, url, prefix):
@@ -633,7 +704,7 @@ class RedisStore:
     def _keys(self, key):
         base = f"{self.prefix}{{{sha1(key.encode()).hexdigest()[:20]}}}"
         return [f"{base}:holders", f"{base}:requests", f"{base}:tokens", f"{base}:token-counts", f"{base}:cooldown",
-                f"{base}:learned"]
+                f"{base}:learned", f"{base}:cap"]
 
     def try_acquire(self, limits, holder, tokens):
         ok, wait = self._acquire(
@@ -646,7 +717,12 @@ class RedisStore:
         return bool(int(ok)), float(wait)
 
     def release(self, limits, holder, actual_tokens=None):
-        self._release(keys=self._keys(limits.key), args=[holder, "" if actual_tokens is None else int(actual_tokens)])
+        self._release(keys=self._keys(limits.key), args=[
+            holder, "" if actual_tokens is None else int(actual_tokens), limits.max_concurrency or 0, CAP_TTL])
+
+    def throttle(self, limits, seconds):
+        self._throttle(keys=self._keys(limits.key), args=[float(seconds), limits.max_concurrency or 0, CUT_SECONDS,
+                                                          CAP_TTL])
 
     def cooldown(self, limits, seconds):
         self._cooldown(keys=self._keys(limits.key), args=[float(seconds)])

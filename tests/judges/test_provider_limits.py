@@ -106,6 +106,29 @@ def test_store_limits_learned_ceiling_expiry_and_what_the_provider_counts(store)
     assert store.try_acquire(short, "s2", 0)[0] and store.try_acquire(short, "s3", 0)[0]
 
 
+def test_a_429_halves_the_concurrency_and_answers_raise_it_again(store):
+    lim = ratelimit.Limits(key=f"ep:{time.monotonic_ns()}", max_concurrency=8, lease_seconds=30.0)
+    assert all(store.try_acquire(lim, f"h{i}", 0)[0] for i in range(6))
+    store.throttle(lim, 0.0)  # cap: (6 in flight + the refused one) // 2 = 3
+    store.throttle(lim, 0.0)  # the same burst of 429s: cut once
+    assert not store.try_acquire(lim, "x", 0)[0]
+    for i in range(4):  # four answers: 3 -> 3.33 -> 3.63 -> 3.91 -> 4.17
+        store.release(lim, f"h{i}", actual_tokens=10)
+    assert store.try_acquire(lim, "a", 0)[0] and store.try_acquire(lim, "b", 0)[0]  # 4 in flight
+    assert not store.try_acquire(lim, "c", 0)[0]
+    store.release(lim, "a")  # failed calls (no usage) do not raise the cap
+    store.release(lim, "b")
+    assert store.try_acquire(lim, "a", 0)[0] and store.try_acquire(lim, "b", 0)[0]
+    assert not store.try_acquire(lim, "c", 0)[0]
+    store.release(lim, "a")
+    store.release(lim, "b")
+    for i in range(40):  # answers raise the cap back to the endpoint's max concurrency
+        assert store.try_acquire(lim, f"r{i}", 0)[0]
+        store.release(lim, f"r{i}", actual_tokens=10)
+    assert all(store.try_acquire(lim, f"z{i}", 0)[0] for i in range(6))  # 8 in flight again
+    assert not store.try_acquire(lim, "z6", 0)[0]
+
+
 def test_limits_from_headers_change_mid_run_on_both_stores(backend, short_window, llm_server):
     llm_server.limits = KeyLimits(requests_per_minute=10, window=WINDOW)
     llm_server.latency = 0.02
@@ -175,21 +198,20 @@ def test_typed_limits_stay_a_ceiling(short_window, llm_server):
     assert admitted_in_window(llm_server, WINDOW * 0.9) <= 4
 
 
-def test_unreadable_limit_headers_are_ignored(llm_server, settings):
+def test_unreadable_limit_headers_are_ignored(backend, llm_server, monkeypatch):
     bad = {"x-ratelimit-limit-requests": "lots", "x-ratelimit-limit-tokens": "-1",
            "x-ratelimit-remaining-requests": "\u00b2", "x-ratelimit-reset-requests": "soon",
            "x-ratelimit-reset-tokens": "1s2"}
+    learned, paused = [], []
+    store_class = type(ratelimit.default_store())
+    monkeypatch.setattr(store_class, "learn", lambda self, *args, **kwargs: learned.append(args))
+    monkeypatch.setattr(store_class, "cooldown", lambda self, limits, seconds: paused.append(seconds))
     llm_server.script(None, Reply(status=429, retry_after="whenever", headers=bad),
                       Reply("Overall Score: 3", headers=bad))
-    spec = spec_for(llm_server)
-    done = llm.complete(spec, llm.CallSpec(model="m"), [{"role": "user", "content": "x"}])
+    done = llm.complete(spec_for(llm_server), llm.CallSpec(model="m"), [{"role": "user", "content": "x"}])
     assert done.text == "Overall Score: 3" and done.attempts == 2
     assert "retry_after" not in done.errors[0]
-    # Nothing was learned: a later burst is not paced.
-    settings.LLM_RATELIMIT_WINDOW_SECONDS = 60.0
-    store = ratelimit.default_store()
-    blank = ratelimit.Limits(key=spec.key)
-    assert all(store.try_acquire(blank, f"h{i}", 0)[0] for i in range(50))
+    assert learned == [] and paused == []  # nothing learned, no pause read into them
 
 
 def test_the_usage_of_each_answer_settles_the_token_budget(short_window, llm_server):
