@@ -39,13 +39,13 @@ from .client import (
     complete,
     first_choice,
     limiter_for,
-    parse_retry_after,
     read_api_key,
     redirect_problem,
     send_request,
     warm_up,
 )
 from .config import LlmConfig, configure, refresh
+from .headers import parse_retry_after
 from .pool import call_pool
 
 __all__ = [

@@ -34,7 +34,6 @@ from typing import NamedTuple
 from . import access, ratelimit
 from . import headers as limit_headers
 from .config import current
-from .headers import MAX_RETRY_AFTER, parse_retry_after  # noqa: F401 - part of this module's API
 from .senders import senders_for
 
 RETRYABLE_STATUS = {408, 409, 425, 429}
