@@ -215,6 +215,25 @@ def wait_ready(worker, log, timeout=180):
     raise SystemExit("the worker did not start in time")
 
 
+def scratch_environment(name, api_key, **extra):
+    """A scratch folder and this process's environment pointed at it (SQLite database, var, rate
+    limits), a fresh queue and rate-limit prefix, the key REALMATH_LLM_KEY_BENCH; returns the folder."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"{name}-"))
+    os.environ.update({
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "REALMATH_VAR_DIR": str(scratch / "var"),
+        "DATABASE_URL": f"sqlite:///{scratch / 'bench.sqlite3'}",
+        "REALMATH_JUDGE_QUEUE": f"{name}-{uuid.uuid4().hex[:8]}",
+        "REALMATH_RATELIMIT_DIR": str(scratch / "ratelimit"),
+        "REALMATH_RATELIMIT_PREFIX": f"{name}:{uuid.uuid4().hex[:8]}:",
+        "REALMATH_LLM_KEY_BENCH": api_key,
+        "OMP_THREAD_LIMIT": "1",
+        **extra,
+    })
+    os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    return scratch
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--answers", type=int, default=224)
@@ -224,18 +243,7 @@ def main():
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (make run uses 2)")
     args = parser.parse_args()
 
-    scratch = Path(tempfile.mkdtemp(prefix="judge-bench-"))
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "REALMATH_VAR_DIR": str(scratch / "var"),
-        "DATABASE_URL": f"sqlite:///{scratch / 'bench.sqlite3'}",
-        "REALMATH_JUDGE_QUEUE": f"judge-bench-{uuid.uuid4().hex[:8]}",
-        "REALMATH_RATELIMIT_DIR": str(scratch / "ratelimit"),
-        "REALMATH_RATELIMIT_PREFIX": f"judge-bench:{uuid.uuid4().hex[:8]}:",
-        "REALMATH_LLM_KEY_BENCH": "bench",
-        "OMP_THREAD_LIMIT": "1",
-    })
-    os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    scratch = scratch_environment("judge-bench", api_key="bench")
     n = args.answers * args.judges
     ideal = n * args.latency / args.concurrency
     server, url = start_server(args.latency)

@@ -42,15 +42,17 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from judge_bench import celery_worker, server_stats  # noqa: E402  (bench/ is on the path as the script's folder)
+from judge_bench import (  # noqa: E402  (bench/ is on the path as the script's folder)
+    celery_worker,
+    scratch_environment,
+    server_stats,
+)
 
 PAD = "Next we check this step against the previous line and carry the computation forward. "
 
@@ -216,19 +218,8 @@ def main():
         serve(args)
         return
 
-    scratch = Path(tempfile.mkdtemp(prefix="provider-bench-"))
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "REALMATH_VAR_DIR": str(scratch / "var"),
-        "DATABASE_URL": f"sqlite:///{scratch / 'bench.sqlite3'}",
-        "REALMATH_JUDGE_QUEUE": f"provider-bench-{uuid.uuid4().hex[:8]}",
-        "REALMATH_RATELIMIT_DIR": str(scratch / "ratelimit"),
-        "REALMATH_RATELIMIT_PREFIX": f"provider-bench:{uuid.uuid4().hex[:8]}:",
-        "REALMATH_RATELIMIT_WINDOW_SECONDS": str(args.minute),
-        "REALMATH_LLM_KEY_BENCH": "bench-ours",
-        "OMP_THREAD_LIMIT": "1",
-    })
-    os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    scratch = scratch_environment("provider-bench", api_key="bench-ours",
+                                  REALMATH_RATELIMIT_WINDOW_SECONDS=str(args.minute))
     made = answers(args.calls, args.prompt_tokens)
     server, url = start_server(args)
     try:

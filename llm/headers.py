@@ -57,13 +57,8 @@ def parse_duration(value) -> float | None:
 def parse_count(value) -> int | None:
     """A non-negative whole number of requests or tokens (``600``, ``198200``; ``600.0`` too);
     None for anything else."""
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    if not _NUMBER.fullmatch(text):
-        return None
-    number = float(text)
-    if not math.isfinite(number) or number != int(number) or number > MAX_COUNT:
+    number = _number(value)
+    if number is None or number != int(number) or number > MAX_COUNT:
         return None
     return int(number)
 
