@@ -32,11 +32,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def start_server(latency):
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--port", "0", "--latency", str(latency)],
-        stdout=subprocess.PIPE, text=True,
-    )
+def start_server(latency, command=None):
+    """The loopback server as its own process (`command`: another way to start it that prints
+    its URL first); returns the process and the URL."""
+    command = command or [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--port", "0", "--latency", str(latency)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     match = re.search(r"(http://\S+/v1)", line)
     if not match:

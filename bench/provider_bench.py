@@ -38,9 +38,7 @@ import importlib.util
 import inspect
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -52,6 +50,7 @@ from judge_bench import (  # noqa: E402  (bench/ is on the path as the script's 
     celery_worker,
     scratch_environment,
     server_stats,
+    start_server,
 )
 
 PAD = "Next we check this step against the previous line and carry the computation forward. "
@@ -77,17 +76,11 @@ def serve(args):
         server.stop()
 
 
-def start_server(args):
-    command = [sys.executable, str(Path(__file__).resolve()), "--serve", "--rpm", str(args.rpm), "--tpm", str(args.tpm),
-               "--latency", str(args.latency), "--latency-max", str(args.latency_max), "--minute", str(args.minute),
-               "--output-tokens", str(args.output_tokens)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    match = re.search(r"(http://\S+/v1)", line)
-    if not match:
-        proc.kill()
-        raise SystemExit(f"the LLM server did not start: {line!r}")
-    return proc, match.group(1)
+def start_provider(args):
+    return start_server(args.latency, [
+        sys.executable, str(Path(__file__).resolve()), "--serve", "--rpm", str(args.rpm), "--tpm", str(args.tpm),
+        "--latency", str(args.latency), "--latency-max", str(args.latency_max), "--minute", str(args.minute),
+        "--output-tokens", str(args.output_tokens)])
 
 
 def answers(calls, prompt_tokens):
@@ -221,7 +214,7 @@ def main():
     scratch = scratch_environment("provider-bench", api_key="bench-ours",
                                   REALMATH_RATELIMIT_WINDOW_SECONDS=str(args.minute))
     made = answers(args.calls, args.prompt_tokens)
-    server, url = start_server(args)
+    server, url = start_provider(args)
     try:
         base_time, base_failed = plain(url, made, args.output_tokens)
         base_stats = server_stats(url)

@@ -238,10 +238,12 @@ class LlmServer:
             1 for r in seen if (match is None or match in r.text) and (status is None or r.status == status)
         )
 
-    def max_requests_in_window(self, seconds):
-        """The largest number of requests that started within any window of this length."""
+    def max_requests_in_window(self, seconds, status=None, match=None, since=0.0):
+        """The largest number of requests that started within any window of this length (only
+        those answered `status`, whose text has `match`, started from `since` on, when given)."""
         with self._lock:
-            starts = sorted(r.started for r in self.requests)
+            starts = sorted(r.started for r in self.requests if r.started >= since and (status is None or r.status == status)
+                            and (match is None or match in r.text))
         best, left = 0, 0
         for right, start in enumerate(starts):
             while start - starts[left] >= seconds:

@@ -64,16 +64,8 @@ def call_many(spec, n, tag, width=8, max_tokens=16):
 
 
 def admitted_in_window(server, seconds, match=None, since=0.0):
-    """The most requests answered 200 that started within any `seconds` (optionally whose text has
-    `match`, from `since` on: a time.time())."""
-    starts = sorted(r.started for r in list(server.requests)
-                    if r.status == 200 and (match is None or match in r.text) and r.started >= since)
-    best, left = 0, 0
-    for right, start in enumerate(starts):
-        while start - starts[left] >= seconds:
-            left += 1
-        best = max(best, right - left + 1)
-    return best
+    """The most requests answered 200 that started within any `seconds`."""
+    return server.max_requests_in_window(seconds, status=200, match=match, since=since)
 
 
 def test_store_limits_learned_ceiling_expiry_and_what_the_provider_counts(store):
