@@ -298,6 +298,8 @@ LLM_RETRY_BASE_SECONDS = 1.0
 LLM_RETRY_MAX_SECONDS = 60.0
 LLM_PROVIDER_LIMITS = env_bool("REALMATH_LLM_PROVIDER_LIMITS", True)
 LLM_RATE_LIMIT_MAX_WAIT_SECONDS = env_int("REALMATH_LLM_RATE_LIMIT_MAX_WAIT_SECONDS", 900)
+# What the Batch API charges as a share of the live price (OpenAI's and most providers': half).
+LLM_BATCH_PRICE_FACTOR = 0.5
 
 # Labelling (annotation.labelling): how long a handed-out open slot stays held, and the label
 # spread from which a response goes to adjudication.
