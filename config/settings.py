@@ -284,16 +284,20 @@ OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
 # The LLM transport (the `llm` library; config/llm.py hands these to it): which variables an
 # endpoint may name for its key (a trailing * is a prefix), which hosts LLM calls may go to
 # (empty: any; Django ALLOWED_HOSTS syntax), how much of an answer is kept and read, where the
-# rate limits keep their state without Redis (REDIS_URL, above, when set), and the retry back-off.
+# rate limits keep their state without Redis (REDIS_URL, above, when set), and the retry back-off;
+# whether limits are learned from the provider's x-ratelimit-* headers, and how long one call may
+# wait in all for a provider answering 429 (those waits do not use up its attempts; docs/judges.md).
 LLM_KEY_ENV_ALLOWED = env_list("REALMATH_LLM_KEY_ENV_ALLOWED", "OPENAI_API_KEY,REALMATH_LLM_KEY_*")
 LLM_ALLOWED_HOSTS = env_list("REALMATH_LLM_ALLOWED_HOSTS")
 LLM_MAX_OUTPUT_CHARS = env_int("REALMATH_LLM_MAX_OUTPUT_CHARS", 50_000)
 LLM_MAX_REPLY_BYTES = env_int("REALMATH_LLM_MAX_REPLY_BYTES", 16_000_000)
 LLM_RATELIMIT_DIR = env_path("REALMATH_RATELIMIT_DIR", VAR_DIR / "ratelimit")
 LLM_RATELIMIT_PREFIX = env_str("REALMATH_RATELIMIT_PREFIX", "realmath:rl:")
-LLM_RATELIMIT_WINDOW_SECONDS = 60.0
+LLM_RATELIMIT_WINDOW_SECONDS = float(env_int("REALMATH_RATELIMIT_WINDOW_SECONDS", 60))  # a shorter "minute": benches
 LLM_RETRY_BASE_SECONDS = 1.0
 LLM_RETRY_MAX_SECONDS = 60.0
+LLM_PROVIDER_LIMITS = env_bool("REALMATH_LLM_PROVIDER_LIMITS", True)
+LLM_RATE_LIMIT_MAX_WAIT_SECONDS = env_int("REALMATH_LLM_RATE_LIMIT_MAX_WAIT_SECONDS", 900)
 # What the Batch API charges as a share of the live price (OpenAI's and most providers': half).
 LLM_BATCH_PRICE_FACTOR = 0.5
 
