@@ -1,11 +1,11 @@
-"""Migrations 0014 (GeometryRun on BatchRun) and 0015 (probe-derived segments) keep every row."""
+"""Migrations 0015 (GeometryRun on BatchRun) and 0016 (probe-derived segments) keep every row."""
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = ("grading", "0013_judge_run_estimate")
+BEFORE = ("grading", "0014_endpoint_limits_learned_from_provider")
 
 
 def test_existing_geometry_runs_and_segments_survive_the_migrations():

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('grading', '0014_geometry_run_on_batch_run'),
+        ('grading', '0015_geometry_run_on_batch_run'),
     ]
 
     operations = [
