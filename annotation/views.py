@@ -13,7 +13,7 @@ from core.shortcuts import get_object_or_404
 from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm
 from .importers import ImportFormatError
-from .importers.services import IMPORTERS, create_import_job, fail_stale_jobs, job_progress, runs_in_background
+from .importers.services import IMPORTERS, create_import_job, job_progress, runs_in_background
 from .models import Exam, ImportJob, ImportReport, Question, Response, RubricVersion
 
 
@@ -136,15 +136,11 @@ def dataset_import(request):
             messages.success(request, gettext("Imported %(name)s.") % {"name": upload.name})
             return redirect("annotation:import_report", pk=result.report_id)
     reports = ImportReport.objects.select_related("created_by")[:20]
-    fail_stale_jobs()
     jobs = ImportJob.objects.exclude(status=ImportJob.Status.DONE).select_related("created_by")[:10]
     return render(request, "annotation/import.html", {"form": form, "reports": reports, "jobs": jobs})
 
 
 def import_job_state(job):
-    if job.status == ImportJob.Status.RUNNING:
-        fail_stale_jobs()
-        job.refresh_from_db()
     done, total = job_progress(job)
     percent = 100 if job.status == ImportJob.Status.DONE else (int(100 * done / total) if total else 0)
     report = reverse("annotation:import_report", args=[job.report_id]) if job.report_id else None
