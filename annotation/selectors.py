@@ -6,6 +6,7 @@ from django.db.models.functions import Lower, Replace
 
 from accounts.roles import is_reviewer
 from core.ids import filter_by_id
+from core.numbers import parse_id
 
 from .mathtext import SEARCH_DROPPED, search_form
 from .models import Exam, Label, Question, Response, RubricVersion
@@ -29,6 +30,15 @@ def question_detail(pk):
         .prefetch_related("checkpoints__sub_question", "sub_questions")
         .get(pk=pk)
     )
+
+
+def exam_named_or_numbered(value):
+    """The exam named `value`, else the one whose id it is (ASCII digits only: "²".isdigit() is
+    True), else None: how the commands take an exam."""
+    exam = Exam.objects.filter(name=value).first()
+    if exam is None and parse_id(value) is not None:
+        exam = Exam.objects.filter(pk=parse_id(value)).first()
+    return exam
 
 
 def exam_choices():

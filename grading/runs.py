@@ -236,6 +236,21 @@ def stalled(status: str, last_activity: datetime | None, started: datetime) -> b
     return (timezone.now() - (last_activity or started)).total_seconds() > STALL_SECONDS
 
 
+def progress_head(run, pending: int) -> dict:
+    """The fields a judge or generation run's progress begins with: the run, its status and
+    epoch, its size, the items done and pending, and the percent done."""
+    done = run.n_items - pending
+    return {
+        "run": run.pk,
+        "status": run.status,
+        "epoch": run.epoch,
+        "total": run.n_items,
+        "done": done,
+        "pending": pending,
+        "percent": round(100.0 * done / run.n_items, 1) if run.n_items else 100.0,
+    }
+
+
 RESUME_REFUSED = "The run is still making progress; resume it once it is cancelled or stalls, or pass force."
 
 
