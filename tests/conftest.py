@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.urls import URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from accounts.services import create_user_with_role
@@ -40,6 +41,15 @@ def _eager_celery(request, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = eager
     yield
     app.conf.task_always_eager = previous
+
+
+def url_routes(resolver=None, prefix=""):
+    """Every route of the URL configuration (or below `resolver`), as its pattern strings joined."""
+    for pattern in (resolver or get_resolver()).url_patterns:
+        if isinstance(pattern, URLResolver):
+            yield from url_routes(pattern, prefix + str(pattern.pattern))
+        else:
+            yield prefix + str(pattern.pattern)
 
 
 def make_user(username, role):
