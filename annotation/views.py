@@ -8,7 +8,7 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext, gettext_lazy
 
 from accounts.decorators import annotator_required, reviewer_required
-from core.shortcuts import get_object_or_404
+from core.shortcuts import found_or_404, get_object_or_404
 
 from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm
@@ -35,10 +35,7 @@ def question_list(request):
 
 @annotator_required
 def question_detail(request, pk):
-    try:
-        question = selectors.question_detail(pk)
-    except Question.DoesNotExist as exc:
-        raise Http404("No such question.") from exc
+    question = found_or_404(selectors.question_detail, pk, message="No such question.")
     return render(
         request,
         "annotation/question_detail.html",
@@ -102,10 +99,7 @@ def response_list(request):
 
 @annotator_required
 def response_detail(request, pk):
-    try:
-        response = selectors.response_detail(pk)
-    except Response.DoesNotExist as exc:
-        raise Http404("No such response.") from exc
+    response = found_or_404(selectors.response_detail, pk, message="No such response.")
     can_see = selectors.can_see_scores(request.user, response)
     labels = (
         response.labels.select_related("annotator").prefetch_related("step_labels") if can_see else []

@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, QueryDict
+from django.http import QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.decorators import annotator_required, reviewer_required
 from accounts.roles import is_reviewer
 from core.ids import id_param
-from core.shortcuts import get_object_or_404
+from core.shortcuts import found_or_404, get_object_or_404
 from ocr import selectors as ocr_selectors
 
 from ..models import Assignment, Exam, Label, LabelDraft, Question, Response, StepLabel
@@ -69,10 +69,7 @@ def label_next(request):
 @annotator_required
 def label_response(request, pk):
     """The labelling screen for one response: problem, rubric, transcript and the score form."""
-    try:
-        response = selectors.label_page_response(pk)
-    except Response.DoesNotExist as exc:
-        raise Http404("No such response.") from exc
+    response = found_or_404(selectors.label_page_response, pk, message="No such response.")
     user = request.user
     label = _edited_label(request, response)
     if label is None and not selectors.can_label(user, response):

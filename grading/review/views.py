@@ -20,12 +20,12 @@ from annotation.models import Exam, Question, Response
 from annotation.selectors import question_choices, reference_segments
 from core.csv_cells import safe_row
 from core.ids import id_param
-from core.shortcuts import get_object_or_404
+from core.shortcuts import found_or_404, get_object_or_404
 
 from ..judges import selectors as judge_selectors
 from ..judges import services as judge_services
 from ..judges.services import RunRefused
-from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
+from ..models import LlmEndpoint, MetaEvalRun
 from ..run_views import run_action_views
 from . import comparison, selectors, services
 from .meta_eval import CATEGORIES, CATEGORY_DISPLAY
@@ -188,10 +188,7 @@ def disagreement_review(request, pk):
     scope = _scope_or_404(request)
     params, threshold = _queue_params(request)
     threshold = selectors.DEFAULT_THRESHOLD if threshold is None else threshold
-    try:
-        case = selectors.review_case(pk)
-    except JudgeResult.DoesNotExist as exc:
-        raise Http404("No such judge result.") from exc
+    case = found_or_404(selectors.review_case, pk, message="No such judge result.")
     queue = selectors.disagreement_queue(scope, threshold, params)
     query = _queue_query(scope, threshold, params)
     error, stale = None, False
@@ -385,10 +382,7 @@ def validation_list(request):
 @reviewer_required
 def validation_case(request, pk):
     judges = selectors.validation_judges(request.GET)
-    try:
-        case = selectors.validation_case(pk, judges["chosen"])
-    except Response.DoesNotExist as exc:
-        raise Http404("No such response.") from exc
+    case = found_or_404(selectors.validation_case, pk, judges["chosen"], message="No such response.")
     query = _validation_query(judges)
     if request.method == "POST":
         marks, notes = {}, {}
