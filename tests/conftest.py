@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 from django.urls import URLResolver, get_resolver
 from rest_framework.test import APIClient
 
@@ -50,6 +51,18 @@ def url_routes(resolver=None, prefix=""):
             yield from url_routes(pattern, prefix + str(pattern.pattern))
         else:
             yield prefix + str(pattern.pattern)
+
+
+def assert_reviewer_only(url, annotator, reviewer, method="get"):
+    """Anonymous users go to the login page, annotators get 403, reviewers get in."""
+    anonymous = Client()
+    response = getattr(anonymous, method)(url)
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    client = Client()
+    client.force_login(annotator)
+    assert getattr(client, method)(url).status_code == 403
+    client.force_login(reviewer)
+    return getattr(client, method)(url)
 
 
 def make_user(username, role):
