@@ -199,6 +199,16 @@ class RunEngine:
         run.refresh_from_db()
         return run
 
+    def open_chunk(self, run_id: int, epoch: int, item_ids, task_id: str | None = None, **related):
+        """How a chunk starts: ``(run, task_id, report)``, the task id made up when none is given
+        (inline runs, tests); `run` is None, with every item counted as skipped, when the chunk
+        must do nothing (the run was cancelled, resumed into a newer epoch or finished)."""
+        report = ChunkReport()
+        run = self.live_run(run_id, epoch, **related)
+        if run is None:
+            report.skipped = len(item_ids)
+        return run, str(task_id or uuid.uuid4().hex), report
+
     def live_run(self, run_id: int, epoch: int, **related):
         """The run if a chunk of `epoch` should work on it now, else None."""
         model = self.run_model
