@@ -1,5 +1,13 @@
 """Reads of the accounts app."""
 from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from .roles import ANNOTATOR
+
+
+def active_annotators():
+    """The people who may be given labels to make: active members of the annotator group, by name."""
+    return get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).order_by("username")
 
 
 def stored_language(user) -> str:

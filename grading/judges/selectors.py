@@ -21,6 +21,16 @@ def endpoint_list() -> QuerySet[LlmEndpoint]:
     return LlmEndpoint.objects.annotate(n_configs=Count("judge_configs", distinct=True)).order_by("name")
 
 
+def endpoint_by_id(pk: int | None) -> LlmEndpoint | None:
+    """The endpoint `pk` (an id already parsed, or None), or None."""
+    return LlmEndpoint.objects.filter(pk=pk).first() if pk is not None else None
+
+
+def setting_by_id(pk: int | None) -> JudgeSetting | None:
+    """The setting version `pk` (an id already parsed, or None), or None."""
+    return JudgeSetting.objects.filter(pk=pk).first() if pk is not None else None
+
+
 def setting_list(*, include_old: bool = False) -> QuerySet[JudgeSetting]:
     """Judge settings, newest version of each name first (all versions with include_old)."""
     queryset = JudgeSetting.objects.select_related("endpoint").annotate(
