@@ -1,6 +1,7 @@
 """Reads of the accounts app."""
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
 
 from .roles import ANNOTATOR
 
@@ -22,3 +23,8 @@ def stored_language(user) -> str:
         language = ""
     user._realmath_language = language
     return language
+
+
+def api_token_of(user):
+    """The user's API token (only when it was made), or None: its key is never shown again."""
+    return Token.objects.filter(user=user).only("created").first()
