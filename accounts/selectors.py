@@ -3,6 +3,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 
+from .models import Preference
 from .roles import ANNOTATOR
 
 
@@ -16,8 +17,6 @@ def stored_language(user) -> str:
     cached = getattr(user, "_realmath_language", None)
     if cached is not None:
         return cached
-    from .models import Preference
-
     language = Preference.objects.filter(user=user).values_list("language", flat=True).first() or ""
     if language not in dict(settings.LANGUAGES):
         language = ""

@@ -2,7 +2,7 @@
 from decimal import Decimal, InvalidOperation
 
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, TextField, Value
-from django.db.models.functions import Lower, Replace
+from django.db.models.functions import Lower, Replace, Substr
 
 from accounts.roles import is_reviewer
 from core.ids import filter_by_id
@@ -285,7 +285,6 @@ def rubric_version(question, version):
 
 def question_choices():
     """Questions for a picker: exam name, label and the start of the statement (not the whole)."""
-    from django.db.models.functions import Substr
 
     return (
         Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name")
