@@ -265,9 +265,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # OCR_QUEUE (blank: the default queue); core.routing.route_task reads them per message.
 CELERY_TASK_ROUTES = ("core.routing.route_task",)
 # Periodic work (the worker of `make run` runs the scheduler too, `-B`; at scale run one
-# `celery -A config beat`): exports whose worker died are marked failed here, never by a page read.
+# `celery -A config beat`): exports and imports whose worker died are marked failed here, never by
+# a page read.
 CELERY_BEAT_SCHEDULE = {
     "fail-stale-export-jobs": {"task": "annotation.fail_stale_export_jobs", "schedule": 60.0},
+    "fail-stale-import-jobs": {"task": "annotation.fail_stale_import_jobs", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

@@ -1,17 +1,15 @@
 """Cancelling a study mid-analysis: a real Celery worker (concurrency 1) analysing a long lexical
 study stops within seconds of Cancel (its tick asks the database between stages and at every
 resample), is free for the next study at once, and Resume analyses the first again."""
-import os
 import re
 import time
-import uuid
 
 import pytest
 
 from grading.studies.geometry import services
 from grading.studies.geometry.models import GeometryRun
 from tests.studies.test_geometry_runs import jsonl_segments
-from tests.workers import Worker, database_url, purge_queue, wait_for, with_worker_database
+from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -20,15 +18,11 @@ TEXTS = {group: [f"{group} answer {i}: since x = {i}, therefore y = {i * i} and 
 
 
 def test_cancel_stops_a_running_analysis_on_a_real_worker(tmp_path, settings):
-    with_worker_database(tmp_path, _scenario, tmp_path, settings)
+    on_a_database_workers_reach(tmp_path, lambda: _scenario(tmp_path, settings))
 
 
 def _scenario(tmp_path, settings):
-    queue = f"geometry-cancel-{uuid.uuid4().hex[:10]}"
-    settings.JUDGE_TASK_QUEUE = queue
-    env = dict(os.environ, DATABASE_URL=database_url(), REALMATH_JUDGE_QUEUE=queue,
-               DJANGO_SETTINGS_MODULE="config.settings", OMP_THREAD_LIMIT="1")
-    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    queue, env = judge_worker_env(tmp_path, settings, "geometry-cancel")
     log = tmp_path / "worker.log"
     worker = Worker(env, log)
     try:
