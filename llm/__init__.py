@@ -21,7 +21,7 @@ This package imports no Django and no project app (an import-linter contract in 
 holds it to that): judges, generation, the meta-evaluator and the OCR vision engine use it.
 """
 from . import access
-from .batches import BatchApiError, BatchClient, BatchState, BatchUnsupported, ResultLine, read_result_line, request_line
+from .batches import BatchApiError, BatchClient, BatchState, BatchUnsupported, ResultLine, body_line, read_result_line, request_line
 from .client import (
     MISSING_KEY_HINT,
     BadResponse,
@@ -57,5 +57,5 @@ __all__ = [
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",
     "BadResponse", "first_choice", "redirect_problem", "request_body", "read_reply",
-    "BatchClient", "BatchState", "BatchApiError", "BatchUnsupported", "ResultLine", "request_line", "read_result_line",
+    "BatchClient", "BatchState", "BatchApiError", "BatchUnsupported", "ResultLine", "request_line", "body_line", "read_result_line",
 ]

@@ -74,8 +74,13 @@ class ResultLine:
 
 
 def request_line(custom_id, call, messages) -> bytes:
-    """One JSONL line of a batch's input file, with its newline."""
-    line = {"custom_id": custom_id, "method": "POST", "url": BATCH_URL, "body": request_body(call, messages)}
+    """One JSONL line of a batch's input file, with its newline: the body a live call sends."""
+    return body_line(custom_id, request_body(call, messages))
+
+
+def body_line(custom_id, body) -> bytes:
+    """The JSONL line of a request whose body is already made (`request_body`)."""
+    line = {"custom_id": custom_id, "method": "POST", "url": BATCH_URL, "body": body}
     return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
