@@ -36,8 +36,9 @@ TERMINAL = ("completed", "failed", "expired", "cancelled")
 
 
 class BatchApi:
-    def __init__(self, server, delay=0.5, validating=0.05, cancel_delay=0.1):
+    def __init__(self, server, delay=0.5, validating=0.05, cancel_delay=0.1, create_latency=0.0):
         self.server = server
+        self.create_latency = create_latency  # seconds a batch creation takes (the batch exists at its end)
         self.delay = delay
         self.validating = validating
         self.cancel_delay = cancel_delay
@@ -59,8 +60,9 @@ class BatchApi:
             self._plans.append((outcome, keep))
         return self
 
-    def count(self, method, prefix):
-        return sum(1 for m, p in self.calls if m == method and p.startswith(prefix))
+    def count(self, method, path):
+        """Requests made to exactly this path ("/files", "/batches", ...)."""
+        return sum(1 for m, p in self.calls if m == method and p == path)
 
     # --- routing -----------------------------------------------------------------------
     def handle(self, handler, method):
@@ -145,6 +147,8 @@ class BatchApi:
 
     # --- batches -----------------------------------------------------------------------
     def _create(self, request):
+        if self.create_latency:
+            time.sleep(self.create_latency)
         source = self.files.get(request.get("input_file_id", ""))
         if source is None:
             return 400, {"error": {"message": "input_file_id names no file", "type": "invalid_request_error"}}

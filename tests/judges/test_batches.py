@@ -107,3 +107,179 @@ def test_an_endpoint_without_the_batch_api_is_refused_on_start(llm_server, endpo
         services.start_judge_run(config, mode="batch")
     assert "cannot run batches" in str(refused.value) and "/batches answered HTTP 404" in str(refused.value)
     assert not JudgeRun.objects.exists()
+
+
+def failing(*numbers):
+    marks = tuple(f"Answer {n}:" for n in numbers)
+    return lambda custom_id, body: "scripted line failure" if any(m in message_text(body) for m in marks) else None
+
+
+def test_failed_lines_are_retried_as_live_calls(batch_api, endpoint, responses, django_capture_on_commit_callbacks):
+    batch_api.fail = failing(1, 4)
+    config = make_setting(endpoint, price_input_per_1k=Decimal("1"), price_output_per_1k=Decimal("1"))
+    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    assert run.status == JudgeRun.Status.DONE
+    assert_all_judged_once(run, config, len(responses))
+    assert llm_calls(batch_api) == 2 and batch_api.server.count("Answer 1:") == 1
+    assert run.batch_parts.count() == 1
+    lines = JudgeBatchLine.objects.filter(run=run)
+    assert lines.filter(state="failed").count() == 2
+    assert lines.get(state="failed", custom_id__in=[i.cache_key for i in run.items.filter(response__transcript__startswith="Answer 1:")]).errors[0]["status"] == 500
+    live = JudgeResult.objects.get(setting=config, response__transcript__startswith="Answer 1:")
+    full = Decimal(live.prompt_tokens + live.completion_tokens) / 1000
+    assert live.cost == full.quantize(Decimal("0.000001")), "a live retry is paid in full"
+
+
+def test_failed_lines_can_go_into_a_next_batch(batch_api, endpoint, responses, django_capture_on_commit_callbacks):
+    first = failing(2)
+    seen_failures = []
+
+    def once(custom_id, body):
+        if first(custom_id, body) and custom_id not in seen_failures:
+            seen_failures.append(custom_id)
+            return "scripted line failure"
+        return None
+
+    batch_api.fail = once
+    config = make_setting(endpoint)
+    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks, batch_retry="batch"), timeout=30)
+    assert run.status == JudgeRun.Status.DONE
+    assert_all_judged_once(run, config, len(responses))
+    assert llm_calls(batch_api) == 0
+    parts = list(run.batch_parts.order_by("number"))
+    assert [p.n_lines for p in parts] == [len(responses), 1]
+    second = [cid for batch, cid in batch_api.seen if batch == parts[1].batch_id]
+    assert second == seen_failures
+    assert JudgeBatchLine.objects.get(run=run, custom_id=seen_failures[0]).sends == 2
+
+
+def test_an_expired_batch_keeps_its_answers_and_retries_the_rest(batch_api, endpoint, responses,
+                                                                django_capture_on_commit_callbacks):
+    batch_api.plan("expire", keep=2)
+    config = make_setting(endpoint)
+    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    assert run.status == JudgeRun.Status.DONE
+    assert_all_judged_once(run, config, len(responses))
+    part = run.batch_parts.get()
+    assert part.status == "expired"
+    assert llm_calls(batch_api) == len(responses) - 2, "only the expired lines are called live"
+    codes = Counter(e["code"] for line in JudgeBatchLine.objects.filter(run=run, state="failed") for e in line.errors)
+    assert codes == {"batch_expired": len(responses) - 2}
+
+
+def test_expired_lines_in_a_next_batch_then_given_up_as_failed_calls(batch_api, endpoint, responses, settings,
+                                                                     django_capture_on_commit_callbacks):
+    settings.LLM_BATCH_MAX_SENDS = 2
+    for _ in range(3):
+        batch_api.plan("expire", keep=0)
+    config = make_setting(endpoint)
+    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks, batch_retry="batch"), timeout=30)
+    assert run.status == JudgeRun.Status.DONE
+    assert run.batch_parts.count() == 2, "sent twice (LLM_BATCH_MAX_SENDS), then given up"
+    assert set(run.items.values_list("state", flat=True)) == {"error"}
+    result = JudgeResult.objects.filter(setting=config).first()
+    assert result.status == "error" and result.errors[-1]["code"] == "batch_expired"
+    assert llm_calls(batch_api) == 0
+
+
+def test_cancel_keeps_what_the_batch_answered_and_resume_sends_only_the_rest(
+        batch_api, endpoint, responses, django_capture_on_commit_callbacks):
+    batch_api.delay = 30
+    batch_api.plan("complete", keep=2)  # cancelled: the first two lines were answered
+    config = make_setting(endpoint)
+    run = start(config, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    services.advance_batch_run(JudgeRun.objects.get(pk=run.pk))
+    part = run.batch_parts.get()
+    assert part.batch_id and part.status in ("validating", "in_progress")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = services.cancel_judge_run(run)
+    run = services.run_batch_inline(run, timeout=30)
+    part.refresh_from_db()
+    assert run.status == JudgeRun.Status.CANCELLED
+    assert part.cancel_requested and part.status == "cancelled" and part.collected
+    assert batch_api.count("POST", f"/batches/{part.batch_id}/cancel") == 1
+    assert run.items.filter(state="ok").count() == 2 and run.items.filter(state="pending").count() == 4
+    assert llm_calls(batch_api) == 0, "a cancelled run makes no live call"
+    answered = {cid for _, cid in batch_api.seen}
+
+    batch_api.delay = 0.2
+    with django_capture_on_commit_callbacks(execute=True):
+        run = services.resume_judge_run(run)
+    run = services.run_batch_inline(run, timeout=30)
+    assert run.status == JudgeRun.Status.DONE and run.epoch == 2
+    assert_all_judged_once(run, config, len(responses))
+    second = [cid for batch, cid in batch_api.seen if batch != part.batch_id]
+    assert len(second) == 4 and not set(second) & answered
+    assert llm_calls(batch_api) == 0
+
+
+class Killed(BaseException):
+    """A worker killed mid-step (nothing after this point of the step happens)."""
+
+
+@pytest.mark.parametrize("step", ["upload", "create", "retrieve", "download"])
+def test_a_look_killed_at_any_step_loses_nothing_and_sends_nothing_twice(
+        step, batch_api, endpoint, responses, django_capture_on_commit_callbacks, monkeypatch):
+    import llm
+
+    real = getattr(llm.BatchClient, step)
+    killed = []
+
+    def once(self, *args, **kwargs):
+        value = real(self, *args, **kwargs)
+        if step == "retrieve" and value.status != "completed":
+            return value
+        if not killed:
+            killed.append(step)
+            raise Killed(step)  # the provider did it; we never stored what it answered
+        return value
+
+    monkeypatch.setattr(llm.BatchClient, step, once)
+    config = make_setting(endpoint)
+    run = start(config, django_capture_on_commit_callbacks)
+    for _ in range(200):
+        try:
+            run = services.run_batch_inline(run, timeout=30)
+            break
+        except Killed:
+            continue
+    assert killed == [step]
+    assert run.status == JudgeRun.Status.DONE
+    assert_all_judged_once(run, config, len(responses))
+    assert batch_api.count("POST", "/files") == 1, "the file is uploaded once"
+    assert batch_api.count("POST", "/batches") == 1, "the batch is created once"
+    assert len(batch_api.seen) == len(responses) == len(set(batch_api.seen))
+    assert llm_calls(batch_api) == 0
+
+
+def test_reading_a_part_again_attaches_nothing_twice(batch_api, endpoint, responses, django_capture_on_commit_callbacks):
+    config = make_setting(endpoint)
+    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    before = list(JudgeResult.objects.filter(setting=config).order_by("id").values_list("id", "score", "cost", "finished"))
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, finished=None)
+    JudgeBatchPart.objects.filter(run=run).update(collected=None)
+    JudgeRunItem.objects.filter(run=run, response=responses[0]).update(state="pending")
+    run = services.run_batch_inline(JudgeRun.objects.get(pk=run.pk), timeout=30)
+    after = list(JudgeResult.objects.filter(setting=config).order_by("id").values_list("id", "score", "cost", "finished"))
+    assert after == before, "no result written again, none added"
+    assert run.status == JudgeRun.Status.DONE and run.items.filter(state="ok").count() == len(responses)
+    assert JudgeBatchLine.objects.filter(run=run, state="answered").count() == len(responses)
+
+
+def test_samples_and_parse_retries_go_through_the_batch_too(batch_api, endpoint, rubric_question,
+                                                            django_capture_on_commit_callbacks, llm_server):
+    from tests.factories import make_responses
+    from tests.llm_server import Reply
+
+    make_responses(rubric_question, 2)
+    llm_server.script("Answer 0:", Reply("no score here"))  # the first sample of answer 0 cannot be read
+    config = make_setting(endpoint, samples=2, parse_retries=1)
+    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    assert run.status == JudgeRun.Status.DONE
+    assert run.batch_parts.count() == 2, "the parse retry goes into a next batch"
+    lines = JudgeBatchLine.objects.filter(run=run)
+    assert lines.count() == 5  # 2 samples x 2 answers + 1 retry
+    assert len({line.custom_id for line in lines}) == 5 and all(len(line.custom_id) <= 64 for line in lines)
+    assert set(run.items.values_list("state", flat=True)) == {"ok"}
+    assert llm_calls(batch_api) == 0
