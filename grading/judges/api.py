@@ -194,7 +194,7 @@ class JudgeRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = JudgeRun
         fields = ["id", "config", "selection", "status", "epoch", "n_items", "note", "created", "resumed", "finished",
-                  "filters", "response_ids"]
+                  "filters", "response_ids", "mode", "batch_retry"]
         read_only_fields = ["selection", "status", "epoch", "n_items", "created", "resumed", "finished"]
 
 
@@ -216,7 +216,8 @@ class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnl
         try:
             run = services.start_judge_run(
                 data["setting"], params=data.get("filters") or {}, response_ids=data.get("response_ids"),
-                user=request.user, note=data.get("note", ""),
+                user=request.user, note=data.get("note", ""), mode=data.get("mode", JudgeRun.Mode.LIVE),
+                batch_retry=data.get("batch_retry", JudgeRun.BatchRetry.LIVE),
             )
         except ValidationError as exc:
             return _refusal(exc)
