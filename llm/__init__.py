@@ -21,7 +21,16 @@ This package imports no Django and no project app (an import-linter contract in 
 holds it to that): judges, generation, the meta-evaluator and the OCR vision engine use it.
 """
 from . import access
-from .batches import BatchApiError, BatchClient, BatchState, BatchUnsupported, ResultLine, body_line, read_result_line, request_line
+from .batches import (
+    BatchApiError,
+    BatchClient,
+    BatchState,
+    BatchUnsupported,
+    ResultLine,
+    body_line,
+    read_result_line,
+    request_line,
+)
 from .client import (
     MISSING_KEY_HINT,
     BadResponse,

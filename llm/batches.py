@@ -23,8 +23,16 @@ import json
 from dataclasses import dataclass, field
 
 from . import access
-from .client import BadResponse, Completion, EndpointUnusable, LlmCallFailed, bounded_http_client, check_endpoint
-from .client import read_reply, request_body
+from .client import (
+    BadResponse,
+    Completion,
+    EndpointUnusable,
+    LlmCallFailed,
+    bounded_http_client,
+    check_endpoint,
+    read_reply,
+    request_body,
+)
 
 BATCH_URL = "/v1/chat/completions"  # the `url` of every line and the batch's `endpoint` (OpenAI's spelling)
 COMPLETION_WINDOW = "24h"

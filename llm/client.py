@@ -21,6 +21,7 @@ server cannot hold a call beyond it. A 200 whose body is not a chat completion (
 JSON without `choices`) is kind "bad_response" and retried.
 """
 import email.utils
+import functools
 import os
 import random
 import threading
@@ -180,7 +181,6 @@ def bounded_http_client(max_reply_bytes=None):
     REALMATH_LLM_MAX_REPLY_BYTES of an answer (or `max_reply_bytes`: the Batch API's result
     files, llm.batches) (`reply_limit.bound_reply`), following no redirect, each request within
     one deadline (`reply_limit.DeadlineTransport`)."""
-    import functools
     import httpx2  # the HTTP library of this `openai` release (requirements.txt pins both)
     from openai import DefaultHttpxClient
 

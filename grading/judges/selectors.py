@@ -4,12 +4,10 @@ from __future__ import annotations
 import hashlib
 import re
 import statistics
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
-
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
@@ -244,7 +242,7 @@ def batch_progress(run: JudgeRun, now=None) -> dict | None:
         "open_parts": sum(1 for p in parts if p.collected is None and p.batch_id),
         "eta_s": None if eta is None else round(eta),
         "eta": None if eta is None else (now + timedelta(seconds=eta)).isoformat(),
-        "deadline": datetime.fromtimestamp(max(deadlines), tz=dt_timezone.utc).isoformat() if deadlines else None,
+        "deadline": datetime.fromtimestamp(max(deadlines), tz=UTC).isoformat() if deadlines else None,
         "next_poll": run.batch_next_poll.isoformat() if run.batch_next_poll else None,
         "last_poll": polled.isoformat() if polled else None,
         "retry": run.batch_retry,

@@ -262,7 +262,7 @@ class _Look:
         sent in this part change), then mark the part collected."""
         answers, failures = {}, {}
         with tempfile.TemporaryDirectory(prefix="realmath-batch-") as folder:
-            for file_id, into in ((part.output_file_id, answers), (part.error_file_id, failures)):
+            for file_id in (part.output_file_id, part.error_file_id):  # a line says itself whether it answers
                 if not file_id:
                     continue
                 path = os.path.join(folder, file_id.replace("/", "_"))
