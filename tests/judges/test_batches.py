@@ -283,3 +283,42 @@ def test_samples_and_parse_retries_go_through_the_batch_too(batch_api, endpoint,
     assert len({line.custom_id for line in lines}) == 5 and all(len(line.custom_id) <= 64 for line in lines)
     assert set(run.items.values_list("state", flat=True)) == {"ok"}
     assert llm_calls(batch_api) == 0
+
+
+def test_the_api_starts_a_batch_run_and_shows_its_batches(batch_api, endpoint, responses, reviewer):
+    from tests.conftest import api_client_for
+
+    config = make_setting(endpoint)
+    api = api_client_for(reviewer)
+    made = api.post("/api/judge-runs/", {"config": config.pk, "mode": "batch", "batch_retry": "batch"}, format="json")
+    assert made.status_code == 201, made.content
+    assert (made.json()["mode"], made.json()["batch_retry"]) == ("batch", "batch")
+    run = JudgeRun.objects.get(pk=made.json()["id"])
+    services.advance_batch_run(run)
+    progress = api.get(f"/api/judge-runs/{run.pk}/progress/").json()
+    assert progress["mode"] == "batch" and progress["batch"]["open_parts"] == 1
+    assert progress["batch"]["requests_total"] == len(responses) and progress["batch"]["deadline"]
+    cancelled = api.post(f"/api/judge-runs/{run.pk}/cancel/")
+    assert cancelled.json()["status"] == "cancelled"
+    services.run_batch_inline(JudgeRun.objects.get(pk=run.pk), timeout=30)
+    assert JudgeBatchPart.objects.get(run=run).cancel_requested
+    resumed = api.post(f"/api/judge-runs/{run.pk}/resume/")
+    assert resumed.json()["epoch"] == 2
+    run = services.run_batch_inline(JudgeRun.objects.get(pk=run.pk), timeout=30)
+    assert run.status == JudgeRun.Status.DONE
+    assert_all_judged_once(run, config, len(responses))
+    refused = api.post("/api/judge-runs/", {"config": config.pk, "mode": "sideways"}, format="json")
+    assert refused.status_code == 400
+
+
+def test_run_judges_batch_inline(batch_api, endpoint, responses):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    config = make_setting(endpoint, name="cli-batch")
+    out = StringIO()
+    call_command("run_judges", "--setting", "cli-batch", "--batch", "--inline", stdout=out)
+    run = JudgeRun.objects.get(setting=config)
+    assert run.mode == "batch" and run.status == JudgeRun.Status.DONE
+    assert_all_judged_once(run, config, len(responses))
