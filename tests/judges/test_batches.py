@@ -322,3 +322,12 @@ def test_run_judges_batch_inline(batch_api, endpoint, responses):
     run = JudgeRun.objects.get(setting=config)
     assert run.mode == "batch" and run.status == JudgeRun.Status.DONE
     assert_all_judged_once(run, config, len(responses))
+
+
+def test_the_start_page_says_why_an_endpoint_cannot_run_batches(llm_server, endpoint, responses, reviewer_client):
+    config = make_setting(endpoint)
+    page = reviewer_client.post("/grading/judges/runs/new/", {"config": config.pk, "mode": "batch", "batch_retry": "live"})
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "cannot run batches" in text and "answered HTTP 404" in text
+    assert not JudgeRun.objects.exists()
