@@ -288,6 +288,7 @@ def test_samples_and_parse_retries_go_through_the_batch_too(batch_api, endpoint,
 def test_the_api_starts_a_batch_run_and_shows_its_batches(batch_api, endpoint, responses, reviewer):
     from tests.conftest import api_client_for
 
+    batch_api.delay = 30  # still at the provider when it is cancelled
     config = make_setting(endpoint)
     api = api_client_for(reviewer)
     made = api.post("/api/judge-runs/", {"config": config.pk, "mode": "batch", "batch_retry": "batch"}, format="json")
@@ -302,6 +303,7 @@ def test_the_api_starts_a_batch_run_and_shows_its_batches(batch_api, endpoint, r
     assert cancelled.json()["status"] == "cancelled"
     services.run_batch_inline(JudgeRun.objects.get(pk=run.pk), timeout=30)
     assert JudgeBatchPart.objects.get(run=run).cancel_requested
+    batch_api.delay = 0.2
     resumed = api.post(f"/api/judge-runs/{run.pk}/resume/")
     assert resumed.json()["epoch"] == 2
     run = services.run_batch_inline(JudgeRun.objects.get(pk=run.pk), timeout=30)

@@ -173,6 +173,10 @@ class _Look:
     def ours(self):
         return JudgeResult.objects.filter(run=self.run, status=JudgeResult.Status.RUNNING, claim_owner=self.owner)
 
+    def open_keys(self):
+        """The keys with lines waiting for a batch or in one (a subquery)."""
+        return self.run.batch_lines.filter(state__in=(Line.State.QUEUED, Line.State.SENT)).values("cache_key")
+
     def retake_claims(self):
         """This run's batch claims from an earlier epoch become this epoch's, and every claim's
         lease is renewed (a batch may take hours; another run must not take its work meanwhile)."""
@@ -201,19 +205,17 @@ class _Look:
     def settle(self):
         """Claim one open item per key nobody of this run is judging yet; answer the others from
         the cache (a finished result of the key) as a live chunk would."""
-        busy = set(self.ours().values_list("cache_key", flat=True))
-        busy |= set(self.run.batch_lines.filter(state__in=(Line.State.QUEUED, Line.State.SENT))
-                    .values_list("cache_key", flat=True))
-        claimed = self.ours().values("response_id")
         kind, spec = get_kind(self.config.kind), judge_spec(self.config)
         lease = lease_for(self.config.endpoint, self.config.samples, self.config.parse_retries)
+        # An item whose key this run is judging (a claim, or lines in flight) waits for that
+        # result and is then copied from it.
         candidates = (self.run.items.filter(state=JudgeRunItem.State.PENDING).exclude(cache_key="")
-                      .exclude(response_id__in=claimed).select_related("response")
-                      .prefetch_related("response__question__sub_questions").order_by("id"))
+                      .exclude(cache_key__in=self.ours().values("cache_key")).exclude(cache_key__in=self.open_keys())
+                      .select_related("response").prefetch_related("response__question__sub_questions").order_by("id"))
         batch, taken = [], set()
         for item in candidates.iterator(chunk_size=SLICE):
-            if item.cache_key in busy or item.cache_key in taken:
-                continue  # waits for the result of its key, then is copied from it
+            if item.cache_key in taken:
+                continue
             taken.add(item.cache_key)
             the_input = strategies.prepare(self.config, judge_input(item.response), item.response)
             batch.append((item, the_input, input_cache_key(self.config, kind, spec, the_input)))
@@ -368,9 +370,7 @@ class _Look:
         """Judge every claim of this run whose lines are all back (see the module's docstring)."""
         config = self.config
         kind, spec = get_kind(config.kind), judge_spec(config)
-        open_keys = set(self.run.batch_lines.filter(state__in=(Line.State.QUEUED, Line.State.SENT))
-                        .values_list("cache_key", flat=True))
-        claims = [c for c in self.ours().order_by("id") if c.cache_key not in open_keys]
+        claims = list(self.ours().exclude(cache_key__in=self.open_keys()).order_by("id"))
         live = make_caller(config.endpoint, spec) if (
             self.running and self.run.batch_retry == JudgeRun.BatchRetry.LIVE) else None
         factor = Decimal(str(settings.LLM_BATCH_PRICE_FACTOR))
