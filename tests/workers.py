@@ -102,3 +102,39 @@ def purge_queue(queue):
             conn.default_channel.queue_purge(queue)
     except Exception:  # the queue may not exist any more; nothing to clean then
         pass
+
+
+@contextmanager
+def worker_database(tmp_path):
+    """The test database where a worker process reaches it: in-memory SQLite moved into a file."""
+    if in_memory_sqlite():
+        with file_backed_database(tmp_path / "test-db.sqlite3"):
+            yield
+    else:
+        yield
+
+
+def worker_env(tmp_path, settings, prefix="judges-test", **extra):
+    """(queue, environment) of a worker on a fresh queue (this process routes there too), with a
+    private rate-limit store, the test key, and `extra` variables."""
+    from tests.factories import API_KEY_ENV
+
+    queue = f"{prefix}-{uuid.uuid4().hex[:10]}"
+    settings.JUDGE_TASK_QUEUE = queue
+    env = dict(
+        os.environ, DATABASE_URL=database_url(), REALMATH_JUDGE_QUEUE=queue,
+        REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"), REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
+        DJANGO_SETTINGS_MODULE="config.settings", OMP_THREAD_LIMIT="1", **extra,
+    )
+    env[API_KEY_ENV] = "sk-integration"
+    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    return queue, env
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}")

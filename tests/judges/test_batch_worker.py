@@ -2,19 +2,16 @@
 created, after its file was uploaded and before it could store the batch's id or poll it: a
 second worker resumes the run, finds the batch by its metadata instead of creating another,
 polls it, and attaches every answer once."""
-import os
-import time
-import uuid
 from collections import Counter
 
 import pytest
 
 from grading.judges import services
 from grading.models import JudgeBatchPart, JudgeResult, JudgeRun, JudgeRunItem
-from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_responses, make_setting
+from tests.factories import make_endpoint, make_question, make_responses, make_setting
 from tests.llm_batches import BatchApi
 from tests.llm_server import LlmServer
-from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
+from tests.workers import Worker, purge_queue, wait_for, worker_database, worker_env
 
 from .helpers import score_by_answer
 
@@ -24,33 +21,13 @@ N = 20
 
 
 def test_a_worker_killed_between_upload_and_polling_loses_and_repeats_nothing(tmp_path, settings):
-    if in_memory_sqlite():
-        with file_backed_database(tmp_path / "test-db.sqlite3"):
-            _scenario(tmp_path, settings)
-    else:
+    with worker_database(tmp_path):
         _scenario(tmp_path, settings)
 
 
-def _wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}")
-
-
 def _scenario(tmp_path, settings):
-    queue = f"judges-test-{uuid.uuid4().hex[:10]}"
-    settings.JUDGE_TASK_QUEUE = queue
-    env = dict(
-        os.environ, DATABASE_URL=database_url(), REALMATH_JUDGE_QUEUE=queue,
-        REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"), REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
-        DJANGO_SETTINGS_MODULE="config.settings", OMP_THREAD_LIMIT="1",
-        REALMATH_LLM_BATCH_POLL_SECONDS="0.2", REALMATH_LLM_BATCH_POLL_MAX_SECONDS="0.5",
-    )
-    env[API_KEY_ENV] = "sk-integration"
-    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    queue, env = worker_env(tmp_path, settings, REALMATH_LLM_BATCH_POLL_SECONDS="0.2",
+                            REALMATH_LLM_BATCH_POLL_MAX_SECONDS="0.5")
     workers = []
     with LlmServer(default=score_by_answer({n: n % 11 for n in range(N)})) as server:
         batches = BatchApi(server, delay=1.0, create_latency=4.0).install()
@@ -62,18 +39,18 @@ def _scenario(tmp_path, settings):
             workers[0].wait_ready()
             run = services.start_judge_run(config, mode="batch")  # autocommit: the poll is queued at once
             part = lambda: JudgeBatchPart.objects.filter(run=run).first()  # noqa: E731
-            _wait_for(lambda: part() is not None and part().file_id, 60, "the uploaded file")
-            _wait_for(lambda: batches.count("POST", "/batches") == 1, 10, "the batch being created")
+            wait_for(lambda: part() is not None and part().file_id, 60, "the uploaded file")
+            wait_for(lambda: batches.count("POST", "/batches") == 1, 10, "the batch being created")
             workers[0].kill()  # while the provider creates the batch: its id never reaches the database
             assert part().batch_id == "" and len(batches.batches) in (0, 1)
-            _wait_for(lambda: len(batches.batches) == 1, 10, "the provider to finish creating the batch")
+            wait_for(lambda: len(batches.batches) == 1, 10, "the provider to finish creating the batch")
             assert JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.RUNNING
 
             workers.append(Worker(env, tmp_path / "worker2.log"))
             workers[1].wait_ready()
             run = services.resume_judge_run(JudgeRun.objects.get(pk=run.pk))
             assert run.epoch == 2
-            _wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 120, "the resumed run")
+            wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 120, "the resumed run")
         finally:
             for worker in workers:
                 worker.stop()
