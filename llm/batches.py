@@ -28,6 +28,7 @@ from .client import (
     Completion,
     EndpointUnusable,
     LlmCallFailed,
+    ReplyTooLarge,
     bounded_http_client,
     check_endpoint,
     read_reply,
@@ -168,6 +169,8 @@ class BatchClient:
             raise BatchApiError(f"{what}: {type(exc).__name__}: {str(exc)[:300]}") from exc
         except (ValueError, BadResponse) as exc:
             raise BatchApiError(f"{what}: an answer that is not the Batch API's: {str(exc)[:300]}") from exc
+        except ReplyTooLarge as exc:
+            raise BatchApiError(f"{what}: {exc}") from exc
 
     def check(self):
         """Raise BatchUnsupported unless the endpoint lists its batches and its files."""

@@ -336,3 +336,21 @@ def test_the_start_page_says_why_an_endpoint_cannot_run_batches(llm_server, endp
     text = page.content.decode()
     assert "cannot run batches" in text and "answered HTTP 404" in text
     assert not JudgeRun.objects.exists()
+
+
+def test_a_run_has_one_poll_chain(batch_api, endpoint, responses, django_capture_on_commit_callbacks, monkeypatch):
+    run = start(make_setting(endpoint), django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    chain = run.batch_chain
+    assert chain and run.batch_next_poll
+    assert services.poll_batch_run(run.pk, "an-older-chain") == "stopped"
+    assert services.poll_batch_run(run.pk, chain) == "polling"  # the batch is at the provider
+    run.refresh_from_db()
+    assert run.batch_chain != chain and run.batch_parts.count() == 1
+    assert services.poll_batch_run(run.pk, chain) == "stopped", "a redelivered earlier poll does nothing"
+
+    def broken(run):
+        raise RuntimeError("a bug in a look")
+
+    monkeypatch.setattr("grading.judges.services.batches.advance_batch_run", broken)
+    assert services.poll_batch_run(run.pk, run.batch_chain) == "polling", "a failed look keeps the chain alive"

@@ -97,7 +97,12 @@ def poll_batch_run(run_id: int, chain: str) -> str:
     # Seen as alive while this look lasts (uploads and large files take a while).
     grace = float(settings.LLM_BATCH_FILE_TIMEOUT_SECONDS)
     JudgeRun.objects.filter(pk=run_id, batch_chain=chain).update(batch_next_poll=timezone.now() + timedelta(seconds=grace))
-    delay = advance_batch_run(run)
+    try:
+        delay = advance_batch_run(run)
+    except Exception:  # the chain must not end on a surprise: logged, looked at again later
+        logger.exception("Judge run %s: a look at its batches failed; looking again later", run_id)
+        delay = min(float(settings.LLM_BATCH_POLL_MAX_SECONDS), max(float(settings.LLM_BATCH_POLL_SECONDS),
+                                                                     run.batch_poll_delay * 2))
     if delay is None:
         JudgeRun.objects.filter(pk=run_id, batch_chain=chain).update(batch_next_poll=None)
         return "done"
@@ -113,7 +118,7 @@ def run_batch_inline(run, *, sleep=time.sleep, timeout: float | None = None):
         delay = advance_batch_run(run)
         if delay is None or (deadline is not None and time.monotonic() > deadline):
             return JudgeRun.objects.get(pk=run.pk)
-        sleep(min(delay, 0.2))
+        sleep(delay)
 
 
 def advance_batch_run(run) -> float | None:
