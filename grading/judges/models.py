@@ -282,6 +282,10 @@ class JudgeRun(BatchRun):
         "The id of the poll task due next; a poll with another id stops (one poll chain per run)."))
     batch_next_poll = models.DateTimeField(null=True, blank=True)
     batch_poll_delay = models.FloatField(default=0.0)
+    estimate = models.JSONField(
+        default=dict, blank=True,
+        help_text=gettext_lazy("The cost estimate made when the run started (grading.judges.services.cost)."),
+    )
 
     def __str__(self):
         return f"Run {self.pk} of {self.setting}"

@@ -13,17 +13,15 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from annotation.models import Response
-from annotation.selectors import filter_responses
-
 from ... import runs
 from ...models import JudgeBatchLine, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting
 from ...runs import RunEngine
-from .. import selectors, strategies, tasks
+from .. import selectors, tasks
 from ..kinds import get_kind
+from . import cost
+from .selection import selected_ids
 from .settings import RunRefused, check_batch_endpoint, check_endpoint_usable
 
-FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
 OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
 
 
@@ -52,16 +50,7 @@ def start_judge_run(
             raise RunRefused(gettext("Setting %(config)s calls no LLM: there is nothing to send as a batch; "
                                      "run it live.") % {"config": config})
         check_batch_endpoint(config.endpoint)
-    queryset = Response.objects.all()
-    if response_ids is not None:
-        queryset = queryset.filter(pk__in=list(response_ids))
-    queryset = filter_responses(queryset, params or {}).order_by("question_id", "id")
-    holdout = strategies.holdout_ids(config)  # few-shot examples / prompt-set hold-outs: never judged
-    if holdout:
-        queryset = queryset.exclude(pk__in=holdout)
-    ids = list(queryset.values_list("pk", flat=True))
-    if not ids:
-        raise RunRefused(gettext("No response matches this selection."))
+    ids = selected_ids(config, params=params, response_ids=response_ids)
     chunk_size = chunk_size or _default_chunk_size(config)
     with transaction.atomic():
         run = JudgeRun.objects.create(
@@ -72,6 +61,11 @@ def start_judge_run(
         JudgeRunItem.objects.bulk_create((JudgeRunItem(run=run, response_id=pk) for pk in ids), batch_size=500)
         if enqueue:
             JUDGE_RUNS.enqueue_on_commit(run)
+    # The estimate the run page compares with what was spent. Made once the run is queued, so
+    # that its first calls do not wait for it (about 0.1 s per 200 answers); the run's own
+    # results are left out of it, so it is the estimate as of the start.
+    run.estimate = cost.stored_estimate(config, ids, run=run)
+    JudgeRun.objects.filter(pk=run.pk).update(estimate=run.estimate)
     return run
 
 

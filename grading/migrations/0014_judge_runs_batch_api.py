@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('grading', '0012_paper_strategies_prompt_sets'),
+        ('grading', '0013_judge_run_estimate'),
     ]
 
     operations = [
