@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from accounts.services import set_user_language
 from grading.judges import services
 from grading.models import JudgeRun
 from tests.conftest import login, screenshot
@@ -55,4 +56,13 @@ def test_start_a_batch_run_and_follow_its_progress(page, live_server, llm_server
     assert page.inner_text("#p-batch-count") == "12 / 12"
     assert page.locator("#results-table tbody tr").count() == 12
     assert batches.count("POST", "/batches") == 1 and llm_server.count() == 0
+    assert page.inner_text("#s-cost") == page.inner_text("#p-cost"), "spent at the batch price, in the batch row"
+    assert page.locator("tr:has(#s-cost) th").inner_text() == "cost, batch"
     screenshot(page, "judge_run_batch_done")
+
+    set_user_language(reviewer, "zh-hans")  # the same page in Chinese
+    page.goto(f"{live_server.url}/grading/judges/runs/{run.pk}/")
+    page.wait_for_selector("#batch-parts td[data-status=completed]")
+    assert "批处理（更便宜，更慢）" in page.inner_text("#batch-progress")
+    assert page.inner_text("#batch-parts td[data-status=completed]") == "已完成"
+    screenshot(page, "judge_run_batch_done_zh")
