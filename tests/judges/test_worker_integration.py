@@ -8,7 +8,6 @@ data in milliseconds) and points the test's own connection there for its duratio
 """
 import os
 import re
-import time
 import uuid
 from collections import Counter
 
@@ -18,7 +17,7 @@ from grading.judges import services
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
 from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_responses, make_setting
 from tests.llm_server import LlmServer, Reply, message_text
-from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
+from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -34,15 +33,6 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, sett
             _scenario(tmp_path, settings)
     else:
         _scenario(tmp_path, settings)
-
-
-def _wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}")
 
 
 def _answer_no(text):
@@ -83,7 +73,7 @@ def _scenario(tmp_path, settings):
                 worker.wait_ready()
             run = services.start_judge_run(config, chunk_size=CHUNK)  # autocommit: queued at once
             finished = lambda: JudgeRunItem.objects.filter(run=run).exclude(state="pending").count()  # noqa: E731
-            _wait_for(lambda: finished() >= 12, 60, "the first results")
+            wait_for(lambda: finished() >= 12, 60, "the first results")
             workers[0].kill()
             done_at_kill = finished()
             answered = {_answer_no(t) for t in JudgeResult.objects.filter(setting=config, status=JudgeResult.Status.OK)
@@ -95,7 +85,7 @@ def _scenario(tmp_path, settings):
             # What the killed worker had claimed or fetched is only finished after a resume.
             run = services.resume_judge_run(run)
             assert run.epoch == 2
-            _wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 120, "the resumed run")
+            wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 120, "the resumed run")
         finally:
             for worker in workers:
                 worker.stop()
