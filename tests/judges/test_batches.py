@@ -354,3 +354,22 @@ def test_a_run_has_one_poll_chain(batch_api, endpoint, responses, django_capture
 
     monkeypatch.setattr("grading.judges.services.batches.advance_batch_run", broken)
     assert services.poll_batch_run(run.pk, run.batch_chain) == "polling", "a failed look keeps the chain alive"
+
+
+def test_a_batch_refused_as_a_whole_is_sent_again_as_a_batch_not_live(batch_api, endpoint, responses, settings,
+                                                                      django_capture_on_commit_callbacks):
+    batch_api.plan("fail")  # the provider refuses the first file at validation
+    config = make_setting(endpoint)
+    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    assert run.status == JudgeRun.Status.DONE
+    assert_all_judged_once(run, config, len(responses))
+    first, second = run.batch_parts.order_by("number")
+    assert first.status == "failed" and first.errors[0]["message"] == "scripted validation failure"
+    assert second.status == "completed" and second.n_lines == len(responses)
+    assert llm_calls(batch_api) == 0, "retry 'live' does not turn a refused file into live calls"
+
+    settings.LLM_BATCH_MAX_SENDS = 1
+    batch_api.plan("fail")
+    config2 = make_setting(endpoint)
+    run2 = services.run_batch_inline(start(config2, django_capture_on_commit_callbacks), timeout=30)
+    assert set(run2.items.values_list("state", flat=True)) == {"error"} and llm_calls(batch_api) == 0

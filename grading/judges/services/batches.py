@@ -12,7 +12,9 @@ differently. One look (`advance_batch_run`) does, in order:
    retries) and written once (only a line still "sent" in that part changes: a second read of
    the same file changes nothing). A line the batch did not answer is "failed";
 3. retry: with ``batch_retry="batch"`` failed lines go into a next batch, up to
-   LLM_BATCH_MAX_SENDS sends; with ``"live"`` (the default) they are called live in step 4;
+   LLM_BATCH_MAX_SENDS sends; with ``"live"`` (the default) they are called live in step 4,
+   except the lines of a batch refused as a whole (validation failed), which go into a next
+   batch all the same;
 4. evaluate: a claim whose lines are all back is judged by its kind's own `evaluate`, with a
    call function that hands back the batch's answers in order (`_Replay`): the same parsing,
    samples and retries as a live call; a failed line is called live (retry "live") or fails the
@@ -305,10 +307,13 @@ class _Look:
         self.changed = True
 
     def retry_failed(self):
-        """``batch_retry="batch"``: failed lines with sends left go into the next batch."""
-        if self.run.batch_retry != JudgeRun.BatchRetry.BATCH:
-            return
+        """Failed lines with sends left go into the next batch: all of them with
+        ``batch_retry="batch"``; with "live", those of a batch the provider refused as a whole
+        (validation failed: nothing was answered, and a refused 50,000-line file must not turn
+        into 50,000 live calls at the full price)."""
         again = self.run.batch_lines.filter(state=Line.State.FAILED, sends__lt=int(settings.LLM_BATCH_MAX_SENDS))
+        if self.run.batch_retry != JudgeRun.BatchRetry.BATCH:
+            again = again.filter(pk__in=[pk for pk, errors in again.values_list("pk", "errors") if refused(errors)])
         if again.update(state=Line.State.QUEUED, part=None):
             self.changed = True
 
@@ -479,11 +484,17 @@ class _Replay:
             return llm.Completion(line.text, line.prompt_tokens, line.completion_tokens, 0, 1, list(line.errors or []))
         if not self.final:
             raise NeedsAnswer(index, messages)
-        if self.live is not None:
+        if self.live is not None and not refused(line.errors):
             return self.live(messages)
         errors = list(line.errors or [])
         message = errors[-1].get("message", "") if errors and isinstance(errors[-1], dict) else ""
         raise llm.LlmCallFailed(f"The batch did not answer: {message}"[:500], errors=errors, attempts=line.sends)
+
+
+def refused(errors) -> bool:
+    """Whether a line failed because its whole batch failed validation (not a per-line error)."""
+    last = errors[-1] if errors else None
+    return isinstance(last, dict) and last.get("kind") == "batch" and last.get("code") == JudgeBatchPart.Status.FAILED
 
 
 def _take_state(part, state):
