@@ -151,8 +151,8 @@ class RunStartForm(forms.Form):
     mode = forms.ChoiceField(
         choices=JudgeRun.Mode.choices, initial=JudgeRun.Mode.LIVE, widget=forms.RadioSelect, label=gettext_lazy("Calls"),
         required=False,
-        help_text=gettext_lazy("Batch: the calls go to the endpoint's Batch API (/v1/files, /v1/batches) at its batch "
-                               "price; answers come back within its completion window (up to 24 hours)."),
+        help_text=gettext_lazy("Batch: the calls go to the endpoint's Batch API at its batch price; answers come back "
+                               "within its completion window (up to 24 hours)."),
     )
     batch_retry = forms.ChoiceField(
         choices=JudgeRun.BatchRetry.choices, initial=JudgeRun.BatchRetry.LIVE, label=gettext_lazy("Lines a batch fails"),
