@@ -11,7 +11,7 @@ from grading.models import JudgeBatchPart, JudgeResult, JudgeRun, JudgeRunItem
 from tests.factories import make_endpoint, make_question, make_responses, make_setting
 from tests.llm_batches import BatchApi
 from tests.llm_server import LlmServer
-from tests.workers import Worker, purge_queue, wait_for, worker_database, worker_env
+from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue, wait_for
 
 from .helpers import score_by_answer
 
@@ -21,13 +21,12 @@ N = 20
 
 
 def test_a_worker_killed_between_upload_and_polling_loses_and_repeats_nothing(tmp_path, settings):
-    with worker_database(tmp_path):
-        _scenario(tmp_path, settings)
+    on_a_database_workers_reach(tmp_path, lambda: _scenario(tmp_path, settings))
 
 
 def _scenario(tmp_path, settings):
-    queue, env = worker_env(tmp_path, settings, REALMATH_LLM_BATCH_POLL_SECONDS="0.2",
-                            REALMATH_LLM_BATCH_POLL_MAX_SECONDS="0.5")
+    queue, env = judge_worker_env(tmp_path, settings, "batch-test")
+    env.update(REALMATH_LLM_BATCH_POLL_SECONDS="0.2", REALMATH_LLM_BATCH_POLL_MAX_SECONDS="0.5")
     workers = []
     with LlmServer(default=score_by_answer({n: n % 11 for n in range(N)})) as server:
         batches = BatchApi(server, delay=1.0, create_latency=4.0).install()

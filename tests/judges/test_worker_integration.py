@@ -6,18 +6,17 @@ database by name; SQLite's only if it is a file. When the suite runs on SQLite's
 test database, this test first moves it into a file (SQLite's backup API copies schema and
 data in milliseconds) and points the test's own connection there for its duration.
 """
-import os
 import re
-import uuid
+import time
 from collections import Counter
 
 import pytest
 
 from grading.judges import services
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
-from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_responses, make_setting
+from tests.factories import make_endpoint, make_question, make_responses, make_setting
 from tests.llm_server import LlmServer, Reply, message_text
-from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue, wait_for
+from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -28,11 +27,16 @@ LATENCY = 0.3
 
 
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, settings):
-    if in_memory_sqlite():
-        with file_backed_database(tmp_path / "test-db.sqlite3"):
-            _scenario(tmp_path, settings)
-    else:
-        _scenario(tmp_path, settings)
+    on_a_database_workers_reach(tmp_path, lambda: _scenario(tmp_path, settings))
+
+
+def _wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}")
 
 
 def _answer_no(text):
@@ -41,19 +45,7 @@ def _answer_no(text):
 
 
 def _scenario(tmp_path, settings):
-    queue = f"judges-test-{uuid.uuid4().hex[:10]}"
-    settings.JUDGE_TASK_QUEUE = queue  # the producer (this process) routes there too
-    env = dict(
-        os.environ,
-        DATABASE_URL=database_url(),
-        REALMATH_JUDGE_QUEUE=queue,
-        REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"),
-        REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
-        DJANGO_SETTINGS_MODULE="config.settings",
-        OMP_THREAD_LIMIT="1",
-    )
-    env[API_KEY_ENV] = "sk-integration"
-    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    queue, env = judge_worker_env(tmp_path, settings, "judges-test")
     workers = []
 
     def reply(payload):
@@ -73,7 +65,7 @@ def _scenario(tmp_path, settings):
                 worker.wait_ready()
             run = services.start_judge_run(config, chunk_size=CHUNK)  # autocommit: queued at once
             finished = lambda: JudgeRunItem.objects.filter(run=run).exclude(state="pending").count()  # noqa: E731
-            wait_for(lambda: finished() >= 12, 60, "the first results")
+            _wait_for(lambda: finished() >= 12, 60, "the first results")
             workers[0].kill()
             done_at_kill = finished()
             answered = {_answer_no(t) for t in JudgeResult.objects.filter(setting=config, status=JudgeResult.Status.OK)
@@ -85,7 +77,7 @@ def _scenario(tmp_path, settings):
             # What the killed worker had claimed or fetched is only finished after a resume.
             run = services.resume_judge_run(run)
             assert run.epoch == 2
-            wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 120, "the resumed run")
+            _wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 120, "the resumed run")
         finally:
             for worker in workers:
                 worker.stop()

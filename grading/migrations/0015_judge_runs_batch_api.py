@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('grading', '0013_judge_run_estimate'),
+        ('grading', '0014_endpoint_limits_learned_from_provider'),
     ]
 
     operations = [
