@@ -44,15 +44,18 @@ def _ensure_django():
         django.setup()
 
 
-def _reply_text(number):
-    """About OUTPUT_TOKENS tokens (4 characters each), ending in the score the judge parses."""
+def _reply_text(number, output_tokens=OUTPUT_TOKENS):
+    """About `output_tokens` tokens (4 characters each), ending in the score the judge parses."""
     reasoning = ("The student states the key identity and checks the boundary case; the argument "
-                 "for the second part is complete but terse. ") * 9
-    return f"{reasoning[: OUTPUT_TOKENS * 4 - 60]}\n\nOverall Score: {number % 11}\n\nBrief Explanation: fine."
+                 "for the second part is complete but terse. ") * (output_tokens // 25 + 1)
+    return f"{reasoning[: output_tokens * 4 - 60]}\n\nOverall Score: {number % 11}\n\nBrief Explanation: fine."
 
 
-def run(calls=2000, *, delay=20.0, max_lines=50_000, poll_seconds=1.0, price_in=0.0025, price_out=0.01, quiet=False):
-    """Judge `calls` answers through the loopback Batch API; return the figures (a dict)."""
+def run(calls=2000, *, prompt_tokens=PROMPT_TOKENS, output_tokens=OUTPUT_TOKENS, delay=20.0, max_lines=50_000,
+        poll_seconds=1.0, price_in=0.0025, price_out=0.01, quiet=False):
+    """Judge `calls` answers of about `prompt_tokens` / `output_tokens` through the loopback
+    Batch API; return the figures (a dict). The per-minute limits of the live bench do not apply:
+    a batch has none."""
     _ensure_django()
     import re
     import uuid
@@ -70,7 +73,7 @@ def run(calls=2000, *, delay=20.0, max_lines=50_000, poll_seconds=1.0, price_in=
 
     def reply(payload):
         match = re.search(r"Answer (\d+):", message_text(payload))
-        return Reply(_reply_text(int(match.group(1)) if match else 0))
+        return Reply(_reply_text(int(match.group(1)) if match else 0, output_tokens))
 
     filler = "We expand both sides, collect the terms in x and compare coefficients step by step. "
     with LlmServer(default=reply) as server, override_settings(
@@ -84,7 +87,7 @@ def run(calls=2000, *, delay=20.0, max_lines=50_000, poll_seconds=1.0, price_in=
             reference_solution="(1) the identity ------5 points\n(2) the bound ------10 points", full_score=Decimal(10),
             location="B-01")
         # A prompt of ~PROMPT_TOKENS tokens: the template and reference (~325 tokens) and the answer.
-        body = (filler * 80)[: (PROMPT_TOKENS - 325) * 4]
+        body = (filler * (prompt_tokens // 20 + 1))[: max(0, prompt_tokens - 325) * 4]
         Response.objects.bulk_create([
             Response(question=question, source="human", student_id=f"bench-{tag}-{n:06d}",
                      transcript=f"Answer {n}: {body}", transcript_hash=content_hash(f"{tag}-{n}"))
@@ -94,7 +97,7 @@ def run(calls=2000, *, delay=20.0, max_lines=50_000, poll_seconds=1.0, price_in=
                                               max_concurrency=32, timeout_seconds=30)
         config = services.create_judge_setting(
             name=f"batch-bench-{tag}", kind="rubric", endpoint=endpoint, model="bench-model", temperature=0.0,
-            max_tokens=OUTPUT_TOKENS * 2, price_input_per_1k=Decimal(str(price_in)),
+            max_tokens=output_tokens * 2, price_input_per_1k=Decimal(str(price_in)),
             price_output_per_1k=Decimal(str(price_out)))
         started = time.perf_counter()
         run_ = services.start_judge_run(config, params={"question": str(question.pk)}, mode="batch", enqueue=False)
