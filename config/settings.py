@@ -37,6 +37,11 @@ def env_int(name: str, default: int) -> int:
     return int(value) if value else default
 
 
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name, "").strip()
+    return float(value) if value else default
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
@@ -300,8 +305,19 @@ LLM_RETRY_BASE_SECONDS = 1.0
 LLM_RETRY_MAX_SECONDS = 60.0
 LLM_PROVIDER_LIMITS = env_bool("REALMATH_LLM_PROVIDER_LIMITS", True)
 LLM_RATE_LIMIT_MAX_WAIT_SECONDS = env_int("REALMATH_LLM_RATE_LIMIT_MAX_WAIT_SECONDS", 900)
-# What the Batch API charges as a share of the live price (OpenAI's and most providers': half).
-LLM_BATCH_PRICE_FACTOR = 0.5
+# The Batch API (judge runs in "batch" mode, grading/judges/services/batches.py): what a batch
+# costs against a live call (OpenAI: half; the cost estimate reads the same factor), how many
+# request lines and bytes one uploaded file may hold (OpenAI: 50,000 lines, 200 MB), how often a
+# run's batches are polled (first wait, doubled while nothing changes, up to the cap), how often a
+# failed line is sent again in a later batch when the run retries failed lines in batches, and how
+# long one file upload or download may take.
+LLM_BATCH_PRICE_FACTOR = env_float("REALMATH_LLM_BATCH_PRICE_FACTOR", 0.5)
+LLM_BATCH_MAX_LINES = env_int("REALMATH_LLM_BATCH_MAX_LINES", 50_000)
+LLM_BATCH_MAX_BYTES = env_int("REALMATH_LLM_BATCH_MAX_BYTES", 200 * 1024 * 1024)
+LLM_BATCH_POLL_SECONDS = env_float("REALMATH_LLM_BATCH_POLL_SECONDS", 30.0)
+LLM_BATCH_POLL_MAX_SECONDS = env_float("REALMATH_LLM_BATCH_POLL_MAX_SECONDS", 600.0)
+LLM_BATCH_MAX_SENDS = env_int("REALMATH_LLM_BATCH_MAX_SENDS", 3)
+LLM_BATCH_FILE_TIMEOUT_SECONDS = env_float("REALMATH_LLM_BATCH_FILE_TIMEOUT_SECONDS", 900.0)
 
 # Labelling (annotation.labelling): how long a handed-out open slot stays held, and the label
 # spread from which a response goes to adjudication.

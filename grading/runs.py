@@ -86,6 +86,9 @@ class RunEngine:
     name: str = ""  # this engine's dotted path (one of ENGINES): the watchdog task finds it there
     last_activity: Callable | None = None  # run -> when its last answer was written (None: none yet)
     endpoint_of: Callable | None = None  # run -> its LlmEndpoint, whose lease bounds a silent claim
+    # (run, epoch) -> True when the run's open work goes elsewhere than the chunk task (a judge
+    # run through the Batch API: its poll task), so enqueue sends no chunk.
+    dispatch: Callable | None = None
 
     def is_live(self, run_id: int, epoch: int) -> bool:
         model = self.run_model
@@ -105,6 +108,8 @@ class RunEngine:
     def enqueue(self, run_id: int, epoch: int, chunk_size: int | None = None) -> int:
         """Send every open piece of work to the workers, in chunks tagged with `epoch`."""
         run = self.run_model.objects.get(pk=run_id)
+        if self.dispatch is not None and self.dispatch(run, epoch):
+            return len(self.open_ids(run))
         ids = list(self.open_ids(run))
         if not ids:
             self.finish_if_complete(run.pk, epoch)

@@ -10,7 +10,8 @@ Public API::
     done.text, done.attempts, done.errors       # or llm.LlmCallFailed with .errors
     sent = llm.send_request(endpoint, lambda client: read(client.post("/embeddings", ...)), estimate)  # any request
 
-Modules: `client` (the call with retries and the `openai` client per endpoint), `access` (which
+Modules: `client` (the call with retries and the `openai` client per endpoint), `batches` (the
+Batch API: files, batches, result lines), `access` (which
 key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
 threads, processes and machines, typed or learned from answers), `headers` (a provider's
 rate-limit headers read), `senders` (the threads that send an endpoint's calls),
@@ -22,6 +23,16 @@ This package imports no Django and no project app (an import-linter contract in 
 holds it to that): judges, generation, the meta-evaluator and the OCR vision engine use it.
 """
 from . import access, tokens
+from .batches import (
+    BatchApiError,
+    BatchClient,
+    BatchState,
+    BatchUnsupported,
+    ResultLine,
+    body_line,
+    read_result_line,
+    request_line,
+)
 from .client import (
     MISSING_KEY_HINT,
     BadResponse,
@@ -41,7 +52,9 @@ from .client import (
     first_choice,
     limiter_for,
     read_api_key,
+    read_reply,
     redirect_problem,
+    request_body,
     send_request,
     warm_up,
 )
@@ -54,5 +67,6 @@ __all__ = [
     "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",
-    "BadResponse", "first_choice", "redirect_problem",
+    "BadResponse", "first_choice", "redirect_problem", "request_body", "read_reply",
+    "BatchClient", "BatchState", "BatchApiError", "BatchUnsupported", "ResultLine", "request_line", "body_line", "read_result_line",
 ]

@@ -24,6 +24,7 @@ for connecting, sending and reading together (reply_limit.DeadlineTransport), so
 server cannot hold a call beyond it. A 200 whose body is not a chat completion (an HTML page,
 JSON without `choices`) is kind "bad_response" and retried.
 """
+import functools
 import os
 import random
 import threading
@@ -177,11 +178,12 @@ def check_connection(endpoint):
     return {"models": names}
 
 
-def bounded_http_client():
+def bounded_http_client(max_reply_bytes=None):
     """The `openai` package's own default HTTP client, on the process's shared TLS context
     (what httpx would build itself: the same CA bundle), reading at most
-    REALMATH_LLM_MAX_REPLY_BYTES of an answer (`reply_limit.bound_reply`), following no redirect,
-    each request within one deadline (`reply_limit.DeadlineTransport`)."""
+    REALMATH_LLM_MAX_REPLY_BYTES of an answer (or `max_reply_bytes`: the Batch API's result
+    files, llm.batches) (`reply_limit.bound_reply`), following no redirect, each request within
+    one deadline (`reply_limit.DeadlineTransport`)."""
     import httpx2  # the HTTP library of this `openai` release (requirements.txt pins both)
     from openai import DefaultHttpxClient
 
@@ -201,7 +203,8 @@ def bounded_http_client():
     return DefaultHttpxClient(verify=_tls[0], headers={"Accept-Encoding": "identity"}, transport=transport,
                               follow_redirects=False, trust_env=False,
                               event_hooks={"request": [start_deadline],
-                                           "response": [ratelimit.observe_response, bound_reply]})
+                                           "response": [ratelimit.observe_response,
+                                                        functools.partial(bound_reply, limit=max_reply_bytes)]})
 
 
 def redirect_problem(exc):
@@ -254,14 +257,14 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
     """Send one chat completion; retry what can be retried; return a Completion or raise LlmCallFailed."""
     from openai.types.chat import ChatCompletion  # slow import: only where a call is made
 
-    kwargs = _request_kwargs(call, messages)
+    kwargs = request_body(call, messages)
 
     def request(client):
         # The client's raw POST (its documented way to send any request) rather than
         # `chat.completions.create`: the same request and parsed reply, without walking the
         # typed parameters to rewrite them, which cost a third of each call's CPU (our
         # bodies are plain JSON already). Measured in docs/judges.md, "Fifth round".
-        return _read(client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion))
+        return read_reply(client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion))
 
     sent = send_request(endpoint, request, estimate_tokens(messages, call.max_tokens, call.model), limiter=limiter, sleep=sleep)
     text, prompt_tokens, completion_tokens, finish = sent.reply
@@ -371,7 +374,8 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
     )
 
 
-def _request_kwargs(call, messages):
+def request_body(call, messages):
+    """The JSON body of a chat completion (a live call's, and a Batch API line's `body`)."""
     kwargs = {"model": call.model, "messages": messages}
     if call.temperature is not None:
         kwargs["temperature"] = call.temperature
@@ -419,7 +423,8 @@ def _count(value):
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _read(response):
+def read_reply(response):
+    """The text, token counts and finish reason of a parsed chat completion (BadResponse if it is none)."""
     choice = first_choice(response)
     text = choice.message.content or ""
     usage = getattr(response, "usage", None)

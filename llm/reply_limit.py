@@ -113,10 +113,10 @@ class DeadlineTransport(httpx2.HTTPTransport):
         self._pool._network_backend = DeadlineBackend(self._pool._network_backend)
 
 
-def bound_reply(response):
+def bound_reply(response, limit=None):
     """Refuse an answer that says it is too large or compressed; stop reading one without a
-    Content-Length once it passes the cap."""
-    limit = access.max_reply_bytes()
+    Content-Length once it passes the cap (`limit`, default REALMATH_LLM_MAX_REPLY_BYTES)."""
+    limit = limit or access.max_reply_bytes()
     encoding = response.headers.get("content-encoding", "").strip().lower()
     if encoding not in ("", "identity"):
         raise ReplyTooLarge(f"The endpoint compressed its answer ({encoding}) though asked not to; it was not read.")

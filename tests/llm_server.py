@@ -174,6 +174,9 @@ class LlmServer:
         self.requests = []
         self.in_flight = 0
         self.max_in_flight = 0
+        # Extra routes: objects with ``handle(handler, method) -> bool`` asked first for every
+        # request (True: answered). tests/llm_batches.py adds /v1/files and /v1/batches so.
+        self.extensions = []
 
     # --- lifecycle ---------------------------------------------------------------------
     def start(self):
@@ -277,6 +280,34 @@ class LlmServer:
             self.requests.append(record)
 
 
+def completion_body(reply, payload):
+    """The chat completion a successful `reply` to `payload` is (live, and in a batch's output file)."""
+    prompt_tokens = reply.prompt_tokens
+    if prompt_tokens is None:
+        prompt_tokens = len(message_text(payload)) // 4 + 1
+    completion_tokens = reply.completion_tokens
+    if completion_tokens is None:
+        completion_tokens = len(reply.content) // 4 + 1
+    return {
+        "id": f"chatcmpl-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": payload.get("model", "test-model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
 class _Server(ThreadingHTTPServer):
     # The default listen backlog of 5 drops bursts of new connections (the client then
     # waits a second to retry): far below the concurrency tests and benchmarks use.
@@ -294,7 +325,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # keep test output quiet
         pass
 
+    def _extension(self, method):
+        return any(extension.handle(self, method) for extension in list(self.owner.extensions))
+
     def do_GET(self):
+        if self._extension("GET"):
+            return
         if self.path.rstrip("/").endswith("/stats"):
             owner = self.owner
             self._send_json(200, {"requests": owner.request_count, "max_in_flight": owner.max_in_flight,
@@ -306,6 +342,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": "not found"}})
 
     def do_POST(self):
+        if self._extension("POST"):
+            return
         owner = self.owner
         if self.path.rstrip("/").endswith("/stats/reset"):
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -380,31 +418,7 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "rate_limit_exceeded" if reply.status == 429 else "server_error"
             self._send_json(reply.status, {"error": {"message": f"scripted {reply.status}", "type": kind}}, headers)
             return
-        prompt_tokens = reply.prompt_tokens
-        if prompt_tokens is None:
-            prompt_tokens = len(message_text(payload)) // 4 + 1
-        completion_tokens = reply.completion_tokens
-        if completion_tokens is None:
-            completion_tokens = len(reply.content) // 4 + 1
-        body = {
-            "id": f"chatcmpl-{time.monotonic_ns()}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": payload.get("model", "test-model"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
-                    "finish_reason": reply.finish_reason,
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
-        self._send_json(200, body, headers)
+        self._send_json(200, completion_body(reply, payload), headers)
 
     def _answer_embeddings(self, payload, headers):
         texts = payload.get("input")

@@ -141,3 +141,12 @@ def purge_queue(queue):
             conn.default_channel.queue_purge(queue)
     except Exception:  # noqa: BLE001 - the queue may not exist any more; nothing to clean then
         pass
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}")

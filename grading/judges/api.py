@@ -194,7 +194,7 @@ class JudgeRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = JudgeRun
         fields = ["id", "config", "selection", "status", "epoch", "n_items", "note", "created", "resumed", "finished",
-                  "estimate", "filters", "response_ids"]
+                  "estimate", "filters", "response_ids", "mode", "batch_retry"]
         read_only_fields = ["selection", "status", "epoch", "n_items", "created", "resumed", "finished", "estimate"]
         extra_kwargs = {"estimate": {"help_text": "The cost estimate made when the run started (calls, input_tokens, "
                                                   "output_tokens, cost_live, cost_batch, and how they were made; "
@@ -231,7 +231,8 @@ class JudgeRunViewSet(RunActionsMixin, StartRunMixin, viewsets.ReadOnlyModelView
     def start_run(data, user):
         return services.start_judge_run(
             data["setting"], params=data.get("filters") or {}, response_ids=data.get("response_ids"),
-            user=user, note=data.get("note", ""),
+            user=user, note=data.get("note", ""), mode=data.get("mode", JudgeRun.Mode.LIVE),
+            batch_retry=data.get("batch_retry", JudgeRun.BatchRetry.LIVE),
         )
 
     run_progress = staticmethod(selectors.run_progress)

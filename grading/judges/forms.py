@@ -9,7 +9,7 @@ from annotation.models import Question
 from config.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
 from llm import access
 
-from ..models import JudgeSetting, LlmEndpoint
+from ..models import JudgeRun, JudgeSetting, LlmEndpoint
 from . import prompts
 from .kinds import KINDS
 
@@ -148,10 +148,27 @@ class JudgeSettingForm(forms.ModelForm):
 class RunStartForm(forms.Form):
     config = IdModelChoiceField(queryset=JudgeSetting.objects.none(), label=gettext_lazy("Judge setting"))
     note = forms.CharField(max_length=300, required=False)
+    mode = forms.ChoiceField(
+        choices=JudgeRun.Mode.choices, initial=JudgeRun.Mode.LIVE, widget=forms.RadioSelect, label=gettext_lazy("Calls"),
+        required=False,
+        help_text=gettext_lazy("Batch: the calls go to the endpoint's Batch API at its batch price; answers come back "
+                               "within its completion window (up to 24 hours)."),
+    )
+    batch_retry = forms.ChoiceField(
+        choices=JudgeRun.BatchRetry.choices, initial=JudgeRun.BatchRetry.LIVE, label=gettext_lazy("Lines a batch fails"),
+        required=False,
+        help_text=gettext_lazy("Batch runs only: send them again live (at once, full price) or in a next batch."),
+    )
 
     def __init__(self, *args, configs=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["config"].queryset = configs if configs is not None else JudgeSetting.objects.all()
+
+    def clean_mode(self):
+        return self.cleaned_data.get("mode") or JudgeRun.Mode.LIVE
+
+    def clean_batch_retry(self):
+        return self.cleaned_data.get("batch_retry") or JudgeRun.BatchRetry.LIVE
 
 
 def _split(value):

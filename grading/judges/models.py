@@ -262,9 +262,30 @@ class BatchRun(models.Model):
 class JudgeRun(BatchRun):
     """Running one judge setting over a selection of responses."""
 
+    class Mode(models.TextChoices):
+        LIVE = "live", gettext_lazy("live (one call at a time, at once)")
+        BATCH = "batch", gettext_lazy("batch (cheaper, slower)")
+
+    class BatchRetry(models.TextChoices):
+        LIVE = "live", gettext_lazy("as live calls, at once")
+        BATCH = "batch", gettext_lazy("in a next batch")
+
     setting = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs", db_column="config_id")
     selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("The response-list filters used."))
     note = models.CharField(max_length=300, blank=True)
+    # The Batch API (grading/judges/services/batches.py): the run's calls go to the provider in
+    # JSONL files (JudgeBatchPart), polled by a self-rescheduling task.
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.LIVE)
+    batch_retry = models.CharField(
+        max_length=8, choices=BatchRetry.choices, default=BatchRetry.LIVE,
+        help_text=gettext_lazy("How lines a batch failed to answer are sent again."),
+    )
+    batch_token = models.CharField(max_length=32, blank=True, help_text=gettext_lazy(
+        "Names this run's files and batches at the provider (their metadata), so a restarted worker finds them."))
+    batch_chain = models.CharField(max_length=64, blank=True, help_text=gettext_lazy(
+        "The id of the poll task due next; a poll with another id stops (one poll chain per run)."))
+    batch_next_poll = models.DateTimeField(null=True, blank=True)
+    batch_poll_delay = models.FloatField(default=0.0)
     estimate = models.JSONField(
         default=dict, blank=True,
         help_text=gettext_lazy("The cost estimate made when the run started (grading.judges.services.cost)."),
@@ -272,6 +293,10 @@ class JudgeRun(BatchRun):
 
     def __str__(self):
         return f"Run {self.pk} of {self.setting}"
+
+    @property
+    def is_batch(self):
+        return self.mode == self.Mode.BATCH
 
 
 class JudgeResult(models.Model):
@@ -369,6 +394,90 @@ class JudgeRunItem(models.Model):
         return f"run {self.run_id}, response {self.response_id}"
 
 
+class JudgeBatchPart(models.Model):
+    """One JSONL file of a batch-mode judge run and the provider batch made from it.
+
+    Its ids are stored the moment the provider gives them (file, then batch), before anything
+    else happens, and the provider's metadata names the run and part, so a worker killed at any
+    step finds what it had made instead of making it again."""
+
+    class Status(models.TextChoices):
+        NEW = "new", gettext_lazy("Not uploaded yet")
+        VALIDATING = "validating", gettext_lazy("Validating")
+        IN_PROGRESS = "in_progress", gettext_lazy("In progress")
+        FINALIZING = "finalizing", gettext_lazy("Finalizing")
+        COMPLETED = "completed", gettext_lazy("Completed")
+        FAILED = "failed", gettext_lazy("Failed")
+        EXPIRED = "expired", gettext_lazy("Expired")
+        CANCELLING = "cancelling", gettext_lazy("Cancelling")
+        CANCELLED = "cancelled", gettext_lazy("Cancelled")
+
+    TERMINAL = ("completed", "failed", "expired", "cancelled")
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="batch_parts")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.NEW)
+    n_lines = models.PositiveIntegerField(default=0)
+    n_bytes = models.PositiveBigIntegerField(default=0)
+    file_id = models.CharField(max_length=200, blank=True)
+    batch_id = models.CharField(max_length=200, blank=True)
+    output_file_id = models.CharField(max_length=200, blank=True)
+    error_file_id = models.CharField(max_length=200, blank=True)
+    request_counts = models.JSONField(default=dict, blank=True)
+    errors = models.JSONField(default=list, blank=True, help_text=gettext_lazy("The provider's batch errors, or ours."))
+    provider_times = models.JSONField(default=dict, blank=True, help_text=gettext_lazy(
+        "The provider's timestamps (created_at, in_progress_at, expires_at, completed_at...)."))
+    cancel_requested = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+    submitted = models.DateTimeField(null=True, blank=True)
+    polled = models.DateTimeField(null=True, blank=True)
+    collected = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="unique_batch_part")]
+
+    def __str__(self):
+        return f"run {self.run_id}, batch part {self.number}"
+
+
+class JudgeBatchLine(models.Model):
+    """One request of a batch-mode run: the `call_index`-th call a judge makes for a cache key
+    (one for most settings; several with samples or parse retries), its body as a live call
+    would send it, and its answer or error once a batch has returned it."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", gettext_lazy("Waiting for a batch")
+        SENT = "sent", gettext_lazy("In a batch")
+        ANSWERED = "answered", gettext_lazy("Answered")
+        FAILED = "failed", gettext_lazy("Failed")
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="batch_lines")
+    part = models.ForeignKey(JudgeBatchPart, on_delete=models.SET_NULL, null=True, blank=True, related_name="lines")
+    cache_key = models.CharField(max_length=64)
+    call_index = models.PositiveSmallIntegerField(default=0)
+    custom_id = models.CharField(max_length=64)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    body = models.JSONField(default=dict, blank=True)
+    n_bytes = models.PositiveIntegerField(default=0)
+    sends = models.PositiveSmallIntegerField(default=0, help_text=gettext_lazy("Batches this line was sent in."))
+    text = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    answered = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "cache_key", "call_index"], name="unique_batch_line"),
+        ]
+        indexes = [models.Index(fields=["run", "state"]), models.Index(fields=["part", "custom_id"])]
+
+    def __str__(self):
+        return f"run {self.run_id}, {self.custom_id}"
+
+
 class GenerationRun(BatchRun):
     """Synthetic answers: every selected question × model × temperature, `per_cell` times."""
 
@@ -428,5 +537,5 @@ class GenerationItem(models.Model):
 
 __all__ = [
     "BatchRun",
-    "LlmEndpoint", "JudgeSetting", "PromptSet", "PromptSetEntry", "JudgeRun", "JudgeResult", "JudgeRunItem", "GenerationRun", "GenerationItem",
+    "LlmEndpoint", "JudgeSetting", "PromptSet", "PromptSetEntry", "JudgeRun", "JudgeResult", "JudgeRunItem", "JudgeBatchPart", "JudgeBatchLine", "GenerationRun", "GenerationItem",
 ]

@@ -4,8 +4,10 @@ from __future__ import annotations
 import hashlib
 import re
 import statistics
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
@@ -13,7 +15,17 @@ from annotation.selectors import scores_visible_to
 from core.ids import id_param
 
 from .. import runs
-from ..models import GenerationItem, GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
+from ..models import (
+    GenerationItem,
+    GenerationRun,
+    JudgeBatchLine,
+    JudgeBatchPart,
+    JudgeResult,
+    JudgeRun,
+    JudgeRunItem,
+    JudgeSetting,
+    LlmEndpoint,
+)
 from .kinds import INEQMATH_STEP_KINDS, KINDS
 
 
@@ -156,7 +168,9 @@ def run_progress(run: JudgeRun) -> dict:
     )
     latencies = sorted(produced.exclude(latency_ms__isnull=True).values_list("latency_ms", flat=True)[:5000])
     end = run.finished or timezone.now()
-    last = max(filter(None, (totals["last"], run.resumed)), default=None)
+    batch = batch_progress(run)
+    # A batch run's poll chain counts as activity until its next look is due.
+    last = max(filter(None, (totals["last"], run.resumed, batch and batch["_last_look"])), default=None)
     stalled = runs.stalled(run.status, last, run.resumed or run.created)
     elapsed = max((end - (run.resumed or run.created)).total_seconds(), 0.0)
     return {
@@ -179,6 +193,63 @@ def run_progress(run: JudgeRun) -> dict:
         "can_cancel": run.status == JudgeRun.Status.RUNNING,
         "can_resume": run.status == JudgeRun.Status.CANCELLED or stalled
         or (run.status == JudgeRun.Status.DONE and counts.get(JudgeRunItem.State.ERROR, 0) > 0),
+        "mode": run.mode,
+        "batch": batch and {k: v for k, v in batch.items() if not k.startswith("_")},
+    }
+
+
+def batch_progress(run: JudgeRun, now=None) -> dict | None:
+    """A batch run's parts, lines and requests, and when it should be done (None for a live run).
+
+    The ETA is the slowest open part's: its requests still to answer at the pace the provider
+    has answered them since it started the batch (from its ``request_counts``); unknown (None)
+    while a part has not answered anything yet. ``deadline`` is the latest ``expires_at``: the
+    provider answers within its completion window or the batch expires."""
+    if not run.is_batch:
+        return None
+    now = now or timezone.now()
+    parts = list(run.batch_parts.order_by("number"))
+    lines = dict(run.batch_lines.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
+    etas, deadlines, total, answered = [], [], 0, 0
+    for part in parts:
+        counts, times = part.request_counts or {}, part.provider_times or {}
+        part_total = counts.get("total") or part.n_lines
+        part_done = (counts.get("completed") or 0) + (counts.get("failed") or 0)
+        if part.status == JudgeBatchPart.Status.COMPLETED:
+            part_done = part_total
+        total += part_total
+        answered += min(part_done, part_total)
+        if part.collected is not None or not part.batch_id:
+            continue
+        if times.get("expires_at"):
+            deadlines.append(times["expires_at"])
+        started = times.get("in_progress_at")
+        seen = part.polled.timestamp() if part.polled else now.timestamp()  # when the counts were read
+        elapsed = seen - started if started else 0
+        if part_done and elapsed > 0:
+            due = seen + (part_total - part_done) * elapsed / part_done
+            etas.append(max(0.0, due - now.timestamp()))
+        else:
+            etas.append(None)
+    eta = None if (not etas or None in etas) else max(etas)
+    polled = max((p.polled for p in parts if p.polled), default=None)
+    return {
+        "parts": [{"number": p.number, "status": p.status, "lines": p.n_lines, "batch_id": p.batch_id,
+                   "completed": (p.request_counts or {}).get("completed", 0), "failed": (p.request_counts or {}).get("failed", 0),
+                   "collected": p.collected is not None} for p in parts],
+        "lines": {state: lines.get(state, 0) for state in JudgeBatchLine.State.values},
+        "requests_total": total,
+        "requests_answered": answered,
+        "requests_percent": round(100.0 * answered / total, 1) if total else 0.0,
+        "open_parts": sum(1 for p in parts if p.collected is None and p.batch_id),
+        "eta_s": None if eta is None else round(eta),
+        "eta": None if eta is None else (now + timedelta(seconds=eta)).isoformat(),
+        "deadline": datetime.fromtimestamp(max(deadlines), tz=UTC).isoformat() if deadlines else None,
+        "next_poll": run.batch_next_poll.isoformat() if run.batch_next_poll else None,
+        "last_poll": polled.isoformat() if polled else None,
+        "retry": run.batch_retry,
+        "price_factor": float(settings.LLM_BATCH_PRICE_FACTOR),
+        "_last_look": max(filter(None, (polled, run.batch_next_poll)), default=None),
     }
 
 

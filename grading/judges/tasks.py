@@ -21,6 +21,15 @@ def run_judge_chunk(self, run_id, epoch, item_ids):
     return {"claimed": report.claimed, "cached": report.cached, "recorded": report.recorded}
 
 
+@shared_task(bind=True, acks_late=True, ignore_result=True)
+def poll_judge_batches(self, run_id, chain):
+    """One look at a batch run's provider batches; it queues the next look itself (with back-off)
+    while the run has batch work, and stops when its `chain` is no longer the run's."""
+    from . import services  # cycle: services queue this task
+
+    return services.poll_batch_run(run_id, chain)
+
+
 @worker_process_shutdown.connect
 def finish_judge_tails(**kwargs):
     """A pool process that stops (warm shutdown, max tasks reached) first records the calls its

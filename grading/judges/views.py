@@ -196,7 +196,8 @@ def run_start(request):
     if request.method == "POST" and form.is_valid():
         try:
             run = services.start_judge_run(
-                form.cleaned_data["config"], params=filters, user=request.user, note=form.cleaned_data["note"]
+                form.cleaned_data["config"], params=filters, user=request.user, note=form.cleaned_data["note"],
+                mode=form.cleaned_data["mode"], batch_retry=form.cleaned_data["batch_retry"],
             )
         except ValidationError as exc:
             form.add_error(None, _errors_text(exc))

@@ -9,6 +9,10 @@ STATUS_LABELS = {
     "queued": gettext_lazy("Queued"), "running": gettext_lazy("Running"), "done": gettext_lazy("Done"),
     "failed": gettext_lazy("Failed"), "cancelled": gettext_lazy("Cancelled"), "pending": gettext_lazy("Pending"),
     "ok": gettext_lazy("OK"), "invalid": gettext_lazy("Invalid output"), "error": gettext_lazy("Call failed"),
+    # a provider's batch (the Batch API: grading.JudgeBatchPart.Status)
+    "new": gettext_lazy("Not uploaded yet"), "validating": gettext_lazy("Validating"),
+    "in_progress": gettext_lazy("In progress"), "finalizing": gettext_lazy("Finalizing"),
+    "completed": gettext_lazy("Completed"), "expired": gettext_lazy("Expired"), "cancelling": gettext_lazy("Cancelling"),
 }
 
 

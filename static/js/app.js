@@ -18,7 +18,11 @@
   var STATUS_LABELS = {
     queued: gettext("Queued"), running: gettext("Running"), done: gettext("Done"), failed: gettext("Failed"),
     cancelled: gettext("Cancelled"), pending: gettext("Pending"), ok: gettext("OK"), invalid: gettext("Invalid output"),
-    error: gettext("Call failed")
+    error: gettext("Call failed"),
+    // a provider's batch (the Batch API)
+    "new": gettext("Not uploaded yet"), validating: gettext("Validating"), in_progress: gettext("In progress"),
+    finalizing: gettext("Finalizing"), completed: gettext("Completed"), expired: gettext("Expired"),
+    cancelling: gettext("Cancelling")
   };
   function statusLabel(code) { return Object.prototype.hasOwnProperty.call(STATUS_LABELS, code) ? STATUS_LABELS[code] : code; }
 

@@ -32,10 +32,51 @@
     set("p-tokens", p.prompt_tokens + p.completion_tokens); set("p-tin", p.prompt_tokens); set("p-tout", p.completion_tokens);
     set("s-calls", p.attempts); set("s-tin", p.prompt_tokens); set("s-tout", p.completion_tokens); set("s-cost", p.cost);
     set("p-cost", p.cost); set("p-latency", p.latency_ms_p50); set("p-p95", p.latency_ms_p95); set("p-elapsed", p.elapsed_s);
+    if (p.batch) { showBatch(p.batch); }
     var cancel = document.getElementById("cancel-button");
     var resume = document.getElementById("resume-button");
     if (cancel) { cancel.disabled = !p.can_cancel; }
     if (resume) { resume.disabled = !p.can_resume; }
+  }
+
+  // A batch run (the Batch API): the provider's answered requests, the ETA and each batch.
+  function clock(iso) {
+    if (!iso) { return "—"; }
+    var when = new Date(iso);
+    return isNaN(when.getTime()) ? iso : when.toLocaleString();
+  }
+
+  function duration(seconds) {
+    if (seconds === null || seconds === undefined) { return gettext("unknown yet"); }
+    if (seconds < 90) { return interpolate(gettext("%s s"), [seconds]); }
+    if (seconds < 5400) { return interpolate(gettext("%s min"), [Math.round(seconds / 60)]); }
+    return interpolate(gettext("%s h"), [(seconds / 3600).toFixed(1)]);
+  }
+
+  function showBatch(b) {
+    var bar = document.getElementById("p-batch-bar");
+    if (bar) { window.RealMath.setBar(bar, b.requests_percent); bar.parentNode.setAttribute("aria-valuenow", b.requests_percent); }
+    set("p-batch-count", b.requests_answered + " / " + b.requests_total);
+    set("p-eta", b.eta ? duration(b.eta_s) + " (" + clock(b.eta) + ")" : duration(null));
+    set("p-deadline", clock(b.deadline));
+    set("p-parts", b.open_parts);
+    set("p-lines-failed", b.lines.failed);
+    set("p-next-poll", clock(b.next_poll));
+    var body = document.querySelector("#batch-parts tbody");
+    if (!body || !b.parts.length) { return; }
+    body.textContent = "";
+    b.parts.forEach(function (part) {
+      var row = document.createElement("tr");
+      ["#" + part.number, statusLabel(part.status), part.lines, part.completed, part.failed, part.batch_id || "—"].forEach(function (value, i) {
+        var cell = document.createElement("td");
+        cell.textContent = value;
+        if (i >= 2 && i <= 4) { cell.className = "num"; }
+        if (i === 5) { cell.className = "mono small"; }
+        if (i === 1) { cell.setAttribute("data-status", part.status); }
+        row.appendChild(cell);
+      });
+      body.appendChild(row);
+    });
   }
 
   window.RealMath.poll(url, {

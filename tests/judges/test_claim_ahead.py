@@ -24,13 +24,13 @@ def _start(config):
 
 def _spy_on_claims():
     sizes = []
-    real = chunks._claim_batch
+    real = chunks.claim_batch
 
     def counting(run, batch, *args):
         sizes.append(len(batch))
         return real(run, batch, *args)
 
-    return sizes, mock.patch.object(chunks, "_claim_batch", side_effect=counting)
+    return sizes, mock.patch.object(chunks, "claim_batch", side_effect=counting)
 
 
 def test_items_are_claimed_in_batches_of_at_least_half_the_width(endpoint, llm_server, rubric_question):

@@ -7,7 +7,6 @@ test database, this test first moves it into a file (SQLite's backup API copies 
 data in milliseconds) and points the test's own connection there for its duration.
 """
 import re
-import time
 from collections import Counter
 
 import pytest
@@ -16,7 +15,7 @@ from grading.judges import services
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
 from tests.factories import make_endpoint, make_question, make_responses, make_setting
 from tests.llm_server import LlmServer, Reply, message_text
-from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue
+from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -28,15 +27,6 @@ LATENCY = 0.3
 
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, settings):
     on_a_database_workers_reach(tmp_path, lambda: _scenario(tmp_path, settings))
-
-
-def _wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}")
 
 
 def _answer_no(text):
@@ -65,7 +55,7 @@ def _scenario(tmp_path, settings):
                 worker.wait_ready()
             run = services.start_judge_run(config, chunk_size=CHUNK)  # autocommit: queued at once
             finished = lambda: JudgeRunItem.objects.filter(run=run).exclude(state="pending").count()  # noqa: E731
-            _wait_for(lambda: finished() >= 12, 60, "the first results")
+            wait_for(lambda: finished() >= 12, 60, "the first results")
             workers[0].kill()
             done_at_kill = finished()
             answered = {_answer_no(t) for t in JudgeResult.objects.filter(setting=config, status=JudgeResult.Status.OK)
@@ -77,7 +67,7 @@ def _scenario(tmp_path, settings):
             # What the killed worker had claimed or fetched is only finished after a resume.
             run = services.resume_judge_run(run)
             assert run.epoch == 2
-            _wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 120, "the resumed run")
+            wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.DONE, 120, "the resumed run")
         finally:
             for worker in workers:
                 worker.stop()

@@ -8,10 +8,13 @@
 - `lifecycle`: start, re-judge, enqueue, cancel and resume a judge run (`JUDGE_RUNS` on
   grading/runs.py);
 - `chunks`: the chunk task's body: claims, calls on `call_pool`, recording, the tails a worker
-  process finishes before it stops, the bulk SQL writes.
+  process finishes before it stops, the bulk SQL writes;
+- `batches`: a batch-mode run's poll task (the Batch API): lines, parts, results through the
+  chunks' claims and recording.
 
 The names below are the package's API: callers write ``services.start_judge_run(...)``.
 """
+from .batches import advance_batch_run, custom_id_for, poll_batch_run, run_batch_inline
 from .cache_keys import cache_key, input_cache_key, judge_input
 from .chunks import (
     CAS_THREADS,
@@ -34,6 +37,7 @@ from .lifecycle import (
     may_take_over,
     rejudge_question,
     resume_judge_run,
+    schedule_batch_poll,
     start_judge_run,
 )
 from .selection import FINAL_RESULT, selected_ids
@@ -41,6 +45,8 @@ from .settings import (
     CONFIG_FIELDS,
     ENDPOINT_FIELDS,
     RunRefused,
+    batch_client,
+    check_batch_endpoint,
     check_endpoint_usable,
     create_judge_setting,
     endpoint_spec,
@@ -60,4 +66,6 @@ __all__ = [
     "enqueue_judge_run", "find_or_create_endpoint", "finish_tails", "input_cache_key", "judge_input", "judge_spec",
     "make_caller", "may_take_over", "process_judge_chunk", "rejudge_question", "resume_judge_run", "run_inline",
     "save_endpoint", "setting_is_used", "start_judge_run", "test_endpoint", "update_judge_setting",
+    "advance_batch_run", "batch_client", "check_batch_endpoint", "custom_id_for", "poll_batch_run", "run_batch_inline",
+    "schedule_batch_poll",
 ]

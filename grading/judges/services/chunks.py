@@ -61,12 +61,17 @@ logger = logging.getLogger(__name__)
 def run_inline(run: JudgeRun, *, complete: Callable | None = None) -> JudgeRun:
     """Do a run's open work in this process, chunk after chunk (no Celery worker needed).
 
-    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model)."""
+    `complete` stands in for the LLM client's ``complete`` (the demo's scripted model). A batch
+    run is polled here until its batches are back (services.batches.run_batch_inline)."""
+    if run.is_batch:
+        from .batches import run_batch_inline  # cycle: the batch path records through this module
+
+        return run_batch_inline(run)
     return JUDGE_RUNS.run_inline(run, process_judge_chunk, complete=complete)
 
 
 @dataclass
-class _Job:
+class Job:
     item: JudgeRunItem
     result: JudgeResult
     judge_input: JudgeInput
@@ -136,14 +141,14 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
                                               lease, report, deferred))
                 while ready and len(in_flight) < width:
                     item, the_input, claimed = ready.popleft()
-                    in_flight[pool.submit(kind.evaluate, spec, the_input, call)] = _Job(item, claimed, the_input)
+                    in_flight[pool.submit(kind.evaluate, spec, the_input, call)] = Job(item, claimed, the_input)
             if not in_flight:
                 if (queue or ready) and live:
                     continue
                 break
             done, _ = wait(list(in_flight), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
             finished = [(in_flight.pop(future), _outcome_of(future)) for future in done]
-            _record_many(run, config, finished, owner)
+            record_many(run, config, finished, owner)
             report.recorded += len(finished)
             for job, _ in finished:
                 queue.extendleft(reversed(waiting.pop(job.result.cache_key, [])))
@@ -174,7 +179,7 @@ def _claim_ahead(run, kind, spec, queue, waiting, in_flight, width, owner, task_
         busy.add(key)
         batch.append((item, the_input, key))
     claimed_now = []
-    for item, the_input, key, claimed in _claim_batch(run, batch, owner, task_id, lease, report):
+    for item, the_input, key, claimed in claim_batch(run, batch, owner, task_id, lease, report):
         if claimed == "deferred":
             deferred.append((item, key))
         if claimed is None or claimed == "deferred":
@@ -222,7 +227,7 @@ class _Tails:
             pending = set(in_flight)
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                _record_many(run, run.setting, [(in_flight[f], _outcome_of(f)) for f in done], owner)
+                record_many(run, run.setting, [(in_flight[f], _outcome_of(f)) for f in done], owner)
             JUDGE_RUNS.finish_if_complete(run.pk, epoch)
         except Exception:  # the claims stay running: the run stalls and can be resumed
             logger.exception("Recording the last calls of a chunk of judge run %s failed", run.pk)
@@ -254,7 +259,7 @@ def finish_tails(timeout: float | None = None) -> bool:
     return TAILS.finish(timeout)
 
 
-def _claim_batch(run, batch, owner, task_id, lease, report):
+def claim_batch(run, batch, owner, task_id, lease, report):
     """Claim (or answer from the cache) a batch of (item, input, key): new claims in one insert.
 
     Yields (item, input, key, claimed) with claimed a result row, None or "deferred".
@@ -312,10 +317,10 @@ def _link_many(links):
     if not links:
         return
     rows = [(_item_state(result), result.pk, cached, result.cache_key, item.pk) for item, result, cached in links]
-    _executemany(JudgeRunItem, ["state", "result", "cached", "cache_key"], rows)
+    executemany(JudgeRunItem, ["state", "result", "cached", "cache_key"], rows)
 
 
-def _executemany(model, fields, rows, where="id"):
+def executemany(model, fields, rows, where="id"):
     """UPDATE model SET fields... WHERE <where> for many rows with one prepared statement.
 
     The ORM's bulk_update builds a CASE per row and field, which costs more CPU than the
@@ -408,10 +413,7 @@ def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec, complete: Callabl
 
         return no_llm
     target = endpoint_spec(endpoint)
-    call_spec = llm.CallSpec(
-        model=spec.model, temperature=spec.temperature, max_tokens=spec.max_tokens,
-        reasoning_effort=spec.reasoning_effort, extra_body=spec.extra_body,
-    )
+    call_spec = call_spec_of(spec)
     limiter = llm.limiter_for(target)
     complete = complete or llm.complete
 
@@ -421,6 +423,14 @@ def make_caller(endpoint: LlmEndpoint | None, spec: JudgeSpec, complete: Callabl
     return call
 
 
+def call_spec_of(spec: JudgeSpec) -> llm.CallSpec:
+    """What a judge's calls ask for (the body of a live call and of a Batch API line)."""
+    return llm.CallSpec(
+        model=spec.model, temperature=spec.temperature, max_tokens=spec.max_tokens,
+        reasoning_effort=spec.reasoning_effort, extra_body=spec.extra_body,
+    )
+
+
 def _outcome_of(future):
     try:
         return future.result()
@@ -428,7 +438,8 @@ def _outcome_of(future):
         return Outcome("error", parse_status="exception", errors=[{"kind": "exception", "message": str(exc)[:500]}])
 
 
-def _cost(config, prompt_tokens, completion_tokens):
+def call_cost(config, prompt_tokens, completion_tokens):
+    """What a live call costs at the setting's prices."""
     return (
         Decimal(prompt_tokens) * config.price_input_per_1k + Decimal(completion_tokens) * config.price_output_per_1k
     ) / Decimal(1000)
@@ -441,23 +452,27 @@ RESULT_FIELDS = [
 ]
 
 
-def _record_many(run, config, finished, owner):
-    """Write answers that came back, in one transaction; only where this worker still owns the claim."""
+def record_many(run, config, finished, owner, cost_of: Callable | None = None):
+    """Write answers that came back, in one transaction; only where this worker still owns the claim.
+
+    `cost_of(job, outcome)` prices an answer (default: the setting's prices; a Batch API answer
+    is priced at LLM_BATCH_PRICE_FACTOR of them)."""
     if not finished:
         return
     now = timezone.now()
+    cost_of = cost_of or (lambda job, outcome: call_cost(config, outcome.prompt_tokens, outcome.completion_tokens))
     rows = [
         (
             outcome.status, outcome.score, outcome.spread, outcome.rationale, outcome.raw_output,
             outcome.parse_status, outcome.step_verdicts, outcome.samples, outcome.prompt_tokens,
-            outcome.completion_tokens, _cost(config, outcome.prompt_tokens, outcome.completion_tokens),
+            outcome.completion_tokens, cost_of(job, outcome),
             outcome.latency_ms, outcome.attempts, outcome.errors, now, run.pk, outcome.sub_scores,
             job.result.pk, owner,
         )
         for job, outcome in finished
     ]
     with transaction.atomic():
-        written = _executemany(JudgeResult, RESULT_FIELDS, rows, where="id,claim_owner")
+        written = executemany(JudgeResult, RESULT_FIELDS, rows, where="id,claim_owner")
         jobs = [job for job, _ in finished]
         if written != len(jobs):  # some claims were taken over meanwhile: link only what is ours
             ours = set(

@@ -262,3 +262,23 @@ def check_endpoint_usable(endpoint: LlmEndpoint) -> None:
         raise RunRefused(f"{exc} {llm.MISSING_KEY_HINT}") from exc
     except llm.EndpointUnusable as exc:
         raise RunRefused(gettext("Endpoint %(endpoint)s: %(exc)s") % {"endpoint": endpoint, "exc": exc}) from exc
+
+
+def batch_client(endpoint: LlmEndpoint) -> llm.BatchClient:
+    """The endpoint's Batch API client: files and batches within LLM_BATCH_FILE_TIMEOUT_SECONDS,
+    a result file read up to four times the largest input file (and never less than a live answer)."""
+    return llm.BatchClient(
+        endpoint_spec(endpoint), timeout=float(settings.LLM_BATCH_FILE_TIMEOUT_SECONDS),
+        max_download_bytes=max(int(settings.LLM_MAX_REPLY_BYTES), 4 * int(settings.LLM_BATCH_MAX_BYTES)),
+    )
+
+
+def check_batch_endpoint(endpoint: LlmEndpoint) -> None:
+    """Refuse a batch run whose endpoint serves no Batch API (asked once: its batch and file lists)."""
+    try:
+        batch_client(endpoint).check()
+    except llm.BatchUnsupported as exc:
+        raise RunRefused(gettext("Endpoint %(endpoint)s cannot run batches: %(exc)s") % {"endpoint": endpoint, "exc": exc}) from exc
+    except (llm.BatchApiError, llm.LlmCallFailed) as exc:
+        raise RunRefused(gettext("Endpoint %(endpoint)s did not answer the Batch API check: %(exc)s")
+                         % {"endpoint": endpoint, "exc": exc}) from exc

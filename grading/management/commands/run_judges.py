@@ -3,6 +3,7 @@
     python manage.py run_judges --setting rubric-gpt [--setting-version 2] [--source human --level high ...]
     python manage.py run_judges --setting rubric-gpt --inline      # no worker: work in this process
     python manage.py run_judges --resume 12 --wait                 # resume run 12, follow it
+    python manage.py run_judges --setting rubric-gpt --batch --wait  # through the Batch API (cheaper, slower)
     python manage.py run_judges --setting rubric-gpt --dry-run     # the cost estimate only: nothing is sent
 """
 from django.core.exceptions import ValidationError
@@ -28,6 +29,10 @@ class Command(BaseCommand):
         parser.add_argument("--response-ids", help="Comma-separated response ids (combined with the filters).")
         parser.add_argument("--note", default="")
         parser.add_argument("--chunk-size", type=int)
+        parser.add_argument("--batch", action="store_true",
+                            help="Send the calls through the endpoint's Batch API (cheaper, slower; docs/judges.md).")
+        parser.add_argument("--batch-retry", choices=JudgeRun.BatchRetry.values, default=JudgeRun.BatchRetry.LIVE,
+                            help="With --batch: lines a batch fails are sent again live (default) or in a next batch.")
         parser.add_argument("--resume", type=int, metavar="RUN", help="Resume this run instead of starting one.")
         parser.add_argument("--cancel", type=int, metavar="RUN", help="Cancel this run.")
         mode = parser.add_mutually_exclusive_group()
@@ -102,7 +107,8 @@ class Command(BaseCommand):
         try:
             run = services.start_judge_run(
                 config, params=params, response_ids=ids, note=options["note"], chunk_size=options["chunk_size"],
-                enqueue=not options["inline"],
+                enqueue=not options["inline"], mode=JudgeRun.Mode.BATCH if options["batch"] else JudgeRun.Mode.LIVE,
+                batch_retry=options["batch_retry"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
