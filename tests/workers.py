@@ -142,11 +142,3 @@ def purge_queue(queue):
     except Exception:  # noqa: BLE001 - the queue may not exist any more; nothing to clean then
         pass
 
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}")
