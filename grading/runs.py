@@ -1,7 +1,7 @@
 """The one engine for batches of LLM calls: judge runs, synthetic generation, the meta-evaluation pre-label,
 probe runs and the geometry study.
 
-A run model is a `grading.judges.models.BatchRun`: ``status`` (running, cancelled, done),
+A run model is a `grading.judges.models.AbstractRun`: ``status`` (running, cancelled, done),
 ``epoch``, ``n_items``, ``chunk_size``, ``resumed`` and ``finished``. Each kind of run describes
 itself once as a `RunEngine`: its run model, the Celery chunk task (the task itself: services
 import their tasks module at module level, tasks import services inside their body), how to list the ids of

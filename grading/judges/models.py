@@ -232,7 +232,7 @@ class PromptSetEntry(models.Model):
         return f"{self.prompt_set} · response {self.response_id}"
 
 
-class BatchRun(models.Model):
+class AbstractRun(models.Model):
     """What every run of LLM calls in Celery chunks has (judge, generation, probe,
     meta-evaluation and geometry runs; grading/runs.py is their one engine): a status, an epoch raised by
     each resume, its size and chunk size, who started it and when it was resumed and finished.
@@ -259,7 +259,7 @@ class BatchRun(models.Model):
         ordering = ["-created", "-id"]
 
 
-class JudgeRun(BatchRun):
+class JudgeRun(AbstractRun):
     """Running one judge setting over a selection of responses."""
 
     class Mode(models.TextChoices):
@@ -478,7 +478,7 @@ class JudgeBatchLine(models.Model):
         return f"run {self.run_id}, {self.custom_id}"
 
 
-class GenerationRun(BatchRun):
+class GenerationRun(AbstractRun):
     """Synthetic answers: every selected question × model × temperature, `per_cell` times."""
 
     name = models.CharField(max_length=200, blank=True)
@@ -536,6 +536,6 @@ class GenerationItem(models.Model):
 
 
 __all__ = [
-    "BatchRun",
+    "AbstractRun",
     "LlmEndpoint", "JudgeSetting", "PromptSet", "PromptSetEntry", "JudgeRun", "JudgeResult", "JudgeRunItem", "JudgeBatchPart", "JudgeBatchLine", "GenerationRun", "GenerationItem",
 ]

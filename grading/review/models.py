@@ -10,7 +10,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy
 from simple_history.models import HistoricalRecords
 
-from grading.judges.models import BatchRun, JudgeResult, LlmEndpoint
+from grading.judges.models import AbstractRun, JudgeResult, LlmEndpoint
 from grading.review.meta_eval import CATEGORY_CHOICES
 
 
@@ -20,7 +20,7 @@ class Direction(models.TextChoices):
     UNDER = "under", gettext_lazy("Judge under-scored")
 
 
-class MetaEvalRun(BatchRun):
+class MetaEvalRun(AbstractRun):
     """One pass of the LLM meta-evaluator over a disagreement queue (a Celery job)."""
 
     endpoint = models.ForeignKey(LlmEndpoint, on_delete=models.PROTECT, related_name="meta_eval_runs")

@@ -14,7 +14,7 @@ Invariants:
 from django.db import models
 from django.utils.translation import gettext_lazy
 
-from grading.judges.models import BatchRun, JudgeResult, JudgeSetting
+from grading.judges.models import AbstractRun, JudgeResult, JudgeSetting
 
 PROBE_CHOICES = [
     ("drop-final-answer", gettext_lazy("Drop the final answer")),
@@ -27,7 +27,7 @@ PROBE_CHOICES = [
 ]
 
 
-class ProbeRun(BatchRun):
+class ProbeRun(AbstractRun):
     """One judge setting version applied to derived answers (probes) or raw OCR texts."""
 
     setting = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="probe_runs")

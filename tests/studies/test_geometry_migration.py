@@ -1,4 +1,4 @@
-"""Migrations 0015 (GeometryRun on BatchRun) and 0016 (probe-derived segments) keep every row."""
+"""Migrations 0015 (GeometryRun on AbstractRun) and 0016 (probe-derived segments) keep every row."""
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor

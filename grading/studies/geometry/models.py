@@ -7,7 +7,7 @@ Invariants:
 - A segment's vector is cached by (model, SHA-256 of its text) in `SegmentVector`, a step
   transition's log-probability figures by (model, SHA-256 of the prompt sent) in
   `TransitionScore`: a resumed, repeated or second run never asks the endpoint again for them.
-- The run is a `BatchRun` (status, epoch, size, chunk size, who, when) on grading/runs.py, like
+- The run is a `AbstractRun` (status, epoch, size, chunk size, who, when) on grading/runs.py, like
   ProbeRun; its analysis (`analysis_state`, `results`) is done once all segments have their
   data. Cancelling a run whose analysis is waiting or running stops the analysis too (status
   cancelled, analysis cancelled); resume analyses it again.
@@ -15,10 +15,10 @@ Invariants:
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from ...judges.models import BatchRun, LlmEndpoint
+from ...judges.models import AbstractRun, LlmEndpoint
 
 
-class GeometryRun(BatchRun):
+class GeometryRun(AbstractRun):
     """One study: error-segment geometry (vectors) or step surprisal (log-probabilities)."""
 
     class Kind(models.TextChoices):
