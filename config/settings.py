@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "annotation",
     "ocr",
     "grading",
+    "egress",
 ]
 
 MIDDLEWARE = [

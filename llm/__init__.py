@@ -9,17 +9,22 @@ Public API::
     done = llm.complete(endpoint, llm.CallSpec(model="m"), [{"role": "user", "content": "hi"}])
     done.text, done.attempts, done.errors       # or llm.LlmCallFailed with .errors
     sent = llm.send_request(endpoint, lambda client: read(client.post("/embeddings", ...)), estimate)  # any request
+    llm.set_observer(record)                    # once, by the host: every request's CallRecord (no content)
+    with llm.labelled("judge", answer_ids=[12]):  # what the calls inside are for
+        ...
 
 Modules: `client` (the call with retries and the `openai` client per endpoint), `access` (which
 key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
 threads, processes and machines), `senders` (the threads that send an endpoint's calls),
-`reply_limit` (how much of an answer is read, within one deadline per request), `pool` (the process's threads for batches of
-calls), `config` (what the host application tells the transport).
+`reply_limit` (how much of an answer is read, within one deadline per request; the transport that
+reports each request), `observe` (what leaves the machine: call labels, the records given to the
+host's observer), `pool` (the process's threads for batches of calls), `config` (what the host
+application tells the transport).
 
 This package imports no Django and no project app (an import-linter contract in pyproject.toml
 holds it to that): judges, generation, the meta-evaluator and the OCR vision engine use it.
 """
-from . import access
+from . import access, observe
 from .client import (
     MISSING_KEY_HINT,
     BadResponse,
@@ -45,10 +50,11 @@ from .client import (
     warm_up,
 )
 from .config import LlmConfig, configure, refresh
+from .observe import CallRecord, labelled, set_observer, with_label
 from .pool import call_pool
 
 __all__ = [
-    "access", "LlmConfig", "configure", "refresh", "call_pool",
+    "access", "observe", "CallRecord", "labelled", "with_label", "set_observer", "LlmConfig", "configure", "refresh", "call_pool",
     "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",

@@ -18,8 +18,10 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from PIL import Image
 
+import llm
 from annotation.models import Exam, Question, Response
 from annotation.transcripts import TranscriptConflict, record_transcript
+from egress import purposes
 
 from . import imaging, redaction, selectors, tasks
 from .engines import EngineFailed, EngineUnavailable, OcrEngine, get_engine
@@ -422,8 +424,8 @@ def perform_ocr_run(run_id: int, takeovers: int = 0) -> OcrRun | None:
         with clock("prepare"):
             prepared = prepare_stored_page(page, reads=engine.input_kind)
             image, factor = engine_input(engine, prepared, redact=page.redaction_regions)
-        with clock("engine"):
-            result = engine.recognise(image)
+        with clock("engine"), llm.labelled(purposes.VISION_OCR, page_ids=[page.pk], answer_ids=[page.response_id]):
+            result = engine.recognise(image)  # a local engine sends nothing; the vision engine's call is labelled
         run.engine_version = engine.version()[:200]
     except (EngineUnavailable, EngineFailed, imaging.UploadRefused) as exc:
         return _fail(run, str(exc))

@@ -29,7 +29,9 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 import equivalence
+import llm
 from annotation.models import Response, content_hash
+from egress import purposes
 
 from ..judges import services as judge_services
 from ..judges.kinds import JudgeSpec
@@ -148,7 +150,8 @@ def rewrite_answers(endpoint, model, responses, *, system=REWRITE_SYSTEM, templa
     def one(job):
         response, messages = job
         try:
-            return response, call(messages).text, None
+            with llm.labelled(purposes.STYLE_REWRITE, answer_ids=[response.pk]):
+                return response, call(messages).text, None
         except Exception as exc:  # a failed call leaves that answer without a rewrite
             return response, None, f"{type(exc).__name__}: {exc}"[:300]
 
