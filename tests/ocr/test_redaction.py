@@ -196,3 +196,34 @@ def test_the_vision_model_receives_the_page_with_the_region_blacked_out(exam_que
         assert gray[int(0.5 * image.height):, :].min() < 100  # the answer below is sent
     assert all(NAME not in json.dumps(r.payload) for r in vision_llm.requests)
 
+
+
+# --- what the teacher sees ---------------------------------------------------------------------
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_batch_and_correction_screens_show_the_regions(page, live_server, reviewer, run_tasks):
+    from django.urls import reverse
+
+    from tests.conftest import login, screenshot
+    from tests.factories import make_question
+
+    exam = make_question("Question 3-17: find $a_n$.", exam_name="Scan exam", location="3-17").exam
+    make_question("Question 3-18: prove $x>0$.", exam_name="Scan exam", location="3-18")
+    with run_tasks():
+        batch = ingest(exam, named_pdf(2), template({"1": "3-17", "2": "3-18"}, {"1": [NAME_REGION]}))
+    login(page, live_server, reviewer.username)
+    page.goto(live_server.url + reverse("ocr:batch_detail", args=[batch.pk]))
+    page.wait_for_selector("#redact-summary")
+    boxes = page.locator(".redact-frame .redact-box")
+    assert boxes.count() == 1  # page 1 of the packet has the region, page 2 none
+    frame = page.locator(".redact-frame").first.bounding_box()
+    box = boxes.first.bounding_box()
+    assert abs(box["width"] - frame["width"]) <= 2 and abs(box["height"] - 0.33 * frame["height"]) <= 2
+    screenshot(page, "ocr-batch-redaction")
+    first = Page.objects.get(batch=batch, index_in_file=0)
+    page.goto(live_server.url + reverse("ocr:page_correct", args=[first.pk]))
+    page.wait_for_selector("#redact-layer .redact-box")
+    image, region = page.locator("#page-img").bounding_box(), page.locator("#redact-layer .redact-box").bounding_box()
+    assert abs(region["x"] - image["x"]) <= 2 and abs(region["height"] - 0.33 * image["height"]) <= 3
+    screenshot(page, "ocr-correct-redaction")
