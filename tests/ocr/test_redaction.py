@@ -1,4 +1,4 @@
-"""Redaction regions of a class PDF's template: read and checked, and blacked out in the image every
+"""Redaction regions of a class PDF's template: read and checked, and blank in the image every
 engine receives (real tesseract on a real page; the vision engine through the real openai client
 against the loopback server, the image decoded from what the server received)."""
 import base64
@@ -12,7 +12,6 @@ from PIL import Image
 from ocr import class_templates, packets, redaction, synthetic
 from ocr.engines.tesseract import TesseractEngine
 from ocr.models import OcrRun, Page
-from tests.llm_server import LlmServer
 
 from .class_scans import class_pdf, pdf_upload, roster
 
@@ -160,17 +159,6 @@ def test_a_page_without_regions_is_sent_as_it_is(exam_questions, run_tasks, monk
     assert_uniform(second, NAME_REGION)
 
 
-@pytest.fixture
-def vision_llm(settings, monkeypatch):
-    with LlmServer() as server:
-        settings.OCR_VISION_BASE_URL = server.url
-        settings.OCR_VISION_MODEL = "test-vision"
-        settings.OCR_VISION_API_KEY_ENV = "REALMATH_LLM_KEY_OCR_TEST"
-        settings.OCR_VISION_MAX_RETRIES = 0
-        monkeypatch.setenv("REALMATH_LLM_KEY_OCR_TEST", "vision-test-key")
-        yield server
-
-
 def sent_images(server):
     """The page images the server received, decoded from their data URLs."""
     images = []
@@ -183,18 +171,18 @@ def sent_images(server):
     return images
 
 
-def test_the_vision_model_receives_the_page_with_the_region_blacked_out(exam_questions, run_tasks, vision_llm):
+def test_the_vision_model_receives_the_page_with_the_region_blank(exam_questions, run_tasks, vision_llm_server):
     with run_tasks():
         batch = ingest(exam_questions["exam"], named_pdf(2), template({"1": "3-17", "2": "3-18"}, [NAME_REGION]),
                        engine="vision")
     assert set(OcrRun.objects.filter(page__batch=batch).values_list("status", flat=True)) == {"done"}
-    images = sent_images(vision_llm)
+    images = sent_images(vision_llm_server)
     assert len(images) == 2
     for image in images:
         assert_uniform(image, NAME_REGION, inset=16)  # JPEG: blocks on the region's edge ring
         gray = np.asarray(image.convert("L"))
         assert gray[int(0.5 * image.height):, :].min() < 100  # the answer below is sent
-    assert all(NAME not in json.dumps(r.payload) for r in vision_llm.requests)
+    assert all(NAME not in json.dumps(r.payload) for r in vision_llm_server.requests)
 
 
 
