@@ -98,3 +98,25 @@ def test_calls_of_a_celery_task_are_written_when_it_ends(server, django_capture_
     make_responses(question, 3)
     run_now(django_capture_on_commit_callbacks, make_setting(make_endpoint(server)))
     assert ProviderCall.objects.filter(purpose=purposes.JUDGE).count() == 3 and services.pending() == 0
+
+
+def test_probe_and_generation_calls_are_labelled_with_their_purpose(server, django_capture_on_commit_callbacks):
+    from grading.judges import generation
+    from tests.studies.helpers import FAIR, finished_run, make_answers
+
+    question = make_question("Solve $2x = 2$.")
+    answers = make_answers(question, 2)
+    endpoint = make_endpoint(server)
+    server.default = FAIR
+    finished_run(make_setting(endpoint), names=["drop-final-answer"])
+    services.flush()
+    probe_calls = list(ProviderCall.objects.filter(purpose=purposes.PROBE))
+    assert probe_calls and {i for c in probe_calls for i in c.answer_ids} == {a.pk for a in answers}
+    assert ProviderCall.objects.count() == server.request_count  # every request, each with its purpose
+    server.default = lambda payload: Reply("$x = 1$. Answer: $\\boxed{1}$")
+    run = generation.start_generation_run(endpoint=endpoint, questions=type(question).objects.filter(pk=question.pk),
+                                          models=["m"], temperatures=[0.0], per_cell=2, enqueue=False)
+    generation.run_generation_inline(run)
+    services.flush()
+    assert ProviderCall.objects.filter(purpose=purposes.GENERATION).count() == 2
+    assert not ProviderCall.objects.filter(purpose="").exists()
