@@ -15,16 +15,18 @@ Public API::
 
 Modules: `client` (the call with retries and the `openai` client per endpoint), `access` (which
 key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
-threads, processes and machines), `senders` (the threads that send an endpoint's calls),
+threads, processes and machines, typed or learned from answers), `headers` (a provider's
+rate-limit headers read), `senders` (the threads that send an endpoint's calls),
 `reply_limit` (how much of an answer is read, within one deadline per request; the transport that
 reports each request), `observe` (what leaves the machine: call labels, the records given to the
-host's observer), `pool` (the process's threads for batches of calls), `config` (what the host
-application tells the transport).
+host's observer), `tokens` (token counts before sending: tiktoken for OpenAI's models, a stated
+per-character estimate otherwise), `pool` (the process's threads for batches of calls), `config`
+(what the host application tells the transport).
 
 This package imports no Django and no project app (an import-linter contract in pyproject.toml
 holds it to that): judges, generation, the meta-evaluator and the OCR vision engine use it.
 """
-from . import access, observe
+from . import access, observe, tokens
 from .client import (
     MISSING_KEY_HINT,
     BadResponse,
@@ -43,18 +45,19 @@ from .client import (
     complete,
     first_choice,
     limiter_for,
-    parse_retry_after,
     read_api_key,
     redirect_problem,
     send_request,
     warm_up,
 )
 from .config import LlmConfig, configure, refresh
+from .headers import parse_retry_after
 from .observe import CallRecord, labelled, set_observer, with_label
 from .pool import call_pool
 
 __all__ = [
-    "access", "observe", "CallRecord", "labelled", "with_label", "set_observer", "LlmConfig", "configure", "refresh", "call_pool",
+    "access", "observe", "tokens", "CallRecord", "labelled", "with_label", "set_observer", "LlmConfig", "configure",
+    "refresh", "call_pool",
     "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",

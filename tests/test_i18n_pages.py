@@ -26,6 +26,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from accounts.services import set_user_language
 from annotation import services as annotation_services
 
+from .studies.helpers import lexical_geometry_run
 from .test_layout_browser import _demo_with_cases, _pages
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +42,7 @@ NOT_PAGES = {
     "ocr:class_upload", "ocr:batch_add_files", "ocr:batch_assign", "ocr:batch_run_engine", "ocr:batch_retry",
     "ocr:batch_assign_labels", "ocr:batch_packets_fix", "ocr:batch_progress", "ocr:page_image",
     "ocr:flag_transcript",
-    "grading:judge_run_progress", "grading:judge_run_cancel", "grading:judge_run_resume",
+    "grading:judge_run_progress", "grading:judge_run_cancel", "grading:judge_run_resume", "grading:judge_run_estimate",
     "grading:judge_generation_progress", "grading:judge_generation_cancel", "grading:judge_generation_resume",
     "grading:review_metrics_csv", "grading:review_meta_eval_run_start", "grading:review_meta_eval_run_cancel",
     "grading:review_meta_eval_run_resume", "grading:review_meta_eval_run_progress", "grading:studies_probe_run_progress", "grading:studies_probe_run_cancel",
@@ -243,14 +244,7 @@ def _extra_pages(role, data):
 
 def _geometry_run():
     """A finished error-geometry run on the lexical baseline (no model), as its tests make one."""
-    from grading.studies.geometry import services
-
-    lines = [json.dumps({"segment_text": f"{s} {i}, therefore y = {i}", "sample_id": f"{s}{i}", "question": f"Q{i % 3}",
-                         "sub_id": "(2)", "real_score": 0, "max_score": 2, "analysis_subset": s})
-             for s in ("human", "synthetic") for i in range(8)]
-    run = services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=20, permutations=20,
-                             cluster=False, enqueue=False)
-    return services.run_inline(run)
+    return lexical_geometry_run()
 
 
 def _provider_calls():

@@ -4,10 +4,9 @@ screen saves through the API (annotation.labelling.api) from the modules in stat
 from decimal import Decimal, InvalidOperation
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, QueryDict
+from django.http import QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
@@ -15,12 +14,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
 from accounts.roles import is_reviewer
+from accounts.selectors import active_annotators
 from core.ids import id_param
-from core.shortcuts import get_object_or_404
+from core.shortcuts import found_or_404, get_object_or_404
 from ocr import selectors as ocr_selectors
 
-from ..models import Assignment, Exam, Label, LabelDraft, Question, Response, StepLabel
-from ..selectors import can_see_scores, exam_choices, question_choices, reference_segments
+from ..models import Assignment, Question, Response, StepLabel
+from ..selectors import can_see_scores, exam_by_id, exam_choices, question_by_id, question_choices, reference_segments
 from ..serializers import LabelDraftSerializer, LabelSerializer
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report
@@ -57,7 +57,7 @@ def label_next(request):
         return redirect("annotation:label", pk=assignment.response_id)
     after = id_param(request.POST.get("after"))
     if after is not None and is_reviewer(request.user):
-        response = Response.objects.filter(pk=after).only("pk", "question_id").first()
+        response = selectors.response_in_question(after)
         if response is not None:
             _, following = selectors.neighbours(request.user, response)
             if following:
@@ -69,10 +69,7 @@ def label_next(request):
 @annotator_required
 def label_response(request, pk):
     """The labelling screen for one response: problem, rubric, transcript and the score form."""
-    try:
-        response = selectors.label_page_response(pk)
-    except Response.DoesNotExist as exc:
-        raise Http404("No such response.") from exc
+    response = found_or_404(selectors.label_page_response, pk, message="No such response.")
     user = request.user
     label = _edited_label(request, response)
     if label is None and not selectors.can_label(user, response):
@@ -82,7 +79,7 @@ def label_response(request, pk):
     anchor = selectors.anchor_for(user, response)
     anchor = anchor if anchor and anchor["shown"] else None  # the hidden half gets nothing, not even a hidden value
     others = [a for a in selectors.labels_of_response(response) if a.pk != getattr(label, "pk", None)] if can_see else []
-    draft = LabelDraft.objects.filter(response=response, user=user).first()
+    draft = selectors.own_draft(response, user)
     if draft is not None and draft.label_id != getattr(label, "pk", None):
         draft = None
     question = response.question
@@ -171,10 +168,7 @@ def _edited_label(request, response):
     """The label this page edits: ?annotation=<id> for a reviewer, else the user's own."""
     wanted = id_param(request.GET.get("annotation"))
     if wanted is not None and is_reviewer(request.user):
-        return get_object_or_404(
-            Label.objects.select_related("annotator", "updated_by").prefetch_related("step_labels__sub_question"),
-            pk=wanted, response=response,
-        )
+        return get_object_or_404(selectors.labels_with_history(), pk=wanted, response=response)
     return selectors.own_label(response, request.user)
 
 
@@ -195,7 +189,7 @@ def _groups_config(question):
 @annotator_required
 def label_history(request, pk):
     """History of the labels of a response the user may see: versions, step labels, attempts."""
-    response = get_object_or_404(Response.objects.select_related("question__exam"), pk=pk)
+    response = get_object_or_404(selectors.responses_with_exam(), pk=pk)
     labels = selectors.labels_of_response(response)
     if not can_see_scores(request.user, response):
         labels = [a for a in labels if a.annotator_id == request.user.pk]
@@ -211,7 +205,7 @@ def label_history(request, pk):
 @reviewer_required
 @require_http_methods(["GET", "POST"])
 def assign(request):
-    annotators = list(get_user_model().objects.filter(groups__name="annotator", is_active=True).order_by("username"))
+    annotators = list(active_annotators())
     if request.method == "POST":
         _assign_from_form(request, annotators)
         return redirect(f"{reverse('annotation:assign')}?{_assign_choices(request.POST).urlencode()}")
@@ -247,8 +241,7 @@ def _assign_choices(data):
 def _assign_from_form(request, annotators):
     post = request.POST
     question_id, exam_id = id_param(post.get("question")), id_param(post.get("exam"))
-    question = Question.objects.filter(pk=question_id).first() if question_id is not None else None
-    exam = Exam.objects.filter(pk=exam_id).first() if exam_id is not None else None
+    question, exam = question_by_id(question_id), exam_by_id(exam_id)
     batch_id = id_param(post.get("batch"))
     batch = ocr_selectors.scan_batch(batch_id) if batch_id is not None else None
     if question is None and exam is None and batch is None:
@@ -337,10 +330,7 @@ def adjudication_queue(request):
 @reviewer_required
 @require_http_methods(["GET", "POST"])
 def adjudicate(request, pk):
-    response = get_object_or_404(
-        Response.objects.select_related("question__exam").prefetch_related("question__sub_questions", "question__checkpoints"),
-        pk=pk,
-    )
+    response = get_object_or_404(selectors.responses_with_rubric(), pk=pk)
     labels = selectors.submitted_labels(response)
     errors = {}
     if request.method == "POST":

@@ -38,8 +38,12 @@ class LlmEndpoint(models.Model):
         default=8, validators=[MinValueValidator(1), MaxValueValidator(1024)],
         help_text=gettext_lazy("Calls in flight at once, over all workers."),
     )
-    requests_per_minute = models.PositiveIntegerField(default=0, help_text=gettext_lazy("0: no limit."))
-    tokens_per_minute = models.PositiveIntegerField(default=0, help_text=gettext_lazy("0: no limit."))
+    requests_per_minute = models.PositiveIntegerField(
+        default=0, help_text=gettext_lazy("0: as the provider's rate-limit headers say (no limit if it sends none). "
+                                          "A number here is a ceiling."))
+    tokens_per_minute = models.PositiveIntegerField(
+        default=0, help_text=gettext_lazy("0: as the provider's rate-limit headers say (no limit if it sends none). "
+                                          "A number here is a ceiling."))
     timeout_seconds = models.FloatField(default=120.0, validators=[MinValueValidator(0.05)])
     max_attempts = models.PositiveSmallIntegerField(
         default=5, validators=[MinValueValidator(1), MaxValueValidator(20)],
@@ -261,6 +265,10 @@ class JudgeRun(BatchRun):
     setting = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs", db_column="config_id")
     selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("The response-list filters used."))
     note = models.CharField(max_length=300, blank=True)
+    estimate = models.JSONField(
+        default=dict, blank=True,
+        help_text=gettext_lazy("The cost estimate made when the run started (grading.judges.services.cost)."),
+    )
 
     def __str__(self):
         return f"Run {self.pk} of {self.setting}"
