@@ -20,11 +20,12 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     # The JavaScript translation catalog (gettext() and interpolate() in static/js), in the
     # request's language; served by the app itself, no CDN.
-    path("i18n/js/", JavaScriptCatalog.as_view(packages=["accounts", "annotation", "ocr", "grading"]), name="javascript-catalog"),
+    path("i18n/js/", JavaScriptCatalog.as_view(packages=["accounts", "annotation", "ocr", "grading", "egress"]), name="javascript-catalog"),
     path("admin/", admin.site.urls),
     path("", include("annotation.urls")),
     path("ocr/", include("ocr.urls")),
     path("grading/", include("grading.urls")),
+    path("provider-calls/", include("egress.urls")),
     path("api/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up script as a file (no inline script for the CSP).

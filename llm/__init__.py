@@ -9,20 +9,25 @@ Public API::
     done = llm.complete(endpoint, llm.CallSpec(model="m"), [{"role": "user", "content": "hi"}])
     done.text, done.attempts, done.errors       # or llm.LlmCallFailed with .errors
     sent = llm.send_request(endpoint, lambda client: read(client.post("/embeddings", ...)), estimate)  # any request
+    llm.set_observer(record)                    # once, by the host: every request's CallRecord (no content)
+    with llm.labelled("judge", answer_ids=[12]):  # what the calls inside are for
+        ...
 
 Modules: `client` (the call with retries and the `openai` client per endpoint), `batches` (the
 Batch API: files, batches, result lines), `access` (which
 key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
 threads, processes and machines, typed or learned from answers), `headers` (a provider's
 rate-limit headers read), `senders` (the threads that send an endpoint's calls),
-`reply_limit` (how much of an answer is read, within one deadline per request), `tokens` (token
-counts before sending: tiktoken for OpenAI's models, a stated per-character estimate otherwise), `pool` (the process's threads for batches of
-calls), `config` (what the host application tells the transport).
+`reply_limit` (how much of an answer is read, within one deadline per request; the transport that
+reports each request), `observe` (what leaves the machine: call labels, the records given to the
+host's observer), `tokens` (token counts before sending: tiktoken for OpenAI's models, a stated
+per-character estimate otherwise), `pool` (the process's threads for batches of calls), `config`
+(what the host application tells the transport).
 
 This package imports no Django and no project app (an import-linter contract in pyproject.toml
 holds it to that): judges, generation, the meta-evaluator and the OCR vision engine use it.
 """
-from . import access, tokens
+from . import access, observe, tokens
 from .batches import (
     BatchApiError,
     BatchClient,
@@ -60,10 +65,12 @@ from .client import (
 )
 from .config import LlmConfig, configure, refresh
 from .headers import parse_retry_after
+from .observe import CallRecord, labelled, set_observer, with_label
 from .pool import call_pool
 
 __all__ = [
-    "access", "tokens", "LlmConfig", "configure", "refresh", "call_pool",
+    "access", "observe", "tokens", "CallRecord", "labelled", "with_label", "set_observer", "LlmConfig", "configure",
+    "refresh", "call_pool",
     "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",

@@ -18,7 +18,7 @@ import time
 import httpcore2  # httpx2's transport layer (installed with it)
 import httpx2  # the HTTP library of this `openai` release (requirements.txt pins both)
 
-from . import access
+from . import access, observe
 from .client import ReplyTooLarge
 
 _deadline = threading.local()  # the sync client does a request's I/O on the thread that sent it
@@ -104,13 +104,75 @@ class DeadlineBackend(httpcore2.NetworkBackend):
 
 
 class DeadlineTransport(httpx2.HTTPTransport):
-    """httpx's own transport, its connections made through DeadlineBackend."""
+    """httpx's own transport, its connections made through DeadlineBackend; each request is
+    reported to the host's observer (`watch`)."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         # httpx builds its connection pool in __init__ and takes no backend argument; the
         # pool's backend is the documented httpcore hook for the network layer.
         self._pool._network_backend = DeadlineBackend(self._pool._network_backend)
+
+    def handle_request(self, request):
+        return watch(request, super().handle_request)
+
+
+def watch(request, send):
+    """Send `request` with `send` and report it to the observer (llm.observe): host, method, path,
+    the call's label, the bytes of both bodies, status and time; never the content. The record is
+    given once the answer's body is closed (after it was read), or when the request failed."""
+    observer = observe.observer()
+    if observer is None:
+        return send(request)
+    started, clock = time.time(), time.monotonic()
+    url = request.url
+    base = (url.host + (f":{url.port}" if url.port else ""), request.method, url.path,
+            observe.current_label() or observe.Label())
+    sent = _body_bytes(request)
+    try:
+        response = send(request)
+    except BaseException as exc:
+        observe.report(observer, base, sent, 0, 0, type(exc).__name__, started, clock)
+        raise
+    response.stream = CountedStream(response.stream, observer, base, sent, response.status_code, started, clock)
+    return response
+
+
+def _body_bytes(request):
+    length = request.headers.get("content-length", "")
+    if length.isascii() and length.isdigit():
+        return int(length)
+    try:
+        return len(request.content)
+    except httpx2.RequestNotRead:  # a streamed body without a length: not known before it is sent
+        return 0
+
+
+class CountedStream(httpx2.SyncByteStream):
+    """An answer's body that counts its bytes and reports the call once it is closed."""
+
+    def __init__(self, stream, observer, base, sent, status, started, clock):
+        self._stream, self._observer, self._base = stream, observer, base
+        self._sent, self._status, self._started, self._clock = sent, status, started, clock
+        self._received, self._error, self._reported = 0, "", False
+
+    def __iter__(self):
+        try:
+            for chunk in self._stream:
+                self._received += len(chunk)
+                yield chunk
+        except Exception as exc:  # a cut connection, a deadline passed
+            self._error = type(exc).__name__
+            raise
+
+    def close(self):
+        try:
+            self._stream.close()
+        finally:
+            if not self._reported:
+                self._reported = True
+                observe.report(self._observer, self._base, self._sent, self._status, self._received, self._error,
+                               self._started, self._clock)
 
 
 def bound_reply(response, limit=None):

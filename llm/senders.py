@@ -22,6 +22,7 @@ thread idle for IDLE_SECONDS ends.
 """
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import queue
@@ -39,10 +40,11 @@ DEFAULT_SIZE = 8  # threads when the endpoint sets no concurrency limit
 class Send:
     """One queued request: `send()` runs on a sender thread; `outcome()` gives its result or raises."""
 
-    __slots__ = ("send", "tokens", "started", "actual_tokens", "_future")
+    __slots__ = ("send", "tokens", "started", "actual_tokens", "context", "_future")
 
     def __init__(self, send: Callable[[Send], object], tokens: int):
         self.send, self.tokens = send, tokens
+        self.context = contextvars.copy_context()  # the caller's: its call label (llm.observe) goes with it
         self.started = 0.0  # time.monotonic() when the request left (the slot was held from then)
         self.actual_tokens = None  # set by `send` when known: the limiter's token budget is settled with it
         self._future = Future()
@@ -123,7 +125,7 @@ class Senders:
         while True:
             item.started = time.monotonic()
             try:
-                item._future.set_result(item.send(item))
+                item._future.set_result(item.context.run(item.send, item))
                 answered = True
             except BaseException as exc:  # noqa: BLE001 - the caller classifies and records it
                 item._future.set_exception(exc)

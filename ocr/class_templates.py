@@ -18,12 +18,20 @@ the page before it, and a label given again also means a further page of that an
     {"pages_per_student": 4,
      "pages": {"1": null, "2": "3-07", "3": "+", "4": "3-08"}}
 
+An optional ``"redact"`` gives the regions no OCR engine, vision model or exported image may show
+(a name line, a student number), in page fractions ``[x0, y0, x1, y1]``: a list for every page of
+a packet, or an object from page number to a list (``ocr.redaction``)::
+
+    "redact": [[0.55, 0.0, 1.0, 0.08]]
+    "redact": {"1": [[0, 0, 1, 0.3]], "2": [[0.55, 0, 1, 0.08]]}
+
 Everything is checked before anything is stored; every problem found is reported at once.
 This module only reads and checks (no writes); ``ocr.packets`` stores the batch.
 """
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +47,8 @@ MAX_ROSTER_BYTES = 1024 * 1024
 MAX_TEMPLATE_BYTES = 256 * 1024
 MAX_STUDENT_ID = 200
 CONTINUES = "+"
-TEMPLATE_KEYS = {"pages_per_student", "pages"}
+TEMPLATE_KEYS = {"pages_per_student", "pages", "redact"}
+MAX_REGIONS_PER_PAGE = 20
 
 
 class LayoutError(ValueError):
@@ -197,8 +206,8 @@ def read_template(data: bytes, exam: Exam) -> tuple[list[PagePlace], dict[str, A
     problems = []
     unknown = sorted(set(document) - TEMPLATE_KEYS)
     if unknown:
-        problems.append(f"TEMPLATE.json has unknown key(s) {', '.join(map(repr, unknown))}; "
-                        "it takes pages_per_student and pages.")
+        problems.append(gettext("TEMPLATE.json has unknown key(s) %(keys)s; it takes pages_per_student, pages "
+                                "and redact.") % {"keys": ", ".join(map(repr, unknown))})
     count = _pages_per_student(document.get("pages_per_student"), problems)
     pages = document.get("pages")
     if not isinstance(pages, dict):
@@ -206,6 +215,7 @@ def read_template(data: bytes, exam: Exam) -> tuple[list[PagePlace], dict[str, A
     if problems or count is None:
         raise LayoutError(problems)
     places = _places(pages, count, QuestionIndex(exam), problems)
+    redact = read_redaction(document.get("redact"), count, problems)
     if not problems and all(place.cover for place in places):
         problems.append("TEMPLATE.json gives no page a question: every page is a cover page.")
     if problems:
@@ -214,7 +224,79 @@ def read_template(data: bytes, exam: Exam) -> tuple[list[PagePlace], dict[str, A
         str(n): None if p.cover else {"question": p.question_id, "label": p.label, "page": p.page_number}
         for n, p in enumerate(places, start=1)
     }}
+    if redact:
+        stored["redact"] = redact
     return places, stored
+
+
+def read_redaction(value, count, problems) -> dict[str, list]:
+    """The template's redaction regions as stored: {page of a packet ("1".."K"): [[x0, y0, x1, y1], ...]}.
+    A list applies to every page; an object names pages. Problems are added to `problems`."""
+    if value is None:
+        return {}
+    if isinstance(value, list):
+        regions = _regions(value, gettext("TEMPLATE.json: redact"), problems)
+        return {str(n): regions for n in range(1, count + 1)} if regions else {}
+    if not isinstance(value, dict):
+        problems.append(gettext("TEMPLATE.json: redact must be a list of regions [x0, y0, x1, y1] for every page, "
+                                "or an object from page number to such a list (got %(value)s).") % {"value": _shown(value)})
+        return {}
+    stored = {}
+    for key, regions in value.items():
+        number = parse_int(key, minimum=1, maximum=count) if isinstance(key, str) and ascii_digits(key) else None
+        if number is None:
+            problems.append(gettext("TEMPLATE.json: redact names page %(key)s, which is not a page of a %(count)s-page "
+                                    "packet (pages are \"1\" to \"%(count)s\").") % {"key": _shown(key), "count": count})
+            continue
+        if str(number) in stored:
+            problems.append(gettext("TEMPLATE.json: redact gives page %(number)s twice.") % {"number": number})
+            continue
+        parsed = _regions(regions, gettext("TEMPLATE.json: redact, page %(number)s") % {"number": number}, problems)
+        if parsed:
+            stored[str(number)] = parsed
+    return dict(sorted(stored.items(), key=lambda item: int(item[0])))
+
+
+def _regions(value, where, problems):
+    if not isinstance(value, list):
+        problems.append(gettext("%(where)s must be a list of regions [x0, y0, x1, y1] (got %(value)s).")
+                        % {"where": where, "value": _shown(value)})
+        return []
+    if len(value) > MAX_REGIONS_PER_PAGE:
+        problems.append(gettext("%(where)s: at most %(limit)s regions per page (got %(count)s).")
+                        % {"where": where, "limit": MAX_REGIONS_PER_PAGE, "count": len(value)})
+        return []
+    regions = []
+    for n, region in enumerate(value, start=1):
+        problem = region_problem(region)
+        if problem:
+            problems.append(gettext("%(where)s, region %(n)s: %(problem)s") % {"where": where, "n": n, "problem": problem})
+        else:
+            regions.append([float(v) for v in region])
+    return regions
+
+
+def region_problem(region) -> str | None:
+    """Why `region` is not [x0, y0, x1, y1] in page fractions with x0 < x1 and y0 < y1; None if it is."""
+    if not isinstance(region, list) or len(region) != 4:
+        return gettext("a region is four numbers [x0, y0, x1, y1] in fractions of the page (got %(value)s).") % {
+            "value": _shown(region)}
+    for item in region:
+        if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item):
+            return gettext("%(value)s is not a number; give fractions of the page from 0 to 1.") % {"value": _shown(item)}
+    x0, y0, x1, y1 = region
+    if not all(0 <= v <= 1 for v in region):
+        return gettext("every value must lie between 0 and 1, fractions of the page's width and height (got "
+                       "%(value)s).") % {"value": _shown(region)}
+    if not (x0 < x1 and y0 < y1):
+        return gettext("x0 must be less than x1 and y0 less than y1: the top left corner, then the bottom right "
+                       "one (got %(value)s).") % {"value": _shown(region)}
+    return None
+
+
+def _shown(value):
+    text = json.dumps(value, ensure_ascii=False)  # a value read from JSON (NaN included) writes back
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _pages_per_student(value, problems):

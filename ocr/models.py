@@ -3,6 +3,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy
 
+from . import redaction
+
 
 class ScanBatch(models.Model):
     """One upload of scanned answers for one exam, OCR'd with the engine chosen for it."""
@@ -109,6 +111,14 @@ class Page(models.Model):
     @property
     def is_assigned(self):
         return bool(self.student_id and self.question_id)
+
+    @property
+    def redaction_regions(self):
+        """The regions of this page no engine or exported image shows: [[x0, y0, x1, y1], ...] in
+        fractions of the page, from its class PDF's template by its place in the packet (the
+        physical page: a page moved to another student keeps its regions); [] for other uploads."""
+        batch = self.batch
+        return redaction.regions_for(batch.template if batch.is_class_scan else None, self.index_in_file)
 
     def place(self):
         """Where the page belongs, as stored in a packet edit's history."""

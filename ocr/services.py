@@ -18,10 +18,12 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from PIL import Image
 
+import llm
 from annotation.models import Exam, Question, Response
 from annotation.transcripts import TranscriptConflict, record_transcript
+from egress import purposes
 
-from . import imaging, selectors, tasks
+from . import imaging, redaction, selectors, tasks
 from .engines import EngineFailed, EngineUnavailable, OcrEngine, get_engine
 from .filenames import QuestionIndex, parse_name
 from .metrics import char_errors
@@ -421,9 +423,9 @@ def perform_ocr_run(run_id: int, takeovers: int = 0) -> OcrRun | None:
             page = render_pending_page(run.page)
         with clock("prepare"):
             prepared = prepare_stored_page(page, reads=engine.input_kind)
-            image, factor = engine_input(engine, prepared)
-        with clock("engine"):
-            result = engine.recognise(image)
+            image, factor = engine_input(engine, prepared, redact=page.redaction_regions)
+        with clock("engine"), llm.labelled(purposes.VISION_OCR, page_ids=[page.pk], answer_ids=[page.response_id]):
+            result = engine.recognise(image)  # a local engine sends nothing; the vision engine's call is labelled
         run.engine_version = engine.version()[:200]
     except (EngineUnavailable, EngineFailed, imaging.UploadRefused) as exc:
         return _fail(run, str(exc))
@@ -487,7 +489,7 @@ def warm_up_engines() -> tuple[str, float] | None:
         imaging.encode_jpeg(prepared.display)
         if prepared.binary is not None:
             _processed_png(prepared)
-        engine.warm_up(engine_input(engine, prepared)[0])
+        engine.warm_up(engine_input(engine, prepared, redact=())[0])
     except (EngineUnavailable, EngineFailed) as exc:
         logger.warning("OCR engine %s could not warm up: %s", name, exc)
         return None
@@ -512,13 +514,22 @@ def _fail(run, message):
     return run
 
 
-def engine_input(engine: OcrEngine, prepared: imaging.PreparedPage) -> tuple[Image.Image, float]:
-    """The prepared image an engine reads, and the factor from its pixels to screen pixels."""
+def engine_input(engine: OcrEngine, prepared: imaging.PreparedPage, *, redact) -> tuple[Image.Image, float]:
+    """The prepared image an engine reads, its redaction regions blacked out, and the factor from
+    its pixels to screen pixels.
+
+    The one place an image is handed to an engine (the page task, the warm-up, `ocr_page`): every
+    engine, local or remote, reads what this returns. `redact` (a page's `redaction_regions`, in
+    page fractions; required, so that no caller forgets it) is applied to the image the engine
+    reads, whatever its kind (the regions are fractions of the deskewed page, and every prepared
+    image has that frame), filled with the paper's white (`redaction.ENGINE_FILL`: why)."""
     if engine.input_kind == "binary":
-        return prepared.binary, prepared.work_to_display
-    if engine.input_kind == "display":
-        return prepared.display, 1.0
-    return prepared.gray, prepared.work_to_display
+        image, factor = prepared.binary, prepared.work_to_display
+    elif engine.input_kind == "display":
+        image, factor = prepared.display, 1.0
+    else:
+        image, factor = prepared.gray, prepared.work_to_display
+    return redaction.black_out(image, redact, fill=redaction.ENGINE_FILL), factor
 
 
 def render_pending_page(page: Page) -> Page:

@@ -26,6 +26,16 @@ def _isolated_media(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _egress_buffer():
+    """The provider-call log's unwritten records belong to the test that made them (egress.services)."""
+    from egress import services
+
+    services.discard()
+    yield
+    services.discard()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     """Users are made in most tests; the default hasher's deliberate slowness only costs test time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -49,6 +49,7 @@ NOT_PAGES = {
     "grading:judge_endpoint_test", "grading:studies_probe_estimate",
     "grading:studies_probe_run_resume", "grading:studies_geometry_run_progress", "grading:studies_geometry_run_results",
     "grading:studies_geometry_run_segments", "grading:studies_geometry_run_cancel", "grading:studies_geometry_run_resume",
+    "egress:call_log_export",
 }
 
 # Words that are the same in a Chinese interface: product and library names, file formats, units,
@@ -135,7 +136,7 @@ class Data:
 
     def __init__(self):
         parts = set()
-        for app in ("annotation", "ocr", "grading", "auth"):
+        for app in ("annotation", "ocr", "grading", "egress", "auth"):
             for model in apps.get_app_config(app).get_models():
                 fields = [f.name for f in model._meta.concrete_fields
                           if isinstance(f, models.CharField | models.TextField | models.JSONField | models.FileField)]
@@ -235,12 +236,27 @@ def _extra_pages(role, data):
             f"setting={pk}" for pk in JudgeSetting.objects.filter(kind__in=["rubric", "external"]).order_by("pk").values_list("pk", flat=True)[:2]),
         reverse("grading:review_rubric_rejudge", args=[question.pk]),
     ]
+    if role == "admin":
+        pages += [reverse("egress:call_log"), reverse("egress:call_log_export"),
+                  reverse("egress:call_log") + "?since=yesterday&purpose=judge"]  # a filter's error, in Chinese
     return pages
 
 
 def _geometry_run():
     """A finished error-geometry run on the lexical baseline (no model), as its tests make one."""
     return lexical_geometry_run()
+
+
+def _provider_calls():
+    """A few rows of the provider-call log, so that its page shows its tables."""
+    from django.utils import timezone
+
+    from egress.models import ProviderCall
+
+    for purpose in ("judge", "vision-ocr", ""):
+        ProviderCall.objects.create(host="api.example.org", method="POST", path="/v1/chat/completions",
+                                    purpose=purpose, answer_ids=[1], bytes_sent=1200, bytes_received=300, status=200,
+                                    started=timezone.now(), duration_ms=80)
 
 
 def _import_job(user):
@@ -261,6 +277,7 @@ def test_every_page_in_chinese_has_no_english_interface_text(client, settings, t
     users = {u.username: u for u in get_user_model().objects.all()}
     _import_job(users["reviewer"])
     data["geometry_run"] = _geometry_run()
+    _provider_calls()
     question = data["response"].question
     annotation_services.edit_rubric(question, reference_solution=question.reference_solution,
                                     full_score=question.full_score + 1, user=users["reviewer"], note="i18n test")

@@ -17,6 +17,7 @@ from django.utils.translation import gettext
 import llm
 from annotation.models import Question, Response, content_hash
 from core.ids import filter_by_id
+from egress import purposes
 
 from ..models import GenerationItem, GenerationRun, LlmEndpoint
 from ..runs import ChunkReport, RunEngine, call_each, lease_for, may_take_over, owner_tag, reopen_failed_items
@@ -198,7 +199,7 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
         _record_generation(run, item, *value, owner)
         report.recorded += 1
 
-    unstarted = call_each(claimed, generate, record, width=min(len(claimed), run.endpoint.max_concurrency),
+    unstarted = call_each(claimed, llm.with_label(generate, purposes.GENERATION), record, width=min(len(claimed), run.endpoint.max_concurrency),
                           is_live=lambda: GENERATION_RUNS.is_live(run.pk, epoch))
     if unstarted:  # cancelled meanwhile: give the claims back
         report.released = GenerationItem.objects.filter(

@@ -18,6 +18,7 @@ from django.utils.translation import gettext
 
 import llm
 from annotation.models import Response
+from egress import purposes
 
 from ..judges.result_import import import_judge_results, match_record, read_records
 from ..judges.services import RunRefused, check_endpoint_usable, endpoint_spec
@@ -289,7 +290,11 @@ def process_meta_eval_chunk(run_id, epoch, result_ids, task_id=None, complete=No
         meta = metas.get(result.pk) or MetaEvaluation.objects.get_or_create(result=result)[0]
         written += _record_proposal(run, meta, answer)
 
-    call_each(jobs, lambda job: _ask(target, call, job[1], limiter, complete), record,
+    def ask(job):
+        with llm.labelled(purposes.META_EVAL, answer_ids=[job[0].response_id]):
+            return _ask(target, call, job[1], limiter, complete)
+
+    call_each(jobs, ask, record,
               width=min(len(jobs), endpoint.max_concurrency, 8), is_live=lambda: META_EVAL_RUNS.is_live(run.pk, epoch))
     META_EVAL_RUNS.finish_if_complete(run.pk, epoch)
     return written

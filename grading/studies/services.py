@@ -24,8 +24,10 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
+import llm
 from annotation.models import Response, content_hash
 from annotation.selectors import filter_responses
+from egress import purposes
 
 from .. import runs
 from ..judges import services as judge_services
@@ -218,7 +220,7 @@ def process_probe_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
     if not items:
         PROBE_RUNS.finish_if_complete(run.pk, epoch)
         return report
-    inputs, needs = {}, {}
+    inputs, needs, answers_of = {}, {}, {}
     for item in items:
         original = strategies.prepare(setting, judge_services.judge_input(item.derived.response), item.derived.response)
         derived = dataclasses.replace(original, response=item.derived.text, judge_query="")
@@ -227,6 +229,8 @@ def process_probe_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
         inputs.setdefault(item.original_key, original)
         inputs.setdefault(item.derived_key, derived)
         needs[item.pk] = (item.original_key, item.derived_key)
+        for key in needs[item.pk]:
+            answers_of.setdefault(key, set()).add(item.derived.response_id)
     known = _known_judgements(setting, items, set(inputs))
     report.cached = sum(1 for key in inputs if key in known)
     todo = [key for key in inputs if key not in known]
@@ -244,7 +248,11 @@ def process_probe_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
             nonlocal pending
             pending = _write_ready(pending, known, owner)
 
-        runs.call_each(todo, lambda key: kind.evaluate(spec, inputs[key], call), record, width=min(width, len(todo)),
+        def evaluate(key):
+            with llm.labelled(purposes.PROBE, answer_ids=sorted(answers_of.get(key, ()))):
+                return kind.evaluate(spec, inputs[key], call)
+
+        runs.call_each(todo, evaluate, record, width=min(width, len(todo)),
                        is_live=lambda: PROBE_RUNS.is_live(run.pk, epoch), after_each=write_ready)
     if pending:  # cancelled meanwhile: give the claims back
         report.released = ProbeItem.objects.filter(pk__in=[i.pk for i in pending], claim_owner=owner).update(

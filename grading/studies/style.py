@@ -28,7 +28,9 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 import equivalence
+import llm
 from annotation.models import Response, content_hash
+from egress import purposes
 
 from ..judges import services as judge_services
 from ..judges.kinds import JudgeSpec
@@ -155,7 +157,11 @@ def rewrite_answers(endpoint, model, responses, *, system=REWRITE_SYSTEM, templa
         counts["made"] += 1
         counts["flagged"] += int(made.change.get("excluded", False))
 
-    call_each([messages_of(r) for r in todo], lambda job: call(job[1]).text, record,
+    def rewrite(job):
+        with llm.labelled(purposes.STYLE_REWRITE, answer_ids=[job[0].pk]):
+            return call(job[1]).text
+
+    call_each([messages_of(r) for r in todo], rewrite, record,
               width=max(1, min(endpoint.max_concurrency, 16)), is_live=lambda: True)
     return counts
 

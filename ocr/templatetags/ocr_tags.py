@@ -2,6 +2,8 @@
 from django import template
 from django.utils.translation import pgettext_lazy
 
+from ..redaction import regions_for
+
 register = template.Library()
 
 # The states of a scanned answer (ocr.selectors.batch_answers) as people read them; the codes stay
@@ -13,6 +15,13 @@ ANSWER_STATE_LABELS = {
     "assigned": pgettext_lazy("answer state", "assigned"),
     "labelled": pgettext_lazy("answer state", "labelled"),
 }
+
+
+@register.filter
+def redaction_in(page, batch):
+    """The page's redaction regions (page fractions), read from the batch the view already has
+    (`Page.redaction_regions` would query the batch again for every page of a list)."""
+    return regions_for(batch.template if batch.is_class_scan else None, page.index_in_file)
 
 
 @register.filter

@@ -239,5 +239,20 @@
 
   window.RealMath.setBar = setBar;
 
-  document.addEventListener("DOMContentLoaded", function () { setBars(document); renderMath(document); });
+  // Redaction regions drawn over a page image (<span class="redact-box" data-box="x0,y0,x1,y1">,
+  // page fractions, inside a positioned frame): placed here through CSSOM, as the bars are.
+  function placeRedactions(root) {
+    (root || document).querySelectorAll(".redact-box[data-box]").forEach(function (box) {
+      var v = box.getAttribute("data-box").split(",").map(Number);
+      if (v.length !== 4 || v.some(function (n) { return !isFinite(n); })) { return; }
+      box.style.left = (v[0] * 100) + "%";
+      box.style.top = (v[1] * 100) + "%";
+      box.style.width = ((v[2] - v[0]) * 100) + "%";
+      box.style.height = ((v[3] - v[1]) * 100) + "%";
+    });
+  }
+
+  window.RealMath.placeRedactions = placeRedactions;
+
+  document.addEventListener("DOMContentLoaded", function () { setBars(document); placeRedactions(document); renderMath(document); });
 })();

@@ -64,3 +64,17 @@ def run_tasks(django_capture_on_commit_callbacks):
         return django_capture_on_commit_callbacks(execute=True)
 
     return runner
+
+
+@pytest.fixture
+def vision_llm_server(settings, monkeypatch):
+    """The scripted OpenAI-compatible server as the vision endpoint (tests.llm_server)."""
+    from tests.llm_server import LlmServer
+
+    with LlmServer() as server:
+        settings.OCR_VISION_BASE_URL = server.url
+        settings.OCR_VISION_MODEL = "test-vision"
+        settings.OCR_VISION_API_KEY_ENV = "REALMATH_LLM_KEY_OCR_TEST"
+        settings.OCR_VISION_MAX_RETRIES = 0
+        monkeypatch.setenv("REALMATH_LLM_KEY_OCR_TEST", "vision-test-key")
+        yield server

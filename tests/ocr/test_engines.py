@@ -45,7 +45,7 @@ def aggregate_cer(engine, pages, preprocess=True, cache=None):
 def _aggregate_cer(engine, pages, preprocess):
     edits = length = 0
     for image, truth, prepared in pages:
-        source = engine_input(engine, prepared)[0] if preprocess else image.convert("L")
+        source = engine_input(engine, prepared, redact=())[0] if preprocess else image.convert("L")
         e, n = char_errors(engine.recognise(source).text, truth)
         edits, length = edits + e, length + n
     return edits / length

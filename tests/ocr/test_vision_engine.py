@@ -158,20 +158,6 @@ def test_vision_engine_calls_only_allowed_hosts(vision_server, settings):
     assert get_engine("vision").availability() is None
 
 
-@pytest.fixture
-def vision_llm_server(settings, monkeypatch):
-    """The scripted OpenAI-compatible server as the vision endpoint (tests.llm_server)."""
-    from tests.llm_server import LlmServer
-
-    with LlmServer() as server:
-        settings.OCR_VISION_BASE_URL = server.url
-        settings.OCR_VISION_MODEL = "test-vision"
-        settings.OCR_VISION_API_KEY_ENV = "REALMATH_LLM_KEY_OCR_TEST"
-        settings.OCR_VISION_MAX_RETRIES = 0
-        monkeypatch.setenv("REALMATH_LLM_KEY_OCR_TEST", "vision-test-key")
-        yield server
-
-
 def test_a_vision_redirect_is_not_followed(vision_llm_server, settings):
     from tests.llm_server import LlmServer, Reply
 

@@ -40,6 +40,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 import llm
+from egress import purposes
 
 from ...models import JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
 from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, lease_for, owner_tag
@@ -141,7 +142,8 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
                                               lease, report, deferred))
                 while ready and len(in_flight) < width:
                     item, the_input, claimed = ready.popleft()
-                    in_flight[pool.submit(kind.evaluate, spec, the_input, call)] = Job(item, claimed, the_input)
+                    evaluate = llm.with_label(kind.evaluate, purposes.JUDGE, answer_ids=[item.response_id])
+                    in_flight[pool.submit(evaluate, spec, the_input, call)] = Job(item, claimed, the_input)
             if not in_flight:
                 if (queue or ready) and live:
                     continue

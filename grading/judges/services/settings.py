@@ -12,6 +12,7 @@ from django.db.models import Max
 from django.utils.translation import gettext
 
 import llm
+from egress import purposes
 from llm import access
 
 from ...models import JudgeSetting, LlmEndpoint
@@ -79,7 +80,8 @@ def find_or_create_endpoint(base_url: str, api_key_env: str) -> LlmEndpoint:
 def test_endpoint(endpoint: LlmEndpoint):
     """"Test connection": {"models": [...]} when the endpoint answers, else why not, in words
     (a host outside the allow-list is refused before any request; the key is never in the answer)."""
-    return llm.check_connection(endpoint_spec(endpoint))
+    with llm.labelled(purposes.CONNECTION_CHECK):
+        return llm.check_connection(endpoint_spec(endpoint))
 
 
 def endpoint_warnings(endpoint: LlmEndpoint) -> list[str]:

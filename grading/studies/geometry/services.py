@@ -32,6 +32,7 @@ from django.utils.translation import gettext
 from threadpoolctl import threadpool_limits
 
 import llm
+from egress import purposes
 
 from ... import runs
 from ...judges import services as judge_services
@@ -381,7 +382,8 @@ def _fetch_vectors(run, epoch, items, owner, spec, limiter, sleep, report):
         batch = keys[start : start + EMBED_BATCH]
         group = [i for i in waiting if i.text_hash in set(batch)]
         try:
-            vectors = embed(spec, run.model, [texts[k] for k in batch], limiter=limiter, sleep=sleep)
+            with llm.labelled(purposes.EMBEDDINGS, answer_ids=sorted({i.response_id for i in group if i.response_id})):
+                vectors = embed(spec, run.model, [texts[k] for k in batch], limiter=limiter, sleep=sleep)
         except llm.LlmCallFailed as exc:
             _finish(group, owner, GeometrySegment.State.ERROR, errors=exc.errors)
             report.recorded += len(group)
@@ -477,7 +479,8 @@ def _split_with_llm(run, items, owner, spec, limiter, sleep):
         return items
     model = run.params.get("splitter_model") or run.model
     pool = llm.call_pool()
-    futures = {pool.submit(llm_split, spec, model, item.text, limiter=limiter, sleep=sleep): item for item in todo}
+    futures = {pool.submit(llm.with_label(llm_split, purposes.STEP_SPLIT, answer_ids=[item.response_id]), spec, model,
+                           item.text, limiter=limiter, sleep=sleep): item for item in todo}
     failed = set()
     for future, item in futures.items():
         try:
@@ -501,6 +504,10 @@ def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
         items = _split_with_llm(run, items, owner, splitter_spec, splitter_limiter, sleep)
     wanted = {item.pk: transition_prompts(item.text, item.steps) for item in items}
     keys = {(p, c): _prompt_key(p, c, top_k) for prompts in wanted.values() for p, c in prompts}
+    answers_of = {}  # prompt key: the answers whose segments ask it (for the provider-call log)
+    for item in items:
+        for prompt, context_end in wanted[item.pk]:
+            answers_of.setdefault(keys[(prompt, context_end)], set()).add(item.response_id)
     known = dict(TransitionScore.objects.filter(model=run.model, prompt_hash__in=set(keys.values()))
                  .values_list("prompt_hash", "figures"))
     report.cached = sum(1 for key in keys.values() if key in known)
@@ -516,7 +523,8 @@ def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
         while queue or futures:
             while queue and len(futures) < width:
                 key, (prompt, context_end) = queue.pop(0)
-                futures[pool.submit(score_prompt, spec, run.model, prompt, context_end, top_k=top_k, shape=shape,
+                score = llm.with_label(score_prompt, purposes.SURPRISAL, answer_ids=sorted(answers_of.get(key, ())))
+                futures[pool.submit(score, spec, run.model, prompt, context_end, top_k=top_k, shape=shape,
                                     limiter=limiter, sleep=sleep)] = key
             done, _ = wait(list(futures), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
             fresh = []

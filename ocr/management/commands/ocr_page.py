@@ -35,7 +35,7 @@ class Command(BaseCommand):
         if options["no_preprocess"]:
             image = page.convert("L")
         else:
-            image, _ = engine_input(engine, imaging.prepare_page(page, reads=engine.input_kind))
+            image, _ = engine_input(engine, imaging.prepare_page(page, reads=engine.input_kind), redact=())
         started = time.perf_counter()
         try:
             result = engine.recognise(image)

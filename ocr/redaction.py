@@ -1,0 +1,67 @@
+"""Redaction regions: parts of a page (a name line, a student number) no OCR engine, vision model or
+exported image may show.
+
+A class PDF's template names them in page fractions, per page of a packet (docs/ocr.md)::
+
+    "redact": [[0.55, 0.0, 1.0, 0.08]]                    every page of a packet
+    "redact": {"1": [[0, 0, 1, 0.3]], "2": [[0.55, 0, 1, 0.08]]}   per page of a packet
+
+A region is ``[x0, y0, x1, y1]`` with 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1, measured on the
+page as the screen shows it (the deskewed rendition): (0, 0) is its top left corner. The stored
+scan is never changed; `black_out` fills the regions of a copy with one colour, and the OCR services
+apply it to the image they hand to an engine (`ocr.services.engine_input`, the one place) and
+to the renditions that leave for people outside the review team (`ocr.services.page_rendition`).
+
+The template's regions are read and checked by `ocr.class_templates`; this module holds the pure
+functions on Pillow images and plain data (no Django).
+"""
+from __future__ import annotations
+
+import math
+
+from PIL import Image, ImageColor, ImageDraw
+
+# What a region is filled with. In an engine's input, the paper's white: tesseract reads nothing
+# at all, not even the lines outside the region, on a thresholded page holding a black (or gray)
+# block (measured on the tests' pages: an empty transcript), and a blank stretch of paper hides
+# the name as well. In an image people get, black: the removal shows.
+ENGINE_FILL = "white"
+EXPORT_FILL = "black"
+
+
+def black_out(image: Image.Image, regions, *, fill: str = EXPORT_FILL) -> Image.Image:
+    """A copy of `image` with every region (page fractions) filled with one colour (`fill`, a
+    Pillow colour name); the image itself when there is none. Each region covers every pixel it
+    touches (rounded outwards)."""
+    if not regions:
+        return image
+    copy = image.copy()
+    draw = ImageDraw.Draw(copy)
+    colour = ImageColor.getcolor(fill, copy.mode if copy.mode in ("L", "RGB", "RGBA") else "L")
+    for box in pixel_boxes(copy.size, regions):
+        draw.rectangle(box, fill=colour)
+    return copy
+
+
+def pixel_boxes(size, regions) -> list[tuple[int, int, int, int]]:
+    """The regions in pixels of an image of `size` (width, height): inclusive (x0, y0, x1, y1)."""
+    width, height = size
+    boxes = []
+    for x0, y0, x1, y1 in regions:
+        left, top = math.floor(x0 * width), math.floor(y0 * height)
+        right, bottom = min(width, math.ceil(x1 * width)) - 1, min(height, math.ceil(y1 * height)) - 1
+        if right >= left and bottom >= top:
+            boxes.append((left, top, right, bottom))
+    return boxes
+
+
+def regions_for(template: dict | None, index_in_file: int) -> list[list[float]]:
+    """The regions of the page at `index_in_file` (from 0) of a class PDF, from its stored template
+    (``{"pages_per_student": K, "redact": {"1": [...], ...}}``); [] without any."""
+    if not template:
+        return []
+    per_page = template.get("redact") or {}
+    count = template.get("pages_per_student") or 0
+    if not per_page or not count:
+        return []
+    return list(per_page.get(str(index_in_file % count + 1), []))
