@@ -8,6 +8,8 @@ from decimal import Decimal
 
 import pytest
 
+from egress import services as egress_services
+from egress.models import ProviderCall
 from grading.judges import services
 from grading.models import JudgeBatchLine, JudgeBatchPart, JudgeResult, JudgeRun, JudgeRunItem
 from tests.factories import make_setting
@@ -70,6 +72,10 @@ def test_a_batch_run_judges_every_response_once_at_the_batch_price(
     assert lines[0]["body"]["model"] == "judge-model" and lines[0]["body"]["max_tokens"] == 512
     assert batch_api.batches[part.batch_id]["meta"]["metadata"] == {
         "realmath_run": str(run.pk), "realmath_part": "1", "realmath_token": run.batch_token}
+    # the provider-call log names what the looks sent: the upload and the batch, as purpose "batch"
+    egress_services.flush()
+    logged = list(ProviderCall.objects.filter(purpose="batch").values_list("method", "path"))
+    assert ("POST", "/v1/files") in logged and ("POST", "/v1/batches") in logged
     # half price: cost = tokens at the setting's prices x LLM_BATCH_PRICE_FACTOR
     for result in JudgeResult.objects.filter(setting=config):
         full = (Decimal(result.prompt_tokens) * 1 + Decimal(result.completion_tokens) * 2) / 1000

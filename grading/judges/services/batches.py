@@ -52,6 +52,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 import llm
+from egress import purposes
 
 from ...models import JudgeBatchLine, JudgeBatchPart, JudgeResult, JudgeRun, JudgeRunItem
 from ...runs import ChunkReport, call_each, lease_for, owner_tag
@@ -126,6 +127,11 @@ def run_batch_inline(run, *, sleep=time.sleep, timeout: float | None = None):
 def advance_batch_run(run) -> float | None:
     """Everything a look at a batch run does (see the module's docstring). Returns the seconds
     until the next look, None when the run has no batch work left."""
+    with llm.labelled(purposes.BATCH):  # the provider-call log: uploads, polls and downloads of this run
+        return _advance(run)
+
+
+def _advance(run) -> float | None:
     running = run.status == JudgeRun.Status.RUNNING
     owner = owner_of(run)
     state = _Look(run, owner, running)
