@@ -14,6 +14,7 @@ from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm
 from .importers import ImportFormatError
 from .importers.services import IMPORTERS, create_import_job, fail_stale_jobs, job_progress, runs_in_background
+from .labelling.views import exam_anchoring_context
 from .models import Exam, ImportJob, ImportReport, Question, Response, RubricVersion
 
 
@@ -208,3 +209,22 @@ def import_report(request, pk):
         "report": report, "counts": report_counts(report.counts), "skipped_in": skipped_in,
         "report_exam": report.counts.get("exam_id"),
     })
+
+
+@annotator_required
+def exam_list(request):
+    return render(request, "annotation/exam_list.html", {"exams": selectors.exam_list()})
+
+
+@annotator_required
+def exam_detail(request, pk):
+    """One exam: its questions with counts (reviewers: answers, labels, golds, judge results;
+    annotators: answers and their own work, nothing hidden), links to its labelling, review and
+    studies, and (reviewers) its anchoring experiment."""
+    exam = get_object_or_404(Exam, pk)
+    context = {
+        "exam": exam,
+        "rows": selectors.exam_question_rows(exam, request.user),
+        "anchoring": exam_anchoring_context(exam, request.user),
+    }
+    return render(request, "annotation/exam_detail.html", context)
