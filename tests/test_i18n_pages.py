@@ -37,7 +37,7 @@ ROLES = ("annotator1", "reviewer", "admin")
 NOT_PAGES = {
     "logout", "set_language", "javascript-catalog", "api-schema", "api-docs",
     "annotation:import_job_progress", "annotation:label_next", "annotation:export_progress",
-    "annotation:export_download",
+    "annotation:export_download", "annotation:exam_anchoring",
     "ocr:class_upload", "ocr:class_pending_discard", "ocr:batch_add_files", "ocr:batch_assign", "ocr:batch_run_engine", "ocr:batch_retry",
     "ocr:batch_assign_labels", "ocr:batch_packets_fix", "ocr:batch_progress", "ocr:page_image",
     "ocr:flag_transcript",
