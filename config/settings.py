@@ -295,6 +295,8 @@ LLM_RATELIMIT_PREFIX = env_str("REALMATH_RATELIMIT_PREFIX", "realmath:rl:")
 LLM_RATELIMIT_WINDOW_SECONDS = 60.0
 LLM_RETRY_BASE_SECONDS = 1.0
 LLM_RETRY_MAX_SECONDS = 60.0
+# What the Batch API charges as a share of the live price (OpenAI's and most providers': half).
+LLM_BATCH_PRICE_FACTOR = 0.5
 
 # Labelling (annotation.labelling): how long a handed-out open slot stays held, and the label
 # spread from which a response goes to adjudication.

@@ -13,13 +13,14 @@ Public API::
 Modules: `client` (the call with retries and the `openai` client per endpoint), `access` (which
 key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
 threads, processes and machines), `senders` (the threads that send an endpoint's calls),
-`reply_limit` (how much of an answer is read, within one deadline per request), `pool` (the process's threads for batches of
+`reply_limit` (how much of an answer is read, within one deadline per request), `tokens` (token
+counts before sending: tiktoken for OpenAI's models, a stated per-character estimate otherwise), `pool` (the process's threads for batches of
 calls), `config` (what the host application tells the transport).
 
 This package imports no Django and no project app (an import-linter contract in pyproject.toml
 holds it to that): judges, generation, the meta-evaluator and the OCR vision engine use it.
 """
-from . import access
+from . import access, tokens
 from .client import (
     MISSING_KEY_HINT,
     BadResponse,
@@ -48,7 +49,7 @@ from .config import LlmConfig, configure, refresh
 from .pool import call_pool
 
 __all__ = [
-    "access", "LlmConfig", "configure", "refresh", "call_pool",
+    "access", "tokens", "LlmConfig", "configure", "refresh", "call_pool",
     "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from . import access, ratelimit
+from . import access, ratelimit, tokens
 from .config import current
 from .senders import senders_for
 
@@ -241,10 +241,9 @@ def limiter_for(endpoint):
     )
 
 
-def estimate_tokens(messages, max_tokens):
-    """A rough token count for the per-minute budget before the real usage is known."""
-    chars = sum(len(str(m.get("content", ""))) for m in messages)
-    return chars // 4 + 1 + min(max_tokens or 512, 1024)
+def estimate_tokens(messages, max_tokens, model=""):
+    """The tokens the per-minute budget reserves before the real usage is known (llm.tokens)."""
+    return tokens.estimate_request(messages, max_tokens, model)
 
 
 def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
@@ -260,7 +259,7 @@ def complete(endpoint, call, messages, *, limiter=None, sleep=time.sleep):
         # bodies are plain JSON already). Measured in docs/judges.md, "Fifth round".
         return _read(client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion))
 
-    sent = send_request(endpoint, request, estimate_tokens(messages, call.max_tokens), limiter=limiter, sleep=sleep)
+    sent = send_request(endpoint, request, estimate_tokens(messages, call.max_tokens, call.model), limiter=limiter, sleep=sleep)
     text, prompt_tokens, completion_tokens, finish = sent.reply
     text, cut_from = access.cap_output(text)
     if cut_from:

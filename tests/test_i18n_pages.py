@@ -41,7 +41,7 @@ NOT_PAGES = {
     "ocr:class_upload", "ocr:class_pending_discard", "ocr:batch_add_files", "ocr:batch_assign", "ocr:batch_run_engine", "ocr:batch_retry",
     "ocr:batch_assign_labels", "ocr:batch_packets_fix", "ocr:batch_progress", "ocr:page_image",
     "ocr:flag_transcript",
-    "grading:judge_run_progress", "grading:judge_run_cancel", "grading:judge_run_resume",
+    "grading:judge_run_progress", "grading:judge_run_cancel", "grading:judge_run_resume", "grading:judge_run_estimate",
     "grading:judge_generation_progress", "grading:judge_generation_cancel", "grading:judge_generation_resume",
     "grading:review_metrics_csv", "grading:review_meta_eval_run_start", "grading:review_meta_eval_run_cancel",
     "grading:review_meta_eval_run_resume", "grading:review_meta_eval_run_progress", "grading:studies_probe_run_progress", "grading:studies_probe_run_cancel",

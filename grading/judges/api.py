@@ -196,8 +196,11 @@ class JudgeRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = JudgeRun
         fields = ["id", "config", "selection", "status", "epoch", "n_items", "note", "created", "resumed", "finished",
-                  "filters", "response_ids"]
-        read_only_fields = ["selection", "status", "epoch", "n_items", "created", "resumed", "finished"]
+                  "estimate", "filters", "response_ids"]
+        read_only_fields = ["selection", "status", "epoch", "n_items", "created", "resumed", "finished", "estimate"]
+        extra_kwargs = {"estimate": {"help_text": "The cost estimate made when the run started (calls, input_tokens, "
+                                                  "output_tokens, cost_live, cost_batch, and how they were made; "
+                                                  "docs/judges.md). Compare with the progress's tokens and cost."}}
 
 
 class JudgeRunViewSet(RunActionsMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

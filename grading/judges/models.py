@@ -261,6 +261,10 @@ class JudgeRun(BatchRun):
     setting = models.ForeignKey(JudgeSetting, on_delete=models.PROTECT, related_name="runs", db_column="config_id")
     selection = models.JSONField(default=dict, blank=True, help_text=gettext_lazy("The response-list filters used."))
     note = models.CharField(max_length=300, blank=True)
+    estimate = models.JSONField(
+        default=dict, blank=True,
+        help_text=gettext_lazy("The cost estimate made when the run started (grading.judges.services.cost)."),
+    )
 
     def __str__(self):
         return f"Run {self.pk} of {self.setting}"

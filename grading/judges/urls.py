@@ -13,6 +13,7 @@ urlpatterns = [
     path("endpoints/<int:pk>/test/", views.endpoint_test, name="judge_endpoint_test"),
     path("runs/", views.run_list, name="judge_run_list"),
     path("runs/new/", views.run_start, name="judge_run_start"),
+    path("runs/estimate.json", views.run_estimate, name="judge_run_estimate"),
     path("runs/<int:pk>/", views.run_detail, name="judge_run_detail"),
     path("runs/<int:pk>/progress.json", views.JUDGE_RUN_ACTIONS.progress, name="judge_run_progress"),
     path("runs/<int:pk>/cancel/", views.JUDGE_RUN_ACTIONS.cancel, name="judge_run_cancel"),

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.utils.translation import gettext as _
@@ -212,6 +213,26 @@ def run_start(request):
     return render(request, "grading/run_start.html", context)
 
 
+def estimate_view_data(estimate):
+    """An estimate with its assumptions in the reader's language (the Start page's JSON, the run page)."""
+    return {**estimate, "assumptions": services.describe_estimate(estimate)} if estimate else {}
+
+
+@reviewer_required
+def run_estimate(request):
+    """The cost estimate of a run about to start (the Start page asks it for the chosen setting
+    and selection): calls, tokens, cost live and batch, with the assumptions in words. Reads only."""
+    config_id = id_param(request.GET.get("config"))
+    config = selectors.runnable_settings().filter(pk=config_id).first() if config_id else None
+    if request.GET.get("config") and config is None:
+        return JsonResponse({"error": gettext("No such judge setting can be run.")}, status=400)
+    try:
+        estimate = services.estimate_judge_run(config, params=_filters_from(request.GET))
+    except ValidationError as exc:
+        return JsonResponse({"error": _errors_text(exc)}, status=400)
+    return JsonResponse(estimate_view_data(estimate))
+
+
 @reviewer_required
 def run_detail(request, pk):
     run = get_object_or_404(JudgeRun.objects.select_related("setting__endpoint", "created_by"), pk=pk)
@@ -227,6 +248,7 @@ def run_detail(request, pk):
         "states": JudgeRunItem.State.choices,
         "full_score_kind": not KINDS[run.setting.kind].verdict if run.setting.kind in KINDS else True,
         "second_opinion": selectors.cas_disagreements(run) if run.setting.second_opinion else None,
+        "estimate": estimate_view_data(run.estimate),
     }
     return render(request, "grading/run_detail.html", context)
 

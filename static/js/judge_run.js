@@ -30,6 +30,7 @@
     set("p-count", p.done + " / " + p.total);
     set("p-ok", p.ok); set("p-invalid", p.invalid); set("p-error", p.error); set("p-cached", p.cached);
     set("p-tokens", p.prompt_tokens + p.completion_tokens); set("p-tin", p.prompt_tokens); set("p-tout", p.completion_tokens);
+    set("s-calls", p.attempts); set("s-tin", p.prompt_tokens); set("s-tout", p.completion_tokens); set("s-cost", p.cost);
     set("p-cost", p.cost); set("p-latency", p.latency_ms_p50 !== undefined ? p.latency_ms_p50 : p.latency_ms_mean); set("p-p95", p.latency_ms_p95); set("p-elapsed", p.elapsed_s);
     var cancel = document.getElementById("cancel-button");
     var resume = document.getElementById("resume-button");

@@ -29,6 +29,7 @@ def test_the_config_follows_the_settings_and_their_changes(settings, tmp_path):
     settings.LLM_ALLOWED_HOSTS = ["llm.example.org"]
     settings.LLM_RETRY_BASE_SECONDS = 0.5
     settings.LLM_RATELIMIT_DIR = tmp_path / "rl"
+    settings.REDIS_URL = ""  # the file store (CI's PostgreSQL phase sets a Redis URL)
     current = llm_config_module.current()
     assert current.allowed_hosts == ("llm.example.org",) and current.retry_base_seconds == 0.5
     assert "not in REALMATH_LLM_ALLOWED_HOSTS" in access.url_problem("http://127.0.0.1:9/v1")

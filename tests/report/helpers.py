@@ -9,7 +9,9 @@ NUMBER = re.compile(r"(?<![\w\-])(?<!\d\.)-?\d+(?:\.\d+)?(?!\w|\.\d)")
 
 def _walk(value):
     if isinstance(value, dict):
-        for item in value.values():
+        for key, item in value.items():
+            if isinstance(key, str) and key.isdigit():
+                yield int(key)  # ids as keys ({question id: [answer ids]}) are printed too
             yield from _walk(item)
     elif isinstance(value, list | tuple):
         for item in value:

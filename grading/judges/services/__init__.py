@@ -3,6 +3,8 @@
 - `settings`: endpoints and judge settings (versioned), what a run needs of them, whether an
   endpoint can be called from here;
 - `cache_keys`: what a judge is shown about a response and the key a result is claimed by;
+- `selection`: the answers a run of a setting works on, and which results are final;
+- `cost`: what a run would cost before it starts (calls, tokens, cost live and batch);
 - `lifecycle`: start, re-judge, enqueue, cancel and resume a judge run (`JUDGE_RUNS` on
   grading/runs.py);
 - `chunks`: the chunk task's body: claims, calls on `call_pool`, recording, the tails a worker
@@ -21,8 +23,9 @@ from .chunks import (
     process_judge_chunk,
     run_inline,
 )
+from .cost import describe as describe_estimate
+from .cost import estimate_judge_run
 from .lifecycle import (
-    FINAL_RESULT,
     JUDGE_RUNS,
     OPEN_ITEM_STATES,
     cancel_judge_run,
@@ -33,6 +36,7 @@ from .lifecycle import (
     resume_judge_run,
     start_judge_run,
 )
+from .selection import FINAL_RESULT, selected_ids
 from .settings import (
     CONFIG_FIELDS,
     ENDPOINT_FIELDS,
@@ -52,7 +56,7 @@ from .settings import (
 __all__ = [
     "CAS_THREADS", "CONFIG_FIELDS", "ENDPOINT_FIELDS", "FINAL_RESULT", "JUDGE_RUNS", "OPEN_ITEM_STATES",
     "RESULT_FIELDS", "TAILS", "TAIL_SHUTDOWN_SECONDS", "RunRefused", "cache_key", "cancel_judge_run",
-    "check_endpoint_usable", "clean_params", "create_judge_setting", "endpoint_spec", "endpoint_warnings",
+    "check_endpoint_usable", "clean_params", "describe_estimate", "estimate_judge_run", "selected_ids", "create_judge_setting", "endpoint_spec", "endpoint_warnings",
     "enqueue_judge_run", "find_or_create_endpoint", "finish_tails", "input_cache_key", "judge_input", "judge_spec",
     "make_caller", "may_take_over", "process_judge_chunk", "rejudge_question", "resume_judge_run", "run_inline",
     "save_endpoint", "setting_is_used", "start_judge_run", "test_endpoint", "update_judge_setting",

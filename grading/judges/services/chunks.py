@@ -46,7 +46,8 @@ from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, lease_for, owner_tag
 from .. import strategies
 from ..kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 from .cache_keys import input_cache_key, judge_input
-from .lifecycle import FINAL_RESULT, JUDGE_RUNS, OPEN_ITEM_STATES, may_take_over
+from .lifecycle import JUDGE_RUNS, OPEN_ITEM_STATES, may_take_over
+from .selection import FINAL_RESULT
 from .settings import endpoint_spec, judge_spec
 
 CAS_THREADS = 4

@@ -3,6 +3,7 @@
     python manage.py run_judges --setting rubric-gpt [--setting-version 2] [--source human --level high ...]
     python manage.py run_judges --setting rubric-gpt --inline      # no worker: work in this process
     python manage.py run_judges --resume 12 --wait                 # resume run 12, follow it
+    python manage.py run_judges --setting rubric-gpt --dry-run     # the cost estimate only: nothing is sent
 """
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
@@ -32,11 +33,16 @@ class Command(BaseCommand):
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--inline", action="store_true", help="Do the work in this process (no Celery worker).")
         mode.add_argument("--wait", action="store_true", help="Queue it, then follow the progress until it ends.")
+        mode.add_argument("--dry-run", dest="dry_run", action="store_true",
+                          help="Print the calls, tokens and cost (live and batch) the run would have; start nothing, send nothing.")
 
     def handle(self, *args, **options):
         if options["cancel"]:
             run = services.cancel_judge_run(self._run(options["cancel"]))
             self.stdout.write(gettext("Run %(pk)s: %(status)s.") % {"pk": run.pk, "status": run.get_status_display()})
+            return
+        if options["dry_run"]:
+            self._dry_run(options)
             return
         if options["resume"]:
             run = services.resume_judge_run(self._run(options["resume"]), enqueue=not options["inline"])
@@ -56,7 +62,23 @@ class Command(BaseCommand):
         except JudgeRun.DoesNotExist as exc:
             raise CommandError(gettext("No run %(pk)s.") % {"pk": pk}) from exc
 
-    def _start(self, options):
+    def _dry_run(self, options):
+        config, params, ids = self._selection(options)
+        try:
+            e = services.estimate_judge_run(config, params=params, response_ids=ids)
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        cost = (gettext("cost live %(live)s, batch %(batch)s") % {"live": e["cost_live"], "batch": e["cost_batch"]}
+                if e["priced"] else gettext("no prices set on this setting"))
+        self.stdout.write(gettext(
+            "Dry run of %(config)s over %(n)s responses (nothing sent): %(calls)s calls, %(cached)s from cache, "
+            "input tokens %(tin)s, output tokens %(tout)s, %(cost)s.") % {
+                "config": config, "n": e["n_items"], "calls": e["calls"], "cached": e["cached"],
+                "tin": e["input_tokens"], "tout": e["output_tokens"], "cost": cost})
+        for line in services.describe_estimate(e):
+            self.stdout.write(f"  - {line}")
+
+    def _selection(self, options):
         if not options["setting"]:
             raise CommandError(gettext("Give --setting NAME (or --resume/--cancel RUN)."))
         configs = JudgeSetting.objects.filter(name=options["setting"])
@@ -73,6 +95,10 @@ class Command(BaseCommand):
                 ids = [int(x) for x in options["response_ids"].split(",") if x.strip()]
             except ValueError as exc:
                 raise CommandError(gettext("--response-ids takes numbers separated by commas.")) from exc
+        return config, params, ids
+
+    def _start(self, options):
+        config, params, ids = self._selection(options)
         try:
             run = services.start_judge_run(
                 config, params=params, response_ids=ids, note=options["note"], chunk_size=options["chunk_size"],
