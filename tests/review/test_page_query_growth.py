@@ -6,7 +6,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from tests.factories import make_imported_gold, make_question, make_responses, make_results, make_stored_setting, set_gold
+from tests.factories import (
+    make_imported_gold,
+    make_question,
+    make_responses,
+    make_results,
+    make_stored_setting,
+    set_gold,
+)
 
 pytestmark = pytest.mark.django_db
 
