@@ -43,7 +43,7 @@ def test_a_refused_class_pdf_is_imported_into_the_suggested_exam(page, live_serv
     if language == "en":
         assert button.inner_text() == "Import into exam “Release exam”"
     else:
-        assert page.inner_text("h1") == "班级 PDF 尚未导入"
+        assert page.inner_text("h1") == "全班 PDF 尚未导入"
         assert button.inner_text() == "导入到考试“Release exam”"
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
     screenshot(page, f"class-pending-{language}")
