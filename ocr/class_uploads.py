@@ -49,20 +49,27 @@ def keep_refused_upload(*, user, problems, exam=None, engine="", name="", pdf=No
         created_by=user, exam=exam, engine=engine or "", name=(name or "")[:200], problems=list(problems),
         expires=timezone.now() + timedelta(hours=settings.OCR_PENDING_CLASS_UPLOAD_HOURS),
     )
+    _save(pending, pdf=pdf, roster=roster, template=template)
+    _keep_at_most(user, settings.OCR_PENDING_CLASS_UPLOADS_PER_USER)
+    return pending
+
+
+def _save(pending, *, pdf, roster, template):
+    """Save the pending upload with the files given (the others stay as kept); a PDF written
+    before a failure is removed again."""
     _set_small(pending, "roster", roster)
     _set_small(pending, "template", template)
     written = []
     try:
         with transaction.atomic():
-            pending.save()
+            if pending.pk is None:
+                pending.save()  # the PDF's storage name carries the row's id
             if pdf is not None:
                 _store_pdf(pending, pdf, written)
-                pending.save()
+            pending.save()
     except BaseException:
         services.delete_files(written)
         raise
-    _keep_at_most(user, settings.OCR_PENDING_CLASS_UPLOADS_PER_USER)
-    return pending
 
 
 def _set_small(pending, kind, upload):
@@ -141,17 +148,7 @@ def _close(upload):
 def _update(pending, *, exam, engine, name, pdf, roster, template, problems):
     pending.exam, pending.engine, pending.name = exam, engine or "", (name or "")[:200]
     pending.problems = list(problems)
-    _set_small(pending, "roster", roster)
-    _set_small(pending, "template", template)
-    written = []
-    try:
-        with transaction.atomic():
-            if pdf is not None:
-                _store_pdf(pending, pdf, written)
-            pending.save()
-    except BaseException:
-        services.delete_files(written)
-        raise
+    _save(pending, pdf=pdf, roster=roster, template=template)
 
 
 def discard(pending: PendingClassUpload) -> None:
