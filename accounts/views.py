@@ -7,9 +7,8 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views import i18n as i18n_views
 from django.views.decorators.http import require_POST
-from rest_framework.authtoken.models import Token
 
-from . import services
+from . import selectors, services
 from .decorators import annotator_required
 from .forms import ThrottledPasswordChangeForm
 from .services import set_user_language
@@ -49,5 +48,5 @@ def api_token(request):
             return redirect("api_token")
         else:
             return HttpResponseBadRequest(_("Unknown action."))
-    token = Token.objects.filter(user=request.user).only("created").first()
+    token = selectors.api_token_of(request.user)
     return render(request, "accounts/api_token.html", {"token": token, "new_token": new_token})

@@ -6,9 +6,54 @@ from django.db.models.functions import Coalesce, Lower, Replace, Substr
 
 from accounts.roles import is_reviewer
 from core.ids import filter_by_id
+from core.numbers import parse_id
 
 from .mathtext import SEARCH_DROPPED, search_form
-from .models import Assignment, Exam, Label, Question, Response, RubricVersion
+from .models import Assignment, Exam, ImportJob, ImportReport, Label, Question, Response, RubricVersion
+
+
+def dataset_counts():
+    """The home page's figures: questions, answers, and answers by source."""
+    return {
+        "n_questions": Question.objects.count(),
+        "n_responses": Response.objects.count(),
+        "n_human": Response.objects.filter(source=Response.Source.HUMAN).count(),
+        "n_synthetic": Response.objects.filter(source=Response.Source.SYNTHETIC).count(),
+    }
+
+
+def questions_with_exam():
+    """Questions with their exam: what the rubric pages look one up in."""
+    return Question.objects.select_related("exam")
+
+
+def question_by_id(pk):
+    """The question `pk` (an id already parsed, or None), or None."""
+    return Question.objects.filter(pk=pk).first() if pk is not None else None
+
+
+def exam_by_id(pk):
+    """The exam `pk` (an id already parsed, or None), or None."""
+    return Exam.objects.filter(pk=pk).first() if pk is not None else None
+
+
+def exams_by_name():
+    return Exam.objects.order_by("name").only("id", "name")
+
+
+def exams_by_key(keys):
+    """{str(id): exam} of the exams whose ids are among `keys` (strings; what is no id is left out)."""
+    ids = [pk for pk in (parse_id(key) for key in keys) if pk is not None]
+    return {str(exam.pk): exam for exam in Exam.objects.filter(pk__in=ids)}
+
+
+def recent_import_reports(limit=20):
+    return ImportReport.objects.select_related("created_by")[:limit]
+
+
+def unfinished_import_jobs(limit=10):
+    """Import jobs queued, running or failed (a finished one is its report), newest first."""
+    return ImportJob.objects.exclude(status=ImportJob.Status.DONE).select_related("created_by")[:limit]
 
 
 def question_list():
@@ -29,6 +74,15 @@ def question_detail(pk):
         .prefetch_related("checkpoints__sub_question", "sub_questions")
         .get(pk=pk)
     )
+
+
+def exam_named_or_numbered(value):
+    """The exam named `value`, else the one whose id it is (ASCII digits only: "²".isdigit() is
+    True), else None: how the commands take an exam."""
+    exam = Exam.objects.filter(name=value).first()
+    if exam is None and parse_id(value) is not None:
+        exam = Exam.objects.filter(pk=parse_id(value)).first()
+    return exam
 
 
 def exam_choices():
@@ -231,6 +285,7 @@ def rubric_version(question, version):
 
 def question_choices():
     """Questions for a picker: exam name, label and the start of the statement (not the whole)."""
+
     return (
         Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name")
         .annotate(snippet=Substr("statement", 1, 80)).order_by("exam__name", "location", "id")

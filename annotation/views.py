@@ -8,25 +8,20 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext, gettext_lazy
 
 from accounts.decorators import annotator_required, reviewer_required
-from core.shortcuts import get_object_or_404
+from core.numbers import parse_id
+from core.shortcuts import found_or_404, get_object_or_404
 
 from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm
 from .importers import ImportFormatError
-from .importers.services import IMPORTERS, create_import_job, fail_stale_jobs, job_progress, runs_in_background
+from .importers.services import IMPORTERS, create_import_job, job_progress, runs_in_background
 from .labelling.views import exam_anchoring_context
-from .models import Exam, ImportJob, ImportReport, Question, Response, RubricVersion
+from .models import ImportJob, ImportReport, RubricVersion
 
 
 @annotator_required
 def home(request):
-    context = {
-        "n_questions": Question.objects.count(),
-        "n_responses": Response.objects.count(),
-        "n_human": Response.objects.filter(source=Response.Source.HUMAN).count(),
-        "n_synthetic": Response.objects.filter(source=Response.Source.SYNTHETIC).count(),
-    }
-    return render(request, "annotation/home.html", context)
+    return render(request, "annotation/home.html", selectors.dataset_counts())
 
 
 @annotator_required
@@ -36,10 +31,7 @@ def question_list(request):
 
 @annotator_required
 def question_detail(request, pk):
-    try:
-        question = selectors.question_detail(pk)
-    except Question.DoesNotExist as exc:
-        raise Http404("No such question.") from exc
+    question = found_or_404(selectors.question_detail, pk, message="No such question.")
     return render(
         request,
         "annotation/question_detail.html",
@@ -51,7 +43,7 @@ def question_detail(request, pk):
 @reviewer_required
 def question_rubric_edit(request, pk):
     """Edit a question's rubric (reviewers): each saved change is a new rubric version."""
-    question = get_object_or_404(Question.objects.select_related("exam"), pk=pk)
+    question = get_object_or_404(selectors.questions_with_exam(), pk=pk)
     form = RubricEditForm(request.POST or None, question=question)
     if request.method == "POST" and form.is_valid():
         before = question.rubric_version
@@ -76,7 +68,7 @@ def question_rubric_edit(request, pk):
 @reviewer_required
 def question_rubric_version(request, pk, version):
     """One kept version of a question's rubric, as it was."""
-    question = get_object_or_404(Question.objects.select_related("exam"), pk=pk)
+    question = get_object_or_404(selectors.questions_with_exam(), pk=pk)
     try:
         if version > 2**31 - 1:  # beyond any version column
             raise RubricVersion.DoesNotExist
@@ -103,10 +95,7 @@ def response_list(request):
 
 @annotator_required
 def response_detail(request, pk):
-    try:
-        response = selectors.response_detail(pk)
-    except Response.DoesNotExist as exc:
-        raise Http404("No such response.") from exc
+    response = found_or_404(selectors.response_detail, pk, message="No such response.")
     can_see = selectors.can_see_scores(request.user, response)
     labels = (
         response.labels.select_related("annotator").prefetch_related("step_labels") if can_see else []
@@ -136,16 +125,11 @@ def dataset_import(request):
         else:
             messages.success(request, gettext("Imported %(name)s.") % {"name": upload.name})
             return redirect("annotation:import_report", pk=result.report_id)
-    reports = ImportReport.objects.select_related("created_by")[:20]
-    fail_stale_jobs()
-    jobs = ImportJob.objects.exclude(status=ImportJob.Status.DONE).select_related("created_by")[:10]
-    return render(request, "annotation/import.html", {"form": form, "reports": reports, "jobs": jobs})
+    return render(request, "annotation/import.html", {"form": form, "reports": selectors.recent_import_reports(),
+                                                      "jobs": selectors.unfinished_import_jobs()})
 
 
 def import_job_state(job):
-    if job.status == ImportJob.Status.RUNNING:
-        fail_stale_jobs()
-        job.refresh_from_db()
     done, total = job_progress(job)
     percent = 100 if job.status == ImportJob.Status.DONE else (int(100 * done / total) if total else 0)
     report = reverse("annotation:import_report", args=[job.report_id]) if job.report_id else None
@@ -198,7 +182,7 @@ def report_counts(counts):
 def import_report(request, pk):
     report = get_object_or_404(ImportReport, pk=pk)
     skipped = report.counts.get("skipped_by_exam") or {}
-    exams = {str(e.pk): e for e in Exam.objects.filter(pk__in=[k for k in skipped if k.isascii() and k.isdigit() and len(k) < 19])}
+    exams = selectors.exams_by_key(skipped)
     # Where the skipped answers sit, and a way to import the file into that exam.
     skipped_in = [
         {"exam": exams[key], "n": n,
@@ -221,7 +205,9 @@ def exam_detail(request, pk):
     """One exam: its questions with counts (reviewers: answers, labels, golds, judge results;
     annotators: answers and their own work, nothing hidden), links to its labelling, review and
     studies, and (reviewers) its anchoring experiment."""
-    exam = get_object_or_404(Exam, pk)
+    exam = selectors.exam_by_id(parse_id(pk))
+    if exam is None:
+        raise Http404("No such exam.")
     context = {
         "exam": exam,
         "rows": selectors.exam_question_rows(exam, request.user),

@@ -3,7 +3,9 @@
 Benchmarks are scripts, not tests. Each uses a fresh SQLite file in a temporary folder unless
 DATABASE_URL is set (then that database is used as it is: point it at a scratch database).
 """
+import json
 import os
+import random
 import sys
 import tempfile
 import time
@@ -11,6 +13,23 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "fixtures" / "demo" / "realmath_eval.json"
+
+
+def generate_release(n, path, seed=7):
+    """A RealMath-Eval release file of `n` answers: the sample's records in turn, over 14
+    problems, each answer marked and with a new student id (seeded)."""
+    template = json.loads(SAMPLE.read_text())
+    rng = random.Random(seed)
+    with path.open("w") as handle:
+        handle.write("[")
+        for i in range(n):
+            base = dict(template[i % len(template)])
+            base["problem_statement"] = f"[Problem {i % 14}] " + base["problem_statement"]
+            base["student_response"] = base["student_response"] + f"\n(answer sheet {i})"
+            base["student_id"] = f"{rng.getrandbits(128):032x}"
+            handle.write(("," if i else "") + json.dumps(base, ensure_ascii=False))
+        handle.write("]")
 
 
 def setup_django(migrate=True):

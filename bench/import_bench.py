@@ -16,7 +16,6 @@ scratch database.
 import argparse
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -25,24 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import print_table, setup_django, timed  # noqa: E402
-
-SAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "demo" / "realmath_eval.json"
-
-
-def generate(n, path, seed=7):
-    template = json.loads(SAMPLE.read_text())
-    rng = random.Random(seed)
-    with path.open("w") as handle:
-        handle.write("[")
-        for i in range(n):
-            base = dict(template[i % len(template)])
-            problem = i % 14
-            base["problem_statement"] = f"[Problem {problem}] " + base["problem_statement"]
-            base["student_response"] = base["student_response"] + f"\n(answer sheet {i})"
-            base["student_id"] = f"{rng.getrandbits(128):032x}"
-            handle.write(("," if i else "") + json.dumps(base, ensure_ascii=False))
-        handle.write("]")
+from _setup import generate_release, print_table, setup_django, timed  # noqa: E402
 
 
 def baseline(path):
@@ -120,7 +102,7 @@ def main():
         return
     folder = Path(tempfile.mkdtemp())
     path = folder / "release.json"
-    generate(args.n, path)
+    generate_release(args.n, path)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     ours = run_child("ours", path)
     theirs = None if args.ours_only else run_child("baseline", path)

@@ -20,9 +20,7 @@ Prints, per mode: the import's wall time, saves made, errors (non-2xx or an exce
 "database is locked"), and the median, p95 and maximum latency of the saves.
 """
 import argparse
-import json
 import os
-import random
 import shutil
 import statistics
 import subprocess
@@ -34,23 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import ROOT, print_table, setup_django  # noqa: E402
-
-SAMPLE = ROOT / "fixtures" / "demo" / "realmath_eval.json"
-
-
-def generate_release(n, path, seed=7):
-    template = json.loads(SAMPLE.read_text())
-    rng = random.Random(seed)
-    with path.open("w") as handle:
-        handle.write("[")
-        for i in range(n):
-            base = dict(template[i % len(template)])
-            base["problem_statement"] = f"[Problem {i % 14}] " + base["problem_statement"]
-            base["student_response"] = base["student_response"] + f"\n(answer sheet {i})"
-            base["student_id"] = f"{rng.getrandbits(128):032x}"
-            handle.write(("," if i else "") + json.dumps(base, ensure_ascii=False))
-        handle.write("]")
+from _setup import ROOT, generate_release, print_table, setup_django  # noqa: E402
 
 
 def generate_dataset(n, path, scratch):

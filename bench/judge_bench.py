@@ -25,17 +25,18 @@ import tempfile
 import time
 import urllib.request
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def start_server(latency):
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--port", "0", "--latency", str(latency)],
-        stdout=subprocess.PIPE, text=True,
-    )
+def start_server(latency, command=None):
+    """The loopback server as its own process (`command`: another way to start it that prints
+    its URL first); returns the process and the URL."""
+    command = command or [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--port", "0", "--latency", str(latency)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     match = re.search(r"(http://\S+/v1)", line)
     if not match:
@@ -132,7 +133,6 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
     import django
 
     django.setup()
-    from celery import current_app
     from django.core.management import call_command
     from django.db.models import Count, Max
 
@@ -160,20 +160,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
                                      temperature=0.7, max_tokens=512)
         for j in range(n_judges)
     ]
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", os.environ["REALMATH_JUDGE_QUEUE"],
-         "--concurrency", str(workers), "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "--loglevel", "INFO", "-n", f"bench-{uuid.uuid4().hex[:6]}@%h"],
-        cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=open(scratch / "worker.log", "w"),
-        start_new_session=True,
-    )
-    try:
-        _wait_ready(worker, scratch / "worker.log")
-        # Ours starts its clock with its clients ready, as the plain script starts it with its
-        # AsyncOpenAI client built: the database connection is open (above) and so is the
-        # broker's, as in a web server that has sent a task before.
-        with current_app.producer_pool.acquire(block=True) as producer:
-            producer.connection.ensure_connection(max_retries=3)
+    with celery_worker(workers, scratch):
         server_stats(url, reset=True)
         ids = list(Response.objects.filter(student_id__startswith="bench-").values_list("pk", flat=True))
         started = time.time()  # wall clock: compared with the runs' `finished` stamps below
@@ -186,6 +173,29 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
         elapsed = finished.timestamp() - started
         states = dict(JudgeRunItem.objects.filter(run__in=runs).values_list("state").annotate(n=Count("id")))
         return elapsed, states, runs[0].chunk_size, sampler.summary()
+
+
+@contextmanager
+def celery_worker(workers, scratch):
+    """A real `celery worker` with `workers` processes on the bench's queue (REALMATH_JUDGE_QUEUE),
+    ready and with this process's broker connection open; stopped (its process group) after."""
+    from celery import current_app
+
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", os.environ["REALMATH_JUDGE_QUEUE"],
+         "--concurrency", str(workers), "--without-gossip", "--without-mingle", "--without-heartbeat",
+         "--loglevel", "INFO", "-n", f"bench-{uuid.uuid4().hex[:6]}@%h"],
+        cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=open(scratch / "worker.log", "w"),
+        start_new_session=True,
+    )
+    try:
+        wait_ready(worker, scratch / "worker.log")
+        # Ours starts its clock with its clients ready, as the plain script starts it with its
+        # AsyncOpenAI client built: the database connection is open and so is the broker's, as
+        # in a web server that has sent a task before.
+        with current_app.producer_pool.acquire(block=True) as producer:
+            producer.connection.ensure_connection(max_retries=3)
+        yield worker
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         try:
@@ -194,7 +204,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
             os.killpg(worker.pid, signal.SIGKILL)
 
 
-def _wait_ready(worker, log, timeout=180):
+def wait_ready(worker, log, timeout=180):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if worker.poll() is not None:
@@ -203,6 +213,25 @@ def _wait_ready(worker, log, timeout=180):
             return
         time.sleep(0.2)
     raise SystemExit("the worker did not start in time")
+
+
+def scratch_environment(name, api_key, **extra):
+    """A scratch folder and this process's environment pointed at it (SQLite database, var, rate
+    limits), a fresh queue and rate-limit prefix, the key REALMATH_LLM_KEY_BENCH; returns the folder."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"{name}-"))
+    os.environ.update({
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "REALMATH_VAR_DIR": str(scratch / "var"),
+        "DATABASE_URL": f"sqlite:///{scratch / 'bench.sqlite3'}",
+        "REALMATH_JUDGE_QUEUE": f"{name}-{uuid.uuid4().hex[:8]}",
+        "REALMATH_RATELIMIT_DIR": str(scratch / "ratelimit"),
+        "REALMATH_RATELIMIT_PREFIX": f"{name}:{uuid.uuid4().hex[:8]}:",
+        "REALMATH_LLM_KEY_BENCH": api_key,
+        "OMP_THREAD_LIMIT": "1",
+        **extra,
+    })
+    os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    return scratch
 
 
 def main():
@@ -214,18 +243,7 @@ def main():
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (make run uses 2)")
     args = parser.parse_args()
 
-    scratch = Path(tempfile.mkdtemp(prefix="judge-bench-"))
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "REALMATH_VAR_DIR": str(scratch / "var"),
-        "DATABASE_URL": f"sqlite:///{scratch / 'bench.sqlite3'}",
-        "REALMATH_JUDGE_QUEUE": f"judge-bench-{uuid.uuid4().hex[:8]}",
-        "REALMATH_RATELIMIT_DIR": str(scratch / "ratelimit"),
-        "REALMATH_RATELIMIT_PREFIX": f"judge-bench:{uuid.uuid4().hex[:8]}:",
-        "REALMATH_LLM_KEY_BENCH": "bench",
-        "OMP_THREAD_LIMIT": "1",
-    })
-    os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    scratch = scratch_environment("judge-bench", api_key="bench")
     n = args.answers * args.judges
     ideal = n * args.latency / args.concurrency
     server, url = start_server(args.latency)

@@ -22,6 +22,8 @@ def from_settings() -> llm.LlmConfig:
         ratelimit_window_seconds=float(settings.LLM_RATELIMIT_WINDOW_SECONDS),
         retry_base_seconds=float(settings.LLM_RETRY_BASE_SECONDS),
         retry_max_seconds=float(settings.LLM_RETRY_MAX_SECONDS),
+        provider_limits=bool(settings.LLM_PROVIDER_LIMITS),
+        rate_limit_max_wait_seconds=float(settings.LLM_RATE_LIMIT_MAX_WAIT_SECONDS),
     )
 
 

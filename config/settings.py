@@ -265,9 +265,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # OCR_QUEUE (blank: the default queue); core.routing.route_task reads them per message.
 CELERY_TASK_ROUTES = ("core.routing.route_task",)
 # Periodic work (the worker of `make run` runs the scheduler too, `-B`; at scale run one
-# `celery -A config beat`): exports whose worker died are marked failed here, never by a page read.
+# `celery -A config beat`): exports and imports whose worker died are marked failed here, never by
+# a page read.
 CELERY_BEAT_SCHEDULE = {
     "fail-stale-export-jobs": {"task": "annotation.fail_stale_export_jobs", "schedule": 60.0},
+    "fail-stale-import-jobs": {"task": "annotation.fail_stale_import_jobs", "schedule": 60.0},
     "delete-expired-class-uploads": {"task": "ocr.delete_expired_class_uploads", "schedule": 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
@@ -285,16 +287,20 @@ OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
 # The LLM transport (the `llm` library; config/llm.py hands these to it): which variables an
 # endpoint may name for its key (a trailing * is a prefix), which hosts LLM calls may go to
 # (empty: any; Django ALLOWED_HOSTS syntax), how much of an answer is kept and read, where the
-# rate limits keep their state without Redis (REDIS_URL, above, when set), and the retry back-off.
+# rate limits keep their state without Redis (REDIS_URL, above, when set), and the retry back-off;
+# whether limits are learned from the provider's x-ratelimit-* headers, and how long one call may
+# wait in all for a provider answering 429 (those waits do not use up its attempts; docs/judges.md).
 LLM_KEY_ENV_ALLOWED = env_list("REALMATH_LLM_KEY_ENV_ALLOWED", "OPENAI_API_KEY,REALMATH_LLM_KEY_*")
 LLM_ALLOWED_HOSTS = env_list("REALMATH_LLM_ALLOWED_HOSTS")
 LLM_MAX_OUTPUT_CHARS = env_int("REALMATH_LLM_MAX_OUTPUT_CHARS", 50_000)
 LLM_MAX_REPLY_BYTES = env_int("REALMATH_LLM_MAX_REPLY_BYTES", 16_000_000)
 LLM_RATELIMIT_DIR = env_path("REALMATH_RATELIMIT_DIR", VAR_DIR / "ratelimit")
 LLM_RATELIMIT_PREFIX = env_str("REALMATH_RATELIMIT_PREFIX", "realmath:rl:")
-LLM_RATELIMIT_WINDOW_SECONDS = 60.0
+LLM_RATELIMIT_WINDOW_SECONDS = float(env_int("REALMATH_RATELIMIT_WINDOW_SECONDS", 60))  # a shorter "minute": benches
 LLM_RETRY_BASE_SECONDS = 1.0
 LLM_RETRY_MAX_SECONDS = 60.0
+LLM_PROVIDER_LIMITS = env_bool("REALMATH_LLM_PROVIDER_LIMITS", True)
+LLM_RATE_LIMIT_MAX_WAIT_SECONDS = env_int("REALMATH_LLM_RATE_LIMIT_MAX_WAIT_SECONDS", 900)
 # What the Batch API charges as a share of the live price (OpenAI's and most providers': half).
 LLM_BATCH_PRICE_FACTOR = 0.5
 

@@ -1,4 +1,5 @@
 """The one way a page answers 404 for a missing row (the API uses DRF's get_object_or_404)."""
+from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404
 from django.shortcuts import get_object_or_404 as django_get_object_or_404
 
@@ -12,3 +13,12 @@ def get_object_or_404(klass, pk, **filters):
     if pk is None:
         raise Http404("No such object.")
     return django_get_object_or_404(klass, pk=pk, **filters)
+
+
+def found_or_404(lookup, *args, message="No such object."):
+    """What `lookup(*args)` finds: a selector that raises its model's DoesNotExist for a row that
+    is not there (or not for this reader), which is a 404 here."""
+    try:
+        return lookup(*args)
+    except ObjectDoesNotExist as exc:
+        raise Http404(message) from exc

@@ -16,8 +16,9 @@ from sympy.solvers.inequalities import solve_univariate_inequality
 
 from . import families, labels, piecewise
 from . import parser as p
-from .answers import Answer, ClassifyError, _free_symbols
+from .answers import Answer, ClassifyError, _free_symbols, make_interval
 from .budget import attempt, remaining
+from .display import set_text, text_of
 from .numeric import close, format_value, is_real, rounding_matches, to_mpc
 
 HIGH_PRECISION = 60  # digits for constant comparisons
@@ -649,7 +650,6 @@ class Comparator:
 
 def _number_text(value):
     """``0.0015`` rather than ``3/2000`` when the decimal is short; long integers abbreviated."""
-    from .display import text_of
 
     if isinstance(value, sp.Rational) and not value.is_Integer:
         q = value.q
@@ -1023,7 +1023,6 @@ def _interval_from_pair(answer):
     left, right = answer.value
     if left.kind != "number" or right.kind != "number":
         raise ClassifyError("interval ends must be numbers")
-    from .answers import make_interval
 
     openness = answer.brackets == "()"
     return make_interval(left.value, right.value, openness, openness)
@@ -1068,7 +1067,6 @@ def _numeric_set(value):
 
 
 def _set_text(value):
-    from .display import set_text
 
     text = set_text(value)
     return text if len(text) < 120 else text[:117] + "..."

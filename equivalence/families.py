@@ -526,9 +526,14 @@ def _sample_points(piece, k):
 
 def _contains(pieces, value):
     """Is ``value`` in one of ``pieces`` for some integer j? True/False, None if unclear."""
+    return _any_of(_in_piece(piece, value) for piece in pieces)
+
+
+def _any_of(verdicts):
+    """Three-valued "any" of lazily computed verdicts: True at the first True, else None if one
+    was unclear (None), else False."""
     unclear = False
-    for piece in pieces:
-        verdict = _in_piece(piece, value)
+    for verdict in verdicts:
         if verdict is True:
             return True
         unclear = unclear or verdict is None
@@ -616,15 +621,7 @@ def _sampled_tuples(first, second, budget):
 
 
 def _tuple_found(members, point):
-    unclear = False
-    for member in members:
-        if len(member.coords) != len(point):
-            continue
-        verdict = _tuple_in(member, point)
-        if verdict is True:
-            return True
-        unclear = unclear or verdict is None
-    return None if unclear else False
+    return _any_of(_tuple_in(member, point) for member in members if len(member.coords) == len(point))
 
 
 def _tuple_in(member, point):

@@ -22,7 +22,7 @@ def make_polar(key, word):
 
 
 def compare_labelled(comparator, a, b):
-    from .compare import no, unknown, yes
+    from .compare import no, unknown, yes  # cycle: compare imports this module
 
     if a.kind == "labelled" and b.kind == "labelled":
         first, second = _by_key(a), _by_key(b)
@@ -65,7 +65,7 @@ def compare_labelled(comparator, a, b):
 
 
 def compare_polar(comparator, a, b):
-    from .compare import no, unknown, yes
+    from .compare import no, unknown, yes  # cycle: compare imports this module
 
     if a.kind == "polar" and b.kind == "polar":
         words = f"«{a.symbol}» vs «{b.symbol}»"

@@ -904,41 +904,32 @@ class _Parser:
     def brace_group(self):
         """``{...}`` groups in LaTeX; with commas inside it is a set written in plain text."""
         self.expect_op("{")
-        if self.tok.is_op("}"):
-            self.advance()
-            return NamedSet(sp.S.EmptySet)
-        self.bar_depth += 1
-        first = self.relation()
-        self.bar_depth -= 1
-        if self.tok.is_op("|", ":"):
-            # {x | x > 1 且 x ≠ 2}: a set-builder typed without backslashes
-            self.advance()
-            return SetBuilder(first, self._builder_conditions(lambda: self.expect_op("}")))
-        items = [first]
-        while self.tok.is_op(","):
-            self.advance()
-            items.append(self.relation())
-        self.expect_op("}")
-        if len(items) == 1:
-            return items[0]
-        return SetLiteral(items)
+        return self._set_contents(lambda: self.tok.is_op("}"), lambda: self.expect_op("}"), (",",), one_is_a_group=True)
 
     def set_literal(self):
-        if self.tok.is_cmd(r"\}"):
+        return self._set_contents(lambda: self.tok.is_cmd(r"\}"), lambda: self.expect_cmd(r"\}"), (",", ";"),
+                                  one_is_a_group=False)
+
+    def _set_contents(self, at_close, close, separators, *, one_is_a_group):
+        """What stands inside a set's braces, up to and with the closing one: nothing (the empty
+        set), a set-builder, or items between `separators` (one item alone is a plain group when
+        `one_is_a_group`, as ``{x}`` is in LaTeX)."""
+        if at_close():
             self.advance()
             return NamedSet(sp.S.EmptySet)
         self.bar_depth += 1
         first = self.relation()
         self.bar_depth -= 1
         if self.tok.is_op("|", ":"):
+            # {x | x > 1 且 x ≠ 2}: a set-builder (also typed without backslashes)
             self.advance()
-            return SetBuilder(first, self._builder_conditions(lambda: self.expect_cmd(r"\}")))
+            return SetBuilder(first, self._builder_conditions(close))
         items = [first]
-        while self.tok.is_op(",", ";"):
+        while self.tok.is_op(*separators):
             self.advance()
             items.append(self.relation())
-        self.expect_cmd(r"\}")
-        return SetLiteral(items)
+        close()
+        return items[0] if one_is_a_group and len(items) == 1 else SetLiteral(items)
 
     def _builder_conditions(self, close):
         """The conditions of a set-builder: ``x > 1, x \\ne 2``, ``x > 1 且 x ≠ 2``, ``x < 0 或 x > 2``."""

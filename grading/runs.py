@@ -199,6 +199,16 @@ class RunEngine:
         run.refresh_from_db()
         return run
 
+    def open_chunk(self, run_id: int, epoch: int, item_ids, task_id: str | None = None, **related):
+        """How a chunk starts: ``(run, task_id, report)``, the task id made up when none is given
+        (inline runs, tests); `run` is None, with every item counted as skipped, when the chunk
+        must do nothing (the run was cancelled, resumed into a newer epoch or finished)."""
+        report = ChunkReport()
+        run = self.live_run(run_id, epoch, **related)
+        if run is None:
+            report.skipped = len(item_ids)
+        return run, str(task_id or uuid.uuid4().hex), report
+
     def live_run(self, run_id: int, epoch: int, **related):
         """The run if a chunk of `epoch` should work on it now, else None."""
         model = self.run_model
@@ -234,6 +244,21 @@ def stalled(status: str, last_activity: datetime | None, started: datetime) -> b
     if status != "running":
         return False
     return (timezone.now() - (last_activity or started)).total_seconds() > STALL_SECONDS
+
+
+def progress_head(run, pending: int) -> dict:
+    """The fields a judge or generation run's progress begins with: the run, its status and
+    epoch, its size, the items done and pending, and the percent done."""
+    done = run.n_items - pending
+    return {
+        "run": run.pk,
+        "status": run.status,
+        "epoch": run.epoch,
+        "total": run.n_items,
+        "done": done,
+        "pending": pending,
+        "percent": round(100.0 * done / run.n_items, 1) if run.n_items else 100.0,
+    }
 
 
 RESUME_REFUSED = "The run is still making progress; resume it once it is cancelled or stalls, or pass force."

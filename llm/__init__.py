@@ -12,7 +12,8 @@ Public API::
 
 Modules: `client` (the call with retries and the `openai` client per endpoint), `access` (which
 key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
-threads, processes and machines), `senders` (the threads that send an endpoint's calls),
+threads, processes and machines, typed or learned from answers), `headers` (a provider's
+rate-limit headers read), `senders` (the threads that send an endpoint's calls),
 `reply_limit` (how much of an answer is read, within one deadline per request), `tokens` (token
 counts before sending: tiktoken for OpenAI's models, a stated per-character estimate otherwise), `pool` (the process's threads for batches of
 calls), `config` (what the host application tells the transport).
@@ -39,13 +40,13 @@ from .client import (
     complete,
     first_choice,
     limiter_for,
-    parse_retry_after,
     read_api_key,
     redirect_problem,
     send_request,
     warm_up,
 )
 from .config import LlmConfig, configure, refresh
+from .headers import parse_retry_after
 from .pool import call_pool
 
 __all__ = [

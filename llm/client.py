@@ -4,8 +4,12 @@ endpoint, with our own retries.
 
 The client is built with ``max_retries=0``; `complete` retries 429s, 5xx answers, timeouts,
 dropped connections and unreadable bodies itself, with exponential backoff and jitter, waiting
-at least as long as a ``Retry-After`` (or ``retry-after-ms``) header asks, and telling the
-endpoint's limiter to pause every worker for that long. Each attempt is sent by one of the
+at least as long as a ``Retry-After`` (or ``retry-after-ms``, or the reset of the budget a 429
+says is spent) asks, and telling the endpoint's limiter to pause every worker for that long. A
+429 is the provider pacing us, not a failure: it does not use up an attempt until the call has
+waited ``rate_limit_max_wait_seconds`` in all (an exhausted quota, ``insufficient_quota``, is not
+retried). Every answer's ``x-ratelimit-*`` headers reach the limiter (llm.ratelimit), which paces
+all workers by the limits they name. Each attempt is sent by one of the
 process's sender threads for the endpoint (llm.senders), which holds a limiter slot
 while the HTTP call runs and sends the next queued call on it. Every failed attempt is written
 down in the result.
@@ -20,7 +24,6 @@ for connecting, sending and reading together (reply_limit.DeadlineTransport), so
 server cannot hold a call beyond it. A 200 whose body is not a chat completion (an HTML page,
 JSON without `choices`) is kind "bad_response" and retried.
 """
-import email.utils
 import os
 import random
 import threading
@@ -29,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from . import access, ratelimit, tokens
+from . import headers as limit_headers
 from .config import current
 from .senders import senders_for
 
-MAX_RETRY_AFTER = 300.0
 RETRYABLE_STATUS = {408, 409, 425, 429}
 
 
@@ -197,7 +200,8 @@ def bounded_http_client():
     transport = DeadlineTransport(verify=_tls[0], limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
     return DefaultHttpxClient(verify=_tls[0], headers={"Accept-Encoding": "identity"}, transport=transport,
                               follow_redirects=False, trust_env=False,
-                              event_hooks={"request": [start_deadline], "response": [bound_reply]})
+                              event_hooks={"request": [start_deadline],
+                                           "response": [ratelimit.observe_response, bound_reply]})
 
 
 def redirect_problem(exc):
@@ -300,11 +304,17 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
     senders = senders_for(limiter)
 
     def send(pending):
-        reply = request(client)
+        with limiter.watching(pending.tokens):  # the answer's rate-limit headers reach the limiter
+            reply = request(client)
         pending.actual_tokens = reply.tokens
         return reply
 
-    for attempt in range(1, attempts + 1):
+    failures, limited, limited_wait = 0, 0, 0.0  # attempts used up; 429s waited out, and for how long
+    max_limited_wait = float(config.rate_limit_max_wait_seconds)
+    attempt = 0
+    while True:
+        attempt += 1
+        rate_limited = False
         sent = senders.run(send, estimate)  # on a thread holding one of the endpoint's slots
         started = sent.started or time.monotonic()
         try:
@@ -319,10 +329,14 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
                 errors.append(error)
                 break
             error = _error(attempt, started, "http", str(exc)[:500], status=exc.status_code)
-            retry_after = parse_retry_after(exc.response.headers if exc.response is not None else {})
+            said = limit_headers.read_limits(exc.response.headers if exc.response is not None else {})
+            retry_after = said.retry_wait()
             if retry_after is not None:
                 error["retry_after"] = retry_after
             retryable = exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
+            if getattr(exc, "code", None) == "insufficient_quota":  # no wait refills it
+                retryable = False
+            rate_limited = exc.status_code == 429 and retryable
         except APITimeoutError as exc:
             cause = f" ({exc.__cause__})" if exc.__cause__ is not None and str(exc.__cause__) else ""
             error, retry_after, retryable = _error(attempt, started, "timeout", f"{exc}{cause}"[:500]), None, True
@@ -335,11 +349,21 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
             error, retry_after, retryable = _error(attempt, started, "bad_response", f"{type(exc).__name__}: {exc}"[:500]), None, True
         spent_ms += error["latency_ms"]
         errors.append(error)
-        if not retryable or attempt == attempts:
+        if not retryable:
+            break
+        if rate_limited and limited_wait < max_limited_wait:  # paced, not failed: no attempt used
+            limited += 1
+            limiter.throttled(retry_after)
+            delay = backoff_delay(min(limited, 4), retry_after, base=base, cap=cap)
+            limited_wait += delay
+            sleep(delay)
+            continue
+        failures += 1
+        if failures >= attempts:
             break
         if retry_after is not None:
             limiter.cooldown(retry_after)
-        sleep(backoff_delay(attempt, retry_after, base=base, cap=cap))
+        sleep(backoff_delay(failures, retry_after, base=base, cap=cap))
     last = errors[-1]
     raise LlmCallFailed(
         f"{last['kind']} error after {len(errors)} attempt(s): {last['message']}",
@@ -432,28 +456,6 @@ def _truncation_note(attempt, length, kept):
 
 def is_truncation(error):
     return isinstance(error, dict) and error.get("kind") == "truncated"
-
-
-def parse_retry_after(headers):
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
-    try:
-        millis = headers.get("retry-after-ms")
-        if millis:
-            return min(max(float(millis) / 1000.0, 0.0), MAX_RETRY_AFTER)
-    except (TypeError, ValueError):
-        pass
-    value = headers.get("retry-after") if headers else None
-    if not value:
-        return None
-    try:
-        return min(max(float(value), 0.0), MAX_RETRY_AFTER)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return min(max(when.timestamp() - time.time(), 0.0), MAX_RETRY_AFTER)
 
 
 def backoff_delay(attempt, retry_after=None, *, base=1.0, cap=60.0):

@@ -32,6 +32,11 @@ class LlmConfig:
     # Exponential back-off between attempts: the first wait and the cap, in seconds.
     retry_base_seconds: float = 1.0
     retry_max_seconds: float = 60.0
+    # Read every answer's x-ratelimit-* headers and pace by the limits they name (llm.ratelimit).
+    provider_limits: bool = True
+    # A call answered 429 (rate limited) is sent again without using up an attempt until it has
+    # waited this long in all; then 429s count as failed attempts like any other.
+    rate_limit_max_wait_seconds: float = 900.0
 
 
 _lock = threading.Lock()

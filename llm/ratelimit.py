@@ -5,6 +5,19 @@ Three limits, each optional: calls in flight at once (concurrency), requests per
 tokens per minute (both over a sliding 60-second window). A 429 with ``Retry-After`` also
 pauses the endpoint for everyone (`cooldown`).
 
+Limits learned from the provider: every answer's ``x-ratelimit-*`` headers (llm.headers) reach
+the endpoint's limiter (`observe`, through `observe_response`, a response hook of the HTTP client,
+while `watching` is on for the call). The per-minute limits they name are written to the shared
+store (`learn`, kept LEARNED_TTL seconds and renewed while answers keep saying them), so every
+worker paces by them at once; a limit typed on the endpoint stays a ceiling (the lower one holds).
+A budget the headers say is spent (``remaining`` below one more call) pauses everyone for the
+time it takes to refill. Limits that change mid-run are followed from the next answer on.
+
+Concurrency follows the provider too: a 429 halves the calls the endpoint may have in flight
+(at most once per CUT_SECONDS, never below one), and each call that gets its answer raises
+that cap by 1/cap until it is back at the endpoint's max concurrency (additive increase,
+multiplicative decrease, as TCP does). The cap lives in the shared store beside the limits.
+
 Where the shared state lives:
 
 - ``REDIS_URL`` set: in Redis, updated by Lua scripts (atomic, uses the Redis clock), so the
@@ -19,6 +32,7 @@ the middle of a call cannot keep its slot forever.
 """
 import fcntl
 import json
+import logging
 import os
 import random
 import threading
@@ -30,9 +44,24 @@ from dataclasses import dataclass
 from hashlib import sha1
 from pathlib import Path
 
+from . import headers as limit_headers
 from .config import current
 
+logger = logging.getLogger(__name__)
+
 WINDOW = 60.0
+# Limits learned from headers are kept this long in the shared store after the last answer that
+# said them, and written again by a process at least this often (or when they change).
+LEARNED_TTL = 600.0
+LEARNED_REFRESH = 30.0
+# After a 429 a process sends every call through the shared store for this long (no slot kept
+# from one call to the next without it).
+THROTTLED_SECONDS = 60.0
+# A 429 cuts the concurrency cap at most this often (the 429s of one burst count once).
+CUT_SECONDS = 1.0
+CAP_TTL = 600.0  # a cap no call raised for this long is forgotten
+# Below this share of a budget left, every answer's count of what is used is checked against the store's.
+LOW_REMAINING = 0.2
 CONCURRENCY_POLL = 0.005
 MAX_CONCURRENCY_POLL = 0.02
 # A slot passes straight from a finished call to a waiting thread of the same process only if
@@ -66,8 +95,13 @@ class Limiter:
         self._local = _local_semaphore(limits.key, limits.max_concurrency)
         self._waiters = _waiters_for(limits.key)
         # Only a pure concurrency limit lets a slot pass between threads without the store:
-        # per-minute budgets count every call there.
-        self._may_pass = bool(limits.max_concurrency) and not limits.requests_per_minute and not limits.tokens_per_minute
+        # per-minute budgets count every call there (learned ones too, see `_may_pass`).
+        self._pure_concurrency = (bool(limits.max_concurrency) and not limits.requests_per_minute
+                                  and not limits.tokens_per_minute)
+
+    @property
+    def _may_pass(self):
+        return self._pure_concurrency and time.monotonic() >= self._waiters.paced_until
 
     def acquire(self, tokens=0):
         """Wait for a slot and for room in the per-minute budgets; return a Permit."""
@@ -117,6 +151,7 @@ class Limiter:
         return ok, wait
 
     def _give_back(self, permit, actual_tokens=None):
+        # A call whose usage is known got its answer: that raises a concurrency cap a 429 cut.
         self.store.release(self.limits, permit.holder, actual_tokens)
         self._waiters.saw_store(0.0)
         self._waiters.notify()
@@ -140,6 +175,74 @@ class Limiter:
         if seconds > 0:
             self.store.cooldown(self.limits, seconds)
             self._waiters.saw_store(seconds)
+
+    def throttled(self, seconds):
+        """A 429: pause every worker `seconds` (if given), and count this process's calls in the
+        shared store for a while (the provider is pacing us)."""
+        self._waiters.paced(THROTTLED_SECONDS)
+        self.store.throttle(self.limits, seconds or 0.0)
+        if seconds:
+            self._waiters.saw_store(seconds)
+
+    def observe(self, said, tokens=0, refused=False):
+        """An answer's rate-limit headers (a `headers.ProviderLimits`): learn the limits they name
+        and pause everyone when they say the budget has no room for a call of `tokens` tokens.
+
+        When the limits are first written, again every LEARNED_REFRESH seconds, on a 429
+        (`refused`) and while less than LOW_REMAINING of a budget is left, the store is also told
+        what the provider says is used (limit - remaining): calls it counts that the store does
+        not (sent before the limits were known, or by another program with the same key) are
+        added to the store's window."""
+        if said.says_limits:
+            self._waiters.paced(LEARNED_TTL)
+            learned = (said.requests_per_minute or 0, said.tokens_per_minute or 0)
+            if self._waiters.should_write(learned) or refused or _running_low(said):
+                self.store.learn(self.limits, *learned, ttl=LEARNED_TTL, used=_used(said))
+        pause = said.pause_for(tokens)
+        if pause > 0:
+            self.cooldown(pause)
+
+    @contextmanager
+    def watching(self, tokens=0):
+        """While the block runs on this thread, the answers the HTTP client reads reach `observe`."""
+        previous = getattr(_watched, "call", None)
+        _watched.call = (self, tokens)
+        try:
+            yield
+        finally:
+            _watched.call = previous
+
+
+def _running_low(said):
+    return any(limit and remaining is not None and remaining < LOW_REMAINING * limit
+               for limit, remaining in ((said.requests_per_minute, said.remaining_requests),
+                                        (said.tokens_per_minute, said.remaining_tokens)))
+
+
+def _used(said):
+    """(requests, tokens) the provider says are used of its limits; None where it does not say."""
+    def used(limit, remaining):
+        return max(0, limit - remaining) if limit and remaining is not None else None
+
+    return (used(said.requests_per_minute, said.remaining_requests), used(said.tokens_per_minute, said.remaining_tokens))
+
+
+_watched = threading.local()  # the sync client reads a request's answer on the thread that sent it
+
+
+def observe_response(response):
+    """Response hook of the HTTP client: hand the answer's rate-limit headers to the limiter of
+    the call this thread is sending (none outside `Limiter.watching`). Never raises: the
+    headers only steer the pace, and a store that cannot be written is a problem for the next
+    acquire to report."""
+    call = getattr(_watched, "call", None)
+    if call is None or not current().provider_limits:
+        return
+    limiter, tokens = call
+    try:
+        limiter.observe(limit_headers.read_limits(response.headers), tokens, refused=response.status_code == 429)
+    except Exception:  # noqa: BLE001 - see above
+        logger.warning("Could not record an LLM endpoint's rate-limit headers", exc_info=True)
 
 
 _semaphores = {}
@@ -176,6 +279,22 @@ class _Waiters:
         self._queue = deque()
         self._store_seen = float("-inf")
         self._paused_until = float("-inf")
+        self.paced_until = float("-inf")  # till then every call goes through the store (see Limiter._may_pass)
+        self._learned = None  # the limits this process last wrote to the store, and when
+        self._learned_at = float("-inf")
+
+    def paced(self, seconds):
+        self.paced_until = max(self.paced_until, time.monotonic() + seconds)
+
+    def should_write(self, learned):
+        """Whether learned limits must be written to the store: they changed, or were last written
+        LEARNED_REFRESH seconds ago (the store forgets them LEARNED_TTL after the last write)."""
+        now = time.monotonic()
+        with self._lock:
+            if learned == self._learned and now - self._learned_at < LEARNED_REFRESH:
+                return False
+            self._learned, self._learned_at = learned, now
+            return True
 
     @contextmanager
     def turn(self, on_leftover=None):
@@ -268,8 +387,25 @@ def default_store():
 
 # --- the shared state: one algorithm, two stores -------------------------------------------
 
+def ceiling(typed, learned):
+    """The limit in force: the lower of the endpoint's own and the provider's (0: none)."""
+    given = [int(v) for v in (typed, learned) if v and int(v) > 0]
+    return min(given) if given else 0
+
+
 def _decide(state, limits, holder, tokens, now):
     """Prune `state`, then admit `holder` (mutating state) or say how long to wait."""
+    learned = state.get("learned")
+    if learned and learned.get("until", 0.0) <= now:
+        state.pop("learned", None)
+        learned = None
+    rpm = ceiling(limits.requests_per_minute, learned and learned.get("rpm"))
+    tpm = ceiling(limits.tokens_per_minute, learned and learned.get("tpm"))
+    cap = state.get("cap")
+    if cap and cap.get("until", 0.0) <= now:
+        state.pop("cap", None)
+        cap = None
+    max_concurrency = ceiling(limits.max_concurrency, cap and int(cap["value"]))
     state["holders"] = {h: exp for h, exp in state.get("holders", {}).items() if exp > now}
     window = limits.window
     state["requests"] = [t for t in state.get("requests", []) if t > now - window]
@@ -277,34 +413,66 @@ def _decide(state, limits, holder, tokens, now):
     cooldown = state.get("cooldown_until", 0.0)
     if cooldown > now:
         return False, cooldown - now
-    if limits.max_concurrency and len(state["holders"]) >= limits.max_concurrency:
+    if max_concurrency and len(state["holders"]) >= max_concurrency:
         return False, 0.0
-    if limits.requests_per_minute and len(state["requests"]) >= limits.requests_per_minute:
-        return False, state["requests"][0] + window - now
-    if limits.tokens_per_minute and state["tokens"]:
+    if rpm and len(state["requests"]) >= rpm:
+        return False, state["requests"][-rpm] + window - now
+    if tpm and state["tokens"]:
         used = sum(e[1] for e in state["tokens"])
-        if used + tokens > limits.tokens_per_minute:
+        if used + tokens > tpm:
             freed, wait = used, 0.0
             for stamp, count, _ in state["tokens"]:
                 freed -= count
                 wait = stamp + window - now
-                if freed + tokens <= limits.tokens_per_minute:
+                if freed + tokens <= tpm:
                     break
             return False, max(wait, 0.01)
     state["holders"][holder] = now + limits.lease_seconds
-    if limits.requests_per_minute:
+    if rpm:
         state["requests"].append(now)
-    if limits.tokens_per_minute:
+    if tpm:
         state["tokens"].append([now, tokens, holder])
     return True, 0.0
 
 
-def _settle(state, holder, actual_tokens):
+def _learn(state, rpm, tpm, used, now, window, until):
+    """Keep the provider's limits; add to the window what the provider says is used beyond it."""
+    state["learned"] = {"rpm": int(rpm or 0), "tpm": int(tpm or 0), "until": until}
+    used_requests, used_tokens = used or (None, None)
+    requests = [t for t in state.get("requests", []) if t > now - window]
+    tokens = [e for e in state.get("tokens", []) if e[0] > now - window]
+    if rpm and used_requests is not None and used_requests > len(requests):
+        requests.extend([now] * min(int(used_requests) - len(requests), int(rpm)))
+    counted = sum(e[1] for e in tokens)
+    if tpm and used_tokens is not None and used_tokens > counted:
+        tokens.append([now, min(int(used_tokens) - counted, int(tpm)), f"provider:{uuid.uuid4().hex}"])
+    state["requests"], state["tokens"] = requests, tokens
+
+
+def _settle(state, limits, holder, actual_tokens, now):
     state.get("holders", {}).pop(holder, None)
     if actual_tokens is not None:
         for entry in state.get("tokens", []):
             if entry[2] == holder:
                 entry[1] = actual_tokens
+        cap = state.get("cap")
+        if cap:
+            cap["value"] += 1.0 / max(cap["value"], 1.0)
+            cap["until"] = now + CAP_TTL
+            if not limits.max_concurrency or cap["value"] >= limits.max_concurrency:
+                state.pop("cap", None)
+
+
+def _throttle(state, limits, seconds, now):
+    """A 429: pause `seconds`, and halve the concurrency cap (once per CUT_SECONDS)."""
+    if seconds > 0:
+        state["cooldown_until"] = max(state.get("cooldown_until", 0.0), now + seconds)
+    cap = state.get("cap") or {}
+    if now - cap.get("cut_at", float("-inf")) < CUT_SECONDS:
+        return
+    holders = sum(1 for expiry in state.get("holders", {}).values() if expiry > now)
+    current = min(cap.get("value", float("inf")), limits.max_concurrency or float("inf"), holders + 1)
+    state["cap"] = {"value": float(max(1, int(current) // 2)), "cut_at": now, "until": now + CAP_TTL}
 
 
 class FileStore:
@@ -355,20 +523,39 @@ class FileStore:
 
     def release(self, limits, holder, actual_tokens=None):
         with self._state(limits.key) as state:
-            _settle(state, holder, actual_tokens)
+            _settle(state, limits, holder, actual_tokens, time.time())
+
+    def throttle(self, limits, seconds):
+        with self._state(limits.key) as state:
+            _throttle(state, limits, seconds, time.time())
 
     def cooldown(self, limits, seconds):
         with self._state(limits.key) as state:
             state["cooldown_until"] = max(state.get("cooldown_until", 0.0), time.time() + seconds)
 
+    def learn(self, limits, rpm, tpm, ttl=LEARNED_TTL, used=None):
+        """The provider's per-minute limits (0: not said), kept `ttl` seconds; `used`: the
+        (requests, tokens) it says are used, counted in the window where they exceed it."""
+        with self._state(limits.key) as state:
+            now = time.time()
+            _learn(state, rpm, tpm, used, now, limits.window, now + ttl)
+
 
 _ACQUIRE_LUA = """
-local holders, reqs, toks, tokn, cool = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local holders, reqs, toks, tokn, cool, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local holder = ARGV[1]
 local maxc, rpm, tpm = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local tokens, lease, window = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local said = redis.call('HMGET', learned, 'rpm', 'tpm')
+local function ceiling(typed, got)
+  got = tonumber(got) or 0
+  if got > 0 and (typed <= 0 or got < typed) then return got end
+  return typed
+end
+rpm, tpm = ceiling(rpm, said[1]), ceiling(tpm, said[2])
+maxc = ceiling(maxc, math.floor(tonumber(redis.call('HGET', KEYS[7], 'value') or '0')))
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', reqs, '-inf', now - window)
 local old = redis.call('ZRANGEBYSCORE', toks, '-inf', now - window)
@@ -377,8 +564,9 @@ redis.call('ZREMRANGEBYSCORE', toks, '-inf', now - window)
 local until_ = tonumber(redis.call('GET', cool) or '0')
 if until_ > now then return {0, tostring(until_ - now)} end
 if maxc > 0 and redis.call('ZCARD', holders) >= maxc then return {0, '0'} end
-if rpm > 0 and redis.call('ZCARD', reqs) >= rpm then
-  local first = redis.call('ZRANGE', reqs, 0, 0, 'WITHSCORES')
+local sent = redis.call('ZCARD', reqs)
+if rpm > 0 and sent >= rpm then
+  local first = redis.call('ZRANGE', reqs, sent - rpm, sent - rpm, 'WITHSCORES')
   return {0, tostring(tonumber(first[2]) + window - now)}
 end
 if tpm > 0 then
@@ -402,15 +590,47 @@ if tpm > 0 then
   redis.call('ZADD', toks, now, holder)
   redis.call('HSET', tokn, holder, tokens)
 end
-for _, k in ipairs(KEYS) do redis.call('EXPIRE', k, math.ceil(window + lease)) end
+for i = 1, 5 do redis.call('EXPIRE', KEYS[i], math.ceil(window + lease)) end
 return {1, '0'}
 """
 
 _RELEASE_LUA = """
 redis.call('ZREM', KEYS[1], ARGV[1])
-if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
-  redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+if ARGV[2] ~= '' then
+  if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then redis.call('HSET', KEYS[4], ARGV[1], ARGV[2]) end
+  local cap = tonumber(redis.call('HGET', KEYS[7], 'value') or '0')
+  if cap > 0 then
+    cap = cap + 1 / math.max(cap, 1)
+    local maxc = tonumber(ARGV[3])
+    if maxc <= 0 or cap >= maxc then
+      redis.call('DEL', KEYS[7])
+    else
+      redis.call('HSET', KEYS[7], 'value', tostring(cap))
+      redis.call('EXPIRE', KEYS[7], math.ceil(tonumber(ARGV[4])))
+    end
+  end
 end
+return 1
+"""
+
+_THROTTLE_LUA = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local seconds, maxc, cut_every, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+if seconds > 0 then
+  local until_ = now + seconds
+  local current = tonumber(redis.call('GET', KEYS[5]) or '0')
+  if until_ > current then redis.call('SET', KEYS[5], tostring(until_), 'EX', math.ceil(seconds) + 1) end
+end
+local cut_at = tonumber(redis.call('HGET', KEYS[7], 'cut_at') or '-1e18')
+if now - cut_at < cut_every then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local current = redis.call('ZCARD', KEYS[1]) + 1
+local cap = tonumber(redis.call('HGET', KEYS[7], 'value') or '0')
+if cap > 0 and cap < current then current = cap end
+if maxc > 0 and maxc < current then current = maxc end
+redis.call('HSET', KEYS[7], 'value', tostring(math.max(1, math.floor(math.floor(current) / 2))), 'cut_at', tostring(now))
+redis.call('EXPIRE', KEYS[7], math.ceil(ttl))
 return 1
 """
 
@@ -420,6 +640,37 @@ local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local until_ = now + tonumber(ARGV[1])
 local current = tonumber(redis.call('GET', KEYS[5]) or '0')
 if until_ > current then redis.call('SET', KEYS[5], tostring(until_), 'EX', math.ceil(tonumber(ARGV[1])) + 1) end
+return 1
+"""
+
+
+_LEARN_LUA = """
+local reqs, toks, tokn, learned = KEYS[2], KEYS[3], KEYS[4], KEYS[6]
+local rpm, tpm, ttl, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local used_requests, used_tokens, tag = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+redis.call('HSET', learned, 'rpm', rpm, 'tpm', tpm)
+redis.call('EXPIRE', learned, math.ceil(ttl))
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+if rpm > 0 and used_requests then
+  redis.call('ZREMRANGEBYSCORE', reqs, '-inf', now - window)
+  local missing = math.min(used_requests - redis.call('ZCARD', reqs), rpm)
+  for i = 1, missing do redis.call('ZADD', reqs, now, tag .. ':' .. i) end
+  redis.call('EXPIRE', reqs, math.ceil(window) + 1)
+end
+if tpm > 0 and used_tokens then
+  local old = redis.call('ZRANGEBYSCORE', toks, '-inf', now - window)
+  for _, member in ipairs(old) do redis.call('HDEL', tokn, member) end
+  redis.call('ZREMRANGEBYSCORE', toks, '-inf', now - window)
+  local counted = 0
+  for _, v in ipairs(redis.call('HVALS', tokn)) do counted = counted + tonumber(v) end
+  if used_tokens > counted then
+    redis.call('ZADD', toks, now, tag)
+    redis.call('HSET', tokn, tag, math.min(used_tokens - counted, tpm))
+    redis.call('EXPIRE', toks, math.ceil(window) + 1)
+    redis.call('EXPIRE', tokn, math.ceil(window) + 1)
+  end
+end
 return 1
 """
 
@@ -437,6 +688,8 @@ class RedisStore:
         self._acquire = client.register_script(_ACQUIRE_LUA)
         self._release = client.register_script(_RELEASE_LUA)
         self._cooldown = client.register_script(_COOLDOWN_LUA)
+        self._learn = client.register_script(_LEARN_LUA)
+        self._throttle = client.register_script(_THROTTLE_LUA)
 
     @classmethod
     def for_url(cls, url, prefix):
@@ -450,7 +703,8 @@ class RedisStore:
 
     def _keys(self, key):
         base = f"{self.prefix}{{{sha1(key.encode()).hexdigest()[:20]}}}"
-        return [f"{base}:holders", f"{base}:requests", f"{base}:tokens", f"{base}:token-counts", f"{base}:cooldown"]
+        return [f"{base}:holders", f"{base}:requests", f"{base}:tokens", f"{base}:token-counts", f"{base}:cooldown",
+                f"{base}:learned", f"{base}:cap"]
 
     def try_acquire(self, limits, holder, tokens):
         ok, wait = self._acquire(
@@ -463,7 +717,20 @@ class RedisStore:
         return bool(int(ok)), float(wait)
 
     def release(self, limits, holder, actual_tokens=None):
-        self._release(keys=self._keys(limits.key), args=[holder, "" if actual_tokens is None else int(actual_tokens)])
+        self._release(keys=self._keys(limits.key), args=[
+            holder, "" if actual_tokens is None else int(actual_tokens), limits.max_concurrency or 0, CAP_TTL])
+
+    def throttle(self, limits, seconds):
+        self._throttle(keys=self._keys(limits.key), args=[float(seconds), limits.max_concurrency or 0, CUT_SECONDS,
+                                                          CAP_TTL])
 
     def cooldown(self, limits, seconds):
         self._cooldown(keys=self._keys(limits.key), args=[float(seconds)])
+
+    def learn(self, limits, rpm, tpm, ttl=LEARNED_TTL, used=None):
+        used_requests, used_tokens = used or (None, None)
+        self._learn(keys=self._keys(limits.key), args=[
+            int(rpm or 0), int(tpm or 0), float(ttl), limits.window,
+            "" if used_requests is None else int(used_requests), "" if used_tokens is None else int(used_tokens),
+            f"provider:{uuid.uuid4().hex}",
+        ])

@@ -329,6 +329,26 @@ def _place_words(place, labels):
     return f"{place['student_id'] or '?'}, {label} p{place['page_number']}"
 
 
+def batches_with_exam() -> QuerySet[ScanBatch]:
+    """Batches with their exam and uploader: what the batch pages look one up in."""
+    return ScanBatch.objects.select_related("exam", "created_by")
+
+
+def exam_questions(batch: ScanBatch) -> list[Question]:
+    """The questions of the batch's exam by location, for the pickers of its pages."""
+    return list(batch.exam.questions.order_by("location", "id").only("id", "location", "statement"))
+
+
+def pages_with_context() -> QuerySet[Page]:
+    """Pages with their batch, question and response: what the history page looks one up in."""
+    return Page.objects.select_related("batch", "question", "response")
+
+
+def page_renditions() -> QuerySet[Page]:
+    """Pages with only their image files, status and response: what the image view looks one up in."""
+    return Page.objects.only("id", "web", "thumb", "processed", "master", "status", "response_id")
+
+
 def scan_batch(pk: int) -> ScanBatch | None:
     return ScanBatch.objects.select_related("exam").filter(pk=pk).first()
 

@@ -4,7 +4,6 @@ import mimetypes
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, JsonResponse
@@ -15,6 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
+from accounts.selectors import active_annotators
 from annotation.labelling import selectors as labelling_selectors
 from annotation.labelling import services as labelling_services
 from annotation.labelling.selectors import can_label
@@ -174,31 +174,27 @@ def class_pending_discard(request, pk):
 
 @reviewer_required
 def batch_detail(request, pk):
-    batch = get_object_or_404(ScanBatch.objects.select_related("exam", "created_by"), pk=pk)
+    batch = get_object_or_404(selectors.batches_with_exam(), pk=pk)
     answers = selectors.batch_answers(batch)
     context = {
         "batch": batch,
         "pages": selectors.batch_pages(batch),
         "files": selectors.batch_files(batch),
         "progress": selectors.batch_progress(batch),
-        "questions": list(batch.exam.questions.order_by("location", "id").only("id", "location", "statement")),
+        "questions": selectors.exam_questions(batch),
         "add_form": AddFilesForm(),
         "engine_form": EngineForm(),
         "engine_label": ENGINES[batch.engine].label if batch.engine in ENGINES else batch.engine,
         "answers": answers,
         "answer_counts": selectors.answer_state_counts(answers),
         "assign_form": _assign_form(),
-        "annotators": _annotators(),
+        "annotators": active_annotators(),
     }
     return render(request, "ocr/batch_detail.html", context)
 
 
-def _annotators():
-    return get_user_model().objects.filter(groups__name="annotator", is_active=True).order_by("username")
-
-
 def _assign_form(data=None):
-    return AssignLabelsForm(data, annotators=_annotators(), strategies=Assignment.Strategy.choices,
+    return AssignLabelsForm(data, annotators=active_annotators(), strategies=Assignment.Strategy.choices,
                             initial={"strategy": Assignment.Strategy.ROUND_ROBIN})
 
 
@@ -206,7 +202,7 @@ def _assign_form(data=None):
 @require_POST
 def batch_assign_labels(request, pk):
     """"Assign these": ask for labels of the batch's verified responses, with the Assign page's options."""
-    batch = get_object_or_404(ScanBatch.objects.select_related("exam"), pk=pk)
+    batch = get_object_or_404(selectors.batches_with_exam(), pk=pk)
     form = _assign_form(request.POST)
     if not form.is_valid():
         problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
@@ -233,7 +229,7 @@ def batch_assign_labels(request, pk):
 @reviewer_required
 def batch_packets(request, pk):
     """The fix screen: each student's packet, page by page, with move, swap and reassign."""
-    batch = get_object_or_404(ScanBatch.objects.select_related("exam"), pk=pk)
+    batch = get_object_or_404(selectors.batches_with_exam(), pk=pk)
     return _packets_page(request, batch)
 
 
@@ -241,7 +237,7 @@ def _packets_page(request, batch, status=200):
     context = {
         "batch": batch,
         "packets": selectors.batch_packets(batch),
-        "questions": list(batch.exam.questions.order_by("location", "id").only("id", "location", "statement")),
+        "questions": selectors.exam_questions(batch),
         "edits": selectors.packet_edits(batch),
     }
     return render(request, "ocr/batch_packets.html", context, status=status)
@@ -250,7 +246,7 @@ def _packets_page(request, batch, status=200):
 @reviewer_required
 @require_POST
 def batch_packets_fix(request, pk):
-    batch = get_object_or_404(ScanBatch.objects.select_related("exam"), pk=pk)
+    batch = get_object_or_404(selectors.batches_with_exam(), pk=pk)
     post = request.POST
     try:
         edit = _fix_packet(batch, post, request.user)
@@ -307,7 +303,7 @@ def batch_add_files(request, pk):
 @reviewer_required
 @require_POST
 def batch_assign(request, pk):
-    batch = get_object_or_404(ScanBatch.objects.select_related("exam"), pk=pk)
+    batch = get_object_or_404(selectors.batches_with_exam(), pk=pk)
     rows, problems = [], []
     for raw in request.POST.getlist("page"):
         page = parse_id(raw)
@@ -412,7 +408,7 @@ def page_correct(request, pk):
 
 @reviewer_required
 def page_history(request, pk):
-    page = get_object_or_404(Page.objects.select_related("batch", "question", "response"), pk=pk)
+    page = get_object_or_404(selectors.pages_with_context(), pk=pk)
     transcript = selectors.transcript_of(page)
     rows = selectors.revisions_with_diffs(transcript) if transcript else []
     return render(request, "ocr/page_history.html", {"page": page, "transcript": transcript, "rows": rows})
@@ -422,7 +418,7 @@ def page_history(request, pk):
 def page_image(request, pk, kind):
     """A rendition of a page image: reviewers see all, annotators the pages of responses they label."""
     field = IMAGE_KINDS.get(kind)
-    page = get_object_or_404(Page.objects.only("id", "web", "thumb", "processed", "master", "status", "response_id"), pk=pk)
+    page = get_object_or_404(selectors.page_renditions(), pk=pk)
     if not selectors.may_view_page_image(request.user, page):
         raise PermissionDenied(gettext("This scan belongs to a response that is not assigned to you."))
     name = getattr(page, field) if field else ""
@@ -445,7 +441,7 @@ def quality(request):
         "cer_math": [round(100 * row["cer_math"], 2) if row["cer_math"] is not None else None for row in by_engine],
     }
     batch_id = parse_id(request.GET.get("batch"))
-    detail_batch = ScanBatch.objects.filter(pk=batch_id).first() if batch_id is not None else None
+    detail_batch = selectors.scan_batch(batch_id) if batch_id is not None else None
     context = {
         "rows": selectors.quality_rows(),
         "by_engine": by_engine,

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
+from django.urls import URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from accounts.services import create_user_with_role
@@ -40,6 +42,27 @@ def _eager_celery(request, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = eager
     yield
     app.conf.task_always_eager = previous
+
+
+def url_routes(resolver=None, prefix=""):
+    """Every route of the URL configuration (or below `resolver`), as its pattern strings joined."""
+    for pattern in (resolver or get_resolver()).url_patterns:
+        if isinstance(pattern, URLResolver):
+            yield from url_routes(pattern, prefix + str(pattern.pattern))
+        else:
+            yield prefix + str(pattern.pattern)
+
+
+def assert_reviewer_only(url, annotator, reviewer, method="get"):
+    """Anonymous users go to the login page, annotators get 403, reviewers get in."""
+    anonymous = Client()
+    response = getattr(anonymous, method)(url)
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    client = Client()
+    client.force_login(annotator)
+    assert getattr(client, method)(url).status_code == 403
+    client.force_login(reviewer)
+    return getattr(client, method)(url)
 
 
 def make_user(username, role):

@@ -23,6 +23,12 @@ or from the command line (the benchmark and a local demo do this)::
 
 and read its counters from another process with ``GET /v1/stats`` (``POST /v1/stats/reset``).
 
+Rate limits as a provider enforces them (tests/llm_limits.py): ``server.limits =
+KeyLimits(requests_per_minute=600, tokens_per_minute=200_000)`` answers 429 beyond them, per API
+key, and sends the ``x-ratelimit-*`` headers on every answer; ``server.latency`` may be a function
+(``uniform_latency(0.2, 0.8)``). From the command line: ``--rpm``, ``--tpm``, ``--latency-max``;
+``POST /v1/limits`` with ``{"rpm": .., "tpm": ..}`` changes them while it runs.
+
 It also answers ``POST /v1/embeddings`` (each input's vector is ``server.embedder(text)``, by
 default `hash_vector`: the same text always gets the same unit vector) and ``POST
 /v1/completions`` with ``echo`` and ``logprobs`` (the prompt's tokens and log-probabilities
@@ -39,6 +45,7 @@ the app sends (rubric scores, IneqMath final-answer and step verdicts, the meta-
 JSON, synthetic answers, OCR transcriptions) in the form the app expects, with made-up values.
 """
 import argparse
+import dataclasses
 import json
 import sys
 import threading
@@ -51,6 +58,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grading.judges import scripted  # noqa: E402  (plain Python, no Django)
+from tests import llm_limits  # noqa: E402
 
 
 @dataclass
@@ -155,7 +163,8 @@ class LlmServer:
         self.default = default if default is not None else demo_reply
         self.embedder = hash_vector
         self.scorer = word_scores
-        self.latency = latency
+        self.latency = latency  # seconds, or a function giving each call's
+        self.limits = None  # a llm_limits.KeyLimits: 429 beyond a key's requests and tokens per minute
         self._rules = []
         self._lock = threading.Lock()
         self._release = threading.Event()
@@ -229,10 +238,12 @@ class LlmServer:
             1 for r in seen if (match is None or match in r.text) and (status is None or r.status == status)
         )
 
-    def max_requests_in_window(self, seconds):
-        """The largest number of requests that started within any window of this length."""
+    def max_requests_in_window(self, seconds, status=None, match=None, since=0.0):
+        """The largest number of requests that started within any window of this length (only
+        those answered `status`, whose text has `match`, started from `since` on, when given)."""
         with self._lock:
-            starts = sorted(r.started for r in self.requests)
+            starts = sorted(r.started for r in self.requests if r.started >= since and (status is None or r.status == status)
+                            and (match is None or match in r.text))
         best, left = 0, 0
         for right, start in enumerate(starts):
             while start - starts[left] >= seconds:
@@ -286,7 +297,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/").endswith("/stats"):
             owner = self.owner
             self._send_json(200, {"requests": owner.request_count, "max_in_flight": owner.max_in_flight,
-                                  "in_flight": owner.in_flight})
+                                  "in_flight": owner.in_flight, "rate_limited": owner.count(status=429),
+                                  "limits": owner.limits.stats() if owner.limits is not None else None})
         elif self.path.rstrip("/").endswith("/models"):
             self._send_json(200, {"object": "list", "data": [{"id": "test-model", "object": "model"}]})
         else:
@@ -298,6 +310,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             owner.reset()
             self._send_json(200, {"reset": True})
+            return
+        if self.path.rstrip("/").endswith("/limits") and owner.limits is not None:
+            change = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            owner.limits.set(change.get("rpm"), change.get("tpm"))
+            self._send_json(200, owner.limits.stats())
             return
         started = time.time()
         length = int(self.headers.get("Content-Length") or 0)
@@ -319,9 +336,17 @@ class _Handler(BaseHTTPRequestHandler):
             if kind is None:
                 self._send_json(404, {"error": {"message": "not found"}})
                 return
+            if owner.limits is not None:  # a provider's rate limits: 429 at once, else their headers
+                gate = owner.limits.admit(llm_limits.api_key_of(self.headers),
+                                          llm_limits.request_cost(payload, message_text(payload)))
+                if gate.refused is not None:
+                    self._send_json(429, gate.refused, gate.headers)
+                    return
             reply = owner._choose(payload, chat=kind == "/chat/completions")
+            if owner.limits is not None:
+                reply = dataclasses.replace(reply, headers={**gate.headers, **reply.headers})
             self._trickle = (reply.trickle, reply.trickle_headers) if reply.trickle else None
-            delay = reply.latency or owner.latency
+            delay = reply.latency or (owner.latency() if callable(owner.latency) else owner.latency)
             if delay:
                 time.sleep(delay)
             if reply.hang is not None:
@@ -468,8 +493,16 @@ def main():
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each answer")
+    parser.add_argument("--latency-max", type=float, default=0.0,
+                        help="with it, each answer waits a time drawn between --latency and this")
+    parser.add_argument("--rpm", type=int, default=0, help="requests per minute per API key (0: no limit)")
+    parser.add_argument("--tpm", type=int, default=0, help="tokens per minute per API key (0: no limit)")
     args = parser.parse_args()
-    server = LlmServer(host=args.host, port=args.port, latency=args.latency).start()
+    latency = llm_limits.uniform_latency(args.latency, args.latency_max) if args.latency_max else args.latency
+    server = LlmServer(host=args.host, port=args.port, latency=latency)
+    if args.rpm or args.tpm:
+        server.limits = llm_limits.KeyLimits(requests_per_minute=args.rpm, tokens_per_minute=args.tpm)
+    server.start()
     print(f"listening on {server.url}", flush=True)
     try:
         while True:

@@ -26,6 +26,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from accounts.services import set_user_language
 from annotation import services as annotation_services
 
+from .studies.helpers import lexical_geometry_run
 from .test_layout_browser import _demo_with_cases, _pages
 
 pytestmark = pytest.mark.django_db
@@ -239,14 +240,7 @@ def _extra_pages(role, data):
 
 def _geometry_run():
     """A finished error-geometry run on the lexical baseline (no model), as its tests make one."""
-    from grading.studies.geometry import services
-
-    lines = [json.dumps({"segment_text": f"{s} {i}, therefore y = {i}", "sample_id": f"{s}{i}", "question": f"Q{i % 3}",
-                         "sub_id": "(2)", "real_score": 0, "max_score": 2, "analysis_subset": s})
-             for s in ("human", "synthetic") for i in range(8)]
-    run = services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=20, permutations=20,
-                             cluster=False, enqueue=False)
-    return services.run_inline(run)
+    return lexical_geometry_run()
 
 
 def _import_job(user):

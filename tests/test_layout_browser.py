@@ -169,51 +169,52 @@ def _slug(url):
     return urlparse(url).path.strip("/").replace("/", "_") or "home"
 
 
-def test_every_page_fits_each_width_for_each_role(browser, live_server):
+@pytest.mark.parametrize("role", list(PASSWORDS))  # one test a role: the suite's workers share them out
+def test_every_page_fits_each_width_for_each_role(browser, live_server, role):
     data = _demo_with_cases()
     problems = []
-    for role, password in PASSWORDS.items():
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        page = context.new_page()
-        page.set_default_timeout(20000)
-        errors = []
-        # A failed request is reported with its URL by the response handler, not by its console line.
-        page.on("console", lambda msg, errors=errors: msg.type == "error" and "Failed to load resource" not in msg.text
-                and errors.append(msg.text))
-        page.on("response", lambda r, errors=errors: r.status >= 400 and errors.append(f"{r.status} {r.url}"))
-        page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill("input[name=username]", role)
-        page.fill("input[name=password]", password)
-        page.click("button[type=submit]")
-        page.wait_for_url(lambda url: "/accounts/login/" not in url)
-        groups = set(page.locator(".menu-group > .menu-title").all_inner_texts())
-        if groups != MENU_GROUPS[role]:
-            problems.append(f"{role}: menu groups {sorted(groups)}")
-        for url, has_math in _pages(role, data):
-            for width, height in WIDTHS:
-                page.set_viewport_size({"width": width, "height": height})
-                errors.clear()
-                answer = page.goto(f"{live_server.url}{url}")
-                page.wait_for_load_state("load")
-                page.evaluate("() => document.fonts.ready.then(() => true)")
-                where = f"{role} {url} at {width}px"
-                if answer is None or answer.status != 200:
-                    problems.append(f"{where}: status {answer and answer.status}")
-                    continue
-                scroll, inner = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
-                if scroll > inner:
-                    wide = page.evaluate(_WIDEST)
-                    problems.append(f"{where}: {scroll} px wide ({wide})")
-                if has_math and page.locator(".katex").count() == 0:
-                    problems.append(f"{where}: no rendered math")
-                if errors:
-                    problems.append(f"{where}: console {errors[:2]}")
-                (SCREENSHOT_DIR / "layout").mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(SCREENSHOT_DIR / "layout" / f"{role}-{width}-{_slug(url)}.png"))
-        if role == "reviewer":
-            problems += _tablet_correction_screen(page, live_server, data)
-        context.close()
+    password = PASSWORDS[role]
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(20000)
+    errors = []
+    # A failed request is reported with its URL by the response handler, not by its console line.
+    page.on("console", lambda msg, errors=errors: msg.type == "error" and "Failed to load resource" not in msg.text
+            and errors.append(msg.text))
+    page.on("response", lambda r, errors=errors: r.status >= 400 and errors.append(f"{r.status} {r.url}"))
+    page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", role)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+    groups = set(page.locator(".menu-group > .menu-title").all_inner_texts())
+    if groups != MENU_GROUPS[role]:
+        problems.append(f"{role}: menu groups {sorted(groups)}")
+    for url, has_math in _pages(role, data):
+        for width, height in WIDTHS:
+            page.set_viewport_size({"width": width, "height": height})
+            errors.clear()
+            answer = page.goto(f"{live_server.url}{url}")
+            page.wait_for_load_state("load")
+            page.evaluate("() => document.fonts.ready.then(() => true)")
+            where = f"{role} {url} at {width}px"
+            if answer is None or answer.status != 200:
+                problems.append(f"{where}: status {answer and answer.status}")
+                continue
+            scroll, inner = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+            if scroll > inner:
+                wide = page.evaluate(_WIDEST)
+                problems.append(f"{where}: {scroll} px wide ({wide})")
+            if has_math and page.locator(".katex").count() == 0:
+                problems.append(f"{where}: no rendered math")
+            if errors:
+                problems.append(f"{where}: console {errors[:2]}")
+            (SCREENSHOT_DIR / "layout").mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT_DIR / "layout" / f"{role}-{width}-{_slug(url)}.png"))
+    if role == "reviewer":
+        problems += _tablet_correction_screen(page, live_server, data)
+    context.close()
     assert not problems, "\n".join(problems)
 
 

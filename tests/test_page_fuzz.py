@@ -15,14 +15,13 @@ from urllib.parse import urlsplit
 
 import pytest
 from django.test import Client
-from django.urls import URLResolver, get_resolver
 
 from annotation.models import ExportJob, ImportJob, ImportReport, Label, Question, Response
 from grading.models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint, MetaEvalRun, ProbeRun
 from ocr.models import Page, ScanBatch
 from ocr.services import Upload, create_batch, ingest_uploads
 
-from .conftest import make_user
+from .conftest import make_user, url_routes
 from .factories import make_imported_gold, make_question, make_responses, make_results, make_stored_setting
 from .ocr.conftest import distinct_image, png_bytes
 
@@ -40,14 +39,7 @@ NO_POST = ("accounts/password/", "accounts/login/")  # wrong passwords would loc
 
 
 def page_routes():
-    def walk(resolver, prefix=""):
-        for pattern in resolver.url_patterns:
-            if isinstance(pattern, URLResolver):
-                yield from walk(pattern, prefix + str(pattern.pattern))
-            else:
-                yield prefix + str(pattern.pattern)
-
-    return sorted({route for route in walk(get_resolver()) if not route.startswith(SKIPPED)})
+    return sorted({route for route in url_routes() if not route.startswith(SKIPPED)})
 
 
 ROUTES = page_routes()

@@ -1,6 +1,6 @@
 """Real Celery workers for integration tests: a worker process on its own queue, the test
 database reachable from it (PostgreSQL by name; SQLite moved from memory into a file), and the
-queue purged afterwards. Used by tests/judges and tests/studies."""
+queue purged afterwards. Used by tests/judges, tests/studies and tests/ocr."""
 import os
 import re
 import signal
@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+
+from tests.factories import API_KEY_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,17 +55,43 @@ def file_backed_database(path):
         connection.connection = memory
 
 
-class Worker:
-    """`celery worker` in its own process group, so SIGKILL takes its pool process too."""
+def on_a_database_workers_reach(tmp_path, scenario):
+    """Run scenario() where a worker process can reach the test database: as it is, or, on
+    SQLite's in-memory test database, after moving it into a file for the scenario's duration."""
+    if in_memory_sqlite():
+        with file_backed_database(tmp_path / "test-db.sqlite3"):
+            return scenario()
+    return scenario()
 
-    def __init__(self, env, log_path):
+
+def judge_worker_env(tmp_path, settings, prefix):
+    """A fresh judge queue for one test (this process routes its tasks there too) and the
+    environment of the workers that read it: the test database, a rate-limit folder and prefix of
+    their own, the endpoint key variable set, tasks not eager."""
+    queue = f"{prefix}-{uuid.uuid4().hex[:10]}"
+    settings.JUDGE_TASK_QUEUE = queue
+    env = dict(
+        os.environ, DATABASE_URL=database_url(), REALMATH_JUDGE_QUEUE=queue,
+        REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"), REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
+        DJANGO_SETTINGS_MODULE="config.settings", OMP_THREAD_LIMIT="1",
+    )
+    env[API_KEY_ENV] = "sk-integration"
+    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    return queue, env
+
+
+class Worker:
+    """`celery worker` in its own process group, so SIGKILL takes its pool process too. It reads
+    `queue` (default: the environment's judge queue) with `concurrency` pool processes."""
+
+    def __init__(self, env, log_path, *, queue=None, concurrency=1):
         self.log_path = log_path
         self.log = open(log_path, "w")
         self.proc = subprocess.Popen(
             [
-                sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", env["REALMATH_JUDGE_QUEUE"],
-                "--concurrency", "1", "--pool", "prefork", "--without-gossip", "--without-mingle",
-                "--without-heartbeat", "--loglevel", "INFO", "-n", f"judges-test-{uuid.uuid4().hex[:6]}@%h",
+                sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue or env["REALMATH_JUDGE_QUEUE"],
+                "--concurrency", str(concurrency), "--pool", "prefork", "--without-gossip", "--without-mingle",
+                "--without-heartbeat", "--loglevel", "INFO", "-n", f"realmath-test-{uuid.uuid4().hex[:6]}@%h",
             ],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
@@ -100,5 +128,5 @@ def purge_queue(queue):
     try:
         with app.connection_for_write() as conn:
             conn.default_channel.queue_purge(queue)
-    except Exception:  # the queue may not exist any more; nothing to clean then
+    except Exception:  # noqa: BLE001 - the queue may not exist any more; nothing to clean then
         pass

@@ -15,7 +15,6 @@ import io
 import json
 import zipfile
 from datetime import date, datetime
-from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -40,7 +39,7 @@ from ..importers.checks import (
     json_problem,
     text,
 )
-from ..importers.common import ImportFormatError, ImportResult, as_stream, sha256_of, stream_size
+from ..importers.common import ImportFormatError, ImportResult, as_stream, finite_decimal, sha256_of, stream_size
 from ..models import (
     Adjudication,
     Assignment,
@@ -287,13 +286,7 @@ def check_lines(stream, file_name, user=None):
 def _dec(value, line, field):
     if value is None:
         return None
-    try:
-        number = Decimal(str(value))
-    except InvalidOperation as exc:
-        raise ImportFormatError(_field_problem(line, field, gettext("is not a number: %(value)s") % {"value": repr(value)})) from exc
-    if not number.is_finite():
-        raise ImportFormatError(_field_problem(line, field, gettext("is not a finite number")))
-    return number
+    return finite_decimal(value, lambda text: _field_problem(line, field, text))
 
 
 def _version_number(value, line, field):

@@ -277,13 +277,20 @@ def require(record, index, name, kinds, *, optional=False, allow_empty=True, max
     return value
 
 
-def to_decimal(value, index, name):
+def finite_decimal(value, problem):
+    """`value` as a finite Decimal; else ImportFormatError with `problem(what is wrong)` (the
+    message that names the record and field)."""
     try:
         number = Decimal(str(value))
     except InvalidOperation as exc:
-        raise ImportFormatError(field_problem(index, name, gettext("is not a number: %(value)s") % {"value": repr(value)})) from exc
+        raise ImportFormatError(problem(gettext("is not a number: %(value)s") % {"value": repr(value)})) from exc
     if not number.is_finite():
-        raise ImportFormatError(field_problem(index, name, gettext("is not a finite number")))
+        raise ImportFormatError(problem(gettext("is not a finite number")))
+    return number
+
+
+def to_decimal(value, index, name):
+    number = finite_decimal(value, lambda text: field_problem(index, name, text))
     if abs(number) >= Decimal("100000"):
         raise ImportFormatError(field_problem(index, name, gettext("is out of range: %(value)s") % {"value": repr(value)}))
     return number

@@ -15,3 +15,12 @@ def undo_import_job(job_id):
     from . import batches  # cycle: the import services queue this task
 
     batches.undo(job_id)
+
+
+@shared_task(name="annotation.fail_stale_import_jobs", ignore_result=True)
+def fail_stale_import_jobs():
+    """Periodic (``CELERY_BEAT_SCHEDULE``): mark imports whose worker died as failed and remove
+    their uploads, so that the import pages only read."""
+    from . import services  # cycle: services queue this module's tasks
+
+    services.fail_stale_jobs()

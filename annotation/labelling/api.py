@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from accounts.permissions import IsReviewer
 from accounts.roles import is_reviewer
 
-from ..models import Adjudication, Assignment, Label, LabelDraft, Response
+from ..models import Adjudication, Assignment, Label, Response
 from ..selectors import can_see_scores, scores_visible_to
 from ..serializers import (
     AdjudicateRequestSerializer,
@@ -34,12 +34,7 @@ from .rules import LabelInvalid
 
 
 def _response_or_404(pk):
-    return get_object_or_404(
-        Response.objects.select_related("question__exam").prefetch_related(
-            "question__sub_questions", "question__checkpoints"
-        ),
-        pk=pk,
-    )
+    return get_object_or_404(selectors.responses_with_rubric(), pk=pk)
 
 
 def _save(request, response, label=None):
@@ -100,7 +95,7 @@ class DraftView(APIView):
     """Autosaved, unsaved work on a response's label (mine, or the one I edit as reviewer)."""
 
     def _draft(self, request, response_id):
-        return LabelDraft.objects.filter(response=_response_or_404(response_id), user=request.user).first()
+        return selectors.own_draft(_response_or_404(response_id), request.user)
 
     @extend_schema(responses=LabelDraftSerializer)
     def get(self, request, response_id):

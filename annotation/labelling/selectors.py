@@ -68,6 +68,34 @@ def label_page_response(pk: int) -> Response:
     )
 
 
+def responses_with_rubric() -> QuerySet[Response]:
+    """Responses with their question, exam, sub-questions and checkpoints: what the adjudication
+    page and the label API look one up in."""
+    return Response.objects.select_related("question__exam").prefetch_related(
+        "question__sub_questions", "question__checkpoints"
+    )
+
+
+def responses_with_exam() -> QuerySet[Response]:
+    """Responses with their question and exam: what the label history looks one up in."""
+    return Response.objects.select_related("question__exam")
+
+
+def response_in_question(pk: int | None) -> Response | None:
+    """The response `pk` with only its question's id (to find its neighbours), or None."""
+    return Response.objects.filter(pk=pk).only("pk", "question_id").first() if pk is not None else None
+
+
+def labels_with_history() -> QuerySet[Label]:
+    """Labels with their annotator, editor and step labels: what a reviewer's edit looks one up in."""
+    return Label.objects.select_related("annotator", "updated_by").prefetch_related("step_labels__sub_question")
+
+
+def own_draft(response: Response, user) -> LabelDraft | None:
+    """The user's autosaved, unsaved work on the response's label, if any."""
+    return LabelDraft.objects.filter(response=response, user=user).first()
+
+
 def submitted_labels(response: Response) -> QuerySet[Label]:
     """Submitted labels of a response (imported gold included), oldest first."""
     return list(

@@ -4,7 +4,6 @@ screen saves through the API (annotation.labelling.api) from the modules in stat
 from decimal import Decimal, InvalidOperation
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, QueryDict
@@ -15,12 +14,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import admin_required, annotator_required, reviewer_required
 from accounts.roles import is_admin, is_reviewer
+from accounts.selectors import active_annotators
 from core.ids import id_param
-from core.shortcuts import get_object_or_404
+from core.numbers import parse_id
+from core.shortcuts import found_or_404, get_object_or_404
 from ocr import selectors as ocr_selectors
 
-from ..models import Assignment, Exam, Label, LabelDraft, Question, Response, StepLabel
-from ..selectors import can_see_scores, exam_choices, question_choices, reference_segments
+from ..models import Assignment, Question, Response, StepLabel
+from ..selectors import can_see_scores, exam_by_id, exam_choices, question_by_id, question_choices, reference_segments
 from ..serializers import LabelDraftSerializer, LabelSerializer
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report
@@ -57,7 +58,7 @@ def label_next(request):
         return redirect("annotation:label", pk=assignment.response_id)
     after = id_param(request.POST.get("after"))
     if after is not None and is_reviewer(request.user):
-        response = Response.objects.filter(pk=after).only("pk", "question_id").first()
+        response = selectors.response_in_question(after)
         if response is not None:
             _, following = selectors.neighbours(request.user, response)
             if following:
@@ -69,10 +70,7 @@ def label_next(request):
 @annotator_required
 def label_response(request, pk):
     """The labelling screen for one response: problem, rubric, transcript and the score form."""
-    try:
-        response = selectors.label_page_response(pk)
-    except Response.DoesNotExist as exc:
-        raise Http404("No such response.") from exc
+    response = found_or_404(selectors.label_page_response, pk, message="No such response.")
     user = request.user
     label = _edited_label(request, response)
     if label is None and not selectors.can_label(user, response):
@@ -82,7 +80,7 @@ def label_response(request, pk):
     anchor = selectors.anchor_for(user, response)
     anchor = anchor if anchor and anchor["shown"] else None  # the hidden half gets nothing, not even a hidden value
     others = [a for a in selectors.labels_of_response(response) if a.pk != getattr(label, "pk", None)] if can_see else []
-    draft = LabelDraft.objects.filter(response=response, user=user).first()
+    draft = selectors.own_draft(response, user)
     if draft is not None and draft.label_id != getattr(label, "pk", None):
         draft = None
     question = response.question
@@ -171,10 +169,7 @@ def _edited_label(request, response):
     """The label this page edits: ?annotation=<id> for a reviewer, else the user's own."""
     wanted = id_param(request.GET.get("annotation"))
     if wanted is not None and is_reviewer(request.user):
-        return get_object_or_404(
-            Label.objects.select_related("annotator", "updated_by").prefetch_related("step_labels__sub_question"),
-            pk=wanted, response=response,
-        )
+        return get_object_or_404(selectors.labels_with_history(), pk=wanted, response=response)
     return selectors.own_label(response, request.user)
 
 
@@ -195,7 +190,7 @@ def _groups_config(question):
 @annotator_required
 def label_history(request, pk):
     """History of the labels of a response the user may see: versions, step labels, attempts."""
-    response = get_object_or_404(Response.objects.select_related("question__exam"), pk=pk)
+    response = get_object_or_404(selectors.responses_with_exam(), pk=pk)
     labels = selectors.labels_of_response(response)
     if not can_see_scores(request.user, response):
         labels = [a for a in labels if a.annotator_id == request.user.pk]
@@ -211,7 +206,7 @@ def label_history(request, pk):
 @reviewer_required
 @require_http_methods(["GET", "POST"])
 def assign(request):
-    annotators = list(get_user_model().objects.filter(groups__name="annotator", is_active=True).order_by("username"))
+    annotators = list(active_annotators())
     if request.method == "POST":
         _assign_from_form(request, annotators)
         return redirect(f"{reverse('annotation:assign')}?{_assign_choices(request.POST).urlencode()}")
@@ -247,8 +242,7 @@ def _assign_choices(data):
 def _assign_from_form(request, annotators):
     post = request.POST
     question_id, exam_id = id_param(post.get("question")), id_param(post.get("exam"))
-    question = Question.objects.filter(pk=question_id).first() if question_id is not None else None
-    exam = Exam.objects.filter(pk=exam_id).first() if exam_id is not None else None
+    question, exam = question_by_id(question_id), exam_by_id(exam_id)
     batch_id = id_param(post.get("batch"))
     batch = ocr_selectors.scan_batch(batch_id) if batch_id is not None else None
     if question is None and exam is None and batch is None:
@@ -320,10 +314,7 @@ def adjudication_queue(request):
 @reviewer_required
 @require_http_methods(["GET", "POST"])
 def adjudicate(request, pk):
-    response = get_object_or_404(
-        Response.objects.select_related("question__exam").prefetch_related("question__sub_questions", "question__checkpoints"),
-        pk=pk,
-    )
+    response = get_object_or_404(selectors.responses_with_rubric(), pk=pk)
     labels = selectors.submitted_labels(response)
     errors = {}
     if request.method == "POST":
@@ -418,7 +409,9 @@ def exam_anchoring_context(exam, user, form=None):
 @require_POST
 def exam_anchoring(request, pk):
     """Start (or change) or stop the anchoring experiment of one exam, from the exam page."""
-    exam = get_object_or_404(Exam, pk)
+    exam = exam_by_id(parse_id(pk))
+    if exam is None:
+        raise Http404("No such exam.")
     if request.POST.get("action") == "stop":
         services.stop_anchoring(exam=exam)
         messages.success(request, gettext("The anchoring experiment is stopped: no pre-grade is shown any more."))

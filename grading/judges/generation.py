@@ -6,7 +6,6 @@ grading.judges.services); each written answer becomes a synthetic Response.
 """
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from decimal import Decimal
 
@@ -166,11 +165,8 @@ def generation_messages(run: GenerationRun, question: Question) -> list[dict]:
 def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
                              complete: Callable | None = None) -> ChunkReport:
     """Write the synthetic answers of the given items (the body of the Celery chunk task)."""
-    task_id = str(task_id or uuid.uuid4().hex)
-    report = ChunkReport()
-    run = GENERATION_RUNS.live_run(run_id, epoch, select_related=["endpoint"])
+    run, task_id, report = GENERATION_RUNS.open_chunk(run_id, epoch, item_ids, task_id, select_related=["endpoint"])
     if run is None:
-        report.skipped = len(item_ids)
         return report
     owner = f"gen{owner_tag(run.pk, epoch, task_id)}"
     lease = lease_for(run.endpoint)

@@ -38,8 +38,12 @@ class LlmEndpoint(models.Model):
         default=8, validators=[MinValueValidator(1), MaxValueValidator(1024)],
         help_text=gettext_lazy("Calls in flight at once, over all workers."),
     )
-    requests_per_minute = models.PositiveIntegerField(default=0, help_text=gettext_lazy("0: no limit."))
-    tokens_per_minute = models.PositiveIntegerField(default=0, help_text=gettext_lazy("0: no limit."))
+    requests_per_minute = models.PositiveIntegerField(
+        default=0, help_text=gettext_lazy("0: as the provider's rate-limit headers say (no limit if it sends none). "
+                                          "A number here is a ceiling."))
+    tokens_per_minute = models.PositiveIntegerField(
+        default=0, help_text=gettext_lazy("0: as the provider's rate-limit headers say (no limit if it sends none). "
+                                          "A number here is a ceiling."))
     timeout_seconds = models.FloatField(default=120.0, validators=[MinValueValidator(0.05)])
     max_attempts = models.PositiveSmallIntegerField(
         default=5, validators=[MinValueValidator(1), MaxValueValidator(20)],

@@ -120,7 +120,7 @@ def parse_json_object(text):
             return value
     start = text.find("{")
     while start != -1:
-        end = _balanced_end(text, start)
+        end = balanced_end(text, start)
         if end is None:
             break
         try:
@@ -134,7 +134,9 @@ def parse_json_object(text):
     return None
 
 
-def _balanced_end(text, start):
+def balanced_end(text, start):
+    """Where the ``{...}`` opening at `start` closes (braces inside JSON strings, escaped quotes
+    included, do not count), or None if it never does."""
     depth, in_string, escaped = 0, False, False
     for index in range(start, len(text)):
         char = text[index]
@@ -239,7 +241,7 @@ def _json_candidates(text):
     blocks = re.findall(r"```(?:json)?\s*(.*?)```", text, re.S | re.I)
     spans, start = [], text.find("{")
     while start != -1:
-        end = _balanced_end(text, start)
+        end = balanced_end(text, start)
         if end is None:
             break
         spans.append(text[start : end + 1])

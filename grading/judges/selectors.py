@@ -21,6 +21,16 @@ def endpoint_list() -> QuerySet[LlmEndpoint]:
     return LlmEndpoint.objects.annotate(n_configs=Count("judge_configs", distinct=True)).order_by("name")
 
 
+def endpoint_by_id(pk: int | None) -> LlmEndpoint | None:
+    """The endpoint `pk` (an id already parsed, or None), or None."""
+    return LlmEndpoint.objects.filter(pk=pk).first() if pk is not None else None
+
+
+def setting_by_id(pk: int | None) -> JudgeSetting | None:
+    """The setting version `pk` (an id already parsed, or None), or None."""
+    return JudgeSetting.objects.filter(pk=pk).first() if pk is not None else None
+
+
 def setting_list(*, include_old: bool = False) -> QuerySet[JudgeSetting]:
     """Judge settings, newest version of each name first (all versions with include_old)."""
     queryset = JudgeSetting.objects.select_related("endpoint").annotate(
@@ -145,24 +155,16 @@ def run_progress(run: JudgeRun) -> dict:
         latency=Sum("latency_ms"), attempts=Sum("attempts"), last=Max("finished"),
     )
     latencies = sorted(produced.exclude(latency_ms__isnull=True).values_list("latency_ms", flat=True)[:5000])
-    pending = counts.get(JudgeRunItem.State.PENDING, 0)
-    done = run.n_items - pending
     end = run.finished or timezone.now()
     last = max(filter(None, (totals["last"], run.resumed)), default=None)
     stalled = runs.stalled(run.status, last, run.resumed or run.created)
     elapsed = max((end - (run.resumed or run.created)).total_seconds(), 0.0)
     return {
-        "run": run.pk,
-        "status": run.status,
-        "epoch": run.epoch,
-        "total": run.n_items,
-        "done": done,
-        "pending": pending,
+        **runs.progress_head(run, counts.get(JudgeRunItem.State.PENDING, 0)),
         "ok": counts.get(JudgeRunItem.State.OK, 0),
         "invalid": counts.get(JudgeRunItem.State.INVALID, 0),
         "error": counts.get(JudgeRunItem.State.ERROR, 0),
         "cached": n_cached,
-        "percent": round(100.0 * done / run.n_items, 1) if run.n_items else 100.0,
         "judged": totals["calls"] or 0,
         "attempts": totals["attempts"] or 0,
         "prompt_tokens": totals["prompt"] or 0,
@@ -253,21 +255,13 @@ def generation_progress(run: GenerationRun) -> dict:
         prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost"), latency=Sum("latency_ms"),
         answered=Count("id", filter=Q(latency_ms__isnull=False)), last=Max("finished"),
     )
-    pending = counts.get(GenerationItem.State.PENDING, 0)
-    done = run.n_items - pending
     end = run.finished or timezone.now()
     last = max(filter(None, (totals["last"], run.resumed)), default=None)
     stalled = runs.stalled(run.status, last, run.resumed or run.created)
     return {
-        "run": run.pk,
-        "status": run.status,
-        "epoch": run.epoch,
-        "total": run.n_items,
-        "done": done,
-        "pending": pending,
+        **runs.progress_head(run, counts.get(GenerationItem.State.PENDING, 0)),
         "ok": counts.get(GenerationItem.State.OK, 0),
         "error": counts.get(GenerationItem.State.ERROR, 0),
-        "percent": round(100.0 * done / run.n_items, 1) if run.n_items else 100.0,
         "prompt_tokens": totals["prompt"] or 0,
         "completion_tokens": totals["completion"] or 0,
         "cost": str((totals["cost"] or Decimal(0)).quantize(Decimal("0.0001"))),

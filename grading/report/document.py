@@ -281,42 +281,45 @@ def markdown_cell(text) -> str:
     return " ".join(str(text).replace("\\", "\\\\").replace("|", "\\|").split())
 
 
-def _markdown(sections) -> str:
-    out = ["# " + gettext("Methods report"), ""]
+def _document(sections, first_line, heading, table, paragraph) -> str:
+    """The report as text: `first_line`, then each section's heading and its blocks (tables
+    through `table`, which gives lines, paragraphs through `paragraph`), each followed by a blank line."""
+    out = [first_line, ""]
     for section in sections:
-        out += [f"## {section.title}", ""]
+        out += [heading(section.title), ""]
         for block in section.blocks:
-            if isinstance(block, Table):
-                if block.caption:
-                    out += [f"*{markdown_cell(block.caption)}*", ""]
-                out.append("| " + " | ".join(markdown_cell(h) for h in block.header) + " |")
-                out.append("|" + "|".join("---" for _ in block.header) + "|")
-                out += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in block.rows]
-            else:
-                out.append(block)
+            out += table(block) if isinstance(block, Table) else [paragraph(block)]
             out.append("")
     return "\n".join(out)
+
+
+def _markdown_table(block) -> list[str]:
+    out = [f"*{markdown_cell(block.caption)}*", ""] if block.caption else []
+    out.append("| " + " | ".join(markdown_cell(h) for h in block.header) + " |")
+    out.append("|" + "|".join("---" for _ in block.header) + "|")
+    return out + ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in block.rows]
+
+
+def _latex_table(block) -> list[str]:
+    out = ["\\begin{table}[h]\\centering\\small"]
+    if block.caption:
+        out.append(f"\\textit{{{latex_escape(block.caption)}}}\\par\\smallskip")
+    out.append("\\begin{tabular}{l" + "r" * (len(block.header) - 1) + "}")
+    out.append("\\hline")
+    out.append(" & ".join(latex_escape(h) for h in block.header) + " \\\\")
+    out.append("\\hline")
+    out += [" & ".join(latex_escape(c) for c in row) + " \\\\" for row in block.rows]
+    return out + ["\\hline", "\\end{tabular}", "\\end{table}"]
+
+
+def _markdown(sections) -> str:
+    return _document(sections, "# " + gettext("Methods report"), lambda title: f"## {title}", _markdown_table,
+                     lambda text: text)
 
 
 def _latex(sections) -> str:
-    out = ["% " + gettext("Methods report (RealMath Workbench). A fragment: \\input{} it into a document."), ""]
-    for section in sections:
-        out += [f"\\section*{{{latex_escape(section.title)}}}", ""]
-        for block in section.blocks:
-            if isinstance(block, Table):
-                out.append("\\begin{table}[h]\\centering\\small")
-                if block.caption:
-                    out.append(f"\\textit{{{latex_escape(block.caption)}}}\\par\\smallskip")
-                out.append("\\begin{tabular}{l" + "r" * (len(block.header) - 1) + "}")
-                out.append("\\hline")
-                out.append(" & ".join(latex_escape(h) for h in block.header) + " \\\\")
-                out.append("\\hline")
-                out += [" & ".join(latex_escape(c) for c in row) + " \\\\" for row in block.rows]
-                out += ["\\hline", "\\end{tabular}", "\\end{table}"]
-            else:
-                out.append(latex_escape(block))
-            out.append("")
-    return "\n".join(out)
+    first = "% " + gettext("Methods report (RealMath Workbench). A fragment: \\input{} it into a document.")
+    return _document(sections, first, lambda title: f"\\section*{{{latex_escape(title)}}}", _latex_table, latex_escape)
 
 
 def build_sections(data: dict, sections: list[Callable] | None = None) -> list[Section]:

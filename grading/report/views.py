@@ -8,7 +8,7 @@ from django.shortcuts import render
 from accounts.decorators import reviewer_required
 from core.ids import id_param
 
-from ..models import JudgeSetting
+from ..judges import selectors as judge_selectors
 from ..review import selectors as review
 from . import document
 from . import selectors as report
@@ -25,7 +25,7 @@ def _setting(params):
     raw = params.get("setting")
     if not raw:
         return None
-    config = JudgeSetting.objects.filter(pk=id_param(raw) or 0).first()
+    config = judge_selectors.setting_by_id(id_param(raw))
     if config is None:
         raise Http404("No such judge setting version.")
     return config

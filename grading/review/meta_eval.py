@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy, gettext_noop
 
+from ..judges.parsing import balanced_end
+
 CATEGORIES = {
     "A": (
         gettext_noop("Error severity & follow-through"),
@@ -67,23 +69,8 @@ def _first_json_object(text):
     start = text.find("{")
     if start < 0:
         return None
-    depth, in_string, escaped = 0, False, False
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            escaped = char == "\\" and not escaped
-            if char == '"' and not escaped:
-                in_string = False
-            continue
-        if char == '"':
-            in_string = True
-        elif char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start : index + 1]
-    return None
+    end = balanced_end(text, start)
+    return None if end is None else text[start : end + 1]
 
 
 def parse_meta_eval_output(text):

@@ -16,16 +16,17 @@ from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import reviewer_required
-from annotation.models import Exam, Question, Response
+from annotation import selectors as annotation_selectors
+from annotation.models import Response
 from annotation.selectors import question_choices, reference_segments
 from core.csv_cells import safe_row
 from core.ids import id_param
-from core.shortcuts import get_object_or_404
+from core.shortcuts import found_or_404, get_object_or_404
 
 from ..judges import selectors as judge_selectors
 from ..judges import services as judge_services
 from ..judges.services import RunRefused
-from ..models import JudgeResult, LlmEndpoint, MetaEvalRun
+from ..models import MetaEvalRun
 from ..run_views import run_action_views
 from . import comparison, selectors, services
 from .meta_eval import CATEGORIES, CATEGORY_DISPLAY
@@ -188,10 +189,7 @@ def disagreement_review(request, pk):
     scope = _scope_or_404(request)
     params, threshold = _queue_params(request)
     threshold = selectors.DEFAULT_THRESHOLD if threshold is None else threshold
-    try:
-        case = selectors.review_case(pk)
-    except JudgeResult.DoesNotExist as exc:
-        raise Http404("No such judge result.") from exc
+    case = found_or_404(selectors.review_case, pk, message="No such judge result.")
     queue = selectors.disagreement_queue(scope, threshold, params)
     query = _queue_query(scope, threshold, params)
     error, stale = None, False
@@ -249,7 +247,7 @@ def start_meta_eval_run(request):
     shown = {key: request.POST.get(key) for key in QUEUE_FILTERS if request.POST.get(key)}
     # The run asks about the filtered cases whatever their state; the list comes back as it was.
     params = {key: value for key, value in shown.items() if key not in ("state", "order")}
-    endpoint = LlmEndpoint.objects.filter(pk=id_param(request.POST.get("endpoint")) or 0).first()
+    endpoint = judge_selectors.endpoint_by_id(id_param(request.POST.get("endpoint")))
     back = f"{reverse('grading:review_disagreements')}?{_queue_query(scope, threshold or 2, shown)}"
     if endpoint is None or threshold is None:
         messages.error(request, gettext("Choose an endpoint and a threshold ≥ 0."))
@@ -304,7 +302,7 @@ def _display_side(side):
 def rubric_rejudge(request, question_pk):
     """After a rubric edit: re-judge the question with the settings that used an older rubric
     version (POST), and MSE, FR_2 and category counts before and after, per setting (GET)."""
-    question = get_object_or_404(Question.objects.select_related("exam"), pk=question_pk)
+    question = get_object_or_404(annotation_selectors.questions_with_exam(), pk=question_pk)
     if request.method == "POST":
         chosen = [id_param(value) for value in request.POST.getlist("setting")]
         made, refused = judge_services.rejudge_question(
@@ -385,10 +383,7 @@ def validation_list(request):
 @reviewer_required
 def validation_case(request, pk):
     judges = selectors.validation_judges(request.GET)
-    try:
-        case = selectors.validation_case(pk, judges["chosen"])
-    except Response.DoesNotExist as exc:
-        raise Http404("No such response.") from exc
+    case = found_or_404(selectors.validation_case, pk, judges["chosen"], message="No such response.")
     query = _validation_query(judges)
     if request.method == "POST":
         marks, notes = {}, {}
@@ -450,7 +445,7 @@ def compare_page(request):
     downloads the same figures."""
     raw = request.GET.getlist("setting")
     chosen = [pk for pk in (id_param(v) for v in raw) if pk is not None]
-    exam = Exam.objects.filter(pk=id_param(request.GET.get("exam")) or 0).first() if request.GET.get("exam") else None
+    exam = annotation_selectors.exam_by_id(id_param(request.GET.get("exam")))
     seed = id_param(request.GET.get("seed")) or 0
     data, error = None, None
     if len(chosen) < len(raw):
@@ -474,7 +469,7 @@ def compare_page(request):
         "tab": "compare", "data": data, "error": error, "chosen": set(chosen), "exam": exam, "seed": seed,
         "resampling_text": comparison.METHOD_TEXT.get((data or {}).get("resampling"), (data or {}).get("resampling")),
         "rule_text": comparison.METHOD_TEXT.get(((data or {}).get("selection") or {}).get("rule"), ""),
-        "settings_list": selectors.settings_with_results(), "exams": Exam.objects.order_by("name").only("id", "name"),
+        "settings_list": selectors.settings_with_results(), "exams": annotation_selectors.exams_by_name(),
         "measures": comparison_rows(), "json_query": request.GET.urlencode(),
     }, status=400 if error else 200)
 

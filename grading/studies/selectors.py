@@ -115,6 +115,17 @@ def _progress(run) -> dict:
     }
 
 
+def runs_with_setting():
+    """Probe runs with their setting and who started them: what the run page looks one up in."""
+    return ProbeRun.objects.select_related("setting", "created_by")
+
+
+def items_with_context():
+    """Probe items with their run's setting, the answer's question and the original's result:
+    what the item page looks one up in."""
+    return ProbeItem.objects.select_related("run__setting", "derived__response__question", "original_result")
+
+
 def run_progress(run: ProbeRun) -> dict:
     return _progress(_with_counts(ProbeRun.objects.filter(pk=run.pk)).get())
 

@@ -17,7 +17,6 @@ Invariants (on top of grading/runs.py, the one run engine, which gives epochs, c
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Callable, Iterable
 
 from django.db import transaction
@@ -207,11 +206,8 @@ def run_inline(run: ProbeRun, *, complete: Callable | None = None) -> ProbeRun:
 def process_probe_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | None = None,
                         complete: Callable | None = None) -> ChunkReport:
     """Judge the original and derived text of a chunk of items (the body of the Celery task)."""
-    task_id = str(task_id or uuid.uuid4().hex)
-    report = ChunkReport()
-    run = PROBE_RUNS.live_run(run_id, epoch, select_related=["setting__endpoint"])
+    run, task_id, report = PROBE_RUNS.open_chunk(run_id, epoch, item_ids, task_id, select_related=["setting__endpoint"])
     if run is None:
-        report.skipped = len(item_ids)
         return report
     setting = run.setting
     kind, spec = get_kind(setting.kind), judge_services.judge_spec(setting)

@@ -22,7 +22,6 @@ in a normalised textbook style?
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from django.db import transaction
@@ -35,6 +34,7 @@ from ..judges import services as judge_services
 from ..judges.kinds import JudgeSpec
 from ..models import DerivedAnswer, ProbeItem, ProbeRun
 from ..review import paired
+from ..runs import call_each
 
 PROBE = "style-rewrite"
 SEED = 0
@@ -145,23 +145,18 @@ def rewrite_answers(endpoint, model, responses, *, system=REWRITE_SYSTEM, templa
             template, {"problem": response.question.statement, "response": response.transcript})})
         return response, messages
 
-    def one(job):
-        response, messages = job
-        try:
-            return response, call(messages).text, None
-        except Exception as exc:  # a failed call leaves that answer without a rewrite
-            return response, None, f"{type(exc).__name__}: {exc}"[:300]
-
     counts = {"asked": len(todo), "kept": len(responses) - len(todo), "made": 0, "failed": 0, "flagged": 0}
-    with ThreadPoolExecutor(max_workers=max(1, min(endpoint.max_concurrency, 16))) as pool:
-        for response, text, error in pool.map(one, [messages_of(r) for r in todo]):
-            if error:
-                counts["failed"] += 1
-                continue
-            made, _ = _store(response, (text or "").strip(), {"source": "llm", "model": model,
-                                                             "endpoint": endpoint.name})
-            counts["made"] += 1
-            counts["flagged"] += int(made.change.get("excluded", False))
+
+    def record(job, value):  # in this thread: the database is touched here only
+        if isinstance(value, Exception):  # a failed call leaves that answer without a rewrite
+            counts["failed"] += 1
+            return
+        made, _ = _store(job[0], (value or "").strip(), {"source": "llm", "model": model, "endpoint": endpoint.name})
+        counts["made"] += 1
+        counts["flagged"] += int(made.change.get("excluded", False))
+
+    call_each([messages_of(r) for r in todo], lambda job: call(job[1]).text, record,
+              width=max(1, min(endpoint.max_concurrency, 16)), is_live=lambda: True)
     return counts
 
 

@@ -18,7 +18,7 @@ from accounts.decorators import reviewer_required
 from core.ids import id_param
 from core.shortcuts import get_object_or_404
 
-from ..models import ProbeItem, ProbeRun
+from ..models import ProbeRun
 from ..run_views import run_action_views
 from . import probes, selectors, services, style
 from .forms import ProbeStartForm, StyleImportForm, StyleRewriteForm, StyleRunForm
@@ -59,7 +59,7 @@ def probe_estimate(request):
 
 @reviewer_required
 def probe_run_detail(request, pk):
-    run = get_object_or_404(ProbeRun.objects.select_related("setting", "created_by"), pk=pk)
+    run = get_object_or_404(selectors.runs_with_setting(), pk=pk)
     probe = request.GET.get("probe") if request.GET.get("probe") in run.probes else ""
     page = Paginator(selectors.run_items(run, probe or None), 50).get_page(request.GET.get("page"))
     rates = [{"name": name, "probe": probes.PROBES[name], **row} for name, row in selectors.run_rates(run).items()]
@@ -98,8 +98,7 @@ def line_diff(old, new):
 
 @reviewer_required
 def probe_item_detail(request, pk):
-    item = get_object_or_404(ProbeItem.objects.select_related("run__setting", "derived__response__question",
-                                                             "original_result"), pk=pk)
+    item = get_object_or_404(selectors.items_with_context(), pk=pk)
     derived = item.derived
     detected = None
     if item.probe in probes.PROBES and item.original_score is not None and item.derived_score is not None:

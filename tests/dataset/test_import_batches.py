@@ -102,14 +102,20 @@ def test_a_failure_after_some_batches_leaves_nothing(sample_data, admin_user, im
     assert _rows() == before and job.written == {}
 
 
-def test_a_dead_workers_batches_are_removed_when_its_job_goes_stale(sample_data, admin_user, import_root, tmp_path,
-                                                                    settings):
+def _running_dataset_job(tmp_path, admin_user):
+    """A full export of the sample data with its answers deleted, the rows as they are now, and a
+    running dataset import job with its batch writer."""
     data = _full_export(tmp_path)
     Response.objects.all().delete()
     before = _rows()
     job = ImportJob.objects.create(format="dataset", file_name="f.jsonl", stored_name="f.upload",
                                    status=ImportJob.Status.RUNNING, created_by=admin_user)
-    writer = batches.BatchWriter(job.pk)
+    return data, before, job, batches.BatchWriter(job.pk)
+
+
+def test_a_dead_workers_batches_are_removed_when_its_job_goes_stale(sample_data, admin_user, import_root, tmp_path,
+                                                                    settings):
+    data, before, job, writer = _running_dataset_job(tmp_path, admin_user)
     load.import_dataset(data, "f.jsonl", user=admin_user, writer=writer)
     writer.atomic.__exit__(SystemExit, SystemExit(), None)  # killed in its last batch: rolled back
     assert Response.objects.count() == 64  # the committed batches are in the database
@@ -122,12 +128,7 @@ def test_a_dead_workers_batches_are_removed_when_its_job_goes_stale(sample_data,
 
 
 def test_a_worker_whose_job_was_given_up_stops_and_removes_its_batches(sample_data, admin_user, import_root, tmp_path):
-    data = _full_export(tmp_path)
-    Response.objects.all().delete()
-    before = _rows()
-    job = ImportJob.objects.create(format="dataset", file_name="f.jsonl", stored_name="f.upload",
-                                   status=ImportJob.Status.RUNNING, created_by=admin_user)
-    writer = batches.BatchWriter(job.pk)
+    data, before, job, writer = _running_dataset_job(tmp_path, admin_user)
     real, seen = writer.step, []
 
     def step():

@@ -1,4 +1,5 @@
-"""A background import whose worker died is marked failed; a slow but live one is not."""
+"""A background import whose worker died is marked failed by the periodic task (no page read
+writes); a slow but live one is not."""
 import os
 import time
 from datetime import timedelta
@@ -8,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.importers import services as import_services
+from annotation.importers import tasks
 from annotation.models import ImportJob
 
 pytestmark = pytest.mark.django_db
@@ -33,22 +35,31 @@ def running_job(import_root, reviewer, *, started_ago, progress_ago=None):
     return job
 
 
-def test_job_without_sign_of_life_is_failed_on_its_page(reviewer_client, reviewer, import_root, settings):
+def test_job_without_sign_of_life_is_failed_by_the_periodic_task(reviewer_client, reviewer, import_root, settings):
     settings.IMPORT_STALE_SECONDS = 60
     job = running_job(import_root, reviewer, started_ago=3600, progress_ago=120)
-    state = reviewer_client.get(reverse("annotation:import_job_progress", args=[job.pk])).json()
+    progress = reverse("annotation:import_job_progress", args=[job.pk])
+    assert reviewer_client.get(progress).json()["status"] == "running"
+    assert reviewer_client.get(reverse("annotation:import_job", args=[job.pk])).status_code == 200
+    assert reviewer_client.get(reverse("annotation:import")).status_code == 200
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.RUNNING and (import_root / "abc.upload").exists()  # a GET writes nothing
+
+    tasks.fail_stale_import_jobs()  # what the beat schedule runs every minute
+    state = reviewer_client.get(progress).json()
     assert state["status"] == "failed"
     assert "stopped" in state["error"] and "Nothing was imported; upload the file again." in state["error"]
     job.refresh_from_db()
     assert job.status == ImportJob.Status.FAILED and job.finished is not None
     assert not (import_root / "abc.upload").exists() and not (import_root / "abc.progress").exists()
+    assert "Nothing was imported; upload the file again." in reviewer_client.get(
+        reverse("annotation:import_job", args=[job.pk])).content.decode()
 
 
-def test_job_that_never_wrote_progress_is_judged_by_its_age(reviewer_client, reviewer, import_root, settings):
+def test_job_that_never_wrote_progress_is_judged_by_its_age(reviewer, import_root, settings):
     settings.IMPORT_STALE_SECONDS = 60
     job = running_job(import_root, reviewer, started_ago=3600)
-    page = reviewer_client.get(reverse("annotation:import"))
-    assert page.status_code == 200
+    tasks.fail_stale_import_jobs()
     job.refresh_from_db()
     assert job.status == ImportJob.Status.FAILED
 
@@ -59,6 +70,9 @@ def test_job_with_recent_progress_keeps_running(reviewer_client, reviewer, impor
     state = reviewer_client.get(reverse("annotation:import_job_progress", args=[job.pk])).json()
     assert state["status"] == "running" and state["done"] == 3
     assert (import_root / "abc.upload").exists()
+    tasks.fail_stale_import_jobs()
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.RUNNING and (import_root / "abc.upload").exists()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -82,3 +96,11 @@ def test_heartbeat_keeps_a_long_silent_import_alive(reviewer, import_root, setti
     job.refresh_from_db()
     assert job.status == ImportJob.Status.FAILED and job.error == "Nothing was imported. stop here"
     assert list(import_root.iterdir()) == []
+
+
+def test_the_stale_check_is_scheduled(settings):
+    from config.celery import app
+
+    entries = [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()]
+    assert "annotation.fail_stale_import_jobs" in entries
+    assert tasks.fail_stale_import_jobs.name in app.tasks

@@ -70,14 +70,19 @@ def test_duplicate_delivery_of_a_chunk_adds_nothing(endpoint, llm_server, respon
     assert JudgeResult.objects.count() == 6
 
 
+def _key_of(config, item):
+    """The cache key a chunk claims for the item's response under the setting."""
+    return services.cache_key(config, get_kind(config.kind).fingerprint(
+        services.judge_spec(config), services.judge_input(item.response)))
+
+
 def test_claim_left_by_a_dead_delivery_is_taken_over(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({})
     config = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
         run = services.start_judge_run(config)
     item = run.items.first()
-    key = services.cache_key(config, get_kind(config.kind).fingerprint(
-        services.judge_spec(config), services.judge_input(item.response)))
+    key = _key_of(config, item)
     # A worker claimed the item under this task id and was killed before answering.
     JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
                                claim_owner=runs.owner_tag(run.pk, run.epoch, "task-a"))
@@ -94,8 +99,7 @@ def test_live_claim_of_a_sibling_task_is_waited_for(endpoint, llm_server, respon
     with django_capture_on_commit_callbacks(execute=False):
         run = services.start_judge_run(config)
     item = run.items.first()
-    key = services.cache_key(config, get_kind(config.kind).fingerprint(
-        services.judge_spec(config), services.judge_input(item.response)))
+    key = _key_of(config, item)
     from django.utils import timezone
 
     claim = JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,

@@ -134,14 +134,19 @@ def test_overall_needs_all_five_judges(endpoint, solutions, django_capture_on_co
     assert selectors.ineqmath_overall(results) is False
 
 
-def test_cas_judge_tolerance_is_a_setting(solutions, django_capture_on_commit_callbacks, llm_server):
-    """6.28 for 1/2 is wrong either way; 0.5 is exact; a rounded decimal of 1/3 passes only when rounding counts."""
+def _rounded_third(solutions):
+    """An answer giving the exact solution's question, its gold now 1/3, rounded (0.333)."""
     question = solutions["exact"].question
     question.gold_answer = "$$C = \\frac{1}{3}$$"
     question.save()
     text = "So the constant is one third.\nThe answer is $C = 0.333$"
-    rounded = Response.objects.create(question=question, source="synthetic", student_id="rounded", transcript=text,
-                                      transcript_hash=content_hash(text))
+    return Response.objects.create(question=question, source="synthetic", student_id="rounded", transcript=text,
+                                   transcript_hash=content_hash(text))
+
+
+def test_cas_judge_tolerance_is_a_setting(solutions, django_capture_on_commit_callbacks, llm_server):
+    """6.28 for 1/2 is wrong either way; 0.5 is exact; a rounded decimal of 1/3 passes only when rounding counts."""
+    rounded = _rounded_third(solutions)
     strict = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="")
     assert strict.answer_tolerance == "strict"  # the IneqMath rule stays the default
     lenient = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default")
@@ -167,12 +172,7 @@ def test_cas_judge_tolerance_is_a_setting(solutions, django_capture_on_commit_ca
 def test_cas_judge_second_opinion_and_the_runs_disagreement_list(
     reviewer_client, solutions, django_capture_on_commit_callbacks, llm_server
 ):
-    question = solutions["exact"].question
-    question.gold_answer = "$$C = \\frac{1}{3}$$"
-    question.save()
-    text = "So the constant is one third.\nThe answer is $C = 0.333$"
-    rounded = Response.objects.create(question=question, source="synthetic", student_id="rounded", transcript=text,
-                                      transcript_hash=content_hash(text))
+    rounded = _rounded_third(solutions)
     config = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default",
                          second_opinion=True, approximate_answers="right")
     run = run_now(django_capture_on_commit_callbacks, config)

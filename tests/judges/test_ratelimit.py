@@ -1,9 +1,6 @@
 """Concurrency and rate limits per endpoint, across threads and processes, on both stores."""
 import multiprocessing
 import os
-import shutil
-import socket
-import subprocess
 import time
 
 import pytest
@@ -14,51 +11,6 @@ from tests.factories import API_KEY_ENV, make_endpoint, make_setting
 from tests.llm_server import Reply
 
 from .helpers import run_now, score_by_answer
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture(scope="session")
-def redis_url():
-    """REDIS_URL when given (CI), else a private redis-server for this session."""
-    url = os.environ.get("REDIS_URL")
-    if url:
-        yield url
-        return
-    exe = shutil.which("redis-server")
-    if exe is None:
-        if os.environ.get("REALMATH_REQUIRE_SERVICES"):
-            pytest.fail("redis-server is required (REALMATH_REQUIRE_SERVICES=1) but not installed")
-        pytest.skip("neither REDIS_URL nor redis-server is available")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    import redis
-
-    client = redis.Redis(port=port)
-    for _ in range(100):
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}/0"
-    proc.terminate()
-    proc.wait(5)
-
-
-@pytest.fixture(params=["file", "redis"])
-def store(request, tmp_path, settings):
-    if request.param == "file":
-        return ratelimit.FileStore(tmp_path / "rl")
-    url = request.getfixturevalue("redis_url")
-    return ratelimit.RedisStore.for_url(url, f"realmath-test:{os.getpid()}:{time.monotonic_ns()}:")
 
 
 def limits(**fields):

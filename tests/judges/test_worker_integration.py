@@ -6,19 +6,17 @@ database by name; SQLite's only if it is a file. When the suite runs on SQLite's
 test database, this test first moves it into a file (SQLite's backup API copies schema and
 data in milliseconds) and points the test's own connection there for its duration.
 """
-import os
 import re
 import time
-import uuid
 from collections import Counter
 
 import pytest
 
 from grading.judges import services
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
-from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_responses, make_setting
+from tests.factories import make_endpoint, make_question, make_responses, make_setting
 from tests.llm_server import LlmServer, Reply, message_text
-from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
+from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -29,11 +27,7 @@ LATENCY = 0.3
 
 
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path, settings):
-    if in_memory_sqlite():
-        with file_backed_database(tmp_path / "test-db.sqlite3"):
-            _scenario(tmp_path, settings)
-    else:
-        _scenario(tmp_path, settings)
+    on_a_database_workers_reach(tmp_path, lambda: _scenario(tmp_path, settings))
 
 
 def _wait_for(predicate, timeout, what):
@@ -51,19 +45,7 @@ def _answer_no(text):
 
 
 def _scenario(tmp_path, settings):
-    queue = f"judges-test-{uuid.uuid4().hex[:10]}"
-    settings.JUDGE_TASK_QUEUE = queue  # the producer (this process) routes there too
-    env = dict(
-        os.environ,
-        DATABASE_URL=database_url(),
-        REALMATH_JUDGE_QUEUE=queue,
-        REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"),
-        REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
-        DJANGO_SETTINGS_MODULE="config.settings",
-        OMP_THREAD_LIMIT="1",
-    )
-    env[API_KEY_ENV] = "sk-integration"
-    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    queue, env = judge_worker_env(tmp_path, settings, "judges-test")
     workers = []
 
     def reply(payload):

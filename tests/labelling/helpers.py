@@ -1,4 +1,5 @@
-"""Builders for labelling tests: a question with a real cumulative rubric."""
+"""Builders for labelling tests: a question with a real cumulative rubric; selecting transcript text
+in the browser."""
 from decimal import Decimal
 
 from annotation.models import Exam, Question, RubricCheckpoint, SubQuestion, content_hash
@@ -46,3 +47,17 @@ def labelled_setup(n=3, **kwargs):
 
 def full_label(c1=3, c2=4, **extra):
     return {"sub_scores": {"(1)": c1, "(2)": c2}, **extra}
+
+
+def select_text(page, text):
+    """Select the plain text `text` of the transcript (inside one segment)."""
+    page.evaluate(
+        """(text) => {
+            const seg = [...document.querySelectorAll('#transcript .seg')].find(s => s.textContent.includes(text));
+            const node = seg.firstChild, at = node.data.indexOf(text);
+            const range = document.createRange();
+            range.setStart(node, at); range.setEnd(node, at + text.length);
+            const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+        }""",
+        text,
+    )

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 import pytest
 from django.test import Client
-from django.urls import URLResolver, get_resolver, resolve, reverse
+from django.urls import resolve, reverse
 from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 
@@ -22,7 +22,7 @@ from annotation.models import Assignment, Label, Response
 from annotation.selectors import RESPONSE_FILTERS, SCORE_FILTERS
 from grading.models import JudgeResult, JudgeSetting
 
-from ..conftest import api_client_for, make_user
+from ..conftest import api_client_for, make_user, url_routes
 from ..factories import make_question, make_responses
 
 pytestmark = pytest.mark.django_db
@@ -253,17 +253,10 @@ def requests_of(world, *, details=True):
 
 def test_every_annotator_page_is_walked(world):
     """The annotator pages without ids are exactly those PAGE_PARAMS lists (a new one must be added)."""
-    def paths(resolver, prefix=""):
-        for pattern in resolver.url_patterns:
-            if isinstance(pattern, URLResolver):
-                yield from paths(pattern, prefix + str(pattern.pattern))
-            else:
-                yield prefix + str(pattern.pattern)
-
     client = Client()
     client.force_login(world["annotator"])
     open_pages = set()
-    for route in set(paths(get_resolver())):
+    for route in set(url_routes()):
         if "<" in route or "(?P" in route or route.startswith(("admin/", "api/", "accounts/")):
             continue
         url = "/" + route.lstrip("^").replace("\\Z", "").replace("$", "")

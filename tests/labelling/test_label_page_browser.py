@@ -6,7 +6,7 @@ from annotation.labelling import services
 from annotation.models import Label, LabelDraft, Response
 
 from ..conftest import login, screenshot
-from .helpers import full_label, labelled_setup
+from .helpers import full_label, labelled_setup, select_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -133,26 +133,12 @@ def test_a_stale_save_shows_both_versions(page, live_server, annotator, reviewer
     assert Label.objects.get(pk=label.pk).sub_scores == {"(1)": 3, "(2)": 1}
 
 
-def _select(page, text):
-    """Select the plain text `text` of the transcript (inside one segment)."""
-    page.evaluate(
-        """(text) => {
-            const seg = [...document.querySelectorAll('#transcript .seg')].find(s => s.textContent.includes(text));
-            const node = seg.firstChild, at = node.data.indexOf(text);
-            const range = document.createRange();
-            range.setStart(node, at); range.setEnd(node, at + text.length);
-            const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
-        }""",
-        text,
-    )
-
-
 def test_step_dialog_takes_the_sub_question_of_the_passage_and_the_list_renders_math(page, live_server, annotator):
     _, (response, *_) = assign(annotator)
     login(page, live_server, annotator.username)
     page.goto(f"{live_server.url}/label/{response.pk}/")
     page.wait_for_selector("#group-0.focused")  # scoring (1)
-    _select(page, "so the minimum is")  # a passage of (2)
+    select_text(page, "so the minimum is")  # a passage of (2)
     page.keyboard.press("e")
     page.wait_for_selector("#step-form:not([hidden])")
     assert page.input_value("#step-sub") == "(2)"
@@ -170,7 +156,7 @@ def test_step_dialog_takes_the_sub_question_of_the_passage_and_the_list_renders_
     page.keyboard.press("Enter")
     page.wait_for_selector("#step-list li .katex")  # $f'(x)=2x$ rendered, not raw
     assert "$" not in page.inner_text("#step-list")
-    _select(page, "we get")  # back in (1)
+    select_text(page, "we get")  # back in (1)
     page.keyboard.press("e")
     page.wait_for_selector("#step-form:not([hidden])")
     assert page.input_value("#step-sub") == "(1)"

@@ -1,22 +1,8 @@
 """Small helpers shared by the ocr view tests."""
-from django.test import Client
-
 from ocr import services
 from ocr.models import OcrRun, Page
 
 from .conftest import distinct_image, png_bytes
-
-
-def assert_reviewer_only(url, annotator, reviewer, method="get"):
-    """Anonymous users go to the login page, annotators get 403, reviewers get in."""
-    anonymous = Client()
-    response = getattr(anonymous, method)(url)
-    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
-    client = Client()
-    client.force_login(annotator)
-    assert getattr(client, method)(url).status_code == 403
-    client.force_login(reviewer)
-    return getattr(client, method)(url)
 
 
 def pages_without_ocr(make_batch, count, start=0, student="s", question="3-17"):

@@ -32,15 +32,8 @@ def png_header_only(width, height):
     )
 
 
-def pdf_document(pages, encrypt=False):
-    """A hand-written PDF with `pages` empty A4 pages; with encrypt, it demands a password."""
-    kids = " ".join(f"{3 + i} 0 R" for i in range(pages))
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode()]
-    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>"] * pages
-    trailer_extra = b""
-    if encrypt:
-        objects.append(b"<< /Filter /Standard /V 1 /R 2 /O <" + b"11" * 32 + b"> /U <" + b"22" * 32 + b"> /P -4 >>")
-        trailer_extra = f" /Encrypt {len(objects)} 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>]".encode()
+def _pdf_file(objects, trailer_extra=b""):
+    """A PDF file of the numbered objects (the first is the catalogue), with its cross-reference table."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []
@@ -56,6 +49,18 @@ def pdf_document(pages, encrypt=False):
     return out.getvalue()
 
 
+def pdf_document(pages, encrypt=False):
+    """A hand-written PDF with `pages` empty A4 pages; with encrypt, it demands a password."""
+    kids = " ".join(f"{3 + i} 0 R" for i in range(pages))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode()]
+    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>"] * pages
+    trailer_extra = b""
+    if encrypt:
+        objects.append(b"<< /Filter /Standard /V 1 /R 2 /O <" + b"11" * 32 + b"> /U <" + b"22" * 32 + b"> /P -4 >>")
+        trailer_extra = f" /Encrypt {len(objects)} 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>]".encode()
+    return _pdf_file(objects, trailer_extra)
+
+
 def pdf_giant_pages(pages, side=14400, height=None):
     """A small PDF whose `pages` pages each have a side x height pt media box (14400 pt is 5 m) and
     a black square at a different place on each, so no two pages have the same pixels."""
@@ -67,18 +72,7 @@ def pdf_giant_pages(pages, side=14400, height=None):
         stream = f"0 0 0 rg {(i * square // 3) % max(1, side - square)} {height // 2} {square} {max(1, square // 2)} re f".encode()
         objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {side} {height}] /Contents {4 + 2 * i} 0 R >>".encode())
         objects.append(f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
-    for offset in offsets:
-        out.write(f"{offset:010d} 00000 n \n".encode())
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
-    return out.getvalue()
+    return _pdf_file(objects)
 
 
 def pdf_of_images(images):

@@ -6,7 +6,8 @@ from django.urls import reverse
 
 from ocr.models import OcrRun, Page
 
-from .helpers import assert_reviewer_only, pages_without_ocr
+from ..conftest import assert_reviewer_only
+from .helpers import pages_without_ocr
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ from django.urls import reverse
 
 from ocr.models import OcrRun, Page, ScanBatch
 
+from ..conftest import assert_reviewer_only
 from .conftest import png_bytes, small_page
-from .helpers import assert_reviewer_only
 from .hostile_files import pdf_of_images
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ from annotation.models import Label, Response
 from ocr import packets, services
 from ocr.models import OcrRun, PacketEdit, Page
 
+from ..conftest import assert_reviewer_only
 from .class_scans import class_pdf, pdf_upload, roster, template
-from .helpers import assert_reviewer_only
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,8 @@ from django.urls import reverse
 from ocr import services
 from ocr.models import Page
 
-from .helpers import assert_reviewer_only, pages_without_ocr
+from ..conftest import assert_reviewer_only
+from .helpers import pages_without_ocr
 
 pytestmark = pytest.mark.django_db
 

@@ -14,6 +14,7 @@ from ocr import synthetic
 from ocr.models import Page, TranscriptFlag
 
 from ..conftest import login, screenshot
+from ..labelling.helpers import select_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -37,20 +38,6 @@ def class_scan(tmp_path):
     roster.write_text("student_id,name\ns7,Student Seven\n")
     template.write_text(json.dumps({"pages_per_student": 2, "pages": {"1": "3-17", "2": "+"}}))
     return pdf, roster, template
-
-
-def select_text(page, text):
-    """Select the plain text `text` of the transcript (inside one segment)."""
-    page.evaluate(
-        """(text) => {
-            const seg = [...document.querySelectorAll('#transcript .seg')].find(s => s.textContent.includes(text));
-            const node = seg.firstChild, at = node.data.indexOf(text);
-            const range = document.createRange();
-            range.setStart(node, at); range.setEnd(node, at + text.length);
-            const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
-        }""",
-        text,
-    )
 
 
 def verify(page, live_server, page_pk, text):

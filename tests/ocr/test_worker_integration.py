@@ -6,7 +6,6 @@ this test runs itself again in a child pytest whose test database is a file.
 """
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -14,31 +13,19 @@ import uuid
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from ocr import synthetic
 from ocr.models import OcrRun, Page
 from ocr.selectors import batch_progress
+from tests.workers import ROOT, Worker, database_url, in_memory_sqlite, purge_queue
 
 from .conftest import png_bytes
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def database_url():
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    user = db.get("USER") or ""
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    auth = f"{user}{password}@" if user else ""
-    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-
 
 def test_pages_are_ocrd_by_a_real_worker(tmp_path, make_batch, settings):
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+    if in_memory_sqlite():
         if os.environ.get("REALMATH_INTEGRATION_CHILD"):
             pytest.fail("The child run still got an in-memory SQLite database.")
         env = dict(os.environ, SQLITE_TEST_NAME=str(tmp_path / "ocr-test-db.sqlite3"), REALMATH_INTEGRATION_CHILD="1")
@@ -71,31 +58,20 @@ def test_pages_are_ocrd_by_a_real_worker(tmp_path, make_batch, settings):
     assert [r.status for r in results] == ["accepted", "accepted"]
     assert batch_progress(batch)["queued"] == 2
 
-    with open(log_path, "w") as log:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--concurrency", "2",
-             "--pool", "prefork", "--without-gossip", "--without-mingle", "--without-heartbeat",
-             "--loglevel", "INFO", "-n", f"{queue}@%h"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-        try:
-            deadline = time.monotonic() + 180
-            # The batch is complete once each task stored its transcript; Celery logs "succeeded"
-            # only after the task returns: wait for both lines before stopping the worker. Each
-            # process's warm-up (a whole page, in a thread) may end after the pages are done.
-            while (not batch_progress(batch)["complete"] or len(_succeeded(log_path)) < 2
-                   or log_path.read_text().count("OCR engines warm: tesseract") < 2):
-                if worker.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"worker exited or timed out:\n{log_path.read_text()[-4000:]}")
-                time.sleep(0.3)
-        finally:
-            os.killpg(worker.pid, signal.SIGTERM)
-            try:
-                worker.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
-                worker.wait(10)
-            _purge(queue)
+    worker = Worker(env, log_path, queue=queue, concurrency=2)
+    try:
+        deadline = time.monotonic() + 180
+        # The batch is complete once each task stored its transcript; Celery logs "succeeded"
+        # only after the task returns: wait for both lines before stopping the worker. Each
+        # process's warm-up (a whole page, in a thread) may end after the pages are done.
+        while (not batch_progress(batch)["complete"] or len(_succeeded(log_path)) < 2
+               or log_path.read_text().count("OCR engines warm: tesseract") < 2):
+            if worker.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"worker exited or timed out:\n{log_path.read_text()[-4000:]}")
+            time.sleep(0.3)
+    finally:
+        worker.stop()
+        purge_queue(queue)
 
     runs = list(OcrRun.objects.filter(page__batch=batch))
     assert [run.status for run in runs] == ["done", "done"], [run.error for run in runs]
@@ -112,12 +88,3 @@ def test_pages_are_ocrd_by_a_real_worker(tmp_path, make_batch, settings):
 def _succeeded(log_path):
     return re.findall(r"Task ocr\.run_ocr\[[0-9a-f-]+\] succeeded", log_path.read_text())
 
-
-def _purge(queue):
-    from config.celery import app
-
-    try:
-        with app.connection_for_write() as conn:
-            conn.default_channel.queue_purge(queue)
-    except Exception:  # noqa: BLE001 - the queue may be gone already; nothing to clean then
-        pass

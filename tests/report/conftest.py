@@ -1,5 +1,5 @@
 """Fixtures of the methods-report tests: the judge tests' loopback LLM server and environment,
-and a RealMath-Eval-format import of 224 human answers."""
+a setting with five judged answers, and a RealMath-Eval-format import of 224 human answers."""
 import hashlib
 import json
 
@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from tests.conftest import REALMATH_HUMAN
+from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
 from tests.judges.conftest import _judge_environment, endpoint, llm_server  # noqa: F401  (shared fixtures)
 
 N_ANSWERS = 224
@@ -27,3 +28,14 @@ def realmath_224(db, tmp_path):
     path.write_text(json.dumps(copies, ensure_ascii=False), encoding="utf-8")
     call_command("import_realmath", str(path))
     return path
+
+
+@pytest.fixture
+def judged(db):
+    """A setting that judged five answers of an exam whose name holds markup (it must be escaped)."""
+    question = make_question(exam_name="Page exam <b>x</b>")
+    responses = make_responses(question, 5)
+    set_gold(responses, [1, 2, 3, 4, 5])
+    config = make_stored_setting(name="page-judge", model="m")
+    make_results(config, responses, [2, 2, 3, 5, 5])
+    return config

@@ -6,8 +6,6 @@ import pytest
 from django.urls import reverse
 from django.utils import translation
 
-from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
-
 from .helpers import untraced_figures
 
 pytestmark = pytest.mark.django_db
@@ -19,16 +17,6 @@ def _language_left_as_found():
     """A request's language stays active in the test's thread after it: put the default back."""
     yield
     translation.deactivate()
-
-
-@pytest.fixture
-def judged(db):
-    question = make_question(exam_name="Page exam")
-    responses = make_responses(question, 5)
-    set_gold(responses, [1, 2, 3, 4, 5])
-    config = make_stored_setting(name="page-judge", model="m")
-    make_results(config, responses, [2, 2, 3, 5, 5])
-    return config
 
 
 def _keys(value):

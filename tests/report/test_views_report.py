@@ -5,22 +5,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
-
 from .helpers import untraced_figures
 
 pytestmark = pytest.mark.django_db
 URL = reverse("grading:methods_report")
-
-
-@pytest.fixture
-def judged(db):
-    question = make_question(exam_name="Page exam <b>x</b>")
-    responses = make_responses(question, 5)
-    set_gold(responses, [1, 2, 3, 4, 5])
-    config = make_stored_setting(name="page-judge", model="m")
-    make_results(config, responses, [2, 2, 3, 5, 5])
-    return config
 
 
 def test_roles(annotator, reviewer, admin_user, judged):

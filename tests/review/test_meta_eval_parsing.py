@@ -22,6 +22,12 @@ def test_fenced_json_with_prose_and_braces_in_strings():
     assert out.category == "B" and out.analysis == "uses {x} and }"
 
 
+def test_unfenced_json_with_escaped_quotes_and_braces_in_strings():
+    analysis = 'the student wrote "x}" and \\"{"'
+    out = parse_meta_eval_output("Verdict: " + json.dumps({**GOOD, "analysis": analysis}) + " (end)")
+    assert out.category == "B" and out.analysis == analysis and not out.error
+
+
 def test_unfenced_json_inside_prose():
     out = parse_meta_eval_output("Sure. " + json.dumps({**GOOD, "primary_category_code": "c"}) + " Thanks")
     assert out.category == "C"

@@ -10,7 +10,7 @@ from grading.review import selectors as sel
 from grading.review import services
 from tests.llm_server import Reply
 
-from .test_meta_evaluator import _answer, server, setup  # noqa: F401 (fixtures)
+from .test_meta_evaluator import _answer, llm_server, server, setup  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,8 @@ from grading.models import LlmEndpoint, MetaEvalProposal, MetaEvalRun, MetaEvalu
 from grading.review import selectors as sel
 from grading.review import services
 from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
-from tests.llm_server import LlmServer, Reply
+from tests.judges.conftest import llm_server  # noqa: F401  (the loopback server fixture)
+from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
 
@@ -25,9 +26,8 @@ def _answer(code, analysis):
 
 
 @pytest.fixture
-def server():
-    with LlmServer() as running:
-        yield running
+def server(llm_server):  # noqa: F811 - the imported fixture, asked for by name
+    return llm_server
 
 
 @pytest.fixture

@@ -1,4 +1,6 @@
-"""Scripted judges for the studies tests: server defaults that read the student's answer."""
+"""Scripted judges for the studies tests: server defaults that read the student's answer; answers
+every probe can change; a finished error-geometry run."""
+import json
 import re
 
 from tests.llm_server import Reply, message_text
@@ -44,3 +46,18 @@ def finished_run(setting, names=("all",)):
     from grading.studies import services
 
     return services.run_inline(services.start_probe_run(setting, probe_names=list(names), enqueue=False))
+
+
+def lexical_geometry_run(text=""):
+    """A finished error-geometry run on the lexical baseline (no model) over 16 segments, each
+    starting with `text` when given."""
+    from grading.studies.geometry import services  # a helper module of the tests: imported when used
+
+    start = f"{text} " if text else ""
+    lines = [json.dumps({"segment_text": f"{start}{s} {i}, therefore y = {i}", "sample_id": f"{s}{i}",
+                         "question": f"Q{i % 3}", "sub_id": "(2)", "real_score": 0, "max_score": 2,
+                         "analysis_subset": s})
+             for s in ("human", "synthetic") for i in range(8)]
+    run = services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=20, permutations=20,
+                             cluster=False, enqueue=False)
+    return services.run_inline(run)

@@ -9,16 +9,13 @@ from django.urls import reverse
 from grading.studies.geometry import services
 from grading.studies.geometry.models import GeometryRun
 
+from .helpers import lexical_geometry_run
+
 pytestmark = pytest.mark.django_db
 
 
 def lexical_run(text="<b>bold</b> answer"):
-    lines = [json.dumps({"segment_text": f"{text} {s} {i}, therefore y = {i}", "sample_id": f"{s}{i}", "question": f"Q{i % 3}",
-                         "sub_id": "(2)", "real_score": 0, "max_score": 2, "analysis_subset": s})
-             for s in ("human", "synthetic") for i in range(8)]
-    run = services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=20, permutations=20,
-                             cluster=False, enqueue=False)
-    return services.run_inline(run)
+    return lexical_geometry_run(text)
 
 
 def test_run_page_shows_figures_labelled_and_escaped(reviewer_client, annotator):

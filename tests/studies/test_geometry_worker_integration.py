@@ -2,8 +2,6 @@
 broker (the judge queue, through grading/runs.py), its chunks fetch the vectors from the loopback
 server, the worker analyses it, and the command follows it to the end."""
 import json
-import os
-import uuid
 from io import StringIO
 
 import pytest
@@ -12,29 +10,17 @@ from django.core.management import call_command
 from grading.studies.geometry.models import GeometryRun
 from tests.factories import API_KEY_ENV
 from tests.llm_server import LlmServer
-from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
+from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
 def test_error_geometry_through_a_real_worker(tmp_path, settings):
-    if in_memory_sqlite():
-        with file_backed_database(tmp_path / "test-db.sqlite3"):
-            _scenario(tmp_path, settings)
-    else:
-        _scenario(tmp_path, settings)
+    on_a_database_workers_reach(tmp_path, lambda: _scenario(tmp_path, settings))
 
 
 def _scenario(tmp_path, settings):
-    queue = f"geometry-test-{uuid.uuid4().hex[:10]}"
-    settings.JUDGE_TASK_QUEUE = queue
-    env = dict(
-        os.environ, DATABASE_URL=database_url(), REALMATH_JUDGE_QUEUE=queue,
-        REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"), REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
-        DJANGO_SETTINGS_MODULE="config.settings", OMP_THREAD_LIMIT="1",
-    )
-    env[API_KEY_ENV] = "sk-integration"
-    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    queue, env = judge_worker_env(tmp_path, settings, "geometry-test")
     segments = tmp_path / "segments.jsonl"
     segments.write_text("\n".join(json.dumps({
         "segment_text": f"{s} segment {i}", "sample_id": f"{s}{i}", "question": f"Q{i % 3}", "sub_id": "(1)",

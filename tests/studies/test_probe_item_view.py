@@ -1,10 +1,10 @@
 """One probe item: a diff of original and derived text with both judge outputs, text escaped."""
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from tests.factories import make_question, make_setting
 
+from ..conftest import assert_reviewer_only
 from .helpers import FAIR, finished_run, make_answers
 
 pytestmark = pytest.mark.django_db
@@ -17,10 +17,8 @@ def item(endpoint, llm_server):
     return finished_run(make_setting(endpoint), ["drop-final-answer"]).items.get()
 
 
-def test_roles(annotator_client, item):
-    url = reverse("grading:studies_probe_item", args=[item.pk])
-    assert Client().get(url).status_code == 302
-    assert annotator_client.get(url).status_code == 403
+def test_roles(annotator, reviewer, item):
+    assert assert_reviewer_only(reverse("grading:studies_probe_item", args=[item.pk]), annotator, reviewer).status_code == 200
 
 
 def test_diff_and_both_outputs(reviewer_client, item):

@@ -1,10 +1,10 @@
 """A probe run's page: rates with intervals and its items; reviewers only."""
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from tests.factories import make_question, make_setting
 
+from ..conftest import assert_reviewer_only
 from .helpers import FAIR, finished_run, make_answers
 
 pytestmark = pytest.mark.django_db
@@ -17,10 +17,8 @@ def run(endpoint, llm_server):
     return finished_run(make_setting(endpoint))
 
 
-def test_roles(annotator_client, run):
-    url = reverse("grading:studies_probe_run", args=[run.pk])
-    assert Client().get(url).status_code == 302
-    assert annotator_client.get(url).status_code == 403
+def test_roles(annotator, reviewer, run):
+    assert assert_reviewer_only(reverse("grading:studies_probe_run", args=[run.pk]), annotator, reviewer).status_code == 200
 
 
 def test_rates_and_items(reviewer_client, run):

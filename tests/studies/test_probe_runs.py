@@ -10,19 +10,13 @@ from grading.models import JudgeResult, ProbeItem
 from grading.studies import selectors, services
 from tests.factories import make_question, make_setting
 
-from .helpers import FAIR, FOOLED_BY_NOTATION, IGNORES_FINAL
+from .helpers import FAIR, FOOLED_BY_NOTATION, IGNORES_FINAL, make_answers
 
 pytestmark = pytest.mark.django_db
 
 
 def answers(question, n=8):
-    rows = []
-    for i in range(n):
-        text = (f"Student {i}.\n$x = \\dfrac{{{2 * i + 2}}}{{2}}$\n$3 \\cdot {i} = {3 * i}$\n"
-                f"Therefore $x \\le {i + 2}$.\nAnswer: $\\boxed{{{i + 1}}}$")
-        rows.append(Response(question=question, student_id=f"s{i}", transcript=text, transcript_hash=content_hash(text),
-                             gold_score=8))
-    return Response.objects.bulk_create(rows)
+    return make_answers(question, n)
 
 
 @pytest.fixture

@@ -1,17 +1,15 @@
 """probe_judge without --inline: the run goes to a real Celery worker on the real broker
 (through grading/runs.py and the judge queue) and the command follows it to the end."""
 import json
-import os
-import uuid
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 
 from grading.models import ProbeRun
-from tests.factories import API_KEY_ENV, make_endpoint, make_question, make_setting
+from tests.factories import make_endpoint, make_question, make_setting
 from tests.llm_server import LlmServer
-from tests.workers import Worker, database_url, file_backed_database, in_memory_sqlite, purge_queue
+from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue
 
 from .helpers import FAIR, make_answers
 
@@ -19,23 +17,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
 def test_probe_judge_through_a_real_worker(tmp_path, settings):
-    if in_memory_sqlite():
-        with file_backed_database(tmp_path / "test-db.sqlite3"):
-            _scenario(tmp_path, settings)
-    else:
-        _scenario(tmp_path, settings)
+    on_a_database_workers_reach(tmp_path, lambda: _scenario(tmp_path, settings))
 
 
 def _scenario(tmp_path, settings):
-    queue = f"studies-test-{uuid.uuid4().hex[:10]}"
-    settings.JUDGE_TASK_QUEUE = queue
-    env = dict(
-        os.environ, DATABASE_URL=database_url(), REALMATH_JUDGE_QUEUE=queue,
-        REALMATH_RATELIMIT_DIR=str(tmp_path / "ratelimit"), REALMATH_RATELIMIT_PREFIX=f"realmath-test:{queue}:",
-        DJANGO_SETTINGS_MODULE="config.settings", OMP_THREAD_LIMIT="1",
-    )
-    env[API_KEY_ENV] = "sk-integration"
-    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    queue, env = judge_worker_env(tmp_path, settings, "studies-test")
     with LlmServer(default=FAIR, latency=0.05) as server:
         worker = Worker(env, tmp_path / "worker.log")
         try:

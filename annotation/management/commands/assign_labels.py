@@ -4,7 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
 from annotation.labelling import selectors, services
-from annotation.models import Assignment, Exam
+from annotation.models import Assignment
+from annotation.selectors import exam_named_or_numbered
 from core.numbers import parse_id
 from ocr.filenames import QuestionIndex
 from ocr.selectors import answers_waiting, scan_batch
@@ -58,9 +59,7 @@ class Command(BaseCommand):
             ))
 
     def _exam(self, value):
-        exam = Exam.objects.filter(name=value).first()
-        if exam is None and parse_id(value) is not None:  # ASCII digits only: "²".isdigit() is True
-            exam = Exam.objects.filter(pk=parse_id(value)).first()
+        exam = exam_named_or_numbered(value)
         if exam is None:
             raise CommandError(gettext("No exam named or numbered %(value)s.") % {"value": repr(value)})
         return exam

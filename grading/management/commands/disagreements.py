@@ -8,6 +8,8 @@ from django.utils.translation import gettext
 from core.csv_cells import safe_row
 from grading.review import selectors
 
+from ._scopes import named_scopes
+
 FIELDS = ("result", "response", "question", "question_location", "source", "student_id", "setting", "version",
           "gold", "judge_score", "delta", "direction", "category", "proposed_by")
 
@@ -50,13 +52,9 @@ class Command(BaseCommand):
                     self.stdout.write(json.dumps(row, ensure_ascii=False))
 
     def _scopes(self, options):
-        try:
-            if options["run"] is not None:
-                return [selectors.resolve_scope({"run": str(options["run"])})]
-            if options["setting"]:
-                return [selectors.Scope(config=selectors.find_setting(options["setting"], options["setting_version"]))]
-        except selectors.ScopeError as exc:
-            raise CommandError(str(exc)) from exc
+        named = named_scopes(options)
+        if named is not None:
+            return named
         return [selectors.Scope(config=config) for config in selectors.settings_with_results()]
 
     @staticmethod

@@ -9,6 +9,8 @@ from django.utils.translation import gettext
 from core.csv_cells import safe_row
 from grading.review import selectors
 
+from ._scopes import named_scopes
+
 
 class Command(BaseCommand):
     help = (
@@ -41,13 +43,9 @@ class Command(BaseCommand):
                 self._text(report)
 
     def _scopes(self, options):
-        try:
-            if options["run"] is not None:
-                return [selectors.resolve_scope({"run": str(options["run"])})]
-            if options["setting"]:
-                return [selectors.Scope(config=selectors.find_setting(options["setting"], options["setting_version"]))]
-        except selectors.ScopeError as exc:
-            raise CommandError(str(exc)) from exc
+        named = named_scopes(options)
+        if named is not None:
+            return named
         if options["setting_version"] is not None:
             raise CommandError(gettext("--setting-version needs --setting."))
         scopes = [selectors.Scope(config=config) for config in selectors.settings_with_results()]

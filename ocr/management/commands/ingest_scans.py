@@ -7,8 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
-from annotation.models import Exam
-from core.numbers import parse_id
+from annotation.selectors import exam_named_or_numbered
 from ocr import packets, selectors, services
 from ocr.engines import ENGINES
 
@@ -107,9 +106,7 @@ class Command(BaseCommand):
         return services.Upload(name=path.name, size=path.stat().st_size, source=_LazyFile(path))
 
     def _exam(self, value):
-        exam = Exam.objects.filter(name=value).first()
-        if exam is None and parse_id(value) is not None:  # ASCII digits only: "²".isdigit() is True
-            exam = Exam.objects.filter(pk=parse_id(value)).first()
+        exam = exam_named_or_numbered(value)
         if exam is None:
             raise CommandError(gettext("No exam named or numbered %(value)s.") % {"value": repr(value)})
         return exam
