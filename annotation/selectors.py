@@ -1,15 +1,15 @@
 """Read-side queries of the dataset core."""
 from decimal import Decimal, InvalidOperation
 
-from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, TextField, Value
-from django.db.models.functions import Lower, Replace, Substr
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, Subquery, TextField, Value
+from django.db.models.functions import Coalesce, Lower, Replace, Substr
 
 from accounts.roles import is_reviewer
 from core.ids import filter_by_id
 from core.numbers import parse_id
 
 from .mathtext import SEARCH_DROPPED, search_form
-from .models import Exam, ImportJob, ImportReport, Label, Question, Response, RubricVersion
+from .models import Assignment, Exam, ImportJob, ImportReport, Label, Question, Response, RubricVersion
 
 
 def dataset_counts():
@@ -290,3 +290,48 @@ def question_choices():
         Question.objects.select_related("exam").only("id", "location", "external_id", "exam__name")
         .annotate(snippet=Substr("statement", 1, 80)).order_by("exam__name", "location", "id")
     )
+
+
+# --- exams: the list and one exam's overview --------------------------------------------------
+
+JUDGE_OK = "ok"  # grading.JudgeResult.Status.OK; read through the reverse relation, not an import of grading
+
+
+def exam_list():
+    """Every exam with its numbers of questions and answers (two subqueries, no join fan-out)."""
+    questions = Question.objects.filter(exam=OuterRef("pk")).values("exam").annotate(n=Count("id")).values("n")
+    responses = Response.objects.filter(question__exam=OuterRef("pk")).values("question__exam").annotate(
+        n=Count("id")).values("n")
+    return Exam.objects.annotate(n_questions=Coalesce(Subquery(questions), 0),
+                                 n_responses=Coalesce(Subquery(responses), 0)).order_by("name")
+
+
+def exam_question_rows(exam, user) -> list[dict]:
+    """One row per question of `exam`, in the question list's order: the question (with the start
+    of its statement) and counts. Reviewers get answers, submitted expert labels, answers with a
+    gold score and ok judge results; anyone else only answers and their own work (assigned to
+    them, submitted by them): nothing that tells of other labels, golds or judges (four grouped
+    queries at most, whatever the number of questions)."""
+    questions = list(
+        exam.questions.only("id", "location", "external_id", "full_score", "kind", "exam_id")
+        .annotate(snippet=Substr("statement", 1, 160)).order_by("location", "id")
+    )
+    answers = Response.objects.filter(question__exam=exam).values("question_id")
+    counts = {row["question_id"]: row for row in answers.annotate(
+        n_responses=Count("id"), n_golds=Count("id", filter=Q(gold_score__isnull=False)))}
+    labels = Label.objects.filter(response__question__exam=exam, submitted=True)
+    if is_reviewer(user):
+        expert = dict(labels.filter(is_imported=False).values("response__question_id").annotate(n=Count("id"))
+                      .values_list("response__question_id", "n"))
+        judged = dict(answers.filter(judge_results__status=JUDGE_OK).annotate(n=Count("judge_results"))
+                      .values_list("question_id", "n"))
+        extra = {pk: {"n_labels": expert.get(pk, 0), "n_judged": judged.get(pk, 0),
+                      "n_golds": counts.get(pk, {}).get("n_golds", 0)} for pk in (q.pk for q in questions)}
+    else:
+        mine = dict(Assignment.objects.filter(response__question__exam=exam, annotator=user)
+                    .values("response__question_id").annotate(n=Count("id")).values_list("response__question_id", "n"))
+        done = dict(labels.filter(annotator=user).values("response__question_id").annotate(n=Count("id"))
+                    .values_list("response__question_id", "n"))
+        extra = {pk: {"n_assigned": mine.get(pk, 0), "n_submitted": done.get(pk, 0)} for pk in (q.pk for q in questions)}
+    return [{"question": q, "n_responses": counts.get(q.pk, {}).get("n_responses", 0), **extra[q.pk]}
+            for q in questions]

@@ -8,12 +8,14 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext, gettext_lazy
 
 from accounts.decorators import annotator_required, reviewer_required
+from core.numbers import parse_id
 from core.shortcuts import found_or_404, get_object_or_404
 
 from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm
 from .importers import ImportFormatError
 from .importers.services import IMPORTERS, create_import_job, job_progress, runs_in_background
+from .labelling.views import exam_anchoring_context
 from .models import ImportJob, ImportReport, RubricVersion
 
 
@@ -191,3 +193,24 @@ def import_report(request, pk):
         "report": report, "counts": report_counts(report.counts), "skipped_in": skipped_in,
         "report_exam": report.counts.get("exam_id"),
     })
+
+
+@annotator_required
+def exam_list(request):
+    return render(request, "annotation/exam_list.html", {"exams": selectors.exam_list()})
+
+
+@annotator_required
+def exam_detail(request, pk):
+    """One exam: its questions with counts (reviewers: answers, labels, golds, judge results;
+    annotators: answers and their own work, nothing hidden), links to its labelling, review and
+    studies, and (reviewers) its anchoring experiment."""
+    exam = selectors.exam_by_id(parse_id(pk))
+    if exam is None:
+        raise Http404("No such exam.")
+    context = {
+        "exam": exam,
+        "rows": selectors.exam_question_rows(exam, request.user),
+        "anchoring": exam_anchoring_context(exam, request.user),
+    }
+    return render(request, "annotation/exam_detail.html", context)

@@ -15,7 +15,12 @@ and a groupby for MSE and FR_1..5 by source and question, without intervals, cor
 left-out accounting or rendering. A second table shows the bootstrap alone: our multinomial
 draws over distinct deltas against resampling the pairs' indices (1,000 resamples, MSE only).
 
-    .venv/bin/python bench/metrics_bench.py [--sizes 1000 100000]
+Then, on the demo (`load_demo`: what a new user opens first), the metrics page and the methods
+report as they open from the menu (no setting chosen), first load and warm, with their queries.
+Targets (issue 28): under 1 s each on the demo, under 2 s at 100,000 results.
+
+    .venv/bin/python bench/metrics_bench.py [--sizes 1000 100000] [--no-demo]
+    .venv/bin/python bench/metrics_bench.py --sizes 2000      # a quick end-to-end check
 """
 import argparse
 import sys
@@ -152,13 +157,42 @@ def run(sizes):
     )
 
 
+def run_demo():
+    """The metrics page and the methods report on the demo, opened as from the menu."""
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    setup_times = {}
+    with timed(setup_times, "load"):
+        call_command("create_demo_users", verbosity=0)
+        call_command("load_demo", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115 - the demo's notes
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(get_user_model().objects.get(username="reviewer"))
+    rows = []
+    for name, url in [("metrics page", "/grading/review/metrics/"), ("methods report", "/grading/report/")]:
+        times = {}
+        for load in ("first", "warm"):
+            with CaptureQueriesContext(connection) as captured, timed(times, load):
+                response = client.get(url)
+            assert response.status_code == 200, (url, response.status_code)
+        rows.append([name, f"{times['first']:.2f} s", f"{times['warm']:.2f} s ({len(captured)} q)"])
+    print_table(f"On the demo (load_demo in {setup_times['load']:.0f} s; target under 1 s)",
+                ["page", "first load", "warm load"], rows)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000])
+    parser.add_argument("--no-demo", action="store_true", help="skip the timings on the demo")
     args = parser.parse_args()
     setup_django()
     started = time.perf_counter()
     run(args.sizes)
+    if not args.no_demo:
+        run_demo()
     print(f"\n(total {time.perf_counter() - started:.0f} s)")
 
 

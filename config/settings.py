@@ -276,6 +276,7 @@ CELERY_TASK_ROUTES = ("core.routing.route_task",)
 CELERY_BEAT_SCHEDULE = {
     "fail-stale-export-jobs": {"task": "annotation.fail_stale_export_jobs", "schedule": 60.0},
     "fail-stale-import-jobs": {"task": "annotation.fail_stale_import_jobs", "schedule": 60.0},
+    "delete-expired-class-uploads": {"task": "ocr.delete_expired_class_uploads", "schedule": 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
@@ -348,6 +349,10 @@ OCR_MAX_FILES_PER_BATCH = 200
 # A class's PDF (every packet in one file, cut by a roster and a template) may be larger.
 OCR_MAX_CLASS_PDF_PAGES = env_int("OCR_MAX_CLASS_PDF_PAGES", 1000)
 OCR_MAX_CLASS_PDF_BYTES = env_int("OCR_MAX_CLASS_PDF_BYTES", 200 * 1024 * 1024)
+# A refused class PDF's three files are kept this long for a retry (ocr.class_uploads), at most
+# this many per person; the hourly beat task deletes expired ones.
+OCR_PENDING_CLASS_UPLOAD_HOURS = env_int("OCR_PENDING_CLASS_UPLOAD_HOURS", 24)
+OCR_PENDING_CLASS_UPLOADS_PER_USER = 5
 OCR_PDF_DPI = 200
 OCR_WORK_MAX_SIDE = 2400
 OCR_WEB_MAX_SIDE = 1600

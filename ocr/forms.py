@@ -90,3 +90,21 @@ class AssignLabelsForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["annotators"].queryset = annotators
         self.fields["strategy"].choices = strategies
+
+
+class ClassRetryForm(EngineChoiceMixin, forms.Form):
+    """Another try of a kept class upload (ocr.class_uploads): the choices again, and only the files to replace."""
+
+    exam = IdModelChoiceField(queryset=Exam.objects.all(), help_text=gettext_lazy("The template's labels name its questions."))
+    engine = forms.ChoiceField()
+    name = forms.CharField(required=False, max_length=200, help_text=gettext_lazy("Batch name (optional)."))
+    pdf = forms.FileField(label=gettext_lazy("Class PDF"), required=False, allow_empty_file=True,
+                          widget=forms.ClearableFileInput(attrs={"accept": ".pdf,application/pdf"}))
+    roster = forms.FileField(label=gettext_lazy("ROSTER.csv"), required=False, allow_empty_file=True,
+                             widget=forms.ClearableFileInput(attrs={"accept": ".csv,text/csv"}))
+    template = forms.FileField(label=gettext_lazy("TEMPLATE.json"), required=False, allow_empty_file=True,
+                               widget=forms.ClearableFileInput(attrs={"accept": ".json,application/json"}))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._set_engine_choices()

@@ -284,3 +284,34 @@ class TranscriptFlag(models.Model):
 
     def __str__(self):
         return f"flag on page {self.page_id} [{self.start}:{self.end}]"
+
+
+class PendingClassUpload(models.Model):
+    """A class PDF, roster and template that were refused, kept so their uploader can try again
+    (another exam, one file replaced) without choosing all three again (`ocr.class_uploads`).
+
+    Only its uploader sees it; it is deleted, with its stored PDF, once a retry is taken, when its
+    uploader discards it, or `expires` has passed (`ocr.delete_expired_class_uploads`, hourly)."""
+
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    expires = models.DateTimeField(db_index=True)
+    exam = models.ForeignKey("annotation.Exam", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+                             help_text=gettext_lazy("The exam last tried."))
+    engine = models.CharField(max_length=32, blank=True)
+    name = models.CharField(max_length=200, blank=True)
+    pdf_name = models.CharField(max_length=255, blank=True)
+    pdf_type = models.CharField(max_length=100, blank=True)
+    pdf_size = models.PositiveBigIntegerField(default=0)
+    pdf_stored = models.CharField(max_length=300, blank=True, help_text=gettext_lazy("Storage name of the kept PDF."))
+    roster_name = models.CharField(max_length=255, blank=True)
+    roster = models.BinaryField(null=True, blank=True)
+    template_name = models.CharField(max_length=255, blank=True)
+    template = models.BinaryField(null=True, blank=True)
+    problems = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self):
+        return self.pdf_name or f"pending class upload #{self.pk}"

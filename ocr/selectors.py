@@ -1,19 +1,22 @@
 """Read-side queries of the ocr app."""
 import difflib
+import json
 from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
 from django.db.models import Avg, Count, Max, Min, Prefetch, Q, QuerySet, Sum
+from django.db.models.functions import Lower, Trim
 from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from accounts.roles import is_reviewer
 from annotation.labelling.selectors import can_label
-from annotation.models import Question, Response
+from annotation.models import Exam, Question, Response
 
-from .models import OcrRun, PacketEdit, Page, ScanBatch, ScanFile, Transcript, TranscriptFlag
+from . import class_templates
+from .models import OcrRun, PacketEdit, Page, PendingClassUpload, ScanBatch, ScanFile, Transcript, TranscriptFlag
 
 
 def batch_list() -> QuerySet[ScanBatch]:
@@ -457,3 +460,60 @@ def _words_on(run, page_text, base):
         if hits:
             words.append([base + min(hits), base + max(hits) + 1, *[round(v) for v in box]])
     return words
+
+
+# --- a refused class PDF kept for another try (ocr.class_uploads) -----------------------------
+
+def pending_class_uploads(user) -> QuerySet[PendingClassUpload]:
+    """The uploader's own unexpired pending uploads, newest first."""
+    return PendingClassUpload.objects.select_related("exam").filter(created_by=user, expires__gt=timezone.now())
+
+
+def template_labels(template: bytes | None) -> list[str]:
+    """The question labels a TEMPLATE.json names (not "+", covers or numbers like q12), in page
+    order, each once; [] when the file cannot be read (its refusal says why)."""
+    try:
+        document = json.loads(bytes(template or b"").decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        return []
+    pages = document.get("pages") if isinstance(document, dict) else None
+    if not isinstance(pages, dict):
+        return []
+    labels = []
+    for value in pages.values():
+        if isinstance(value, str) and value.strip() and value.strip() != class_templates.CONTINUES:
+            label = value.strip()
+            if label.lower() not in {known.lower() for known in labels}:
+                labels.append(label)
+    return labels
+
+
+MAX_SUGGESTED_EXAMS = 5
+
+
+def exams_for_template(template: bytes | None, *, tried=None) -> dict[str, Any]:
+    """Which exams hold the template's question labels: {"exams": [exams the whole template reads
+    against, other than `tried`], "labels": [{label, exams: [names of exams holding it]}]} (two
+    queries, then one per exam that holds every label, to read the template against it)."""
+    labels = template_labels(template)
+    lowered = {label.lower(): label for label in labels}
+    holders: dict[str, dict[int, str]] = {label: {} for label in labels}
+    if lowered:
+        rows = (Question.objects.annotate(label=Lower(Trim("location"))).filter(label__in=lowered)
+                .values_list("label", "exam_id", "exam__name").distinct())
+        for label, exam_id, exam_name in rows:
+            holders[lowered[label]][exam_id] = exam_name
+    covering = set.intersection(*(set(found) for found in holders.values())) if holders else set()
+    if tried is not None:
+        covering.discard(tried.pk)
+    exams = []
+    for exam in Exam.objects.filter(pk__in=covering).order_by("name")[:MAX_SUGGESTED_EXAMS]:
+        try:
+            class_templates.read_template(bytes(template), exam)
+        except class_templates.LayoutError:
+            continue  # a label names two questions there, or the template has another problem
+        exams.append(exam)
+    return {
+        "exams": exams,
+        "labels": [{"label": label, "exams": sorted(holders[label].values())} for label in labels],
+    }

@@ -80,3 +80,11 @@ def _warm_up():
         return
     if warmed:
         logger.info("OCR engines warm: %s in %.1f s", *warmed)
+
+
+@shared_task(name="ocr.delete_expired_class_uploads", ignore_result=True)
+def delete_expired_class_uploads():
+    """Hourly (CELERY_BEAT_SCHEDULE): refused class uploads kept past their expiry are deleted."""
+    from . import class_uploads  # cycle: class_uploads reach the services, which queue this module's tasks
+
+    return class_uploads.delete_expired()

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
 from accounts.selectors import active_annotators
@@ -23,10 +23,10 @@ from core.ids import id_param
 from core.numbers import parse_id, parse_int
 from core.shortcuts import get_object_or_404
 
-from . import packets, selectors, services
+from . import class_uploads, packets, selectors, services
 from .engines import ENGINES
 from .filenames import MAX_PAGE_NUMBER
-from .forms import AddFilesForm, AssignLabelsForm, ClassScanForm, EngineForm, UploadForm
+from .forms import AddFilesForm, AssignLabelsForm, ClassRetryForm, ClassScanForm, EngineForm, UploadForm
 from .models import Page, ScanBatch
 
 IMAGE_KINDS = {"web": "web", "thumb": "thumb", "processed": "processed", "master": "master"}
@@ -67,31 +67,109 @@ def _batch_list_page(request, form, class_form, status=200):
         "class_pages": settings.OCR_MAX_CLASS_PDF_PAGES,
         "class_megabytes": settings.OCR_MAX_CLASS_PDF_BYTES // (1024 * 1024),
     }
-    context = {"form": form, "class_form": class_form, "batches": selectors.batch_list(), "limits": limits}
+    context = {"form": form, "class_form": class_form, "batches": selectors.batch_list(), "limits": limits,
+               "pending_uploads": selectors.pending_class_uploads(request.user)}
     return render(request, "ocr/batch_list.html", context, status=status)
 
 
 @reviewer_required
 @require_POST
 def class_upload(request):
-    """A class's PDF with its roster and template: refused whole (with every reason) or taken whole."""
+    """A class's PDF with its roster and template: taken whole, or refused whole with every reason;
+    then the files given are kept for another try (ocr.class_uploads) and the page of that try opens."""
     form = ClassScanForm(request.POST, request.FILES)
-    if form.is_valid():
-        data = form.cleaned_data
-        pdf = services.uploads_from([data["pdf"]])[0]
+    data = form.cleaned_data if form.is_valid() else {}
+    pdf = services.uploads_from([request.FILES["pdf"]])[0] if "pdf" in request.FILES else None
+    if data:
         try:
             batch = packets.ingest_class_pdf(
                 exam=data["exam"], engine=data["engine"], upload=pdf, roster=data["roster"].read(),
                 template=data["template"].read(), user=request.user, name=data["name"],
             )
         except packets.ClassScanRefused as exc:
-            for problem in exc.problems:
-                form.add_error(None, problem)
+            problems = exc.problems
         else:
-            messages.success(request, gettext("%(n_roster)s packets, %(count)s pages queued.") % {"n_roster": len(batch.roster), "count": batch.pages.count()})
-            return redirect("ocr:batch_detail", pk=batch.pk)
-    messages.error(request, gettext("Nothing was uploaded: see the reasons under “Upload a class PDF”."))
-    return _batch_list_page(request, UploadForm(), form, status=400)
+            return _class_taken(request, batch)
+    else:
+        problems = _form_problems(form)
+    if not any(kind in request.FILES for kind in ("pdf", "roster", "template")):
+        for problem in problems:
+            form.add_error(None, problem)
+        messages.error(request, gettext("Nothing was uploaded: see the reasons under “Upload a class PDF”."))
+        return _batch_list_page(request, UploadForm(), form, status=400)
+    pending = class_uploads.keep_refused_upload(
+        user=request.user, problems=problems, exam=form.cleaned_data.get("exam"),
+        engine=form.cleaned_data.get("engine", ""), name=form.cleaned_data.get("name", ""), pdf=pdf,
+        roster=request.FILES.get("roster"), template=request.FILES.get("template"),
+    )
+    messages.error(request, gettext("Nothing was imported yet: your files are kept here, so you can change the exam or replace one file and try again."))
+    return redirect("ocr:class_pending", pk=pending.pk)
+
+
+def _form_problems(form):
+    problems = []
+    for field, errors in form.errors.items():
+        label = form.fields[field].label or field.capitalize() if field in form.fields else ""
+        problems += [f"{label}: {error}" if label else str(error) for error in errors]
+    return problems
+
+
+def _class_taken(request, batch):
+    messages.success(request, gettext("%(n_roster)s packets, %(count)s pages queued.") % {"n_roster": len(batch.roster), "count": batch.pages.count()})
+    return redirect("ocr:batch_detail", pk=batch.pk)
+
+
+def _pending_or_404(request, pk):
+    """The person's own kept upload (another person's, or an expired one, is a 404)."""
+    return get_object_or_404(selectors.pending_class_uploads(request.user), pk)
+
+
+@reviewer_required
+@require_http_methods(["GET", "POST"])
+def class_pending(request, pk):
+    """A refused class upload kept for another try: its reasons, its files, the exams that hold its
+    labels (one button each), and a form to try again with other choices or one file replaced."""
+    pending = _pending_or_404(request, pk)
+    status = 200
+    if request.method == "POST":
+        form = ClassRetryForm(request.POST, request.FILES)
+        if form.is_valid():
+            data = form.cleaned_data
+            pdf = services.uploads_from([data["pdf"]])[0] if data.get("pdf") else None
+            try:
+                batch = class_uploads.retry(
+                    pending, exam=data["exam"], engine=data["engine"], name=data["name"], pdf=pdf,
+                    roster=data.get("roster"), template=data.get("template"), user=request.user,
+                )
+            except packets.ClassScanRefused:
+                status = 400
+            except class_uploads.MissingFiles as exc:
+                names = {"class PDF": gettext("the class PDF")}
+                form.add_error(None, gettext("Choose %(files)s: none is kept for this upload.") % {
+                    "files": ", ".join(names.get(name, name) for name in exc.missing)})
+                status = 400
+            else:
+                return _class_taken(request, batch)
+        else:
+            status = 400
+    else:
+        initial = {"exam": pending.exam, "name": pending.name}
+        if pending.engine:
+            initial["engine"] = pending.engine
+        form = ClassRetryForm(initial=initial)
+    context = {
+        "pending": pending, "form": form,
+        "suggestions": selectors.exams_for_template(pending.template, tried=pending.exam),
+    }
+    return render(request, "ocr/class_pending.html", context, status=status)
+
+
+@reviewer_required
+@require_POST
+def class_pending_discard(request, pk):
+    class_uploads.discard(_pending_or_404(request, pk))
+    messages.success(request, gettext("The kept files were deleted."))
+    return redirect("ocr:batch_list")
 
 
 @reviewer_required

@@ -38,8 +38,8 @@ ROLES = ("annotator1", "reviewer", "admin")
 NOT_PAGES = {
     "logout", "set_language", "javascript-catalog", "api-schema", "api-docs",
     "annotation:import_job_progress", "annotation:label_next", "annotation:export_progress",
-    "annotation:export_download",
-    "ocr:class_upload", "ocr:batch_add_files", "ocr:batch_assign", "ocr:batch_run_engine", "ocr:batch_retry",
+    "annotation:export_download", "annotation:exam_anchoring",
+    "ocr:class_upload", "ocr:class_pending_discard", "ocr:batch_add_files", "ocr:batch_assign", "ocr:batch_run_engine", "ocr:batch_retry",
     "ocr:batch_assign_labels", "ocr:batch_packets_fix", "ocr:batch_progress", "ocr:page_image",
     "ocr:flag_transcript",
     "grading:judge_run_progress", "grading:judge_run_cancel", "grading:judge_run_resume", "grading:judge_run_estimate",

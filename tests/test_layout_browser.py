@@ -54,8 +54,26 @@ def _demo_with_cases():
     exam = Exam.objects.get(name="RealMath-Eval sample")
     batch = create_batch(exam=exam, engine="tesseract", user=users["reviewer"], name="Layout scans")
     ingest_uploads(batch, [Upload("student1_3-07_1.png", buffer.getvalue())])
+    pending = _kept_class_upload(users["reviewer"], exam)
     return {"response": response, "job": job, "batch": batch, "annotator_response": assignment.response,
-            "probe_run": probe_run}
+            "probe_run": probe_run, "pending_upload": pending}
+
+
+def _kept_class_upload(user, exam):
+    """A refused class PDF kept for its uploader's retry (ocr.class_uploads): a label of no exam."""
+    import json
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from ocr import class_uploads
+    from ocr.services import Upload
+
+    template = json.dumps({"pages_per_student": 1, "pages": {"1": "9-99"}}).encode()
+    return class_uploads.keep_refused_upload(
+        user=user, problems=["TEMPLATE.json: page 1 names question “9-99”, which exam does not have."], exam=exam,
+        engine="tesseract", pdf=Upload("class.pdf", b"%PDF-1.4 kept"),
+        roster=SimpleUploadedFile("ROSTER.csv", b"student_id\ns01\n"), template=SimpleUploadedFile("TEMPLATE.json", template),
+    )
 
 
 def _probe_run():
@@ -81,6 +99,8 @@ def _pages(role, data):
         (reverse("home"), False),
         (reverse("annotation:question_list"), False),
         (reverse("annotation:question_detail", args=[question.pk]), True),
+        (reverse("annotation:exam_list"), False),
+        (reverse("annotation:exam_detail", args=[question.exam_id]), True),
         (reverse("annotation:response_list"), False),
         (reverse("annotation:response_detail", args=[response.pk]), True),
         (reverse("annotation:label_queue"), False),
@@ -108,6 +128,7 @@ def _pages(role, data):
         (reverse("annotation:export_job", args=[data["job"].pk]), False),
         (reverse("ocr:batch_list"), False),
         (reverse("ocr:batch_detail", args=[data["batch"].pk]), False),
+        *([(reverse("ocr:class_pending", args=[data["pending_upload"].pk]), False)] if role == "reviewer" else []),
         (reverse("ocr:page_correct", args=[page.pk]), False),
         (reverse("ocr:quality"), False),
         (reverse("grading:judges_home"), False),

@@ -20,8 +20,8 @@ from accounts.roles import has_role, is_reviewer
 from core.ids import id_param
 
 from ..models import Assignment, Label, LabelDraft, LabelSaveAttempt, Question, Response, StepLabel
-from ..selectors import SCORE_LIMIT
-from .experiment import anchor_shown
+from ..selectors import JUDGE_OK, SCORE_LIMIT
+from .experiment import anchor_shown, anchoring_figures
 from .models import IMPORTED_RATER
 
 
@@ -485,7 +485,6 @@ def steps_needing_review(label: Label | None, transcript: str) -> list[dict]:
 
 # --- the anchoring experiment (annotation.labelling.experiment) -----------------------------
 
-JUDGE_OK = "ok"  # grading.JudgeResult.Status.OK; read through the reverse relation, not an import of grading
 
 
 def anchor_for(user, response: Response) -> dict | None:
@@ -510,14 +509,19 @@ def anchor_for(user, response: Response) -> dict | None:
     }
 
 
-def anchoring_labels(params=None) -> list[dict]:
+def anchoring_labels(params=None, *, setting=None, seed=None) -> list[dict]:
     """The submitted expert labels recorded by the anchoring experiment, for
     experiment.anchoring_figures: {response, rater, expert, judge, shown} (one query); `params`
-    filters like the response list (question, exam, source)."""
+    filters like the response list (question, exam, source); `setting` and `seed`, when given,
+    keep the labels recorded under that setting name and seed (one run of the experiment)."""
     labels = _label_filters(
         Label.objects.filter(submitted=True, is_imported=False, total__isnull=False, anchoring__has_key="shown"),
         params or {},
     )
+    if setting is not None:
+        labels = labels.filter(anchoring__setting=setting)
+    if seed is not None:
+        labels = labels.filter(anchoring__seed=seed)
     return [
         {"response": response_id, "rater": annotator_id, "expert": float(total),
          "judge": record.get("score"), "shown": bool(record.get("shown"))}
@@ -525,3 +529,65 @@ def anchoring_labels(params=None) -> list[dict]:
             "response_id", "annotator_id", "total", "anchoring"
         ).order_by("response_id", "annotator_id")
     ]
+
+
+MEASURE_TITLES = {
+    "abs_diff": gettext_lazy("mean |expert − judge|"),
+    "signed_diff": gettext_lazy("mean expert − judge"),
+    "expert_mad": gettext_lazy("mean |expert − expert|"),
+    "expert_within_one": gettext_lazy("expert pairs within one point"),
+}
+
+
+def anchoring_table(labels) -> dict | None:
+    """The anchoring experiment's figures as table rows (None when no label recorded it): the
+    agreement page's and the exam page's one table."""
+    if not labels:
+        return None
+    figures = anchoring_figures(labels)
+    rows = []
+    for measure in figures["measures"]:
+        shown, hidden = figures["arms"]["shown"], figures["arms"]["hidden"]
+        rows.append({
+            "measure": measure, "title": MEASURE_TITLES.get(measure, measure),
+            "shown": shown[measure], "shown_ci": shown[f"{measure}_ci"],
+            "hidden": hidden[measure], "hidden_ci": hidden[f"{measure}_ci"],
+            **figures["tests"][measure],
+        })
+    return {"figures": figures, "rows": rows}
+
+
+def anchoring_setting_choices(exam) -> list[tuple[str, int]]:
+    """(setting name, answers of `exam` it scored ok) for every judge setting name with an ok
+    score on the exam, most answers first: what the exam page offers the experiment (one query)."""
+    rows = (
+        Response.objects.filter(question__exam=exam, judge_results__status=JUDGE_OK,
+                                judge_results__score__isnull=False)
+        .values("judge_results__setting__name").annotate(n=Count("id", distinct=True))
+        .values_list("judge_results__setting__name", "n")
+    )
+    return sorted(rows, key=lambda row: (-row[1], row[0]))
+
+
+def anchoring_progress(exam) -> dict:
+    """Where the exam's experiment stands, for its current setting and seed: assignments in each
+    half (the seeded split, anchor_shown), labels submitted and recorded in each half, answers the
+    setting has scored, and labels recorded under an earlier setting or seed (three queries)."""
+    pairs = list(Assignment.objects.filter(response__question__exam=exam, annotator__isnull=False)
+                 .values_list("response_id", "annotator_id"))
+    shown = sum(anchor_shown(exam.anchoring_seed, response_id, annotator_id) for response_id, annotator_id in pairs)
+    recorded = Label.objects.filter(response__question__exam=exam, submitted=True, is_imported=False,
+                                    anchoring__has_key="shown")
+    current = recorded.filter(anchoring__setting=exam.anchoring_setting, anchoring__seed=exam.anchoring_seed)
+    records = list(current.values_list("anchoring", flat=True))
+    arms = {"shown": sum(bool(r.get("shown")) for r in records), "with_score": sum(r.get("score") is not None for r in records)}
+    arms["hidden"] = len(records) - arms["shown"]
+    responses = Response.objects.filter(question__exam=exam)
+    scored = responses.filter(judge_results__setting__name=exam.anchoring_setting, judge_results__status=JUDGE_OK,
+                              judge_results__score__isnull=False).distinct().count() if exam.anchoring_setting else 0
+    return {
+        "assignments": len(pairs), "assignments_shown": shown, "assignments_hidden": len(pairs) - shown,
+        "labels_shown": arms["shown"], "labels_hidden": arms["hidden"], "labels_with_score": arms["with_score"],
+        "answers": responses.count(), "answers_scored": scored,
+        "labels_earlier": recorded.count() - arms["shown"] - arms["hidden"],
+    }

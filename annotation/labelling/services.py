@@ -32,7 +32,17 @@ from simple_history.utils import bulk_create_with_history
 
 from accounts.roles import is_reviewer
 
-from ..models import Adjudication, Assignment, Label, LabelDraft, LabelSaveAttempt, LabelSummary, Response, StepLabel
+from ..models import (
+    Adjudication,
+    Assignment,
+    Exam,
+    Label,
+    LabelDraft,
+    LabelSaveAttempt,
+    LabelSummary,
+    Response,
+    StepLabel,
+)
 from ..quote_anchors import quote_selector, reanchor
 from . import selectors
 from .rules import TOTAL, LabelInvalid, _json_number, clean_label, rubric_groups
@@ -724,3 +734,35 @@ def _take_slot(response, user, *, complete):
         own.filter(completed_at__isnull=True).update(lock_holder=user, lock_expires=now + LOCK_TTL)
 
 
+
+
+# --- the anchoring experiment (annotation.labelling.experiment) -----------------------------
+
+MAX_ANCHORING_SEED = 2**31 - 1
+
+
+class AnchoringInvalid(ValueError):
+    """The anchoring experiment cannot start as asked; the message says why, in words."""
+
+
+def start_anchoring(*, exam: Exam, setting: str, seed: int) -> Exam:
+    """Run the anchoring experiment on `exam`: the newest ok score of the judge setting named
+    `setting` is shown to the seeded half of its assignments from now on (labels submitted
+    before keep what they recorded). The setting must have scored answers of this exam."""
+    names = dict(selectors.anchoring_setting_choices(exam))
+    if setting not in names:
+        raise AnchoringInvalid(gettext(
+            "No judge setting named “%(setting)s” has scored an answer of this exam: run a judge on it first."
+        ) % {"setting": setting})
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_ANCHORING_SEED:
+        raise AnchoringInvalid(gettext("The seed must be a whole number from 0 to %(max)s.") % {"max": MAX_ANCHORING_SEED})
+    exam.anchoring, exam.anchoring_setting, exam.anchoring_seed = True, setting, seed
+    exam.save(update_fields=["anchoring", "anchoring_setting", "anchoring_seed"])
+    return exam
+
+
+def stop_anchoring(*, exam: Exam) -> Exam:
+    """Stop showing pre-grades on `exam`; the setting and seed stay, so its results stay readable."""
+    exam.anchoring = False
+    exam.save(update_fields=["anchoring"])
+    return exam

@@ -13,4 +13,5 @@ urlpatterns = [
     path("agreement/", views.agreement, name="agreement"),
     path("adjudication/", views.adjudication_queue, name="adjudication_queue"),
     path("adjudication/<int:pk>/", views.adjudicate, name="adjudicate"),
+    path("exams/<int:pk>/anchoring/", views.exam_anchoring, name="exam_anchoring"),
 ]

@@ -6,16 +6,17 @@ from decimal import Decimal, InvalidOperation
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import QueryDict
+from django.http import Http404, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.decorators import annotator_required, reviewer_required
-from accounts.roles import is_reviewer
+from accounts.decorators import admin_required, annotator_required, reviewer_required
+from accounts.roles import is_admin, is_reviewer
 from accounts.selectors import active_annotators
 from core.ids import id_param
+from core.numbers import parse_id
 from core.shortcuts import found_or_404, get_object_or_404
 from ocr import selectors as ocr_selectors
 
@@ -24,7 +25,7 @@ from ..selectors import can_see_scores, exam_by_id, exam_choices, question_by_id
 from ..serializers import LabelDraftSerializer, LabelSerializer
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report
-from .experiment import anchoring_figures
+from .forms import AnchoringForm
 from .rules import LabelInvalid, rubric_groups
 
 
@@ -286,28 +287,11 @@ def agreement(request):
         "filters": request.GET,
         "include_imported": include_imported,
         "work": selectors.work_time(request.GET),
-        "anchoring": _anchoring_rows(selectors.anchoring_labels(request.GET)),
+        "anchoring": selectors.anchoring_table(selectors.anchoring_labels(request.GET)),
         "questions": question_choices(),
         "exams": exam_choices(),
     }
     return render(request, "annotation/agreement.html", context)
-
-
-def _anchoring_rows(labels):
-    """The anchoring experiment's figures as table rows (None when no label recorded it)."""
-    if not labels:
-        return None
-    figures = anchoring_figures(labels)
-    rows = []
-    for measure, title in figures["measures"].items():
-        shown, hidden = figures["arms"]["shown"], figures["arms"]["hidden"]
-        rows.append({
-            "measure": measure, "title": title,
-            "shown": shown[measure], "shown_ci": shown[f"{measure}_ci"],
-            "hidden": hidden[measure], "hidden_ci": hidden[f"{measure}_ci"],
-            **figures["tests"][measure],
-        })
-    return {"figures": figures, "rows": rows}
 
 
 def _threshold(request):
@@ -398,3 +382,53 @@ def _next_in_adjudication(request, response):
     if following:
         return reverse("annotation:adjudicate", args=[following])
     return reverse("annotation:adjudication_queue")
+
+
+def exam_anchoring_context(exam, user, form=None):
+    """The exam page's anchoring panel (reviewers and admins): its state, progress and results for
+    the current setting and seed, and (admins) the form that starts it."""
+    if not is_reviewer(user):
+        return None
+    choices = selectors.anchoring_setting_choices(exam)
+    if form is None:
+        initial = {"setting": exam.anchoring_setting} if exam.anchoring_setting else {}
+        if exam.anchoring_setting:
+            initial["seed"] = exam.anchoring_seed
+        form = AnchoringForm(choices=choices, initial=initial)
+    has_run = bool(exam.anchoring_setting)
+    labels = selectors.anchoring_labels({"exam": exam.pk}, setting=exam.anchoring_setting,
+                                        seed=exam.anchoring_seed) if has_run else []
+    return {
+        "form": form if is_admin(user) else None, "choices": choices,
+        "progress": selectors.anchoring_progress(exam) if has_run else None,
+        "table": selectors.anchoring_table(labels),
+    }
+
+
+@admin_required
+@require_POST
+def exam_anchoring(request, pk):
+    """Start (or change) or stop the anchoring experiment of one exam, from the exam page."""
+    exam = exam_by_id(parse_id(pk))
+    if exam is None:
+        raise Http404("No such exam.")
+    if request.POST.get("action") == "stop":
+        services.stop_anchoring(exam=exam)
+        messages.success(request, gettext("The anchoring experiment is stopped: no pre-grade is shown any more."))
+        return redirect(reverse("annotation:exam_detail", args=[exam.pk]) + "#anchoring")
+    form = AnchoringForm(request.POST, choices=selectors.anchoring_setting_choices(exam))
+    if form.is_valid():
+        try:
+            services.start_anchoring(exam=exam, setting=form.cleaned_data["setting"], seed=form.cleaned_data["seed"])
+        except services.AnchoringInvalid as exc:
+            form.add_error("setting", str(exc))
+        else:
+            messages.success(request, gettext("The anchoring experiment runs: the pre-grade of “%(setting)s” is shown to half of the assignments (seed %(seed)s).") % {
+                "setting": exam.anchoring_setting, "seed": exam.anchoring_seed})
+            return redirect(reverse("annotation:exam_detail", args=[exam.pk]) + "#anchoring")
+    # Nothing changed; the page opens again with the reasons (a choice and a number: nothing typed is lost).
+    for field, errors in form.errors.items():
+        label = form.fields[field].label if field in form.fields else ""
+        for error in errors:
+            messages.error(request, f"{label}: {error}" if label else error)
+    return redirect(reverse("annotation:exam_detail", args=[exam.pk]) + "#anchoring")

@@ -30,6 +30,7 @@ def _id_filter(field_name):
 class ResultFilter(django_filters.FilterSet):
     response = _id_filter("response_id")
     config = _id_filter("setting_id")
+    setting = _id_filter("setting_id")  # the interface's name for `config` (issue 28: it was ignored silently)
     run = _id_filter("run_id")
 
     class Meta:
@@ -39,6 +40,7 @@ class ResultFilter(django_filters.FilterSet):
 
 class RunFilter(django_filters.FilterSet):
     config = _id_filter("setting_id")
+    setting = _id_filter("setting_id")  # the interface's name for `config`
 
     class Meta:
         model = JudgeRun

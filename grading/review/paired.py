@@ -56,17 +56,73 @@ def _cluster_layout(clusters):
     return order, starts, sizes
 
 
-def cluster_bootstrap_indices(rng, clusters, n_resamples):
-    """Index arrays of a two-stage cluster bootstrap: draw as many clusters as there are, with
-    replacement; within each drawn cluster, draw its answers with replacement."""
+def _resample_measures(score, gold, idx, rid, counts):
+    """Every measure of one setting on a block of resamples at once: `idx` holds the resamples'
+    answer indices one after the other, `rid` the resample of each, `counts` their sizes; a dict
+    of arrays, one value per resample (NaN where undefined), equal to _measures on each."""
+    x, y = score[idx], gold[idx]
+    delta = x - y
+    size = len(counts)
+
+    def total(weights):
+        return np.bincount(rid, weights=weights, minlength=size)
+
+    absolute = np.abs(delta)
+    out = {
+        "mse": total(delta * delta) / counts,
+        "mae": total(absolute) / counts,
+        "bias": total(delta) / counts,
+        **{f"fr_{d}": total((absolute >= d - _EPS).astype(float)) / counts for d in FR_DISTANCES},
+    }
+    # Pearson from centred sums, as _measures: each value minus its resample's mean.
+    sx = x - (total(x) / counts)[rid]
+    sy = y - (total(y) / counts)[rid]
+    denominator = np.sqrt(total(sx * sx) * total(sy * sy))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["pearson"] = np.where(denominator > 0, total(sx * sy) / np.where(denominator > 0, denominator, 1), np.nan)
+    return out
+
+
+BLOCK_INDICES = 2_000_000  # answer indices held at once by the vectorised bootstrap (16 MB)
+
+
+def bootstrap_differences(a, b, gold, clusters, rng, n_resamples):
+    """{measure: array of B - A over `n_resamples` cluster-bootstrap resamples}, computed a block
+    of resamples at a time (cluster_bootstrap_blocks, bincount): no numpy call per resample."""
+    draws = {m: [] for m in MEASURES}
+    for idx, rid, counts in cluster_bootstrap_blocks(rng, clusters, n_resamples):
+        ra, rb = _resample_measures(a, gold, idx, rid, counts), _resample_measures(b, gold, idx, rid, counts)
+        for m in MEASURES:
+            draws[m].append(rb[m] - ra[m])
+    return {m: np.concatenate(values) if values else np.array([]) for m, values in draws.items()}
+
+
+def cluster_bootstrap_blocks(rng, clusters, n_resamples, block_indices=BLOCK_INDICES):
+    """Blocks of a two-stage cluster bootstrap, as (idx, rid, counts): draw as many clusters as
+    there are, with replacement; within each drawn cluster, draw its answers with replacement.
+    `idx` holds the block's resamples' answer indices one after the other, `rid` the resample of
+    each index, `counts` the size of each resample (as floats). Seeded by `rng`."""
     order, starts, sizes = _cluster_layout(clusters)
     k = len(sizes)
-    for _ in range(n_resamples):
-        drawn = rng.integers(0, k, size=k)
-        lengths = sizes[drawn]
-        offsets = np.repeat(starts[drawn], lengths)
+    per_block = max(1, block_indices // max(1, len(order)))
+    done = 0
+    while done < n_resamples:
+        r = min(per_block, n_resamples - done)
+        drawn = rng.integers(0, k, size=(r, k))
+        lengths = sizes[drawn].ravel()
+        offsets = np.repeat(starts[drawn].ravel(), lengths)
         within = np.floor(rng.random(int(lengths.sum())) * np.repeat(lengths, lengths)).astype(int)
-        yield order[offsets + within]
+        counts = sizes[drawn].sum(axis=1)
+        yield order[offsets + within], np.repeat(np.arange(r), counts), counts.astype(float)
+        done += r
+
+
+def cluster_bootstrap_indices(rng, clusters, n_resamples):
+    """The resamples of cluster_bootstrap_blocks one at a time, as index arrays."""
+    for idx, _rid, counts in cluster_bootstrap_blocks(rng, clusters, n_resamples):
+        bounds = np.concatenate([[0], np.cumsum(counts.astype(int))])
+        for low, high in zip(bounds[:-1], bounds[1:]):
+            yield idx[low:high]
 
 
 @dataclass
@@ -133,18 +189,14 @@ def paired_comparison(a, b, gold, clusters, *, n_resamples=1000, seed=0, confide
                    sign_test=sign_test(a, b, gold).as_dict(), permutation={"p_value": None, "method": "none"})
         return out
     ma, mb = _measures(a, gold), _measures(b, gold)
-    draws = {m: [] for m in MEASURES}
+    draws = {m: np.array([]) for m in MEASURES}
     if n >= 2 and n_resamples:
-        rng = np.random.default_rng(seed)
-        for idx in cluster_bootstrap_indices(rng, clusters, n_resamples):
-            ra, rb = _measures(a[idx], gold[idx]), _measures(b[idx], gold[idx])
-            for m in MEASURES:
-                draws[m].append(rb[m] - ra[m])
+        draws = bootstrap_differences(a, b, gold, clusters, np.random.default_rng(seed), n_resamples)
     out["measures"] = {
         m: {
             "a": _clean(ma[m]), "b": _clean(mb[m]),
             "difference": _clean(mb[m] - ma[m]),
-            "ci": _percentile_interval(draws[m], confidence) if draws[m] else [None, None],
+            "ci": _percentile_interval(draws[m], confidence) if draws[m].size else [None, None],
         }
         for m in MEASURES
     }

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 
 from accounts.decorators import reviewer_required
+from core.ids import id_param
 from core.shortcuts import get_object_or_404
 
 from ..models import ProbeRun
@@ -25,7 +26,8 @@ from .forms import ProbeStartForm, StyleImportForm, StyleRewriteForm, StyleRunFo
 
 @reviewer_required
 def probe_home(request):
-    form = ProbeStartForm(request.POST or None)
+    # ?exam= (the exam page's link) chooses the exam; a value that is no exam id is ignored.
+    form = ProbeStartForm(request.POST or None, initial={"exam": id_param(request.GET.get("exam"))})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:

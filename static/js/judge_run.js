@@ -31,7 +31,7 @@
     set("p-ok", p.ok); set("p-invalid", p.invalid); set("p-error", p.error); set("p-cached", p.cached);
     set("p-tokens", p.prompt_tokens + p.completion_tokens); set("p-tin", p.prompt_tokens); set("p-tout", p.completion_tokens);
     set("s-calls", p.attempts); set("s-tin", p.prompt_tokens); set("s-tout", p.completion_tokens); set("s-cost", p.cost);
-    set("p-cost", p.cost); set("p-latency", p.latency_ms_p50); set("p-p95", p.latency_ms_p95); set("p-elapsed", p.elapsed_s);
+    set("p-cost", p.cost); set("p-latency", p.latency_ms_p50 !== undefined ? p.latency_ms_p50 : p.latency_ms_mean); set("p-p95", p.latency_ms_p95); set("p-elapsed", p.elapsed_s);
     if (p.batch) { showBatch(p.batch); }
     var cancel = document.getElementById("cancel-button");
     var resume = document.getElementById("resume-button");
@@ -79,11 +79,40 @@
     });
   }
 
+  // The rows follow the run: when its count of finished answers moves, the table's rows are read
+  // again from this page's own address (same page of results, same filters) and swapped in, at
+  // most one request at a time and one every ROWS_EVERY ms.
+  var table = document.getElementById("results-table");
+  var ROWS_EVERY = 2000;
+  var rowsSeen = null, rowsBusy = false, rowsLast = 0, rowsWanted = false;
+
+  function refreshRows() {
+    if (!table || !table.hasAttribute("data-live-rows")) { return; }
+    if (rowsBusy || Date.now() - rowsLast < ROWS_EVERY) { rowsWanted = true; return; }
+    rowsBusy = true; rowsWanted = false; rowsLast = Date.now();
+    fetch(window.location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        if (!html) { return; }
+        var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("#results-table tbody");
+        var body = table.querySelector("tbody");
+        if (fresh && body) {
+          body.replaceWith(document.importNode(fresh, true));
+          window.RealMath.renderMath(table);
+          collectRows();
+        }
+      })
+      .catch(function () { rowsWanted = true; })
+      .then(function () { rowsBusy = false; if (rowsWanted) { window.setTimeout(refreshRows, ROWS_EVERY); } });
+  }
+
   window.RealMath.poll(url, {
     every: 1000,
     maxDelay: 10000,
     onData: function (p) {
       show(p);
+      if (rowsSeen !== null && p.done !== rowsSeen) { refreshRows(); }
+      rowsSeen = p.done;
       if (startedRunning === null) { startedRunning = p.status === "running"; }
       if (p.status === "running") { return false; }
       // The run just ended: reload once so the results table shows every answer.
@@ -92,8 +121,14 @@
     }
   });
 
-  var rows = Array.prototype.slice.call(document.querySelectorAll("#results-table tbody tr[data-href]"));
+  var rows = [];
   var current = -1;
+  function collectRows() {
+    rows = Array.prototype.slice.call(document.querySelectorAll("#results-table tbody tr[data-href]"));
+    if (current >= rows.length) { current = rows.length - 1; }
+    if (current >= 0) { rows[current].classList.add("active-row"); }
+  }
+  collectRows();
   function focusRow(index) {
     if (!rows.length) { return; }
     current = Math.max(0, Math.min(rows.length - 1, index));

@@ -91,3 +91,26 @@ def test_judge_settings_have_one_name_and_the_old_route_still_answers(reviewer):
     assert new == old
     schema = api.get("/api/schema/").content.decode()
     assert "/api/judge-settings/" in schema and "/api/judge-configs/" not in schema
+
+
+def test_results_and_runs_filter_by_setting_as_by_config(reviewer, responses):
+    """Issue 28: ?setting= was ignored silently (every result came back); it is `config` by its interface name."""
+    from grading.models import JudgeResult
+    from tests.factories import make_results, make_stored_setting
+
+    first, second = make_stored_setting("filter-a"), make_stored_setting("filter-b")
+    make_results(first, responses[:2], [1, 2], key_prefix="a")
+    make_results(second, responses[:3], [3, 4, 5], key_prefix="b")
+    api = api_client_for(reviewer)
+
+    def ids(query):
+        answer = api.get(f"/api/judge-results/?{query}")
+        assert answer.status_code == 200, answer.content
+        body = answer.json()
+        return {row["id"] for row in (body["results"] if isinstance(body, dict) else body)}
+
+    mine = set(JudgeResult.objects.filter(setting=second).values_list("pk", flat=True))
+    assert ids(f"setting={second.pk}") == ids(f"config={second.pk}") == mine
+    assert ids(f"setting={first.pk}") and ids(f"setting={first.pk}").isdisjoint(mine)
+    assert api.get("/api/judge-results/?setting=²").status_code == 400
+    assert api.get("/api/judge-runs/?setting=99999").status_code == 200

@@ -36,6 +36,7 @@ HIDDEN_DATA_PARAMS = {*SCORE_FILTERS, "status", "submitted", "is_imported"}
 PAGE_PARAMS = {
     "/": (),
     "/questions/": (),
+    "/exams/": (),
     "/responses/": (*RESPONSE_FILTERS, "page"),
     "/label/": ("state", "page"),
     "/grading/equivalence/": ("pred", "gold"),
@@ -125,6 +126,7 @@ def param_values(world):
         "annotator": ids([world["annotator"], world["other"]]),
         "strategy": list(Assignment.Strategy.values),
         "config": ids([world["config"]]),
+        "setting": ids([world["config"]]),  # the interface name of config (judge results and runs)
         "run": ["1"],
         "kind": ["rubric", "external"],
         "location": ["T-01", "O-01"],
@@ -226,6 +228,7 @@ def page_requests(world, *, details=True):
         for name in ("annotation:response_detail", "annotation:label", "annotation:label_history"):
             yield reverse(name, args=[response.pk]), {}
     yield reverse("annotation:question_detail", args=[world["blind_q"].pk]), {}
+    yield reverse("annotation:exam_detail", args=[world["blind_q"].exam_id]), {}  # counts of own work only
 
 
 def _normalised(response):
