@@ -67,7 +67,7 @@ def answer_check(request):
     else:
         form = AnswerCheckForm(initial=_initial(request.GET))
     words = [(MEANING_GROUPS.get(group, group), ", ".join(found)) for group, found in meaning_words().items()]
-    return render(request, "grading/equivalence.html",
+    return render(request, "grading/judges/equivalence.html",
                   {"form": form, "verdict": verdict, "examples": [(p, g, _shown(p), _shown(g)) for p, g in EXAMPLES],
                    "meaning_words": words})
 

@@ -42,7 +42,7 @@ def judges_home(request):
         "endpoints": selectors.endpoint_list(),
         "runs": selectors.run_list()[:8],
     }
-    return render(request, "grading/judge_list.html", context)
+    return render(request, "grading/judges/judge_list.html", context)
 
 
 @reviewer_required
@@ -64,7 +64,7 @@ def setting_create(request):
         else:
             messages.success(request, gettext("Created %(config)s.") % {"config": config})
             return redirect("grading:judge_setting_detail", pk=config.pk)
-    return render(request, "grading/judge_setting_form.html", _config_form_context(form, None))
+    return render(request, "grading/judges/judge_setting_form.html", _config_form_context(form, None))
 
 
 def _config_form_context(form, config):
@@ -105,7 +105,7 @@ def setting_edit(request, pk):
             else:
                 messages.success(request, gettext("Saved %(saved)s.") % {"saved": saved})
             return redirect("grading:judge_setting_detail", pk=saved.pk)
-    return render(request, "grading/judge_setting_form.html", _config_form_context(form, config))
+    return render(request, "grading/judges/judge_setting_form.html", _config_form_context(form, config))
 
 
 @reviewer_required
@@ -126,7 +126,7 @@ def setting_detail(request, pk):
         "examples": calibration.example_table(config) if config.calibration else [],
         "holdout_count": len(strategies.holdout_ids(config)),
     }
-    return render(request, "grading/judge_setting_detail.html", context)
+    return render(request, "grading/judges/judge_setting_detail.html", context)
 
 
 @admin_required
@@ -145,7 +145,7 @@ def endpoint_edit(request, pk=None):
                 messages.warning(request, warning)
             return redirect("grading:judges_home")
     warnings = services.endpoint_warnings(endpoint) if endpoint and request.method != "POST" else []
-    return render(request, "grading/judge_endpoint_form.html", {"form": form, "endpoint": endpoint, "warnings": warnings})
+    return render(request, "grading/judges/judge_endpoint_form.html", {"form": form, "endpoint": endpoint, "warnings": warnings})
 
 
 @admin_required
@@ -177,7 +177,7 @@ def run_list(request):
     query = request.GET.copy()
     query.pop("page", None)
     return render(
-        request, "grading/run_list.html",
+        request, "grading/judges/run_list.html",
         {"page": page, "filters": request.GET, "querystring": query.urlencode(), "statuses": JudgeRun.Status.choices},
     )
 
@@ -211,7 +211,7 @@ def run_start(request):
         "n_holdout": n_holdout,
         **response_filter_choices(),
     }
-    return render(request, "grading/run_start.html", context)
+    return render(request, "grading/judges/run_start.html", context)
 
 
 def estimate_view_data(estimate):
@@ -251,7 +251,7 @@ def run_detail(request, pk):
         "second_opinion": selectors.cas_disagreements(run) if run.setting.second_opinion else None,
         "estimate": estimate_view_data(run.estimate),
     }
-    return render(request, "grading/run_detail.html", context)
+    return render(request, "grading/judges/run_detail.html", context)
 
 
 JUDGE_RUN_ACTIONS = run_action_views(
@@ -267,7 +267,7 @@ def result_detail(request, pk):
     result = get_object_or_404(
         JudgeResult.objects.select_related("setting", "response__question", "run", "copied_from"), pk=pk
     )
-    return render(request, "grading/judge_result_detail.html", {"result": result})
+    return render(request, "grading/judges/judge_result_detail.html", {"result": result})
 
 
 # --- synthetic answers -----------------------------------------------------------------------
@@ -275,7 +275,7 @@ def result_detail(request, pk):
 @reviewer_required
 def generation_list(request):
     page = Paginator(selectors.generation_run_list(), 50).get_page(request.GET.get("page"))
-    return render(request, "grading/run_generation_list.html", {"page": page})
+    return render(request, "grading/judges/run_generation_list.html", {"page": page})
 
 
 @reviewer_required
@@ -296,7 +296,7 @@ def generation_start(request):
         else:
             messages.success(request, gettext("Started generation run %(pk)s: %(n_items)s answers to write.") % {"pk": run.pk, "n_items": run.n_items})
             return redirect("grading:judge_generation_detail", pk=run.pk)
-    return render(request, "grading/run_generation_start.html", {"form": form})
+    return render(request, "grading/judges/run_generation_start.html", {"form": form})
 
 
 @reviewer_required
@@ -304,7 +304,7 @@ def generation_detail(request, pk):
     run = get_object_or_404(GenerationRun.objects.select_related("endpoint", "created_by"), pk=pk)
     page = Paginator(selectors.generation_items(run), 50).get_page(request.GET.get("page"))
     return render(
-        request, "grading/run_generation_detail.html",
+        request, "grading/judges/run_generation_detail.html",
         {"run": run, "progress": selectors.generation_progress(run), "page": page},
     )
 
@@ -344,4 +344,4 @@ def prompt_sets(request):
                 "unmatched, %(holdout)s hold-out answers; nothing created."
             ) % {"name": prompt_set.name, **report})
             return redirect(f"{request.path}#set-{prompt_set.name}")
-    return render(request, "grading/prompt_sets.html", {"form": form, "sets": sets.prompt_set_rows()})
+    return render(request, "grading/judges/prompt_sets.html", {"form": form, "sets": sets.prompt_set_rows()})

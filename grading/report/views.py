@@ -50,7 +50,7 @@ def methods_report(request):
                               for section in document.build_sections(data)]}
     else:
         shown = {"text": document.build(data, fmt)}
-    return render(request, "grading/methods_report.html", {
+    return render(request, "grading/report/methods_report.html", {
         **shown,
         "format": fmt,
         "formats": VIEWS,

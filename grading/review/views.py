@@ -116,7 +116,7 @@ def metrics_page(request):
         **_scope_context(scope), "report": report, "display": _display_report(report), "tab": "metrics",
         "ledger": [_display_ledger_row(row) for row in report["sub_question_ledger"]],
     }
-    return render(request, "grading/metrics.html", context)
+    return render(request, "grading/review/metrics.html", context)
 
 
 def _display_ledger_row(row):
@@ -181,7 +181,7 @@ def disagreement_list(request):
         "endpoints": judge_selectors.endpoint_list(),
         "meta_runs": [selectors.meta_eval_run_progress(run) for run in selectors.recent_meta_eval_runs(5)],
     }
-    return render(request, "grading/disagreement_list.html", context)
+    return render(request, "grading/review/disagreement_list.html", context)
 
 
 @reviewer_required
@@ -227,7 +227,7 @@ def disagreement_review(request, pk):
         "posted": request.POST if error else None,
         "selected_category": _selected_category(request.POST if error else None, case),
     }
-    return render(request, "grading/disagreement_review.html", context, status=409 if stale else 200)
+    return render(request, "grading/review/disagreement_review.html", context, status=409 if stale else 200)
 
 
 def _selected_category(posted, case):
@@ -322,7 +322,7 @@ def rubric_rejudge(request, question_pk):
         "question": question, "comparison": comparison, "rows": rows,
         "stale": judge_selectors.stale_settings(question), "categories": CATEGORY_DISPLAY,
     }
-    return render(request, "grading/rubric_rejudge.html", context)
+    return render(request, "grading/review/rubric_rejudge.html", context)
 
 
 # --- categories ----------------------------------------------------------------------------
@@ -344,7 +344,7 @@ def category_page(request):
         "selected_setting": params["setting"],
         "tab": "categories",
     }
-    return render(request, "grading/review_categories.html", context)
+    return render(request, "grading/review/review_categories.html", context)
 
 
 # --- step-judge validation -----------------------------------------------------------------
@@ -377,7 +377,7 @@ def validation_list(request):
         "query": _validation_query(judges),
         "filters": params,
     }
-    return render(request, "grading/validation_list.html", context)
+    return render(request, "grading/review/validation_list.html", context)
 
 
 @reviewer_required
@@ -413,7 +413,7 @@ def validation_case(request, pk):
         "query": query,
         "tab": "validation",
     }
-    return render(request, "grading/validation_case.html", context)
+    return render(request, "grading/review/validation_case.html", context)
 
 
 @reviewer_required
@@ -433,7 +433,7 @@ def validation_report(request):
         "query": _validation_query(judges),
         "step_labels": [label for slot, label, _ in selectors.JUDGE_SLOTS if slot in selectors.STEP_SLOTS and judges["chosen"].get(slot)],
     }
-    return render(request, "grading/validation_report.html", context)
+    return render(request, "grading/review/validation_report.html", context)
 
 
 # --- compare settings, paired -------------------------------------------------------------------
@@ -465,7 +465,7 @@ def compare_page(request):
             (_("A within 1 of gold, B off by 2 or more"), cases["n_a_close_b_off"], cases["a_close_b_off"]),
             (_("B within 1 of gold, A off by 2 or more"), cases["n_b_close_a_off"], cases["b_close_a_off"]),
         ]
-    return render(request, "grading/compare.html", {
+    return render(request, "grading/review/compare.html", {
         "tab": "compare", "data": data, "error": error, "chosen": set(chosen), "exam": exam, "seed": seed,
         "resampling_text": comparison.METHOD_TEXT.get((data or {}).get("resampling"), (data or {}).get("resampling")),
         "rule_text": comparison.METHOD_TEXT.get(((data or {}).get("selection") or {}).get("rule"), ""),

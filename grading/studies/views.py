@@ -42,7 +42,7 @@ def probe_home(request):
             messages.success(request, gettext("Started probe run %(pk)s: %(n_items)s derived answers.") % {"pk": run.pk, "n_items": run.n_items})
             return redirect("grading:studies_probe_run", pk=run.pk)
     rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs()]
-    return render(request, "grading/studies_probes.html", {"form": form, "rows": rows, "probes": probes.PROBES})
+    return render(request, "grading/studies/studies_probes.html", {"form": form, "rows": rows, "probes": probes.PROBES})
 
 
 @reviewer_required
@@ -75,7 +75,7 @@ def probe_run_detail(request, pk):
         "style": style.ablation_report(run) if style.PROBE in run.probes else None,
         "families": {name: p.family for name, p in probes.PROBES.items()},
     }
-    return render(request, "grading/studies_probe_run.html", context)
+    return render(request, "grading/studies/studies_probe_run.html", context)
 
 
 PROBE_RUN_ACTIONS = run_action_views(
@@ -109,7 +109,7 @@ def probe_item_detail(request, pk):
         "probe": probes.PROBES.get(item.probe),
         "change": json.dumps(derived.change, ensure_ascii=False, sort_keys=True),
     }
-    return render(request, "grading/studies_probe_item.html", context)
+    return render(request, "grading/studies/studies_probe_item.html", context)
 
 
 @reviewer_required
@@ -158,4 +158,4 @@ def style_home(request):
     rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs() if style.PROBE in run.probes]
     context = {"rewrite_form": rewrite_form, "import_form": import_form, "run_form": run_form, "rows": rows,
                "counts": style.rewrite_counts(), "template": style.REWRITE_TEMPLATE}
-    return render(request, "grading/studies_style.html", context)
+    return render(request, "grading/studies/studies_style.html", context)

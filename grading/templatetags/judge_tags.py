@@ -9,7 +9,7 @@ from ..judges import selectors
 register = template.Library()
 
 
-@register.inclusion_tag("grading/judge_results_panel.html", takes_context=True)
+@register.inclusion_tag("grading/judges/judge_results_panel.html", takes_context=True)
 def judge_results_panel(context, response):
     """Judge results of a response: for reviewers, and for annotators only when the blind rule allows."""
     user = context["request"].user
@@ -25,12 +25,12 @@ def judge_results_panel(context, response):
     }
 
 
-@register.inclusion_tag("grading/judge_home_panel.html")
+@register.inclusion_tag("grading/judges/judge_home_panel.html")
 def judges_home_panel():
     return {"runs": selectors.run_list()[:5]}
 
 
-@register.inclusion_tag("grading/rubric_rejudge_panel.html", takes_context=True)
+@register.inclusion_tag("grading/review/rubric_rejudge_panel.html", takes_context=True)
 def rubric_rejudge_panel(context, question):
     """On the question page, for reviewers, once its rubric was edited: the settings that judged
     it against an older rubric version, and the button that re-judges it with them."""

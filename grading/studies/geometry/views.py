@@ -45,7 +45,7 @@ def geometry_home(request):
             messages.success(request, _("Started %(run)s: %(n)d segments.") % {"run": run, "n": run.n_items})
             return redirect("grading:studies_geometry_run", pk=run.pk)
     rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs()]
-    return render(request, "grading/studies_geometry.html", {"form": form, "rows": rows})
+    return render(request, "grading/studies/studies_geometry.html", {"form": form, "rows": rows})
 
 
 @reviewer_required
@@ -54,7 +54,7 @@ def geometry_run(request, pk):
     page = Paginator(run.items.defer("figures").order_by("id"), 50).get_page(request.GET.get("page"))
     context = {"run": run, "progress": selectors.run_progress(run), "page": page, "results": run.results or None,
                "lexical": run.backend == GeometryRun.Backend.LEXICAL}
-    return render(request, "grading/studies_geometry_run.html", context)
+    return render(request, "grading/studies/studies_geometry_run.html", context)
 
 
 @reviewer_required
