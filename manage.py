@@ -6,7 +6,9 @@ import sys
 
 def main():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from django.core.management import execute_from_command_line
+    from django.core.management import (
+        execute_from_command_line,  # Django's own layout: after the settings variable is set
+    )
 
     execute_from_command_line(sys.argv)
 

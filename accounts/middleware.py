@@ -2,6 +2,8 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.utils import translation
 
+from .selectors import stored_language
+
 OPEN_PREFIXES = ("/accounts/login/", "/accounts/language/", "/i18n/", "/static/", "/healthz", "/favicon.ico")
 
 
@@ -38,8 +40,6 @@ class UserLanguageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        from .selectors import stored_language
-
         user = getattr(request, "user", None)
         language = stored_language(user) if user is not None and user.is_authenticated else ""
         if language and language != getattr(request, "LANGUAGE_CODE", None):

@@ -1,8 +1,10 @@
+from django.conf import settings
 from django.contrib.auth.models import Group, Permission, User
 from django.db import transaction
 from django.utils.translation import gettext
 from rest_framework.authtoken.models import Token
 
+from .models import Preference
 from .roles import ADMIN, ROLES
 
 # Admins see login lockouts (django-axes) in the Django admin and unlock by deleting them.
@@ -37,10 +39,6 @@ def create_user_with_role(username: str, password: str, role: str, *, email: str
 
 def set_user_language(user: User, language: str) -> None:
     """Store the interface language a user chose; it applies on every later request and login."""
-    from django.conf import settings
-
-    from .models import Preference
-
     if language not in dict(settings.LANGUAGES):
         raise ValueError(gettext("unknown language %(language)s") % {"language": repr(language)})
     Preference.objects.update_or_create(user=user, defaults={"language": language})

@@ -29,7 +29,7 @@ _PARSER_NAMES = {"parse_answer", "ParseError", "Relation"}
 
 def __getattr__(name):
     if name in _PARSER_NAMES:
-        from . import parser
+        from . import parser  # lazy: the parser (SymPy) loads only when one of its names is asked for
 
         return getattr(parser, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -41,7 +41,7 @@ def meaning_words():
     An answer that differs from the other in one of them, where the comparison did not compare
     it, is never called equivalent (see docs/equivalence.md, "Words that change the meaning").
     """
-    from .meaning import known_words
+    from .meaning import known_words  # lazy: the package loads its parts when they are used
 
     return known_words()
 
@@ -56,7 +56,7 @@ def configure(*, workers=None, memory_mb=None, warmup=None, debug=None):
     ``settings.EQUIVALENCE_*`` here once at start (grading's app config). Workers already running
     keep their memory cap until they are replaced.
     """
-    from .worker import pool
+    from .worker import pool  # lazy: the worker pool loads only when configured
 
     pool().configure(workers=workers, memory_mb=memory_mb, warmup=warmup, debug=debug)
 
@@ -80,6 +80,6 @@ def check_many(pairs, *, mode="default", timeout=2.0, workers=None, second_opini
     Reuses worker processes (and runs up to ``workers`` of them side by side, default the
     pool size), so thousands of pairs take seconds, not minutes.
     """
-    from .runner import run_checks
+    from .runner import run_checks  # lazy: the runner starts worker processes
 
     return run_checks(pairs, mode=mode, timeout=timeout, workers=workers, second_opinion=second_opinion)

@@ -7,6 +7,10 @@ cheap to call in a web request.
 """
 import re
 
+from .lexer import _cjk_pieces
+from .normalize import normalize
+from .reading import labelled, piecewise
+
 BOXED = re.compile(r"\\(?:boxed|fbox)\s*")
 ANSWER_IS = re.compile(
     r"(?:final\s+answer|answer)\s*(?:is|was|would\s+be|will\s+be|should\s+be|=|:|：)\s*:?\s*",
@@ -180,8 +184,6 @@ def _sentence(rest):
 
 
 def _is_worded(sentence):
-    from .normalize import normalize
-    from .reading import labelled, piecewise
 
     normal = normalize(sentence)
     return labelled(normal) is not None or piecewise(normal) is not None
@@ -211,7 +213,6 @@ def _clean_tail(rest, cjk=False):
 
 def _keep_units(match):
     """A trailing Chinese unit is part of the answer (12个 is not 12元); other trailing words go."""
-    from .lexer import _cjk_pieces
 
     return match.group(0) if _cjk_pieces(match.group(0)) is not None else ""
 

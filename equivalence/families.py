@@ -650,6 +650,6 @@ def _pretty(text):
 
 
 def _text(value):
-    from .display import text_of
+    from .display import text_of  # cycle: display imports answers, which imports this module
 
     return _pretty(text_of(value))

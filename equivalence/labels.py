@@ -111,6 +111,6 @@ def _shown(a, b, key):
 
 
 def _empty():
-    import sympy as sp
+    import sympy as sp  # lazy: SymPy takes seconds to load
 
     return sp.S.EmptySet

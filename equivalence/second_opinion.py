@@ -19,7 +19,7 @@ def load():
     """Import Math-Verify and warm its parser up (about a second, once per worker)."""
     if "verify" not in _loaded:
         logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns about our own timeouts
-        from math_verify import parse, verify
+        from math_verify import parse, verify  # lazy: an optional second opinion, loaded when asked for
 
         parse("$1$", parsing_timeout=None)
         _loaded.update(parse=parse, verify=verify)

@@ -109,14 +109,14 @@ def conversion_factor(source, target):
         (system, value), (other, unit) = CURRENCY[source], CURRENCY[target]
         if system != other:
             return None
-        import sympy
+        import sympy  # lazy: SymPy takes seconds to load
 
         ratio = value / unit
         return sympy.Rational(ratio.numerator, ratio.denominator)
     left, right = _sympy_unit(source), _sympy_unit(target)
     if left is None or right is None:
         return None
-    from sympy.physics.units import convert_to
+    from sympy.physics.units import convert_to  # lazy: SymPy units load only for answers with units
 
     ratio = convert_to(left, right) / right
     ratio = ratio.simplify() if not ratio.is_number else ratio
@@ -153,7 +153,7 @@ def known_dimensions_differ(source, target):
 
 
 def _sympy_unit(name):
-    from sympy.physics import units as library
+    from sympy.physics import units as library  # lazy: SymPy units load only for answers with units
 
     result, divide = 1, False
     for part in re.split(r"([/·])", name):

@@ -55,7 +55,7 @@ class Verdict:
     def agreement(self):
         """How Math-Verify's verdict relates to ours: "agree", "disagree", "ours-only", "theirs-only",
         "neither" (both undecided), or "" when it was not asked."""
-        from .second_opinion import agreement
+        from .second_opinion import agreement  # kept out of the web process: Math-Verify runs in the worker only
 
         return agreement(self.equivalent, self.second_opinion)
 

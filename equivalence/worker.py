@@ -291,7 +291,7 @@ def pool():
 
 def _limit_resources(memory_mb):
     try:
-        import resource
+        import resource  # POSIX only, in the worker process
 
         limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -310,7 +310,11 @@ def serve(memory_mb, warmup=True):
     protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)  # anything a library prints goes to stderr, never into the protocol
     _limit_resources(memory_mb)
-    from .engine import SOFT_SHARE, configure_process, judge
+    from .engine import (  # after the limits: what the engine loads counts against them
+        SOFT_SHARE,
+        configure_process,
+        judge,
+    )
 
     configure_process()
     for pred, gold in WARMUP if warmup else []:

@@ -11,8 +11,8 @@ class GradingConfig(AppConfig):
         # here: an app config module is imported before the settings may be read).
         from django.conf import settings
 
-        import equivalence
-        from config import llm as llm_config
+        import equivalence  # in ready(): settings are loaded
+        from config import llm as llm_config  # in ready(): settings are loaded
 
         llm_config.install()
         equivalence.configure(workers=settings.EQUIVALENCE_WORKERS, memory_mb=settings.EQUIVALENCE_MEMORY_MB,

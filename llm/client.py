@@ -31,6 +31,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
 from . import access, ratelimit, tokens
 from . import headers as limit_headers
@@ -185,7 +186,7 @@ def bounded_http_client(max_reply_bytes=None):
     files, llm.batches) (`reply_limit.bound_reply`), following no redirect, each request within
     one deadline (`reply_limit.DeadlineTransport`)."""
     import httpx2  # the HTTP library of this `openai` release (requirements.txt pins both)
-    from openai import DefaultHttpxClient
+    from openai import DefaultHttpxClient  # lazy: the openai package loads on the first call
 
     from .reply_limit import (  # imports httpx: only where a client is built
         DeadlineTransport,
@@ -216,8 +217,6 @@ def redirect_problem(exc):
     location = exc.response.headers.get("location", "") if getattr(exc, "response", None) is not None else ""
     target = ""
     if location:
-        from urllib.parse import urlsplit
-
         parts = urlsplit(location)
         target = f" to {parts.scheme}://{parts.netloc}" if parts.netloc else " to a path on the same host"
     return (f"answered {status}, a redirect{target}; redirects are not followed for LLM calls "
@@ -227,7 +226,7 @@ def redirect_problem(exc):
 def warm_up():
     """Build what a process's first call needs (the TLS context, the client's lazily imported
     modules), so that worker processes forked after this start calling at once (~0.12 s sooner)."""
-    from openai import OpenAI
+    from openai import OpenAI  # lazy: the openai package loads on the first call
 
     with _clients_lock:
         warm = OpenAI(base_url="http://127.0.0.1/v1", api_key="warm-up", http_client=bounded_http_client())
@@ -403,7 +402,7 @@ def first_choice(response):
     """The first choice of a parsed chat completion; BadResponse when the body was not one (the
     client hands back a string for a non-JSON content type, and builds objects without checking
     them, so `choices` may be missing, empty or of any type)."""
-    from openai.types.chat import ChatCompletion
+    from openai.types.chat import ChatCompletion  # lazy: the openai package loads on the first call
 
     if not isinstance(response, ChatCompletion):
         shown = repr(response)[:120]

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
+from celery import current_app
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -363,8 +364,6 @@ MAX_OCR_TAKEOVERS = 1
 
 
 def _schedule_watch(run_id: int, takeovers: int, delay: float) -> None:
-    from celery import current_app
-
     from .tasks import watch_ocr_run  # cycle: ocr.tasks imports this module
 
     if not current_app.conf.task_always_eager:  # eager tasks (tests) would wait synchronously

@@ -20,6 +20,8 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
+from accounts.selectors import stored_language
+
 from ..export.load import import_dataset, read_dataset_upload
 from ..models import ImportJob
 from . import tasks
@@ -220,8 +222,6 @@ def _finish(job_id, **fields):
 def _language_of(user):
     """The language the messages of a user's job are written in: the one the person chose, else the
     server's (a worker has no request to take the browser's from)."""
-    from accounts.selectors import stored_language
-
     return (stored_language(user) if user is not None else "") or settings.LANGUAGE_CODE
 
 

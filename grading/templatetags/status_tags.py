@@ -3,6 +3,8 @@
 from django import template
 from django.utils.translation import gettext_lazy
 
+from annotation.models import Response
+
 register = template.Library()
 
 STATUS_LABELS = {
@@ -24,6 +26,4 @@ def status_label(code):
 @register.filter
 def source_label(code):
     """"human" / "synthetic" (a response's source, a study's group) as people read it."""
-    from annotation.models import Response
-
     return dict(Response.Source.choices).get(code, code)

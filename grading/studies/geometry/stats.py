@@ -115,8 +115,8 @@ def umap_hdbscan(vectors, seed: int = 42) -> dict:
     Small groups: n_neighbors is capped at n - 1 and n_components at n - 2; with fewer than
     HDBSCAN's min_cluster_size points nothing is clustered (all noise).
     """
-    from sklearn.cluster import HDBSCAN
-    from sklearn.metrics import silhouette_samples
+    from sklearn.cluster import HDBSCAN  # lazy: scikit-learn takes seconds to load
+    from sklearn.metrics import silhouette_samples  # lazy: scikit-learn takes seconds to load
 
     unit = normalise(vectors)
     n = unit.shape[0]
@@ -142,7 +142,7 @@ def umap_embedding(unit: np.ndarray, seed: int) -> np.ndarray:
     # only here, so web processes and tests that never cluster do not pay for it.
     import warnings
 
-    import umap
+    import umap  # lazy: umap-learn (numba) takes seconds to load
 
     n = unit.shape[0]
     params = dict(UMAP_PARAMS, n_neighbors=min(UMAP_PARAMS["n_neighbors"], n - 1),
@@ -155,8 +155,8 @@ def umap_embedding(unit: np.ndarray, seed: int) -> np.ndarray:
 def gmm_bic(vectors, seed: int = 0, ks=GMM_KS, dims: int = GMM_DIMS, tick: Tick = None) -> dict:
     """Diagonal-covariance Gaussian mixtures on the first 50 principal components: BIC for each
     k (k below the number of points only) and the k with the lowest BIC."""
-    from sklearn.decomposition import PCA
-    from sklearn.mixture import GaussianMixture
+    from sklearn.decomposition import PCA  # lazy: scikit-learn takes seconds to load
+    from sklearn.mixture import GaussianMixture  # lazy: scikit-learn takes seconds to load
 
     unit = normalise(vectors)
     n, d = unit.shape
@@ -374,8 +374,8 @@ LEXICAL_PARAMS = {"analyzer": "char_wb", "ngram_range": [2, 4], "min_df": 1, "su
 def lexical_vectors(texts: list[str], seed: int = 0, tick: Tick = None) -> np.ndarray:
     """TF-IDF over character 2-4-grams (within word boundaries), then truncated SVD to at most 128
     dimensions (seeded), rows normalised: a model-free stand-in, not a semantic embedding."""
-    from sklearn.decomposition import TruncatedSVD
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.decomposition import TruncatedSVD  # lazy: scikit-learn takes seconds to load
+    from sklearn.feature_extraction.text import TfidfVectorizer  # lazy: scikit-learn takes seconds to load
 
     matrix = TfidfVectorizer(analyzer=LEXICAL_PARAMS["analyzer"], ngram_range=tuple(LEXICAL_PARAMS["ngram_range"]),
                              min_df=LEXICAL_PARAMS["min_df"], sublinear_tf=LEXICAL_PARAMS["sublinear_tf"]).fit_transform(texts)
