@@ -59,7 +59,7 @@ PAD = "Next we check this step against the previous line and carry the computati
 def serve(args):
     """The loopback provider, in this process (started by `start_server` as a child)."""
     from tests import llm_limits
-    from tests.llm_server import LlmServer, demo_reply
+    from tests.llm_server import LlmServer, demo_reply, serve_forever
 
     def reply(payload):
         return dataclasses.replace(demo_reply(payload), completion_tokens=args.output_tokens)
@@ -67,13 +67,7 @@ def serve(args):
     server = LlmServer(port=0, default=reply, latency=llm_limits.uniform_latency(args.latency, args.latency_max))
     server.limits = llm_limits.KeyLimits(requests_per_minute=args.rpm, tokens_per_minute=args.tpm,
                                          window=float(args.minute))
-    server.start()
-    print(f"listening on {server.url}", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        server.stop()
+    serve_forever(server)
 
 
 def start_provider(args):

@@ -519,6 +519,11 @@ def main():
     server = LlmServer(host=args.host, port=args.port, latency=latency)
     if args.rpm or args.tpm:
         server.limits = llm_limits.KeyLimits(requests_per_minute=args.rpm, tokens_per_minute=args.tpm)
+    serve_forever(server)
+
+
+def serve_forever(server):
+    """Start `server`, say where it listens (the line a parent process waits for), serve until ^C."""
     server.start()
     print(f"listening on {server.url}", flush=True)
     try:
