@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.selectors import scores_visible_to
+from annotation.selectors import matching_responses, scores_visible_to
 from core.ids import id_param
 
 from .. import runs
@@ -26,6 +26,7 @@ from ..models import (
     JudgeSetting,
     LlmEndpoint,
 )
+from . import strategies
 from .kinds import INEQMATH_STEP_KINDS, KINDS
 
 
@@ -61,6 +62,10 @@ def setting_versions(config: JudgeSetting) -> QuerySet[JudgeSetting]:
         .annotate(n_results=Count("results", distinct=True), n_runs=Count("runs", distinct=True))
         .order_by("-version")
     )
+
+
+def settings_for_detail() -> QuerySet[JudgeSetting]:
+    return JudgeSetting.objects.select_related("endpoint", "created_by", "previous")
 
 
 def latest_setting(name: str) -> JudgeSetting | None:
@@ -151,8 +156,20 @@ def run_list(params=None) -> QuerySet[JudgeRun]:
     return queryset.order_by("-created")
 
 
-def run_detail(pk: int) -> JudgeRun:
-    return JudgeRun.objects.select_related("setting__endpoint", "created_by").get(pk=pk)
+def runs_for_detail() -> QuerySet[JudgeRun]:
+    """Runs with what the run page shows beside them (the setting, its endpoint, the starter)."""
+    return JudgeRun.objects.select_related("setting__endpoint", "created_by")
+
+
+def results_for_detail() -> QuerySet[JudgeResult]:
+    return JudgeResult.objects.select_related("setting", "response__question", "run", "copied_from")
+
+
+def holdout_count(config: JudgeSetting | None, filters: dict) -> int:
+    """How many answers of the selection `filters` are a few-shot setting's hold-out (issue 27:
+    never judged by that setting); 0 without a setting or a hold-out."""
+    holdout = strategies.holdout_ids(config)
+    return matching_responses(filters).filter(pk__in=holdout).count() if holdout else 0
 
 
 def run_progress(run: JudgeRun) -> dict:
@@ -318,6 +335,10 @@ def generation_run_list() -> QuerySet[GenerationRun]:
         )
         .order_by("-created")
     )
+
+
+def generation_runs_for_detail() -> QuerySet[GenerationRun]:
+    return GenerationRun.objects.select_related("endpoint", "created_by")
 
 
 def generation_progress(run: GenerationRun) -> dict:

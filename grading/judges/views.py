@@ -15,12 +15,11 @@ from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_POST
 
 from accounts.decorators import admin_required, reviewer_required
-from annotation.models import Question
 from annotation.selectors import matching_responses, response_filter_choices
 from core.ids import id_param
 from core.shortcuts import get_object_or_404
 
-from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
+from ..models import GenerationRun, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from ..run_views import run_action_views
 from . import calibration, generation, prompts, selectors, services, strategies
 from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeSettingForm, PromptSetImportForm, RunStartForm
@@ -48,7 +47,7 @@ def judges_home(request):
 @reviewer_required
 def setting_create(request):
     copy_id = id_param(request.GET.get("copy"))
-    copy_of = JudgeSetting.objects.filter(pk=copy_id).first() if copy_id else None
+    copy_of = selectors.setting_by_id(copy_id)
     initial = {}
     if copy_of is not None:
         initial = {f: getattr(copy_of, f) for f in services.CONFIG_FIELDS}
@@ -94,7 +93,7 @@ def setting_edit(request, pk):
     if request.method == "POST" and form.is_valid():
         fields = form.setting_fields()
         fields.pop("kind", None)
-        original = JudgeSetting.objects.get(pk=config.pk)
+        original = selectors.setting_by_id(config.pk)
         try:
             saved = services.update_judge_setting(original, user=request.user, **fields)
         except ValidationError as exc:
@@ -110,7 +109,7 @@ def setting_edit(request, pk):
 
 @reviewer_required
 def setting_detail(request, pk):
-    config = get_object_or_404(JudgeSetting.objects.select_related("endpoint", "created_by", "previous"), pk=pk)
+    config = get_object_or_404(selectors.settings_for_detail(), pk)
     kind = KINDS.get(config.kind)
     context = {
         "config": config,
@@ -190,9 +189,8 @@ def run_start(request):
                         initial={"config": request.GET.get("config")})
     filters = _filters_from(data)
     n_matching = matching_responses(filters).count()
-    chosen = JudgeSetting.objects.filter(pk=id_param(request.GET.get("config"))).first() if request.GET.get("config") else None
-    holdout = strategies.holdout_ids(chosen)  # issue 27: never judged by that setting
-    n_holdout = matching_responses(filters).filter(pk__in=holdout).count() if holdout else 0
+    chosen = selectors.setting_by_id(id_param(request.GET.get("config")))
+    n_holdout = selectors.holdout_count(chosen, filters)  # issue 27: never judged by that setting
     if request.method == "POST" and form.is_valid():
         try:
             run = services.start_judge_run(
@@ -236,7 +234,7 @@ def run_estimate(request):
 
 @reviewer_required
 def run_detail(request, pk):
-    run = get_object_or_404(JudgeRun.objects.select_related("setting__endpoint", "created_by"), pk=pk)
+    run = get_object_or_404(selectors.runs_for_detail(), pk)
     page = Paginator(selectors.run_items(run, request.GET), 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -264,9 +262,7 @@ JUDGE_RUN_ACTIONS = run_action_views(
 
 @reviewer_required
 def result_detail(request, pk):
-    result = get_object_or_404(
-        JudgeResult.objects.select_related("setting", "response__question", "run", "copied_from"), pk=pk
-    )
+    result = get_object_or_404(selectors.results_for_detail(), pk)
     return render(request, "grading/judges/judge_result_detail.html", {"result": result})
 
 
@@ -286,7 +282,7 @@ def generation_start(request):
         try:
             run = generation.start_generation_run(
                 endpoint=data["endpoint"], models=data["models"], temperatures=data["temperatures"],
-                per_cell=data["per_cell"], questions=Question.objects.filter(pk__in=[q.pk for q in data["questions"]]),
+                per_cell=data["per_cell"], questions=data["questions"],
                 prompt_template=data["prompt_template"], system_prompt=data["system_prompt"],
                 max_tokens=data["max_tokens"], user=request.user, name=data["name"],
                 price_input_per_1k=data["price_input_per_1k"], price_output_per_1k=data["price_output_per_1k"],
@@ -301,7 +297,7 @@ def generation_start(request):
 
 @reviewer_required
 def generation_detail(request, pk):
-    run = get_object_or_404(GenerationRun.objects.select_related("endpoint", "created_by"), pk=pk)
+    run = get_object_or_404(selectors.generation_runs_for_detail(), pk)
     page = Paginator(selectors.generation_items(run), 50).get_page(request.GET.get("page"))
     return render(
         request, "grading/judges/run_generation_detail.html",
