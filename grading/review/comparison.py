@@ -45,11 +45,29 @@ def _scores(setting, exam_id):
     return dict(results.values_list("response_id", "score"))
 
 
-def _answers(response_ids):
-    rows = (Response.objects.filter(pk__in=response_ids, gold_score__isnull=False)
-            .annotate(gold=Cast("gold_score", FloatField()))
+# Up to this many answer ids go into the query as a list; beyond it (SQLite's parameter cost and
+# Django's per-parameter preparation grow with the list) the settings' results are a subquery.
+MAX_LISTED_IDS = 2000
+
+
+def _answers(settings, scores):
+    """Gold, source and question of the answers at least two of the settings scored: only those
+    can be in a pair (an answer one setting alone scored counts in `only_a` / `only_b`, which
+    read the scores). One query, whatever the number of answers."""
+    seen, wanted = set(), set()
+    for setting_scores in scores.values():
+        wanted |= seen & setting_scores.keys()
+        seen |= setting_scores.keys()
+    if not wanted:
+        return {}
+    if len(wanted) <= MAX_LISTED_IDS:
+        rows = Response.objects.filter(pk__in=wanted)
+    else:
+        rows = Response.objects.filter(pk__in=JudgeResult.objects.filter(setting__in=settings).values("response_id"))
+    rows = (rows.filter(gold_score__isnull=False).annotate(gold=Cast("gold_score", FloatField()))
             .values_list("pk", "gold", "source", "question_id", "question__location", "question__external_id"))
-    return {pk: (gold, source, qid, question_label(qid, location, external)) for pk, gold, source, qid, location, external in rows}
+    return {pk: (gold, source, qid, question_label(qid, location, external))
+            for pk, gold, source, qid, location, external in rows if pk in wanted}
 
 
 def _arrays(ids, scores_a, scores_b, answers):
@@ -128,7 +146,7 @@ def compare_settings(settings, *, exam=None, n_resamples=1000, seed=0):
         raise CompareError("Choose at least two judge setting versions to compare.")
     exam_id = exam.pk if exam is not None else None
     scores = {s.pk: _scores(s, exam_id) for s in settings}
-    answers = _answers(set().union(*scores.values()))
+    answers = _answers(settings, scores)
     holdouts = {s.pk: strategies.holdout_ids(s) for s in settings}
     pairs = [compare_pair(sa, sb, scores[sa.pk], scores[sb.pk], answers, n_resamples=n_resamples, seed=seed,
                           holdout=holdouts[sa.pk] | holdouts[sb.pk])

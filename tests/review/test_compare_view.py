@@ -110,3 +110,19 @@ def test_command_prints_the_table_and_json(judges, capsys):
     for bad in (["judge-a"], ["judge-a", "nobody"], ["judge-a", "#x2"], ["judge-a", "judge-b@²"]):
         with pytest.raises(CommandError):
             call_command("compare_settings", *bad)
+
+
+def test_many_answers_are_read_through_a_subquery_with_the_same_figures(judges, monkeypatch):
+    """Past MAX_LISTED_IDS answers the common answers are read by a subquery of the settings'
+    results, not a list of ids: the same pairs and figures, and answers only one setting scored
+    (judge C's, with A) stay out of the answers read but in `only_a` / `only_b`."""
+    from grading.review import comparison
+
+    a, b, c, _ = judges
+    listed = comparison.compare_settings([a, b, c], n_resamples=200, seed=3)
+    monkeypatch.setattr(comparison, "MAX_LISTED_IDS", 1)
+    through_subquery = comparison.compare_settings([a, b, c], n_resamples=200, seed=3)
+    assert through_subquery == listed
+    pairs = {(p["a"], p["b"]): p for p in listed["pairs"]}
+    assert pairs[(a.pk, b.pk)]["n_common"] == 16 and pairs[(a.pk, c.pk)]["n_common"] == 10
+    assert pairs[(a.pk, c.pk)]["only_a"] == 6 and pairs[(a.pk, c.pk)]["only_b"] == 0
