@@ -212,7 +212,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.IsAnnotator"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["config.api_filters.StrictFilterBackend"],  # unknown filters are a 400
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_exceptions.exception_handler",
     # DRF's browsable API, under the CSP without inline styles (config/api_renderers.py).

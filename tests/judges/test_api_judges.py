@@ -114,3 +114,18 @@ def test_results_and_runs_filter_by_setting_as_by_config(reviewer, responses):
     assert ids(f"setting={first.pk}") and ids(f"setting={first.pk}").isdisjoint(mine)
     assert api.get("/api/judge-results/?setting=²").status_code == 400
     assert api.get("/api/judge-runs/?setting=99999").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/api/judge-results/", "/api/judge-runs/", "/api/judge-settings/", "/api/responses/"])
+def test_an_unknown_filter_is_a_400_that_names_it_and_the_known_ones(reviewer, responses, path):
+    """Issue 28: an unknown query parameter was ignored silently (`?settings=10`, a typo, returned
+    every row). Known filters and the page number still pass."""
+    api = api_client_for(reviewer)
+    answer = api.get(f"{path}?settingz=10")
+    assert answer.status_code == 400, answer.content
+    message = answer.json()["settingz"][0]
+    assert message.startswith("Unknown parameter.") and "page" in message
+    assert api.get(f"{path}?page=1").status_code == 200
+    known = {"/api/judge-results/": "setting=1", "/api/judge-runs/": "config=1", "/api/judge-settings/": "kind=external",
+             "/api/responses/": "source=human"}[path]
+    assert api.get(f"{path}?{known}&page=1").status_code == 200
