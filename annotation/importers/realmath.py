@@ -217,6 +217,7 @@ class _Batches:
             index = start + offset
             if key in existing:  # in the database, or earlier in this file
                 self.result.count("responses_skipped")
+                self.result.count("labels_skipped")  # its gold, already there as an imported label
                 self.result.count_in("skipped_by_exam", exam_of[key[0]])
                 continue
             existing.add(key)
@@ -290,7 +291,7 @@ def _import(stream, file_name, exam_name, user, on_progress, writer):
         batches.add(count - len(chunk), chunk)
     if on_progress:
         on_progress(size, size)
-    for key in ("questions_created", "responses_created", "responses_skipped", "labels_created"):
+    for key in ("questions_created", "responses_created", "responses_skipped", "labels_created", "labels_skipped"):
         result.counts.setdefault(key, 0)
     result.counts["records"] = count
     result.counts["exam_id"] = exam.pk  # the exam the file was imported into (not a count: not shown as one)

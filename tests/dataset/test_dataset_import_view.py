@@ -118,6 +118,7 @@ def test_reimport_says_where_skipped_answers_sit_and_offers_that_exam(reviewer_c
         page = reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle}, follow=True)
     html = page.content.decode()
     assert "<strong>32</strong> answers already here (skipped, kept as they were)" in html
+    assert "<strong>32</strong> labels of skipped answers (not loaded again)" in html  # their imported golds
     assert "32 answers are already in the exam <strong>Demo exam</strong>." in html
     offer = reverse("annotation:import") + "?format=realmath&amp;exam=Demo+exam"
     assert f'href="{offer}"' in html
