@@ -1,8 +1,10 @@
 """Builders for labelling tests: a question with a real cumulative rubric; selecting transcript text
-in the browser."""
+in the browser; step labels that quote math, and checking that the quotes render."""
 from decimal import Decimal
 
-from annotation.models import Exam, Question, RubricCheckpoint, SubQuestion, content_hash
+from django.utils import timezone
+
+from annotation.models import Exam, Label, Question, RubricCheckpoint, StepLabel, SubQuestion, content_hash
 from annotation.rubric import parse_checkpoints
 
 from ..factories import make_responses
@@ -61,3 +63,27 @@ def select_text(page, text):
         }""",
         text,
     )
+
+
+QUOTES = {"delimited": "$y=\\cos x$", "bare": "\\frac{3}{2}x^{2}"}
+
+
+def quoted_gold(response, annotator):
+    """A submitted label of `response` whose step labels quote math, with and without `$`."""
+    label = Label.objects.create(response=response, annotator=annotator, total=5, sub_scores={"(1)": 5},
+                                 submitted=True, submitted_at=timezone.now())
+    for index, quote in enumerate(QUOTES.values()):
+        StepLabel.objects.create(label=label, start=index, end=index + 1, quote=quote, verdict="correct")
+    return label
+
+
+def assert_quotes_rendered(page, selector):
+    """Each step-label quote shows KaTeX, not its TeX source."""
+    quotes = page.locator(selector)
+    assert quotes.count() == len(QUOTES)
+    for index in range(len(QUOTES)):
+        quote = quotes.nth(index)
+        quote.locator(".katex").first.wait_for()
+        shown = quote.inner_text()
+        assert "$" not in shown and "\\cos" not in shown and "\\frac" not in shown, shown
+

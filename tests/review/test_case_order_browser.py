@@ -5,6 +5,7 @@ import pytest
 from grading.models import MetaEvaluation
 from tests.conftest import login, screenshot
 from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
+from tests.labelling.helpers import assert_quotes_rendered, quoted_gold
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -50,3 +51,17 @@ def test_save_and_next_walks_the_sorted_filtered_list(page, live_server, reviewe
     page.click("#prev-case")
     page.wait_for_url(lambda url: f"/disagreements/{expected[1]}/" in url)
     assert page.inner_text("#case-position") == "2"
+
+
+def test_gold_step_label_quotes_render_as_math(page, live_server, reviewer, annotator):
+    question = make_question("Find $y'$.", location="3-09")
+    (response,) = make_responses(question, 1)
+    set_gold([response], [5])
+    config = make_stored_setting("rubric-judge")
+    (result,) = make_results(config, [response], [9])
+    quoted_gold(response, annotator)
+    login(page, live_server, reviewer.username)
+    page.goto(f"{live_server.url}/grading/review/disagreements/{result.pk}/?setting={config.pk}")
+    page.wait_for_selector("#classify-form[data-keys=ready]")
+    assert_quotes_rendered(page, "#gold-panel .step-quote")
+    screenshot(page, "review_case_step_quotes")
