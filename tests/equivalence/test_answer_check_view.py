@@ -1,4 +1,4 @@
-"""The answer-check page: login, any role, verdict with both parsed forms, escaping."""
+"""The answer-check page (grading.judges.answer_check.answer_check, /grading/equivalence/): login, any role, verdicts, escaping."""
 import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse

@@ -1,5 +1,6 @@
 """Fixtures for the judge tests: the scripted LLM server, endpoints, settings, fast retries, the
-rate-limit stores (a file store, and Redis at REDIS_URL or a private redis-server)."""
+rate-limit stores (a file store, and Redis at REDIS_URL or a private redis-server), and the data
+the setting form posts (`form_data`, for the setting page tests)."""
 import os
 import shutil
 import socket
@@ -43,6 +44,17 @@ def rubric_question(db):
 @pytest.fixture
 def responses(rubric_question):
     return make_responses(rubric_question, 6)
+
+
+def form_data(ep, **overrides):
+    data = {
+        "name": "rubric-a", "kind": "rubric", "endpoint": ep.pk, "model": "judge-x", "temperature": "0.7",
+        "max_tokens": "4096", "reasoning_effort": "", "samples": "1", "aggregate": "mean", "parse_retries": "1",
+        "price_input_per_1k": "0.001", "price_output_per_1k": "0.002", "system_prompt": "", "prompt_template": "",
+        "extra_body": "", "notes": "",
+    }
+    data.update(overrides)
+    return data
 
 
 def _free_port():

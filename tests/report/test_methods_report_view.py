@@ -1,4 +1,4 @@
-"""The methods report page: reviewers and admins only; the text in either format; downloads."""
+"""The methods report page (grading.report.views.methods_report, /grading/report/): reviewers and admins only; formats; downloads."""
 import json
 
 import pytest

@@ -1,19 +1,11 @@
-"""The rubric edit page and the page of a kept rubric version (annotation.views)."""
+"""The rubric edit page (annotation.views.question_rubric_edit, /questions/<pk>/rubric/): roles, a new version, bad input."""
 import pytest
 from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Question
-from tests.factories import make_checkpoints, make_question
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def question():
-    question = make_question(location="R-01")
-    make_checkpoints(question)
-    return question
 
 
 def _form(question, **changes):
@@ -72,9 +64,3 @@ def test_bad_input_is_shown_and_nothing_is_lost(question, reviewer_client, chang
     if "reference_solution" in changes:
         assert b"(1) x ------11 points" in response.content  # the typed text is kept
     assert Question.objects.get(pk=question.pk).rubric_version == 1
-
-
-def test_missing_versions_and_questions_are_404(question, reviewer_client):
-    assert reviewer_client.get(reverse("annotation:question_rubric_version", args=[question.pk, 1])).status_code == 404
-    assert reviewer_client.get(reverse("annotation:question_rubric_version", args=[question.pk, 2**40])).status_code == 404
-    assert reviewer_client.get(reverse("annotation:question_rubric_edit", args=[2**62])).status_code == 404
