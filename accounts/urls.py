@@ -1,5 +1,6 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
+from django.views.generic import RedirectView
 
 from . import views
 
@@ -8,6 +9,8 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("password/", views.PasswordChangeView.as_view(), name="password_change"),
     path("language/", views.set_language, name="set_language"),
-    path("token/", views.api_token, name="api_token"),
+    path("profile/", views.profile, name="profile"),
+    # The token page's first address (issue 28): the token is a part of the profile page now.
+    path("token/", RedirectView.as_view(pattern_name="profile", query_string=True), name="api_token"),
     path("password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
 ]

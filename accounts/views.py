@@ -35,8 +35,9 @@ def set_language(request):
     return response
 
 @annotator_required
-def api_token(request):
-    """One's own API token: make one (an older one stops working) or revoke it. The key is shown
+def profile(request):
+    """One's own account page (the user name in the header leads here): name, role, language,
+    password, and the API token, made (an older one stops working) or revoked. The key is shown
     once, in the answer to the POST that made it; afterwards only when it was made."""
     new_token = None
     if request.method == "POST":
@@ -45,8 +46,8 @@ def api_token(request):
         elif request.POST.get("action") == "revoke":
             if services.revoke_api_token(request.user):
                 messages.success(request, _("Your API token was revoked: it no longer works."))
-            return redirect("api_token")
+            return redirect("profile")
         else:
             return HttpResponseBadRequest(_("Unknown action."))
     token = selectors.api_token_of(request.user)
-    return render(request, "accounts/api_token.html", {"token": token, "new_token": new_token})
+    return render(request, "accounts/profile.html", {"token": token, "new_token": new_token})

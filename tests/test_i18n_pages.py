@@ -216,7 +216,7 @@ def _extra_pages(role, data):
     from grading.models import JudgeSetting
 
     question = data["response"].question  # its rubric was edited once (the test's set-up): versions 1 and 2
-    pages = [reverse("password_change_done"), reverse("api_token"),
+    pages = [reverse("password_change_done"), reverse("profile"),
              reverse("annotation:label_question", args=[data["annotator_response"].question_id])]
     if role == "annotator1":
         return pages

@@ -1,11 +1,12 @@
-"""One's own API token: made, shown once, used by the API, renewed and revoked; login needed."""
+"""accounts.views.profile, /accounts/profile/: one's own account page (name, role, language,
+password) and API token: made, shown once, used by the API, renewed and revoked; login needed."""
 import pytest
 from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 pytestmark = pytest.mark.django_db
-URL = reverse("api_token")
+URL = reverse("profile")
 
 
 def test_needs_login():
@@ -42,3 +43,16 @@ def test_unknown_action_is_refused(annotator_client, annotator):
 def test_api_docs_have_the_menu(annotator_client):
     page = annotator_client.get(reverse("api-docs")).content.decode()
     assert 'aria-label="Main menu"' in page and 'id="swagger-ui"' in page and URL in page
+
+
+def test_the_account_page_shows_who_and_is_reached_from_the_header(annotator_client, annotator):
+    page = annotator_client.get(reverse("home")).content.decode()
+    assert f'href="{URL}" class="who-link"' in page  # the user name in the header
+    account = annotator_client.get(URL).content.decode()
+    assert f'<dd id="account-name">{annotator.username}</dd>' in account
+    assert 'id="account-role">annotator<' in account and reverse("password_change") in account
+
+
+def test_the_first_address_leads_to_the_account_page(annotator_client):
+    answer = annotator_client.get(reverse("api_token"))
+    assert answer.status_code == 302 and answer["Location"] == URL
