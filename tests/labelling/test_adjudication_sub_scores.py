@@ -7,7 +7,7 @@ from annotation.export.release import release_queryset, release_record
 from annotation.labelling import services
 from annotation.labelling.rules import LabelInvalid
 from annotation.models import Adjudication, Response
-from tests.labelling.test_adjudication_pages import disagree
+from tests.labelling.conftest import disagree
 
 pytestmark = pytest.mark.django_db
 

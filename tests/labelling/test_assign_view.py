@@ -1,4 +1,4 @@
-"""The assignment page (reviewers): assign by question or exam, k per response, strategies, withdraw."""
+"""The assignment page (annotation.labelling.views.assign, /assign/): assign by question or exam, k per response, strategies, withdraw."""
 import pytest
 from django.db import connection
 from django.test import Client

@@ -1,4 +1,4 @@
-"""The agreement page (reviewers): overall, per question, per pair, the annotator matrix."""
+"""The agreement page (annotation.labelling.views.agreement, /agreement/): overall, per question, per pair, the annotator matrix."""
 import pytest
 from django.test import Client
 from django.urls import reverse

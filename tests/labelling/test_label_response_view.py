@@ -1,31 +1,15 @@
-"""The labelling page: login and roles, blind mode, what it carries, flat query counts."""
-import json
-
+"""The labelling page (annotation.labelling.views.label_response, /label/<pk>/): login and roles, blind mode, what it carries, ?by_question= steps, flat query counts."""
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.labelling import services
-from annotation.models import Label, LabelDraft, Response
+from annotation.labelling import selectors, services
+from annotation.models import LabelDraft, Response
 
 from ..factories import make_imported_gold, make_responses
+from .conftest import assign, config_of, count_queries
 from .helpers import full_label, labelled_setup
 
 pytestmark = pytest.mark.django_db
-
-
-def assign(responses, *users, k=1):
-    services.assign_responses(
-        responses=Response.objects.filter(pk__in=[r.pk for r in responses]), annotators=list(users),
-        per_response=k, strategy="round_robin",
-    )
-
-
-def config_of(page):
-    html = page.content.decode()
-    start = html.index('<script id="label-config" type="application/json">') + len('<script id="label-config" type="application/json">')
-    return json.loads(html[start : html.index("</script>", start)])
 
 
 def test_anonymous_is_sent_to_login(client):
@@ -115,13 +99,6 @@ def test_server_draft_is_handed_to_the_page(annotator_client, annotator):
     assert LabelDraft.objects.count() == 1
 
 
-def count_queries(client, url):
-    with CaptureQueriesContext(connection) as ctx:
-        page = client.get(url)
-    assert page.status_code == 200
-    return len(ctx.captured_queries)
-
-
 def test_labelling_page_query_count_is_flat(annotator_client, annotator, annotator2):
     question, first = labelled_setup(5, blind=False, exam_name="Open")
     assign(first, annotator, annotator2, k=2)
@@ -143,58 +120,6 @@ def test_labelling_page_query_count_is_flat(annotator_client, annotator, annotat
     assert small == large
 
 
-def test_queue_page_and_its_query_count(annotator_client, annotator):
-    question, first = labelled_setup(5)
-    assign(first, annotator)
-    services.save_label(response=first[0], user=annotator, data=full_label(), base_version=0, submit=True)
-    url = reverse("annotation:label_queue")
-    page = annotator_client.get(url)
-    assert page.status_code == 200 and page.context["counts"] == {"total": 5, "done": 1, "todo": 4}
-    assert [a.response_id for a in page.context["rows"]] == [r.pk for r in first[1:]]
-    done = annotator_client.get(url, {"state": "done"}).context["rows"]
-    assert [a.response_id for a in done] == [first[0].pk]
-    assert annotator_client.get(url, {"state": "all"}).context["page"].paginator.count == 5
-    small = count_queries(annotator_client, url)
-    assign(make_responses(question, 1000, start=100), annotator)
-    assert count_queries(annotator_client, url) == small
-    assert count_queries(annotator_client, url + "?page=7") == small
-    assert count_queries(annotator_client, url + "?state=all&page=20") == small
-
-
-def test_next_hands_out_and_redirects(annotator_client, annotator):
-    _, (first, second) = labelled_setup(2)
-    assign([first, second], annotator)
-    answer = annotator_client.post(reverse("annotation:label_next"))
-    assert answer.status_code == 302 and answer["Location"] == reverse("annotation:label", args=[first.pk])
-    services.save_label(response=first, user=annotator, data=full_label(), base_version=0, submit=True)
-    answer = annotator_client.post(reverse("annotation:label_next"))
-    assert answer["Location"] == reverse("annotation:label", args=[second.pk])
-    services.save_label(response=second, user=annotator, data=full_label(), base_version=0, submit=True)
-    answer = annotator_client.post(reverse("annotation:label_next"), follow=True)
-    assert "Nothing left" in answer.content.decode()
-    assert annotator_client.get(reverse("annotation:label_next")).status_code == 405
-
-
-def test_history_page_shows_versions_and_refused_attempts(annotator_client, annotator, reviewer):
-    _, (response, *_) = labelled_setup(1)
-    assign([response], annotator)
-    services.save_label(response=response, user=annotator, data=full_label(1, 1), base_version=0)
-    label = Label.objects.get()
-    services.save_label(response=response, user=reviewer, data=full_label(2, 2), base_version=1, label=label)
-    with pytest.raises(services.LabelConflict):
-        services.save_label(response=response, user=annotator, data=full_label(3, 3), base_version=1)
-    html = annotator_client.get(reverse("annotation:label_history", args=[response.pk])).content.decode()
-    assert "Refused: stale version" in html and "outcome-conflict" in html and "outcome-saved" in html
-    assert "rev1" in html and "Version 2" in html and "sub_scores" in html
-
-
-def test_history_of_someone_else_is_hidden_in_blind_mode(annotator_client, annotator2):
-    _, (response, *_) = labelled_setup(1, blind=True)
-    assign([response], annotator2)
-    services.save_label(response=response, user=annotator2, data=full_label(), base_version=0)
-    assert annotator_client.get(reverse("annotation:label_history", args=[response.pk])).status_code == 403
-
-
 def test_scanned_pages_are_shown_to_reviewers_and_assigned_annotators(reviewer, annotator):
     from django.test import Client
 
@@ -214,3 +139,37 @@ def test_scanned_pages_are_shown_to_reviewers_and_assigned_annotators(reviewer, 
     # ocr.views.page_image serves annotators the pages of responses assigned to them.
     html = annotator_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
     assert 'id="scan-viewer"' in html and reverse("ocr:page_image", args=[page.pk, "web"]) in html
+
+
+def test_reviewer_grades_every_response_of_the_question(reviewer_client, reviewer):
+    question, responses = labelled_setup(3)
+    assert selectors.class_of_question(reviewer, question.pk).count() == 3
+    page = reviewer_client.get(reverse("annotation:label", args=[responses[1].pk]) + f"?by_question={question.pk}")
+    assert "student 2 of 3" in page.content.decode()
+
+
+def test_a_by_question_for_another_question_is_ignored(annotator, annotator_client):
+    question, responses = labelled_setup(2)
+    assign(responses, annotator)
+    page = annotator_client.get(reverse("annotation:label", args=[responses[0].pk]) + "?by_question=999")
+    assert 'id="class-position"' not in page.content.decode() and config_of(page)["urls"]["next"] is None
+
+
+def test_students_come_in_natural_order_and_previous_keeps_its_place(annotator, annotator_client):
+    """Student 2 follows student 1, not student 10; the first student has a disabled Previous in
+    the same place as the others' Previous."""
+    question, responses = labelled_setup(3)
+    for response, student in zip(responses, ["student 10", "student 2", "student 1"]):
+        Response.objects.filter(pk=response.pk).update(student_id=student)
+    assign(responses, annotator)
+    ordered = selectors.class_ids(annotator, question.pk)
+    assert ordered == [responses[2].pk, responses[1].pk, responses[0].pk]
+    assert selectors.first_to_grade(annotator, question.pk) == responses[2].pk
+    first = annotator_client.get(reverse("annotation:label", args=[responses[2].pk]) + f"?by_question={question.pk}")
+    html = first.content.decode()
+    assert "student 1 of 3" in html and 'id="prev-none" disabled' in html
+    nav = html[html.index('id="label-nav"'):]
+    assert nav.index('id="prev-none"') < nav.index('id="next-student"')
+    second = annotator_client.get(reverse("annotation:label", args=[responses[1].pk]) + f"?by_question={question.pk}")
+    nav = second.content.decode()[second.content.decode().index('id="label-nav"'):]
+    assert nav.index('id="prev-link"') < nav.index('id="next-student"')

@@ -1,4 +1,4 @@
-"""Compare settings, paired: the page (roles, figures, bad input, JSON, flat queries) and the
+"""Compare settings, paired (grading.review.views.compare_page, /grading/review/compare/): the page (roles, figures, bad input, JSON, flat queries) and the
 `compare_settings` command, on scripted judges whose errors are known."""
 import json
 

@@ -1,30 +1,13 @@
-"""The adjudication queue and decision page (reviewers)."""
+"""An adjudication decision page (annotation.labelling.views.adjudicate, /adjudication/<pk>/): roles, pick a label or give a score, refusals."""
 import pytest
-from django.db import connection
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.labelling import services
-from annotation.models import Adjudication, Response
+from annotation.models import Adjudication
 
-from ..factories import make_responses
-from .helpers import full_label, labelled_setup
+from .conftest import disagree
 
 pytestmark = pytest.mark.django_db
-
-
-def disagree(annotator, annotator2, n=1, question=None):
-    if question is None:
-        question, responses = labelled_setup(n)
-    else:
-        responses = make_responses(question, n, start=Response.objects.count() + 1000)
-    services.assign_responses(responses=Response.objects.filter(pk__in=[r.pk for r in responses]),
-                              annotators=[annotator, annotator2], per_response=2, strategy="round_robin")
-    for response in responses:
-        services.save_label(response=response, user=annotator, data=full_label(3, 4), base_version=0, submit=True)
-        services.save_label(response=response, user=annotator2, data=full_label(1, 1), base_version=0, submit=True)
-    return question, responses
 
 
 def test_roles(annotator_client, annotator, annotator2):
@@ -33,15 +16,6 @@ def test_roles(annotator_client, annotator, annotator2):
         assert Client().get(url).status_code == 302
         assert annotator_client.get(url).status_code == 403
     assert annotator_client.post(reverse("annotation:adjudicate", args=[response.pk]), {"gold_score": "1"}).status_code == 403
-
-
-def test_queue_lists_disagreements_by_threshold(reviewer_client, annotator, annotator2):
-    _, (response,) = disagree(annotator, annotator2)
-    page = reviewer_client.get(reverse("annotation:adjudication_queue"))
-    assert [r.pk for r in page.context["page"]] == [response.pk]
-    assert page.context["page"][0].spread == 5
-    assert reviewer_client.get(reverse("annotation:adjudication_queue"), {"threshold": "6"}).context["page"].paginator.count == 0
-    assert reviewer_client.get(reverse("annotation:adjudication_queue"), {"threshold": "junk"}).context["threshold"] == 2
 
 
 def test_pick_a_label_and_move_on(reviewer_client, annotator, annotator2):
@@ -83,14 +57,3 @@ def test_gold_changed_meanwhile_is_refused(reviewer_client, annotator, annotator
     )
     assert answer.status_code == 400 and 'id="gold-conflict"' in answer.content.decode()
     assert not Adjudication.objects.exists()
-
-
-def test_queue_query_count_is_flat(reviewer_client, annotator, annotator2):
-    question, _ = disagree(annotator, annotator2, n=3)
-    url = reverse("annotation:adjudication_queue")
-    with CaptureQueriesContext(connection) as small:
-        reviewer_client.get(url)
-    disagree(annotator, annotator2, n=120, question=question)
-    with CaptureQueriesContext(connection) as large:
-        reviewer_client.get(url + "?page=2")
-    assert len(small.captured_queries) == len(large.captured_queries)

@@ -1,4 +1,4 @@
-"""A probe run's progress JSON (polled by the pages); reviewers only."""
+"""A probe run's progress JSON (PROBE_RUN_ACTIONS.progress, /grading/studies/probes/runs/<pk>/progress.json, polled by the pages); reviewers only."""
 import pytest
 from django.test import Client
 from django.urls import reverse

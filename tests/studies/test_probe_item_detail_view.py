@@ -1,4 +1,4 @@
-"""One probe item: a diff of original and derived text with both judge outputs, text escaped."""
+"""One probe item (grading.studies.views.probe_item_detail, /grading/studies/probes/items/<pk>/): a diff of original and derived text with both judge outputs, text escaped."""
 import pytest
 from django.urls import reverse
 

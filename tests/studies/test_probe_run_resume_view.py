@@ -1,4 +1,4 @@
-"""Cancel and resume of a probe run (POST, reviewers only)."""
+"""Cancel and resume of a probe run (PROBE_RUN_ACTIONS.resume, /grading/studies/probes/runs/<pk>/resume/; POST, reviewers only)."""
 import pytest
 from django.test import Client
 from django.urls import reverse

@@ -1,4 +1,4 @@
-"""A probe run's page: rates with intervals and its items; reviewers only."""
+"""A probe run's page (grading.studies.views.probe_run_detail, /grading/studies/probes/runs/<pk>/): rates with intervals and its items; reviewers only."""
 import pytest
 from django.urls import reverse
 

@@ -1,4 +1,4 @@
-"""The probe page: reviewers start probe runs and see them listed; annotators may not."""
+"""The probe page (grading.studies.views.probe_home, /grading/studies/probes/): reviewers start probe runs and see them listed; annotators may not."""
 import re
 
 import pytest
