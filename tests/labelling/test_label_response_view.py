@@ -173,3 +173,20 @@ def test_students_come_in_natural_order_and_previous_keeps_its_place(annotator, 
     second = annotator_client.get(reverse("annotation:label", args=[responses[1].pk]) + f"?by_question={question.pk}")
     nav = second.content.decode()[second.content.decode().index('id="label-nav"'):]
     assert nav.index('id="prev-link"') < nav.index('id="next-student"')
+
+
+def test_previous_and_next_keep_their_place_in_the_plain_queue(annotator, annotator_client):
+    """Issue 28 ("Next/Previous change place between answers"), outside the across-the-class mode:
+    the first answer of the queue has a disabled Previous where the others have their Previous
+    link, always before the Next button."""
+    _, responses = labelled_setup(3)
+    assign(responses, annotator)
+    for response, expected_previous in zip(responses, ["prev-none", "prev-link", "prev-link"]):
+        html = annotator_client.get(reverse("annotation:label", args=[response.pk])).content.decode()
+        nav = html[html.index('id="label-nav"'):html.index("</span>", html.index('id="label-nav"'))]
+        assert f'id="{expected_previous}"' in nav and 'id="next-form"' in nav
+        assert nav.index(f'id="{expected_previous}"') < nav.index('id="next-form"')
+    first = annotator_client.get(reverse("annotation:label", args=[responses[0].pk])).content.decode()
+    assert 'id="prev-none" disabled' in first
+    second = annotator_client.get(reverse("annotation:label", args=[responses[1].pk])).content.decode()
+    assert reverse("annotation:label", args=[responses[0].pk]) in second[second.index('id="prev-link"'):][:200]
