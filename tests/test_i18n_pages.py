@@ -36,7 +36,8 @@ ROLES = ("annotator1", "reviewer", "admin")
 # Named routes that are not HTML pages a person reads: JSON progress, files, redirects after a
 # POST, the JavaScript catalog; the API's Swagger page is a third-party interface.
 NOT_PAGES = {
-    "logout", "set_language", "javascript-catalog", "api-schema", "api-docs",
+    "logout", "set_language", "api_token",  # api_token: the account page's old address, a redirect
+    "javascript-catalog", "api-schema", "api-docs",
     "annotation:import_job_progress", "annotation:label_next", "annotation:export_progress",
     "annotation:export_download", "annotation:exam_anchoring",
     "ocr:class_upload", "ocr:class_pending_discard", "ocr:batch_add_files", "ocr:batch_assign", "ocr:batch_run_engine", "ocr:batch_retry",
