@@ -7,7 +7,10 @@
   if (typeof window.gettext !== "function") {
     window.gettext = function (text) { return text; };
     window.ngettext = function (singular, plural, n) { return n === 1 ? singular : plural; };
-    window.interpolate = function (format, args) {
+    window.interpolate = function (format, args, named) {
+      if (named) {
+        return format.replace(/%\((\w+)\)s/g, function (_, key) { return String(args[key]); });
+      }
       var i = 0;
       return format.replace(/%s/g, function () { return String(args[i++]); });
     };

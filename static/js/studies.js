@@ -6,9 +6,13 @@
   var RM = window.RealMath;
   if (!RM || !RM.poll) { return; }
 
-  // The probe form: how many judge calls the ticked probes would make, before starting.
+  // The probe form: how many judge calls the ticked probes would make, before starting. Only
+  // the answer to the newest request is shown (an older one arriving late would show a stale
+  // figure).
   var probeForm = document.getElementById("probe-form");
   var callsNote = document.getElementById("probe-calls");
+  var gettext = window.gettext, interpolate = window.interpolate;
+  var asked = 0;
   function estimate() {
     var query = new URLSearchParams();
     Array.prototype.forEach.call(probeForm.elements, function (field) {
@@ -16,13 +20,18 @@
       if (field.type === "checkbox" && !field.checked) { return; }
       if (field.value !== "") { query.append(field.name, field.value); }
     });
+    var mine = ++asked;
     fetch(callsNote.getAttribute("data-url") + "?" + query.toString(), { credentials: "same-origin" })
       .then(function (r) { return r.json(); })
       .then(function (e) {
-        callsNote.textContent = e.probes
-          ? "Starting makes up to " + e.calls + " judge call(s): " + e.items + " derived answer(s) from " + e.answers +
-            " answer(s) × " + e.probes + " probe(s)" + (e.samples > 1 ? " × " + e.samples + " samples" : "") + "."
-          : "No probe ticked: tick the probes to run (each costs judge calls).";
+        if (mine !== asked) { return; }  // a newer selection was asked for meanwhile
+        var text = gettext("No probe ticked: tick the probes to run (each costs judge calls).");
+        if (e.probes) {
+          text = e.samples > 1
+            ? interpolate(gettext("Starting makes up to %(calls)s judge call(s): %(items)s derived answer(s) from %(answers)s answer(s) × %(probes)s probe(s) × %(samples)s samples."), e, true)
+            : interpolate(gettext("Starting makes up to %(calls)s judge call(s): %(items)s derived answer(s) from %(answers)s answer(s) × %(probes)s probe(s)."), e, true);
+        }
+        callsNote.textContent = text;
         callsNote.setAttribute("data-calls", e.calls);
       })
       .catch(function () { /* the note keeps its last figure */ });

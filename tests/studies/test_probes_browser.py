@@ -62,3 +62,25 @@ def test_run_probes_and_open_a_diff(page, live_server, llm_server, endpoint, rev
     assert [cell.strip() for cell in row.locator("td").all_inner_texts()][:5] == [
         "rubric-fair v1", "drop-final-answer", "4", "4", "1.000 [0.510, 1.000]"]
     screenshot(page, "studies_methods_report")
+
+
+def test_the_call_estimate_follows_the_newest_choice_and_speaks_chinese(page, live_server, endpoint, reviewer):
+    """Ticking and unticking quickly: only the answer to the newest request is shown (a late
+    answer to an older one once left a stale figure), in the reader's language."""
+    from accounts.services import set_user_language
+
+    make_answers(make_question(), 3)
+    setting = make_setting(endpoint, name="rubric-estimate")
+    set_user_language(reviewer, "zh-hans")
+    login(page, live_server, reviewer.username)
+    page.goto(f"{live_server.url}/grading/studies/probes/")
+    page.select_option("#probe-form select[name=setting]", str(setting.pk))
+    for _ in range(3):
+        for name in ("drop-final-answer", "notation-swap", "arithmetic-slip"):
+            page.check(f"#probe-form input[value={name}]")
+        page.uncheck("#probe-form input[value=arithmetic-slip]")
+    # 3 answers x 2 probes ticked at the end
+    page.wait_for_function("() => document.getElementById('probe-calls').dataset.calls === '6'")
+    page.wait_for_timeout(500)  # late answers to the older requests would arrive by now
+    assert page.get_attribute("#probe-calls", "data-calls") == "6"
+    assert page.inner_text("#probe-calls").startswith("开始后最多产生 6 次评判调用")
