@@ -136,7 +136,7 @@
     rows[current].scrollIntoView({ block: "nearest" });
   }
 
-  var CANCEL_QUESTION = "Cancel this run? Answers not judged yet stay undone; Resume (u) continues it later.";
+  var CANCEL_QUESTION = window.gettext("Cancel this run? Answers not judged yet stay undone; Resume (u) continues it later.");
 
   document.addEventListener("keydown", function (event) {
     var target = event.target;

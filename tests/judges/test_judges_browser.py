@@ -89,11 +89,15 @@ def test_live_progress_cancel_and_resume(page, live_server, llm_server, reviewer
     assert asked and asked[0].startswith("Cancel this run?")
     assert JudgeRun.objects.get(pk=run.pk).status == "running"
     page.once("dialog", lambda dialog: dialog.accept())
-    page.keyboard.press("c")
+    # The cancel form's answer is a new page; wait for it (the old page's poll can show the
+    # cancel first, and a key pressed there would be lost in the navigation).
+    with page.expect_navigation():
+        page.keyboard.press("c")
     page.wait_for_selector("text=cancelled; calls in flight finish")
     assert JudgeRun.objects.get(pk=run.pk).status == "cancelled"
     assert page.is_disabled("#cancel-button") and not page.is_disabled("#resume-button")
-    page.keyboard.press("u")
+    with page.expect_navigation():
+        page.keyboard.press("u")
     page.wait_for_function("() => document.getElementById('p-status').textContent.startsWith('Done')", timeout=30000)
     run.refresh_from_db()
     assert (run.status, run.epoch) == ("done", 2)
