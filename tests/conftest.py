@@ -36,6 +36,18 @@ def _egress_buffer():
 
 
 @pytest.fixture(autouse=True)
+def _english_between_tests():
+    """Every test starts and ends in the default language: a page served in Chinese through the
+    test client leaves its language active in the thread (LocaleMiddleware does not undo it), and
+    a later test's command output would come out in Chinese."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     """Users are made in most tests; the default hasher's deliberate slowness only costs test time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
