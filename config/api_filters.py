@@ -10,15 +10,15 @@ from rest_framework.exceptions import ValidationError
 
 
 class StrictFilterBackend(DjangoFilterBackend):
-    def filter_queryset(self, request, queryset, view):
-        filterset = self.get_filterset(request, queryset, view)
+    def get_filterset(self, request, queryset, view):
+        filterset = super().get_filterset(request, queryset, view)
         if filterset is not None:
             known = set(filterset.form.fields) | _paging_parameters(view)
             unknown = sorted(set(request.query_params) - known)
             if unknown:
                 listed = ", ".join(sorted(known))
                 raise ValidationError({name: [f"Unknown parameter. This endpoint takes: {listed}."] for name in unknown})
-        return super().filter_queryset(request, queryset, view)
+        return filterset
 
 
 def _paging_parameters(view) -> set[str]:
