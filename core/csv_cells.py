@@ -13,19 +13,31 @@ Spreadsheets also trim leading blanks on import and some map full-width forms to
 cell counts as a formula when its first character *after any leading whitespace* (spaces, tabs,
 line breaks, the ideographic space U+3000, no-break spaces; zero-width spaces and a byte-order
 mark too) is one of ``= + - @`` or their full-width forms ``＝ ＋ － ＠``. Such a cell gets the
-quote as well: ``' =1+1``, ``'\n=1+1``, ``'＝1+1``.
+quote as well: ``' =1+1``, ``'\n=1+1``, ``'＝1+1``. What is skipped is every character that shows
+as nothing, in any order and mix: whitespace, the Unicode categories Zs/Zl/Zp (blanks and
+separators), Cf (format characters: zero-width spaces and joiners, the BOM, bidi marks, soft
+hyphens) and Cc (control characters), so `` \u200b \u200b=1`` is caught as well as `` =1``.
 """
+import unicodedata
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 FORMULA_CHARACTERS = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")  # and ＝ ＋ － ＠ (full width)
-_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"  # not str.isspace(), yet shown as nothing
+_BLANK_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cf", "Cc"})  # shown as nothing (or as a blank)
+
+
+def _first_visible(text):
+    """The first character of `text` that is neither whitespace nor shown as nothing, or ""."""
+    for character in text:
+        if not character.isspace() and unicodedata.category(character) not in _BLANK_CATEGORIES:
+            return character
+    return ""
 
 
 def looks_like_formula(text):
     """Whether a spreadsheet could read this text as a formula."""
     if text.startswith(FORMULA_STARTS):
         return True
-    first = text.lstrip().lstrip(_INVISIBLE).lstrip()[:1]
-    return first in FORMULA_CHARACTERS
+    return _first_visible(text) in FORMULA_CHARACTERS
 
 
 def safe_cell(value):

@@ -67,6 +67,29 @@ def test_text_starting_like_a_formula_gets_a_quote(value):
     assert safe_cell(value) == "'" + value
 
 
+INTERLEAVED = [
+    " \u200b \u200b=1+1",  # blanks and zero-width spaces interleaved (issue 40, item 6)
+    "\u200b \u200b@SUM(1)",
+    "\u3000\u200b\u3000＝1",
+    " \u200e\u200f+1",  # bidi marks (Cf)
+    "\u00ad \u2060-2",  # soft hyphen, word joiner
+    "\u2028=1",  # line separator (Zl)
+    " \x0b\x1f\x7f =1",  # control characters (Cc)
+    "\u202f\u2007\u200a=1",  # narrow no-break, figure and hair spaces (Zs)
+    "\ufeff\u200b\ufeff\u200d=1",
+]
+
+
+@pytest.mark.parametrize("value", INTERLEAVED)
+def test_blanks_and_invisible_characters_in_any_order_before_a_formula_get_a_quote(value):
+    assert safe_cell(value) == "'" + value
+
+
+@pytest.mark.parametrize("value", [" \u200b 3", "\u200b\u3000x = -1", "\u200e解：x＝1"])
+def test_invisible_characters_before_harmless_text_change_nothing(value):
+    assert safe_cell(value) is value
+
+
 @pytest.mark.parametrize("value", [-3, -0.5, 0, 2.5, Decimal("-1.50"), None, True, False, "", "x = -3", "3", "'=x",
                                    " 3", "  x = 1", "\u3000解：x＝1", "a＝b"])
 def test_numbers_and_harmless_text_are_unchanged(value):
