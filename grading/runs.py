@@ -185,11 +185,13 @@ class RunEngine:
                     self.finish_if_complete(run.pk, run.epoch)
                     run.refresh_from_db()
                 return run
+            now = timezone.now()
+            run.earlier_seconds += epoch_seconds(run, now)
             run.epoch += 1
             run.status = model.Status.RUNNING
-            run.resumed = timezone.now()
+            run.resumed = now
             run.finished = None
-            run.save(update_fields=["epoch", "status", "resumed", "finished"])
+            run.save(update_fields=["epoch", "status", "resumed", "finished", "earlier_seconds"])
             if self.on_resume is not None:
                 self.on_resume(run)
             if enqueue:
@@ -266,6 +268,18 @@ def progress_head(run, pending: int) -> dict:
         "pending": pending,
         "percent": round(100.0 * done / run.n_items, 1) if run.n_items else 100.0,
     }
+
+
+def epoch_seconds(run, now=None) -> float:
+    """The seconds of the run's current epoch: from its start (or last resume) to its end (or now)."""
+    end = run.finished or now or timezone.now()
+    return max((end - (run.resumed or run.created)).total_seconds(), 0.0)
+
+
+def elapsed_seconds(run, now=None) -> float:
+    """The seconds the whole run has taken, over every epoch (a resume does not start the count
+    again; the time a run stood cancelled is not counted), rounded to 0.1 s."""
+    return round((run.earlier_seconds or 0.0) + epoch_seconds(run, now), 1)
 
 
 RESUME_REFUSED = "The run is still making progress; resume it once it is cancelled or stalls, or pass force."

@@ -151,7 +151,9 @@ class JudgeSetting(models.Model):
         LlmEndpoint, on_delete=models.PROTECT, null=True, blank=True, related_name="judge_configs"
     )
     model = models.CharField(max_length=200, blank=True)
-    temperature = models.FloatField(default=0.7, null=True, blank=True, validators=[MinValueValidator(0)])
+    # 0 by default: a grading study wants the same score for the same answer (issue 39); sampling
+    # several scores (`samples`) is the place for a higher temperature.
+    temperature = models.FloatField(default=0, null=True, blank=True, validators=[MinValueValidator(0)])
     max_tokens = models.PositiveIntegerField(default=8192, null=True, blank=True)
     reasoning_effort = models.CharField(max_length=10, choices=ReasoningEffort.choices, blank=True)
     samples = models.PositiveSmallIntegerField(
@@ -253,6 +255,9 @@ class AbstractRun(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     resumed = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
+    # The seconds the epochs before the last resume took (each from its start to its cancel, or to
+    # the resume of a stalled epoch): the run's elapsed time is this plus the current epoch's.
+    earlier_seconds = models.FloatField(default=0)
 
     class Meta:
         abstract = True

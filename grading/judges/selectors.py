@@ -189,7 +189,6 @@ def run_progress(run: JudgeRun) -> dict:
     # A batch run's poll chain counts as activity until its next look is due.
     last = max(filter(None, (totals["last"], run.resumed, batch and batch["_last_look"])), default=None)
     stalled = runs.stalled(run.status, last, run.resumed or run.created)
-    elapsed = max((end - (run.resumed or run.created)).total_seconds(), 0.0)
     return {
         **runs.progress_head(run, counts.get(JudgeRunItem.State.PENDING, 0)),
         "ok": counts.get(JudgeRunItem.State.OK, 0),
@@ -204,7 +203,7 @@ def run_progress(run: JudgeRun) -> dict:
         "latency_ms_mean": round(statistics.fmean(latencies)) if latencies else None,
         "latency_ms_p50": _percentile(latencies, 50),
         "latency_ms_p95": _percentile(latencies, 95),
-        "elapsed_s": round(elapsed, 1),
+        "elapsed_s": runs.elapsed_seconds(run, end),
         "last_activity": totals["last"].isoformat() if totals["last"] else None,
         "stalled": stalled,
         "can_cancel": run.status == JudgeRun.Status.RUNNING,
@@ -358,7 +357,7 @@ def generation_progress(run: GenerationRun) -> dict:
         "completion_tokens": totals["completion"] or 0,
         "cost": str((totals["cost"] or Decimal(0)).quantize(Decimal("0.0001"))),
         "latency_ms_mean": round(totals["latency"] / totals["answered"]) if totals["answered"] else None,
-        "elapsed_s": round(max((end - (run.resumed or run.created)).total_seconds(), 0.0), 1),
+        "elapsed_s": runs.elapsed_seconds(run, end),
         "last_activity": totals["last"].isoformat() if totals["last"] else None,
         "stalled": stalled,
         "can_cancel": run.status == GenerationRun.Status.RUNNING,

@@ -48,3 +48,32 @@ def test_detail_progress_cancel_resume(reviewer_client, endpoint, llm_server, ru
     assert progress["done"] == 6 and not progress["can_cancel"]
     filtered = reviewer_client.get(reverse("grading:judge_run_detail", args=[run.pk]), {"state": "invalid"})
     assert len(filtered.context["page"]) == 1
+
+
+def test_seconds_elapsed_count_every_epoch_of_a_resumed_run(reviewer_client, endpoint, llm_server, rubric_question,
+                                                            django_capture_on_commit_callbacks):
+    """Issue 39: after a resume the run page counted only the last epoch (11 s of a 33 s run)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from grading.models import JudgeRun
+
+    make_responses(rubric_question, 4)
+    llm_server.default = score_by_answer({})
+    with django_capture_on_commit_callbacks(execute=False):
+        run = services.start_judge_run(make_setting(endpoint), chunk_size=2)
+    ids = list(run.items.order_by("id").values_list("pk", flat=True))
+    services.process_judge_chunk(run.pk, run.epoch, ids[:2], task_id="t1")
+    start = timezone.now() - timedelta(hours=2)
+    # The first epoch ran 20 s and was cancelled; it stood cancelled for an hour and more.
+    JudgeRun.objects.filter(pk=run.pk).update(created=start)
+    reviewer_client.post(reverse("grading:judge_run_cancel", args=[run.pk]))
+    JudgeRun.objects.filter(pk=run.pk).update(finished=start + timedelta(seconds=20))
+    with django_capture_on_commit_callbacks(execute=False):
+        reviewer_client.post(reverse("grading:judge_run_resume", args=[run.pk]))
+    run.refresh_from_db()
+    assert run.epoch == 2 and run.earlier_seconds == pytest.approx(20.0)
+    JudgeRun.objects.filter(pk=run.pk).update(resumed=timezone.now() - timedelta(seconds=13))
+    progress = reviewer_client.get(reverse("grading:judge_run_progress", args=[run.pk])).json()
+    assert 33.0 <= progress["elapsed_s"] < 40.0  # 20 s + 13 s, not 13 s and not two hours

@@ -76,3 +76,11 @@ def test_cas_setting_chooses_how_approximations_score(admin_client_, endpoint):
     response = admin_client_.post(reverse("grading:judge_setting_create"), bad)
     assert response.status_code == 200 and not JudgeSetting.objects.filter(name="cas-d").exists()
     assert "approximate_answers" in response.context["form"].errors
+
+
+def test_a_new_setting_starts_at_temperature_0(admin_client_):
+    """Issue 39: a grading study wants the same score for the same answer, so the form offers 0."""
+    page = admin_client_.get(reverse("grading:judge_setting_create")).content.decode()
+    field = page[page.index('name="temperature"') - 200:page.index('name="temperature"') + 200]
+    assert 'value="0' in field and "0.7" not in field
+    assert JudgeSetting._meta.get_field("temperature").default == 0
