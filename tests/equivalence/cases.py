@@ -7,9 +7,9 @@ CASES_PATH = Path(__file__).with_name("cases.jsonl")
 
 
 def load_cases(path=CASES_PATH):
-    """List of dicts: category, pred, gold, label (bool), mode."""
+    """List of dicts: category, pred, gold, label (bool), mode (lines starting with # are comments)."""
     with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+        return [json.loads(line) for line in handle if line.strip() and not line.startswith("#")]
 
 
 def score(cases, predictions):
