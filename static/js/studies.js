@@ -38,6 +38,13 @@
   }
   if (probeForm && callsNote) {
     probeForm.addEventListener("change", estimate);
+    // A typed limit counts as soon as it is typed, not when the field loses focus ("change").
+    var typing = null;
+    probeForm.addEventListener("input", function (event) {
+      if (event.target.type === "checkbox" || event.target.tagName === "SELECT") { return; }
+      clearTimeout(typing);
+      typing = setTimeout(estimate, 250);
+    });
     estimate();
   }
 

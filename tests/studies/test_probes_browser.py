@@ -84,3 +84,19 @@ def test_the_call_estimate_follows_the_newest_choice_and_speaks_chinese(page, li
     page.wait_for_timeout(500)  # late answers to the older requests would arrive by now
     assert page.get_attribute("#probe-calls", "data-calls") == "6"
     assert page.inner_text("#probe-calls").startswith("开始后最多产生 6 次评判调用")
+
+
+def test_the_call_estimate_follows_a_typed_limit(page, live_server, endpoint, reviewer):
+    """Issue 39: a limit typed in the field counts at once (the input event), not only once the
+    field loses focus: the figure of the previous limit stayed until the next change."""
+    make_answers(make_question(), 4)
+    setting = make_setting(endpoint, name="rubric-limit")
+    login(page, live_server, reviewer.username)
+    page.goto(f"{live_server.url}/grading/studies/probes/")
+    page.select_option("#probe-form select[name=setting]", str(setting.pk))
+    page.check("#probe-form input[value=drop-final-answer]")
+    page.wait_for_function("() => document.getElementById('probe-calls').dataset.calls === '4'")
+    page.click("#probe-form input[name=limit]")
+    page.keyboard.type("2")  # the focus stays in the field: no change event yet
+    page.wait_for_function("() => document.getElementById('probe-calls').dataset.calls === '2'", timeout=5000)
+    assert page.evaluate("() => document.activeElement.name") == "limit"
