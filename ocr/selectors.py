@@ -136,6 +136,14 @@ def neighbours(page: Page) -> tuple[int | None, int | None, int, int]:
     return previous, following, position + 1, len(order)
 
 
+def answer_page_count(page: Page) -> int:
+    """How many pages the answer of `page` has (its student and question; covers and unassigned
+    pages are an answer of one page): the correction page says "page 1 of 2 of this answer"."""
+    if page.is_cover or not page.student_id or page.question_id is None:
+        return 1
+    return Page.objects.filter(student_id=page.student_id, question_id=page.question_id, is_cover=False).count()
+
+
 def page_detail(pk: int) -> Page:
     return Page.objects.select_related("batch__exam", "question", "response", "source_file").get(pk=pk)
 

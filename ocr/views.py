@@ -400,6 +400,7 @@ def page_correct(request, pk):
         "editor": editor,
         "position": position,
         "total": total,
+        "answer_pages": selectors.answer_page_count(page),
         "revisions": list(transcript.revisions.select_related("author")[:8]) if transcript else [],
         "flags": selectors.open_flags(page, transcript.text if transcript else ""),
     }

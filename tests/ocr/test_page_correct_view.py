@@ -83,3 +83,20 @@ def test_verified_page_links_its_response(reviewer_client, make_batch, reviewer)
     assert reverse("annotation:response_detail", args=[response.pk]) in body
     detail = reviewer_client.get(reverse("annotation:response_detail", args=[response.pk])).content.decode()
     assert reverse("ocr:page_correct", args=[pages[0].pk]) in detail
+
+
+def test_the_page_number_is_the_answers_not_the_batchs(reviewer_client, make_batch):
+    """Issue 39: a batch of 4 pages, two answers of 2 pages: the last page is "page 2 of 2 of
+    this answer" (it said "page 4 of 8" as if the batch were the answer)."""
+    from ocr.models import Page
+
+    from .conftest import distinct_image, png_bytes
+
+    files = [(f"{student}_3-17_{n}.png", png_bytes(distinct_image(i)))
+             for i, (student, n) in enumerate([("a", 1), ("a", 2), ("b", 1), ("b", 2)])]
+    batch, _ = make_batch(files)
+    last = Page.objects.get(batch=batch, student_id="b", page_number=2)
+    body = reviewer_client.get(reverse("ocr:page_correct", args=[last.pk])).content.decode()
+    assert "page 2 of 2 of this answer" in body
+    assert "page 4 of 4 in this batch" in body
+    assert "page 4 of 4<" not in body
