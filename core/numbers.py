@@ -58,3 +58,22 @@ def _text(value):
         return None
     text = text.strip(" \t\r\n")
     return text if 0 < len(text) <= _MAX_LENGTH else None
+
+
+_DIGIT_RUNS = re.compile(r"([0-9]+)")
+
+
+def natural_key(text):
+    """A sort key for natural order ("s2" before "s10"): runs of ASCII digits compare as numbers
+    (by length without leading zeros, then digit by digit: no int(), so a run of any length is
+    fine), everything else case-folded as text. Other digits ("²", "٣") are text like letters."""
+    key = []
+    for part in _DIGIT_RUNS.split(text or ""):
+        if not part:
+            continue
+        if part[0] in "0123456789":
+            significant = part.lstrip("0") or "0"
+            key.append((0, len(significant), significant, part))
+        else:
+            key.append((1, 0, part.casefold(), part))
+    return key

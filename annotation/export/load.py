@@ -23,6 +23,7 @@ from django.utils.translation import gettext
 
 from accounts.roles import ROLES, is_admin
 from accounts.services import ensure_role_groups
+from core.numbers import MAX_INT32, ascii_digits, parse_int
 
 from ..importers.checks import (
     TOO_DEEP,
@@ -411,6 +412,12 @@ def _load_question(line, context, result):
     result.count("questions_created")
 
 
+def _order(key):
+    """A checkpoint's order from a JSON key: ASCII digits only ("²".isdigit() is True and int("²")
+    raises), through core.numbers; None for anything else."""
+    return parse_int(key, minimum=0, maximum=MAX_INT32) if ascii_digits(key) else None
+
+
 def _load_label(response, data, line, context):
     question = response.question
     checkpoints = {c.order: c for c in question.checkpoints.all()}
@@ -419,7 +426,7 @@ def _load_label(response, data, line, context):
         response=response, annotator=user_named(context, data.get("annotator")), is_imported=bool(data.get("is_imported")),
         sub_scores=data.get("sub_scores") or {}, total=_dec(data.get("total"), line, "total"),
         checkpoint_marks={
-            str(checkpoints[int(k)].pk) if k.isdigit() and int(k) in checkpoints else k: v
+            str(checkpoints[_order(k)].pk) if _order(k) in checkpoints else k: v
             for k, v in (data.get("checkpoint_marks") or {}).items()
         },
         override_reason=data.get("override_reason", ""), comment=data.get("comment", ""),

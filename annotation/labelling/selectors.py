@@ -5,7 +5,6 @@ Who may see scores (the blind rule) is dataset-wide and lives in annotation.sele
 """
 from __future__ import annotations
 
-import re
 import statistics
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -18,6 +17,7 @@ from django.utils.translation import gettext_lazy
 
 from accounts.roles import has_role, is_reviewer
 from core.ids import id_param
+from core.numbers import natural_key
 
 from ..models import Assignment, Label, LabelDraft, LabelSaveAttempt, Question, Response, StepLabel
 from ..selectors import JUDGE_OK, SCORE_LIMIT
@@ -204,9 +204,9 @@ def class_of_question(user, question_id: int) -> QuerySet[Response]:
 
 
 def _student_order(student_id: str, pk: int):
-    """Natural order of student ids: "student 2" before "student 10" (digits compare as numbers)."""
-    parts = re.split(r"(\d+)", student_id or "")
-    return ([(0, int(p), "") if p.isdigit() else (1, 0, p.casefold()) for p in parts if p], pk)
+    """Natural order of student ids: "student 2" before "student 10" (ASCII digits compare as
+    numbers, through core.numbers: "²" and "٣" are text, never int())."""
+    return (natural_key(student_id), pk)
 
 
 def class_ids(user, question_id: int) -> list[int]:

@@ -46,3 +46,25 @@ def test_nothing_assigned_on_that_question_goes_back_to_the_queue(annotator_clie
     assert answer.redirect_chain[-1][0] == reverse("annotation:label_queue")
     assert "No response to question" in answer.content.decode()
     assert annotator_client.get(reverse("annotation:label_question", args=[999999])).status_code == 404
+
+
+def test_student_ids_with_non_ascii_digits_keep_the_class_pages_working(annotator, annotator_client):
+    """Issue 40, item 5: "s1²" (a superscript digit, accepted from a release import or a scan's
+    file name) made every class-grading page of its question answer 500 ("²".isdigit(), then
+    int("²")). Only ASCII digits compare as numbers now (no int(): a run of any length is
+    ordered); "²" and "٣" sort as text."""
+    question, responses = labelled_setup(6)
+    ids = ["s10", "s1²", "s2", "s٣", "S1", "s" + "9" * 190]
+    for response, student in zip(responses, ids):
+        response.student_id = student
+        response.save(update_fields=["student_id"])
+    assign(responses, annotator)
+    start = annotator_client.get(reverse("annotation:label_question", args=[question.pk]))
+    assert start.status_code == 302
+    page = annotator_client.get(start["Location"])
+    assert page.status_code == 200 and "student 1 of 6" in page.content.decode()
+    order = [dict(zip([r.pk for r in responses], ids))[pk] for pk in selectors.class_ids(annotator, question.pk)]
+    assert order == ["S1", "s1²", "s2", "s10", "s" + "9" * 190, "s٣"]
+    for response in responses:
+        step = annotator_client.get(reverse("annotation:label", args=[response.pk]) + f"?by_question={question.pk}")
+        assert step.status_code == 200
