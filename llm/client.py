@@ -25,6 +25,7 @@ server cannot hold a call beyond it. A 200 whose body is not a chat completion (
 JSON without `choices`) is kind "bad_response" and retried.
 """
 import functools
+import math
 import os
 import random
 import threading
@@ -92,6 +93,34 @@ class ReplyTooLarge(Exception):
 
 class BadResponse(Exception):
     """A 200 whose body is not a chat completion (an HTML page, JSON without `choices`)."""
+
+
+class NonFiniteResponse(BadResponse):
+    """An answer whose numbers (embedding vectors, log-probabilities) are NaN, infinite or beyond
+    MAX_MAGNITUDE: a bad response of its own kind ("non_finite"), retried like one. Python's JSON
+    reader accepts ``NaN``, ``Infinity`` and ``1e400`` (read as infinity); stored or analysed, such
+    numbers poison every figure computed from them and cannot be written as JSON."""
+
+
+# Larger than any embedding component or log-probability a real model gives, small enough that
+# a sum of squares over 10^4 dimensions stays finite in float32 (the vectors are stored as float32).
+MAX_MAGNITUDE = 1e12
+
+
+def check_finite(values, what):
+    """Raise NonFiniteResponse unless every number of `values` (an iterable of numbers, None
+    allowed and skipped) is finite and within ±MAX_MAGNITUDE; `what` names them in the message."""
+    for index, value in enumerate(values):
+        if value is None:
+            continue
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise NonFiniteResponse(f"The answer's {what} hold a value that is not a number at "
+                                    f"position {index}: {repr(value)[:40]}.") from None
+        if not math.isfinite(number) or abs(number) > MAX_MAGNITUDE:
+            raise NonFiniteResponse(f"The answer's {what} are not usable numbers: {number!r} at position {index} "
+                                    f"(NaN, infinite or beyond ±{MAX_MAGNITUDE:.0e}).")
 
 
 class EndpointUnusable(Exception):
@@ -346,6 +375,8 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
             error, retry_after, retryable = _error(attempt, started, "too_large", str(exc)), None, False
         except APIConnectionError as exc:
             error, retry_after, retryable = _error(attempt, started, "connection", str(exc)[:500]), None, True
+        except NonFiniteResponse as exc:  # NaN, Infinity or overflowing numbers: retried as a bad body is
+            error, retry_after, retryable = _error(attempt, started, "non_finite", str(exc)[:500]), None, True
         except (ValueError, OpenAIError, BadResponse) as exc:
             # A body that is not the JSON the API promises (a proxy's error page, a cut stream).
             error, retry_after, retryable = _error(attempt, started, "bad_response", f"{type(exc).__name__}: {exc}"[:500]), None, True

@@ -332,6 +332,8 @@ def _release(items, owner):
 class _Embedded:
     def __init__(self, reply):
         self.vectors = [item.embedding for item in sorted(reply.data, key=lambda d: d.index)]
+        for vector in self.vectors:  # NaN, Infinity, 1e300: a bad answer of its own kind (retried)
+            llm.check_finite(vector if isinstance(vector, list) else [vector], "embedding vectors")
         usage = getattr(reply, "usage", None)
         self.tokens = int(getattr(usage, "total_tokens", 0) or 0) if usage else 0
 
@@ -397,9 +399,34 @@ class _Scored:
     def __init__(self, reply):
         choice = reply.choices[0] if reply.choices else None
         self.choice = choice
+        if choice is not None:  # NaN, ±Infinity, 1e300: a bad answer of its own kind (retried), not a gap
+            llm.check_finite(_raw_logprobs(choice), "log-probabilities")
         usage = getattr(reply, "usage", None)
         self.prompt_tokens = getattr(usage, "prompt_tokens", None) if usage else None
         self.tokens = int(getattr(usage, "total_tokens", 0) or 0) if usage else 0
+
+
+def _raw_logprobs(choice):
+    """Every log-probability number of a completion choice as the server sent it (echoed
+    ``logprobs``, vLLM's ``prompt_logprobs``), before the reader (logprobs.read) skips what it cannot use."""
+    def get(obj, key):
+        return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+    values = []
+    echoed = get(choice, "logprobs")
+    if echoed is not None:
+        values.extend(v for v in get(echoed, "token_logprobs") or () if isinstance(v, (int, float)))
+        for top in get(echoed, "top_logprobs") or ():
+            values.extend(v for v in (top.values() if isinstance(top, dict) else ()) if isinstance(v, (int, float)))
+    for entry in get(choice, "prompt_logprobs") or ():
+        for row in (entry.values() if isinstance(entry, dict) else ()):
+            value = row.get("logprob") if isinstance(row, dict) else None
+            if isinstance(value, (int, float)):
+                values.append(value)
+    above = [v for v in values if v > 1e-6]
+    if above:  # a probability above 1 (and exp() of a huge one overflows)
+        raise llm.NonFiniteResponse(f"The answer's log-probabilities are above 0: {float(above[0])!r}.")
+    return values
 
 
 def transition_prompts(text: str, spans) -> list[tuple[str, int]]:
@@ -600,6 +627,7 @@ def analyse(run_id: int) -> bool:
     started = time.monotonic()
     tick = cancel_check(run_id)
     try:
+        refuse_non_finite_segments(run)
         # One BLAS thread: the bootstraps make thousands of small SVDs, and OpenBLAS's own threads
         # spin against each other (and the other workers) on each: 1,000 resamples of the top-10
         # share took 444 s instead of 5.5 s on a loaded two-core machine (docs/studies.md, "Time").
@@ -617,9 +645,29 @@ def analyse(run_id: int) -> bool:
             analysis_state=GeometryRun.Analysis.FAILED, analysis_error=f"{type(exc).__name__}: {exc}"[:2000])
         return True
     results["elapsed_seconds"] = round(time.monotonic() - started, 2)
-    GeometryRun.objects.filter(pk=run_id, analysis_state=GeometryRun.Analysis.RUNNING).update(
-        results=results, analysis_state=GeometryRun.Analysis.DONE, analysed=timezone.now(), analysis_error="")
+    try:  # a number JSON cannot hold (NaN, Infinity) must fail the analysis, never leave it "running"
+        json.dumps(results, allow_nan=False)
+        GeometryRun.objects.filter(pk=run_id, analysis_state=GeometryRun.Analysis.RUNNING).update(
+            results=results, analysis_state=GeometryRun.Analysis.DONE, analysed=timezone.now(), analysis_error="")
+    except Exception as exc:  # recorded for the page; resume analyses again
+        message = gettext("The figures could not be saved (%(error)s); resume analyses again.") % {
+            "error": f"{type(exc).__name__}: {exc}"[:1500]}
+        GeometryRun.objects.filter(pk=run_id, analysis_state=GeometryRun.Analysis.RUNNING).update(
+            analysis_state=GeometryRun.Analysis.FAILED, analysis_error=message[:2000])
     return True
+
+
+def refuse_non_finite_segments(run) -> None:
+    """Raise ValueError (the analysis fails with its message; resume asks the endpoint again) when
+    segments failed because the endpoint answered numbers that are not finite (NaN, Infinity or
+    beyond llm.MAX_MAGNITUDE: error kind "non_finite"): figures over the rest would hide a broken model."""
+    bad = [errors for errors in run.items.filter(state=GeometrySegment.State.ERROR).values_list("errors", flat=True)
+           if any(isinstance(e, dict) and e.get("kind") == "non_finite" for e in errors or [])]
+    if bad:
+        last = next(e for e in reversed(bad[0]) if isinstance(e, dict) and e.get("kind") == "non_finite")
+        raise ValueError(gettext(
+            "The endpoint answered numbers that are not finite (NaN, Infinity or overflowing) for %(n)s segment(s), "
+            "the first: %(message)s; resume asks it again.") % {"n": len(bad), "message": str(last.get("message", ""))[:300]})
 
 
 def _provenance(run) -> dict:
@@ -651,6 +699,8 @@ def geometry_results(run, *, tick=None) -> dict:
         if len(dims) > 1:
             raise ValueError(gettext("The model's vectors have different lengths: %(sorted)s.") % {"sorted": sorted(dims)})
         matrix = np.vstack([cached[row[2]] for row in items]) if items else np.zeros((0, 0))
+        if matrix.size and not np.isfinite(matrix).all():  # cached before vectors were checked
+            raise ValueError(gettext("Some cached vectors of the model are not finite numbers (NaN or Infinity)."))
     subsets = np.array([row[3] for row in items])
     questions = np.array([row[4] for row in items])
     params = run.params
