@@ -205,9 +205,12 @@ IMPORT_SYNC_MAX_BYTES = env_int("REALMATH_IMPORT_SYNC_MAX_BYTES", 2 * 1024 * 102
 IMPORT_ROOT = env_path("REALMATH_IMPORT_ROOT", VAR_DIR / "imports")
 
 REST_FRAMEWORK = {
+    # Token first: its authenticate_header makes a missing or bad credential a 401 with
+    # `WWW-Authenticate: Token` (the first class names the scheme; the session's names none, which
+    # made it a 403). A request without an Authorization header goes on to the session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.IsAnnotator"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",

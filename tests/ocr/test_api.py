@@ -106,5 +106,5 @@ def test_session_saves_need_the_csrf_token(reviewer, make_batch):
 
 def test_a_malformed_id_is_refused_before_it_is_looked_up(reviewer, db):
     for url in ("/api/ocr/batches/0.5/", "/api/ocr/pages/0.5/", "/api/ocr/batches/0.5/progress/"):
-        assert APIClient().get(url).status_code == 403
+        assert APIClient().get(url).status_code == 401
         assert api_client_for(reviewer).get(url).status_code == 404
