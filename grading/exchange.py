@@ -203,6 +203,17 @@ def response_shapes():
     return {"judge_results": ListOf(result, unique=lambda r: (r.get("config"), r.get("config_version"), r.get("cache_key")))}
 
 
+def line_scores(line):
+    """(path, value, capped) of the judge scores of a response line and of what its
+    meta-evaluations copied: none negative, and judge scores no more than the question's full score
+    (annotation.export.load checks them; a copied gold follows its response's gold)."""
+    for index, data in enumerate(line.get("judge_results") or []):
+        yield f"judge_results[{index}].score", data.get("score"), True
+        meta = data.get("meta_evaluation") or {}
+        yield f"judge_results[{index}].meta_evaluation.judge_score", meta.get("judge_score"), True
+        yield f"judge_results[{index}].meta_evaluation.gold_score", meta.get("gold_score"), False
+
+
 def note_line(line, kind, number, context):
     """Remember the endpoints and settings the file defines and those its lines name; a
     reviewer's import may name an endpoint only as it already is here (only admins create them)."""

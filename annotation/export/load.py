@@ -15,6 +15,7 @@ import io
 import json
 import zipfile
 from datetime import date, datetime
+from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -38,6 +39,7 @@ from ..importers.checks import (
     check_finite,
     check_time,
     json_problem,
+    loads,
     text,
 )
 from ..importers.common import ImportFormatError, ImportResult, as_stream, finite_decimal, sha256_of, stream_size
@@ -207,7 +209,7 @@ def iter_lines(stream, file_name, context=None):
         if not content.strip():
             continue
         try:
-            line = json.loads(content)
+            line = loads(content)
         except json.JSONDecodeError as exc:
             raise ImportFormatError(gettext("line %(number)s: not valid JSON: %(message)s at column %(column)s.")
                                       % {"number": number, "message": exc.msg, "column": exc.colno}) from exc
@@ -221,14 +223,14 @@ def iter_lines(stream, file_name, context=None):
             raise ImportFormatError(gettext("line %(number)s: unknown line type %(kind)s.") % {"number": number, "kind": repr(kind)})
         if shapes is not None:
             context["line"] = number
+            problem = json_problem(line)  # depth, NUL characters and integers too long to read, in any field
+            if problem:
+                raise ImportFormatError(line_problem(number, problem[0], problem[1]))
             try:
                 check(shapes[kind], line, "", context)
                 _note_line(line, kind, number, context)
             except Refused as exc:
                 raise ImportFormatError(line_problem(number, exc.path, exc.problem)) from None
-            problem = json_problem(line)  # depth, and NUL characters inside JSON fields
-            if problem:
-                raise ImportFormatError(line_problem(number, problem[0], problem[1]))
         line["_line"] = number
         yield line
 
@@ -240,11 +242,63 @@ def _note_line(line, kind, number, context):
         if content_hash(line["statement"]) != line["key"]:
             raise Refused("key", gettext("does not match the question's statement (it is the SHA-256 of the statement)"))
         defined.add(("question", line["key"]))
-    elif kind == "response" and ("question", line["question"]) not in defined:
-        wanted.setdefault(("question", line["question"]), (number, "question"))
+        context.setdefault("full_scores", {})[line["key"]] = _most_points(
+            [line["full_score"], *(v.get("full_score") for v in line.get("rubric_versions") or [])])
+    elif kind == "response":
+        if ("question", line["question"]) not in defined:
+            wanted.setdefault(("question", line["question"]), (number, "question"))
+        _note_scores(line, number, context)
     for module in section_modules():
         if hasattr(module, "note_line"):
             module.note_line(line, kind, number, context)
+
+
+def _most_points(values):
+    """The largest of a question's full scores (its current one and its rubric versions')."""
+    return max(Decimal(str(value)) for value in values if value is not None)
+
+
+def _line_scores(line):
+    """(path, value, capped) of every score a response line holds: its gold, its labels' totals,
+    its adjudications' golds and the other apps' (judge scores, ...). `capped`: must not exceed
+    the question's full score. A gold score imported from a release file may (released files hold
+    such records, reported when they were imported: docs/dataset-format.md); every other score may not."""
+    yield "gold_score", line.get("gold_score"), line.get("gold_status") != Response.GoldStatus.IMPORTED
+    for index, label in enumerate(line.get("annotations") or []):
+        yield f"annotations[{index}].total", label.get("total"), True
+    for index, adjudication in enumerate(line.get("adjudications") or []):
+        yield f"adjudications[{index}].gold_score", adjudication.get("gold_score"), True
+        yield f"adjudications[{index}].previous_gold_score", adjudication.get("previous_gold_score"), False
+    for module in section_modules():
+        yield from getattr(module, "line_scores", lambda line: ())(line)
+
+
+def _note_scores(line, number, context):
+    """Scores lie in [0, the question's full score] (issue 40: a judge score of 1e308 overflowed
+    every metric of its setting; a gold of -1 was taken). Negative ones are refused here; the
+    full score is known here when the file defines the question, else after the last line
+    (check_references reads it from the database: the largest score per question is kept)."""
+    key = line["question"]
+    full = context.get("full_scores", {}).get(key)
+    for path, value, capped in _line_scores(line):
+        if value is None:
+            continue
+        number_value = Decimal(str(value))
+        if number_value < 0:
+            raise Refused(path, gettext("is %(value)s: a score cannot be negative") % {"value": value})
+        if not capped:
+            continue
+        if full is not None:
+            if number_value > full:
+                raise Refused(path, _over_full(value, full))
+            continue
+        most = context.setdefault("most_points", {})
+        if key not in most or number_value > most[key][0]:
+            most[key] = (number_value, value, number, path)
+
+
+def _over_full(value, full):
+    return gettext("is %(value)s, more than the question's full score %(full)s") % {"value": value, "full": full}
 
 
 def check_references(context, user):
@@ -257,6 +311,16 @@ def check_references(context, user):
     for key in questions - found:
         number, path = wanted[("question", key)]
         problems.append((number, path, gettext("refers to an unknown question %(key)s…") % {"key": key[:12]}))
+    most = context.get("most_points", {})
+    full_scores = dict(context.get("full_scores", {}))  # questions the file defines after their responses
+    for key, full in Question.objects.filter(statement_hash__in=set(most)).values_list("statement_hash", "full_score"):
+        full_scores[key] = max(full, full_scores.get(key, full))
+    for key, full in RubricVersion.objects.filter(question__statement_hash__in=set(most)).values_list(
+            "question__statement_hash", "full_score"):
+        full_scores[key] = max(full, full_scores.get(key, full))
+    for key, (number_value, value, number, path) in most.items():
+        if key in full_scores and number_value > full_scores[key]:
+            problems.append((number, path, _over_full(value, full_scores[key])))
     for module in section_modules():
         if hasattr(module, "check_references"):
             problems.extend(module.check_references(context, user))

@@ -10,7 +10,8 @@ from decimal import Decimal, InvalidOperation
 from django.conf import settings
 from django.utils.translation import gettext, pgettext_lazy
 
-from .checks import TOO_DEEP, json_problem
+from .checks import TOO_DEEP, json_problem, loads
+from .checks import decoder as json_decoder
 
 
 class ImportFormatError(ValueError):
@@ -70,7 +71,7 @@ def load_json_array(raw, file_name):
     if not raw.strip():
         raise ImportFormatError(gettext("%(file)s: the file is empty.") % {"file": file_name})
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise ImportFormatError(_not_utf8(file_name, exc.reason, exc.start)) from exc
     except json.JSONDecodeError as exc:
@@ -205,7 +206,7 @@ def iter_json_array(raw, file_name, *, block=1 << 20):
     stream = as_stream(raw)
     if stream_size(stream) > settings.IMPORT_MAX_BYTES:
         raise ImportFormatError(_too_large(file_name))
-    window, decoder = _TextWindow(stream, file_name, block), json.JSONDecoder()
+    window, decoder = _TextWindow(stream, file_name, block), json_decoder()
     first = window.skip_space()
     if not first:
         raise ImportFormatError(gettext("%(file)s: the file is empty.") % {"file": file_name})
