@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from .models import Question, RubricCheckpoint, RubricVersion, SubQuestion
-from .rubric import parse_checkpoints, sub_question_maxima
+from .rubric import read_rubric
 
 MAX_POINTS = Decimal("99999.99")
 
@@ -82,8 +82,7 @@ def edit_rubric(question, *, reference_solution, full_score=None, sub_question_m
     wanted = {
         str(label): _points(value, f"max_points {label}") for label, value in (sub_question_max_points or {}).items()
     }
-    parsed = parse_checkpoints(reference_solution)
-    over = [c for c in parsed if c.cumulative_points > full]
+    over = [c for c in read_rubric(reference_solution).checkpoints if c.cumulative_points > full]
     if over:
         raise ValidationError({
             "reference_solution": f"A marker gives {over[0].cumulative_points} points, more than the full score {full}."
@@ -93,13 +92,15 @@ def edit_rubric(question, *, reference_solution, full_score=None, sub_question_m
             question = Question.objects.select_for_update().get(pk=question.pk)
             before = rubric_snapshot(question)
             existing = {s.label: s for s in question.sub_questions.all()}
+            reading = read_rubric(reference_solution, list(existing), full, new_labels=True)
+            parsed = reading.checkpoints
             unknown = sorted(set(wanted) - set(existing) - {c.sub_label for c in parsed})
             if unknown:
                 raise ValidationError({"sub_questions": f"No sub-question labelled {', '.join(unknown)}."})
             _keep_current_version(question)
             question.reference_solution = reference_solution
             question.full_score = full
-            subs = _sync_sub_questions(question, existing, parsed, wanted)
+            subs = _sync_sub_questions(question, existing, reading, wanted)
             _sync_checkpoints(question, parsed, subs)
             if rubric_snapshot(question) == before:
                 raise _Unchanged
@@ -114,10 +115,10 @@ def edit_rubric(question, *, reference_solution, full_score=None, sub_question_m
     return question
 
 
-def _sync_sub_questions(question, existing, parsed, wanted):
-    implied = sub_question_maxima(parsed)
+def _sync_sub_questions(question, existing, reading, wanted):
+    implied = reading.maxima
     subs = dict(existing)
-    for label in dict.fromkeys(c.sub_label for c in parsed if c.sub_label):
+    for label in reading.labels:
         if label not in subs:
             subs[label] = SubQuestion.objects.create(
                 question=question, label=label, order=len(subs), max_points=implied.get(label)

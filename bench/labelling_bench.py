@@ -30,7 +30,7 @@ def make_questions():
     import json
 
     from annotation.models import Exam, Question, RubricCheckpoint, SubQuestion, content_hash
-    from annotation.rubric import parse_checkpoints, sub_question_maxima
+    from annotation.rubric import read_rubric
 
     records = json.loads(SAMPLE.read_text())
     templates = list({r["problem_statement"]: r for r in records}.values())
@@ -44,9 +44,9 @@ def make_questions():
             reference_solution=record["reference_answer"], full_score=Decimal(str(record["full_score"])),
             location=f"B-{i:02d}", level=record["question_level"],
         )
-        parsed = parse_checkpoints(question.reference_solution)
-        maxima = sub_question_maxima(parsed)
-        labels = list(dict.fromkeys(c.sub_label for c in parsed if c.sub_label)) or ["(1)"]
+        reading = read_rubric(question.reference_solution, list(record["sub_question_scores"]), question.full_score)
+        parsed, maxima = reading.checkpoints, reading.maxima
+        labels = reading.labels or ["(1)"]
         subs = {
             label: SubQuestion.objects.create(question=question, label=label, order=n, max_points=maxima.get(label))
             for n, label in enumerate(labels)

@@ -7,14 +7,16 @@ against this one by tests/labelling/test_rubric_rule_browser.py); the server has
 A question's checkpoints carry *cumulative* points (reaching ``------7 points`` with everything
 before it correct earns 7 in total). Points are entered per sub-question, so each checkpoint is
 also given its points *relative to its sub-question*: the cumulative points minus the cumulative
-points reached before that sub-question began. When the markers do not increase through the text
-(some references restart the count per sub-question), each marker already is a sub-question total.
+points reached before that sub-question began. When the markers restart the count per sub-question
+(annotation/rubric.py decides, from the markers and the full score), each marker already is a
+sub-question total. A step's *worth* is what it adds to the steps before it.
 """
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from ..models import Label, StepLabel
 from ..quote_anchors import quote_selector, reanchor
+from ..rubric import RESTART, reached_before_each
 
 TOTAL = ""  # label of the single pseudo sub-question of a question without sub-questions
 MAX_COMMENT = 5000
@@ -28,8 +30,11 @@ class RubricCheckpointInfo:
     id: int
     order: int
     cumulative: Decimal
-    points: Decimal  # relative to the sub-question
+    points: Decimal  # relative to the sub-question: what reaching it earns in its sub-question
     text: str
+    worth: Decimal = Decimal(0)  # what this step adds to the steps before it
+    reached: Decimal = Decimal(0)  # the marker's own value: points reached at this step ...
+    out_of: Decimal | None = None  # ... of this many (the full score, or the sub-question's when markers restart)
 
 
 @dataclass
@@ -69,23 +74,33 @@ def rubric_groups(question):
     else:
         groups = [RubricGroup(TOTAL, None, question.full_score)]
     by_sub = {g.sub_question_id: g for g in groups}
-    increasing = all(b.cumulative_points >= a.cumulative_points for a, b in zip(checkpoints, checkpoints[1:]))
-    current, reached_before, last_cumulative = groups[0], Decimal(0), Decimal(0)
+    placed, current = [], groups[0]
     for checkpoint in checkpoints:
-        group = by_sub.get(checkpoint.sub_question_id) or current
-        if group is not current:
-            reached_before = last_cumulative if increasing else Decimal(0)
-            current = group
-        group.checkpoints.append(
-            RubricCheckpointInfo(
-                id=checkpoint.pk,
-                order=checkpoint.order,
-                cumulative=checkpoint.cumulative_points,
-                points=checkpoint.cumulative_points - reached_before,
-                text=checkpoint.text,
+        current = by_sub.get(checkpoint.sub_question_id) or current
+        placed.append((current, checkpoint))
+    runs = []  # consecutive checkpoints of one group
+    for group, checkpoint in placed:
+        if not runs or runs[-1][0] is not group:
+            runs.append((group, []))
+        runs[-1][1].append(checkpoint)
+    mode, starts = reached_before_each([[c.cumulative_points for c in run] for _, run in runs], question.full_score)
+    for (group, run), reached_before in zip(runs, starts):
+        previous = max([reached_before, *(c.cumulative for c in group.checkpoints)])
+        for checkpoint in run:
+            cumulative = checkpoint.cumulative_points
+            group.checkpoints.append(
+                RubricCheckpointInfo(
+                    id=checkpoint.pk,
+                    order=checkpoint.order,
+                    cumulative=cumulative,
+                    points=max(cumulative - reached_before, Decimal(0)),
+                    text=checkpoint.text,
+                    worth=max(cumulative - previous, Decimal(0)),
+                    reached=cumulative,
+                    out_of=group.max_points if mode == RESTART else question.full_score,
+                )
             )
-        )
-        last_cumulative = checkpoint.cumulative_points
+            previous = max(previous, cumulative)
     return groups
 
 

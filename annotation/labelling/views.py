@@ -179,7 +179,8 @@ def _groups_config(question):
             "label": group.label,
             "max": str(group.max_points) if group.max_points is not None else None,
             "checkpoints": [
-                {"id": c.id, "points": str(c.points), "cumulative": str(c.cumulative), "text": c.text[:400]}
+                {"id": c.id, "points": str(c.points), "cumulative": str(c.cumulative), "text": c.text[:400],
+                 "worth": str(c.worth), "out_of": None if c.out_of is None else str(c.out_of)}
                 for c in group.checkpoints
             ],
         }

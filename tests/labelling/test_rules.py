@@ -24,9 +24,28 @@ def test_groups_carry_points_relative_to_their_sub_question():
 
 def test_markers_restarting_per_sub_question_are_taken_as_they_are():
     question = rubric_question()
-    question.checkpoints.filter(cumulative_points=5).update(cumulative_points=1)  # 2, 3, 1, 7: not increasing
+    # 2, 3 | 1, 4: counted over the question they reach 4, per sub-question they add up to the full 7.
+    question.checkpoints.filter(cumulative_points=5).update(cumulative_points=1)
+    question.checkpoints.filter(cumulative_points=7).update(cumulative_points=4)
     groups = rubric_groups(Question.objects.get(pk=question.pk))
-    assert [c.points for c in groups[1].checkpoints] == [1, 7]
+    assert [c.points for c in groups[1].checkpoints] == [1, 4]
+    assert [(c.worth, c.out_of) for c in groups[1].checkpoints] == [(1, 4), (3, 4)]  # of the sub-question's 4
+
+
+def test_a_dip_in_cumulative_markers_is_not_a_restart():
+    """2, 3 | 1, 7 reach the full 7 counted over the question: the dip is a step worth nothing."""
+    question = rubric_question()
+    question.checkpoints.filter(cumulative_points=5).update(cumulative_points=1)
+    groups = rubric_groups(Question.objects.get(pk=question.pk))
+    assert [c.points for c in groups[1].checkpoints] == [0, 4]
+    assert [c.worth for c in groups[1].checkpoints] == [0, 4]
+
+
+def test_step_worth_and_what_reaching_it_gives():
+    """Step 2 of (2): worth 2 (7 - 5), reaching it gives 7 of the full 7, not "7 points for this step"."""
+    groups = rubric_groups(rubric_question())
+    assert [(c.worth, c.reached, c.out_of) for g in groups for c in g.checkpoints] == [
+        (2, 2, 7), (1, 3, 7), (2, 5, 7), (2, 7, 7)]
 
 
 def test_highest_reached_checkpoint_proposes_its_cumulative_points():

@@ -32,7 +32,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import Label, Response, StepLabel, SubQuestion
-from annotation.rubric import parse_checkpoints, sub_question_label, sub_question_maxima
+from annotation.rubric import read_rubric, sub_question_label
 
 from ...runs import stalled
 from .. import probes
@@ -110,13 +110,18 @@ def _expert_points(response_ids):
 def _sub_questions(questions):
     """{question id: [(label, max points or None)]} in order, maxima read from the rubric where unset."""
     out = defaultdict(list)
-    rows = SubQuestion.objects.filter(question_id__in=list(questions)).order_by("question_id", "order", "id")
+    rows = list(SubQuestion.objects.filter(question_id__in=list(questions)).order_by("question_id", "order", "id"))
+    labels = defaultdict(list)
+    for sub in rows:
+        labels[sub.question_id].append(sub.label)
     implied = {}
     for sub in rows:
         maximum = finite_number(sub.max_points)
         if maximum is None:
             if sub.question_id not in implied:
-                implied[sub.question_id] = sub_question_maxima(parse_checkpoints(questions[sub.question_id].reference_solution))
+                question = questions[sub.question_id]
+                implied[sub.question_id] = read_rubric(question.reference_solution, labels[sub.question_id],
+                                                       question.full_score).maxima
             maximum = finite_number(implied[sub.question_id].get(sub.label))
         out[sub.question_id].append((sub.label, maximum))
     return out

@@ -28,7 +28,7 @@ export function buildForm() {
     const list = el("ol", { "class": "cps" });
     g.checkpoints.forEach((c, cpIndex) => {
       const li = el("li", { "class": "cp", "data-cp": c.id, "data-index": index, "data-cp-index": cpIndex, title: c.text });
-      li.appendChild(el("span", { "class": "cp-name" }, T.step(cpIndex + 1, Number(c.points), Number(c.cumulative))));
+      li.appendChild(el("span", { "class": "cp-name" }, T.step(cpIndex + 1, Number(c.worth), Number(c.cumulative), c.out_of === null ? null : Number(c.out_of))));
       ["reached", "partly", "not_reached"].forEach((m) => {
         const b = el("button", { type: "button", "data-mark": m, title: MARK_NAMES[m], tabindex: "-1" },
                      m === "reached" ? "✓" : m === "partly" ? "½" : "✗");

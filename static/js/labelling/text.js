@@ -13,7 +13,10 @@ export const T = {
   totalTooHigh: gettext("The total exceeds the full score."),
   total: gettext("Total"),
   pointsFor: (label) => (label ? fill(gettext("Points for %s"), [label]) : gettext("Points for the answer")),
-  step: (n, points, cumulative) => fill(gettext("Step %s: %s pts (cumulative %s)"), [n, points, cumulative]),
+  // What a step is worth (what it adds to the steps before it), then the points reached with it.
+  step: (n, worth, reached, outOf) => (outOf === null
+    ? fill(gettext("Step %s: %s pts, reaching it %s"), [n, worth, reached])
+    : fill(gettext("Step %s: %s pts, reaching it %s of %s"), [n, worth, reached, outOf])),
   rubricGives: (low) => fill(gettext("rubric gives %s"), [low]),
   rubricRange: (low, high, open) => (open ? fill(gettext("rubric gives %s–%s (excl.)"), [low, high])
     : fill(gettext("rubric gives %s–%s"), [low, high])),
