@@ -257,5 +257,19 @@
 
   window.RealMath.placeRedactions = placeRedactions;
 
+  // The language menu: links (not submit buttons of a form, which an automation pressing "the
+  // form's submit button" would press); a click posts the choice through the menu's hidden form.
+  // Without scripts the link opens a page with the one button that switches.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a.language-link[data-language]") : null;
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) { return; }
+    var form = document.getElementById("language-form");
+    if (!form) { return; }
+    event.preventDefault();
+    if (link.classList.contains("current")) { return; }
+    form.elements.language.value = link.getAttribute("data-language");
+    form.submit();
+  });
+
   document.addEventListener("DOMContentLoaded", function () { setBars(document); placeRedactions(document); renderMath(document); });
 })();
