@@ -104,7 +104,7 @@ class JudgeSettingSerializer(serializers.ModelSerializer):
             "price_input_per_1k", "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "approximate_answers", "previous", "created",
             # issue 27: the prompt strategy, few-shot calibration (chosen and recorded when saved), prompt set
             "strategy", "strategy_version", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments",
-            "calibration", "prompt_set",
+            "few_shot_source", "calibration", "prompt_set",
         ]
         read_only_fields = ["version", "previous", "created", "strategy_version", "calibration"]
         validators = []  # versions share a name; the services check names

@@ -17,6 +17,12 @@ answer; then, cumulatively:
 - ``exam``: nor an answer of the same exam, so the examples come from other exams' questions and
   are shown with their own problem and reference.
 
+**Where the examples come from** (``source``, issue 34): ``human`` (the default, the paper's
+design: real students' answers only, shown beside every judged answer, human or synthetic),
+``same`` (the judged answer's own source: human examples for human answers, synthetic ones for
+synthetic answers; chosen per question and source), or ``any`` (every gold-scored answer, as
+settings saved before issue 34 did: their recorded calibration has no ``source`` and reads as ``any``).
+
 An example qualifies for a question only if the rule holds against *every* other answer of that
 question, so the examples are fixed per question and recorded in the setting version
 (``JudgeSetting.calibration``: example ids per question, rule, seed, k, the hold-out set). The
@@ -39,6 +45,8 @@ from django.utils.translation import gettext
 from annotation.models import Response, StepLabel
 
 RULES = ("answer", "student", "class", "exam")
+SOURCES = ("human", "same", "any")
+HUMAN = "human"
 CLASS_MEANING = "the scan batch of the answer's pages, else the file it was imported from, else its exam"
 WINDOW = 0.125  # half-width of the percentile window around a target
 _MEMO: dict = {}
@@ -70,14 +78,19 @@ def answer_classes(response_ids) -> dict[int, str]:
 
 
 def _rows():
-    """Every answer with text, as plain tuples: (id, question, exam, student, gold or None, full score)."""
+    """Every answer with text, as plain tuples: (id, question, exam, student, gold or None, full score, source)."""
     return list(
         Response.objects.exclude(transcript="")
         .filter(question__kind="rubric")
         .annotate(gold=Cast("gold_score", FloatField()), full=Cast(F("question__full_score"), FloatField()))
-        .values_list("pk", "question_id", "question__exam_id", "student_id", "gold", "full")
+        .values_list("pk", "question_id", "question__exam_id", "student_id", "gold", "full", "source")
         .order_by("question_id", "pk")
     )
+
+
+def source_of(calibration: dict) -> str:
+    """Where a recorded calibration's examples come from (older records, without it: any)."""
+    return (calibration or {}).get("source") or "any"
 
 
 def _violates(shares, example, other, classes):
@@ -123,19 +136,9 @@ def _pick(pool, k, rng):
     return chosen
 
 
-def choose_examples(*, k: int = 2, rule: str = "student", seed: int = 0, comments: bool = False) -> dict:
-    """The calibration of a new few-shot setting version: example ids per question and the hold-out.
-
-    Returns a dict for ``JudgeSetting.calibration`` (plain JSON)."""
-    shares = _shares(rule)
-    if not 1 <= int(k) <= 8:
-        raise CalibrationError(gettext("Give between 1 and 8 examples per question."))
-    rows = _rows()
-    classes = answer_classes([row[0] for row in rows]) if shares["class"] else {}
-    by_question = defaultdict(list)
-    for row in rows:
-        by_question[row[1]].append(row)
-    gold_rows = [row for row in rows if row[4] is not None]
+def _choose(rows, by_question, gold_rows, shares, classes, k, seed, salt=""):
+    """{question id: [example rows]} and the questions without any, examples drawn from `rows`'s gold-scored ones."""
+    pool_ids = {row[0] for row in rows}
     examples, without = {}, []
     for question_id in sorted(by_question):
         answers = by_question[question_id]
@@ -148,38 +151,79 @@ def choose_examples(*, k: int = 2, rule: str = "student", seed: int = 0, comment
         exams = {a[2] for a in answers}
 
         held = (shares, classes, students, class_counts, exams)
-        pool = [c for c in answers if c[4] is not None and _qualifies(held, c, 1)]
+        pool = [c for c in answers if c[4] is not None and c[0] in pool_ids and _qualifies(held, c, 1)]
         if not pool and (shares["class"] or shares["exam"]):
-            pool = [c for c in gold_rows if c[1] != question_id and _qualifies(held, c, 0)]
-        rng = random.Random(f"few-shot:{int(seed)}:{question_id}")
+            pool = [c for c in gold_rows if c[1] != question_id and c[0] in pool_ids and _qualifies(held, c, 0)]
+        rng = random.Random(f"few-shot:{int(seed)}:{question_id}{salt}")
         chosen = _pick(pool, int(k), rng)
         if chosen:
             examples[str(question_id)] = [row[0] for row in chosen]
         else:
             without.append(question_id)
+    return examples, without
+
+
+def choose_examples(*, k: int = 2, rule: str = "student", seed: int = 0, comments: bool = False,
+                    source: str = HUMAN) -> dict:
+    """The calibration of a new few-shot setting version: example ids per question and the hold-out.
+
+    Returns a dict for ``JudgeSetting.calibration`` (plain JSON)."""
+    shares = _shares(rule)
+    if source not in SOURCES:
+        raise CalibrationError(gettext("Unknown example source %(source)s; choose from %(sources)s.")
+                               % {"source": repr(source), "sources": ", ".join(SOURCES)})
+    if not 1 <= int(k) <= 8:
+        raise CalibrationError(gettext("Give between 1 and 8 examples per question."))
+    rows = _rows()
+    classes = answer_classes([row[0] for row in rows]) if shares["class"] else {}
+    by_question = defaultdict(list)
+    for row in rows:
+        by_question[row[1]].append(row)
+    gold_rows = [row for row in rows if row[4] is not None]
+    by_source = {}
+    if source == "same":
+        # One set per source of the judged answers; the seed's draw is the "any" one's for human answers.
+        for kind in sorted({row[6] for row in rows}):
+            by_source[kind] = _choose([r for r in rows if r[6] == kind], by_question, gold_rows, shares, classes, k,
+                                      seed, "" if kind == HUMAN else f":{kind}")
+        examples = {}
+        for kind_examples, _ in by_source.values():
+            for question_id, ids in kind_examples.items():
+                examples.setdefault(question_id, []).extend(ids)
+        without = sorted({q for q in by_question if str(q) not in examples})
+        without_by_source = {kind: found[1] for kind, found in by_source.items()}
+    else:
+        pool = [r for r in rows if r[6] == HUMAN] if source == HUMAN else rows
+        examples, without = _choose(pool, by_question, gold_rows, shares, classes, k, seed)
+        without_by_source = {}
     holdout = sorted({pk for ids in examples.values() for pk in ids})
-    return {
-        "k": int(k), "rule": rule, "seed": int(seed), "comments": bool(comments),
+    out = {
+        "k": int(k), "rule": rule, "seed": int(seed), "comments": bool(comments), "source": source,
         "class_means": CLASS_MEANING if shares["class"] else "",
         "examples": examples, "holdout": holdout, "questions_without_examples": without,
         "n_gold_answers": len(gold_rows), "chosen_at": timezone.now().isoformat(),
     }
+    if source == "same":
+        out["examples_by_source"] = {kind: found[0] for kind, found in by_source.items()}
+        out["questions_without_examples_by_source"] = without_by_source
+    return out
 
 
 # --- the prompt ------------------------------------------------------------------------------
 
 def _example_rows(config):
     """{response id: (row, transcript, question statement, reference, comments)} of a version's examples (memoised briefly)."""
-    key = (config.pk, config.version)
+    ids = [int(i) for i in (config.calibration or {}).get("holdout", [])]
+    # the recorded choice is part of the key: a row id (and a version) may name another setting later
+    key = (config.pk, config.version, (config.calibration or {}).get("chosen_at"), tuple(ids))
     hit = _MEMO.get(key)
     if hit and time.monotonic() - hit[0] < _MEMO_SECONDS:
         return hit[1]
-    ids = [int(i) for i in (config.calibration or {}).get("holdout", [])]
     found = {}
     for response in Response.objects.filter(pk__in=ids).select_related("question"):
         row = (response.pk, response.question_id, response.question.exam_id, response.student_id,
                float(response.gold_score) if response.gold_score is not None else None,
-               float(response.question.full_score))
+               float(response.question.full_score), response.source)
         found[response.pk] = (row, response.transcript, response.question.statement,
                               response.question.reference_solution, [])
     if (config.calibration or {}).get("comments"):
@@ -193,14 +237,19 @@ def _example_rows(config):
 
 
 def shown_examples(config, response) -> list[int]:
-    """Ids of the examples shown beside `response`: its question's examples that obey the rule."""
+    """Ids of the examples shown beside `response`: its question's examples that obey the rule
+    (with the ``same`` source, those chosen for the answer's own source)."""
     calibration = config.calibration or {}
-    ids = [int(i) for i in calibration.get("examples", {}).get(str(response.question_id), [])]
+    examples = calibration.get("examples", {})
+    if source_of(calibration) == "same":
+        examples = calibration.get("examples_by_source", {}).get(response.source, {})
+    ids = [int(i) for i in examples.get(str(response.question_id), [])]
     if not ids:
         return []
     shares = _shares(calibration.get("rule", "student"))
     rows = _example_rows(config)
-    judged = (response.pk, response.question_id, response.question.exam_id, response.student_id, None, None)
+    judged = (response.pk, response.question_id, response.question.exam_id, response.student_id, None, None,
+              response.source)
     classes = answer_classes([response.pk, *ids]) if shares["class"] else {}
     return [i for i in ids if i in rows and not _violates(shares, rows[i][0], judged, classes)]
 

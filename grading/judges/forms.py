@@ -55,6 +55,7 @@ class JudgeSettingForm(forms.ModelForm):
             "aggregate", "parse_retries", "price_input_per_1k", "price_output_per_1k", "system_prompt",
             "prompt_template", "extra_body", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
             "strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments", "prompt_set",
+            "few_shot_source",
         ]
         widgets = {
             "system_prompt": forms.Textarea(attrs={"rows": 2}),
@@ -72,8 +73,12 @@ class JudgeSettingForm(forms.ModelForm):
         )
         self.fields["answer_tolerance"].required = False  # absent: the IneqMath rule (strict)
         # Issue 27: absent (an older client, another kind) means the defaults.
-        for name in ("strategy", "few_shot_k", "split_rule", "few_shot_seed"):
+        for name in ("strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_source"):
             self.fields[name].required = False
+        self.fields["few_shot_source"].help_text = _(
+            "Few-shot: the paper shows real students' answers (its 28 hold-outs, 2 per problem) as examples to every "
+            "answer it judges, human or synthetic. Examples are always answers with a gold score."
+        )
         self.fields["strategy"].help_text = _(
             "Rubric judge only. Verification-First, Follow-Through-First and few-shot fill in their own template "
             "when the prompt is left empty; few-shot chooses its examples from the experts' gold scores when saved."
@@ -109,6 +114,9 @@ class JudgeSettingForm(forms.ModelForm):
 
     def clean_split_rule(self):
         return self.cleaned_data.get("split_rule") or JudgeSetting.SplitRule.STUDENT
+
+    def clean_few_shot_source(self):
+        return self.cleaned_data.get("few_shot_source") or JudgeSetting.ExampleSource.HUMAN
 
     def clean_few_shot_k(self):
         value = self.cleaned_data.get("few_shot_k")
@@ -237,6 +245,12 @@ class PromptSetImportForm(forms.Form):
     )
     manifest = forms.FileField(
         required=False, label=_("Hold-out manifest (optional)"),
-        help_text=_("A JSON list of {student_id, question_location}: answers to mark as hold-outs."),
+        help_text=_("The release's few-shot manifest (realmath_eval_fewshot_manifest.json: hold-outs by index in "
+                    "its source file), or a JSON list of {student_id, question_location}."),
+    )
+    manifest_source = forms.FileField(
+        required=False, label=_("The manifest's source file (optional)"),
+        help_text=_("realmath_eval.json, only when its answers came into the tool from a file of another name: "
+                    "the manifest's indices are matched to its records."),
     )
     exam = forms.CharField(max_length=200, required=False, label=_("Only answers of this exam (optional)"))

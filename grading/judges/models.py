@@ -120,6 +120,14 @@ class JudgeSetting(models.Model):
         CLASS = "class", _("Not the same student, not the same class (the answer's scan batch, else its import file)")
         EXAM = "exam", _("Not the same student, not the same exam (examples from other exams)")
 
+    class ExampleSource(models.TextChoices):
+        """Where a few-shot setting's examples come from (issue 34); the paper shows real students'
+        answers as examples to every judged answer, human or synthetic."""
+
+        HUMAN = "human", _("Real students' answers only, for every judged answer (the paper's design)")
+        SAME = "same", _("The judged answer's own source (human examples for human answers, synthetic for synthetic)")
+        ANY = "any", _("Any answer with a gold score, human or synthetic")
+
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField(default=1)
     kind = models.CharField(max_length=40, choices=Kind.choices, default=Kind.RUBRIC)
@@ -136,6 +144,10 @@ class JudgeSetting(models.Model):
     )
     split_rule = models.CharField(max_length=10, choices=SplitRule.choices, default=SplitRule.STUDENT, blank=True)
     few_shot_seed = models.IntegerField(default=0, help_text=_("Few-shot: seed of the example choice."))
+    few_shot_source = models.CharField(
+        _("examples from"), max_length=10, choices=ExampleSource.choices, default=ExampleSource.HUMAN,
+        help_text=_("Few-shot: which answers the examples are taken from."),
+    )
     few_shot_comments = models.BooleanField(
         default=False, help_text=_("Few-shot: show the expert's step comments with each example."),
     )

@@ -122,12 +122,16 @@ def setting_summary(config: JudgeSetting) -> dict:
 def strategy_summary(config: JudgeSetting) -> dict:
     """Issue 27: the strategy, and for few-shot the recorded examples, rule, seed and hold-out count."""
     out = {"strategy": config.strategy or "reason-then-score", "strategy_version": config.strategy_version}
+    if config.kind == "replay":  # its prompts are the record's own or a prompt set's, never a strategy's template
+        out = {"strategy": "prompt-set" if config.prompt_set_id else "record-prompt", "strategy_version": None}
     if config.prompt_set_id:
         out["prompt_set"] = config.prompt_set.name
+        out["prompt_set_file"] = config.prompt_set.file_name
     calibration = config.calibration or {}
     if calibration:
         out["few_shot"] = {
             "k": calibration.get("k"), "split_rule": calibration.get("rule"), "seed": calibration.get("seed"),
+            "source": calibration.get("source") or "any",
             "comments": calibration.get("comments", False), "class_means": calibration.get("class_means", ""),
             "examples": calibration.get("examples", {}), "n_holdout": len(calibration.get("holdout", [])),
             "questions_without_examples": calibration.get("questions_without_examples", []),

@@ -108,7 +108,8 @@ STRATEGIES = {
                    "direction to understand the intent; then score only what the student wrote.")),
         Strategy("few-shot", _("Few-shot calibration"), 1, prompts.RUBRIC_SYSTEM, FEW_SHOT_TEMPLATE,
                  _("Reason then score, after k answers to the same problem scored by the experts (their gold "
-                   "scores, optionally their step comments); the examples are a hold-out.")),
+                   "scores, optionally their step comments), taken from real students' answers unless the setting "
+                   "says otherwise; the examples are a hold-out.")),
     )
 }
 DEFAULT = "reason-then-score"

@@ -328,9 +328,13 @@ def prompt_sets(request):
                 raise ImportFormatError(gettext("The hold-out manifest is larger than %(max)s bytes.")
                                         % {"max": settings.IMPORT_MAX_BYTES})
             manifest = sets.load_manifest(manifest.read()) if manifest else None
+            source = form.cleaned_data["manifest_source"]
+            if source is not None and manifest is None:
+                raise ImportFormatError(gettext("The source file goes with a hold-out manifest."))
             prompt_set, report = sets.import_prompt_set(
                 form.cleaned_data["file"], form.cleaned_data["file"].name, name=form.cleaned_data["name"],
                 holdout_absent=form.cleaned_data["holdout_absent"], manifest=manifest,
+                source=source, source_name=source.name if source is not None else None,
                 exam_name=form.cleaned_data["exam"] or None, user=request.user)
         except (ImportFormatError, ValidationError) as exc:
             form.add_error(None, _errors_text(exc) if isinstance(exc, ValidationError) else gettext("Nothing was imported. %(error)s") % {"error": exc})

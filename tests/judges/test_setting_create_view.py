@@ -84,3 +84,33 @@ def test_a_new_setting_starts_at_temperature_0(admin_client_):
     field = page[page.index('name="temperature"') - 200:page.index('name="temperature"') + 200]
     assert 'value="0' in field and "0.7" not in field
     assert JudgeSetting._meta.get_field("temperature").default == 0
+
+
+def test_few_shot_form_says_where_its_examples_come_from(admin_client_, endpoint):
+    """Issue 34: the form offers the examples' source, real students' answers by default (the paper's design)."""
+    from decimal import Decimal
+
+    from annotation.models import Response, content_hash
+    from tests.factories import make_question
+
+    question = make_question("Question F: find w.", full_score=10, location="F-1")
+    for i, source in enumerate(["human"] * 4 + ["synthetic"] * 4):
+        text = f"{source} answer {i}"
+        Response.objects.create(question=question, student_id=f"s-{i}", transcript=text, source=source,
+                                transcript_hash=content_hash(text), gold_score=Decimal(i))
+    form_page = admin_client_.get("/grading/judges/settings/new/").content.decode()
+    assert 'name="few_shot_source"' in form_page
+    assert '<option value="human" selected>Real students&#x27; answers only, for every judged answer (the paper&#x27;s ' \
+           'design)</option>' in form_page
+    data = {"name": "fs-same", "kind": "rubric", "strategy": "few-shot", "few_shot_k": 2, "split_rule": "student",
+            "few_shot_seed": 0, "few_shot_source": "same", "endpoint": endpoint.pk, "model": "m", "samples": 1,
+            "aggregate": "mean", "parse_retries": 0, "price_input_per_1k": 0, "price_output_per_1k": 0,
+            "temperature": 0, "max_tokens": 64}
+    page = admin_client_.post("/grading/judges/settings/new/", data, follow=True).content.decode()
+    setting = JudgeSetting.objects.get(name="fs-same")
+    assert setting.few_shot_source == "same" and set(setting.calibration["examples_by_source"]) == {"human", "synthetic"}
+    assert "human examples for human answers, synthetic examples for synthetic answers" in page
+    del data["few_shot_source"]  # an older client that does not send it gets the default
+    data["name"] = "fs-default"
+    admin_client_.post("/grading/judges/settings/new/", data)
+    assert JudgeSetting.objects.get(name="fs-default").calibration["source"] == "human"

@@ -14,6 +14,7 @@ class Command(ImportCommand):
             "nothing is created: the prompts of records matching answers already in the tool are kept as that "
             "named prompt set (a variant such as Verification-First), and unmatched records are reported.")
     importer = staticmethod(import_realmath)
+    places_questions = True  # --overlap (annotation/importers/placement.py)
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
@@ -23,12 +24,16 @@ class Command(ImportCommand):
                             help="with --prompt-set: answers of the file's questions absent from it are hold-outs "
                                  "(the few-shot file's calibration examples)")
         parser.add_argument("--holdout-manifest", dest="holdout_manifest",
-                            help="with --prompt-set: a JSON list of {student_id, question_location} to mark as hold-out")
+                            help="with --prompt-set: the release's few-shot manifest (holdout_source_indices into its "
+                                 "source file), or a JSON list of {student_id, question_location} to mark as hold-out")
+        parser.add_argument("--holdout-source", dest="holdout_source",
+                            help="with --holdout-manifest: the source file its indices point into (realmath_eval.json), "
+                                 "when its answers were not imported from a file of that name")
 
     def handle(self, *args, **options):
         if not options.get("prompt_set"):
-            if options.get("holdout_absent") or options.get("holdout_manifest"):
-                raise CommandError(gettext("--holdout-absent and --holdout-manifest go with --prompt-set."))
+            if options.get("holdout_absent") or options.get("holdout_manifest") or options.get("holdout_source"):
+                raise CommandError(gettext("--holdout-absent, --holdout-manifest and --holdout-source go with --prompt-set."))
             return super().handle(*args, **options)
         from grading.judges.prompt_sets import import_prompt_set, load_manifest  # noqa: PLC0415
 
@@ -42,10 +47,18 @@ class Command(ImportCommand):
                 if not manifest_path.is_file():
                     raise CommandError(gettext("%(path)s: no such file.") % {"path": manifest_path})
                 manifest = load_manifest(manifest_path.read_bytes())
+            source = None
+            if options.get("holdout_source"):
+                if manifest is None:
+                    raise CommandError(gettext("--holdout-source goes with --holdout-manifest."))
+                source = Path(options["holdout_source"])
+                if not source.is_file():
+                    raise CommandError(gettext("%(path)s: no such file.") % {"path": source})
             with path.open("rb") as stream:
                 prompt_set, report = import_prompt_set(
                     stream, path.name, name=options["prompt_set"], holdout_absent=options["holdout_absent"],
-                    manifest=manifest, exam_name=options.get("exam"))
+                    manifest=manifest, source=source.read_bytes() if source else None,
+                    source_name=source.name if source else None, exam_name=options.get("exam"))
         except (ImportFormatError, ValidationError) as exc:
             message = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
             raise CommandError(gettext("Nothing imported. %(exc)s") % {"exc": message}) from exc

@@ -36,7 +36,7 @@ CONFIG_FIELDS = (
     "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
     # issue 27: prompt strategies, few-shot calibration, prompt sets (grading/judges/strategies.py)
     "strategy", "strategy_version", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments",
-    "calibration", "prompt_set",
+    "calibration", "prompt_set", "few_shot_source",
 )
 
 
@@ -168,7 +168,7 @@ def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeS
 
 
 def strategies_calibration_fields():
-    return {"strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments"}
+    return {"strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments", "few_shot_source"}
 
 
 def _apply_strategy(config, recalibrate=False):
@@ -199,10 +199,14 @@ def _apply_strategy(config, recalibrate=False):
         try:
             config.calibration = calibration.choose_examples(
                 k=config.few_shot_k, rule=config.split_rule or "student", seed=config.few_shot_seed,
-                comments=config.few_shot_comments)
+                comments=config.few_shot_comments, source=config.few_shot_source or calibration.HUMAN)
         except calibration.CalibrationError as exc:
             raise ValidationError({"split_rule": str(exc)}) from exc
         if not config.calibration["examples"]:
+            if config.few_shot_source == calibration.HUMAN:
+                raise ValidationError({"few_shot_source": gettext(
+                    "No real student's answer with a gold score qualifies as a few-shot example under this split "
+                    "rule: import or adjudicate gold scores of human answers, or take the examples from another source.")})
             raise ValidationError({"strategy": gettext("No answer with a gold score qualifies as a few-shot example under "
                                                        "this split rule: import or adjudicate gold scores first.")})
 

@@ -60,6 +60,9 @@ class Command(BaseCommand):
                          help="Few-shot: what an example may share with a judged answer (default student).")
         add.add_argument("--seed", type=int, help="Few-shot: seed of the example choice (default 0).")
         add.add_argument("--comments", action="store_true", help="Few-shot: show the experts' step comments.")
+        add.add_argument("--example-source", dest="example_source", choices=list(JudgeSetting.ExampleSource.values),
+                         help="Few-shot: where the examples come from: human (default, the paper's design: real "
+                              "students' answers for every judged answer), same (the judged answer's source), any.")
         add.add_argument("--prompt-set", dest="prompt_set", help="Replay: the named prompt set to send.")
         add.add_argument("--format", choices=["json", "table"], default="table")
         listing = sub.add_parser("list", help="The newest version of every setting.")
@@ -115,7 +118,7 @@ class Command(BaseCommand):
             if options[name] is not None:
                 data[name] = options[name]
         for option, name in (("strategy", "strategy"), ("examples", "few_shot_k"), ("split_rule", "split_rule"),
-                             ("seed", "few_shot_seed")):
+                             ("seed", "few_shot_seed"), ("example_source", "few_shot_source")):
             if options.get(option) is not None:
                 data[name] = options[option]
         if options.get("comments"):
