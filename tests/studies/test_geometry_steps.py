@@ -61,3 +61,12 @@ def test_sub_question_spans():
     assert {k: text[a:b].strip() for k, (a, b) in spans.items()} == {
         "(1)": "(1) first part", "(2)": "**Part (2):** second", "(3)": "For (3), third"}
     assert steps.sub_question_spans("（1）甲\n（2）乙", ["(1)", "(2)"]) == {"(1)": (0, 5), "(2)": (5, 9)}
+
+
+def test_sub_question_spans_read_roman_numerals_for_the_scores_arabic_labels():
+    """The release's scores say "(2)" where the question and its answers say "(Ⅱ)" or "(II)"."""
+    text = "(Ⅰ) sin B = 4/7.\n(II) h = 12/7."
+    spans = steps.sub_question_spans(text, ["(1)", "(2)"])
+    assert text[spans["(1)"][0]:spans["(1)"][1]].strip() == "(Ⅰ) sin B = 4/7."
+    assert text[spans["(2)"][0]:].startswith("(II) h")
+    assert steps.sub_question_spans("(1) a\n(2) b", ["(I)", "(II)"]) == {"(I)": (0, 6), "(II)": (6, 11)}

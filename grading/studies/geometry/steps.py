@@ -47,7 +47,7 @@ def sub_question_spans(text: str, labels: list[str]) -> dict[str, tuple[int, int
         inner = label.strip().strip("()（）").strip()
         if not inner:
             continue
-        pattern = re.compile(_MARKER_HEAD + _marker(re.escape(inner)), re.IGNORECASE)
+        pattern = re.compile(_MARKER_HEAD + _marker(_spellings(inner)), re.IGNORECASE)
         match = pattern.search(text, position)
         if match is None:
             continue
@@ -59,6 +59,22 @@ def sub_question_spans(text: str, labels: list[str]) -> dict[str, tuple[int, int
         end = found[index + 1][1] if index + 1 < len(found) else len(text)
         spans[label] = (start, end)
     return spans
+
+
+_ROMAN = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"]
+_UNICODE_ROMAN = "ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ"
+
+
+def _spellings(inner: str) -> str:
+    """A label's number as students write it: "2", "II" ("ii" matches too: the pattern ignores
+    case) or "Ⅱ", whichever spelling the rubric's label used (the release's scores say "(2)" where
+    the question and its answers say "(Ⅱ)")."""
+    upper = inner.upper()
+    number = int(inner) if inner.isascii() and inner.isdigit() else (
+        _ROMAN.index(upper) + 1 if upper in _ROMAN else _UNICODE_ROMAN.find(inner) + 1)
+    if not 1 <= number <= len(_ROMAN):
+        return re.escape(inner)
+    return "(?:" + "|".join([str(number), _ROMAN[number - 1], _UNICODE_ROMAN[number - 1]]) + ")"
 
 
 def _marker(inner: str) -> str:
