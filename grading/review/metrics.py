@@ -3,12 +3,12 @@
 Pure functions over paired score arrays; no database access here (see selectors for that).
 FR_d is the share of answers with |judge - gold| >= d (FR_2 is the paper's "serious error").
 """
-import math
 from dataclasses import dataclass, field
-from statistics import NormalDist
 
 import numpy as np
 from django.utils.translation import gettext
+
+from core import uncertainty
 
 FR_DISTANCES = (1, 2, 3, 4, 5)
 _EPS = 1e-9
@@ -70,19 +70,27 @@ class ScoreMetrics:
     over: int = 0
     under: int = 0
     ci: dict = field(default_factory=dict)
+    uncertainty: dict | None = None
 
     def as_dict(self):
-        return {
+        out = {
             "n": self.n, "mse": self.mse, "mae": self.mae, "mean_signed_error": self.mean_signed_error,
             **{f"fr_{d}": v for d, v in self.fr.items()},
             "pearson": self.pearson, "spearman": self.spearman, "over": self.over, "under": self.under,
             **{f"{name}_ci": list(bounds) for name, bounds in self.ci.items()},
         }
+        if self.uncertainty is not None:
+            out["uncertainty"] = self.uncertainty
+        return out
 
 
-def score_metrics(pred, gold, *, bootstrap=0, seed=0):
-    """All figures for one group of paired scores; bootstrap > 0 adds 95% intervals
-    (MSE, MAE, mean signed error, FR_1..FR_5), from `bootstrap` resamples of the pairs."""
+def score_metrics(pred, gold, *, bootstrap=0, seed=0, clusters=None, unit=None, correlations=False):
+    """All figures for one group of paired scores; bootstrap > 0 adds 95% intervals (MSE, MAE,
+    mean signed error, FR_1..FR_5; Pearson and Spearman too with `correlations`) from `bootstrap`
+    resamples of whole clusters (core.uncertainty): `clusters` gives each answer's question
+    (unit "question"); None resamples answers one by one (unit "answer", for a group whose answers
+    are independent, such as one question's). `uncertainty` says what was resampled and why an
+    interval is missing."""
     pred, gold = _arrays(pred, gold)
     if not pred.size:
         return ScoreMetrics(n=0, mse=None, mae=None, mean_signed_error=None, fr={d: None for d in FR_DISTANCES})
@@ -99,89 +107,105 @@ def score_metrics(pred, gold, *, bootstrap=0, seed=0):
         under=int(np.sum(delta < -_EPS)),
     )
     if bootstrap:
-        result.ci = delta_intervals(delta, n_resamples=bootstrap, seed=seed)
+        intervals = delta_uncertainty(delta, clusters=clusters, unit=unit, n_resamples=bootstrap, seed=seed)
+        if correlations:
+            for method in ("pearson", "spearman"):
+                intervals[method] = correlation_uncertainty(pred, gold, method, clusters=clusters, unit=unit,
+                                                            n_resamples=bootstrap, seed=seed)
+        result.ci = {name: tuple(interval.bounds()) for name, interval in intervals.items()}
+        result.uncertainty = uncertainty_summary(intervals, seed=seed)
     return result
 
 
-# --- bootstrap ---------------------------------------------------------------------------
+def uncertainty_summary(intervals, *, seed):
+    """What a group's intervals rest on, for the page, the CSV and the JSON: the unit resampled,
+    how many clusters, the resamples and seed, the note of a missing interval, which figures got
+    a Wilson interval (a proportion at 0 or 1) and how many resamples were undefined."""
+    resampled = [i for i in intervals.values() if i.method != uncertainty.WILSON] or list(intervals.values())
+    notes = {name: interval.note() for name, interval in intervals.items() if not interval.estimable}
+    return {
+        "unit": resampled[0].unit,
+        "clusters": resampled[0].clusters,
+        "method": uncertainty.CLUSTER_BOOTSTRAP,
+        "resamples": max(i.resamples for i in intervals.values()),
+        "seed": seed,
+        "min_clusters": uncertainty.MIN_CLUSTERS,
+        "note": next(iter(notes.values()), ""),
+        "notes": notes,
+        "wilson": sorted(name for name, interval in intervals.items() if interval.method == uncertainty.WILSON),
+        "undefined": {name: interval.undefined for name, interval in intervals.items() if interval.undefined},
+    }
+
+
+# --- intervals -----------------------------------------------------------------------------
 #
-# MSE, MAE, signed error and FR_d depend on the pairs only through their deltas, so resampling
-# n pairs with replacement is the same as drawing, for each distinct delta, how many times it
-# comes up: one multinomial draw per resample over the k distinct deltas. That costs
-# O(resamples x k) instead of O(resamples x n), and scores are mostly whole or half points (k is
-# small), so 100,000 results bootstrap as fast as 100.
+# The rules are core.uncertainty's: whole clusters (questions) resampled, no interval below
+# MIN_CLUSTERS clusters, Wilson at a proportion of 0 or 1, undefined resamples counted.
+# MSE, MAE, signed error and FR_d are means of per-answer values, so a resample is summarised by
+# each drawn cluster's sums: one multinomial draw over the distinct clusters per resample,
+# O(resamples x distinct clusters), and answers resampled one by one (unit "answer") collapse to
+# their distinct deltas, so 100,000 results bootstrap as fast as 100.
 
-def _distinct_deltas(delta):
-    values, counts = np.unique(np.round(np.asarray(delta, dtype=float), 9), return_counts=True)
-    return values, counts
-
-
-def _draw_counts(rng, counts, n_resamples):
-    n = int(counts.sum())
-    return rng.multinomial(n, counts / n, size=n_resamples), n
+DELTA_NAMES = ("mse", "mae", "mean_signed_error", *(f"fr_{d}" for d in FR_DISTANCES))
 
 
-def _percentiles(values, confidence=0.95):
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return (float(low), float(high))
+def _clusters_or_answers(n, clusters, unit):
+    if clusters is None:
+        return np.arange(n), unit or "answer"
+    clusters = np.asarray(clusters)
+    if clusters.shape != (n,):
+        raise ValueError(gettext("every answer needs its question"))
+    return clusters, unit or "question"
 
 
-def _delta_statistics(values):
-    """Per-distinct-delta contributions whose count-weighted mean is each statistic."""
-    rows = {"mse": values**2, "mae": np.abs(values), "mean_signed_error": values}
-    rows.update({f"fr_{d}": (np.abs(values) >= d - _EPS).astype(float) for d in FR_DISTANCES})
-    return rows
+def _delta_columns(delta):
+    absolute = np.abs(delta)
+    return {"mse": delta**2, "mae": absolute, "mean_signed_error": delta,
+            **{f"fr_{d}": (absolute >= d - _EPS).astype(float) for d in FR_DISTANCES}}
 
 
-def delta_intervals(delta, *, n_resamples=1000, seed=0, confidence=0.95):
-    """Percentile bootstrap intervals of MSE, MAE, mean signed error and FR_d from the deltas
-    judge - gold (pairs resampled with replacement; seeded, so repeatable)."""
+def delta_uncertainty(delta, *, clusters=None, unit=None, n_resamples=1000, seed=0, confidence=0.95):
+    """{name: core.uncertainty.Interval} of MSE, MAE, mean signed error and FR_d from the deltas
+    judge - gold, whole clusters resampled (seeded, so repeatable)."""
     delta = np.asarray(delta, dtype=float)
-    names = ["mse", "mae", "mean_signed_error", *(f"fr_{d}" for d in FR_DISTANCES)]
-    if delta.size < 2:
-        return {name: (None, None) for name in names}
-    values, counts = _distinct_deltas(delta)
-    draws, n = _draw_counts(np.random.default_rng(seed), counts, n_resamples)
-    return {name: _percentiles(draws @ row / n, confidence) for name, row in _delta_statistics(values).items()}
+    repeats = None
+    if clusters is None:  # answers one by one: only their distinct deltas matter
+        delta, repeats = np.unique(np.round(delta, 9), return_counts=True)
+    else:
+        clusters, unit = _clusters_or_answers(delta.size, clusters, unit)
+    return uncertainty.cluster_bootstrap(
+        _delta_columns(delta), clusters, n_resamples=n_resamples, seed=seed, confidence=confidence,
+        unit=unit or ("answer" if repeats is not None else "question"), proportions={f"fr_{d}" for d in FR_DISTANCES},
+        repeats=repeats)
+
+
+def delta_intervals(delta, *, clusters=None, unit=None, n_resamples=1000, seed=0, confidence=0.95):
+    """delta_uncertainty as {name: (low, high)}."""
+    return {name: tuple(interval.bounds()) for name, interval in delta_uncertainty(
+        delta, clusters=clusters, unit=unit, n_resamples=n_resamples, seed=seed, confidence=confidence).items()}
 
 
 def wilson_interval(successes, n, *, confidence=0.95):
-    """Wilson score interval of a proportion successes/n, as (low, high); (None, None) when n is 0.
-
-    Unlike the normal approximation it stays inside [0, 1] and is usable at 0/n and n/n."""
-    if not n:
-        return (None, None)
-    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    low = 0.0 if successes <= 0 else max(0.0, centre - half)
-    high = 1.0 if successes >= n else min(1.0, centre + half)
-    return (low, high)
+    """Wilson score interval of a proportion successes/n, as (low, high); (None, None) when n is 0
+    (core.uncertainty.wilson). Unlike the normal approximation it stays inside [0, 1] and is usable
+    at 0/n and n/n."""
+    return uncertainty.wilson(successes, n, confidence=confidence)
 
 
-def _resample_indices(rng, n, n_resamples, chunk=None):
-    """Index arrays of resamples, a few at a time (an n_resamples x n matrix would not fit for large n)."""
-    chunk = chunk or max(1, min(n_resamples, 2_000_000 // max(n, 1)))
-    done = 0
-    while done < n_resamples:
-        size = min(chunk, n_resamples - done)
-        yield from rng.integers(0, n, size=(size, n))
-        done += size
+def bootstrap_interval(pred, gold, statistic, *, clusters=None, unit=None, n_resamples=1000, seed=0,
+                       confidence=0.95):
+    """Cluster-bootstrap percentile interval of statistic(pred, gold) (whole clusters resampled;
+    None: answers one by one). Seeded: repeatable. (None, None) when not estimable."""
+    return tuple(bootstrap_uncertainty(pred, gold, statistic, clusters=clusters, unit=unit, n_resamples=n_resamples,
+                                       seed=seed, confidence=confidence).bounds())
 
 
-def bootstrap_interval(pred, gold, statistic, *, n_resamples=1000, seed=0, confidence=0.95):
-    """Percentile bootstrap interval of statistic(pred, gold), resampling pairs. Seeded: repeatable."""
+def bootstrap_uncertainty(pred, gold, statistic, *, clusters=None, unit=None, n_resamples=1000, seed=0,
+                          confidence=0.95):
     pred, gold = _arrays(pred, gold)
-    if pred.size < 2:
-        return (None, None)
-    rng = np.random.default_rng(seed)
-    values = [statistic(pred[idx], gold[idx]) for idx in _resample_indices(rng, pred.size, n_resamples)]
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return (float(low), float(high))
+    clusters, unit = _clusters_or_answers(pred.size, clusters, unit)
+    return uncertainty.bootstrap_statistic(lambda rows: statistic(pred[rows], gold[rows]), clusters,
+                                           n_resamples=n_resamples, seed=seed, confidence=confidence, unit=unit)
 
 
 def _weighted_pearson(weights, x, y):
@@ -216,59 +240,92 @@ def _varies(weights, codes, n_values):
     return (per_value > 0).sum(axis=1) > 1
 
 
+def _draw_counts(rng, counts, n_resamples):
+    n = int(counts.sum())
+    return rng.multinomial(n, counts / n, size=n_resamples), n
+
+
 def distinct_pairs(pred, gold):
     """(pairs, counts): the distinct (judge, gold) pairs, a k x 2 array, and how often each occurs."""
-    pred, gold = _arrays(pred, gold)
-    pred, gold = np.round(pred, 9), np.round(gold, 9)
-    if not pred.size:
-        return np.empty((0, 2)), np.array([], dtype=int)
-    gold_values, gold_codes = np.unique(gold, return_inverse=True)
-    pred_values, pred_codes = np.unique(pred, return_inverse=True)
-    keys, counts = np.unique(pred_codes * len(gold_values) + gold_codes, return_counts=True)  # one 1-D sort
-    pairs = np.stack([pred_values[keys // len(gold_values)], gold_values[keys % len(gold_values)]], axis=1)
+    pairs, counts, _ = _pair_codes(pred, gold)
     return pairs, counts
 
 
-def correlation_interval(pred, gold, method="pearson", *, n_resamples=1000, seed=0, confidence=0.95):
-    """Percentile bootstrap interval of the Pearson or Spearman correlation (pairs resampled;
-    resamples where it is undefined, constant scores, are skipped). Seeded: repeatable.
+def _pair_codes(pred, gold):
+    """(distinct pairs, their counts, each answer's pair code)."""
+    pred, gold = _arrays(pred, gold)
+    pred, gold = np.round(pred, 9), np.round(gold, 9)
+    if not pred.size:
+        return np.empty((0, 2)), np.array([], dtype=int), np.array([], dtype=int)
+    gold_values, gold_codes = np.unique(gold, return_inverse=True)
+    pred_values, pred_codes = np.unique(pred, return_inverse=True)
+    keys, inverse, counts = np.unique(pred_codes * len(gold_values) + gold_codes, return_inverse=True,
+                                      return_counts=True)  # one 1-D sort
+    pairs = np.stack([pred_values[keys // len(gold_values)], gold_values[keys % len(gold_values)]], axis=1)
+    return pairs, counts, inverse.reshape(-1)
 
-    As for delta_intervals, resampling the n pairs with replacement is drawing how often each
-    distinct (judge, gold) pair comes up (one multinomial draw per resample); both correlations
-    depend on the resample only through those counts (Spearman: Pearson of the average ranks),
-    so each resample costs O(distinct pairs), not O(n), and 100,000 results cost what 100 do."""
-    pairs, counts = distinct_pairs(pred, gold)
-    return correlation_interval_from_counts(pairs, counts, method, n_resamples=n_resamples, seed=seed,
-                                            confidence=confidence)
+
+def correlation_interval(pred, gold, method="pearson", *, clusters=None, unit=None, n_resamples=1000, seed=0,
+                         confidence=0.95):
+    """Percentile interval of the Pearson or Spearman correlation, whole clusters resampled (None:
+    answers one by one); resamples where it is undefined (constant scores) are counted, and too
+    many make it not estimable. Seeded: repeatable. (None, None) when not estimable."""
+    return tuple(correlation_uncertainty(pred, gold, method, clusters=clusters, unit=unit, n_resamples=n_resamples,
+                                         seed=seed, confidence=confidence).bounds())
 
 
-def correlation_interval_from_counts(pairs, counts, method="pearson", *, n_resamples=1000, seed=0, confidence=0.95):
-    """correlation_interval for pairs already grouped: distinct (judge, gold) rows and their counts."""
+def correlation_uncertainty(pred, gold, method="pearson", *, clusters=None, unit=None, n_resamples=1000, seed=0,
+                            confidence=0.95):
+    """correlation_interval as a core.uncertainty.Interval.
+
+    Both correlations depend on a resample only through how often each distinct (judge, gold)
+    pair comes up (Spearman: Pearson of the average ranks). A resample draws clusters; each
+    distinct cluster is a row of pair counts, so a resample's pair counts are its cluster counts
+    times that table: O(resamples x distinct pairs), and 100,000 results cost what 100 do."""
     if method not in ("pearson", "spearman"):
         raise KeyError(method)
-    pairs, counts = np.asarray(pairs, dtype=float).reshape(-1, 2), np.asarray(counts, dtype=int)
-    if counts.sum() < 3 or not n_resamples:
-        return (None, None)
+    pairs, counts, pair_of = _pair_codes(pred, gold)
+    independent = clusters is None
+    clusters, unit = _clusters_or_answers(pair_of.size, clusters, unit)
+    codes, k = uncertainty.cluster_codes(clusters)
+    method_name = uncertainty.CLUSTER_BOOTSTRAP
+    if pair_of.size < 3 or not n_resamples:
+        return uncertainty.not_estimable("empty", method=method_name, unit=unit, clusters=k)
+    if k < uncertainty.MIN_CLUSTERS:
+        return uncertainty.not_estimable("clusters", method=method_name, unit=unit, clusters=k)
+    if independent:  # each answer its own cluster: the distinct clusters are the distinct pairs
+        types, multiplicity = np.eye(len(pairs)), counts
+    else:
+        table = np.zeros((k, len(pairs)))
+        np.add.at(table, (codes, pair_of), 1.0)
+        types, multiplicity = uncertainty.cluster_types(table)
     x_values, x_codes = np.unique(pairs[:, 0], return_inverse=True)
     y_values, y_codes = np.unique(pairs[:, 1], return_inverse=True)
     rng = np.random.default_rng(seed)
-    chunk = max(1, min(n_resamples, 2_000_000 // len(pairs)))
+    chunk = max(1, min(n_resamples, 2_000_000 // max(len(pairs), len(types))))
     values, done = [], 0
     while done < n_resamples:
         size = min(chunk, n_resamples - done)
-        weights, _ = _draw_counts(rng, counts, size)
-        weights = weights.astype(float)
+        weights = uncertainty.cluster_draws(rng, multiplicity, size).astype(float) @ types
         defined = _varies(weights, x_codes, len(x_values)) & _varies(weights, y_codes, len(y_values))
         if method == "spearman":
             x = _average_ranks(weights, x_codes, len(x_values))
             y = _average_ranks(weights, y_codes, len(y_values))
         else:
             x, y = pairs[:, 0], pairs[:, 1]
-        r = _weighted_pearson(weights, x, y)
-        values.append(r[defined & np.isfinite(r)])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = _weighted_pearson(weights, x, y)
+        values.append(np.where(defined & np.isfinite(r), r, np.nan))
         done += size
-    values = np.concatenate(values)
-    return _percentiles(values, confidence) if values.size else (None, None)
+    return uncertainty.percentile(np.concatenate(values), confidence=confidence, unit=unit, clusters=k)
+
+
+def correlation_interval_from_counts(pairs, counts, method="pearson", *, n_resamples=1000, seed=0, confidence=0.95):
+    """correlation_interval for pairs already grouped (distinct (judge, gold) rows and their
+    counts), answers resampled one by one: only for answers known to be independent."""
+    pairs, counts = np.asarray(pairs, dtype=float).reshape(-1, 2), np.asarray(counts, dtype=int)
+    return correlation_interval(np.repeat(pairs[:, 0], counts), np.repeat(pairs[:, 1], counts), method,
+                                n_resamples=n_resamples, seed=seed, confidence=confidence)
 
 
 @dataclass
@@ -278,35 +335,59 @@ class EvaluationGap:
     fr2_human: float | None
     fr2_synthetic: float | None
     fr2_difference_ci: tuple
+    uncertainty: dict | None = None
 
     def as_dict(self):
-        return {
+        out = {
             "mse_ratio": self.mse_ratio, "mse_ratio_ci": list(self.mse_ratio_ci),
             "fr2_human": self.fr2_human, "fr2_synthetic": self.fr2_synthetic,
             "fr2_difference_ci": list(self.fr2_difference_ci),
         }
+        if self.uncertainty is not None:
+            out["uncertainty"] = self.uncertainty
+        return out
 
 
-def evaluation_gap(human_pred, human_gold, synthetic_pred, synthetic_gold, *, n_resamples=1000, seed=0):
-    """Human MSE / synthetic MSE and FR_2 of each, with bootstrap intervals (groups resampled apart)."""
+def evaluation_gap(human_pred, human_gold, synthetic_pred, synthetic_gold, *, human_clusters=None,
+                   synthetic_clusters=None, unit=None, n_resamples=1000, seed=0):
+    """Human MSE / synthetic MSE and FR_2 of each, with intervals: each group's clusters
+    (questions; None: answers one by one) resampled apart. The ratio's interval has no upper
+    bound when a resample's synthetic MSE can be 0 (its resamples are kept as +inf, not dropped);
+    a ratio with synthetic MSE 0 itself is undefined (None)."""
     hp, hg = _arrays(human_pred, human_gold)
     sp, sg = _arrays(synthetic_pred, synthetic_gold)
-    if hp.size < 2 or sp.size < 2:
-        return EvaluationGap(None, (None, None), failure_rate(hp, hg, 2), failure_rate(sp, sg, 2), (None, None))
+    fr2_h, fr2_s = failure_rate(hp, hg, 2), failure_rate(sp, sg, 2)
     synthetic_mse = mse(sp, sg)
-    ratio = mse(hp, hg) / synthetic_mse if synthetic_mse else None
-    if not n_resamples:
-        return EvaluationGap(ratio, (None, None), failure_rate(hp, hg, 2), failure_rate(sp, sg, 2), (None, None))
+    human_mse = mse(hp, hg)
+    ratio = human_mse / synthetic_mse if synthetic_mse and human_mse is not None else None
+    h_clusters, h_unit = _clusters_or_answers(hp.size, human_clusters, unit)
+    s_clusters, s_unit = _clusters_or_answers(sp.size, synthetic_clusters, unit)
+    h_codes, h_k = uncertainty.cluster_codes(h_clusters)
+    s_codes, s_k = uncertainty.cluster_codes(s_clusters)
+    k = min(h_k, s_k)
+    info = {"unit": h_unit, "clusters": {"human": h_k, "synthetic": s_k}, "method": uncertainty.CLUSTER_BOOTSTRAP,
+            "resamples": n_resamples, "seed": seed, "min_clusters": uncertainty.MIN_CLUSTERS,
+            "ratio_unbounded": False, "ratio_undefined": 0, "note": ""}
+    if not hp.size or not sp.size or not n_resamples:
+        info["note"] = uncertainty.note("empty", k)
+        return EvaluationGap(ratio, (None, None), fr2_h, fr2_s, (None, None), info)
+    if k < uncertainty.MIN_CLUSTERS:
+        info["note"] = uncertainty.note("clusters", k, h_unit if h_k <= s_k else s_unit)
+        return EvaluationGap(ratio, (None, None), fr2_h, fr2_s, (None, None), info)
     rng = np.random.default_rng(seed)
-    (h_values, h_counts), (s_values, s_counts) = _distinct_deltas(hp - hg), _distinct_deltas(sp - sg)
-    h_draws, h_n = _draw_counts(rng, h_counts, n_resamples)
-    s_draws, s_n = _draw_counts(rng, s_counts, n_resamples)
-    h_mse, s_mse = h_draws @ h_values**2 / h_n, s_draws @ s_values**2 / s_n
-    serious = lambda values: (np.abs(values) >= 2 - _EPS).astype(float)  # noqa: E731
-    differences = h_draws @ serious(h_values) / h_n - s_draws @ serious(s_values) / s_n
-    usable = s_mse > 0
-    ratio_ci = _percentiles(h_mse[usable] / s_mse[usable]) if usable.any() else (None, None)
-    return EvaluationGap(ratio, ratio_ci, failure_rate(hp, hg, 2), failure_rate(sp, sg, 2), _percentiles(differences))
+
+    def totals(delta, codes, k):
+        table = np.column_stack([np.ones(delta.size), delta**2, (np.abs(delta) >= 2 - _EPS).astype(float)])
+        out = uncertainty.resampled_totals(table, codes, k, rng, n_resamples)
+        return out[:, 1] / out[:, 0], out[:, 2] / out[:, 0]
+
+    h_mse, h_fr2 = totals(hp - hg, h_codes, h_k)
+    s_mse, s_fr2 = totals(sp - sg, s_codes, s_k)
+    ratio_interval = uncertainty.percentile(uncertainty.ratio_draws(h_mse, s_mse), unit=h_unit, clusters=k)
+    difference = uncertainty.percentile(h_fr2 - s_fr2, unit=h_unit, clusters=k)
+    info.update(ratio_unbounded=ratio_interval.unbounded, ratio_undefined=ratio_interval.undefined,
+                note=ratio_interval.note())
+    return EvaluationGap(ratio, tuple(ratio_interval.bounds()), fr2_h, fr2_s, tuple(difference.bounds()), info)
 
 
 def fr_curve(pred, gold, distances=FR_DISTANCES):

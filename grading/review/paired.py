@@ -1,23 +1,32 @@
 """Two judge settings compared on the same answers: paired differences with cluster-bootstrap
-intervals, an exact sign test and a cluster sign-flip permutation test. Pure numpy (no Django).
+intervals, a cluster sign-flip permutation test and an exact sign test. Pure numpy (no Django).
 
 Every function takes parallel arrays over the answers both settings scored: the two settings'
 scores `a` and `b`, the gold score and a cluster id per answer (its question: answers to one
 question are not independent, so intervals and the permutation test resample or flip whole
 questions). Differences are always B - A: for an error measure (MSE, MAE, FR_d, |bias|) a
-negative difference means B is closer to gold.
+negative difference means B is closer to gold. `bias` is the signed mean error (judge - gold),
+not an error measure: its difference says which way B moved, not whether it got closer; the
+error measure is `abs_bias`, |bias B| - |bias A|.
+
+The uncertainty rules are core.uncertainty's: no interval from fewer than MIN_CLUSTERS questions,
+undefined resamples counted, permutation p-values never 0.
 """
 from dataclasses import dataclass
 from math import comb
 
 import numpy as np
 
+from core import uncertainty
+
 from .metrics import FR_DISTANCES
 
 _EPS = 1e-9
-RESAMPLING = "two-stage cluster bootstrap: questions with replacement, then answers within each drawn question"
+RESAMPLING = ("cluster bootstrap: whole questions drawn with replacement, every answer of a drawn question kept, "
+              "both settings re-measured on the same draw")
 EXACT_FLIPS_MAX_CLUSTERS = 16  # up to 2**16 sign patterns are enumerated; more are sampled
-MEASURES = ("mse", "mae", "bias", *(f"fr_{d}" for d in FR_DISTANCES), "pearson")
+MEASURES = ("mse", "mae", "bias", "abs_bias", *(f"fr_{d}" for d in FR_DISTANCES), "pearson")
+SIGN_TEST_ASSUMPTION = "treats answers as independent (ignores that answers to one question share it)"
 
 
 def _measures(score, gold):
@@ -27,6 +36,7 @@ def _measures(score, gold):
         "mse": float(np.mean(delta**2)),
         "mae": float(np.mean(np.abs(delta))),
         "bias": float(np.mean(delta)),
+        "abs_bias": float(abs(np.mean(delta))),
         **{f"fr_{d}": float(np.mean(np.abs(delta) >= d - _EPS)) for d in FR_DISTANCES},
     }
     sx, sy = score - score.mean(), gold - gold.mean()
@@ -37,16 +47,6 @@ def _measures(score, gold):
 
 def _clean(value):
     return None if value is None or not np.isfinite(value) else float(value)
-
-
-def _percentile_interval(values, confidence):
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    if not values.size:
-        return [None, None]
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return [float(low), float(high)]
 
 
 def _cluster_layout(clusters):
@@ -72,6 +72,7 @@ def _resample_measures(score, gold, idx, rid, counts):
         "mse": total(delta * delta) / counts,
         "mae": total(absolute) / counts,
         "bias": total(delta) / counts,
+        "abs_bias": np.abs(total(delta) / counts),
         **{f"fr_{d}": total((absolute >= d - _EPS).astype(float)) / counts for d in FR_DISTANCES},
     }
     # Pearson from centred sums, as _measures: each value minus its resample's mean.
@@ -98,8 +99,8 @@ def bootstrap_differences(a, b, gold, clusters, rng, n_resamples):
 
 
 def cluster_bootstrap_blocks(rng, clusters, n_resamples, block_indices=BLOCK_INDICES):
-    """Blocks of a two-stage cluster bootstrap, as (idx, rid, counts): draw as many clusters as
-    there are, with replacement; within each drawn cluster, draw its answers with replacement.
+    """Blocks of a one-stage cluster bootstrap (core.uncertainty's), as (idx, rid, counts): draw as
+    many clusters as there are, with replacement, and keep every answer of each drawn cluster.
     `idx` holds the block's resamples' answer indices one after the other, `rid` the resample of
     each index, `counts` the size of each resample (as floats). Seeded by `rng`."""
     order, starts, sizes = _cluster_layout(clusters)
@@ -111,7 +112,8 @@ def cluster_bootstrap_blocks(rng, clusters, n_resamples, block_indices=BLOCK_IND
         drawn = rng.integers(0, k, size=(r, k))
         lengths = sizes[drawn].ravel()
         offsets = np.repeat(starts[drawn].ravel(), lengths)
-        within = np.floor(rng.random(int(lengths.sum())) * np.repeat(lengths, lengths)).astype(int)
+        ends = np.cumsum(lengths)
+        within = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - lengths, lengths)
         counts = sizes[drawn].sum(axis=1)
         yield order[offsets + within], np.repeat(np.arange(r), counts), counts.astype(float)
         done += r
@@ -133,12 +135,15 @@ class SignTest:
     p_value: float | None  # exact two-sided binomial test on the answers that differ
 
     def as_dict(self):
-        return {"b_better": self.b_better, "a_better": self.a_better, "ties": self.ties, "p_value": self.p_value}
+        return {"b_better": self.b_better, "a_better": self.a_better, "ties": self.ties, "p_value": self.p_value,
+                "assumption": SIGN_TEST_ASSUMPTION}
 
 
 def sign_test(a, b, gold):
-    """Exact two-sided sign test on the per-answer absolute errors (ties dropped). It treats
-    answers as independent; the permutation test below does not."""
+    """Exact two-sided sign test on the per-answer absolute errors (ties dropped). Not
+    assumption-free: it treats answers as independent, so with answers clustered in questions
+    its p is too small (0.036 where the cluster permutation test gives 0.215); the permutation
+    test below respects the clustering and is shown first."""
     a, b, gold = (np.asarray(x, dtype=float) for x in (a, b, gold))
     diff = np.abs(b - gold) - np.abs(a - gold)
     b_better, a_better = int(np.sum(diff < -_EPS)), int(np.sum(diff > _EPS))
@@ -154,7 +159,9 @@ def cluster_permutation_test(a, b, gold, clusters, *, n_permutations=10_000, see
     """Sign-flip permutation test of the mean difference in absolute error, |B - gold| - |A - gold|,
     flipping whole clusters (under H0 the two settings are exchangeable on every answer of a
     question at once). Exact (every sign pattern) up to EXACT_FLIPS_MAX_CLUSTERS clusters, else
-    `n_permutations` seeded random patterns. Returns (p value, method)."""
+    `n_permutations` seeded random patterns. Returns (p value, method): exact, b / 2^k (the
+    observed pattern and its mirror are among them, so p >= 2 / 2^k); sampled, (1 + b) / (1 + N),
+    never 0 (core.uncertainty). `permutation_resolution` gives the smallest p each can give."""
     a, b, gold = (np.asarray(x, dtype=float) for x in (a, b, gold))
     diff = np.abs(b - gold) - np.abs(a - gold)
     if not diff.size:
@@ -170,40 +177,65 @@ def cluster_permutation_test(a, b, gold, clusters, *, n_permutations=10_000, see
         rng = np.random.default_rng(seed)
         patterns = rng.choice([-1, 1], size=(n_permutations, k))
         method = f"{n_permutations} seeded random sign patterns of {k} questions"
-    flipped = np.abs(patterns @ sums) / n
-    return float(np.mean(flipped >= observed - _EPS)), method
+    extreme = int(np.sum(np.abs(patterns @ sums) / n >= observed - _EPS))
+    if k <= EXACT_FLIPS_MAX_CLUSTERS:
+        return uncertainty.exact_p(extreme, len(patterns)), method
+    return uncertainty.monte_carlo_p(extreme, n_permutations), method
+
+
+def permutation_resolution(n_questions, n_permutations=10_000):
+    """The smallest p cluster_permutation_test can give for this many questions."""
+    if not n_questions:
+        return None
+    if n_questions <= EXACT_FLIPS_MAX_CLUSTERS:
+        return 2 / 2**n_questions
+    return 1 / (1 + n_permutations)
 
 
 def paired_comparison(a, b, gold, clusters, *, n_resamples=1000, seed=0, confidence=0.95):
-    """Both settings' measures, their difference B - A and its cluster-bootstrap interval, the sign
-    test and the permutation test, on the same answers."""
+    """Both settings' measures, their difference B - A and its cluster-bootstrap interval (none
+    from fewer than core.uncertainty.MIN_CLUSTERS questions: `interval_note` says so), the
+    permutation test (whole questions) and the sign test (answers as independent), on the same
+    answers."""
     a, b, gold = (np.asarray(x, dtype=float) for x in (a, b, gold))
     clusters = np.asarray(clusters)
     if not (a.shape == b.shape == gold.shape == clusters.shape):
         raise ValueError("scores, gold and clusters must pair up")
     n = int(a.size)
-    out = {"n": n, "n_questions": int(len(np.unique(clusters))) if n else 0, "resampling": RESAMPLING,
-           "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    k = int(len(np.unique(clusters))) if n else 0
+    out = {"n": n, "n_questions": k, "resampling": RESAMPLING,
+           "n_resamples": n_resamples, "seed": seed, "confidence": confidence,
+           "min_questions": uncertainty.MIN_CLUSTERS, "interval_note": ""}
     if not n:
-        out.update(measures={m: {"a": None, "b": None, "difference": None, "ci": [None, None]} for m in MEASURES},
-                   sign_test=sign_test(a, b, gold).as_dict(), permutation={"p_value": None, "method": "none"})
+        out.update(measures={m: {"a": None, "b": None, "difference": None, "ci": [None, None], "undefined": 0}
+                             for m in MEASURES},
+                   permutation={"p_value": None, "method": "none", "resolution": None},
+                   sign_test=sign_test(a, b, gold).as_dict())
+        out["interval_note"] = uncertainty.note("empty", 0)
         return out
     ma, mb = _measures(a, gold), _measures(b, gold)
-    draws = {m: np.array([]) for m in MEASURES}
-    if n >= 2 and n_resamples:
+    intervals = {}
+    if not n_resamples:
+        out["interval_note"] = uncertainty.note("empty", k)
+    elif k < uncertainty.MIN_CLUSTERS:
+        out["interval_note"] = uncertainty.note("clusters", k)
+    else:
         draws = bootstrap_differences(a, b, gold, clusters, np.random.default_rng(seed), n_resamples)
+        intervals = {m: uncertainty.percentile(draws[m], confidence=confidence, clusters=k) for m in MEASURES}
     out["measures"] = {
         m: {
             "a": _clean(ma[m]), "b": _clean(mb[m]),
             "difference": _clean(mb[m] - ma[m]),
-            "ci": _percentile_interval(draws[m], confidence) if draws[m].size else [None, None],
+            "ci": intervals[m].bounds() if m in intervals else [None, None],
+            "undefined": intervals[m].undefined if m in intervals else 0,
+            **({"ci_note": intervals[m].note()} if m in intervals and not intervals[m].estimable else {}),
         }
         for m in MEASURES
     }
-    out["sign_test"] = sign_test(a, b, gold).as_dict()
     p_value, method = cluster_permutation_test(a, b, gold, clusters, seed=seed)
-    out["permutation"] = {"p_value": p_value, "method": method,
+    out["permutation"] = {"p_value": p_value, "method": method, "resolution": permutation_resolution(k),
                           "statistic": "mean of |B - gold| - |A - gold| over answers"}
+    out["sign_test"] = sign_test(a, b, gold).as_dict()
     return out
 
 

@@ -28,6 +28,8 @@ from ..judges import services as judge_services
 from ..judges.services import RunRefused
 from ..models import MetaEvalRun
 from ..run_views import run_action_views
+from ..uncertainty_text import interval as interval_text
+from ..uncertainty_text import p_value as p_text
 from . import comparison, selectors, services
 from .meta_eval import CATEGORIES, CATEGORY_DISPLAY
 
@@ -69,20 +71,22 @@ def _fmt(value, percent=False):
     return f"{value * 100:.1f}%" if percent else f"{value:.3f}"
 
 
-def _fmt_ci(bounds, percent=False):
-    if not bounds or bounds[0] is None:
-        return ""
-    return f"[{_fmt(bounds[0], percent)}, {_fmt(bounds[1], percent)}]"
+def _fmt_ci(bounds, percent=False, note=""):
+    """An interval in brackets, or why there is none ("not estimable: 1 question")."""
+    return interval_text(bounds, lambda value: _fmt(value, percent), note=note)
 
 
 def _display_row(entry):
-    """One metrics table row as text (percentages for failure rates, intervals in brackets)."""
+    """One metrics table row as text (percentages for failure rates, intervals in brackets, the
+    reason where an interval is not estimable)."""
+    note = (entry.get("uncertainty") or {}).get("note", "")
     return {
         "key": entry.get("key"), "label": entry.get("label", "All"), "n": entry["n"],
-        "mse": _fmt(entry["mse"]), "mse_ci": _fmt_ci(entry.get("mse_ci")),
+        "mse": _fmt(entry["mse"]), "mse_ci": _fmt_ci(entry.get("mse_ci"), note=note),
         "mae": _fmt(entry["mae"]), "signed": _fmt(entry["mean_signed_error"]),
-        "signed_ci": _fmt_ci(entry.get("mean_signed_error_ci")),
-        "fr": [(_fmt(entry[f"fr_{d}"], True), _fmt_ci(entry.get(f"fr_{d}_ci"), True)) for d in range(1, 6)],
+        "signed_ci": _fmt_ci(entry.get("mean_signed_error_ci"), note=note),
+        "fr": [(_fmt(entry[f"fr_{d}"], True), _fmt_ci(entry.get(f"fr_{d}_ci"), True, note=note)) for d in range(1, 6)],
+        "unit": (entry.get("uncertainty") or {}).get("unit"),
         "pearson": _fmt(entry["pearson"]), "spearman": _fmt(entry["spearman"]),
         "over": entry["over"], "under": entry["under"],
     }
@@ -100,10 +104,12 @@ def _display_report(report):
         ],
         "gap": {
             "ratio": "—" if gap["mse_ratio"] is None else f"{gap['mse_ratio']:.2f}×",
-            "ratio_ci": "" if not gap["mse_ratio_ci"] or gap["mse_ratio_ci"][0] is None
-            else f"[{gap['mse_ratio_ci'][0]:.2f}, {gap['mse_ratio_ci'][1]:.2f}]",
+            "ratio_ci": interval_text(gap["mse_ratio_ci"], lambda value: f"{value:.2f}",
+                                      unbounded=(gap.get("uncertainty") or {}).get("ratio_unbounded", False),
+                                      note=(gap.get("uncertainty") or {}).get("note", "")),
             "fr2_human": _fmt(gap["fr2_human"], True), "fr2_synthetic": _fmt(gap["fr2_synthetic"], True),
-            "fr2_difference_ci": _fmt_ci(gap["fr2_difference_ci"], True),
+            "fr2_difference_ci": _fmt_ci(gap["fr2_difference_ci"], True,
+                                         note=(gap.get("uncertainty") or {}).get("note", "")),
         },
     }
 
@@ -460,6 +466,9 @@ def compare_page(request):
         response["Content-Disposition"] = 'attachment; filename="compare-settings.json"'
         return response
     for pair in (data or {}).get("pairs", []):
+        _display_comparison(pair["overall"])
+        for row in pair["by_source"]:
+            _display_comparison(row)
         cases = pair["cases"]
         pair["case_lists"] = [
             (_("A within 1 of gold, B off by 2 or more"), cases["n_a_close_b_off"], cases["a_close_b_off"]),
@@ -475,5 +484,18 @@ def compare_page(request):
 
 
 def comparison_rows():
-    return [("MSE", "mse"), ("MAE", "mae"), (_("Bias (mean signed error)"), "bias"),
+    return [("MSE", "mse"), ("MAE", "mae"), (_("|Bias|, absolute mean signed error"), "abs_bias"),
+            (_("Bias, mean signed error (its B − A shows the direction, not closeness)"), "bias"),
             *((f"FR_{d}", f"fr_{d}") for d in (1, 2, 3, 4, 5)), (_("Pearson r"), "pearson")]
+
+
+def _display_comparison(result):
+    """Texts of one paired comparison (overall or a source): each interval or why there is none,
+    the p-values at their resolution."""
+    note = result.get("interval_note", "")
+    for measure in (result.get("measures") or {}).values():
+        measure["ci_text"] = _fmt_ci(measure["ci"], note=measure.get("ci_note") or note)
+    permutation = result.get("permutation") or {}
+    permutation["p_text"] = p_text(permutation.get("p_value"), permutation.get("resolution"))
+    sign = result.get("sign_test") or {}
+    sign["p_text"] = p_text(sign.get("p_value"))

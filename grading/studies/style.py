@@ -10,18 +10,23 @@ in a normalised textbook style?
 2. **Checks** (`check_rewrite`, no LLM): a rewrite whose final answer differs from the original's
    (the equivalence engine's `extract_answer`, then `check_equivalence`; a final answer lost counts
    as changed) or that has fewer non-empty lines than the original (a dropped line) is **flagged**
-   and excluded from the study; the page and the report say how many, for which reason.
+   and excluded from the study; the page and the report say how many, for which reason, and per
+   case why (`flag_details`: the final answer before and after, the lines of the original whose
+   content is not found in the rewrite). A run may judge the flagged rewrites too: they are then
+   reported in a second analysis, apart (`include_flagged`).
 3. **Judging.** A probe run of probe ``style-rewrite`` judges the original and the rewrite with the
    same setting version (grading/studies/services.py; the original reuses the setting's existing
    result when there is one).
 4. **Report** (`ablation_report`): per group (human, synthetic) and overall, MSE, FR_2 and mean
    |judge - gold| before (original) and after (rewrite), paired on the same answers, with
-   two-stage cluster-bootstrap intervals over questions then answers (grading.review.paired); the
+   cluster-bootstrap intervals over whole questions (grading.review.paired); the
    difference is after - before.
 """
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 
 import numpy as np
 from django.db import transaction
@@ -30,6 +35,7 @@ from django.utils.translation import gettext
 import equivalence
 import llm
 from annotation.models import Response, content_hash
+from core import uncertainty
 from egress import purposes
 
 from ..judges import services as judge_services
@@ -75,6 +81,67 @@ def line_count(text) -> int:
     return sum(1 for line in (text or "").splitlines() if line.strip())
 
 
+_SPACING = re.compile(r"\\(?:left|right|Big|big|Bigg|bigg)(?![a-zA-Z])|\\[,;:! ]|\$|\s+")
+_ONE_BRACED = re.compile(r"\{(\\?[A-Za-z0-9]+|.)\}")
+
+
+def _notation(text: str) -> str:
+    """A final answer with spacing, math delimiters and brace-only differences removed (S_{i} = S_i, \\dfrac = \\frac)."""
+    out = re.sub(r"\\[dt]frac", r"\\frac", text or "")
+    out = _SPACING.sub("", out)
+    previous = None
+    while previous != out:
+        previous, out = out, _ONE_BRACED.sub(r"\1", out)
+    return out
+
+
+_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "theta": "θ", "lambda": "λ", "mu": "μ",
+          "pi": "π", "sigma": "σ", "phi": "φ", "omega": "ω", "varphi": "φ", "le": "≤", "leq": "≤", "ge": "≥",
+          "geq": "≥", "neq": "≠", "ne": "≠", "infty": "∞", "in": "∈", "cdot": "·", "times": "×"}
+_TOKEN = re.compile(r"\\([A-Za-z]+)|(\d+(?:\.\d+)?)|([A-Za-z]+)|([^\sA-Za-z0-9\\{}()\[\]$,.;:!?'\"`_^&])")
+_LAYOUT = {"frac", "dfrac", "tfrac", "sqrt", "left", "right", "text", "mathrm", "quad", "qquad", "begin", "end",
+           "cases", "displaystyle", "mathbf", "boldsymbol", "big", "Big", "bigg", "Bigg", "hspace", "textbf",
+           "textit", "operatorname", "overline", "underline", "step"}
+
+
+def _tokens(line: str) -> list[str]:
+    """A line's content in order: numbers, words and letters, symbols; LaTeX layout commands dropped, Greek
+    letters and relations written as commands read as their symbols (\\alpha = α, \\le = ≤)."""
+    out = []
+    for command, number, word, symbol in _TOKEN.findall(line or ""):
+        if command:
+            if command.lower() in _LAYOUT:
+                continue
+            out.append(_GREEK.get(command, command.lower()))
+        elif number:
+            out.append(number)
+        elif word:
+            if word.lower() in _LAYOUT:
+                continue
+            out.append(word.lower())
+        else:
+            out.append(symbol)
+    return out
+
+
+def lines_not_found(original: str, rewritten: str, *, threshold: float = 0.5) -> list[str]:
+    """The lines of `original` whose content is not found in `rewritten`: fewer than `threshold` of the
+    line's consecutive token pairs (numbers, words, symbols in order, notation read alike) occur anywhere in
+    the rewrite. Lines of fewer than three tokens (a label "17.", "(2)") are not judged. Evidence for a
+    person to read, not a verdict: a rewrite that merges two lines keeps their content and lists none."""
+    found = _tokens(rewritten)
+    pairs = Counter(zip(found, found[1:]))
+    missing = []
+    for line in (original or "").splitlines():
+        tokens = _tokens(line)
+        if len(tokens) < 3:
+            continue
+        own = list(zip(tokens, tokens[1:]))
+        if sum(1 for pair in own if pair in pairs) < threshold * len(own):
+            missing.append(line.strip()[:300])
+    return missing
+
+
 def check_rewrite(original: str, rewritten: str) -> dict:
     """Flags of a rewrite: ``final_answer_changed`` (CAS on the final answers), ``lines_dropped``
     (fewer non-empty lines), ``empty``; ``excluded`` if any; the evidence kept beside them."""
@@ -85,6 +152,10 @@ def check_rewrite(original: str, rewritten: str) -> dict:
             changed, how = True, "the rewrite states no final answer"
         elif "".join(before.split()) == "".join(after.split()):
             how = "same text"
+        elif _notation(before) == _notation(after):
+            how = "same text up to notation"
+        elif len(_notation(before)) >= 6 and _notation(before) in _notation(after):
+            how = "the original's final answer is in the rewrite's"
         else:
             try:
                 verdict = equivalence.check_equivalence(before, after, mode="default", timeout=2.0)
@@ -99,6 +170,7 @@ def check_rewrite(original: str, rewritten: str) -> dict:
         "empty": not (rewritten or "").strip(),
         "final_before": before, "final_after": after, "final_check": how,
         "lines_before": lines_before, "lines_after": lines_after,
+        "lines_not_found": lines_not_found(original, rewritten)[:20],
     }
     flags["excluded"] = flags["final_answer_changed"] or flags["lines_dropped"] or flags["empty"]
     return flags
@@ -212,6 +284,7 @@ def _block(before, after, gold, clusters, n_resamples, seed):
     result = paired.paired_comparison(before, after, gold, clusters, n_resamples=n_resamples, seed=seed)
     keep = {k: result["measures"][k] for k in ("mse", "fr_2", "mae")}
     return {"n": int(len(gold)), "n_questions": result["n_questions"], "measures": keep,
+            "interval_note": result["interval_note"],
             "sign_test": result["sign_test"], "permutation": result["permutation"]}
 
 
@@ -229,6 +302,7 @@ def ablation_report(run: ProbeRun, *, n_resamples=1000, seed=0) -> dict:
         "flagged": flagged, "n_flagged_excluded": run.skipped.get(f"{PROBE} (flagged)", 0),
         "difference": "after (rewrite) - before (original): negative = closer to gold after the rewrite",
         "resampling": paired.RESAMPLING, "n_resamples": n_resamples, "seed": seed, "groups": {},
+        "min_questions": uncertainty.MIN_CLUSTERS,
     }
     if not judged:
         return report

@@ -50,6 +50,7 @@ def test_two_settings_show_known_differences(reviewer_client, judges):
     assert response.status_code == 200
     page = response.content.decode()
     assert "16 answers of 2 questions scored by both" in page
+    assert "not estimable: 2 questions" in page  # no interval from two questions
     assert 'data-measure="mae"' in page and "-1.625" in page  # MAE 2 -> 0.375
     assert "response #" in page  # B close and A off by 2 on 14 answers, listed with links
 
@@ -63,9 +64,10 @@ def test_json_download_holds_the_selection_seed_and_figures(reviewer_client, jud
     [pair] = data["pairs"]
     mae = pair["overall"]["measures"]["mae"]
     assert (mae["a"], mae["b"], mae["difference"]) == (pytest.approx(2.0), pytest.approx(0.375), pytest.approx(-1.625))
-    assert mae["ci"][0] <= mae["difference"] <= mae["ci"][1]
-    assert pair["overall"]["sign_test"] == {"b_better": 14, "a_better": 2, "ties": 0,
-                                            "p_value": pytest.approx(2 * (1 + 16 + 120) / 2**16)}
+    # two questions: no interval (core.uncertainty.MIN_CLUSTERS), and the JSON says why
+    assert mae["ci"] == [None, None] and pair["overall"]["interval_note"] == "not estimable: 2 questions"
+    assert pair["overall"]["sign_test"]["p_value"] == pytest.approx(2 * (1 + 16 + 120) / 2**16)
+    assert (pair["overall"]["sign_test"]["b_better"], pair["overall"]["sign_test"]["a_better"]) == (14, 2)
     assert pair["cases"]["n_b_close_a_off"] == 14 and pair["cases"]["n_a_close_b_off"] == 0
     assert {row["source"]: row["n"] for row in pair["by_source"]} == {"human": 10, "synthetic": 6}
     assert [row["n"] for row in pair["by_question"]] == [8, 8]

@@ -51,7 +51,8 @@ def test_bootstrap_interval_is_repeatable_and_brackets_the_estimate():
 
 
 def test_bootstrap_interval_of_a_constant_error_is_that_error():
-    assert bootstrap_interval([3, 3, 3], [1, 1, 1], mse, n_resamples=50) == (4.0, 4.0)
+    assert bootstrap_interval([3] * 5, [1] * 5, mse, n_resamples=50) == (4.0, 4.0)
+    assert bootstrap_interval([3, 3, 3], [1, 1, 1], mse, n_resamples=50) == (None, None)  # 3 answers: not estimable
 
 
 def test_evaluation_gap_by_hand():
@@ -59,6 +60,8 @@ def test_evaluation_gap_by_hand():
     gap = evaluation_gap([7, 3, 5, 5], [5, 5, 5, 5], [6, 4, 5, 5], [5, 5, 5, 5], n_resamples=300)
     assert gap.mse_ratio == pytest.approx(4.0)
     assert gap.fr2_human == 0.5 and gap.fr2_synthetic == 0.0
+    assert gap.fr2_difference_ci == (None, None) and gap.uncertainty["note"] == "not estimable: 4 answers"
+    gap = evaluation_gap([7, 3, 5, 5] * 3, [5] * 12, [6, 4, 5, 5] * 3, [5] * 12, n_resamples=300)
     low, high = gap.fr2_difference_ci
     assert 0 <= low <= 0.5 <= high <= 1
 

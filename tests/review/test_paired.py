@@ -32,8 +32,9 @@ def test_known_errors_give_known_differences_and_intervals():
     low, high = m["mae"]["ci"]
     assert -2 <= low <= m["mae"]["difference"] <= high < -1.5
     assert m["fr_2"]["ci"] == [-1.0, -1.0]  # A is off by 2 and B within 1 on every answer of every resample
-    assert out["resampling"].startswith("two-stage cluster bootstrap")
-    assert out["sign_test"] == {"b_better": 48, "a_better": 0, "ties": 0, "p_value": pytest.approx(2 / 2**48)}
+    assert out["resampling"].startswith("cluster bootstrap: whole questions")
+    assert out["sign_test"] == {"b_better": 48, "a_better": 0, "ties": 0, "p_value": pytest.approx(2 / 2**48),
+                                "assumption": paired.SIGN_TEST_ASSUMPTION}
 
 
 def test_sign_test_agrees_with_a_hand_computation():
