@@ -13,6 +13,7 @@ from core.ids import id_param
 
 from . import selectors
 from .importers import ImportFormatError, import_ineqmath, import_realmath
+from .importers.placement import OVERLAPS, ExamOverlap
 from .models import Exam, ImportReport, Question, Response
 from .serializers import (
     DatasetImportSerializer,
@@ -112,12 +113,18 @@ class DatasetImportView(APIView):
         serializer = DatasetImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        exam = serializer.validated_data.get("exam")
+        exam, fmt = serializer.validated_data.get("exam"), serializer.validated_data["format"]
         kwargs = {"exam_name": exam} if exam else {}
+        if fmt == "realmath":  # what to do with questions already in another exam (importers/placement.py)
+            kwargs["overlap"] = serializer.validated_data["overlap"]
         try:
-            result = self.importers[serializer.validated_data["format"]](
-                upload.read(), upload.name, user=request.user, **kwargs
-            )
+            result = self.importers[fmt](upload.read(), upload.name, user=request.user, **kwargs)
+        except ExamOverlap as exc:
+            return ApiResponse({
+                "detail": gettext("Nothing was imported. %(exc)s") % {"exc": exc},
+                "overlap": {"exam": exc.exam_name, "questions": exc.questions, "choices": OVERLAPS,
+                            "held_by": [{"id": e.pk, "name": e.name, "questions": n} for e, n in exc.holders]},
+            }, status=status.HTTP_400_BAD_REQUEST)
         except ImportFormatError as exc:
             return ApiResponse({"detail": gettext("Nothing was imported. %(exc)s") % {"exc": exc}}, status=status.HTTP_400_BAD_REQUEST)
         report = ImportReport.objects.get(pk=result.report_id)

@@ -1,6 +1,8 @@
 from django import forms
 from django.utils.translation import gettext, gettext_lazy
 
+from .importers.placement import ASK, OVERLAP_CHOICES
+
 
 class DatasetImportForm(forms.Form):
     FORMATS = [
@@ -12,6 +14,14 @@ class DatasetImportForm(forms.Form):
     format = forms.ChoiceField(choices=FORMATS)
     file = forms.FileField()
     exam = forms.CharField(required=False, max_length=200, help_text=gettext_lazy("Exam / batch name (optional)."))
+    overlap = forms.ChoiceField(
+        choices=OVERLAP_CHOICES, initial=ASK, required=False, widget=forms.RadioSelect,
+        label=gettext_lazy("Questions of the file already in another exam"),
+        help_text=gettext_lazy("RealMath-Eval releases: one release stays in one exam."),
+    )
+
+    def clean_overlap(self):
+        return self.cleaned_data.get("overlap") or ASK
 
 
 class RubricEditForm(forms.Form):

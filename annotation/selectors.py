@@ -47,6 +47,20 @@ def exams_by_key(keys):
     return {str(exam.pk): exam for exam in Exam.objects.filter(pk__in=ids)}
 
 
+def report_exams(reports):
+    """{str(id): exam} of every exam the import reports name (the exam imported into, where
+    skipped answers sit, where questions went or came from): one query."""
+    keys = set()
+    for report in reports:
+        counts = report.counts if isinstance(report.counts, dict) else {}
+        keys.add(str(counts.get("exam_id")))
+        keys.update(str(key) for key in (counts.get("skipped_by_exam") or {}))
+        for row in counts.get("questions") or []:
+            if isinstance(row, dict):
+                keys.update(str(row.get(key)) for key in ("exam", "from"))
+    return exams_by_key(keys)
+
+
 def recent_import_reports(limit=20):
     return ImportReport.objects.select_related("created_by")[:limit]
 

@@ -3,6 +3,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from .importers.placement import ASK, OVERLAPS
 from .labelling import selectors as label_selectors
 from .models import (
     Adjudication,
@@ -93,6 +94,11 @@ class DatasetImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=["realmath", "ineqmath"])
     file = serializers.FileField()
     exam = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    overlap = serializers.ChoiceField(
+        choices=OVERLAPS, default=ASK,
+        help_text="RealMath-Eval files: what to do with the file's questions already in another exam: ask (import "
+                  "nothing and say where they are), join (import into that exam), move (move them, with their "
+                  "answers, into this exam), keep (leave them there).")
 
 
 # --- labelling ------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from accounts.decorators import annotator_required, reviewer_required
 from core.numbers import parse_id
@@ -14,6 +14,7 @@ from core.shortcuts import found_or_404, get_object_or_404
 from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm
 from .importers import ImportFormatError
+from .importers.placement import ExamOverlap
 from .importers.services import IMPORTERS, create_import_job, job_progress, runs_in_background
 from .labelling.views import exam_anchoring_context
 from .models import ImportJob, ImportReport, RubricVersion
@@ -109,24 +110,35 @@ def response_detail(request, pk):
 
 @reviewer_required
 def dataset_import(request):
-    initial = {key: request.GET[key] for key in ("format", "exam") if request.GET.get(key)}
+    initial = {key: request.GET[key] for key in ("format", "exam", "overlap") if request.GET.get(key)}
     form = DatasetImportForm(request.POST or None, request.FILES or None, initial=initial)
+    overlap = None
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
-        importer = IMPORTERS[form.cleaned_data["format"]]
+        upload, fmt = form.cleaned_data["file"], form.cleaned_data["format"]
         kwargs = {"exam_name": form.cleaned_data["exam"]} if form.cleaned_data["exam"] else {}
+        # Release files only: what to do with questions already in another exam (importers/placement.py).
+        choice = form.cleaned_data["overlap"] if fmt == "realmath" else None
+        if choice:
+            kwargs["overlap"] = choice
         try:
-            if runs_in_background(upload, form.cleaned_data["format"]):  # by the size it inflates to
-                job = create_import_job(request.user, form.cleaned_data["format"], upload, form.cleaned_data["exam"])
+            if runs_in_background(upload, fmt):  # by the size it inflates to
+                job = create_import_job(request.user, fmt, upload, form.cleaned_data["exam"], overlap=choice)
                 return redirect("annotation:import_job", pk=job.pk)
-            result = importer(upload.read(), upload.name, user=request.user, **kwargs)
+            result = IMPORTERS[fmt](upload.read(), upload.name, user=request.user, **kwargs)
+        except ExamOverlap as exc:
+            overlap = {"holders": exc.holders, "exam": exc.exam_name, "questions": exc.questions}
+            form.add_error("overlap", gettext("Nothing was imported. %(exc)s") % {"exc": exc})
         except ImportFormatError as exc:
             form.add_error("file", gettext("Nothing was imported. %(exc)s") % {"exc": exc})
         else:
             messages.success(request, gettext("Imported %(name)s.") % {"name": upload.name})
             return redirect("annotation:import_report", pk=result.report_id)
-    return render(request, "annotation/import.html", {"form": form, "reports": selectors.recent_import_reports(),
-                                                      "jobs": selectors.unfinished_import_jobs()})
+    reports = list(selectors.recent_import_reports())
+    exams = selectors.report_exams(reports)
+    return render(request, "annotation/import.html", {
+        "form": form, "overlap": overlap, "jobs": selectors.unfinished_import_jobs(),
+        "reports": [(report, report_summary(report, exams)) for report in reports],
+    })
 
 
 def import_job_state(job):
@@ -164,10 +176,25 @@ COUNT_WORDS = {
     "adjudications_skipped": gettext_lazy("adjudications of skipped answers (not loaded again)"),
     "judge_results_created": gettext_lazy("judge results added"),
     "judge_results_skipped": gettext_lazy("judge results of skipped answers (not loaded again)"),
+    "questions_moved": gettext_lazy("questions moved into this exam from another, with their answers"),
 }
 
 
-NOT_COUNTS = ("exam_id", "skipped_by_exam")
+NOT_COUNTS = ("exam_id", "skipped_by_exam", "questions")
+
+
+def report_summary(report, exams):
+    """A recent import in words, for the import page's list: its counts, the exam it went into
+    and where its skipped answers sit, by exam name (`exams`: {str(id): exam})."""
+    counts = report.counts if isinstance(report.counts, dict) else {}
+    words = [f"{n} {text}" for n, text in report_counts(counts) if n]
+    exam = exams.get(str(counts.get("exam_id")))
+    where = [gettext("into “%(exam)s”") % {"exam": exam.name}] if exam else []
+    for key, n in sorted((counts.get("skipped_by_exam") or {}).items(), key=lambda kv: -kv[1]):
+        if key in exams and isinstance(n, int):
+            where.append(ngettext("%(n)s skipped answer is in “%(exam)s”", "%(n)s skipped answers are in “%(exam)s”", n)
+                         % {"n": n, "exam": exams[key].name})
+    return {"counts": gettext("; ").join(words) or gettext("nothing"), "where": gettext("; ").join(where)}
 
 
 def report_counts(counts):
@@ -182,17 +209,38 @@ def report_counts(counts):
 def import_report(request, pk):
     report = get_object_or_404(ImportReport, pk=pk)
     skipped = report.counts.get("skipped_by_exam") or {}
-    exams = selectors.exams_by_key(skipped)
+    exams = selectors.report_exams([report])
     # Where the skipped answers sit, and a way to import the file into that exam.
     skipped_in = [
         {"exam": exams[key], "n": n,
-         "again": f"{reverse('annotation:import')}?{urlencode({'format': report.kind, 'exam': exams[key].name})}"}
+         "again": f"{reverse('annotation:import')}?{urlencode({'format': report.kind, 'exam': exams[key].name, 'overlap': 'move'})}"}
         for key, n in sorted(skipped.items(), key=lambda kv: -kv[1]) if key in exams
     ]
     return render(request, "annotation/import_report.html", {
         "report": report, "counts": report_counts(report.counts), "skipped_in": skipped_in,
-        "report_exam": report.counts.get("exam_id"),
+        "report_exam": report.counts.get("exam_id"), "placed": placed_questions(report.counts, exams),
     })
+
+
+PLACED_WORDS = {
+    "created": gettext_lazy("added to “%(exam)s”"),
+    "here": gettext_lazy("already in “%(exam)s”"),
+    "moved": gettext_lazy("moved from “%(source)s” into “%(exam)s”, with its answers"),
+    "elsewhere": gettext_lazy("left in “%(exam)s”, where it already was (its answers in the file joined it there)"),
+}
+
+
+def placed_questions(counts, exams):
+    """[{id, location, exam, words}] of where each question of a release import went."""
+    rows = []
+    for row in counts.get("questions") or []:
+        if not isinstance(row, dict) or row.get("how") not in PLACED_WORDS:
+            continue
+        exam, source = exams.get(str(row.get("exam"))), exams.get(str(row.get("from")))
+        rows.append({"id": row.get("id"), "location": row.get("location") or "", "exam": exam,
+                     "words": PLACED_WORDS[row["how"]] % {"exam": exam.name if exam else "?",
+                                                          "source": source.name if source else "?"}})
+    return rows
 
 
 @annotator_required

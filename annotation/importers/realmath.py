@@ -7,6 +7,7 @@ from django.utils.translation import gettext
 
 from ..models import Exam, ImportReport, Label, Question, Response, RubricCheckpoint, SubQuestion, content_hash
 from ..rubric import parse_checkpoints, sub_question_label, sub_question_maxima
+from . import placement as placing
 from .bulk import HistoryInserter
 from .common import (
     ImportFormatError,
@@ -167,9 +168,10 @@ JOB_BATCH = 200
 class _Batches:
     """State of one import across its batches: questions by statement hash, their sub-question labels."""
 
-    def __init__(self, exam, result, file_name, user):
+    def __init__(self, exam, result, file_name, user, placement=None):
         self.exam, self.result, self.file_name, self.user = exam, result, file_name, user
-        self.questions, self.known_labels = {}, {}
+        self.moves = placement.moves if placement is not None else {}
+        self.questions, self.known_labels, self.placed = {}, {}, {}
         self.responses, self.gold_labels = HistoryInserter(Response), HistoryInserter(Label)
 
     def load_questions(self, cleaned_records):
@@ -190,6 +192,11 @@ class _Batches:
             question = self.questions[statement_hash] = _create_question(self.exam, cleaned, statement_hash)
             self.known_labels[question.pk] = set(question.sub_questions.values_list("label", flat=True))
             self.result.count("questions_created")
+            self.placed[question.pk] = (question, placing.CREATED)
+        elif question.pk not in self.placed:
+            how = (placing.HERE if question.exam_id == self.exam.pk
+                   else placing.MOVED if question.pk in self.moves else placing.ELSEWHERE)
+            self.placed[question.pk] = (question, how)
         _ensure_sub_questions(question, cleaned["sub_question_scores"], self.known_labels)
         return question
 
@@ -209,7 +216,7 @@ class _Batches:
         keyed, exam_of = [], {}
         for cleaned in cleaned_records:
             question = self.question_for(cleaned, content_hash(cleaned["problem_statement"]))
-            exam_of[question.pk] = question.exam_id
+            exam_of[question.pk] = self.exam.pk if question.pk in self.moves else question.exam_id
             keyed.append((question.pk, cleaned["student_id"], content_hash(cleaned["student_response"])))
         existing = self.existing_keys(keyed)
         responses, golds = [], []
@@ -248,8 +255,13 @@ class _Batches:
         self.result.count("labels_created", len(response_ids))  # each record's gold, as an imported label
 
 
-def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_progress=None, writer=None):
+def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", overlap=placing.KEEP, user=None, on_progress=None,
+                    writer=None):
     """Import a release-format file given as bytes. Idempotent; all or nothing.
+
+    `overlap` says what to do with the file's questions already in another exam than
+    `exam_name` (`annotation.importers.placement`: ask, join, move, keep); it is decided
+    before anything is written.
 
     `raw` is bytes or a binary file; a file is read in blocks, so memory holds a batch of records,
     not the file. Records are validated and written in batches inside one transaction: a bad
@@ -261,21 +273,36 @@ def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", user=None, on_
     stream = as_stream(raw)
     if writer is None:
         with transaction.atomic():
-            return _import(stream, file_name, exam_name, user, on_progress, writer)
+            placement = placing.plan(exam_name, overlap, lambda: placing.statement_hashes(stream, file_name))
+            return _import(stream, file_name, placement, user, on_progress, writer)
+    hashes = set()
     for index, record in iter_json_array(stream, file_name):  # a first pass: nothing is written
-        validate_record(record, index)
+        hashes.add(content_hash(validate_record(record, index)["problem_statement"]))
     stream.seek(0)
-    return _import(stream, file_name, exam_name, user, on_progress, writer)
+    placement = placing.plan(exam_name, overlap, lambda: hashes)
+    return _import(stream, file_name, placement, user, on_progress, writer)
 
 
-def _import(stream, file_name, exam_name, user, on_progress, writer):
+def _placement_rows(batches):
+    """Where each question of the file went, in the order of their locations (the report's list)."""
+    rows = []
+    for question, how in sorted(batches.placed.values(), key=lambda qh: (qh[0].location, qh[0].pk)):
+        row = {"id": question.pk, "location": question.location, "how": how,
+               "exam": batches.exam.pk if how == placing.MOVED else question.exam_id}
+        if how == placing.MOVED:
+            row["from"] = batches.moves[question.pk]
+        rows.append(row)
+    return rows
+
+
+def _import(stream, file_name, placement, user, on_progress, writer):
     step = writer.step if writer is not None else lambda: None
     size_of_batch = BATCH if writer is None else JOB_BATCH
     result = ImportResult(kind="realmath", file_name=file_name, sha256=sha256_of(stream))
     size = stream_size(stream)
     step()
-    exam, _ = Exam.objects.get_or_create(name=exam_name)
-    batches = _Batches(exam, result, file_name, user)
+    exam, _ = Exam.objects.get_or_create(name=placement.exam_name)
+    batches = _Batches(exam, result, file_name, user, placement)
     chunk, count = [], 0
     for index, record in iter_json_array(stream, file_name):
         chunk.append(validate_record(record, index))
@@ -291,6 +318,11 @@ def _import(stream, file_name, exam_name, user, on_progress, writer):
         batches.add(count - len(chunk), chunk)
     if on_progress:
         on_progress(size, size)
+    # The planned moves, in the import's last transaction: a failed import moves nothing.
+    moved = placing.move_questions(placement, exam)
+    if moved:
+        result.count("questions_moved", moved)
+    result.counts["questions"] = _placement_rows(batches)  # where each question went (not a count)
     for key in ("questions_created", "responses_created", "responses_skipped", "labels_created", "labels_skipped"):
         result.counts.setdefault(key, 0)
     result.counts["records"] = count

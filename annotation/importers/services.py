@@ -7,6 +7,7 @@ worker (killed, out of memory, machine restarted); `fail_stale_jobs` marks it fa
 its upload. Nothing of it is in the database: the import runs in one transaction.
 """
 import functools
+import json
 import logging
 import threading
 import time
@@ -126,6 +127,18 @@ def _progress_path(job):
     return stored_path(job).with_suffix(".progress")
 
 
+def _options_path(job):
+    """The job's import options beside its upload (what else the form chose: `overlap`)."""
+    return stored_path(job).with_suffix(".options")
+
+
+def _job_options(job):
+    try:
+        return json.loads(_options_path(job).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def job_progress(job):
     """(done, total) of a job. A running import writes them to a file beside its upload, not to the
     database: its transaction would hide them until the end (and on SQLite hold the write lock)."""
@@ -172,6 +185,7 @@ def fail_stale_jobs():
             stored_path(job).unlink(missing_ok=True)
             _progress_path(job).unlink(missing_ok=True)
             stored_path(job).with_suffix(".jsonl").unlink(missing_ok=True)
+            _options_path(job).unlink(missing_ok=True)
             if job.written:  # batches it committed (SQLite): removed by a worker
                 transaction.on_commit(functools.partial(tasks.undo_import_job.delay, job.pk))
 
@@ -199,8 +213,9 @@ class _Heartbeat:
                 pass
 
 
-def create_import_job(user, fmt, upload, exam_name=""):
-    """Store the upload and queue its import; the worker picks it up after commit."""
+def create_import_job(user, fmt, upload, exam_name="", overlap=None):
+    """Store the upload and queue its import; the worker picks it up after commit. `overlap`
+    (release files: what to do with questions already in another exam) is kept beside it."""
     if fmt not in IMPORTERS:
         raise ValueError(gettext("Unknown format %(fmt)s; choose one of %(join)s.") % {"fmt": repr(fmt), "join": ', '.join(IMPORTERS)})
     root = Path(settings.IMPORT_ROOT)
@@ -209,6 +224,8 @@ def create_import_job(user, fmt, upload, exam_name=""):
     with open(root / stored_name, "wb") as handle:
         for chunk in upload.chunks():
             handle.write(chunk)
+    if overlap:
+        (root / stored_name).with_suffix(".options").write_text(json.dumps({"overlap": overlap}))
     job = ImportJob.objects.create(format=fmt, file_name=upload.name, stored_name=stored_name, file_size=upload.size,
                                    exam_name=exam_name or "", created_by=user)
     transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
@@ -247,6 +264,7 @@ def _run(job):
         _write_progress(progress_path, done, total)
 
     kwargs = {"exam_name": job.exam_name} if job.exam_name else {}
+    kwargs.update(_job_options(job))
     # On SQLite the import is written in short transactions that can be undone (batches.py).
     writer = BatchWriter(job_id) if batches_needed() else None
     try:
@@ -276,3 +294,4 @@ def _run(job):
     finally:
         path.unlink(missing_ok=True)
         progress_path.unlink(missing_ok=True)
+        _options_path(job).unlink(missing_ok=True)

@@ -125,12 +125,13 @@ def test_reimport_says_where_skipped_answers_sit_and_offers_that_exam(reviewer_c
     with REALMATH_HUMAN.open("rb") as handle:
         reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle, "exam": "Demo exam"})
     with REALMATH_HUMAN.open("rb") as handle:
-        page = reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle}, follow=True)
+        page = reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle,
+                                                                   "overlap": "keep"}, follow=True)
     html = page.content.decode()
     assert "<strong>32</strong> answers already here (skipped, kept as they were)" in html
     assert "<strong>32</strong> labels of skipped answers (not loaded again)" in html  # their imported golds
     assert "32 answers are already in the exam <strong>Demo exam</strong>." in html
-    offer = reverse("annotation:import") + "?format=realmath&amp;exam=Demo+exam"
+    offer = reverse("annotation:import") + "?format=realmath&amp;exam=Demo+exam&amp;overlap=move"
     assert f'href="{offer}"' in html
     form = reviewer_client.get(reverse("annotation:import"), {"format": "realmath", "exam": "Demo exam"}).content.decode()
     assert 'value="Demo exam"' in form
@@ -139,7 +140,7 @@ def test_reimport_says_where_skipped_answers_sit_and_offers_that_exam(reviewer_c
         again = reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle,
                                                                     "exam": "Demo exam"}, follow=True)
     assert "32 answers are already in the exam" in again.content.decode()
-    assert "instead" not in again.content.decode()
+    assert "Import into “Demo exam” instead" not in again.content.decode()
 
 
 # Re-importing a full JSONL export from the import page: the dataset.jsonl or the export's zip as
@@ -226,3 +227,89 @@ def test_large_full_export_zip_is_imported_by_a_job(sample_data, tmp_path, clien
     assert job.status == "done" and job.report.kind == "dataset" and job.report.counts["responses_created"] == 64
     assert Response.objects.count() == 64 and job.report.created_by == admin
 
+
+
+# One exam per release (issue 34): the full release overlaps the demo sample; the page asks first.
+FULL_RELEASE = REALMATH_HUMAN.parent.parent / "realmath_eval_full" / "realmath_eval.json"
+
+
+def _post_full(client, **fields):
+    with FULL_RELEASE.open("rb") as handle:
+        return client.post(reverse("annotation:import"), {"format": "realmath", "file": handle, **fields}, follow=True)
+
+
+def test_the_page_asks_where_the_release_goes_when_part_of_it_is_in_another_exam(reviewer_client):
+    from annotation.models import Exam, Question
+
+    call_command("import_realmath", str(REALMATH_HUMAN), "--exam", "RealMath-Eval sample")
+    page = _post_full(reviewer_client, exam="Release")
+    html = page.content.decode()
+    assert 'id="overlap-holders"' in html and "RealMath-Eval sample</a>: 2 questions" in html
+    assert "Nothing was imported. 2 of the file&#x27;s 14 questions are already in other exams" in html
+    assert not Exam.objects.filter(name="Release").exists() and Question.objects.count() == 2
+    # The choice is on the form: moving brings the sample's two questions into the release's exam.
+    page = _post_full(reviewer_client, exam="Release", overlap="move")
+    assert Question.objects.filter(exam__name="Release").count() == 14
+    html = page.content.decode()
+    assert 'id="placed-questions"' in html
+    assert html.count("moved from “RealMath-Eval sample” into “Release”, with its answers") == 2
+    assert html.count("added to “Release”") == 12
+
+
+def test_joining_the_exam_that_holds_part_of_the_release(reviewer_client):
+    from annotation.models import Question
+
+    call_command("import_realmath", str(REALMATH_HUMAN), "--exam", "RealMath-Eval sample")
+    page = _post_full(reviewer_client, exam="Release", overlap="join")
+    assert Question.objects.filter(exam__name="RealMath-Eval sample").count() == 14
+    assert page.content.decode().count("already in “RealMath-Eval sample”") == 2
+
+
+def test_the_overlap_choice_goes_with_a_background_job(reviewer_client, settings, tmp_path, monkeypatch):
+    from annotation.importers import services as jobs
+    from annotation.models import ImportJob, Question
+
+    settings.IMPORT_ROOT = tmp_path
+    settings.IMPORT_SYNC_MAX_BYTES = 10  # every upload is a job
+    call_command("import_realmath", str(REALMATH_HUMAN), "--exam", "RealMath-Eval sample")
+    monkeypatch.setattr(jobs.tasks.run_import_job, "delay", lambda job_id: None)  # run below, in this process
+    with FULL_RELEASE.open("rb") as handle:
+        reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle, "exam": "Release",
+                                                            "overlap": "move"})
+    job = ImportJob.objects.get()
+    assert list(tmp_path.glob("*.options"))
+    jobs.run_import_job(job.pk)
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.DONE, job.error
+    assert Question.objects.filter(exam__name="Release").count() == 14
+    assert not list(tmp_path.iterdir())  # the upload and its options are gone
+
+
+def test_recent_imports_are_in_words_with_exam_names(reviewer_client):
+    call_command("import_realmath", str(REALMATH_HUMAN), "--exam", "Demo exam")
+    call_command("import_realmath", str(REALMATH_HUMAN), "--exam", "Other", "--overlap", "keep")
+    html = reviewer_client.get(reverse("annotation:import")).content.decode()
+    assert "skipped_by_exam" not in html and "questions_created" not in html and "{" not in html.split("Recent imports")[1]
+    assert "32 answers added; 32 labels added (imported golds included)" in html
+    assert "into “Other”; 32 skipped answers are in “Demo exam”" in html
+
+
+def test_recent_imports_in_chinese(reviewer_client):
+    call_command("import_realmath", str(REALMATH_HUMAN), "--exam", "Demo exam")
+    html = reviewer_client.get(reverse("annotation:import"), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "answers added" not in html and "导入到“Demo exam”" in html
+
+
+def test_the_api_asks_too_and_says_where_the_questions_are(reviewer):
+    call_command("import_realmath", str(REALMATH_HUMAN), "--exam", "RealMath-Eval sample")
+    api = api_client_for(reviewer)
+    with FULL_RELEASE.open("rb") as handle:
+        refused = api.post("/api/import/", {"format": "realmath", "file": handle, "exam": "Release"})
+    assert refused.status_code == 400
+    assert refused.json()["overlap"]["held_by"][0]["name"] == "RealMath-Eval sample"
+    assert refused.json()["overlap"]["held_by"][0]["questions"] == 2
+    with FULL_RELEASE.open("rb") as handle:
+        moved = api.post("/api/import/", {"format": "realmath", "file": handle, "exam": "Release", "overlap": "move"})
+    assert moved.status_code == 201
+    assert moved.json()["counts"]["questions_moved"] == 2
+    assert sum(1 for row in moved.json()["counts"]["questions"] if row["how"] == "moved") == 2

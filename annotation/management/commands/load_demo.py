@@ -25,7 +25,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         for name in ("realmath_eval.json", "realmath_eval_llm_answer.json"):
-            self._quietly("import_realmath", str(DEMO_DIR / name), exam=REALMATH_EXAM)
+            # A sample question already imported with a full release stays in the release's exam.
+            self._quietly("import_realmath", str(DEMO_DIR / name), exam=REALMATH_EXAM, overlap="keep")
         self._quietly("import_ineqmath", str(DEMO_DIR / "ineqmath_train_sample.json"))
         self._quietly("import_judge_results", str(DEMO_DIR / "meta_eval_input_examples.json"), setting="released-judge")
         self._quietly("import_meta_eval_labels", str(DEMO_DIR / "meta_eval_labels_examples.json"),
