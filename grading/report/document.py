@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 FORMATS = ("markdown", "latex")
 DASH = "—"
@@ -140,10 +140,11 @@ def settings_section(data) -> Section:
 
 
 def metrics_section(data) -> Section | None:
-    if not data["judges"]:
+    judges = [j for j in data["judges"] if j.get("overall") is not None]  # answer checks: their own section
+    if not judges:
         return None
     overall, by_source = [], []
-    for j in data["judges"]:
+    for j in judges:
         o = j["overall"]
         overall.append([f"{j['name']} v{j['version']}", number(o["n"]), with_interval(o["mse"], o.get("mse_ci")),
                         with_interval(o["fr_1"], o.get("fr_1_ci")), with_interval(o["fr_2"], o.get("fr_2_ci")),
@@ -154,6 +155,30 @@ def metrics_section(data) -> Section | None:
     return Section(gettext("Judge versus gold"), [
         Table([gettext("Setting"), "n", "MSE", "FR_1", "FR_2", "Pearson", "Spearman"], overall, gettext("All answers, with %(level)s%% intervals") % {"level": 95}),
         Table([gettext("Setting"), gettext("Source"), "n", "MSE", "FR_2"], by_source, gettext("By source")),
+    ])
+
+
+def answer_check_section(data) -> Section | None:
+    """Answer-checking settings (CAS and IneqMath final answer) scored against the gold answer."""
+    checks = [j for j in data["judges"] if j.get("answer_check")]
+    if not checks:
+        return None
+    rows = []
+    for j in checks:
+        a = j["answer_check"]
+        name = f"{j['name']} v{j['version']}"
+        rows.append([name, gettext("all answers"), number(a["n"]), number(a["correct"]),
+                     with_interval(a["accuracy"], a["ci"]), number(a["n_undecided"]), number(a["n_without_gold_answer"])])
+        rows += [[name, row["source"], number(row["n"]), number(row["correct"]), with_interval(row["accuracy"], row["ci"]),
+                  DASH, DASH] for row in a["by_source"]]
+    return Section(gettext("Final answers against the gold answer"), [
+        gettext("Settings that check the final answer (the CAS, and the IneqMath final-answer judge) are scored "
+                "against the question's gold answer, not against gold points: accuracy is the share of answers whose "
+                "final answer the setting found equal to the gold answer, over the answers whose question has a gold "
+                "answer and that the setting decided, with a %(level)s%% Wilson interval. Undecided or failed checks "
+                "and answers without a gold answer are counted apart.") % {"level": number(data["confidence_percent"])},
+        Table([gettext("Setting"), gettext("Source"), "n", gettext("Correct"), gettext("Accuracy"),
+               gettext("Undecided"), gettext("No gold answer")], rows),
     ])
 
 
@@ -188,19 +213,33 @@ def strategies_section(data) -> Section | None:
         few = j.get("few_shot")
         if j.get("strategy") in (None, "reason-then-score") and not few and not j.get("prompt_set"):
             continue
-        rows.append([f"{j['name']} v{j['version']}", j.get("strategy") or DASH, number(j.get("strategy_version")),
+        holdout = number(few["n_holdout"]) if few else number(j["prompt_set_holdout"]) if "prompt_set_holdout" in j else DASH
+        rows.append([f"{j['name']} v{j['version']}", strategy_name(j), number(j.get("strategy_version")),
                      j.get("prompt_set") or DASH, number(few["k"]) if few else DASH,
-                     (few["split_rule"] or DASH) if few else DASH, number(few["seed"]) if few else DASH,
-                     number(few["n_holdout"]) if few else DASH])
+                     (few["split_rule"] or DASH) if few else DASH, number(few["seed"]) if few else DASH, holdout])
         for question, ids in sorted(((few or {}).get("examples") or {}).items(), key=lambda kv: int(kv[0])):
             examples.append([f"{j['name']} v{j['version']}", question, ", ".join(number(i) for i in ids)])
     if not rows:
         return None
-    blocks = [Table([gettext("Setting"), gettext("Strategy"), gettext("Template version"), gettext("Prompt set"), "k", gettext("Split rule"), gettext("Seed"), gettext("Hold-out")],
-                    rows, gettext("Few-shot examples are a hold-out: never judged by their setting, never counted."))]
+    blocks = [Table([gettext("Setting"), gettext("Strategy or prompt set"), gettext("Template version"), gettext("Prompt set"), "k", gettext("Split rule"), gettext("Seed"), gettext("Hold-out")],
+                    rows, gettext("Few-shot examples are a hold-out: never judged by their setting, never counted. A "
+                                  "replay setting sends the prompts of a prompt set (a variant file of the release, "
+                                  "such as Verification-First) or each record's own prompt; its hold-outs are the "
+                                  "prompt set's calibration answers."))]
     if examples:
         blocks.append(Table([gettext("Setting"), gettext("Question id"), gettext("Example answer ids")], examples, gettext("Few-shot examples")))
     return Section(gettext("Prompt strategies"), blocks)
+
+
+def strategy_name(judge) -> str:
+    """What a setting's prompts are: its strategy, or for a replay setting the prompt set it sends."""
+    if judge.get("strategy") == "prompt-set":
+        file = judge.get("prompt_set_file")
+        return (gettext("prompt set %(name)s (%(file)s)") % {"name": judge.get("prompt_set"), "file": file} if file
+                else gettext("prompt set %(name)s") % {"name": judge.get("prompt_set")})
+    if judge.get("strategy") == "record-prompt":
+        return gettext("each record's own prompt")
+    return judge.get("strategy") or DASH
 
 
 def comparison_section(data) -> Section | None:
@@ -215,7 +254,10 @@ def comparison_section(data) -> Section | None:
                      with_interval(m["mae"]["difference"], m["mae"]["ci"]), with_interval(m["mse"]["difference"], m["mse"]["ci"]),
                      with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]), number(pair["sign_test_p"]),
                      number(pair["permutation_p"])])
+    blocks = [gettext("Each setting (B) is compared with the baseline %(baseline)s (A).") % {"baseline": c["baseline"]}] \
+        if c.get("baseline") else []
     return Section(gettext("Settings compared, paired"), [
+        *blocks,
         gettext("Differences are B − A on the answers both settings scored (an error measure below zero: B is "
                 "closer to gold); intervals: %(resampling)s; counted: %(rule)s.") % {"resampling": c["resampling"],
                                                                                       "rule": c["rule"]},
@@ -228,10 +270,17 @@ def geometry_section(data) -> Section | None:
     """Error geometry and step surprisal (grading/studies/geometry): the newest analysed run of each."""
     figures = data.get("geometry") or {}
     geometry, surprisal = figures.get("geometry"), figures.get("surprisal")
-    if not geometry and not surprisal:
-        return None
-    blocks = []
-    if geometry:
+    chosen = figures.get("chosen") or {}
+    blocks = [gettext("Error segments are the text of a sub-question where an answer lost points, grouped human and "
+                      "synthetic. The error-geometry study embeds them and measures how spread out each group is; the "
+                      "step-surprisal study measures how unexpected each step is after the previous ones under a "
+                      "language model.")]
+    if not geometry:
+        blocks.append(gettext("Error geometry: not run (no analysed run)."))
+    else:
+        blocks.append(gettext("Error geometry: run %(run)s, chosen for this report.") % {"run": number(geometry["run"])}
+                      if chosen.get("geometry") else
+                      gettext("Error geometry: run %(run)s, the newest analysed run.") % {"run": number(geometry["run"])})
         source = geometry["label"] if not geometry["model"] else f"{geometry['model']} ({geometry['endpoint']})"
         rows = [[name, number(g["n"]), with_interval(g["dispersion"], g["dispersion_ci"]),
                  with_interval(g["total_variance"], g["total_variance_ci"]), with_interval(g["top10_share"], g["top10_share_ci"]),
@@ -251,7 +300,12 @@ def geometry_section(data) -> Section | None:
         if test:
             blocks.append(gettext("Dispersion, human minus probe-derived: %(difference)s (permutation test, p = %(p)s).")
                           % {"difference": number(test["difference"]), "p": number(test["p"])})
-    if surprisal:
+    if not surprisal:
+        blocks.append(gettext("Step surprisal: not run (no analysed run)."))
+    else:
+        blocks.append(gettext("Step surprisal: run %(run)s, chosen for this report.") % {"run": number(surprisal["run"])}
+                      if chosen.get("surprisal") else
+                      gettext("Step surprisal: run %(run)s, the newest analysed run.") % {"run": number(surprisal["run"])})
         rows = [[name, number(g["transitions"]), with_interval(g["surprisal"]["mean"], g["surprisal"]["mean_ci"]),
                  number(g["surprisal"]["median"]), with_interval(g["ll"]["mean"], g["ll"]["mean_ci"]),
                  number(g["ll"]["median"]), number(g["ll_lower_bound"])]
@@ -262,9 +316,112 @@ def geometry_section(data) -> Section | None:
     return Section(gettext("Error geometry and step surprisal"), blocks)
 
 
+def style_section(data) -> Section:
+    """The style ablation: each setting's newest run, before (original) and after (rewrite)."""
+    s = data.get("style_ablation") or {}
+    title = gettext("Style ablation")
+    method = gettext("Answers are rewritten into a normalised textbook style keeping every step, error and omission; a "
+                     "rewrite whose final answer changed or that dropped a line is flagged and left out. Each original "
+                     "and its rewrite are judged by the same setting version, and the figures compare them on the same "
+                     "answers: after (rewrite) minus before (original), below zero closer to gold after the rewrite, "
+                     "with two-stage cluster-bootstrap intervals (questions, then answers) and a permutation test.")
+    if not s.get("runs"):
+        return Section(title, [method, gettext("Style ablation: not run.")])
+    group_names = {"all": gettext("all answers")}
+    rows = []
+    for run in s["runs"]:
+        for name, g in run["groups"].items():
+            m = g["measures"]
+            rows.append([run["setting"], number(run["run"]), group_names.get(name, name), number(g["n"]),
+                         number(m["mae"]["a"]), number(m["mae"]["b"]), with_interval(m["mae"]["difference"], m["mae"]["ci"]),
+                         with_interval(m["mse"]["difference"], m["mse"]["ci"]),
+                         with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]), number(g["permutation_p"])])
+    counts = [gettext("Run %(run)s (%(setting)s): %(judged)s rewrites judged, %(flagged)s flagged and left out, "
+                      "%(missing)s answers without a rewrite.") % {
+        "run": number(run["run"]), "setting": run["setting"], "judged": number(run["n_rewrites_judged"]),
+        "flagged": number(run["n_flagged_excluded"]), "missing": number(run["n_without_rewrite"])} for run in s["runs"]]
+    blocks = [method, " ".join(counts)]
+    if rows:
+        blocks.append(Table([gettext("Setting"), gettext("Run"), gettext("Group"), "n", gettext("MAE before"),
+                             gettext("MAE after"), gettext("MAE after − before"), gettext("MSE after − before"),
+                             gettext("FR_2 after − before"), gettext("Permutation p")], rows))
+    return Section(title, blocks)
+
+
+def attribution_section(data) -> Section:
+    """OCR-vs-judge attribution: per setting, the disagreements on scanned answers by cause."""
+    a = data.get("ocr_attribution") or {}
+    title = gettext("OCR-vs-judge attribution")
+    method = gettext("Scanned answers are judged twice by the same setting: on the verified transcript and on the raw OCR "
+                     "text. A disagreement with the gold score of at least %(threshold)s points is tagged ocr (only the "
+                     "raw text disagrees), judge (the verified text disagrees and the raw text is no worse) or both "
+                     "(the raw text makes it worse by a point or more).") % {"threshold": number(a.get("threshold"))}
+    if not a.get("settings"):
+        return Section(title, [method, gettext("OCR attribution: not run.")])
+    rows = [[row["setting"], number(row["n"]), number(row["ocr"]), number(row["judge"]), number(row["both"])]
+            for row in a["settings"]]
+    return Section(title, [method, Table([gettext("Setting"), gettext("Scanned answers judged"), "ocr", "judge", "both"],
+                                         rows)])
+
+
+ANCHORING_MEASURES = {  # translated where printed (the same texts as the agreement page's)
+    "abs_diff": gettext_noop("mean |expert − judge|"), "signed_diff": gettext_noop("mean expert − judge"),
+    "expert_mad": gettext_noop("mean |expert − expert|"), "expert_within_one": gettext_noop("expert pairs within one point"),
+}
+
+
+def anchoring_section(data) -> Section:
+    """The anchoring experiment: per exam and (setting, seed), the shown and hidden halves."""
+    a = data.get("anchoring") or {}
+    title = gettext("Anchoring experiment")
+    method = gettext("Experts label with the judge's pre-grade shown for a seeded half of the (answer, expert) "
+                     "assignments and hidden for the other half. The halves are compared on how far the experts are "
+                     "from the judge and from each other (pairs of labels of one answer within one half), with "
+                     "bootstrap intervals and a permutation test of the difference shown − hidden.")
+    if not a.get("experiments"):
+        return Section(title, [method, gettext("Anchoring experiment: not run.")])
+    blocks = [method]
+    for experiment in a["experiments"]:
+        shown, hidden = experiment["arms"]["shown"], experiment["arms"]["hidden"]
+        blocks.append(gettext("Exam %(exam)s, setting %(setting)s, seed %(seed)s: %(shown)s labels shown, %(hidden)s "
+                              "hidden.") % {"exam": experiment["exam"], "setting": experiment["setting"] or DASH,
+                                            "seed": number(experiment["experiment_seed"]),
+                                            "shown": number(shown["n_labels"]), "hidden": number(hidden["n_labels"])})
+        rows = []
+        for measure, title_text in ANCHORING_MEASURES.items():
+            test = experiment["tests"][measure]
+            rows.append([gettext(title_text), with_interval(shown[measure], shown[f"{measure}_ci"]),
+                         with_interval(hidden[measure], hidden[f"{measure}_ci"]),
+                         with_interval(test["difference"], test["difference_ci"]), number(test["p_value"])])
+        blocks.append(Table([gettext("Measure"), gettext("Shown"), gettext("Hidden"), gettext("Shown − hidden"), "p"], rows))
+    return Section(title, blocks)
+
+
+def rubric_section(data) -> Section:
+    """Rubric re-judging: per edited question and setting, the figures before and after the edit."""
+    r = data.get("rubric_rejudge") or {}
+    title = gettext("Rubric re-judging")
+    method = gettext("When a question's rubric is edited, the settings that judged it against the older rubric judge it "
+                     "again; MSE and FR_2 against the gold score are compared before (the older rubric's results) and "
+                     "after (the current rubric's), on the answers each side holds.")
+    if not r.get("rows"):
+        return Section(title, [method, gettext("Rubric re-judging: not run.")])
+    rows = []
+    for row in r["rows"]:
+        before, after = row["before"] or {}, row["after"] or {}
+        rows.append([row["question"], number(row["rubric_version"]), row["setting"], number(before.get("n")),
+                     number(before.get("mse")), number(before.get("fr_2")), number(after.get("n")),
+                     number(after.get("mse")), number(after.get("fr_2")), number(row["not_rejudged"])])
+    return Section(title, [method, Table([gettext("Question"), gettext("Rubric version"), gettext("Setting"),
+                                          gettext("n before"), gettext("MSE before"), gettext("FR_2 before"),
+                                          gettext("n after"), gettext("MSE after"), gettext("FR_2 after"),
+                                          gettext("Not judged again")], rows)])
+
+
 SECTIONS: list[Callable] = [
-    methods_section, dataset_section, agreement_section, settings_section, metrics_section, categories_section,
-    probes_section, strategies_section, comparison_section, geometry_section,
+    methods_section, dataset_section, agreement_section, settings_section, metrics_section, answer_check_section,
+    categories_section, probes_section, strategies_section, comparison_section, style_section, attribution_section,
+    anchoring_section, rubric_section, geometry_section,
 ]
 
 

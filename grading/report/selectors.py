@@ -16,20 +16,22 @@ from itertools import combinations
 
 import numpy as np
 from django.db import connection
-from django.db.models import Count, Q
+from django.db.models import BooleanField, Case, Count, Q, Value, When
 from django.utils.translation import gettext
 
+from annotation.labelling import experiment as anchoring
 from annotation.labelling.agreement import agreement_report
 from annotation.labelling.selectors import agreement_ratings
 from annotation.models import Exam, Label, Question, Response
 
 from ..judges.selectors import setting_summary
-from ..models import JudgeSetting
-from ..review import metrics
+from ..models import GeometryRun, JudgeSetting, ProbeItem, ProbeRun, PromptSetEntry
+from ..review import metrics, paired
 from ..review import selectors as review
 from ..review.meta_eval import CATEGORIES
+from ..studies import probes as probe_names
 from ..studies import selectors as studies
-from ..studies.geometry import selectors as geometry
+from ..studies import style
 
 CONFIDENCE_PERCENT = 95
 AGREEMENT_MEASURES = ("exact", "within_one", "mad")
@@ -150,15 +152,25 @@ def _pairs_of(report):
     return pairs, np.array([n for _, _, n in points], dtype=int)
 
 
-def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int) -> dict:
-    report = review.metrics_report(review.Scope(config=config), bootstrap=bootstrap)
+ANSWER_KINDS = ("cas_final_answer", "ineq_final_answer")  # judges of the final answer against the gold answer
+
+
+def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int, holdouts: dict | None = None) -> dict:
+    """One setting version's figures: against gold points, or for an answer-checking kind
+    (ANSWER_KINDS) its accuracy against the gold answer (`answer_check`, `overall` None)."""
+    summary = setting_summary(config)
+    if config.prompt_set_id and holdouts is not None:
+        summary["prompt_set_holdout"] = holdouts.get(config.prompt_set_id, 0)
+    if config.kind in ANSWER_KINDS:
+        return {**summary, "prompt_hash_short": summary["prompt_hash"][:16], "overall": None, "by_source": [],
+                "answer_check": answer_check_figures(config), "probes": probe_rates_for(config)}
+    report = review.metrics_report(review.Scope(config=config), bootstrap=bootstrap, headline=True)
     overall = dict(report["overall"])
     pairs, counts = _pairs_of(report)
     for method in ("pearson", "spearman"):
         overall[f"{method}_ci"] = list(metrics.correlation_interval_from_counts(
             pairs, counts, method, n_resamples=bootstrap, seed=seed))
     keep = ("n", "mse", "mse_ci", "mae", "fr_1", "fr_2", "fr_2_ci", "pearson", "spearman")
-    summary = setting_summary(config)
     return {
         **summary,
         "prompt_hash_short": summary["prompt_hash"][:16],
@@ -171,23 +183,62 @@ def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int) -> dict:
     }
 
 
+def answer_check_figures(config: JudgeSetting) -> dict:
+    """An answer-checking setting scored against the gold answer: of its current results on
+    answers whose question has a gold answer, the share it found right (accuracy, Wilson
+    interval), overall and by source; n counts decided verdicts (status ok); undecided or failed
+    ones and answers without a gold answer are counted apart (one query)."""
+    rows = (review.current_results(review.Scope(config=config))
+            .annotate(has_gold=Case(When(response__question__gold_answer="", then=Value(False)), default=Value(True),
+                                    output_field=BooleanField()))
+            .values("status", "score", "has_gold", "response__source").annotate(n=Count("pk")).order_by()
+            .values_list("status", "score", "has_gold", "response__source", "n"))
+    groups = defaultdict(lambda: [0, 0])
+    undecided = no_gold = 0
+    for status, score, has_gold, source, n in rows:
+        if not has_gold:
+            no_gold += n
+        elif status != "ok" or score is None:
+            undecided += n
+        else:
+            for key in ("all", source):
+                groups[key][0] += n
+                groups[key][1] += n * (score >= 0.5)
+    def entry(n, right):
+        low, high = metrics.wilson_interval(right, n)
+        return {"n": n, "correct": right, "accuracy": right / n if n else None, "ci": [low, high] if n else [None, None]}
+    n, right = groups.get("all", (0, 0))
+    return {
+        "measure": "accuracy: share of answers whose final answer the setting found equal to the gold answer",
+        "interval": "Wilson score interval, 95%",
+        **entry(n, right),
+        "by_source": [{"source": source, **entry(*groups[source])} for source in Response.Source.values if source in groups],
+        "n_undecided": undecided, "n_without_gold_answer": no_gold,
+    }
+
+
 SCORE_KINDS = ("rubric", "replay", "external")  # judges whose results are points, comparable pairwise
-MAX_COMPARED = 6
+MAX_COMPARED = 8
 
 
 def comparison_figures(configs, *, bootstrap: int, seed: int) -> dict:
     """Issue 27: paired differences between the score judges of the report (at most MAX_COMPARED,
     in the report's order) on the answers each pair scored, hold-outs excluded and counted
-    (grading.review.comparison); compact: the overall measures, the tests, the counts."""
+    (grading.review.comparison); compact: the overall measures, the tests, the counts. Each
+    setting is compared with one baseline, the first reason-then-score rubric setting (else the
+    first): n - 1 pairs, not every pair (the Compare settings page gives the whole matrix)."""
     from ..review import comparison  # noqa: PLC0415
 
     compared = [c for c in configs if c.kind in SCORE_KINDS][:MAX_COMPARED]
     if len(compared) < 2:
-        return {"settings": [str(c) for c in compared], "pairs": []}
-    full = comparison.compare_settings(compared, n_resamples=bootstrap, seed=seed)
+        return {"settings": [str(c) for c in compared], "baseline": None, "pairs": []}
+    baseline = next((c for c in compared if c.kind == "rubric" and (c.strategy or "reason-then-score") == "reason-then-score"),
+                    compared[0])
+    ordered = [baseline, *(c for c in compared if c.pk != baseline.pk)]
+    full = comparison.compare_settings(ordered, n_resamples=bootstrap, seed=seed, overall_only=True, against_first=True)
     keep = ("mse", "mae", "fr_2", "bias", "pearson")
     return {
-        "settings": [str(c) for c in compared],
+        "settings": [str(c) for c in ordered], "baseline": str(baseline),
         "resampling": full["resampling"], "rule": full["selection"]["rule"], "difference": full["difference"],
         "pairs": [{
             "a": pair["a_label"], "b": pair["b_label"], "n_common": pair["n_common"],
@@ -214,10 +265,15 @@ def category_figures(configs) -> dict:
 
 
 def report_data(setting: JudgeSetting | None = None, *, bootstrap: int = review.BOOTSTRAP_RESAMPLES,
-                seed: int = 0) -> dict:
-    """Everything the methods report prints (one setting version, or every version with results)."""
-    configs = list(JudgeSetting.objects.select_related("endpoint").filter(pk__in=[c.pk for c in _scopes(setting)])
-                   .order_by("name", "-version"))
+                seed: int = 0, geometry_run: GeometryRun | None = None,
+                surprisal_run: GeometryRun | None = None) -> dict:
+    """Everything the methods report prints (one setting version, or every version with results).
+    `geometry_run`, `surprisal_run`: the analysed study runs to report (default: the newest of each)."""
+    configs = list(JudgeSetting.objects.select_related("endpoint", "prompt_set")
+                   .filter(pk__in=[c.pk for c in _scopes(setting)]).order_by("name", "-version"))
+    holdouts = dict(PromptSetEntry.objects.filter(holdout=True, prompt_set_id__in={c.prompt_set_id for c in configs})
+                    .values("prompt_set_id").annotate(n=Count("id")).order_by().values_list("prompt_set_id", "n")) \
+        if any(c.prompt_set_id for c in configs) else {}
     return {
         "setting": setting.name if setting else None,
         "confidence_percent": CONFIDENCE_PERCENT,
@@ -228,10 +284,14 @@ def report_data(setting: JudgeSetting | None = None, *, bootstrap: int = review.
         "definitions": DEFINITIONS,
         "dataset": dataset_figures(),
         "agreement": agreement_figures(bootstrap=bootstrap, seed=seed),
-        "judges": [judge_figures(config, bootstrap=bootstrap, seed=seed) for config in configs],
+        "judges": [judge_figures(config, bootstrap=bootstrap, seed=seed, holdouts=holdouts) for config in configs],
         "categories": category_figures(configs),
         "comparison": comparison_figures(configs, bootstrap=bootstrap, seed=seed),
-        "geometry": geometry_figures(),
+        "geometry": geometry_figures(geometry_run, surprisal_run),
+        "style_ablation": style_figures(configs, setting, bootstrap=bootstrap, seed=seed),
+        "ocr_attribution": attribution_figures(configs),
+        "anchoring": anchoring_experiments(bootstrap=bootstrap, seed=seed),
+        "rubric_rejudge": rubric_rejudge_figures(setting),
     }
 
 
@@ -240,12 +300,35 @@ GEOMETRY_KEYS = ("n", "questions", "dispersion", "dispersion_ci", "total_varianc
 SURPRISAL_KEYS = ("segments", "transitions", "ll_lower_bound", "top_k")
 
 
-def geometry_figures() -> dict:
-    """The newest analysed error-geometry and step-surprisal runs, their headline figures only
-    (no heatmaps or curves): {"geometry": {...} | None, "surprisal": {...} | None}."""
-    out = {}
-    for kind, keys in (("geometry", GEOMETRY_KEYS), ("surprisal", SURPRISAL_KEYS)):
-        results = geometry.latest_results(kind)
+def geometry_runs(kind: str) -> list[dict]:
+    """The analysed runs of a study kind ("geometry" or "surprisal"), newest first, for the
+    report's run picker: {id, label, model, analysed} (one query; the results are not read)."""
+    rows = (GeometryRun.objects.filter(kind=kind, analysis_state=GeometryRun.Analysis.DONE)
+            .order_by("-analysed", "-id").values("id", "backend", "model", "analysed"))
+    return [{"id": row["id"], "backend": row["backend"], "model": row["model"],
+             "analysed": row["analysed"].isoformat() if row["analysed"] else None} for row in rows]
+
+
+def geometry_run(pk, kind: str) -> GeometryRun | None:
+    """The analysed run `pk` of this kind, or None (an unknown id, another kind, not analysed)."""
+    if pk is None:
+        return None
+    return GeometryRun.objects.filter(pk=pk, kind=kind, analysis_state=GeometryRun.Analysis.DONE).first()
+
+
+def _newest_run(kind):
+    return (GeometryRun.objects.filter(kind=kind, analysis_state=GeometryRun.Analysis.DONE)
+            .order_by("-analysed", "-id").first())
+
+
+def geometry_figures(geometry_run: GeometryRun | None = None, surprisal_run: GeometryRun | None = None) -> dict:
+    """The chosen (default: the newest) analysed error-geometry and step-surprisal runs, their
+    headline figures only (no heatmaps or curves): {"geometry": {...} | None, "surprisal": {...} | None,
+    "chosen": {kind: true when a run was chosen, false for the newest}}."""
+    out = {"chosen": {"geometry": geometry_run is not None, "surprisal": surprisal_run is not None}}
+    for kind, keys, run in (("geometry", GEOMETRY_KEYS, geometry_run), ("surprisal", SURPRISAL_KEYS, surprisal_run)):
+        run = run or _newest_run(kind)
+        results = run.results if run is not None else None
         if not results:
             out[kind] = None
             continue
@@ -256,13 +339,118 @@ def geometry_figures() -> dict:
                 entry["gmm_best_k"] = (group.get("gmm") or {}).get("best_k")
             else:
                 for measure in ("surprisal", "ll"):
-                    entry[measure] = {k: group[measure].get(k) for k in ("mean", "mean_ci", "median", "median_ci")}
+                    entry[measure] = {k: (group.get(measure) or {}).get(k) for k in ("mean", "mean_ci", "median", "median_ci")}
             groups[name] = entry
         out[kind] = {
-            "run": results.get("run"), "label": results.get("label"), "model": results.get("model"),
+            "run": results.get("run", run.pk), "label": results.get("label"), "model": results.get("model"),
             "endpoint": (results.get("endpoint") or {}).get("base_url"), "selection": results.get("selection"),
             "seed": (results.get("params") or {}).get("seed"), "groups": groups,
             "human_vs_synthetic": results.get("human_vs_synthetic"),
             "human_vs_probe_derived": results.get("human_vs_probe_derived"),
         }
     return out
+
+
+# --- the other studies --------------------------------------------------------------------
+
+STYLE_GROUPS = ("all", "human", "synthetic")
+MAX_STYLE_RUNS = 6
+
+
+def style_figures(configs, setting=None, *, bootstrap: int, seed: int) -> dict:
+    """The style ablation (grading/studies/style.py): the newest style-ablation run of each
+    setting of the report (of `setting` alone when one is chosen), at most MAX_STYLE_RUNS, with
+    its before/after figures (style.ablation_report), and the rewrites' flag counts."""
+    wanted = {c.pk for c in configs} if setting is None else {setting.pk}
+    runs = {}
+    for pk, setting_id, names in ProbeRun.objects.order_by("-id").values_list("pk", "setting_id", "probes"):
+        if style.PROBE in (names or []) and setting_id in wanted and setting_id not in runs:
+            runs[setting_id] = pk
+    chosen = ProbeRun.objects.select_related("setting").filter(pk__in=sorted(runs.values(), reverse=True)[:MAX_STYLE_RUNS])
+    out = []
+    for run in sorted(chosen, key=lambda r: -r.pk):
+        report = style.ablation_report(run, n_resamples=bootstrap, seed=seed)
+        groups = {}
+        for name in STYLE_GROUPS:
+            block = (report.get("groups") or {}).get(name)
+            if block:
+                groups[name] = {"n": block["n"], "n_questions": block.get("n_questions"),
+                                "measures": {m: block["measures"][m] for m in ("mae", "mse", "fr_2") if m in block["measures"]},
+                                "permutation_p": (block.get("permutation") or {}).get("p_value")}
+        out.append({"run": run.pk, "setting": str(run.setting), "status": run.status,
+                    "n_rewrites_judged": report.get("n_rewrites_judged"), "n_items": report.get("n_items"),
+                    "n_flagged_excluded": report.get("n_flagged_excluded"),
+                    "n_without_rewrite": report.get("n_without_rewrite"), "groups": groups})
+    return {"difference": "after (rewrite) - before (original): negative = closer to gold after the rewrite",
+            "resampling": paired.RESAMPLING, "runs": out,
+            "rewrites": style.rewrite_counts() if out else None}
+
+
+def attribution_figures(configs, threshold: float = studies.DEFAULT_THRESHOLD) -> dict:
+    """OCR-vs-judge attribution (grading/studies/selectors.attribution_tag) per setting of the
+    report that judged raw OCR texts: scanned answers with a gold score judged on both texts (n,
+    the latest judgement of each), and how many disagreements are tagged ocr, judge or both at
+    the threshold (one query for every setting)."""
+    latest = {}
+    rows = (ProbeItem.objects.filter(run__setting__in=[c.pk for c in configs], probe=probe_names.RAW_OCR,
+                                     state=ProbeItem.State.OK, original_score__isnull=False,
+                                     derived_score__isnull=False, derived__response__gold_score__isnull=False)
+            .order_by("id").values_list("run__setting_id", "derived__response_id", "derived__response__gold_score",
+                                        "original_score", "derived_score"))
+    for setting_id, response_id, gold, verified, raw in rows:
+        latest[(setting_id, response_id)] = (float(gold), verified, raw)
+    per_setting = {}
+    for (setting_id, _), (gold, verified, raw) in latest.items():
+        counts = per_setting.setdefault(setting_id, {"n": 0, **{tag: 0 for tag in studies.TAGS}})
+        counts["n"] += 1
+        tag = studies.attribution_tag(abs(verified - gold), abs(raw - gold), threshold)
+        if tag:
+            counts[tag] += 1
+    return {"threshold": threshold, "tags": list(studies.TAGS),
+            "settings": [{"setting": str(c), **per_setting[c.pk]} for c in configs if c.pk in per_setting]}
+
+
+def anchoring_experiments(*, bootstrap: int, seed: int) -> dict:
+    """The anchoring experiment (annotation/labelling/experiment.py), once per exam and (setting,
+    seed) it ran with: the shown and hidden halves' figures and their differences (one query)."""
+    labels = (Label.objects.filter(submitted=True, is_imported=False, total__isnull=False, anchoring__has_key="shown")
+              .order_by("response__question__exam__name", "response_id", "annotator_id")
+              .values_list("response__question__exam_id", "response__question__exam__name", "response_id",
+                           "annotator_id", "total", "anchoring"))
+    groups = defaultdict(list)
+    for exam_id, exam_name, response_id, annotator_id, total, record in labels:
+        key = (exam_name, exam_id, str(record.get("setting") or ""), record.get("seed"))
+        groups[key].append({"response": response_id, "rater": annotator_id, "expert": float(total),
+                            "judge": record.get("score"), "shown": bool(record.get("shown"))})
+    out, test = [], None
+    for (exam_name, _exam_id, setting_name, experiment_seed), rows in sorted(groups.items(), key=lambda kv: (*kv[0][:3], str(kv[0][3]))):
+        figures = anchoring.anchoring_figures(rows, n_resamples=bootstrap, seed=seed)
+        test = figures["test"]
+        out.append({"exam": exam_name, "setting": setting_name, "experiment_seed": experiment_seed,
+                    "n_labels": figures["n_labels"], "mixed_pairs": figures["mixed_pairs"], "arms": figures["arms"],
+                    "tests": figures["tests"], "permutations": figures["permutations"]})
+    return {"measures": dict(anchoring.MEASURES), "test": test, "experiments": out}
+
+
+def rubric_rejudge_figures(setting=None) -> dict:
+    """Rubric re-judging (grading/review/selectors/rubric.py): for every question whose rubric
+    was edited, each setting's MSE and FR_2 against older rubric versions (before) and the current
+    one (after), with the answers not yet judged again (three queries whatever the number of
+    questions)."""
+    questions = list(Question.objects.filter(rubric_version__gt=1).order_by("exam__name", "location", "id")
+                     .only("id", "location", "external_id", "rubric_version"))
+    rows = []
+    for comparison in review.rubric_comparisons(questions):
+        question = comparison["question"]
+        for entry in comparison["settings"]:
+            config = entry["config"]
+            if setting is not None and config.pk != setting.pk:
+                continue
+            if entry["before"] is None:
+                continue  # judged against the current rubric only: nothing to compare
+            sides = {name: ({k: entry[name][k] for k in ("n", "mse", "fr_2", "mae")} if entry[name] else None)
+                     for name in ("before", "after")}
+            rows.append({"question": review.question_label(question.pk, question.location, question.external_id),
+                         "rubric_version": question.rubric_version, "setting": str(config), **sides,
+                         "not_rejudged": entry["stale"]})
+    return {"questions_edited": len(questions), "rows": rows}

@@ -2,6 +2,8 @@
 tables), or its Markdown or LaTeX text, with downloads of the text and of its JSON appendix.
 Figures are read by grading.report.selectors and formatted by grading.report.document, like the
 methods_report command."""
+from urllib.parse import urlencode
+
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
@@ -31,14 +33,34 @@ def _setting(params):
     return config
 
 
+def _geometry_run(params, name, kind):
+    """The analysed study run named by `name` (geometry or surprisal), None when not given; 404
+    for an id that is no analysed run of that kind."""
+    raw = params.get(name)
+    if not raw:
+        return None
+    run = report.geometry_run(id_param(raw), kind)
+    if run is None:
+        raise Http404("No such analysed study run.")
+    return run
+
+
+def _query(setting, geometry_run, surprisal_run):
+    """The querystring that selects the report again (the downloads' links)."""
+    pairs = [("setting", setting), ("geometry", geometry_run), ("surprisal", surprisal_run)]
+    return urlencode([(name, value.pk) for name, value in pairs if value is not None])
+
+
 @reviewer_required
 def methods_report(request):
     setting = _setting(request.GET)
+    geometry_run = _geometry_run(request.GET, "geometry", "geometry")
+    surprisal_run = _geometry_run(request.GET, "surprisal", "surprisal")
     fmt = request.GET.get("format") if request.GET.get("format") in VIEWS else "formatted"
     download = request.GET.get("download")
     if download and download not in DOWNLOADS:
         raise Http404("Unknown download.")
-    data = report.report_data(setting)
+    data = report.report_data(setting, geometry_run=geometry_run, surprisal_run=surprisal_run)
     if download:
         body = document.appendix_json(data) if download == "json" else document.build(data, download)
         filename, content_type = DOWNLOADS[download]
@@ -57,5 +79,10 @@ def methods_report(request):
         "text_format": "latex" if fmt == "latex" else "markdown",
         "setting": setting,
         "settings_list": review.settings_with_results(),
+        "geometry_run": geometry_run,
+        "surprisal_run": surprisal_run,
+        "geometry_runs": report.geometry_runs("geometry"),
+        "surprisal_runs": report.geometry_runs("surprisal"),
+        "query": _query(setting, geometry_run, surprisal_run),
         "data": data,
     })

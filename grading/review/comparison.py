@@ -99,12 +99,25 @@ def _case_rows(indices, ids, a, b, gold, answers):
     ]
 
 
-def compare_pair(setting_a, setting_b, scores_a, scores_b, answers, *, n_resamples, seed, holdout=frozenset()):
+def compare_pair(setting_a, setting_b, scores_a, scores_b, answers, *, n_resamples, seed, holdout=frozenset(),
+                 overall_only=False):
+    """One pair's figures; `overall_only` (the methods report) leaves out the groups by source and
+    question and the split cases."""
     holdout = set(holdout)
     both = set(scores_a) & set(scores_b) & set(answers)
     ids = sorted(both - holdout)
     scored_holdout = (set(scores_a) | set(scores_b)) & holdout  # left out, whoever scored them
     a, b, gold, clusters = _arrays(ids, scores_a, scores_b, answers)
+    head = {
+        "a": setting_a.pk, "b": setting_b.pk,
+        "a_label": str(setting_a), "b_label": str(setting_b),
+        "n_common": len(ids),
+        "n_holdout_excluded": len(scored_holdout),
+        "only_a": len(set(scores_a) - set(scores_b) - holdout), "only_b": len(set(scores_b) - set(scores_a) - holdout),
+        "overall": paired.paired_comparison(a, b, gold, clusters, n_resamples=n_resamples, seed=seed),
+    }
+    if overall_only:
+        return head
     sources = np.array([answers[i][1] for i in ids], dtype=object)
     by_source = []
     for source in sorted(set(sources.tolist())):
@@ -113,12 +126,7 @@ def compare_pair(setting_a, setting_b, scores_a, scores_b, answers, *, n_resampl
             a[mask], b[mask], gold[mask], clusters[mask], n_resamples=n_resamples, seed=seed)})
     a_close, b_close = paired.split_cases(a, b, gold)
     return {
-        "a": setting_a.pk, "b": setting_b.pk,
-        "a_label": str(setting_a), "b_label": str(setting_b),
-        "n_common": len(ids),
-        "n_holdout_excluded": len(scored_holdout),
-        "only_a": len(set(scores_a) - set(scores_b) - holdout), "only_b": len(set(scores_b) - set(scores_a) - holdout),
-        "overall": paired.paired_comparison(a, b, gold, clusters, n_resamples=n_resamples, seed=seed),
+        **head,
         "by_source": by_source,
         "by_question": _by_question(ids, a, b, gold, answers),
         "cases": {
@@ -140,8 +148,10 @@ def resolve_settings(ids):
     return [found[i] for i in wanted]
 
 
-def compare_settings(settings, *, exam=None, n_resamples=1000, seed=0):
-    """Every pair of `settings` (setting A before B in the order given), paired on their common answers."""
+def compare_settings(settings, *, exam=None, n_resamples=1000, seed=0, overall_only=False, against_first=False):
+    """Every pair of `settings` (setting A before B in the order given), paired on their common answers
+    (`overall_only`: each pair's overall figures alone, see compare_pair; `against_first`: only the
+    pairs of the first setting, A, with each other one, B: the methods report's baseline design)."""
     if len(settings) < 2:
         raise CompareError("Choose at least two judge setting versions to compare.")
     exam_id = exam.pk if exam is not None else None
@@ -149,8 +159,9 @@ def compare_settings(settings, *, exam=None, n_resamples=1000, seed=0):
     answers = _answers(settings, scores)
     holdouts = {s.pk: strategies.holdout_ids(s) for s in settings}
     pairs = [compare_pair(sa, sb, scores[sa.pk], scores[sb.pk], answers, n_resamples=n_resamples, seed=seed,
-                          holdout=holdouts[sa.pk] | holdouts[sb.pk])
-             for sa, sb in combinations(settings, 2)]
+                          holdout=holdouts[sa.pk] | holdouts[sb.pk], overall_only=overall_only)
+             for sa, sb in (((settings[0], other) for other in settings[1:]) if against_first
+                            else combinations(settings, 2))]
     return {
         "settings": [{"id": s.pk, "name": s.name, "version": s.version, "kind": s.kind, "model": s.model,
                       "strategy": s.strategy or "reason-then-score", "n_holdout": len(holdouts[s.pk]),

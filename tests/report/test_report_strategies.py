@@ -23,7 +23,9 @@ def test_report_lists_strategies_examples_and_paired_differences(db):
     data = report.report_data(bootstrap=100)
     [pair] = data["comparison"]["pairs"]
     assert (pair["n_common"], pair["n_holdout_excluded"]) == (6, 2)  # rts scored them, few never did: left out
-    assert (pair["a"], pair["b"]) == ("few v1", "rts v1") and pair["measures"]["mae"]["difference"] == pytest.approx(1.0)
+    # the baseline is the reason-then-score setting: A; few-shot is B, one point closer to gold
+    assert data["comparison"]["baseline"] == "rts v1"
+    assert (pair["a"], pair["b"]) == ("rts v1", "few v1") and pair["measures"]["mae"]["difference"] == pytest.approx(-1.0)
     [judge] = [j for j in data["judges"] if j["name"] == "few"]
     assert judge["few_shot"]["n_holdout"] == 2 and judge["few_shot"]["seed"] == 4
     for fmt in ("markdown", "latex"):

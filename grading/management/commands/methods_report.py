@@ -2,6 +2,7 @@
 
     python manage.py methods_report --format markdown --output report.md    # report.md and report.md.json
     python manage.py methods_report --setting rubric-gpt --format latex     # stdout, the appendix embedded
+    python manage.py methods_report --geometry-run 4 --surprisal-run 5      # those study runs, not the newest
 
 Every figure of the text is a value of the appendix (grading.report.selectors.report_data).
 """
@@ -28,6 +29,10 @@ class Command(BaseCommand):
         parser.add_argument("--bootstrap", type=int, default=review.BOOTSTRAP_RESAMPLES,
                             help="Bootstrap resamples for the intervals (0: none).")
         parser.add_argument("--seed", type=int, default=0, help="Seed of the bootstrap.")
+        parser.add_argument("--geometry-run", dest="geometry_run", type=int,
+                            help="The analysed error-geometry run to report (default: the newest).")
+        parser.add_argument("--surprisal-run", dest="surprisal_run", type=int,
+                            help="The analysed step-surprisal run to report (default: the newest).")
 
     def handle(self, *args, **options):
         if options["bootstrap"] < 0:
@@ -40,7 +45,16 @@ class Command(BaseCommand):
                 setting = review.find_setting(options["setting"], options["setting_version"])
             except review.ScopeError as exc:
                 raise CommandError(str(exc)) from exc
-        data = report.report_data(setting, bootstrap=options["bootstrap"], seed=options["seed"])
+        runs = {}
+        for kind in ("geometry", "surprisal"):
+            pk = options[f"{kind}_run"]
+            runs[kind] = report.geometry_run(pk, kind) if pk is not None else None
+            if pk is not None and runs[kind] is None:
+                choices = ", ".join(str(row["id"]) for row in report.geometry_runs(kind)) or gettext("none")
+                raise CommandError(gettext("--%(kind)s-run %(pk)s: no analysed %(kind)s run has this id (analysed "
+                                           "runs: %(choices)s).") % {"kind": kind, "pk": pk, "choices": choices})
+        data = report.report_data(setting, bootstrap=options["bootstrap"], seed=options["seed"],
+                                  geometry_run=runs["geometry"], surprisal_run=runs["surprisal"])
         text = document.build(data, options["format"])
         if not options["output"]:
             self.stdout.write(document.embedded(text, data, options["format"]))

@@ -34,7 +34,7 @@ from .queue import (  # noqa: F401
     review_case,
 )
 from .reports import CI_COLUMNS, METRIC_COLUMNS, metrics_report, metrics_table  # noqa: F401
-from .rubric import rubric_comparison  # noqa: F401
+from .rubric import rubric_comparison, rubric_comparisons  # noqa: F401
 from .scopes import (  # noqa: F401
     BOOTSTRAP_RESAMPLES,
     DEFAULT_THRESHOLD,

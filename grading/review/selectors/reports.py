@@ -87,15 +87,25 @@ def _scatter(columns):
     return out
 
 
-def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
+def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES, headline=False):
     """Every figure of the metrics page for a scope, as plain data (JSON-ready). Three queries: the
     scope's results grouped by (status, judge, gold, source, question, level, exam) with counts,
-    then the question and exam names."""
+    then the question and exam names. `headline`: only what the methods report prints (counts,
+    overall, by source, the scatter's pairs), without the per-question, level and exam groups,
+    the gap, the curves and the ledger (one query)."""
     rows = list(
         current_results(scope).annotate(gold=Cast("response__gold_score", FloatField()))
         .values(*_ROW_FIELDS).annotate(n=Count("pk")).order_by().values_list(*_ROW_FIELDS, "n")
     ) if scope else []
     columns, left_out = _columns(rows)
+    overall = metrics.score_metrics(columns.pred, columns.gold, bootstrap=bootstrap).as_dict()
+    sources = _group_metrics(columns, "source", choice_labels(Response.Source.choices), bootstrap=bootstrap)
+    if headline:
+        return {
+            "scope": scope.as_dict(), "scope_label": scope.label, "n_results": sum(row[-1] for row in rows),
+            "n_counted": int(columns.pred.size), "left_out": _left_out_rows(left_out), "overall": overall,
+            "by_source": sources, "plots": {"scatter": _scatter(columns)},
+        }
     question_labels, exam_labels = labels_of(set(columns.question.tolist()), set(columns.exam.tolist()))
     by_source = {source: columns.subset(columns.source == source) for source in sorted(set(columns.source.tolist()))}
     empty = (np.array([]), np.array([]))
@@ -109,12 +119,9 @@ def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
         "scope_label": scope.label,
         "n_results": sum(row[-1] for row in rows),
         "n_counted": int(columns.pred.size),
-        "left_out": [
-            {"reason": reason, "label": str(LEFT_OUT_REASONS[reason]), "n": left_out[reason]}
-            for reason in LEFT_OUT_REASONS if left_out[reason]
-        ],
-        "overall": metrics.score_metrics(columns.pred, columns.gold, bootstrap=bootstrap).as_dict(),
-        "by_source": _group_metrics(columns, "source", choice_labels(Response.Source.choices), bootstrap=bootstrap),
+        "left_out": _left_out_rows(left_out),
+        "overall": overall,
+        "by_source": sources,
         "by_question": _group_metrics(columns, "question", question_labels, bootstrap=bootstrap),
         "by_level": _group_metrics(columns, "level", choice_labels(Question.Level.choices), bootstrap=bootstrap),
         "by_exam": _group_metrics(columns, "exam", exam_labels, bootstrap=bootstrap),
@@ -131,6 +138,11 @@ def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES):
     # Added last, so every key before it reads as it did before the ledger existed.
     report["sub_question_ledger"] = sub_question_ledger(scope) if scope else []
     return report
+
+
+def _left_out_rows(left_out):
+    return [{"reason": reason, "label": str(LEFT_OUT_REASONS[reason]), "n": left_out[reason]}
+            for reason in LEFT_OUT_REASONS if left_out[reason]]
 
 
 METRIC_COLUMNS = (

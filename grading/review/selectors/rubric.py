@@ -36,25 +36,38 @@ def rubric_comparison(question):
     Gold is the response's gold score now, on both sides. Imported and replay settings, which are
     never re-judged, are left out. Old results are never deleted; the
     metrics page keeps counting the newest result per (setting version, response)."""
-    current = question.rubric_version
-    before, after = defaultdict(dict), defaultdict(dict)
-    for config_id, response_id, version, status, score, gold, category in (
-        JudgeResult.objects.filter(response__question=question).exclude(setting__kind__in=NOT_REJUDGED_KINDS)
+    return rubric_comparisons([question])[0]
+
+
+def rubric_comparisons(questions):
+    """`rubric_comparison` of each question of `questions`, in their order, in two queries
+    whatever their number (the methods report reads every edited question at once)."""
+    questions = list(questions)
+    current = {q.pk: q.rubric_version for q in questions}
+    before, after = defaultdict(lambda: defaultdict(dict)), defaultdict(lambda: defaultdict(dict))
+    for question_id, config_id, response_id, version, status, score, gold, category in (
+        JudgeResult.objects.filter(response__question__in=list(current)).exclude(setting__kind__in=NOT_REJUDGED_KINDS)
         .exclude(status=JudgeResult.Status.RUNNING).order_by("pk")
-        .values_list("setting_id", "response_id", "rubric_version", "status", "score",
+        .values_list("response__question_id", "setting_id", "response_id", "rubric_version", "status", "score",
                      "response__gold_score", "meta_evaluation__category")
     ):
-        side = before if is_older_rubric(version, current) else after
-        side[config_id][response_id] = (response_id, version, status, score, gold, category)
-    configs = JudgeSetting.objects.filter(pk__in=set(before) | set(after)).only("id", "name", "version", "kind", "model")
-    return {
-        "question": question,
-        "rubric_version": current,
-        "categories": list(CATEGORIES),
-        "settings": [
-            {"config": config, "before": _side_figures(list(before[config.pk].values())) if before[config.pk] else None,
-             "after": _side_figures(list(after[config.pk].values())) if after[config.pk] else None,
-             "stale": sum(1 for rid in before[config.pk] if rid not in after[config.pk])}
-            for config in sorted(configs, key=lambda c: (c.name, c.version))
-        ],
-    }
+        side = before if is_older_rubric(version, current[question_id]) else after
+        side[question_id][config_id][response_id] = (response_id, version, status, score, gold, category)
+    used = {pk for side in (before, after) for per_config in side.values() for pk in per_config}
+    configs = sorted(JudgeSetting.objects.filter(pk__in=used).only("id", "name", "version", "kind", "model"),
+                     key=lambda c: (c.name, c.version)) if used else []
+    out = []
+    for question in questions:
+        old, new = before[question.pk], after[question.pk]
+        out.append({
+            "question": question,
+            "rubric_version": question.rubric_version,
+            "categories": list(CATEGORIES),
+            "settings": [
+                {"config": config, "before": _side_figures(list(old[config.pk].values())) if old[config.pk] else None,
+                 "after": _side_figures(list(new[config.pk].values())) if new[config.pk] else None,
+                 "stale": sum(1 for rid in old[config.pk] if rid not in new[config.pk])}
+                for config in configs if config.pk in old or config.pk in new
+            ],
+        })
+    return out
