@@ -2,6 +2,7 @@ from django import forms
 from django.utils.translation import gettext, gettext_lazy
 
 from .importers.placement import ASK, OVERLAP_CHOICES
+from .rubric import read_rubric
 
 
 class DatasetImportForm(forms.Form):
@@ -44,9 +45,14 @@ class RubricEditForm(forms.Form):
                 label=gettext("Maximum of %(label)s") % {"label": sub.label}, required=False, min_value=0, max_digits=7, decimal_places=2,
             )
         if not self.is_bound:
+            # A maximum not set yet starts as the one the markers give (a question imported by an
+            # earlier reader): saving the form unchanged sets it.
+            read = read_rubric(question.reference_solution, [s.label for s in self.sub_questions],
+                               question.full_score).maxima
             self.initial.update({
                 "reference_solution": question.reference_solution, "full_score": question.full_score,
-                **{f"max_{sub.pk}": sub.max_points for sub in self.sub_questions},
+                **{f"max_{sub.pk}": sub.max_points if sub.max_points is not None else read.get(sub.label)
+                   for sub in self.sub_questions},
             })
 
     def max_point_fields(self):

@@ -10,6 +10,7 @@ from core.numbers import parse_id
 
 from .mathtext import SEARCH_DROPPED, search_form
 from .models import Assignment, Exam, ImportJob, ImportReport, Label, Question, Response, RubricVersion
+from .rubric import data_problems, describe, read_rubric, sub_question_label
 
 
 def dataset_counts():
@@ -282,6 +283,34 @@ def reference_segments(question):
 
 
 # --- rubric versions ------------------------------------------------------------------------
+
+
+def rubric_problems(question, *, with_data=False):
+    """What the rubric reader cannot read in a question's reference solution, in words.
+
+    With `with_data` (reviewers: it speaks of scores) also where the submitted labels' points on a
+    sub-question exceed the full points its markers give.
+    """
+    labels = [s.label for s in question.sub_questions.all()]
+    reading = read_rubric(question.reference_solution, labels, question.full_score)
+    problems = list(reading.problems)
+    stored = {s.label: s.max_points for s in question.sub_questions.all()}
+    missing = [label for label, value in stored.items() if value is None and label in reading.maxima]
+    if with_data:
+        most = {}
+        for sub_scores in Label.objects.filter(response__question=question, submitted=True).values_list(
+            "sub_scores", flat=True
+        ):
+            for key, value in (sub_scores or {}).items():
+                try:
+                    points = Decimal(str(value))
+                except (InvalidOperation, ValueError):
+                    continue
+                if points.is_finite():
+                    label = sub_question_label(str(key))
+                    most[label] = max(most.get(label, points), points)
+        problems += data_problems(reading, most)
+    return {"problems": [describe(p) for p in problems], "unset_maxima": missing, "reading": reading}
 
 
 def rubric_versions(question):

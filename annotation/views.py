@@ -8,6 +8,7 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from accounts.decorators import annotator_required, reviewer_required
+from accounts.roles import is_reviewer
 from core.numbers import parse_id
 from core.shortcuts import found_or_404, get_object_or_404
 
@@ -37,7 +38,8 @@ def question_detail(request, pk):
         request,
         "annotation/question_detail.html",
         {"question": question, "segments": selectors.reference_segments(question),
-         "rubric_versions": selectors.rubric_versions(question)},
+         "rubric_versions": selectors.rubric_versions(question),
+         "rubric": selectors.rubric_problems(question, with_data=is_reviewer(request.user))},
     )
 
 
@@ -63,7 +65,9 @@ def question_rubric_edit(request, pk):
             else:
                 messages.success(request, gettext("Saved as rubric version %(rubric_version)s.") % {"rubric_version": question.rubric_version})
             return redirect("annotation:question_detail", pk=question.pk)
-    return render(request, "annotation/question_rubric_edit.html", {"question": question, "form": form})
+    return render(request, "annotation/question_rubric_edit.html", {
+        "question": question, "form": form, "rubric": selectors.rubric_problems(question, with_data=True),
+    })
 
 
 @reviewer_required
@@ -146,7 +150,7 @@ def import_job_state(job):
     percent = 100 if job.status == ImportJob.Status.DONE else (int(100 * done / total) if total else 0)
     report = reverse("annotation:import_report", args=[job.report_id]) if job.report_id else None
     return {"id": job.pk, "status": job.status, "done": done, "total": total, "percent": percent, "error": job.error,
-            "report": report}
+            "report": report, "notice": job.restart_notice}
 
 
 @reviewer_required
@@ -219,6 +223,8 @@ def import_report(request, pk):
     return render(request, "annotation/import_report.html", {
         "report": report, "counts": report_counts(report.counts), "skipped_in": skipped_in,
         "report_exam": report.counts.get("exam_id"), "placed": placed_questions(report.counts, exams),
+        "rubric_warnings": [w for w in report.warnings if w.get("rubric")],
+        "record_warnings": [w for w in report.warnings if not w.get("rubric")],
     })
 
 

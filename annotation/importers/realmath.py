@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from ..models import Exam, ImportReport, Label, Question, Response, RubricCheckpoint, SubQuestion, content_hash
-from ..rubric import parse_checkpoints, sub_question_label, sub_question_maxima
+from ..rubric import data_problems, describe, read_rubric, sub_question_label
 from . import placement as placing
 from .bulk import HistoryInserter
 from .common import (
@@ -113,6 +113,10 @@ def _record_warnings(cleaned, index):
 
 
 def _create_question(exam, cleaned, statement_hash):
+    """A new question with the rubric read from its reference solution; returns (question, reading).
+
+    The record's score keys say which sub-questions exist (annotation/rubric.py).
+    """
     question = Question.objects.create(
         exam=exam,
         statement=cleaned["problem_statement"],
@@ -125,15 +129,15 @@ def _create_question(exam, cleaned, statement_hash):
         level=cleaned["question_level"],
         task_description=cleaned["task_description"],
     )
-    parsed = parse_checkpoints(question.reference_solution)
-    maxima = sub_question_maxima(parsed)
-    labels = list(dict.fromkeys([c.sub_label for c in parsed if c.sub_label]))
+    reading = read_rubric(question.reference_solution, list(cleaned["sub_question_scores"]), question.full_score)
+    labels = list(reading.labels)
     for key in cleaned["sub_question_scores"]:
         label = sub_question_label(key)
         if label not in labels:
             labels.append(label)
     subs = {
-        label: SubQuestion.objects.create(question=question, label=label, order=order, max_points=maxima.get(label))
+        label: SubQuestion.objects.create(question=question, label=label, order=order,
+                                          max_points=reading.maxima.get(label))
         for order, label in enumerate(labels)
     }
     RubricCheckpoint.objects.bulk_create(
@@ -146,9 +150,9 @@ def _create_question(exam, cleaned, statement_hash):
             start=c.start,
             end=c.end,
         )
-        for c in parsed
+        for c in reading.checkpoints
     )
-    return question
+    return question, reading
 
 
 def _ensure_sub_questions(question, keys, known):
@@ -172,6 +176,7 @@ class _Batches:
         self.exam, self.result, self.file_name, self.user = exam, result, file_name, user
         self.moves = placement.moves if placement is not None else {}
         self.questions, self.known_labels, self.placed = {}, {}, {}
+        self.readings, self.most_points = {}, {}  # questions made by this import: rubric read, data seen
         self.responses, self.gold_labels = HistoryInserter(Response), HistoryInserter(Label)
 
     def load_questions(self, cleaned_records):
@@ -189,7 +194,8 @@ class _Batches:
     def question_for(self, cleaned, statement_hash):
         question = self.questions.get(statement_hash)
         if question is None:
-            question = self.questions[statement_hash] = _create_question(self.exam, cleaned, statement_hash)
+            question, reading = _create_question(self.exam, cleaned, statement_hash)
+            self.questions[statement_hash], self.readings[question.pk] = question, reading
             self.known_labels[question.pk] = set(question.sub_questions.values_list("label", flat=True))
             self.result.count("questions_created")
             self.placed[question.pk] = (question, placing.CREATED)
@@ -199,6 +205,26 @@ class _Batches:
             self.placed[question.pk] = (question, how)
         _ensure_sub_questions(question, cleaned["sub_question_scores"], self.known_labels)
         return question
+
+    def note_points(self, question_id, cleaned):
+        if question_id in self.readings:
+            most = self.most_points.setdefault(question_id, {})
+            for key, value in cleaned["sub_question_scores"].items():
+                label = sub_question_label(key)
+                most[label] = max(most.get(label, value), value)
+
+    def rubric_warnings(self):
+        """What the rubric reader could not read in the questions this import made, and where the
+        data contradicts what it read: one warning per question and problem."""
+        warnings = []
+        for question in self.questions.values():
+            reading = self.readings.get(question.pk)
+            if reading is None:
+                continue
+            for problem in reading.problems + data_problems(reading, self.most_points.get(question.pk, {})):
+                warnings.append({"question_id": question.pk, "location": question.location, "rubric": True,
+                                 "problem": describe(problem)})
+        return warnings
 
     def existing_keys(self, keyed):
         """Keys (question, student, transcript hash) of this batch already in the database: one query."""
@@ -228,6 +254,7 @@ class _Batches:
                 self.result.count_in("skipped_by_exam", exam_of[key[0]])
                 continue
             existing.add(key)
+            self.note_points(key[0], cleaned)
             for problem in _record_warnings(cleaned, index):
                 self.result.warnings.append({"index": index, "student_id": cleaned["student_id"], "problem": problem})
             source, model, temperature = parse_student_id(cleaned["student_id"])
@@ -326,6 +353,7 @@ def _import(stream, file_name, placement, user, on_progress, writer):
     for key in ("questions_created", "responses_created", "responses_skipped", "labels_created", "labels_skipped"):
         result.counts.setdefault(key, 0)
     result.counts["records"] = count
+    result.warnings[:0] = batches.rubric_warnings()
     result.counts["exam_id"] = exam.pk  # the exam the file was imported into (not a count: not shown as one)
     report = ImportReport.objects.create(
         kind=result.kind,
