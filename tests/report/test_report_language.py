@@ -48,3 +48,15 @@ def test_a_chinese_reader_gets_the_report_in_chinese_with_the_same_figures(revie
 
     page = reviewer_client.get(URL, params, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "评判模型与金标准分对比" in page and "Judge versus gold" not in page
+
+
+def test_the_study_sections_and_run_pickers_in_chinese(reviewer_client, judged):
+    chinese = reviewer_client.get(URL, {"download": "markdown"}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    for line in ("## 风格消融", "风格消融：未运行。", "## OCR 与评判归因", "OCR 归因：未运行。", "## 锚定实验", "锚定实验：未运行。",
+                 "## 评分细则重新评判", "评分细则重新评判：未运行。", "错误几何：未运行（没有已分析的运行）。"):
+        assert line in chinese
+    for english in ("not run", "Style ablation", "Scanned answers are judged", "Error segments are"):
+        assert english not in chinese
+    page = reviewer_client.get(URL, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "错误几何运行" in page and "步骤惊异度运行" in page and "最新的已分析运行" in page
+    assert "Error-geometry run" not in page and "newest analysed" not in page
