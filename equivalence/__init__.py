@@ -14,12 +14,12 @@ Answers are parsed by this package's own parser (no ``eval``, ``sympify`` or ``p
 answer text) and compared with SymPy in a separate worker process that is killed when a check
 overruns its time limit. See docs/equivalence.md.
 """
-from .constants import MAX_ANSWER_CHARS, MODES
+from .constants import MAX_ANSWER_CHARS, MAX_SOLUTION_CHARS, MODES
 from .extraction import extract_answer
 from .verdict import Verdict
 
 __all__ = [
-    "check_equivalence", "check_many", "extract_answer", "Verdict", "MODES", "MAX_ANSWER_CHARS",
+    "check_equivalence", "check_many", "extract_answer", "Verdict", "MODES", "MAX_ANSWER_CHARS", "MAX_SOLUTION_CHARS",
     "configure", "parse_answer", "ParseError", "Relation", "meaning_words",
 ]
 

@@ -5,15 +5,16 @@ to its soft time budget where it can (the worker's main thread has ``SIGALRM``);
 process kills it if it does not.
 """
 import copy
+import re
 import sys
 import time
 
 from . import budget, labels, meaning, piecewise
 from .answers import ClassifyError, classify
 from .compare import Comparator, Outcome, rescaled
-from .constants import MAX_ANSWER_CHARS, MODES
+from .constants import MAX_ANSWER_CHARS, MAX_SOLUTION_CHARS, MODES
 from .display import describe_safely
-from .extraction import ANSWER_IS, extract_answer, final_boxed
+from .extraction import ANSWER_IS, CHAT_TAG, CONCLUSION_MARKERS, extract_answer, final_answer, final_boxed
 from .normalize import normalize
 from .parser import ParseError, parse_answer
 from .reading import read
@@ -29,6 +30,7 @@ def judge(pred, gold, mode="default", timeout=2.0):
         "equivalent": None, "method": "", "explanation": "", "pred_parsed": "", "gold_parsed": "",
         "pred_latex": "", "gold_latex": "", "pred_kind": "", "gold_kind": "", "elapsed_ms": 0.0,
         "approximate": False, "decisive": "",
+        "pred_answer": "", "gold_answer": "", "pred_source": "", "gold_source": "",
     }
     try:
         with budget.time_budget(timeout * SOFT_SHARE):
@@ -56,7 +58,20 @@ def _judge_into(result, pred, gold, mode, deadline):
     if not isinstance(pred, str) or not isinstance(gold, str):
         _undecided(result, "error", "answers must be strings")
         return
-    pred, gold = unwrap(pred), unwrap(gold)
+    for name, text in (("pred", pred), ("gold", gold)):
+        if len(text) > MAX_SOLUTION_CHARS:
+            _undecided(result, "too-long", f"{name} is longer than {MAX_SOLUTION_CHARS} characters")
+            return
+    taken = {}
+    for name, text in (("pred", pred), ("gold", gold)):
+        taken[name] = answer_text(text)
+        result[f"{name}_answer"] = (taken[name][0] or "")[:500]
+        result[f"{name}_source"] = taken[name][1]
+    for name in ("pred", "gold"):
+        if taken[name][0] is None:
+            _undecided(result, "no-answer", f"no final answer found in the {'predicted' if name == 'pred' else 'gold'} solution")
+            return
+    pred, gold = taken["pred"][0], taken["gold"][0]
     for name, text in (("pred", pred), ("gold", gold)):
         if len(text) > MAX_ANSWER_CHARS:
             _undecided(result, "too-long", f"{name} is longer than {MAX_ANSWER_CHARS} characters")
@@ -212,6 +227,52 @@ def _convert_units(answer, source, target):
         converted.rhs = rescaled(answer.rhs, factor)
         return converted, note
     return None
+
+
+def answer_text(text):
+    """(the text taken as the answer or None, where it came from) for an answer or a whole solution.
+
+    A whole solution (several lines, more than :data:`SOLUTION_CHARS` characters, a chat-template
+    tag, or formulas in prose with a conclusion marker) goes through :func:`final_answer`; a short
+    answer is unwrapped from ``\\boxed{}`` / "the answer is" and otherwise read as it is (the
+    reading of conclusions, labels and branches in ``reading.py`` does the rest). Source codes:
+    "as-given", "boxed", "answer-is", "conclusion", "last-formula", "last-line", "none".
+    """
+    if not isinstance(text, str):
+        return text, "as-given"
+    stripped = text.strip()
+    if not is_solution(stripped):
+        answer = unwrap(stripped)
+        if answer == stripped:
+            return answer, "as-given"
+        return answer, "boxed" if "box" in stripped and final_boxed(stripped) is not None else "answer-is"
+    found = final_answer(stripped)
+    if found.answer is None or (found.source in ("last-formula", "last-line") and "\n" not in stripped
+                                and len(stripped) <= SOLUTION_CHARS and not found.dropped_tail):
+        if found.answer is None and found.source == "none" and "\n" in stripped:
+            return None, "none"
+        return unwrap(stripped), "as-given"
+    return found.answer.strip(), found.source
+
+
+SOLUTION_CHARS = 300  # a longer text is read as a whole solution
+
+
+_PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}(?![A-Za-z])|[\u3400-\u9fff]{2,}")
+_COMMAND = re.compile(r"\\[A-Za-z]+(?:\{[^{}]{0,40}\})?")
+
+
+def is_solution(text):
+    """A whole solution rather than an answer: prose (several words) on several lines, in a long
+    text, or around formulas with a conclusion marker; or a chat-template tag."""
+    if CHAT_TAG.search(text):
+        return True
+    words = len(_PROSE_WORD.findall(_COMMAND.sub(" ", text[-MAX_SOLUTION_CHARS:])))
+    if words < 3:
+        return False
+    if "\n" in text.strip() or len(text) > SOLUTION_CHARS:
+        return True
+    return ("$" in text or "\\(" in text) and CONCLUSION_MARKERS.search(text) is not None
 
 
 def unwrap(text):

@@ -1,15 +1,230 @@
 """Find the final answer in a free-text solution.
 
-Order of preference: the last ``\\boxed{}``; the last "final answer is" / "answer is" sentence
-(IneqMath's convention); the last Chinese conclusion marker (答案, 所以, 故, 综上, 因此, ∴);
-the last display or inline formula; the last number. Pure string work (no SymPy), so it is
-cheap to call in a web request.
+:func:`final_answer` reads a whole solution (up to :data:`MAX_SOLUTION_CHARS` characters, a
+chat-template tail such as ``<|im_start|>user`` dropped first) and returns the text it takes as
+the answer with where it came from. Order of preference: the last ``\\boxed{}`` (a run of boxes
+joined by "and" / "or" / 和 / 或 is one list); the last "final answer is" / "answer is" /
+"Answer:" sentence (Minerva's "The final answer is $X$. I hope it is correct." included); the
+last conclusion (故 / 所以 / 因此 / 综上 / 答： / therefore / hence / thus / so) in the last lines,
+where the formula after the last "is" / 为 / 是 of the sentence counts (a label such as 最大值 or
+a claim such as 单调递增 before it is kept, a clause such as 此时 ... after it is not, a root
+marked 舍去 / rejected / 不合题意 is kept marked so the reading leaves it out); then the formulas of
+the last line; then the last number *of the last line* (never one from an earlier line).
+
+Pure string work (no SymPy), linear in the length of the text: every pattern is either anchored
+or bounded, and a brace is matched within :data:`MAX_BRACED` characters. Cheap enough for a web
+request, and only the extracted answer ever reaches the parser.
 """
 import re
+from dataclasses import dataclass
 
+from .constants import MAX_SOLUTION_CHARS
 from .lexer import _cjk_pieces
 from .normalize import normalize
 from .reading import labelled, piecewise
+
+MAX_BRACED = 5000  # a brace further than this from its opening is not looked for
+MAX_LINE = 3000  # characters of a concluding line that are read
+TAIL_LINES = 3  # a conclusion marker counts in the last non-empty lines only
+
+# Chat templates: what follows the end of the answer's turn is not the answer.
+CHAT_TAG = re.compile(
+    r"<\|(?:im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|user|assistant|system|end|eos)\|>"
+    r"|</s>|\[/?INST\]|<end_of_turn>|<start_of_turn>"
+)
+_LEADING_TURN = re.compile(r"^\s*(?:<\|im_start\|>\s*assistant|<\|start_header_id\|>\s*assistant\s*<\|end_header_id\|>|<\|assistant\|>|<start_of_turn>\s*model)\s*")
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The text taken as the answer and where it was found.
+
+    ``source``: "boxed", "answer-is", "conclusion", "last-formula", "last-line", or "none".
+    ``marker``: the words that introduced it ("The final answer is", "所以", "Therefore"...).
+    ``dropped_tail``: True when a chat-template tail after the answer was left out.
+    """
+
+    answer: object
+    source: str
+    marker: str = ""
+    dropped_tail: bool = False
+
+
+def drop_chat_tail(text):
+    """(text before the first chat-template tag after the answer's turn, whether one was cut)."""
+    start = _LEADING_TURN.match(text)
+    if start:
+        text = text[start.end():]
+    tag = CHAT_TAG.search(text)
+    if tag is None:
+        return text, False
+    return text[: tag.start()], True
+
+
+def final_answer(text):
+    """The final answer of a whole solution as an :class:`Extraction` (``answer`` None if none)."""
+    if not text or not isinstance(text, str):
+        return Extraction(None, "none")
+    text, cut = drop_chat_tail(text)
+    text = text[-MAX_SOLUTION_CHARS:]
+    boxed = final_boxed(text)
+    if boxed is not None and boxed.strip():
+        return Extraction(boxed.strip(), "boxed", "\\boxed", cut)
+    sentence = _answer_sentence(text)
+    if sentence:
+        marker = list(ANSWER_IS.finditer(text))[-1].group(0).strip(" :：")
+        return Extraction(sentence, "answer-is", marker, cut)
+    tail = _tail_lines(text)
+    found = _conclusion(tail)
+    if found is not None:
+        return Extraction(found[0], "conclusion", found[1], cut)
+    last = _last_line(tail)
+    if last is None:
+        return Extraction(None, "none", "", cut)
+    value = _line_value(last)
+    if value:
+        return Extraction(value, "last-formula", "", cut)
+    numbers = LAST_NUMBER.findall(last)
+    if numbers:
+        return Extraction(numbers[-1], "last-line", "", cut)
+    return Extraction(None, "none", "", cut)
+
+
+def _tail_lines(text):
+    """The last TAIL_LINES non-empty lines (found from the end: linear in what is read)."""
+    end = len(text)
+    kept = 0
+    index = end
+    while index > 0 and kept < TAIL_LINES:
+        previous = text.rfind("\n", 0, index)
+        if text[previous + 1 : index].strip():
+            kept += 1
+        index = max(previous, 0)
+        if previous < 0:
+            break
+    return text[index:]
+
+
+def _last_line(text):
+    for line in reversed(text.split("\n")):
+        if line.strip():
+            return line.strip()
+    return None
+
+
+# A conclusion in the last lines: Chinese markers or English ones, whichever is last.
+CONCLUSION_MARKERS = re.compile(
+    r"(?:故答案为|答案是|答案为|最终答案|答案|综上所述|综上可知|综上|所以|因此|故|∴|从而|于是|答\s*[:：])[:：,，\s]*"
+    r"|(?<![A-Za-z])(?:[Tt]herefore|[Hh]ence|[Tt]hus|[Ss]o|[Ii]n\s+conclusion|[Cc]onsequently|[Ff]inally)(?![A-Za-z])[,:]?\s*"
+)
+
+
+def _conclusion(tail):
+    matches = list(CONCLUSION_MARKERS.finditer(tail))
+    for match in reversed(matches[-4:]):  # the last markers only: bounded work per text
+        rest = tail[match.end():]
+        line = _first_line_with_math(rest)
+        if line is None:
+            continue
+        cjk = bool(CJK.search(match.group(0)) or match.group(0).startswith("∴"))
+        sentence = _sentence(rest)
+        if sentence and _is_worded(sentence):
+            return sentence, match.group(0).strip(" ,，:：")
+        value = _line_value(line) if "$" in line or "\\(" in line or "\\[" in line else None
+        if value is None:
+            value = _clean_tail(rest, cjk=cjk)
+        if value:
+            return value, match.group(0).strip(" ,，:：")
+    return None
+
+
+# The value of a concluding sentence: the formulas after its last "is" / 为 / 是.
+_AFTER_ANSWER = re.compile(
+    r"[,，;；]\s*(?:此时|这时|其中(?![^,，]*(?:舍|不合|不符))|当且仅当|等号成立|取等|(?i:where|when|with|at\s+which|attained|achieved|which|since|because|as\s+required|and\s+this))"
+    r"|(?<![\d])[.。](?:\s|$)(?!\s*(?:\$|\\\(|x|y))|(?i:\bI\s+hope\b)"
+)
+_COPULA = re.compile(r"(?<![A-Za-z])(?:is|are|equals?|be|was|were|gives?|get|becomes?)(?![A-Za-z])|为|是|等于|得|[:：=]")
+_JOIN = re.compile(r"^\s*(?:,|，|、|;|；|(?i:and|or)|和|或|及|以及|与)?\s*$")
+_REJECT_MARK = re.compile(r"^\s*(?:[(（]\s*)?(?:不合题意|不符合题意|不符题意|应?舍去?|舍|(?i:is\s+rejected|rejected|is\s+extraneous|extraneous|discarded))")
+_REJECT_BEFORE = re.compile(r"(?:经检验|检验知|其中|但|(?i:but|and|however))?\s*$")
+_LABEL_OR_CLAIM = None  # built on first use (meaning imports nothing heavy, but keep imports lean)
+
+
+def _line_value(line):
+    """The answer of one concluding line with formulas, or None when it has no formula."""
+    line = line[-MAX_LINE:]  # a concluding line is read from its end: bounded work
+    cut = _AFTER_ANSWER.search(line)
+    rejected = _rejected_segments(line)
+    if cut is not None and not rejected:
+        line = line[: cut.start()]
+    segments = [(m.start(), m.end(), next(g for g in m.groups() if g is not None).strip()) for m in MATH_SEGMENT.finditer(line)]
+    segments = [segment for segment in segments if segment[2]]
+    # "经检验 $x = -1$ 不符合题意": a mention of a rejected value already given is not a value.
+    seen = set()
+    kept = []
+    for segment in segments:
+        if segment[2] in rejected and segment[2] in seen:
+            continue
+        seen.add(segment[2])
+        kept.append(segment)
+    segments = kept
+    if not segments:
+        return None
+    # The last copula in the prose between formulas (or inside the formula before the last run).
+    first = 0
+    for index in range(len(segments) - 1, 0, -1):
+        gap = line[segments[index - 1][1] : segments[index][0]]
+        if not _JOIN.match(gap) and not _REJECT_MARK.match(gap) and not _rejected_gap(gap):
+            first = index
+            break
+    run = segments[first:]
+    if first > 0 and not _COPULA.search(line[segments[first - 1][1] : run[0][0]]):
+        run = segments[-1:]
+    prefix_start = segments[first - 1][1] if first > 0 and run[0] is segments[first] else 0
+    if run[0] is not segments[first]:
+        prefix_start = segments[-2][1] if len(segments) > 1 else 0
+    pieces = []
+    for index, (start, end, content) in enumerate(run):
+        if index:
+            gap = line[run[index - 1][1] : start]
+            word = re.search(r"或|(?i:\bor\b)", gap)
+            pieces.append(" 或 " if word else ", ")
+        pieces.append(content)
+        if content in rejected:
+            pieces.append("（舍去）")
+    value = "".join(pieces)
+    prefix = line[prefix_start : run[0][0]]
+    label = _label_or_claim(prefix)
+    if label is not None:
+        value = re.sub(r"\$", "", prefix[label:]).strip() + " " + value
+    return value.strip() or None
+
+
+def _rejected_segments(line):
+    """The contents of formulas marked rejected (``$x=-1$ 不合题意，舍去``, ``$x = -3$ (rejected)``)."""
+    rejected = set()
+    for match in MATH_SEGMENT.finditer(line):
+        after = line[match.end() : match.end() + 24]
+        if _REJECT_MARK.match(after):
+            rejected.add(next(g for g in match.groups() if g is not None).strip())
+    return rejected
+
+
+def _rejected_gap(gap):
+    return bool(re.search(r"经检验|舍|不合题意|不符合题意|(?i:reject|extraneous)", gap))
+
+
+def _label_or_claim(prefix):
+    """Where a label (最大值, maximum) or a meaning word (单调递增) starts in ``prefix``, or None."""
+    global _LABEL_OR_CLAIM
+    if _LABEL_OR_CLAIM is None:
+        from .meaning import _PATTERN as words  # the meaning words, compiled once
+        from .reading import _LABEL_RE as labels
+
+        _LABEL_OR_CLAIM = (labels, words)
+    prefix = prefix.replace("最小正周期", "     ")  # the period, not a minimum
+    starts = [m.start() for pattern in _LABEL_OR_CLAIM for m in [pattern.search(prefix)] if m is not None]
+    return min(starts) if starts else None
 
 BOXED = re.compile(r"\\(?:boxed|fbox)\s*")
 ANSWER_IS = re.compile(
@@ -47,7 +262,7 @@ def extract_answer(text, kind=None):
         return _bound(text)
     if kind is not None:
         raise ValueError(f"unknown answer kind {kind!r} (None, 'bound' or 'relation')")
-    return _general(text)
+    return final_answer(text).answer
 
 
 def _general(text):
@@ -101,27 +316,42 @@ def final_boxed(text):
     return (" or " if saw_or else " , ").join(contents)
 
 
+def _brace_pairs(text):
+    """{index of an opening brace: index of its closing brace}, in one pass (escaped braces skipped)."""
+    pairs, stack = {}, []
+    for index, char in enumerate(text):
+        if char == "{" and (index == 0 or text[index - 1] != "\\"):
+            stack.append(index)
+        elif char == "}" and (index == 0 or text[index - 1] != "\\") and stack:
+            pairs[stack.pop()] = index
+    return pairs
+
+
 def _boxes(text):
-    """(start, end, content) of every ``\\boxed{...}`` with braces, in order."""
+    """(start, end, content) of every ``\\boxed{...}`` with braces, in order (linear in the text)."""
     found = []
+    pairs = None
     for match in BOXED.finditer(text):
         start = match.end()
         if start < len(text) and text[start] == "{":
-            content = _balanced(text, start)
-            if content is not None:
-                found.append((match.start(), start + len(content) + 2, content))
+            pairs = _brace_pairs(text) if pairs is None else pairs
+            close = pairs.get(start)
+            if close is not None:
+                found.append((match.start(), close + 1, text[start + 1 : close]))
     return found
 
 
 def last_boxed(text):
     """Content of the last ``\\boxed{...}`` (nested braces allowed), or None."""
     matches = list(BOXED.finditer(text))
+    pairs = None
     for match in reversed(matches):
         start = match.end()
         if start < len(text) and text[start] == "{":
-            content = _balanced(text, start)
-            if content is not None:
-                return content
+            pairs = _brace_pairs(text) if pairs is None else pairs
+            close = pairs.get(start)
+            if close is not None:
+                return text[start + 1 : close]
         elif start < len(text):
             token = re.match(r"[^\s$]+", text[start:])
             if token:
@@ -131,7 +361,7 @@ def last_boxed(text):
 
 def _balanced(text, start):
     depth = 0
-    for index in range(start, len(text)):
+    for index in range(start, min(len(text), start + MAX_BRACED)):
         char = text[index]
         if char == "\\":
             continue
@@ -218,10 +448,15 @@ def _keep_units(match):
 
 
 def _first_line_with_math(rest):
-    lines = rest.split("\n")
-    for line in lines[:3]:
+    start = 0
+    for _ in range(3):
+        end = rest.find("\n", start)
+        line = rest[start:] if end < 0 else rest[start:end]
         if line.strip():
-            return line.strip()
+            return line.strip()[:MAX_LINE]
+        if end < 0:
+            return None
+        start = end + 1
     return None
 
 

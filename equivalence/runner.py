@@ -3,7 +3,7 @@ import threading
 import time
 from dataclasses import replace
 
-from .constants import MAX_ANSWER_CHARS, MAX_TIMEOUT, MODES
+from .constants import MAX_SOLUTION_CHARS, MAX_TIMEOUT, MODES
 from .verdict import Verdict
 from .worker import WorkerError, pool
 
@@ -51,8 +51,8 @@ def run_checks(pairs, *, mode="default", timeout=2.0, workers=None, second_opini
 def _precheck(pred, gold, mode, second_opinion):
     """Verdicts that need no worker: over-long input."""
     for name, text in (("pred", pred), ("gold", gold)):
-        if len(text) > MAX_ANSWER_CHARS:
-            verdict = Verdict.undecided("too-long", f"{name} is longer than {MAX_ANSWER_CHARS} characters", mode)
+        if len(text) > MAX_SOLUTION_CHARS:
+            verdict = Verdict.undecided("too-long", f"{name} is longer than {MAX_SOLUTION_CHARS} characters", mode)
             if second_opinion:
                 verdict = replace(verdict, second_opinion={"checker": "Math-Verify", "equivalent": None,
                                                            "explanation": "not asked: the answer is too long"})

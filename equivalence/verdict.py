@@ -37,6 +37,10 @@ class Verdict:
     second_opinion: object = None  # Math-Verify's verdict (a dict) when asked for; never changes ours
     approximate: bool = False  # equal only up to rounding at the written place (see above)
     decisive: str = ""  # the branch, label or word that decided ("" if none in particular)
+    pred_answer: str = ""  # the text taken as the predicted answer (from a whole solution: what was extracted)
+    gold_answer: str = ""
+    pred_source: str = ""  # where it came from: as-given, boxed, answer-is, conclusion, last-formula, last-line, none
+    gold_source: str = ""
 
     @property
     def decided(self):
