@@ -3,6 +3,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
+from core.numbers import MAX_INT32
+
 from .importers.placement import ASK, OVERLAPS
 from .labelling import selectors as label_selectors
 from .models import (
@@ -136,7 +138,9 @@ class LabelSerializer(serializers.ModelSerializer):
 class LabelWriteSerializer(serializers.Serializer):
     """The shape of a label save; the rubric rules are checked by annotation.labelling.rules."""
 
-    base_version = serializers.IntegerField(min_value=0, help_text="Version the edit started from; 0 for a new label.")
+    # The range of the label's version column, as the draft route's (a model field) has: 2**63 was a 500.
+    base_version = serializers.IntegerField(min_value=0, max_value=MAX_INT32,
+                                            help_text="Version the edit started from; 0 for a new label.")
     submit = serializers.BooleanField(default=False)
     sub_scores = serializers.DictField(required=False, default=dict, help_text="{sub-question label: points or null}")
     total = serializers.JSONField(required=False, allow_null=True, help_text="Only for questions without sub-questions.")
@@ -174,7 +178,9 @@ class LabelDraftSerializer(serializers.ModelSerializer):
         fields = ["response", "annotation", "base_version", "payload", "updated", "active_seconds",
                   "active_seconds_delta"]
         read_only_fields = ["response", "updated", "active_seconds"]
-        extra_kwargs = {"payload": {"required": True}, "base_version": {"required": True}}
+        # The column's range on every database (SQLite's own would take any 64-bit number).
+        extra_kwargs = {"payload": {"required": True},
+                        "base_version": {"required": True, "min_value": 0, "max_value": MAX_INT32}}
 
     def validate_payload(self, value):
         if not isinstance(value, dict):

@@ -219,7 +219,10 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_exceptions.exception_handler",
     # DRF's browsable API, under the CSP without inline styles (config/api_renderers.py).
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "config.api_renderers.BrowsableAPIRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["config.api_renderers.JSONRenderer", "config.api_renderers.BrowsableAPIRenderer"],
+    # DRF's JSON parser with the importers' depth guard (a 5,000-deep body was a 500: config/api_parsers.py).
+    "DEFAULT_PARSER_CLASSES": ["config.api_parsers.JSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     # `format` is a filter of ours (exports by format), not a renderer switch; JSON is the only renderer we rely on.
     "URL_FORMAT_OVERRIDE": None,
 }

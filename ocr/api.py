@@ -3,11 +3,12 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response as ApiResponse
 
 from accounts.permissions import IsReviewer
 from annotation.models import Exam
+from config.api_parsers import JSONParser
 
 from . import selectors, services
 from .engines import ENGINES

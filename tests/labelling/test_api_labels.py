@@ -232,6 +232,39 @@ def test_malformed_requests_get_4xx_not_5xx(annotator):
         assert api.put(label_url, body, format="json").status_code == 400, body
 
 
+@pytest.mark.parametrize("version", [2**31, 2**63, 2**64, -1])
+def test_a_base_version_out_of_the_columns_range_is_a_400_like_the_drafts(annotator, version):
+    """Issue 40, item 7: 2**63 was a 500 on both databases (2**31 on PostgreSQL): the label route's
+    base_version had a minimum and no maximum; the draft route's (a model field) was range-checked."""
+    _, (response, *_) = labelled_setup(1)
+    assign([response], annotator)
+    api = api_client_for(annotator)
+    created = api.put(my_label_url(response), {"base_version": 0, **full_label(1, 1)}, format="json")
+    assert created.status_code in (200, 201)
+    for url in (my_label_url(response), reverse("annotation-detail", args=[created.json()["id"]]),
+                reverse("api-label-draft", args=[response.pk])):
+        answer = api.put(url, {"base_version": version, "payload": {}, **full_label(2, 2)}, format="json")
+        assert answer.status_code == 400 and "base_version" in answer.json(), (url, answer.status_code)
+    assert Label.objects.get().version == 1
+
+
+def test_a_body_nested_thousands_deep_or_holding_infinity_is_a_400(annotator):
+    """Issue 40, item 8: Python's decoder raises RecursionError on 5,000 levels, which DRF's
+    parser let through as a 500 on every write route; the importers' depth guard (100 levels) and
+    a number too large for a float (1e999) answer 400 too (config/api_parsers.py)."""
+    _, (response, *_) = labelled_setup(1)
+    assign([response], annotator)
+    api = api_client_for(annotator)
+    deep = '{"base_version": 0, "comment": ' + "[" * 5000 + "]" * 5000 + "}"
+    nested = '{"base_version": 0, "payload": {"x": ' + "[" * 150 + "]" * 150 + "}}"
+    for url in (my_label_url(response), reverse("api-label-draft", args=[response.pk])):
+        for body in (deep, nested, '{"base_version": 0, "payload": {"x": 1e999}}', "[" * 5000,
+                     '{"base_version": 0, "payload": {"x": "a\\u0000b"}}'):
+            answer = api.put(url, body, content_type="application/json")
+            assert answer.status_code == 400, (url, body[:60], answer.status_code)
+    assert not Label.objects.exists() and not LabelDraft.objects.exists()
+
+
 def test_huge_or_odd_ids_in_filters_are_ignored(reviewer):
     api = api_client_for(reviewer)
     huge = "9" * 30
