@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop as N
 
 from core.numbers import parse_int
+from core.stored_text import part
 
 _PK = re.compile(r"^[qQ#]?([0-9]{1,19})$")  # ASCII digits: "٣" is a digit to \d, not a number here
 MAX_PAGE_NUMBER = 9999  # a page of one answer; far beyond any scan, well inside the column
@@ -72,16 +74,16 @@ class QuestionIndex:
         return sorted(set(labelled) | set(numbered))
 
     def resolve(self, token):
-        """(question pk or None, note): the note says why no question was chosen."""
+        """(question pk or None, note): the note (a core.stored_text part, or None) says why no
+        question was chosen."""
         if not token:
-            return None, ""
+            return None, None
         candidates = self.candidates(token)
         if len(candidates) == 1:
-            return candidates[0], ""
+            return candidates[0], None
         if not candidates:
-            return None, f"No question labelled or numbered “{token}” in exam “{self.exam.name}”."
-        listed = ", ".join(f"question #{pk}" for pk in candidates)
-        return None, (
-            f"“{token}” names {len(candidates)} questions in exam “{self.exam.name}” ({listed}); "
-            "choose one on the batch page."
-        )
+            return None, part(N("No question labelled or numbered “%(token)s” in exam “%(exam)s”."),
+                              token=token, exam=self.exam.name)
+        listed = ", ".join(f"#{pk}" for pk in candidates)
+        return None, part(N("“%(token)s” names %(n)s questions in exam “%(exam)s” (%(listed)s); choose one on the batch page."),
+                          token=token, n=len(candidates), exam=self.exam.name, listed=listed)

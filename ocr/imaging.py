@@ -26,7 +26,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.conf import settings
 from django.utils.translation import gettext
+from django.utils.translation import gettext_noop as N
 from PIL import Image, ImageFilter, ImageOps
+
+from core.stored_text import part
 
 try:  # HEIC/HEIF photos from phones; the decoder is an optional extra.
     import pillow_heif
@@ -150,14 +153,16 @@ _MIME_KINDS = {
 
 
 def mismatch_notes(name, declared_type, kind):
-    """Notes for a file whose name or declared MIME type disagrees with its content (content wins)."""
+    """Notes (core.stored_text parts) for a file whose name or declared MIME type disagrees with its content (content wins)."""
     notes = []
     suffix = (name or "").rsplit(".", 1)[-1].lower() if "." in (name or "") else ""
     if _SUFFIX_KINDS.get(suffix, kind) != kind or (suffix and suffix not in _SUFFIX_KINDS):
-        notes.append(f"Named .{suffix} but the content is {kind.upper()}; read as {kind.upper()}.")
+        notes.append(part(N("Named .%(suffix)s but the content is %(kind)s; read as %(kind)s."),
+                          suffix=suffix, kind=kind.upper()))
     declared = (declared_type or "").split(";")[0].strip().lower()
     if declared and _MIME_KINDS.get(declared) != kind:
-        notes.append(f"Sent as {declared} but the content is {kind.upper()}; read as {kind.upper()}.")
+        notes.append(part(N("Sent as %(declared)s but the content is %(kind)s; read as %(kind)s."),
+                          declared=declared, kind=kind.upper()))
     return notes
 
 

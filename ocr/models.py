@@ -3,6 +3,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy
 
+from core import stored_text
+
 from . import redaction
 
 
@@ -49,7 +51,10 @@ class ScanFile(models.Model):
     size = models.PositiveBigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=16, choices=Status.choices)
-    message = models.TextField(blank=True)
+    message = models.TextField(blank=True)  # in English (the API, exports); pages show `message_text`
+    # The message as parts rendered in the reader's language (core.stored_text); empty on rows
+    # written before, which show `message` as it is.
+    message_parts = models.JSONField(default=list, blank=True)
     stored = models.CharField(max_length=300, blank=True, help_text=gettext_lazy("Storage name of the original file."))
     created = models.DateTimeField(auto_now_add=True)
 
@@ -58,6 +63,11 @@ class ScanFile(models.Model):
 
     def __str__(self):
         return self.original_name
+
+    @property
+    def message_text(self):
+        """What happened to the file, in the reader's language."""
+        return stored_text.render(self.message_parts, self.message)
 
 
 class Page(models.Model):
@@ -246,7 +256,8 @@ class PacketEdit(models.Model):
 
     batch = models.ForeignKey(ScanBatch, on_delete=models.CASCADE, related_name="packet_edits")
     action = models.CharField(max_length=16, choices=Action.choices)
-    summary = models.CharField(max_length=500)
+    summary = models.CharField(max_length=500)  # in English; pages show `summary_text`
+    summary_parts = models.JSONField(default=list, blank=True)  # as ScanFile.message_parts
     changes = models.JSONField(default=list)
     responses = models.JSONField(default=list, blank=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
@@ -257,6 +268,21 @@ class PacketEdit(models.Model):
 
     def __str__(self):
         return self.summary
+
+    @property
+    def summary_text(self):
+        """The fix in the reader's language."""
+        return stored_text.render(self.summary_parts, self.summary)
+
+    @property
+    def response_notes(self):
+        """`responses` with each note's `what` in the reader's language."""
+        return [{**note, "what": response_note_text(note)} for note in self.responses]
+
+
+def response_note_text(note) -> str:
+    """What a packet fix did to a response, in the reader's language (older notes: their English)."""
+    return stored_text.render(note.get("what_parts"), note.get("what", ""))
 
 
 class TranscriptFlag(models.Model):

@@ -16,9 +16,11 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext
+from django.utils.translation import gettext_noop as N
 
 from annotation.models import Exam, Response
 from annotation.transcripts import TranscriptConflict, move_response, release_response
+from core.stored_text import english, part
 
 from . import class_templates, imaging, services, tasks
 from .engines import get_engine
@@ -107,8 +109,10 @@ def _checked_pdf(upload, plan):
 
 def _record_class_file(batch, upload, data, plan):
     notes = [
-        f"Accepted: {len(plan.students)} packets of {plan.pages_per_student} pages "
-        f"({plan.expected_pages} pages), cut by the roster and the template. Each page is rendered when its task runs."
+        part(N("Accepted: %(packets)s packets of %(pages_per_student)s pages (%(pages)s pages), cut by the roster "
+               "and the template."), packets=len(plan.students), pages_per_student=plan.pages_per_student,
+             pages=plan.expected_pages),
+        part(N("Each page is rendered when its task runs.")),
     ]
     return ScanFile.objects.create(
         batch=batch,
@@ -118,7 +122,8 @@ def _record_class_file(batch, upload, data, plan):
         size=len(data),
         sha256=hashlib.sha256(data).hexdigest(),
         status=ScanFile.Status.ACCEPTED,
-        message=" ".join(notes),
+        message=english(notes),
+        message_parts=notes,
     )
 
 
@@ -174,7 +179,7 @@ def move_page(
         raise PacketError(gettext("Choose the question the page answers, or mark it as a cover page."))
     _check_questions(page.batch, [question_id])
     target = {"student_id": student_id, "question": question_id, "cover": cover, "page_number": page_number}
-    summary = f"Page {_page_name(page)} moved to {_place_words(target, page.batch)}"
+    summary = part(N("Page %(page)s moved to %(place)s"), page=[_page_name(page)], place=[_place_words(target, page.batch)])
     return _apply(page.batch, {page.pk: target}, PacketEdit.Action.MOVE, summary, user)
 
 
@@ -185,7 +190,7 @@ def swap_pages(first: Page, second: Page, *, user=None) -> PacketEdit:
     if first.batch_id != second.batch_id:
         raise PacketError(gettext("Both pages must belong to this batch."))
     targets = {first.pk: _fixed(second.place()), second.pk: _fixed(first.place())}
-    summary = f"Pages {_page_name(first)} and {_page_name(second)} swapped"
+    summary = part(N("Pages %(first)s and %(second)s swapped"), first=[_page_name(first)], second=[_page_name(second)])
     return _apply(first.batch, targets, PacketEdit.Action.SWAP, summary, user)
 
 
@@ -206,8 +211,9 @@ def reassign_packet(batch: ScanBatch, *, student_id: str, to_student_id: str, us
     others = list(batch.pages.filter(student_id=to_student_id))
     targets = {page.pk: _fixed({**page.place(), "student_id": to_student_id}) for page in pages}
     targets.update({page.pk: _fixed({**page.place(), "student_id": student_id}) for page in others})
-    verb = "swapped with" if others else "given to"
-    summary = f"Packet of {student_id} ({len(pages)} pages) {verb} {to_student_id}"
+    summary = part(N("Packet of %(student)s (%(n)s pages) swapped with %(other)s") if others
+                   else N("Packet of %(student)s (%(n)s pages) given to %(other)s"),
+                   student=student_id, n=len(pages), other=to_student_id)
     return _apply(batch, targets, PacketEdit.Action.PACKET, summary, user)
 
 
@@ -231,7 +237,7 @@ def assign_pages(batch: ScanBatch, rows: list[dict[str, Any]], *, user=None) -> 
             targets[page.pk] = target
     if not targets:
         return None
-    summary = f"Assignments of {len(targets)} page(s) saved on the batch page"
+    summary = part(N("Assignments of %(n)s page(s) saved on the batch page"), n=len(targets))
     return _apply(batch, targets, PacketEdit.Action.ASSIGN, summary, user)
 
 
@@ -254,16 +260,20 @@ def _pdf_page(page):
 
 
 def _page_name(page):
+    """A page as the history names it (a core.stored_text part)."""
     number = _pdf_page(page)
-    return f"PDF p. {number} (#{page.pk})" if number else f"#{page.pk}"
+    return part(N("PDF p. %(number)s (#%(pk)s)"), number=number, pk=page.pk) if number else part("#%(pk)s", pk=page.pk)
 
 
 def _place_words(place, batch):
     if place.get("cover"):
-        return f"{place['student_id']}, cover page"
+        return part(N("%(student)s, cover page"), student=place["student_id"])
     location = batch.exam.questions.filter(pk=place["question"]).values_list("location", flat=True).first()
-    words = f"{place['student_id']}, question {location or '#' + str(place['question'])}"
-    return words + (f" page {place['page_number']}" if place.get("page_number") else "")
+    question = location or f"#{place['question']}"
+    if place.get("page_number"):
+        return part(N("%(student)s, question %(question)s page %(page)s"), student=place["student_id"],
+                    question=question, page=place["page_number"])
+    return part(N("%(student)s, question %(question)s"), student=place["student_id"], question=question)
 
 
 def _apply(batch, targets, action, summary, user):
@@ -280,12 +290,12 @@ def _apply(batch, targets, action, summary, user):
             Page.objects.bulk_update(changed, ["student_id", "question", "page_number", "is_cover", "response",
                                                "assignment_note"])
             keys = {_key(place) for place in before.values()} | {_key(page.place()) for page in pages.values()}
-            notes = _rewrite_responses(keys, old_responses, user, summary)
+            notes = _rewrite_responses(keys, old_responses, user, english(summary))
             _queue_new_answers(batch, pages.values())
             changes = [{"page": pk, "pdf_page": _pdf_page(pages[pk]), "before": before[pk], "after": pages[pk].place()}
                        for pk in sorted(pages)]
-            return PacketEdit.objects.create(batch=batch, action=action, summary=summary[:500], changes=changes,
-                                             responses=notes, user=user)
+            return PacketEdit.objects.create(batch=batch, action=action, summary=english(summary)[:500],
+                                             summary_parts=[summary], changes=changes, responses=notes, user=user)
     except TranscriptConflict as exc:
         raise PacketError(gettext("Nothing was changed: %(exc)s") % {"exc": exc}) from exc
 
@@ -361,19 +371,26 @@ def _rewrite_responses(keys, old_responses, user, summary):
         move_response(response, student_id=key[0], user=user, reason=summary[:100])
         Page.objects.filter(pk__in=page_ids).update(response=response)
         followed.add(key)
-        notes.append({"response": response.pk, "what": f"moved with its pages to student {key[0]}"})
+        notes.append(_note(response.pk, part(N("moved with its pages to student %(student)s"), student=key[0])))
     for key, group in groups.items():
         if key in followed or not group or not _feeds_a_response(group):
             continue
         response = services.write_response(group[0], user)
-        notes.append({"response": response.pk, "what": f"rewritten from the {len(group)} page(s) of {key[0]}"})
+        notes.append(_note(response.pk, part(N("rewritten from the %(n)s page(s) of %(student)s"), n=len(group),
+                                             student=key[0])))
     still_fed = set(Page.objects.filter(response_id__in=old_responses).values_list("response_id", flat=True))
     for response_id in sorted(set(old_responses) - still_fed):
         if response_id in responses:
             outcome = release_response(responses[response_id], user=user, reason=summary[:100])
-            notes.append({"response": response_id, "what": "deleted: no page and no label left" if outcome == "deleted"
-                          else "kept with its labels, but it has no page now: check it"})
+            notes.append(_note(response_id, part(N("deleted: no page and no label left")) if outcome == "deleted"
+                               else part(N("kept with its labels, but it has no page now: check it"))))
     return notes
+
+
+def _note(response_id, what):
+    """What happened to a response, for the edit's history: `what` in English (the API, exports),
+    `what_parts` for the reader's language (core.stored_text)."""
+    return {"response": response_id, "what": english(what), "what_parts": [what]}
 
 
 def _whole_group(page_ids, groups):

@@ -17,11 +17,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
+from django.utils.translation import gettext_noop as N
 from PIL import Image
 
 import llm
 from annotation.models import Exam, Question, Response
 from annotation.transcripts import TranscriptConflict, record_transcript
+from core.stored_text import english, part, raw, render
 from egress import purposes
 
 from . import imaging, redaction, selectors, tasks
@@ -137,11 +139,9 @@ def ingest_uploads(batch: ScanBatch, uploads: Iterable[Upload]) -> list[ScanFile
         except Exception as exc:  # noqa: BLE001 - one bad file must never stop the batch
             logger.exception("Unexpected failure ingesting %s", upload.name)
             results.append(
-                _record_file(
-                    batch, upload, ScanFile.Status.REFUSED,
-                    f"Refused: an unexpected error occurred while reading it ({type(exc).__name__}). "
-                    "Nothing else was affected.",
-                )
+                _record_file(batch, upload, ScanFile.Status.REFUSED, [part(
+                    N("Refused: an unexpected error occurred while reading it (%(error)s). Nothing else was affected."),
+                    error=type(exc).__name__)])
             )
         finally:
             upload.release()
@@ -159,47 +159,46 @@ def ingest_upload(batch: ScanBatch, upload: Upload, index: QuestionIndex) -> Sca
             imaging.refuse_size(upload.size)
         read = imaging.read_upload(upload.read())
     except imaging.UploadRefused as exc:
-        return _record_file(batch, upload, ScanFile.Status.REFUSED, f"Refused: {exc}")
+        return _record_file(batch, upload, ScanFile.Status.REFUSED, _refused(exc))
     read.notes.extend(imaging.mismatch_notes(upload.name, upload.declared_type, read.kind))
     parsed = parse_name(upload.name)
     question_pk, note = index.resolve(parsed.question_token)
+    note = [note] if note else []
     if not parsed.student_id:
-        note = "The name does not follow <student>_<question>_<page>; assign the page on the batch page."
+        note = [part(N("The name does not follow <student>_<question>_<page>; assign the page on the batch page."))]
     if parsed.note:
-        note = f"{parsed.note} {note}".strip()
-    place = {"parsed": parsed, "question_pk": question_pk, "note": note}
+        note.insert(0, raw(parsed.note))  # written in the uploader's language already
+    place = {"parsed": parsed, "question_pk": question_pk, "note": english(note)}
     written = []
     try:
         # Decoding and PNG encoding come first, outside the transaction: on SQLite a transaction
         # that has written holds the database's only write lock, which the workers' writes wait for.
         masters = None if read.kind == "pdf" else _store_masters(read, written)
         with transaction.atomic():
-            scan_file = _record_file(batch, upload, ScanFile.Status.ACCEPTED, "", kind=read.kind)
+            scan_file = _record_file(batch, upload, ScanFile.Status.ACCEPTED, [], kind=read.kind)
             if masters is None:
                 new_pages, messages = _store_pdf_pages(batch, scan_file, read, place, written)
             else:
                 new_pages, messages = _record_decoded_pages(batch, scan_file, read, masters, place)
             if new_pages:
                 scan_file.stored = store_file(f"ocr/originals/{batch.pk}/{scan_file.pk}", upload.data, written)
-                messages.insert(0, f"Accepted: {len(new_pages)} page(s).")
-                if note:
-                    messages.append(note)
+                messages.insert(0, part(N("Accepted: %(n)s page(s)."), n=len(new_pages)))
+                messages.extend(note)
             else:
                 scan_file.status = ScanFile.Status.DUPLICATE
-            scan_file.message = " ".join(messages)
-            scan_file.save(update_fields=["stored", "status", "message"])
+            scan_file.message, scan_file.message_parts = english(messages), messages
+            scan_file.save(update_fields=["stored", "status", "message", "message_parts"])
             scan_file.n_new_pages = len(new_pages)
             queue_ocr(new_pages, batch.engine)
     except imaging.UploadRefused as exc:
         # A frame of a multi-page TIFF that fails to decode: the whole file is refused, nothing kept.
         delete_files(written)
-        return _record_file(batch, upload, ScanFile.Status.REFUSED, f"Refused: {exc}")
+        return _record_file(batch, upload, ScanFile.Status.REFUSED, _refused(exc))
     except IntegrityError:
         # Another upload stored the same page between our check and our insert.
         delete_files(written)
-        return _record_file(
-            batch, upload, ScanFile.Status.DUPLICATE, "Skipped: the same page was stored by another upload just now."
-        )
+        return _record_file(batch, upload, ScanFile.Status.DUPLICATE, [
+            part(N("Skipped: the same page was stored by another upload just now."))])
     except Exception:
         delete_files(written)
         raise
@@ -211,13 +210,13 @@ class _Master:
     """A decoded page of an upload, its master PNG already stored, or why it is skipped."""
 
     offset: int
-    label: str
+    label: dict  # a core.stored_text part, as `skipped`
     checksum: str
     width: int
     height: int
     note: str = ""
     master: str = ""
-    skipped: str = ""
+    skipped: dict | None = None
 
 
 def _store_masters(read, written):
@@ -226,13 +225,13 @@ def _store_masters(read, written):
     masters, seen, offset = [], {}, -1
     for decoded in read.pages:  # not enumerate(): its reused result tuple would keep the last page alive
         offset += 1
-        label = f"page {offset + 1}" if read.count > 1 else "the page"
+        label = part(N("page %(n)s"), n=offset + 1) if read.count > 1 else part(N("the page"))
         entry = _Master(offset, label, decoded.checksum, decoded.image.width, decoded.image.height, decoded.note)
         duplicate = _duplicate_of(decoded.checksum)
         if duplicate is not None:
             entry.skipped = _duplicate_words(duplicate)
         elif decoded.checksum in seen:
-            entry.skipped = f"the same image as page {seen[decoded.checksum] + 1} of this file"
+            entry.skipped = part(N("the same image as page %(n)s of this file"), n=seen[decoded.checksum] + 1)
         else:
             seen[decoded.checksum] = offset
             name = f"ocr/masters/{uuid.uuid4().hex}.png"
@@ -247,13 +246,13 @@ def _record_decoded_pages(batch, scan_file, read, masters, place):
     messages, new_pages = list(read.notes), []
     for entry in masters:
         if entry.skipped:
-            messages.append(f"Skipped {entry.label}: {entry.skipped}.")
+            messages.append(part(N("Skipped %(what)s: %(why)s."), what=[entry.label], why=[entry.skipped]))
             continue
         page = Page(checksum=entry.checksum, width=entry.width, height=entry.height, master=entry.master)
         _place_page(page, batch, scan_file, entry.offset, place).save()
         new_pages.append(page)
         if entry.note:
-            messages.append(f"{entry.label.capitalize()}: {entry.note}")
+            messages.append(part(N("%(what)s: %(note)s"), what=[entry.label], note=[raw(entry.note)]))
     return new_pages, messages
 
 
@@ -264,9 +263,9 @@ def _store_pdf_pages(batch, scan_file, read, place, written):
         page = Page(status=Page.Status.PENDING, checksum=None, master="", width=plan.width, height=plan.height)
         new_pages.append(_place_page(page, batch, scan_file, plan.index, place))
         if plan.note:
-            messages.append(plan.note)
+            messages.append(raw(plan.note))
     Page.objects.bulk_create(new_pages)
-    messages.append("Each page is rendered when its OCR runs.")
+    messages.append(part(N("Each page is rendered when its OCR runs.")))
     return new_pages, messages
 
 
@@ -285,10 +284,17 @@ def _duplicate_of(checksum, exclude=None):
 
 
 def _duplicate_words(duplicate):
-    return f"the same image is already stored as page #{duplicate.pk} of batch “{duplicate.batch.name}”"
+    return part(N("the same image is already stored as page #%(page)s of batch “%(batch)s”"),
+                page=duplicate.pk, batch=duplicate.batch.name)
 
 
-def _record_file(batch, upload, status, message, kind=""):
+def _refused(exc):
+    """An upload's refusal: the frame in the reader's language, the reason as it was written."""
+    return [part(N("Refused: %(reason)s"), reason=[raw(exc)])]
+
+
+def _record_file(batch, upload, status, parts, kind=""):
+    """The ScanFile of an upload; `parts` its message (core.stored_text), kept with its English."""
     scan_file = ScanFile.objects.create(
         batch=batch,
         original_name=(upload.name or "unnamed")[:255],
@@ -297,7 +303,8 @@ def _record_file(batch, upload, status, message, kind=""):
         size=upload.size,
         sha256=hashlib.sha256(upload.data).hexdigest() if upload.data is not None else "",
         status=status,
-        message=message,
+        message=english(parts),
+        message_parts=parts,
     )
     scan_file.n_new_pages = 0
     return scan_file
@@ -567,7 +574,8 @@ def _record_rendering(page, decoded):
         except IntegrityError:  # the same pixels were stored by another page just now
             delete_files([name])
             duplicate = _duplicate_of(decoded.checksum)
-    words = _duplicate_words(duplicate) if duplicate else "the same image was stored by another upload just now"
+    words = (render(_duplicate_words(duplicate)) if duplicate
+             else gettext("the same image was stored by another upload just now"))
     raise imaging.UploadRefused(gettext("Skipped: %(words)s.") % {"words": words})
 
 

@@ -27,7 +27,7 @@ from . import class_uploads, packets, selectors, services
 from .engines import ENGINES
 from .filenames import MAX_PAGE_NUMBER
 from .forms import AddFilesForm, AssignLabelsForm, ClassRetryForm, ClassScanForm, EngineForm, UploadForm
-from .models import Page, ScanBatch
+from .models import Page, ScanBatch, response_note_text
 
 IMAGE_KINDS = {"web": "web", "thumb": "thumb", "processed": "processed", "master": "master"}
 
@@ -38,7 +38,7 @@ def _report_ingest(request, scan_files):
     refused = [f for f in scan_files if f.status != "accepted"]
     messages.success(request, gettext("%(accepted)s of %(n_scan_files)s file(s) accepted, %(pages)s new page(s) queued for OCR.") % {"accepted": accepted, "n_scan_files": len(scan_files), "pages": pages})
     for scan_file in refused:
-        messages.error(request, f"{scan_file.original_name}: {scan_file.message}")
+        messages.error(request, f"{scan_file.original_name}: {scan_file.message_text}")
 
 
 @reviewer_required
@@ -253,9 +253,9 @@ def batch_packets_fix(request, pk):
     except packets.PacketError as exc:
         messages.error(request, str(exc))
         return _packets_page(request, batch, status=400)
-    messages.success(request, edit.summary + ".")
+    messages.success(request, gettext("%(summary)s.") % {"summary": edit.summary_text})
     for note in edit.responses:
-        messages.info(request, gettext("Response #%(response)s: %(what)s.") % {"response": note['response'], "what": note['what']})
+        messages.info(request, gettext("Response #%(response)s: %(what)s.") % {"response": note['response'], "what": response_note_text(note)})
     return redirect("ocr:batch_packets", pk=pk)
 
 
@@ -334,7 +334,7 @@ def batch_assign(request, pk):
     else:
         messages.success(request, gettext("Saved the assignment of %(value)s page(s).") % {"value": len(edit.changes) if edit else 0})
         for note in edit.responses if edit else ():
-            messages.info(request, gettext("Response #%(response)s: %(what)s.") % {"response": note['response'], "what": note['what']})
+            messages.info(request, gettext("Response #%(response)s: %(what)s.") % {"response": note['response'], "what": response_note_text(note)})
     return redirect("ocr:batch_detail", pk=pk)
 
 

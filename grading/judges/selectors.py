@@ -10,6 +10,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.selectors import matching_responses, scores_visible_to
 from core.ids import id_param
@@ -174,6 +175,20 @@ def holdout_count(config: JudgeSetting | None, filters: dict) -> int:
     never judged by that setting); 0 without a setting or a hold-out."""
     holdout = strategies.holdout_ids(config)
     return matching_responses(filters).filter(pk__in=holdout).count() if holdout else 0
+
+
+_REJUDGE_NOTE = re.compile(r"Re-judge of question (\d+): rubric (v\d+(?:, v\d+)*) -> (v\d+)")
+
+
+def run_note_text(note: str) -> str:
+    """A run's note as its page shows it: the note the rubric re-judge writes
+    (services.lifecycle.REJUDGE_NOTE, stored in English) in the reader's language; a note a
+    person typed as it is."""
+    match = _REJUDGE_NOTE.fullmatch(note or "")
+    if match is None:
+        return note
+    return gettext("Re-judge of question %(question)s: rubric %(old)s → %(new)s") % {
+        "question": match.group(1), "old": match.group(2), "new": match.group(3)}
 
 
 def run_progress(run: JudgeRun) -> dict:

@@ -5,6 +5,8 @@ from django.utils.translation import gettext_lazy
 
 from annotation.models import Response
 
+from ..judges.selectors import run_note_text
+
 register = template.Library()
 
 STATUS_LABELS = {
@@ -27,3 +29,9 @@ def status_label(code):
 def source_label(code):
     """"human" / "synthetic" (a response's source, a study's group) as people read it."""
     return dict(Response.Source.choices).get(code, code)
+
+
+@register.filter
+def run_note(note):
+    """A judge run's note in the reader's language when the app wrote it (a rubric re-judge)."""
+    return run_note_text(note)

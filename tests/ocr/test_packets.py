@@ -89,7 +89,8 @@ def test_a_response_left_without_pages_keeps_its_labels(exam_questions, reviewer
     labelled.refresh_from_db()
     assert labelled.status == "transcribing" and labelled.extra["scan_pages_moved"] is True
     assert labelled.labels.count() == 1
-    assert {"response": labelled.pk, "what": "kept with its labels, but it has no page now: check it"} in edit.responses
+    assert {"response": labelled.pk, "what": "kept with its labels, but it has no page now: check it"} in [
+        {"response": note["response"], "what": note["what"]} for note in edit.responses]
     assert response_of("s02", q17).transcript == "s02 3-17\n\ns01 3-18"  # appended: no page number given
 
 

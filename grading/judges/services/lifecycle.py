@@ -69,6 +69,9 @@ def start_judge_run(
     return run
 
 
+REJUDGE_NOTE = "Re-judge of question {question}: rubric {versions} -> v{version}"
+
+
 def rejudge_question(question, *, config_ids: Iterable[int] | None = None, user=None, enqueue: bool = True):
     """Judge again, with each setting version that judged `question` against an older rubric
     version (or those of them in `config_ids`), only the responses of that question it judged
@@ -82,7 +85,9 @@ def rejudge_question(question, *, config_ids: Iterable[int] | None = None, user=
         if wanted is not None and config.pk not in wanted:
             continue
         versions = ", ".join(f"v{v}" for v in entry["versions"])
-        note = f"Re-judge of question {question.pk}: rubric {versions} -> v{question.rubric_version}"
+        # Stored in English, as a run's note is (the API, exports); pages show it in the reader's
+        # language (selectors.run_note_text, which reads this form back).
+        note = REJUDGE_NOTE.format(question=question.pk, versions=versions, version=question.rubric_version)
         try:
             made.append(start_judge_run(
                 config, response_ids=entry["response_ids"], user=user, note=note, enqueue=enqueue,
