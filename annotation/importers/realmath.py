@@ -65,7 +65,9 @@ def validate_record(record, index):
                 gettext("record %(index)s: field 'sub_question_scores' entry '%(key)s' must be a number, got %(value)s.")
                 % {"index": index, "key": key, "value": repr(value)}
             )
-        to_decimal(value, index, f"sub_question_scores.{key}")
+        if to_decimal(value, index, f"sub_question_scores.{key}") < 0:
+            raise ImportFormatError(field_problem(index, f"sub_question_scores.{key[:40]}", gettext(
+                "is %(value)s: a score cannot be negative") % {"value": value}))
         if len(sub_question_label(key)) > LABEL_LENGTH or "\x00" in key:
             raise ImportFormatError(
                 gettext("record %(index)s: field 'sub_question_scores' entry '%(key)s' is not a sub-question label "
@@ -89,6 +91,9 @@ def validate_record(record, index):
         "tag": require(record, index, "tag", list, optional=True),
     }
     cleaned["gt_decimal"] = to_decimal(cleaned["gt"], index, "gt")
+    if cleaned["gt_decimal"] < 0:  # a gold below zero poisons every metric; above the full score is reported
+        raise ImportFormatError(field_problem(index, "gt", gettext("is %(value)s: a score cannot be negative")
+                                              % {"value": cleaned["gt"]}))
     cleaned["full_score_decimal"] = to_decimal(cleaned["full_score"], index, "full_score")
     if cleaned["full_score_decimal"] <= 0:
         raise ImportFormatError(field_problem(index, "full_score", gettext("must be positive, got %(value)s")
@@ -107,8 +112,6 @@ def _record_warnings(cleaned, index):
     if cleaned["gt_decimal"] > cleaned["full_score_decimal"]:
         problems.append(gettext("gt %(gt)s exceeds the full score %(full)s") % {"gt": cleaned["gt"],
                                                                                 "full": cleaned["full_score"]})
-    if cleaned["gt_decimal"] < 0:
-        problems.append(gettext("gt %(gt)s is negative") % {"gt": cleaned["gt"]})
     return problems
 
 

@@ -5,13 +5,13 @@ The results belong to an *external* setting (kind ``external``; it cannot be run
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.importers.checks import loads
 from annotation.models import Question, Response, content_hash
 
 from ..models import JudgeResult, JudgeSetting
@@ -44,7 +44,7 @@ def read_records(raw: bytes | str) -> list[dict]:
     """A JSON array of objects, or JSON Lines."""
     text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
     try:
-        data = json.loads(text)
+        data = loads(text)
     except RecursionError:  # the decoder recurses once per level of [[[...]]]
         raise ImportRefused("The file's JSON is nested too deeply to read.") from None
     except ValueError:
@@ -53,7 +53,7 @@ def read_records(raw: bytes | str) -> list[dict]:
             if not line.strip():
                 continue
             try:
-                data.append(json.loads(line))
+                data.append(loads(line))
             except ValueError as exc:
                 raise ImportRefused(f"Line {number} is neither part of a JSON array nor a JSON object: {exc}.") from exc
             except RecursionError:
@@ -145,16 +145,22 @@ def _store_imported(config, response, record, index, file_name, report):
     raw = next((str(record[k]) for k in RAW_FIELDS if isinstance(record.get(k), str)), "")
     parsed = parse_score(raw, full_score=full) if raw else None
     score, status, parse_status = None, JudgeResult.Status.INVALID, "unparseable"
-    given = next((record[k] for k in SCORE_FIELDS if record.get(k) not in (None, "")), None)
+    field_name = next((k for k in SCORE_FIELDS if record.get(k) not in (None, "")), None)
+    given = record[field_name] if field_name else None
     if given is not None:
         try:
             value = float(given)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # float(10**400) overflows
             value = None
         if value is not None and 0 <= value <= full:
             score, status, parse_status = value, JudgeResult.Status.OK, "imported"
         else:
+            # As the paper's scorer: a score outside [0, full score] is an invalid result, never a
+            # score (a 1e308 overflowed every metric of its setting); said with record and field.
             parse_status = "out_of_range" if value is not None else "unparseable"
+            report.warnings.append({"index": index, "message": (
+                f"record {index}: field '{field_name}' is {str(given)[:40]}, not a score from 0 to {full:g} "
+                "(the question's full score): stored as an invalid result")})
         if parsed and parsed.status == PARSE_OK and value is not None and abs(parsed.score - value) > 1e-9:
             report.warnings.append(
                 {"index": index, "message": f"model_score {value:g} differs from the score in the text ({parsed.score:g}); kept model_score"}
@@ -168,8 +174,8 @@ def _store_imported(config, response, record, index, file_name, report):
     if gold not in (None, "") and response.gold_score is not None:
         try:
             if abs(float(gold) - float(response.gold_score)) > 1e-9:
-                report.warnings.append({"index": index, "message": f"gt {gold} differs from the gold score {response.gold_score} of response #{response.pk}"})
-        except (TypeError, ValueError):
+                report.warnings.append({"index": index, "message": f"gt {str(gold)[:40]} differs from the gold score {response.gold_score} of response #{response.pk}"})
+        except (TypeError, ValueError, OverflowError):
             pass
     key = cache_key(config, f"{response.question.statement_hash}\n{response.transcript_hash}")
     _, created = JudgeResult.objects.update_or_create(
