@@ -121,12 +121,21 @@ def _judge_into(result, pred, gold, mode, deadline):
     outcome = comparator.compare(answers["pred"], answers["gold"])
     decisive = outcome.decisive
     if outcome.equivalent is True:
-        clash = meaning.difference(guarded["pred"], guarded["gold"])
+        clash = meaning.difference(guarded["pred"].all_text, guarded["gold"].all_text)
         if clash is not None:
             group, words_pred, words_gold = clash
             shown = f"{'/'.join(words_pred)} vs {'/'.join(words_gold)}"
             outcome = Outcome(None, "meaning-word", f"the answers differ in the words «{shown}» ({group}), which this comparison did not compare; the rest: {outcome.explanation}")
             decisive = f"word {shown}"
+    one_sided = meaning.one_sided_claim(guarded["pred"], guarded["gold"])
+    if one_sided is not None and (outcome.equivalent is True or (
+            outcome.equivalent is False and outcome.method == "piecewise"
+            and (answers["pred"].kind == "piecewise") != (answers["gold"].kind == "piecewise"))):
+        side, group, words = one_sided
+        shown = "/".join(words)
+        which = "first" if side == "pred" else "second"
+        outcome = Outcome(None, "meaning-word", f"the {which} answer also says «{shown}» ({group}), which the other does not say and this comparison set aside; the rest: {outcome.explanation}")
+        decisive = f"word {shown}"
     notes = readings["pred"].notes + [n for n in readings["gold"].notes if n not in readings["pred"].notes]
     if notes:
         outcome = Outcome(outcome.equivalent, outcome.method, f"{outcome.explanation} ({'; '.join(notes)})")
@@ -145,34 +154,38 @@ _REJECTION_WORDS = ("舍去", "不合题意", "不符合题意", "rejected", "ex
 
 
 def _answer_of(reading):
-    """(Answer, units, Parsed or None, text the meaning guard looks at) of one reading."""
+    """(Answer, units, Parsed or None, Guarded: the words the meaning guard looks at) of one reading."""
     if reading.polar:
-        return labels.make_polar(reading.polar, reading.polar_word), [], None, ""
+        return labels.make_polar(reading.polar, reading.polar_word), [], None, meaning.Guarded()
     if reading.labels is not None:
-        items, units, texts = [], [], []
+        items, units, guarded = [], [], meaning.Guarded()
         for key, word, text in reading.labels:
-            answer, found, _, guarded = _answer_of(read_value(text, reading.notes))
+            answer, found, _, inner = _answer_of(read_value(text, reading.notes))
             items.append((key, word, answer))
             units.extend(found)
-            texts.extend((word, guarded))  # a label is compared only against another label
-        return labels.make_labelled(items), units, None, " ".join(texts)
+            guarded = guarded.join(inner).with_label(word)  # a label is compared only against another label
+        return labels.make_labelled(items), units, None, guarded
     if reading.branches is not None:
-        branches, texts = [], []
+        branches, guarded = [], meaning.Guarded()
         for condition, text in reading.branches:
             condition_answer = None
             if condition is not None:
                 condition_answer = classify(parse_answer(condition))
-                texts.append(condition)
+                guarded = guarded.with_claim(condition)
             value_reading = read_value(text, reading.notes)
             if value_reading.branches is not None:
                 raise ClassifyError("a piecewise answer inside a piecewise answer")
-            answer, _, _, guarded = _answer_of(value_reading)
+            answer, _, _, inner = _answer_of(value_reading)
             branches.append((condition_answer, answer))
-            texts.append(guarded)
-        return piecewise.make(reading.head, branches), [], None, " ".join(texts)
+            guarded = guarded.join(inner)
+            if answer.kind == "text":
+                guarded = guarded.with_branch_claim(answer.value)
+        return piecewise.make(reading.head, branches), [], None, guarded
     text = compound_amounts(reading.text, reading.notes)
     parsed = parse_answer(text)
-    return classify(parsed), parsed.units, parsed, text
+    answer = classify(parsed)
+    guarded = meaning.Guarded().with_claim(meaning.without_value_words(text))
+    return answer, parsed.units, parsed, guarded
 
 
 def read_value(text, notes):

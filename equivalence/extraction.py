@@ -24,7 +24,7 @@ from .normalize import normalize
 from .reading import labelled, piecewise
 
 MAX_BRACED = 5000  # a brace further than this from its opening is not looked for
-MAX_LINE = 3000  # characters of a concluding line that are read
+MAX_LINE = 2000  # characters of a concluding line that are read
 TAIL_LINES = 3  # a conclusion marker counts in the last non-empty lines only
 
 # Chat templates: what follows the end of the answer's turn is not the answer.

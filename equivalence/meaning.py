@@ -5,10 +5,14 @@ around a value) must not say "equivalent": ``(0, 1) 上单调递增`` and ``(0, 
 have the same interval and opposite meanings. :func:`guard` looks for these words in the text
 each side was finally read from (labels the comparison compared are taken out first) and, when
 the two sides use different words of one group, turns "equivalent" into "undecided" and names
-the word. A word on one side only is not a difference (``最大值为 2`` against ``2``: the bare
-answer does not say otherwise).
+the word. A label on one side only is not a difference (``最大值为 2`` against ``2``, ``单调递减区间为
+(0, 1)`` against ``(0, 1)``: the label names the value the other side gives). A *claim* on one
+side only is (issue 41): ``a>1 时单调递增`` against ``a>1`` says something about f that the other
+side does not, and :func:`one_sided_claim` names it; the engine then says undecided, never
+equivalent.
 """
 import re
+from dataclasses import dataclass
 
 # group -> {word as written: canonical word}. Longest words are matched first, so 不存在 is not
 # also read as 存在. Chinese words match anywhere, English ones as whole words.
@@ -74,6 +78,59 @@ def difference(pred_text, gold_text):
     for group in MEANING_WORDS:
         if group in pred and group in gold and set(pred[group]) != set(gold[group]):
             return group, sorted(pred[group].values()), sorted(gold[group].values())
+    return None
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """The words of one answer the guard looks at: ``labels`` (label words such as 最大值, compared
+    only against another label) and ``claims`` (every other word the comparison may have read past,
+    branch values in words such as 单调递增 included)."""
+
+    claims: str = ""
+    labels: str = ""
+
+    @property
+    def all_text(self):
+        return f"{self.labels} {self.claims}".strip()
+
+    def with_claim(self, text):
+        return Guarded(f"{self.claims} {text}".strip(), self.labels)
+
+    def with_branch_claim(self, text):
+        return self.with_claim(text)
+
+    def with_label(self, word):
+        return Guarded(self.claims, f"{self.labels} {word}".strip())
+
+    def join(self, other):
+        return Guarded(f"{self.claims} {other.claims}".strip(), f"{self.labels} {other.labels}".strip())
+
+
+_VALUE_WORDS = re.compile(
+    r"无实数解|无实根|无解|(?i:no\s+real\s+(?:solutions?|roots?)|no\s+solutions?)"
+    r"|\\?(?<![A-Za-z])(?:max|min)\s*(?=[({\\])|(?<=\d)\s*min(?![A-Za-z])"
+)
+
+
+def without_value_words(text):
+    """Words the parser reads as a value are compared, not set aside: 无解 and "no solution" (the
+    empty set), ``\\max(a, b)`` / ``max{a, b}`` (a function), ``120 min`` (a unit)."""
+    return _VALUE_WORDS.sub(" ", text)
+
+
+def one_sided_claim(pred, gold):
+    """(side, group, words) when one answer makes a claim in a group the other never mentions.
+
+    ``pred`` and ``gold`` are :class:`Guarded`. Only claims count: a label word on one side
+    (最大值为 2 vs 2) is fine, and so is a group both sides mention (left to :func:`difference`).
+    """
+    words = {"pred": meaning_words(pred.claims), "gold": meaning_words(gold.claims)}
+    every = {"pred": meaning_words(pred.all_text), "gold": meaning_words(gold.all_text)}
+    for side, other in (("pred", "gold"), ("gold", "pred")):
+        for group in MEANING_WORDS:
+            if group in words[side] and group not in every[other]:
+                return side, group, sorted(words[side][group].values())
     return None
 
 

@@ -220,6 +220,8 @@ def _compare_on_cell(comparator, cell, variable, left, right, cache, key, intege
     whole = cache[key]
     if whole.equivalent is True:
         return whole
+    if whole.equivalent is False and {left.kind, right.kind} & {"labelled", "polar", "text"}:
+        return whole  # labels or words that differ do not depend on the unknown
     values = left.kind in ("number", "expression") and right.kind in ("number", "expression")
     checked = 0
     for point in _samples(cell, 6 if values else 3, integer):

@@ -50,6 +50,10 @@ def read(text):
         head, branches = pieces
         return Reading(normal, notes, branches=branches, head=head)
     normal = drop_rejected(normal, notes)
+    normal = statement_subject(normal)
+    counted = count_answer(normal)
+    if counted is not None:
+        return Reading(normal, notes, labels=[counted])
     polar, word = polar_answer(normal)
     if polar:
         return Reading(normal, notes, polar=polar, polar_word=word)
@@ -101,8 +105,31 @@ def drop_justification(text, notes):
     kept = text[: match.start()].rstrip(" ,;.")
     if not kept:
         return text
-    notes.append("the justification «" + text[match.start():].strip(" ,;.")[:40] + "» is not part of the answer")
-    return kept
+    dropped = text[match.start():]
+    notes.append("the justification «" + dropped.strip(" ,;.")[:40] + "» is not part of the answer")
+    return _reject_named(kept, dropped, notes)
+
+
+_NAMED_REJECTION = re.compile(
+    r"(?:经检验|检验|其中|但|(?i:but|however|and))?\s*(?P<item>[^,;]+?)\s*(?:,\s*)?(?:均|都)?(?:不合题意|不符合题意|不符题意|应舍去|舍去|(?i:is\s+rejected|is\s+extraneous|must\s+be\s+rejected))"
+)
+
+
+def _reject_named(kept, dropped, notes):
+    """"x = 2 或 x = -3" with the justification "经检验 x = -3 不符合题意, 舍去": x = -3 is left out."""
+    named = _NAMED_REJECTION.search(dropped)
+    if named is None:
+        return kept
+    target = re.sub(r"\s+", "", named.group("item"))
+    items = _top_level_items(kept)
+    remaining = [(kept[s:e].strip(), j) for s, e, j in items if re.sub(r"\s+", "", kept[s:e]) != target]
+    if not remaining or len(remaining) == len(items):
+        return kept
+    notes.append("rejected: " + named.group("item").strip() + " (left out)")
+    out = remaining[0][0]
+    for item, joiner in remaining[1:]:
+        out += (" or " if joiner == "or" else ", ") + item
+    return out
 
 
 def drop_rejected(text, notes):
@@ -254,11 +281,19 @@ POLAR = {
 _POLAR_WORDS = {word: key for key, words in POLAR.items() for word in words}
 
 
+# "不存在这样的实数 a", "存在满足条件的 k": who or what exists is not part of the yes/no answer.
+_POLAR_QUALIFIER = re.compile(
+    r"(?<=存在)\s*(?:这样的|满足(?:题意|条件)的|符合(?:题意|条件)的|满足要求的)?\s*(?:实数|正实数|正数|整数|正整数|常数|点|直线|值)?\s*"
+    r"(?:[a-z](?:_\{?\w+\}?)?)?\s*(?:[,，]?\s*使(?:得)?[^=<>]*)?$"
+)
+
+
 def polar_answer(text):
     """("yes", "是") when the whole answer is such a word; ("", "") otherwise."""
     bare = re.sub(r"\\text\s*\{([^{}]*)\}", r"\1", text).strip()
     bare = re.sub(r"[\s.,;!]+$", "", bare).lower()
     bare = re.sub(r"^(?:the\s+answer\s+is\s+)", "", bare)
+    bare = _POLAR_QUALIFIER.sub("", bare) if "存在" in bare else bare
     key = _POLAR_WORDS.get(bare)
     return (key, bare) if key else ("", "")
 
@@ -315,6 +350,9 @@ def labelled(text):
     return labels
 
 
+_SUBJECT_BEFORE_IN = re.compile(r"^\s*(?:函数\s*)?(?:[a-zA-Z](?:_\{?\w+\}?)?\s*(?:\(\s*[a-z]\s*\))?\s*)?在")
+
+
 def _post_labels(text):
     if "上" not in text:
         return None
@@ -322,7 +360,7 @@ def _post_labels(text):
     found = []
     for piece in pieces:
         match = _POST_LABEL.search(piece)
-        value = re.sub(r"^\s*在", "", piece[: match.start()]).strip() if match else ""
+        value = _SUBJECT_BEFORE_IN.sub("", piece[: match.start()]).strip() if match else ""
         if not value:
             return None
         key = "increasing" if match.group("dir") == "增" else "decreasing"
@@ -337,7 +375,7 @@ _OTHERWISE = re.compile(r"^(?i:otherwise|else|other\s+values|elsewhere)$|^(?:其
 _CONDITION_NOISE = re.compile(r"^(?:(?i:if|when|for)\b|当|若|如果)\s*|\s*(?:时|(?i:\bthen\b))\s*$")
 _RELATION_IN = re.compile(r"\\(?:le|ge|ne|in)(?![a-zA-Z])|[<>=]")
 _PAREN_CONDITION = re.compile(r"^(?P<value>.+?)\s*\(\s*(?P<cond>[^()]+)\)\s*$", re.S)
-_CJK_BRANCH = re.compile(r"^\s*(?:当|若|如果)\s*(?P<cond>.+?)\s*时\s*,?\s*(?P<value>.+?)\s*$", re.S)
+_CJK_BRANCH = re.compile(r"^\s*(?:(?:当|若|如果)\s*)?(?P<cond>[^时]+?)\s*时\s*,?\s*(?P<value>.+?)\s*$", re.S)
 _EN_BRANCH = re.compile(r"^\s*(?i:when|if|for)\s+(?P<cond>[^,]+?)\s*(?:,|:|\bthen\b)\s*(?P<value>.+?)\s*$", re.S)
 MAX_BRANCHES = 12
 
@@ -413,3 +451,47 @@ def _condition(text):
     if _OTHERWISE.match(text):
         return None
     return text
+
+
+# --- statements about a function, counts, qualified yes/no answers (issue 41) ---------------------------
+
+# "f(x) 为奇函数", "函数 f(x) 是增函数", "原不等式无解", "方程无实数解": the subject goes, the claim stays.
+_STATEMENT_SUBJECT = re.compile(
+    r"^\s*(?:(?:原|该|此|这个)?(?:不等式(?:组)?|方程(?:组)?)|(?:函数\s*)?[a-zA-Z](?:_\{?\w+\}?)?\s*\(\s*[a-z]\s*\)|函数)\s*"
+    r"(?:(?:是|为)\s*)?(?=(?:单调递增|单调递减|增函数|减函数|奇函数|偶函数|非奇非偶函数|无解|无实数解|无实根|有解|有实数解)\s*$)"
+)
+_CLAIM_SYNONYMS = {"增函数": "单调递增", "减函数": "单调递减", "递增": "单调递增", "递减": "单调递减", "单调增": "单调递增",
+                   "单调减": "单调递减", "无实数解": "无解", "无实根": "无解", "有实数解": "有解"}
+
+
+def statement_subject(text):
+    """"f(x) 为奇函数" gives "奇函数"; "原不等式无解" gives "无解" (the claim is the answer)."""
+    match = _STATEMENT_SUBJECT.match(text)
+    if match is None:
+        return _CLAIM_SYNONYMS.get(text.strip(), text)
+    rest = text[match.end():].strip()
+    return _CLAIM_SYNONYMS.get(rest, rest)
+
+
+_CN_NUMBERS = {"零": 0, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+_COUNTED = r"(?P<what>零点|交点|公共点|实根|实数根|根|实数解|解|极值点)"
+_COUNT_RES = [
+    re.compile(r"^(?:(?:函数\s*)?(?:[a-zA-Z]\s*\(\s*[a-z]\s*\))?\s*|方程\s*|函数\s*)?(?:有且只有|有且仅有|恰有|恰好有|只有|仅有|有)\s*"
+               r"(?P<n>\d+|[零一两二三四五六七八九十])\s*个\s*(?:不同的\s*)?" + _COUNTED + r"\s*$"),
+    re.compile(r"^(?:(?:函数\s*)?(?:[a-zA-Z]\s*\(\s*[a-z]\s*\))?\s*(?:的)?\s*)?" + _COUNTED + r"\s*(?:的)?\s*个数\s*(?:为|是|=|:)\s*(?P<n>\d+|[零一两二三四五六七八九十])\s*(?:个)?\s*$"),
+]
+_COUNT_WORDS = {"实数根": "实根", "根": "实根", "实数解": "解"}
+
+
+def count_answer(text):
+    """("count:零点", "零点个数", "1") for "有且只有一个零点" / "零点个数为1"; None otherwise."""
+    if "个" not in text:
+        return None
+    for pattern in _COUNT_RES:
+        match = pattern.match(text)
+        if match:
+            n = match.group("n")
+            number = str(_CN_NUMBERS[n]) if n in _CN_NUMBERS else n
+            what = _COUNT_WORDS.get(match.group("what"), match.group("what"))
+            return "count:" + what, what + "个数", number
+    return None

@@ -121,7 +121,7 @@ def test_extraction_is_linear_on_long_hostile_text():
     for text in hostile:
         started = time.monotonic()
         final_answer(text)
-        assert time.monotonic() - started < 0.5, text[:20]
+        assert time.monotonic() - started < 1.0, text[:20]  # about 0.05 s on an idle machine
 
 
 PROSE_EN = ["We start from the given data", "Note that the triangle is isosceles", "Adding the two equations gives",
