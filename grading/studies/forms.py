@@ -51,8 +51,9 @@ class StyleRewriteForm(forms.Form):
 
 class StyleImportForm(forms.Form):
     file = forms.FileField(help_text=gettext_lazy(
-        "A JSON list of records with the answer's response_id (or its student_id and question_location) and "
-        "the rewritten text under rewritten."))
+        "The paper's style-transferred file as released (realmath_eval_gemini3pro_hard_cases_ge2_style_transferred_72"
+        ".json: release records, the rewrite in student_response), or a JSON list of records with the answer's "
+        "response_id (or its student_id and question_location) and the rewritten text under rewritten."))
 
 
 class StyleRunForm(forms.Form):
@@ -61,6 +62,11 @@ class StyleRunForm(forms.Form):
     setting = forms.ModelChoiceField(queryset=JudgeSetting.objects.none())
     exam = forms.ModelChoiceField(queryset=Exam.objects.all(), required=False, empty_label=gettext_lazy("any exam"))
     limit = forms.IntegerField(required=False, min_value=1, max_value=100_000)
+    include_flagged = forms.BooleanField(
+        required=False, label=gettext_lazy("Also judge the flagged rewrites, in a second analysis"),
+        help_text=gettext_lazy("The main analysis stays on unflagged rewrites; the run page adds a second table, "
+                               "labelled, with the flagged ones included."),
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -84,12 +84,14 @@ def check_setting(setting: JudgeSetting) -> None:
 
 def start_probe_run(
     setting: JudgeSetting, *, probe_names, exam=None, question=None, limit=None, seed=0, user=None,
-    enqueue=True, chunk_size=None,
+    enqueue=True, chunk_size=None, include_flagged=False,
 ) -> ProbeRun:
     """Derive the answers, create the run and its items, and queue it (after the commit).
 
     ``probe_names`` may hold ``raw-ocr``: the raw OCR text of answers made from scans (others
     are skipped). With ``enqueue=False`` nothing is sent to Celery: call `run_inline`.
+    ``include_flagged`` (the style ablation): flagged rewrites are judged too, for the report's
+    second, labelled analysis; without it they are counted and never judged.
     """
     names = parse_probe_names(probe_names)
     check_setting(setting)
@@ -115,9 +117,10 @@ def start_probe_run(
             if name == STYLE_REWRITE:
                 row = rewrites.get(response.pk)
                 if row is not None and (row.change or {}).get("excluded"):
-                    skipped[f"{STYLE_REWRITE} (flagged)"] += 1
                     flagged.append(row)
-                    continue
+                    if not include_flagged:
+                        skipped[f"{STYLE_REWRITE} (flagged)"] += 1
+                        continue
                 made = probes.Derived(row.text, row.change) if row is not None else None
             elif name == probes.RAW_OCR:
                 text = raw.get(response.pk)
@@ -132,7 +135,8 @@ def start_probe_run(
         run = ProbeRun.objects.create(
             setting=setting, probes=names, seed=int(seed), skipped=skipped, created_by=user,
             selection={**params, **({"limit": int(limit)} if limit else {}),
-                       **({"style_flagged": style.flagged_counts(flagged)} if STYLE_REWRITE in names else {})},
+                       **({"style_flagged": style.flagged_counts(flagged),
+                           "style_include_flagged": bool(include_flagged)} if STYLE_REWRITE in names else {})},
             chunk_size=chunk_size or max(8, min(64, 2 * (setting.endpoint.max_concurrency if setting.endpoint else 8))),
         )
         derived = _store_derived(wanted, int(seed))

@@ -30,7 +30,7 @@ from collections import Counter
 
 import numpy as np
 from django.db import transaction
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 import equivalence
 import llm
@@ -238,31 +238,56 @@ def rewrite_answers(endpoint, model, responses, *, system=REWRITE_SYSTEM, templa
     return counts
 
 
+def _release_record(row) -> bool:
+    """A record in the release's shape (the paper's ``..._style_transferred_72.json``): the rewrite is its
+    ``student_response``, the answer named by its problem statement and student id."""
+    return isinstance(row, dict) and "rewritten" not in row and "student_response" in row and "problem_statement" in row
+
+
 def import_rewrites(raw: bytes, file_name: str) -> dict:
-    """Rewrites from a JSON list of ``{"response_id": N, "rewritten": text}`` (or ``student_id`` and
-    ``question_location`` instead of the id). Unknown answers are reported; all or nothing."""
+    """Rewrites from a JSON list: the paper's style-transferred file as released (records in the release's
+    shape: the rewrite in ``student_response``, the answer matched by problem statement and student id,
+    as the release's (student id, question location) repeats across problems), or ``{"response_id": N,
+    "rewritten": text}`` (or ``student_id`` and ``question_location`` instead of the id). Unknown answers
+    are reported; all or nothing."""
     try:
         rows = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(gettext("%(file)s: not JSON (%(error)s).") % {"file": file_name, "error": exc}) from exc
     if not isinstance(rows, list):
         raise ValueError(gettext("%(file)s: expected a JSON list of {response_id, rewritten}.") % {"file": file_name})
-    counts = {"records": len(rows), "made": 0, "kept": 0, "flagged": 0, "unmatched": []}
+    release = bool(rows) and _release_record(rows[0])
+    counts = {"records": len(rows), "made": 0, "kept": 0, "flagged": 0, "unmatched": [], "same_as_original": [],
+              "format": "release" if release else "rewritten"}
     with transaction.atomic():
         for index, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get("rewritten"), str):
-                raise ValueError(gettext("%(file)s: record %(index)s needs a text field 'rewritten'.")
-                                 % {"file": file_name, "index": index})
             answers = Response.objects.select_related("question")
-            if row.get("response_id") is not None:
-                answer = answers.filter(pk=row["response_id"]).first()
+            if release:
+                if not (_release_record(row) and isinstance(row["student_response"], str)
+                        and isinstance(row["problem_statement"], str) and isinstance(row.get("student_id"), str)):
+                    raise ValueError(gettext(
+                        "%(file)s: record %(index)s needs the release's text fields student_response, "
+                        "problem_statement and student_id.") % {"file": file_name, "index": index})
+                text = row["student_response"]
+                answer = answers.filter(question__statement_hash=content_hash(row["problem_statement"]),
+                                        student_id=row["student_id"]).order_by("-pk").first()
             else:
-                answer = answers.filter(student_id=str(row.get("student_id", "")),
-                                        question__location=str(row.get("question_location", ""))).order_by("-pk").first()
+                if not isinstance(row, dict) or not isinstance(row.get("rewritten"), str):
+                    raise ValueError(gettext("%(file)s: record %(index)s needs a text field 'rewritten'.")
+                                     % {"file": file_name, "index": index})
+                text = row["rewritten"]
+                if row.get("response_id") is not None:
+                    answer = answers.filter(pk=row["response_id"]).first()
+                else:
+                    answer = answers.filter(student_id=str(row.get("student_id", "")),
+                                            question__location=str(row.get("question_location", ""))).order_by("-pk").first()
             if answer is None:
                 counts["unmatched"].append(index)
                 continue
-            made, fresh = _store(answer, row["rewritten"], {"source": "file", "file": file_name, "record": index})
+            if content_hash(text) == answer.transcript_hash:  # the input file, not the rewrites
+                counts["same_as_original"].append(index)
+                continue
+            made, fresh = _store(answer, text, {"source": "file", "file": file_name, "record": index})
             counts["made" if fresh else "kept"] += 1
             counts["flagged"] += int(fresh and made.change.get("excluded", False))
     return counts
@@ -288,33 +313,57 @@ def _block(before, after, gold, clusters, n_resamples, seed):
             "sign_test": result["sign_test"], "permutation": result["permutation"]}
 
 
-def ablation_report(run: ProbeRun, *, n_resamples=1000, seed=0) -> dict:
-    """Before/after figures of a style-ablation run (a probe run of probe ``style-rewrite``)."""
-    items = list(ProbeItem.objects.filter(run=run, probe=PROBE).select_related("derived__response"))
-    flagged = (run.selection or {}).get("style_flagged", {})
-    judged = [i for i in items if i.state == ProbeItem.State.OK and i.original_score is not None
-              and i.derived_score is not None and i.derived.response.gold_score is not None]
-    report = {
-        "run": run.pk, "setting": str(run.setting), "probe": PROBE,
-        "n_rewrites_judged": len(judged), "n_items": len(items),
-        "n_without_gold_or_judgement": len(items) - len(judged),
-        "n_without_rewrite": run.skipped.get(PROBE, 0),
-        "flagged": flagged, "n_flagged_excluded": run.skipped.get(f"{PROBE} (flagged)", 0),
-        "difference": "after (rewrite) - before (original): negative = closer to gold after the rewrite",
-        "resampling": paired.RESAMPLING, "n_resamples": n_resamples, "seed": seed, "groups": {},
-        "min_questions": uncertainty.MIN_CLUSTERS,
-    }
+def _groups(judged, n_resamples, seed) -> dict:
     if not judged:
-        return report
+        return {}
     before = np.array([i.original_score for i in judged], dtype=float)
     after = np.array([i.derived_score for i in judged], dtype=float)
     gold = np.array([float(i.derived.response.gold_score) for i in judged], dtype=float)
     clusters = np.array([i.derived.response.question_id for i in judged])
     sources = np.array([i.derived.response.source for i in judged], dtype=object)
-    report["groups"]["all"] = _block(before, after, gold, clusters, n_resamples, seed)
+    groups = {"all": _block(before, after, gold, clusters, n_resamples, seed)}
     for source in sorted(set(sources.tolist())):
         mask = sources == source
-        report["groups"][source] = _block(before[mask], after[mask], gold[mask], clusters[mask], n_resamples, seed)
+        groups[source] = _block(before[mask], after[mask], gold[mask], clusters[mask], n_resamples, seed)
+    return groups
+
+
+def _is_flagged(item) -> bool:
+    return bool((item.derived.change or {}).get("excluded"))
+
+
+def ablation_report(run: ProbeRun, *, n_resamples=1000, seed=0) -> dict:
+    """Before/after figures of a style-ablation run (a probe run of probe ``style-rewrite``).
+
+    The counts add up to the run page's header: ``n_judged`` (its "Judged": items whose original and
+    rewrite both got a score) = ``n_rewrites_judged`` (the table: unflagged, with a gold score) +
+    ``n_flagged_judged`` (flagged rewrites judged because the run included them: the second analysis)
+    + ``n_judged_without_gold`` (no gold score to compare with)."""
+    items = list(ProbeItem.objects.filter(run=run, probe=PROBE).select_related("derived__response"))
+    flagged = (run.selection or {}).get("style_flagged", {})
+    scored = [i for i in items if i.state == ProbeItem.State.OK and i.original_score is not None
+              and i.derived_score is not None]
+    with_gold = [i for i in scored if i.derived.response.gold_score is not None]
+    judged = [i for i in with_gold if not _is_flagged(i)]
+    flagged_judged = [i for i in with_gold if _is_flagged(i)]
+    report = {
+        "run": run.pk, "setting": str(run.setting), "probe": PROBE,
+        "n_judged": len(scored), "n_rewrites_judged": len(judged), "n_flagged_judged": len(flagged_judged),
+        "n_judged_without_gold": len(scored) - len(with_gold), "n_items": len(items),
+        "n_not_judged": len(items) - len(scored),
+        "n_without_gold_or_judgement": len(items) - len(judged) - len(flagged_judged),
+        "n_without_rewrite": run.skipped.get(PROBE, 0),
+        "include_flagged": bool((run.selection or {}).get("style_include_flagged")),
+        "flagged": flagged, "n_flagged_excluded": run.skipped.get(f"{PROBE} (flagged)", 0),
+        "difference": "after (rewrite) - before (original): negative = closer to gold after the rewrite",
+        "resampling": paired.RESAMPLING, "n_resamples": n_resamples, "seed": seed, "groups": {},
+        "min_questions": uncertainty.MIN_CLUSTERS, "with_flagged": None,
+    }
+    report["groups"] = _groups(judged, n_resamples, seed)
+    if report["include_flagged"]:
+        # The second analysis: every judged rewrite, flagged ones included (labelled as such everywhere).
+        report["with_flagged"] = {"n_flagged": len(flagged_judged),
+                                  "groups": _groups(judged + flagged_judged, n_resamples, seed)}
     return report
 
 
@@ -334,6 +383,55 @@ def flagged_counts(rewrites) -> dict:
         else:
             counts["lines_dropped_only"] += 1
     return counts
+
+
+FINAL_CHECKS = {  # how check_rewrite compared the final answers (stored in English, shown translated)
+    "same text": gettext_lazy("same text"),
+    "same text up to notation": gettext_lazy("same text up to notation"),
+    "the original's final answer is in the rewrite's": gettext_lazy("the original's final answer is in the rewrite's"),
+    "equivalent (CAS)": gettext_lazy("equivalent (CAS)"),
+    "different (CAS)": gettext_lazy("different (CAS)"),
+    "undecided (CAS): flagged": gettext_lazy("undecided (CAS): flagged"),
+    "the rewrite states no final answer": gettext_lazy("the rewrite states no final answer"),
+    "no final answer in the original": gettext_lazy("no final answer in the original"),
+}
+
+
+def flag_reasons(flags: dict) -> list[str]:
+    """The reason codes of a rewrite's flags, in the order the page lists them."""
+    return [code for code in ("empty", "final_answer_changed", "lines_dropped") if flags.get(code)]
+
+
+def flag_details(rows) -> list[dict]:
+    """Per flagged rewrite, why (the style page, ``style_ablation flagged``): the final answer before and
+    after and how they were compared, the line counts, and the lines of the original whose content is not
+    found in the rewrite (computed again from the stored texts, so older rewrites show them too)."""
+    out = []
+    for row in rows:
+        change = row.change or {}
+        if not change.get("excluded"):
+            continue
+        flags = change.get("flags", {})
+        response = row.response
+        out.append({
+            "rewrite": row.pk, "response": response.pk, "question": response.question_id,
+            "question_label": response.question.location or response.question.external_id or str(response.question_id),
+            "student": response.student_id, "source": response.source, "origin": change.get("source", ""),
+            "record": change.get("record"), "reasons": flag_reasons(flags),
+            "final_before": flags.get("final_before"), "final_after": flags.get("final_after"),
+            "final_check": flags.get("final_check", ""),
+            "final_check_label": str(FINAL_CHECKS.get(flags.get("final_check", ""), flags.get("final_check", ""))),
+            "lines_before": flags.get("lines_before"), "lines_after": flags.get("lines_after"),
+            "lines_not_found": lines_not_found(row.original_text, row.text)[:20],
+        })
+    return out
+
+
+def current_rewrites():
+    """Rewrites of the answers' current texts, with their answer and question."""
+    rows = DerivedAnswer.objects.filter(probe=PROBE, seed=SEED).select_related("response__question").order_by(
+        "response__question_id", "response_id")
+    return [row for row in rows if row.source_hash == row.response.transcript_hash]
 
 
 def rewrite_counts() -> dict:

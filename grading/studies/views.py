@@ -145,17 +145,23 @@ def style_home(request):
                 "Rewrites from %(file)s: %(made)s made, %(kept)s kept, %(flagged)s flagged, %(unmatched)s unmatched records."
             ) % {"file": upload.name, "made": counts["made"], "kept": counts["kept"], "flagged": counts["flagged"],
                  "unmatched": len(counts["unmatched"])})
+            if counts["same_as_original"]:
+                messages.warning(request, gettext(
+                    "%(n)s records hold the answer's own text, not a rewrite (the style-transfer input file?): "
+                    "left out.") % {"n": len(counts["same_as_original"])})
             return redirect("grading:studies_style")
     if action == "run" and run_form.is_valid():
         data = run_form.cleaned_data
         try:
             run = services.start_probe_run(data["setting"], probe_names=[style.PROBE], exam=getattr(data["exam"], "pk", None),
-                                           limit=data["limit"], user=request.user)
+                                           limit=data["limit"], user=request.user,
+                                           include_flagged=data["include_flagged"])
         except ValidationError as exc:
             run_form.add_error(None, " ".join(exc.messages))
         else:
             return redirect("grading:studies_probe_run", pk=run.pk)
     rows = [{"run": run, "progress": progress} for run, progress in selectors.recent_runs() if style.PROBE in run.probes]
     context = {"rewrite_form": rewrite_form, "import_form": import_form, "run_form": run_form, "rows": rows,
-               "counts": style.rewrite_counts(), "template": style.REWRITE_TEMPLATE}
+               "counts": style.rewrite_counts(), "template": style.REWRITE_TEMPLATE,
+               "flagged": style.flag_details(style.current_rewrites())}
     return render(request, "grading/studies/studies_style.html", context)

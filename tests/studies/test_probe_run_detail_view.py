@@ -48,3 +48,31 @@ def test_a_raw_ocr_run_shows_the_attribution(reviewer_client, endpoint, llm_serv
     assert 'id="probe-rates"' not in page  # raw OCR is not a probe: no detection rate
     page = reviewer_client.get(url, {"threshold": "7"}).content.decode()
     assert "No scanned answer" in page
+
+
+def test_a_style_run_header_agrees_with_its_table_and_shows_the_second_analysis(reviewer_client, endpoint, llm_server):
+    """Issue 34: "Judged N" in the header is every rewrite judged; the report says where each of them went
+    (the table, the second analysis of flagged ones, or no gold score), so the two counts add up."""
+    from decimal import Decimal
+
+    from annotation.models import Response, content_hash
+    from grading.studies import services, style
+
+    question = make_question("Style header problem.", full_score=10, location="H-1")
+    answers = []
+    for i in range(5):
+        text = f"first we compute 2+2=4\nthen x=4-1\nso the answer is $x=3$\n(answer {i})"
+        answers.append(Response.objects.create(question=question, student_id=f"h-{i}", transcript=text,
+                                               transcript_hash=content_hash(text), gold_score=Decimal(5)))
+    rows = [{"response_id": a.pk, "rewritten": a.transcript.replace("first we", "First, we")} for a in answers]
+    rows[0]["rewritten"] = "one line, so the answer is $x=9$"  # flagged
+    style.import_rewrites(__import__("json").dumps(rows).encode(), "rw.json")
+    Response.objects.filter(pk=answers[1].pk).update(gold_score=None)
+    llm_server.default = FAIR
+    run = services.run_inline(services.start_probe_run(make_setting(endpoint), probe_names=[style.PROBE],
+                                                       enqueue=False, include_flagged=True))
+    page = reviewer_client.get(reverse("grading:studies_probe_run", args=[run.pk])).content.decode()
+    assert '<span id="p-ok">5</span>' in page
+    assert ("5 rewrites judged with their originals: 3 in the table below, 1 flagged ones only in the second analysis, "
+            "1 without a gold score (left out).") in page
+    assert 'id="style-table"' in page and 'id="style-with-flagged"' in page and 'id="style-table-with-flagged"' in page

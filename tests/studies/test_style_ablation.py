@@ -121,7 +121,8 @@ def test_style_page_imports_rewrites_starts_a_run_and_the_run_page_reports(revie
     with django_capture_on_commit_callbacks(execute=True):
         started = reviewer_client.post("/grading/studies/style/", {"action": "run", "setting": setting.pk})
     text = reviewer_client.get(started["Location"]).content.decode()
-    assert 'id="style-report"' in text and "5 rewrites judged with their originals · 1 rewrites flagged and excluded" in text
+    assert 'id="style-report"' in text and "5 rewrites judged with their originals: 5 in the table below." in text
+    assert "1 rewrites flagged and excluded · 0 answers without a rewrite." in text
     assert 'data-group="human" data-measure="mae"' in text and 'data-group="synthetic"' in text
 
 

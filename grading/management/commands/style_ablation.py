@@ -37,14 +37,19 @@ class Command(BaseCommand):
         rewrite.add_argument("--model", required=True)
         rewrite.add_argument("--exam")
         rewrite.add_argument("--limit", type=int)
-        imported = sub.add_parser("import", help="Rewrites from a JSON list of {response_id, rewritten}.")
+        imported = sub.add_parser("import", help="Rewrites from the paper's style-transferred file as released, or a "
+                                                 "JSON list of {response_id, rewritten}.")
         imported.add_argument("file")
+        flagged = sub.add_parser("flagged", help="Why each flagged rewrite was flagged (final answers, lines not found).")
+        flagged.add_argument("--format", choices=["json", "table"], default="table")
         run = sub.add_parser("run", help="Judge originals and rewrites with one setting and report.")
         run.add_argument("--setting", required=True)
         run.add_argument("--exam")
         run.add_argument("--limit", type=int)
         run.add_argument("--bootstrap", type=int, default=1000)
         run.add_argument("--seed", type=int, default=0)
+        run.add_argument("--include-flagged", dest="include_flagged", action="store_true",
+                         help="Judge the flagged rewrites too, reported apart in a second analysis.")
         run.add_argument("--inline", action="store_true", help="Work in this process (no Celery worker).")
         run.add_argument("--format", choices=["json", "table"], default="table")
 
@@ -67,6 +72,11 @@ class Command(BaseCommand):
                 self.stdout.write(f"Rewrites from {path.name}: {counts['made']} made, {counts['kept']} kept, "
                                   f"{counts['flagged']} flagged, {len(counts['unmatched'])} unmatched records "
                                   f"{counts['unmatched'][:20]}.")
+                if counts["same_as_original"]:
+                    self.stdout.write(f"  {len(counts['same_as_original'])} records hold the answer's own text, not a "
+                                      f"rewrite: left out {counts['same_as_original'][:20]}.")
+            elif action == "flagged":
+                self._flagged(options)
             else:
                 self._run(options)
         except (ValidationError, ValueError) as exc:
@@ -77,17 +87,41 @@ class Command(BaseCommand):
         if setting is None:
             raise CommandError(f"No setting {options['setting']!r}.")
         run = services.start_probe_run(setting, probe_names=[style.PROBE], exam=options["exam"],
-                                       limit=options["limit"], enqueue=not options["inline"])
+                                       limit=options["limit"], enqueue=not options["inline"],
+                                       include_flagged=options["include_flagged"])
         self.stderr.write(f"Style-ablation run {run.pk} of {setting}: {run.n_items} rewrites to judge.")
         run = services.run_inline(run) if options["inline"] else follow_probes(run, self.stderr)
         report = style.ablation_report(run, n_resamples=options["bootstrap"], seed=options["seed"])
         if options["format"] == "json":
             self.stdout.write(json.dumps(report, indent=2, sort_keys=True))
             return
-        self.stdout.write(f"Run {run.pk}: {report['n_rewrites_judged']} rewrites judged; flagged and excluded: "
+        self.stdout.write(f"Run {run.pk}: {report['n_judged']} rewrites judged, {report['n_rewrites_judged']} in the "
+                          f"analysis ({report['n_flagged_judged']} flagged in the second one, "
+                          f"{report['n_judged_without_gold']} without a gold score); flagged and excluded: "
                           f"{report['n_flagged_excluded']} {report['flagged']}; without a rewrite: "
                           f"{report['n_without_rewrite']}. Difference: {report['difference']}.")
-        for group, block in report["groups"].items():
+        self._groups(report["groups"])
+        if report["with_flagged"]:
+            self.stdout.write(f"Second analysis, flagged rewrites included ({report['with_flagged']['n_flagged']} "
+                              f"flagged: they may differ in content, not only in style):")
+            self._groups(report["with_flagged"]["groups"])
+
+    def _flagged(self, options):
+        cases = style.flag_details(style.current_rewrites())
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(cases, indent=2, ensure_ascii=False))
+            return
+        self.stdout.write(f"{len(cases)} flagged rewrites.")
+        for case in cases:
+            record = f" (record {case['record']})" if case["record"] is not None else ""
+            self.stdout.write(f"answer {case['response']}{record}, {case['question_label']}: {', '.join(case['reasons'])}; "
+                              f"final {case['final_before']!r} -> {case['final_after']!r} ({case['final_check']}); "
+                              f"lines {case['lines_before']} -> {case['lines_after']}")
+            for line in case["lines_not_found"]:
+                self.stdout.write(f"    not found in the rewrite: {line}")
+
+    def _groups(self, groups):
+        for group, block in groups.items():
             self.stdout.write(f"  {group} (n = {block['n']}, {block['n_questions']} questions)")
             for key, title in (("mse", "MSE"), ("fr_2", "FR_2"), ("mae", "mean |judge - gold|")):
                 m = block["measures"][key]
