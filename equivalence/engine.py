@@ -14,10 +14,10 @@ from .answers import ClassifyError, classify
 from .compare import Comparator, Outcome, rescaled
 from .constants import MAX_ANSWER_CHARS, MAX_SOLUTION_CHARS, MODES
 from .display import describe_safely
-from .extraction import ANSWER_IS, CHAT_TAG, CONCLUSION_MARKERS, extract_answer, final_answer, final_boxed
+from .extraction import ANSWER_IS, CHAT_TAG, extract_answer, final_answer, final_boxed
 from .normalize import normalize
 from .parser import ParseError, parse_answer
-from .reading import read
+from .reading import _top_level_items, read
 from .units import canonical_set, compound_amounts, conversion_factor, known_dimensions_differ
 
 SOFT_SHARE = 0.85  # of the timeout, for the comparison; the rest is for replying in time
@@ -83,13 +83,16 @@ def _judge_into(result, pred, gold, mode, deadline):
     readings = {}
     guarded = {}
     for name, text in (("pred", pred), ("gold", gold)):
+        readings[name] = read(text)
+    _align_named(readings)
+    for name in ("pred", "gold"):
         try:
-            readings[name] = read(text)
             answers[name], parsed_units[name], parsed[name], guarded[name] = _answer_of(readings[name])
         except (ParseError, ClassifyError) as exc:
             errors[name] = str(exc)
-            result[f"{name}_parsed"] = text[:200]
+            result[f"{name}_parsed"] = (pred if name == "pred" else gold)[:200]
             continue
+    _words_as_text(answers, readings)
     implicit = _implicit_family(answers, parsed) if all(parsed.get(name) is not None for name in ("pred", "gold")) else ""
     for name in answers:
         text_form, latex_form = describe_safely(answers[name])
@@ -151,6 +154,37 @@ def _judge_into(result, pred, gold, mode, deadline):
 
 
 _REJECTION_WORDS = ("舍去", "不合题意", "不符合题意", "rejected", "extraneous")
+
+
+_BARE_WORD = re.compile(r"^[A-Za-z]{3,24}$")
+
+
+def _words_as_text(answers, readings):
+    """``\\text{odd}`` against ``odd``: a bare word beside an answer in words is that word, not o·d·d."""
+    for side, other in (("pred", "gold"), ("gold", "pred")):
+        if side in answers and other in answers and answers[other].kind == "text" and answers[side].kind == "expression":
+            word = readings[side].text.strip()
+            if _BARE_WORD.match(word):
+                answers[side] = classify(parse_answer("\\text{" + word + "}"))
+
+
+def _align_named(readings):
+    """"AB = 3, BC = 4" against "BC = 4, AB = 3": named values are compared by name, not position."""
+    first, second = readings["pred"].named, readings["gold"].named
+    if bool(first) != bool(second):
+        # "AB = 3, BC = 4" against "3, 4": the bare values are read in the order written too.
+        named, bare = ("pred", "gold") if first else ("gold", "pred")
+        text = readings[bare].text.strip()
+        if readings[bare].labels is None and readings[bare].branches is None and not text.startswith(("(", "[", "\\{")) \
+                and len(_top_level_items(text)) == len(readings[named].named):
+            readings[bare].text = "(" + text + ")"
+        return
+    if not first or not second or [n for n, _ in first] == [n for n, _ in second]:
+        return
+    if sorted(n for n, _ in first) != sorted(n for n, _ in second):
+        return
+    values = dict(second)
+    readings["gold"].text = "(" + ", ".join(values[n] for n, _ in first) + ")"
 
 
 def _answer_of(reading):
@@ -260,7 +294,7 @@ def answer_text(text):
             return answer, "as-given"
         return answer, "boxed" if "box" in stripped and final_boxed(stripped) is not None else "answer-is"
     found = final_answer(stripped)
-    if found.answer is None or (found.source in ("last-formula", "last-line") and "\n" not in stripped
+    if found.answer is None or (found.source == "last-line" and "\n" not in stripped
                                 and len(stripped) <= SOLUTION_CHARS and not found.dropped_tail):
         if found.answer is None and found.source == "none" and "\n" in stripped:
             return None, "none"
@@ -285,7 +319,7 @@ def is_solution(text):
         return False
     if "\n" in text.strip() or len(text) > SOLUTION_CHARS:
         return True
-    return ("$" in text or "\\(" in text) and CONCLUSION_MARKERS.search(text) is not None
+    return "$" in text or "\\(" in text  # formulas in prose: "The inverse is the matrix $...$."
 
 
 def unwrap(text):

@@ -81,6 +81,8 @@ def final_answer(text):
     last = _last_line(tail)
     if last is None:
         return Extraction(None, "none", "", cut)
+    if _is_worded(last):
+        return Extraction(last.strip(" .。"), "last-line", "", cut)  # labels or branches: the whole line
     value = _line_value(last)
     if value:
         return Extraction(value, "last-formula", "", cut)

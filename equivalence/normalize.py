@@ -63,6 +63,7 @@ _MATH_DELIMS = re.compile(r"\$+|\\\(|\\\)|\\\[|\\\]")
 _ENVIRONMENT_NOISE = re.compile(r"\\(?:begin|end)\{(?:aligned|align\*?|equation\*?|gathered|split|eqnarray\*?|displaymath|math)\}")
 
 # 1{,}000 ; 1\,000 and 1 000 become 1000 (groups of exactly three digits).
+_BANG_COMMA_GROUPS = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))")
 _BRACED_COMMA_GROUPS = re.compile(r"(?<=\d)\{,\}(?=\d{3}(?!\d))")
 _SPACE_GROUPS = re.compile(r"(?<![\d.])(\d{1,3})((?:(?:\\,|\\ |\\;|\s|\u2009|')\d{3})+)(?![\d.])")
 # "2 1/2" written in plain text is a mixed number (the fraction must be proper).
@@ -75,6 +76,7 @@ def normalize(text):
     text = _unicode(text)
     text = _ENVIRONMENT_NOISE.sub(" ", text)
     text = _MATH_DELIMS.sub(" ", text)
+    text = _BANG_COMMA_GROUPS.sub("", text)  # 12,\! 345 is 12345
     text = text.replace(r"\!", "").replace(r"\$", " ")
     text = _BRACED_COMMA_GROUPS.sub("", text)
     text = _PLAIN_MIXED.sub(_mixed_number, text)

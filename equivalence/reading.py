@@ -36,6 +36,7 @@ class Reading:
     polar_word: str = ""
     branches: list = None  # [(condition text or None, value text)]
     head: str = ""  # "a_n", "f(x)", "y" before "= \\begin{cases}"
+    named: list = None  # [("AB", "3"), ("BC", "4")] for "AB = 3, BC = 4" (the text is then "(3, 4)")
 
 
 def read(text):
@@ -50,6 +51,7 @@ def read(text):
         head, branches = pieces
         return Reading(normal, notes, branches=branches, head=head)
     normal = drop_rejected(normal, notes)
+    normal = notations(normal, notes)
     normal = statement_subject(normal)
     counted = count_answer(normal)
     if counted is not None:
@@ -60,6 +62,10 @@ def read(text):
     labels = labelled(normal)
     if labels is not None:
         return Reading(normal, notes, labels=labels)
+    names, values = named_values(normal)
+    if names:
+        notes.append(f"{', '.join(names)} read in the order written")
+        return Reading("(" + ", ".join(values) + ")", notes, named=list(zip(names, values)))
     return Reading(prose_prefix(normal), notes)
 
 
@@ -495,3 +501,87 @@ def count_answer(text):
             what = _COUNT_WORDS.get(match.group("what"), match.group("what"))
             return "count:" + what, what + "个数", number
     return None
+
+
+# --- notations (issue 41) -------------------------------------------------------------------------------
+
+_LABELLED_TUPLE = re.compile(r"^\s*\(\s*(?P<names>[a-zA-Z](?:\s*,\s*[a-zA-Z])+)\s*\)\s*=\s*(?P<rest>\(.*\))\s*$", re.S)
+_CONVENTIONAL_ORDERS = ("xyzw", "abcd", "mnpq", "uvw", "pqr", "st", "rst")
+_BASE_N = re.compile(r"(?<![\w.{}\\^])\(?(?P<digits>[0-9A-Fa-f]+)\)?_\{?\(?(?P<base>\d{1,2})\)?\}?(?![\w{])")
+_PERCENT_WORD = re.compile(r"(?<=\d)\s*(?i:pct|per\s*cent|percent)(?![A-Za-z])")
+_RATIO = re.compile(r"^\s*(?:(?P<names>[A-Za-z](?:_\{?\w+\}?)?\s*:\s*[A-Za-z](?:_\{?\w+\}?)?)\s*=\s*)?"
+                    r"(?P<a>[^:=<>a-zA-Z]+?|\\(?:frac|sqrt)[^:=<>]*?)\s*:\s*(?P<b>[^:=<>a-zA-Z]+?|\\(?:frac|sqrt)[^:=<>]*?)\s*$")
+_SYSTEMS = re.compile(r"\s*(?:;|或|(?i:\bor\b))\s*")
+_ASSIGNMENT = re.compile(r"^\s*(?P<name>[a-z])\s*=\s*(?P<value>[^=<>,;]+?)\s*$")
+
+
+def notations(text, notes):
+    """Notations rewritten to what the parser reads: labelled tuples, base-n numbers, "15 pct",
+    ratios, several systems of assignments. Each rewrite is noted for the explanation."""
+    match = _LABELLED_TUPLE.match(text)
+    if match:
+        names = re.sub(r"\s+", "", match.group("names")).replace(",", "")
+        if any(order.startswith(names) for order in _CONVENTIONAL_ORDERS):
+            notes.append(f"({', '.join(names)}) = ... read as the tuple")
+            text = match.group("rest").strip()
+    if "_" in text:
+        text = _BASE_N.sub(lambda m: _base_n(m, notes), text)
+    if _PERCENT_WORD.search(text):
+        text = _PERCENT_WORD.sub(r"\\%", text)
+    if ":" in text:
+        ratio = _RATIO.match(text)
+        if ratio and "{" not in ratio.group("a")[:1]:
+            a, b = ratio.group("a").strip(), ratio.group("b").strip()
+            notes.append(f"the ratio {a} : {b} read as {a}/{b}")
+            text = f"\\frac{{{a}}}{{{b}}}"
+    if ";" in text or "或" in text or " or " in text:
+        text = _systems(text, notes)
+    return text
+
+
+def _base_n(match, notes):
+    digits, base = match.group("digits"), int(match.group("base"))
+    if not 2 <= base <= 16 or len(digits) > 64 or any(int(d, 16) >= base for d in digits):
+        return match.group(0)
+    value = int(digits, base)
+    notes.append(f"{digits} in base {base} is {value}")
+    return str(value)
+
+
+def _systems(text, notes):
+    """"x=1,y=2; x=3,y=4" is "(1, 2), (3, 4)" (the unknowns in their conventional order)."""
+    parts = _SYSTEMS.split(text)
+    if len(parts) < 2 or len(parts) > MAX_LABELS:
+        return text
+    tuples, order = [], None
+    for part in parts:
+        items = [part[s:e] for s, e, _ in _top_level_items(part)]
+        found = [_ASSIGNMENT.match(item) for item in items]
+        if len(found) < 2 or not all(found):
+            return text
+        names = "".join(m.group("name") for m in found)
+        canonical = next((o for o in _CONVENTIONAL_ORDERS if set(names) <= set(o) and len(set(names)) == len(names)), None)
+        if canonical is None or (order is not None and set(names) != set(order)):
+            return text
+        order = order or "".join(sorted(names, key=canonical.index))
+        by_name = {m.group("name"): m.group("value") for m in found}
+        tuples.append("(" + ", ".join(by_name[name] for name in order) + ")")
+    notes.append(f"each system read as ({', '.join(order)})")
+    return ", ".join(tuples)
+
+
+_NAMED_VALUE_ITEM = re.compile(r"^\s*(?P<name>[A-Z]{2,3}|\\angle\s*[A-Z]{1,3}|\|[A-Z]{2}\|)\s*=\s*(?P<value>[^=<>]+?)\s*$")
+
+
+def named_values(text):
+    """(["AB", "BC"], ["3", "4"]) for "AB = 3, BC = 4" (segments, angles); ([], []) otherwise."""
+    if "=" not in text:
+        return [], []
+    items = [text[s:e] for s, e, _ in _top_level_items(text)]
+    found = [_NAMED_VALUE_ITEM.match(item) for item in items]
+    if len(found) < 2 or len(found) > MAX_LABELS or not all(found):
+        return [], []
+    names = [re.sub(r"\s+", "", m.group("name")) for m in found]
+    if len(set(names)) != len(names):
+        return [], []
+    return names, [m.group("value") for m in found]
