@@ -113,8 +113,8 @@ def test_rubric_rejudge_section():
     [row] = data["rubric_rejudge"]["rows"]
     assert row["setting"] == "rejudge-judge v1" and row["rubric_version"] == 2 and row["not_rejudged"] == 1
     assert (row["before"]["n"], row["before"]["mse"], row["after"]["n"], row["after"]["mse"]) == (5, 9.0, 4, 1.0)
-    assert "| E-1 · question #%d | 2 | rejudge-judge v1 | 5 | 9.000 | 1.000 | 4 | 1.000 | 0.000 | 1 |" % question.pk \
-        in document.build(data, "markdown")
+    assert (f"| E-1 · question #{question.pk} | 2 | rejudge-judge v1 | 5 | 9.000 | 1.000 | 4 | 1.000 | 0.000 | 1 |"
+            in document.build(data, "markdown"))
     _traced(data)
 
 

@@ -1,0 +1,89 @@
+"""Issue 34: the paper's experiment end to end from its released files, as docs/studies.md ("The
+paper's experiment, end to end") tells a user to run it: import the release (224 real + 224
+synthetic answers) and its VF, write-through-first and few-shot variant files, judge with a
+strategy and replay the prompt sets (the scripted judge behind the loopback server), compare them
+paired, run error geometry on the tool's own segments and on the paper's bundle and step surprisal,
+then read the methods report. Commands in this process (--inline), no workers."""
+import json
+import time
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from annotation.models import Response
+from grading.models import PromptSetEntry
+
+pytestmark = pytest.mark.django_db
+
+RELEASE = Path("fixtures/realmath_eval_full")
+BUNDLE = RELEASE / "error_segment_bundle"
+KEY = "REALMATH_LLM_KEY_TEST"  # the loopback server's key variable (tests/judges/conftest.py)
+
+
+def call(*args):
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_the_paper_experiment_from_its_files(llm_server, tmp_path):
+    started = time.perf_counter()
+    # 1. The release and its variant files.
+    call("import_realmath", str(RELEASE / "realmath_eval.json"), "--exam", "RealMath-Eval")
+    call("import_realmath", str(RELEASE / "realmath_eval_llm_answer.json"), "--exam", "RealMath-Eval")
+    assert Response.objects.filter(source="human").count() == 224 == Response.objects.filter(source="synthetic").count()
+    for name, file, extra in (("vf", "VF_realmath_eval.json", ()), ("wtf", "write_through_first_realmath_eval.json", ()),
+                              ("fewshot", "realmath_eval_fewshot.json",
+                               ("--holdout-manifest", str(RELEASE / "realmath_eval_fewshot_manifest.json")))):
+        call("import_realmath", str(RELEASE / file), "--prompt-set", name, *extra)
+    assert PromptSetEntry.objects.filter(prompt_set__name="vf", holdout=False).count() == 224
+    assert PromptSetEntry.objects.filter(prompt_set__name="fewshot", holdout=True).count() == 28
+
+    # 2. A strategy and the three prompt sets replayed, judged by the scripted judge on the human answers.
+    server = ("--base-url", llm_server.url, "--model", "scripted-judge", "--api-key-env", KEY, "--temperature", "0")
+    call("judge_setting", "add", "--name", "paper-rts", "--kind", "rubric", *server)
+    for name in ("vf", "wtf", "fewshot"):
+        call("judge_setting", "add", "--name", f"paper-replay-{name}", "--kind", "replay", "--prompt-set", name, *server)
+    for name in ("paper-rts", "paper-replay-vf", "paper-replay-wtf", "paper-replay-fewshot"):
+        call("run_judges", "--setting", name, "--source", "human", "--inline")
+    judged = time.perf_counter()
+
+    # 3. Paired comparison: the few-shot replay's 28 hold-outs are left out of its pairs.
+    compared = json.loads(call("compare_settings", "paper-rts", "paper-replay-vf", "paper-replay-fewshot",
+                               "--format", "json", "--bootstrap", "200"))
+    pairs = {(p["a_label"], p["b_label"]): p for p in compared["pairs"]}
+    assert pairs[("paper-rts v1", "paper-replay-vf v1")]["n_common"] == 224
+    few = pairs[("paper-rts v1", "paper-replay-fewshot v1")]
+    assert (few["n_common"], few["n_holdout_excluded"]) == (196, 28)
+
+    # 4. Error geometry on the tool's own segments of the release; step surprisal on them. (The paper's
+    # bundle, error_segment_bundle/*.jsonl, is read as released once its reader lands: not yet tested here.)
+    lexical = ("--lexical", "--bootstrap", "0", "--permutations", "50", "--no-clusters", "--inline", "--format", "json")
+    ours = json.loads(call("error_geometry", "--exam", "RealMath-Eval", *lexical))
+    assert ours["counts"]["human"] > 200 and ours["counts"]["synthetic"] > 200
+    surprisal = json.loads(call("step_surprisal", "--base-url", llm_server.url, "--model", "causal-test",
+                                "--api-key-env", KEY, "--exam", "RealMath-Eval", "--limit", "20", "--bootstrap", "0",
+                                "--inline", "--format", "json"))
+    assert surprisal["study"] == "step_surprisal" and surprisal["counts"]["segments"] > 0
+    studied = time.perf_counter()
+
+    # 5. The methods report: every setting, the prompt sets named, the paired pairs, the geometry run chosen.
+    report = tmp_path / "report.md"
+    reported = time.perf_counter()
+    call("methods_report", "--format", "markdown", "--bootstrap", "200", "--geometry-run", str(ours["run"]),
+         "--output", str(report))
+    reported = time.perf_counter() - reported
+    text = report.read_text(encoding="utf-8")
+    data = json.loads((tmp_path / "report.md.json").read_text(encoding="utf-8"))
+    assert {j["name"] for j in data["judges"]} == {"paper-rts", "paper-replay-vf", "paper-replay-wtf", "paper-replay-fewshot"}
+    assert "prompt set vf (VF_realmath_eval.json)" in text
+    assert "prompt set fewshot (realmath_eval_fewshot.json)" in text
+    assert data["comparison"]["baseline"] == "paper-rts v1" and len(data["comparison"]["pairs"]) == 3
+    assert f"Error geometry: run {ours['run']}, chosen for this report." in text
+    assert f"Step surprisal: run {surprisal['run']}, the newest analysed run." in text
+    assert data["dataset"]["answers"]["total"] == 448
+    elapsed = time.perf_counter() - started
+    print(f"judged in {judged - started:.1f} s, studies {studied - judged:.1f} s, report {reported:.1f} s, "
+          f"all in {elapsed:.1f} s")
