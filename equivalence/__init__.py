@@ -61,7 +61,7 @@ def configure(*, workers=None, memory_mb=None, warmup=None, debug=None):
     pool().configure(workers=workers, memory_mb=memory_mb, warmup=warmup, debug=debug)
 
 
-def check_equivalence(pred, gold, *, mode="default", timeout=2.0, second_opinion=False):
+def check_equivalence(pred, gold, *, mode="default", timeout=2.0, second_opinion=False, domain=""):
     """Compare a predicted answer with a gold answer; return a :class:`Verdict`.
 
     ``mode="strict"`` refuses decimal approximations of values that are not exactly that
@@ -69,12 +69,13 @@ def check_equivalence(pred, gold, *, mode="default", timeout=2.0, second_opinion
     wall-clock limit in seconds for the check; a check that overruns is stopped and comes back
     undecided. ``second_opinion=True`` also asks Math-Verify (in the worker process, after our
     verdict, with the same time limit): its verdict comes as ``Verdict.second_opinion`` and never
-    changes ours. Never raises for any pair of strings.
+    changes ours. ``domain`` states where the unknowns live, as the question does ("n \\ge 2,
+    n \\in \\mathbb{N}^*", "x > 0"): point tests stay inside it. Never raises for any pair of strings.
     """
-    return check_many([(pred, gold)], mode=mode, timeout=timeout, second_opinion=second_opinion)[0]
+    return check_many([(pred, gold)], mode=mode, timeout=timeout, second_opinion=second_opinion, domain=domain)[0]
 
 
-def check_many(pairs, *, mode="default", timeout=2.0, workers=None, second_opinion=False):
+def check_many(pairs, *, mode="default", timeout=2.0, workers=None, second_opinion=False, domain=""):
     """Check many ``(pred, gold)`` pairs; return their verdicts in the same order.
 
     Reuses worker processes (and runs up to ``workers`` of them side by side, default the
@@ -82,4 +83,4 @@ def check_many(pairs, *, mode="default", timeout=2.0, workers=None, second_opini
     """
     from .runner import run_checks  # lazy: the runner starts worker processes
 
-    return run_checks(pairs, mode=mode, timeout=timeout, workers=workers, second_opinion=second_opinion)
+    return run_checks(pairs, mode=mode, timeout=timeout, workers=workers, second_opinion=second_opinion, domain=domain)

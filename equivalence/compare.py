@@ -7,6 +7,7 @@ whenever neither could be established in the time available.
 """
 import math
 import random
+import re
 from dataclasses import dataclass
 from itertools import permutations
 
@@ -14,7 +15,7 @@ import mpmath
 import sympy as sp
 from sympy.solvers.inequalities import solve_univariate_inequality
 
-from . import families, labels, piecewise
+from . import domains, families, labels, piecewise
 from . import parser as p
 from .answers import Answer, ClassifyError, _free_symbols, make_interval
 from .budget import attempt, remaining
@@ -60,8 +61,9 @@ def unknown(method, explanation):
 class Comparator:
     """Compare a predicted answer with a gold answer under a mode and an absolute deadline."""
 
-    def __init__(self, mode, deadline):
+    def __init__(self, mode, deadline, domain=None):
         self.mode = mode
+        self.domain = domain or {}  # {name: domains.Range}: where the unknowns live (stated by the question)
         self.deadline = deadline
         # Set when a decimal was accepted as an exact value rounded at its last written place:
         # the verdict is then "equal up to rounding", not "equivalent" (see Verdict.approximate).
@@ -326,14 +328,42 @@ class Comparator:
             cheap = attempt(self.budget(0.15, 0.3), _cheap_zero, difference)
             if cheap:
                 return yes("symbolic", "the difference expands to 0")
-        outcome = self.numeric_points(x, y, exact, min(a.digits or 99, b.digits or 99))
+        digits = min(a.digits or 99, b.digits or 99)
+        outcome = self.numeric_points(x, y, exact, digits)
+        if outcome.equivalent is False:
+            outcome = self.index_domain(x, y, exact, digits, outcome)
         if outcome.equivalent is None and exact and small:
             simplified = attempt(self.budget(0.6, 1.0), sp.simplify, difference)
             if simplified == 0:
                 return yes("symbolic", "the difference simplifies to 0")
         return outcome
 
-    def numeric_points(self, x, y, exact, digits):
+    def index_domain(self, x, y, exact, digits, outcome):
+        """A difference found where an index letter (n, m, k) is not a positive integer, no domain stated.
+
+        Such a letter usually counts something; the answers are tested again at positive integers.
+        Agreement there is *undecided* (the verdict says the domain decides); a difference there
+        is a witness as good as any.
+        """
+        letters = sorted(s for s in _free_symbols(x) | _free_symbols(y) if s.name in domains.INDEX_LETTERS and s.name not in self.domain)
+        if not letters:
+            return outcome
+        where = outcome.explanation
+        if all(f"{s} = " in where and re.search(rf"(?<![\w]){s} = [1-9]\d*(?:,|:|$)", where) for s in letters):
+            return outcome  # already a positive integer: the difference holds
+        integers = {s.name: domains.POSITIVE_INTEGERS for s in letters}
+        again = self.numeric_points(x, y, exact, digits, domain={**self.domain, **integers})
+        if again.equivalent is False:
+            return again
+        if again.equivalent is True:
+            names = ", ".join(map(str, letters))
+            return Outcome(None, "numeric-points-domain",
+                           f"equal at every positive integer {names} tried, different {where.split(':')[0]} (outside them): "
+                           f"{names} usually counts something, but no domain was stated, so this is not decided",
+                           f"domain {names} ∈ ℕ*")
+        return outcome
+
+    def numeric_points(self, x, y, exact, digits, domain=None):
         """Compare at seeded random points: exact rationals where the expressions allow it.
 
         At a rational point a polynomial or rational function has an exact value, so a
@@ -356,10 +386,15 @@ class Comparator:
         digits_needed = 30 if rational_points else 45 + len(str(max(_max_exponent(x), _max_exponent(y))))
         rng = random.Random(SEED)
         agree, disagree_elsewhere = 0, None
+        domain = domain if domain is not None else self.domain
         for index in range(12):
             if remaining(self.deadline) < 0.05 or (agree >= 8 and not disagree_elsewhere):
                 break
             point = _random_point(rng, symbols, positive=index % 2 == 0, exact=rational_points, digits=digits_needed)
+            if domain:
+                point = domains.inside(point, domain, rng, index)
+                if point is None:
+                    continue
             values = attempt(self.budget(0.15, 0.3), _values_at, x, y, difference, point, digits_needed)
             if values is None:
                 continue
@@ -391,9 +426,14 @@ class Comparator:
                 "numeric-points", f"equal where both are real, different at {disagree_elsewhere} (a question of domain)"
             )
         if agree >= 4 and not disagree_elsewhere:
+            inside = f" of the stated domain ({domains.describe(domain)})" if domain else ""
             if not exact and tolerance != POINT_TOLERANCE:
-                return self.approximation("numeric-points", f"equal at {agree} random points (seeded) up to the rounding of the written decimals")
-            return yes("numeric-points", f"equal at {agree} random points (seeded)")
+                outcome = self.approximation("numeric-points", f"equal at {agree} random points{inside} (seeded) up to the rounding of the written decimals")
+            else:
+                outcome = yes("numeric-points", f"equal at {agree} random points{inside} (seeded)")
+            if domain:
+                outcome.decisive = "domain " + domains.describe(domain)
+            return outcome
         return unknown("numeric-points", f"only {agree} usable points")
 
     def constant_difference(self, difference):

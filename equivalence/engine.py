@@ -9,7 +9,7 @@ import re
 import sys
 import time
 
-from . import budget, labels, meaning, piecewise
+from . import budget, domains, labels, meaning, piecewise
 from .answers import ClassifyError, classify
 from .compare import Comparator, Outcome, rescaled
 from .constants import MAX_ANSWER_CHARS, MAX_SOLUTION_CHARS, MODES
@@ -23,7 +23,7 @@ from .units import canonical_set, compound_amounts, conversion_factor, known_dim
 SOFT_SHARE = 0.85  # of the timeout, for the comparison; the rest is for replying in time
 
 
-def judge(pred, gold, mode="default", timeout=2.0):
+def judge(pred, gold, mode="default", timeout=2.0, domain=""):
     """Compare ``pred`` with ``gold``; return the verdict as a plain dict."""
     started = time.monotonic()
     result = {
@@ -34,7 +34,7 @@ def judge(pred, gold, mode="default", timeout=2.0):
     }
     try:
         with budget.time_budget(timeout * SOFT_SHARE):
-            _judge_into(result, pred, gold, mode, started + timeout * SOFT_SHARE)
+            _judge_into(result, pred, gold, mode, started + timeout * SOFT_SHARE, domain)
     except budget.BudgetExceeded:
         _undecided(result, "timeout", f"no decision within {timeout:g} s")
     except MemoryError:
@@ -51,7 +51,7 @@ def _undecided(result, method, explanation):
     result.update(equivalent=None, method=method, explanation=explanation)
 
 
-def _judge_into(result, pred, gold, mode, deadline):
+def _judge_into(result, pred, gold, mode, deadline, domain=""):
     if mode not in MODES:
         _undecided(result, "error", f"unknown mode {mode!r} (use 'default' or 'strict')")
         return
@@ -120,7 +120,12 @@ def _judge_into(result, pred, gold, mode, deadline):
             result["decisive"] = f"units {', '.join(map(_unit_name, units['pred']))} / {', '.join(map(_unit_name, units['gold']))}"
             return
         answers["pred"], note = converted
-    comparator = Comparator(mode, deadline)
+    try:
+        stated = domains.parse_domain(domain)
+    except domains.DomainError as exc:
+        _undecided(result, "domain", f"could not read the domain ({exc})")
+        return
+    comparator = Comparator(mode, deadline, stated)
     outcome = comparator.compare(answers["pred"], answers["gold"])
     decisive = outcome.decisive
     if outcome.equivalent is True:

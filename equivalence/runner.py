@@ -8,7 +8,7 @@ from .verdict import Verdict
 from .worker import WorkerError, pool
 
 
-def run_checks(pairs, *, mode="default", timeout=2.0, workers=None, second_opinion=False):
+def run_checks(pairs, *, mode="default", timeout=2.0, workers=None, second_opinion=False, domain=""):
     """Verdicts for ``pairs`` in order (see :func:`equivalence.check_many`)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -18,16 +18,20 @@ def run_checks(pairs, *, mode="default", timeout=2.0, workers=None, second_opini
         raise ValueError("timeout must be a number of seconds") from None
     if not 0 < timeout <= MAX_TIMEOUT:
         raise ValueError(f"timeout must be between 0 and {MAX_TIMEOUT:g} seconds")
+    if domain is not None and not isinstance(domain, str):
+        raise TypeError("domain must be a string such as 'n \\ge 2, n \\in \\mathbb{N}^*'")
     pairs = list(pairs)
     for index, pair in enumerate(pairs):
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise TypeError(f"pair {index} is not a (pred, gold) pair")
         if not isinstance(pair[0], str) or not isinstance(pair[1], str):
             raise TypeError(f"pair {index}: pred and gold must be strings")
+    if domain:
+        pairs = [(pred, gold, domain) for pred, gold in pairs]
     results = [None] * len(pairs)
     todo = []
-    for index, (pred, gold) in enumerate(pairs):
-        verdict = _precheck(pred, gold, mode, second_opinion)
+    for index, pair in enumerate(pairs):
+        verdict = _precheck(pair[0], pair[1], mode, second_opinion)
         if verdict is None:
             todo.append(index)
         else:
@@ -72,7 +76,8 @@ def _run_chunk(indexes, pairs, results, mode, timeout, second_opinion=False):
 
 
 def _check_one(holder, pair, mode, timeout, second_opinion=False):
-    pred, gold = pair
+    pred, gold = pair[0], pair[1]
+    domain = pair[2] if len(pair) > 2 else ""
     if holder[0] is None:
         pool().replace(holder)
         if holder[0] is None:
@@ -80,7 +85,7 @@ def _check_one(holder, pair, mode, timeout, second_opinion=False):
     worker = holder[0]
     worker.wait_ready()
     started = time.monotonic()
-    reply = worker.check(pred, gold, mode, timeout, second_opinion)
+    reply = worker.check(pred, gold, mode, timeout, second_opinion, domain)
     elapsed_ms = round((time.monotonic() - started) * 1000, 3)
     if reply is not None and not worker.alive:
         pool().replace(holder)  # stopped while Math-Verify overran; our verdict is in reply

@@ -88,7 +88,7 @@ class WorkerProcess:
             raise WorkerError("the equivalence worker did not start")
         self._ready = True
 
-    def check(self, pred, gold, mode, timeout, second_opinion=False):
+    def check(self, pred, gold, mode, timeout, second_opinion=False, domain=""):
         """Send one check; return the verdict dict, or None if the worker was killed or died.
 
         With ``second_opinion`` the worker then asks Math-Verify (under the same time limit) and
@@ -98,7 +98,7 @@ class WorkerProcess:
         self.wait_ready()
         self._next_id += 1
         request = {"id": self._next_id, "pred": pred, "gold": gold, "mode": mode, "timeout": timeout,
-                   "second": timeout if second_opinion else 0}
+                   "second": timeout if second_opinion else 0, "domain": domain or ""}
         try:
             self.process.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
             self.process.stdin.flush()
@@ -337,7 +337,8 @@ def serve(memory_mb, warmup=True):
             line, _, buffer = buffer.partition(b"\n")
             request = json.loads(line)
             try:
-                verdict = judge(request["pred"], request["gold"], request.get("mode", "default"), float(request["timeout"]))
+                verdict = judge(request["pred"], request["gold"], request.get("mode", "default"), float(request["timeout"]),
+                                domain=request.get("domain") or "")
             except MemoryError:
                 verdict = {"equivalent": None, "method": "memory", "explanation": "the check ran out of memory"}
             reply = json.dumps({"id": request["id"], "verdict": verdict}).encode("utf-8") + b"\n"

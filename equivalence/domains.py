@@ -1,0 +1,159 @@
+"""Where the unknowns live: a domain stated by the question or the gold answer (issue 41).
+
+``parse_domain("n \\ge 2, n \\in \\mathbb{N}^*")`` gives ``{"n": Range(low=2, high=None, integer=True)}``.
+Point tests (``Comparator.numeric_points``) then only use points inside the domain, so
+``\\sqrt{\\frac{n}{n-1}}`` and ``\\frac{\\sqrt{n(n-1)}}{n-1}`` are compared for n = 2, 3, ... and not
+at n = -2/3. Without a stated domain, a difference found only where an index letter (n, m, k) is
+not a positive integer is *undecided*, and the verdict says that the domain decides.
+
+Conditions read: ``n \\ge 2``, ``x > 0``, ``2 \\le n \\le 10``, ``0 < x < 1``, ``n \\in \\mathbb{N}^*``
+(also ``\\mathbb{N}_+``, ``\\mathbb{Z}``, ``\\mathbb{R}``), joined by commas, 且 or "and". Bounds
+must be numbers; anything else is a :class:`DomainError` (the check is then undecided, never run
+on a domain it misread).
+"""
+import re
+from dataclasses import dataclass
+
+import sympy as sp
+
+INDEX_LETTERS = frozenset({"n", "m", "k"})
+
+
+class DomainError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Range:
+    low: object = None  # a SymPy number or None
+    high: object = None
+    low_open: bool = False
+    high_open: bool = False
+    integer: bool = False
+
+    def contains(self, value):
+        if self.integer and not (value.is_integer or (value == int(value))):
+            return False
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
+            return False
+        return True
+
+    def describe(self, name):
+        parts = []
+        if self.low is not None:
+            parts.append(f"{name} {'>' if self.low_open else '≥'} {self.low}")
+        if self.high is not None:
+            parts.append(f"{name} {'<' if self.high_open else '≤'} {self.high}")
+        if self.integer:
+            parts.append(f"{name} integer")
+        return ", ".join(parts) or f"{name} real"
+
+
+POSITIVE_INTEGERS = Range(low=sp.Integer(1), integer=True)
+MAX_DOMAIN_CHARS = 300
+
+
+def parse_domain(text):
+    """{name: Range} for a stated domain; {} for an empty one. Raises DomainError."""
+    if not text or not text.strip():
+        return {}
+    if len(text) > MAX_DOMAIN_CHARS:
+        raise DomainError(f"longer than {MAX_DOMAIN_CHARS} characters")
+    from .parser import ParseError, Relation, parse_answer  # lazy: SymPy's parser
+
+    pieces = [piece for piece in re.split(r"[,;，；]|且|(?i:\band\b)", text) if piece.strip()]
+    found = {}
+    for piece in pieces:
+        try:
+            relation = parse_answer(piece).value
+        except ParseError as exc:
+            raise DomainError(f"{piece.strip()}: {exc}") from None
+        if not isinstance(relation, Relation):
+            raise DomainError(f"{piece.strip()} is not a condition")
+        name, update = _condition(relation)
+        found[name] = _merge(found.get(name, Range()), update)
+    return found
+
+
+_SETS = {"Naturals": Range(low=sp.Integer(1), integer=True), "Naturals0": Range(low=sp.Integer(0), integer=True),
+         "Integers": Range(integer=True), "Reals": Range()}
+
+
+def _condition(relation):
+    operands, ops = relation.operands, relation.ops
+    if ops == ["in"] and isinstance(operands[0], sp.Symbol):
+        value = getattr(operands[1], "value", None)
+        key = type(value).__name__
+        if key in _SETS:
+            return operands[0].name, _SETS[key]
+        if isinstance(value, sp.Interval) and value.start == 0 and value.end == sp.oo:
+            return operands[0].name, Range(low=sp.Integer(0), low_open=True)
+        raise DomainError("an unknown set")
+    symbols = [item for item in operands if isinstance(item, sp.Symbol)]
+    if len(symbols) != 1 or any(op not in ("<", "<=", ">", ">=") for op in ops):
+        raise DomainError("a condition on one letter with <, ≤, >, ≥ is needed")
+    name = symbols[0].name
+    result = Range()
+    for left, op, right in zip(operands, ops, operands[1:]):
+        if isinstance(left, sp.Symbol) == isinstance(right, sp.Symbol):
+            raise DomainError("a bound must be a number")
+        bound = right if isinstance(left, sp.Symbol) else left
+        bound = sp.nsimplify(bound) if isinstance(bound, sp.Float) else bound
+        if not getattr(bound, "is_number", False) or not bound.is_real:
+            raise DomainError("a bound must be a number")
+        strict = op in ("<", ">")
+        symbol_is_smaller = (op in ("<", "<=")) == isinstance(left, sp.Symbol)
+        if symbol_is_smaller:
+            result = _merge(result, Range(high=bound, high_open=strict))
+        else:
+            result = _merge(result, Range(low=bound, low_open=strict))
+    return name, result
+
+
+def _merge(a, b):
+    low, low_open = a.low, a.low_open
+    if b.low is not None and (low is None or b.low > low or (b.low == low and b.low_open)):
+        low, low_open = b.low, b.low_open
+    high, high_open = a.high, a.high_open
+    if b.high is not None and (high is None or b.high < high or (b.high == high and b.high_open)):
+        high, high_open = b.high, b.high_open
+    return Range(low, high, low_open, high_open, a.integer or b.integer)
+
+
+def inside(point, domain, rng, index):
+    """``point`` with every unknown that has a domain moved inside it (None when impossible)."""
+    moved = dict(point)
+    for symbol, value in point.items():
+        found = domain.get(symbol.name)
+        if found is None:
+            continue
+        moved[symbol] = _sample(found, value, rng, index)
+        if moved[symbol] is None:
+            return None
+    return moved
+
+
+def _sample(found, value, rng, index):
+    if found.integer:
+        low = int(sp.ceiling(found.low)) if found.low is not None else (int(sp.floor(found.high)) - 12 if found.high is not None else -6)
+        choices = [n for n in range(low, low + 14) if found.contains(sp.Integer(n))]
+        return sp.Integer(choices[(index * 5 + rng.randint(0, 13)) % len(choices)]) if choices else None
+    magnitude = abs(sp.Rational(value)) if value.is_Rational else sp.nsimplify(abs(value), rational=True)
+    if found.low is not None and found.high is not None:
+        fraction = sp.Rational(rng.randint(1, 99), 100)
+        candidate = found.low + (found.high - found.low) * fraction
+    elif found.low is not None:
+        candidate = found.low + magnitude
+    elif found.high is not None:
+        candidate = found.high - magnitude
+    else:
+        return value
+    if not value.is_Rational:
+        candidate = sp.Float(candidate, getattr(value, "_prec", 53) // 3 + 1)
+    return candidate if found.contains(sp.nsimplify(candidate)) else None
+
+
+def describe(domain):
+    return "; ".join(found.describe(name) for name, found in sorted(domain.items()))
