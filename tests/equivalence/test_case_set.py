@@ -20,6 +20,14 @@ ISSUE_14_CATEGORIES = {"family", "matrix-ops", "units", "several-boxed", "percen
 # issue 26: answers written in words
 ISSUE_26_CATEGORIES = {"piecewise", "labelled", "prose", "tails", "typed", "set-conditions", "units-words", "approximation"}
 REQUIRED_CATEGORIES |= ISSUE_26_CATEGORIES
+# issue 41: whole solutions, notations, Chinese conclusions, the meaning guard on one-sided claims, domains
+ISSUE_41_CATEGORIES = {"solutions", "notations", "zh-conclusions", "meaning-guard", "domains"}
+REQUIRED_CATEGORIES |= ISSUE_41_CATEGORIES
+SOLUTIONS_PATH = CASES_PATH.with_name("heldout_solutions.jsonl")
+
+
+def _key(case):
+    return case["pred"], case["gold"], case["mode"], case.get("domain", "")
 
 
 def test_case_set_is_well_formed():
@@ -32,7 +40,7 @@ def test_case_set_is_well_formed():
         assert case["mode"] in ("default", "strict")
     labels = Counter(case["label"] for case in cases)
     assert labels[True] >= 100 and labels[False] >= 100  # both sides are exercised
-    pairs = Counter((case["pred"], case["gold"], case["mode"]) for case in cases)
+    pairs = Counter(_key(case) for case in cases)
     assert max(pairs.values()) == 1, "duplicate cases"
     new = [case for case in cases if case["category"] in ISSUE_14_CATEGORIES]
     assert len(new) >= 160
@@ -44,6 +52,23 @@ def test_case_set_is_well_formed():
     assert sum(not case["label"] for case in words) * 2 >= len(words) * 0.9  # about half not equivalent
     assert all(every.get((case["gold"], case["pred"], case["mode"])) == case["label"] for case in words)
     assert all(case["label"] for case in cases if case.get("approximate"))  # an approximation is a "yes" of its own kind
+    keyed = {_key(case): case["label"] for case in cases}
+    issue_41 = [case for case in cases if case["category"] in ISSUE_41_CATEGORIES]
+    assert len(issue_41) >= 150
+    assert all(keyed.get((case["gold"], case["pred"], case["mode"], case.get("domain", ""))) == case["label"] for case in issue_41)
+    assert sum(not case["label"] for case in issue_41) * 2 >= len(issue_41) * 0.8  # about half not equivalent
+    assert any(len(case["pred"]) > 5000 for case in issue_41 if case["category"] == "solutions")
+
+
+def test_issue_41_heldout_set_was_written_before_tuning_and_covers_the_forms():
+    header = SOLUTIONS_PATH.read_text(encoding="utf-8").splitlines()[:2]
+    assert "BEFORE" in header[1] and "not tuned on" in header[1]
+    cases = load_cases(SOLUTIONS_PATH)
+    assert ISSUE_41_CATEGORIES <= {case["category"] for case in cases}
+    keyed = {_key(case): case["label"] for case in cases}
+    assert all(keyed.get((case["gold"], case["pred"], case["mode"], "")) == case["label"] for case in cases)
+    assert sum(not case["label"] for case in cases) * 2 >= len(cases) * 0.9
+    assert max(len(case["pred"]) for case in cases) > 15000  # solutions as long as real ones
 
 
 def test_heldout_set_covers_the_same_forms():
@@ -57,12 +82,12 @@ def test_heldout_set_covers_the_same_forms():
     assert all(keyed.get((gold, pred, mode)) == label for (pred, gold, mode), label in keyed.items())
 
 
-@pytest.mark.parametrize("path", [CASES_PATH, HELDOUT_PATH], ids=["cases", "heldout"])
+@pytest.mark.parametrize("path", [CASES_PATH, HELDOUT_PATH, SOLUTIONS_PATH], ids=["cases", "heldout", "heldout-solutions"])
 def test_zero_false_positives_on_the_case_set(path, capsys):
     cases = load_cases(path)
-    for mode in ("default", "strict"):
-        subset = [case for case in cases if case["mode"] == mode]
-        verdicts = check_many([(case["pred"], case["gold"]) for case in subset], mode=mode)
+    for mode, domain in sorted({(case["mode"], case.get("domain", "")) for case in cases}):
+        subset = [case for case in cases if case["mode"] == mode and case.get("domain", "") == domain]
+        verdicts = check_many([(case["pred"], case["gold"]) for case in subset], mode=mode, domain=domain)
         for case, verdict in zip(subset, verdicts):
             case["verdict"] = verdict
     predictions = [case["verdict"].equivalent for case in cases]
