@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
 from annotation.labelling import selectors, services
+from annotation.management.exams import add_exam_argument, exam_option
 from annotation.models import Assignment
-from annotation.selectors import exam_named_or_numbered
 from core.numbers import parse_id
 from ocr.filenames import QuestionIndex
 from ocr.selectors import answers_waiting, scan_batch
@@ -26,7 +26,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--exam", required=True, help="name or id of the exam")
+        add_exam_argument(parser, required=True)
         parser.add_argument("--batch", help="id of a scan batch of that exam: the responses its pages made")
         parser.add_argument("--question", help="the question's location label (3-07) or its number written q12")
         parser.add_argument("--annotators", default="", help="usernames, comma-separated (not needed for --strategy open)")
@@ -59,10 +59,7 @@ class Command(BaseCommand):
             ))
 
     def _exam(self, value):
-        exam = exam_named_or_numbered(value)
-        if exam is None:
-            raise CommandError(gettext("No exam named or numbered %(value)s.") % {"value": repr(value)})
-        return exam
+        return exam_option(value)
 
     def _batch(self, value, exam):
         if value is None:

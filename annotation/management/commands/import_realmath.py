@@ -15,7 +15,6 @@ class Command(ImportCommand):
             "named prompt set (a variant such as Verification-First), and unmatched records are reported.")
     importer = staticmethod(import_realmath)
     places_questions = True  # --overlap (annotation/importers/placement.py)
-    places_questions = True  # --overlap (annotation/importers/placement.py)
 
     def add_arguments(self, parser):
         super().add_arguments(parser)

@@ -7,12 +7,13 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 from django.utils.translation import gettext
 
+from annotation.management.exams import add_exam_argument, exam_id_of
 from grading.judges.services import RunRefused
 from grading.studies.geometry import selectors, services
 
 
 def add_common_arguments(parser):
-    parser.add_argument("--exam", help="Exam id (default: every exam).")
+    add_exam_argument(parser, help="Exam name or id (default: every exam).")
     parser.add_argument("--limit", type=int, help="At most this many answers.")
     parser.add_argument("--unit", choices=["sub_question", "step_label"], default="sub_question",
                         help="sub_question: each sub-question below its full points (the paper's unit); "
@@ -45,7 +46,7 @@ def start(options, **kwargs):
         except RunRefused as exc:
             raise CommandError(gettext("Refused: %(segments_in)s: %(exc)s") % {"segments_in": options['segments_in'], "exc": exc}) from exc
     try:
-        return services.start_run(exam=options["exam"], limit=options["limit"], unit=options["unit"], segments=segments,
+        return services.start_run(exam=exam_id_of(options), limit=options["limit"], unit=options["unit"], segments=segments,
                                   sources=options.get("source"),
                                   seed=options["seed"], bootstrap=options["bootstrap"], enqueue=not options["inline"],
                                   **kwargs)

@@ -7,7 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
-from annotation.models import Exam
+from annotation.management.exams import add_exam_argument, exam_option
 from grading.models import JudgeSetting
 from grading.review import comparison, selectors
 
@@ -30,7 +30,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("setting_names", metavar="SETTING", nargs="+",
                             help="Two or more settings: NAME, NAME@VERSION or #ID.")
-        parser.add_argument("--exam", help="Only answers of this exam.")
+        add_exam_argument(parser, help="Only answers of this exam (its name or id).")
         parser.add_argument("--format", choices=["json", "table"], default="table")
         parser.add_argument("--bootstrap", type=int, default=selectors.BOOTSTRAP_RESAMPLES,
                             help="Cluster-bootstrap resamples for the intervals (0: none).")
@@ -40,11 +40,7 @@ class Command(BaseCommand):
         if options["bootstrap"] < 0:
             raise CommandError(gettext("--bootstrap must be 0 or more."))
         settings = [self._setting(name) for name in options["setting_names"]]
-        exam = None
-        if options["exam"]:
-            exam = Exam.objects.filter(name=options["exam"]).first()
-            if exam is None:
-                raise CommandError(gettext("No exam named %(exam)s.") % {"exam": repr(options['exam'])})
+        exam = exam_option(options["exam"])
         try:
             data = comparison.compare_settings(settings, exam=exam, n_resamples=options["bootstrap"], seed=options["seed"])
         except comparison.CompareError as exc:

@@ -5,6 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
+from annotation.management.exams import add_exam_argument, exam_id_of
 from core.csv_cells import safe_row
 from grading.review import selectors
 
@@ -26,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--source", help="human or synthetic.")
         parser.add_argument("--category", help="Only cases classified A..E.")
         parser.add_argument("--question", help="A question id.")
-        parser.add_argument("--exam", help="An exam id.")
+        add_exam_argument(parser)
         parser.add_argument("--level", help="low or high.")
         parser.add_argument("--direction", help="over (the judge scored higher than the gold) or under.")
         parser.add_argument("--state", help="todo, proposed or confirmed.")
@@ -37,6 +38,8 @@ class Command(BaseCommand):
         if options["threshold"] < 0:
             raise CommandError(gettext("--threshold must be 0 or more."))
         params = {k: options[k] for k in selectors.QUEUE_FILTERS if options.get(k)}
+        if options.get("exam"):  # the queue filters an exam by id
+            params["exam"] = exam_id_of(options)
         if errors := selectors.queue_filter_errors(params):
             raise CommandError("; ".join(f"--{name}: {' '.join(messages)}" for name, messages in errors.items()))
         writer = csv.DictWriter(self.stdout, fieldnames=FIELDS) if options["format"] == "csv" else None

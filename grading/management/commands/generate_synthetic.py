@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
+from annotation.management.exams import add_exam_argument, exam_id_of
 from annotation.models import Question
 from grading.judges import generation, selectors
 from grading.models import GenerationRun, LlmEndpoint
@@ -23,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--temperatures", default="0,0.5,1")
         parser.add_argument("--per-cell", type=int, default=1)
         parser.add_argument("--question", type=int, action="append", help="Question id (repeatable).")
-        parser.add_argument("--exam", type=int)
+        add_exam_argument(parser)
         parser.add_argument("--kind", choices=Question.Kind.values)
         parser.add_argument("--level", choices=["low", "high"])
         parser.add_argument("--max-tokens", type=int, default=4096)
@@ -43,7 +44,9 @@ class Command(BaseCommand):
         questions = Question.objects.all()
         if options["question"]:
             questions = questions.filter(pk__in=options["question"])
-        params = {k: str(options[k]) for k in ("exam", "kind", "level") if options.get(k)}
+        params = {k: str(options[k]) for k in ("kind", "level") if options.get(k)}
+        if options.get("exam"):
+            params["exam"] = exam_id_of(options)
         questions = generation.question_selection(params) & questions
         try:
             run = generation.start_generation_run(

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
+from annotation.management.exams import add_exam_argument, exam_id_of
 from grading.studies import probes, selectors, services
 
 from .probe_judge import follow_probes
@@ -24,7 +25,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--setting", required=True, help="Judge setting name (its newest version).")
         parser.add_argument("--threshold", type=float, default=selectors.DEFAULT_THRESHOLD)
-        parser.add_argument("--exam", help="Exam id.")
+        add_exam_argument(parser)
         parser.add_argument("--inline", action="store_true", help="Work in this process (no Celery worker).")
         parser.add_argument("--format", choices=["jsonl"], default="jsonl")
 
@@ -36,7 +37,7 @@ class Command(BaseCommand):
             raise CommandError(gettext("--threshold must not be negative."))
         try:
             run = services.start_probe_run(
-                setting, probe_names=[probes.RAW_OCR], exam=options["exam"], enqueue=not options["inline"],
+                setting, probe_names=[probes.RAW_OCR], exam=exam_id_of(options), enqueue=not options["inline"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc

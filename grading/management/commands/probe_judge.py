@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
+from annotation.management.exams import add_exam_argument, exam_id_of
 from grading.studies import probes, selectors, services
 
 from ._follow import follow
@@ -23,7 +24,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--setting", required=True, help="Judge setting name (its newest version).")
         parser.add_argument("--probe", required=True, help=f"One of {', '.join(probes.PROBES)}, a comma list, or all.")
-        parser.add_argument("--exam", help="Exam id.")
+        add_exam_argument(parser)
         parser.add_argument("--question", help="Question id.")
         parser.add_argument("--limit", type=int, help="At most this many answers.")
         parser.add_argument("--seed", type=int, default=0)
@@ -39,7 +40,7 @@ class Command(BaseCommand):
             if probes.RAW_OCR in names:
                 raise CommandError(gettext("raw-ocr is not a probe: use the ocr_attribution command."))
             run = services.start_probe_run(
-                setting, probe_names=names, exam=options["exam"], question=options["question"],
+                setting, probe_names=names, exam=exam_id_of(options), question=options["question"],
                 limit=options["limit"], seed=options["seed"], enqueue=not options["inline"],
             )
         except ValidationError as exc:

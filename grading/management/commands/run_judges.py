@@ -10,12 +10,13 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
+from annotation.management.exams import add_exam_argument, exam_id_of
 from grading.judges import selectors, services
 from grading.models import JudgeRun, JudgeSetting
 
 from ._follow import follow
 
-FILTERS = ("source", "level", "question", "exam", "status", "gold_status", "score_min", "score_max", "q")
+FILTERS = ("source", "level", "question", "status", "gold_status", "score_min", "score_max", "q")
 
 
 class Command(BaseCommand):
@@ -26,6 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--setting-version", dest="setting_version", type=int, help="A specific version.")
         for name in FILTERS:
             parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=f"response filter '{name}'")
+        add_exam_argument(parser, help="response filter 'exam': an exam's name or id")
         parser.add_argument("--response-ids", help="Comma-separated response ids (combined with the filters).")
         parser.add_argument("--note", default="")
         parser.add_argument("--chunk-size", type=int)
@@ -94,6 +96,8 @@ class Command(BaseCommand):
             known = ", ".join(sorted(set(JudgeSetting.objects.values_list("name", flat=True)))) or "none yet"
             raise CommandError(gettext("No setting %(setting)s (version %(value)s). Known: %(known)s.") % {"setting": repr(options['setting']), "value": options['setting_version'] or 'any', "known": known})
         params = {name: str(options[name]) for name in FILTERS if options.get(name) not in (None, "")}
+        if options.get("exam") not in (None, ""):
+            params["exam"] = exam_id_of(options)
         ids = None
         if options["response_ids"]:
             try:

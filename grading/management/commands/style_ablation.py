@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.management.exams import add_exam_argument, exam_id_of
 from grading.judges import services as judge_services
 from grading.studies import selectors, services, style
 
@@ -35,7 +36,7 @@ class Command(BaseCommand):
         rewrite.add_argument("--base-url", dest="base_url", required=True)
         rewrite.add_argument("--api-key-env", dest="api_key_env", default="OPENAI_API_KEY")
         rewrite.add_argument("--model", required=True)
-        rewrite.add_argument("--exam")
+        add_exam_argument(rewrite)
         rewrite.add_argument("--limit", type=int)
         imported = sub.add_parser("import", help="Rewrites from the paper's style-transferred file as released, or a "
                                                  "JSON list of {response_id, rewritten}.")
@@ -44,7 +45,7 @@ class Command(BaseCommand):
         flagged.add_argument("--format", choices=["json", "table"], default="table")
         run = sub.add_parser("run", help="Judge originals and rewrites with one setting and report.")
         run.add_argument("--setting", required=True)
-        run.add_argument("--exam")
+        add_exam_argument(run)
         run.add_argument("--limit", type=int)
         run.add_argument("--bootstrap", type=int, default=1000)
         run.add_argument("--seed", type=int, default=0)
@@ -58,7 +59,7 @@ class Command(BaseCommand):
         try:
             if action == "rewrite":
                 endpoint = judge_services.find_or_create_endpoint(options["base_url"], options["api_key_env"])
-                answers = style.selected_answers(exam=options["exam"], limit=options["limit"])
+                answers = style.selected_answers(exam=exam_id_of(options), limit=options["limit"])
                 counts = style.rewrite_answers(endpoint, options["model"], answers)
                 self.stdout.write(f"Rewrites: {counts['made']} made, {counts['kept']} kept, {counts['failed']} failed, "
                                   f"{counts['flagged']} flagged (final answer changed or a line dropped).")
@@ -86,7 +87,7 @@ class Command(BaseCommand):
         setting = selectors.find_setting(options["setting"])
         if setting is None:
             raise CommandError(f"No setting {options['setting']!r}.")
-        run = services.start_probe_run(setting, probe_names=[style.PROBE], exam=options["exam"],
+        run = services.start_probe_run(setting, probe_names=[style.PROBE], exam=exam_id_of(options),
                                        limit=options["limit"], enqueue=not options["inline"],
                                        include_flagged=options["include_flagged"])
         self.stderr.write(f"Style-ablation run {run.pk} of {setting}: {run.n_items} rewrites to judge.")

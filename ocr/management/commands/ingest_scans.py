@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
-from annotation.selectors import exam_named_or_numbered
+from annotation.management.exams import add_exam_argument, exam_option
 from ocr import packets, selectors, services
 from ocr.engines import ENGINES
 
@@ -34,7 +34,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("directory", metavar="DIR_OR_CLASS_PDF")
-        parser.add_argument("--exam", required=True, help="name or id of the exam the questions belong to")
+        add_exam_argument(parser, required=True, help="name or id of the exam the questions belong to")
         parser.add_argument("--roster", help="ROSTER.csv of a class PDF: a student_id column, packets in order")
         parser.add_argument("--template", help="TEMPLATE.json of a class PDF: pages_per_student and pages")
         parser.add_argument("--engine", default=settings.OCR_DEFAULT_ENGINE, choices=sorted(ENGINES))
@@ -106,10 +106,7 @@ class Command(BaseCommand):
         return services.Upload(name=path.name, size=path.stat().st_size, source=_LazyFile(path))
 
     def _exam(self, value):
-        exam = exam_named_or_numbered(value)
-        if exam is None:
-            raise CommandError(gettext("No exam named or numbered %(value)s.") % {"value": repr(value)})
-        return exam
+        return exam_option(value)
 
     def _user(self, username):
         if not username:
