@@ -1,9 +1,13 @@
 """Celery application. The broker comes from settings (CELERY_BROKER_URL)."""
 import gc
 import os
+import signal
 
+from billiard.process import active_children
 from celery import Celery
-from celery.signals import celeryd_after_setup
+from celery.signals import celeryd_after_setup, worker_process_init, worker_process_shutdown, worker_shutting_down
+
+import llm
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -26,3 +30,36 @@ def freeze_startup_objects(**kwargs):
     are never walked, and a child's pages shared with the parent stay shared. See `gc.freeze`.
     """
     gc.freeze()
+
+
+# A warm shutdown must not wait out rate-limit pauses (a 429's Retry-After, an endpoint's
+# cooldown, a back-off): every wait of an LLM call wakes and the call sends nothing more
+# (llm.cancel.shut_down; the work stays claimed and is taken over later, grading/runs.py).
+# The main process tells its pool processes with SIGURG, whose default action is to be ignored:
+# a pool process still starting, without the handler, is not killed by it.
+SHUTDOWN_SIGNAL = signal.SIGURG
+
+
+@worker_process_init.connect
+def listen_for_shutdown(**kwargs):
+    """In each pool process: the main process's shutdown signal stops this process's LLM waits."""
+    signal.signal(SHUTDOWN_SIGNAL, lambda signum, frame: llm.shut_down())
+
+
+@worker_process_shutdown.connect
+def stop_llm_waits_in_pool_process(**kwargs):
+    """A pool process that stops (connected before the judges' tails are waited for, so their
+    calls waiting out a 429 end at once instead of after it)."""
+    llm.shut_down()
+
+
+@worker_shutting_down.connect
+def stop_llm_waits(**kwargs):
+    """The worker's main process begins a shutdown: its own LLM waits stop (solo and threads
+    pools run tasks here), and so do those of its pool processes, running tasks included."""
+    llm.shut_down()
+    for child in active_children():
+        try:
+            os.kill(child.pid, SHUTDOWN_SIGNAL)
+        except (ProcessLookupError, TypeError):  # gone already, or never started
+            pass

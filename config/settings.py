@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "annotation",
     "ocr",
     "grading",
+    "validity",
     "egress",
 ]
 
@@ -188,11 +189,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = 500
 EXPORT_ROOT = env_path("REALMATH_EXPORT_ROOT", VAR_DIR / "exports")
-# A running export whose worker gave no sign of life for this long is marked failed (worker killed).
-EXPORT_STALE_SECONDS = 300
-# A running import whose worker gave no sign of life for this long is marked failed (worker killed;
-# its transaction was rolled back, so nothing of it is in the database).
-IMPORT_STALE_SECONDS = 300
+# A running export whose worker gave no sign of life for this long lost its worker (killed): it is
+# started again (up to JOB_MAX_ATTEMPTS takes in all), then marked failed.
+EXPORT_STALE_SECONDS = env_int("REALMATH_EXPORT_STALE_SECONDS", 300)
+# The same for imports (what a dead attempt wrote is removed before the next one starts).
+IMPORT_STALE_SECONDS = env_int("REALMATH_IMPORT_STALE_SECONDS", 300)
+# How many workers may take one export or import job before it is given up: a job that killed
+# every worker it reached (e.g. out of memory) is not restarted for ever.
+JOB_MAX_ATTEMPTS = env_int("REALMATH_JOB_MAX_ATTEMPTS", 3)
 # How often a worker running an import shows it is alive (well under IMPORT_STALE_SECONDS).
 IMPORT_HEARTBEAT_SECONDS = 10
 # On SQLite a worker writes a large import in transactions of about this long, pausing between
@@ -267,6 +271,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "polling_interval": 0.02,
     }
 CELERY_TASK_IGNORE_RESULT = True
+# The queue of tasks no route names (exports, imports, beat's periodic checks); tests give their
+# workers a queue of their own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("REALMATH_DEFAULT_QUEUE", "celery")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -279,9 +286,11 @@ CELERY_TASK_ROUTES = ("core.routing.route_task",)
 # Periodic work (the worker of `make run` runs the scheduler too, `-B`; at scale run one
 # `celery -A config beat`): exports and imports whose worker died are marked failed here, never by
 # a page read.
+# How often beat sends the stale checks (seconds; tests make it short).
+STALE_CHECK_SECONDS = env_float("REALMATH_STALE_CHECK_SECONDS", 60.0)
 CELERY_BEAT_SCHEDULE = {
-    "fail-stale-export-jobs": {"task": "annotation.fail_stale_export_jobs", "schedule": 60.0},
-    "fail-stale-import-jobs": {"task": "annotation.fail_stale_import_jobs", "schedule": 60.0},
+    "fail-stale-export-jobs": {"task": "annotation.fail_stale_export_jobs", "schedule": STALE_CHECK_SECONDS},
+    "fail-stale-import-jobs": {"task": "annotation.fail_stale_import_jobs", "schedule": STALE_CHECK_SECONDS},
     "delete-expired-class-uploads": {"task": "ocr.delete_expired_class_uploads", "schedule": 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

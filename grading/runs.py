@@ -334,10 +334,14 @@ def call_each(jobs, call: Callable, record: Callable, *, width: int, is_live: Ca
 
     `value` is what `call` returned, or the exception it raised. Every `CANCEL_CHECK_SECONDS` the
     loop asks ``is_live()``; once the run is cancelled or resumed elsewhere, no new call starts,
-    the calls in flight end and are recorded. Returns the jobs never started (their claims are
-    the caller's to give back).
+    and the calls in flight are cancelled (`llm.CancelToken`): one waiting out a 429, a cooldown
+    or a back-off stops at once and sends nothing more (`llm.CallCancelled`), one already sent ends
+    and is recorded. Returns the jobs never started or stopped by the cancel (or by the worker
+    shutting down) before an answer (their claims are the caller's to give back).
     """
-    pool, queue, in_flight = llm.call_pool(), deque(jobs), {}
+    pool, queue, in_flight, stopped = llm.call_pool(), deque(jobs), {}, []
+    token = llm.CancelToken()
+    call = llm.with_cancel(call, token)
     live, checked = True, time.monotonic()
     while in_flight or (live and queue):
         while live and queue and len(in_flight) < max(1, width):
@@ -350,9 +354,24 @@ def call_each(jobs, call: Callable, record: Callable, *, width: int, is_live: Ca
                 value = future.result()
             except Exception as exc:  # the caller's record turns it into a failure
                 value = exc
+            if is_cancelled_call(value):
+                stopped.append(job)  # not a failure: the work is open again for the next epoch
+                continue
             record(job, value)
         if after_each is not None:
             after_each()
-        if live and queue and time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
-            live, checked = is_live(), time.monotonic()
-    return list(queue)
+        if live and (queue or in_flight) and time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
+            live, checked = is_live() and not llm.cancel.shutting_down(), time.monotonic()
+            if not live:
+                token.cancel()
+    return stopped + list(queue)
+
+
+def is_cancelled_call(value) -> bool:
+    """Whether a call's outcome is a cancel (llm.CallCancelled), directly or as the error a caller
+    wrapped it in (a value holding `errors` whose last entry is of kind "cancelled")."""
+    if isinstance(value, llm.CallCancelled):
+        return True
+    errors = value[1].errors if isinstance(value, tuple) and len(value) == 2 and hasattr(value[1], "errors") else (
+        getattr(value, "errors", None))
+    return bool(errors) and isinstance(errors, list) and isinstance(errors[-1], dict) and errors[-1].get("kind") == "cancelled"

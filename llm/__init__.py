@@ -27,7 +27,7 @@ per-character estimate otherwise), `pool` (the process's threads for batches of 
 This package imports no Django and no project app (an import-linter contract in pyproject.toml
 holds it to that): judges, generation, the meta-evaluator and the OCR vision engine use it.
 """
-from . import access, observe, tokens
+from . import access, cancel, observe, tokens
 from .batches import (
     BatchApiError,
     BatchClient,
@@ -38,9 +38,11 @@ from .batches import (
     read_result_line,
     request_line,
 )
+from .cancel import CancelToken, cancellable, shut_down, with_cancel
 from .client import (
     MISSING_KEY_HINT,
     BadResponse,
+    CallCancelled,
     CallSpec,
     Completion,
     EndpointRefused,
@@ -71,7 +73,7 @@ from .observe import CallRecord, labelled, set_observer, with_label
 from .pool import call_pool
 
 __all__ = [
-    "access", "observe", "tokens", "CallRecord", "labelled", "with_label", "set_observer", "LlmConfig", "configure",
+    "access", "cancel", "observe", "tokens", "CancelToken", "cancellable", "with_cancel", "shut_down", "CallCancelled", "CallRecord", "labelled", "with_label", "set_observer", "LlmConfig", "configure",
     "refresh", "call_pool",
     "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from . import access, ratelimit, tokens
+from . import access, cancel, ratelimit, tokens
 from . import headers as limit_headers
 from .config import current
 from .senders import senders_for
@@ -85,6 +85,11 @@ class LlmCallFailed(Exception):
         self.errors = errors
         self.attempts = attempts
         self.latency_ms = latency_ms
+
+
+class CallCancelled(LlmCallFailed):
+    """The call stopped before its next attempt: its run was cancelled or its process is shutting
+    down (llm.cancel). Nothing more was sent; `errors` ends with one of kind "cancelled"."""
 
 
 class ReplyTooLarge(Exception):
@@ -343,15 +348,29 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
     failures, limited, limited_wait = 0, 0, 0.0  # attempts used up; 429s waited out, and for how long
     max_limited_wait = float(config.rate_limit_max_wait_seconds)
     attempt = 0
+    token = cancel.current()  # the caller's cancel: checked before each attempt and during every wait
+
+    def pause(seconds):
+        if sleep is time.sleep:
+            cancel.pause(seconds, token)
+        else:  # a test's clock
+            sleep(seconds)
+            cancel.raise_if_cancelled(token)
+
     while True:
         attempt += 1
         rate_limited = False
-        sent = senders.run(send, estimate)  # on a thread holding one of the endpoint's slots
-        started = sent.started or time.monotonic()
         try:
+            cancel.raise_if_cancelled(token)  # no new attempt after a cancel
+            sent = senders.run(send, estimate, token)  # on a thread holding one of the endpoint's slots
+            started = sent.started or time.monotonic()
             reply = sent.outcome()
             elapsed = int((time.monotonic() - started) * 1000)
             return Sent(reply, elapsed, attempt, errors)
+        except cancel.Cancelled as exc:
+            errors.append(_error(attempt, time.monotonic(), "cancelled", str(exc)[:500]))
+            raise CallCancelled(f"cancelled after {attempt - 1} attempt(s): {exc}", errors=errors,
+                                attempts=attempt - 1, latency_ms=spent_ms) from None
         except APIStatusError as exc:
             moved = redirect_problem(exc)
             if moved:  # never followed, and the same request would be redirected again
@@ -384,19 +403,24 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
         errors.append(error)
         if not retryable:
             break
-        if rate_limited and limited_wait < max_limited_wait:  # paced, not failed: no attempt used
-            limited += 1
-            limiter.throttled(retry_after)
-            delay = backoff_delay(min(limited, 4), retry_after, base=base, cap=cap)
-            limited_wait += delay
-            sleep(delay)
-            continue
-        failures += 1
-        if failures >= attempts:
-            break
-        if retry_after is not None:
-            limiter.cooldown(retry_after)
-        sleep(backoff_delay(failures, retry_after, base=base, cap=cap))
+        try:
+            if rate_limited and limited_wait < max_limited_wait:  # paced, not failed: no attempt used
+                limited += 1
+                limiter.throttled(retry_after)
+                delay = backoff_delay(min(limited, 4), retry_after, base=base, cap=cap)
+                limited_wait += delay
+                pause(delay)  # wakes on a cancel or a shutdown
+                continue
+            failures += 1
+            if failures >= attempts:
+                break
+            if retry_after is not None:
+                limiter.cooldown(retry_after)
+            pause(backoff_delay(failures, retry_after, base=base, cap=cap))
+        except cancel.Cancelled as exc:
+            errors.append(_error(attempt + 1, time.monotonic(), "cancelled", str(exc)[:500]))
+            raise CallCancelled(f"cancelled after {attempt} attempt(s): {exc}", errors=errors, attempts=attempt,
+                                latency_ms=spent_ms) from None
     last = errors[-1]
     raise LlmCallFailed(
         f"{last['kind']} error after {len(errors)} attempt(s): {last['message']}",

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from hashlib import sha1
 from pathlib import Path
 
+from . import cancel
 from . import headers as limit_headers
 from .config import current
 
@@ -103,11 +104,16 @@ class Limiter:
     def _may_pass(self):
         return self._pure_concurrency and time.monotonic() >= self._waiters.paced_until
 
-    def acquire(self, tokens=0):
-        """Wait for a slot and for room in the per-minute budgets; return a Permit."""
+    def acquire(self, tokens=0, token=None):
+        """Wait for a slot and for room in the per-minute budgets; return a Permit.
+
+        Raises cancel.Cancelled, without taking a slot, once the call is cancelled (`token`, a
+        cancel.CancelToken, or this process shutting down): a cooldown of minutes is not waited out."""
         if self._local is not None:
-            self._local.acquire()
+            while not self._local.acquire(timeout=cancel.POLL_SECONDS):
+                cancel.raise_if_cancelled(token)
         try:
+            cancel.raise_if_cancelled(token)
             holder = uuid.uuid4().hex
             ok, wait = self._try_store(holder, tokens)
             if ok:
@@ -115,12 +121,13 @@ class Limiter:
             with self._waiters.turn(on_leftover=self._give_back) as turn:
                 poll = CONCURRENCY_POLL
                 while True:
-                    if wait > CONCURRENCY_POLL:  # a per-minute budget or a cooldown: sleep it out
-                        time.sleep(min(wait, 5.0) * random.uniform(1.0, 1.1))
+                    if wait > CONCURRENCY_POLL:  # a per-minute budget or a cooldown: sleep it out (or stop)
+                        cancel.pause(min(wait, 5.0) * random.uniform(1.0, 1.1), token)
                     elif turn.wait(poll * random.uniform(1.0, 1.1)):
                         poll = CONCURRENCY_POLL  # woken by a release here: try at once
                     else:
                         poll = min(poll * 1.5, MAX_CONCURRENCY_POLL)
+                    cancel.raise_if_cancelled(token)  # a slot passed on meanwhile goes back (on_leftover)
                     passed = turn.take()
                     if passed is not None:
                         return Permit(passed.holder, tokens, passed.granted)

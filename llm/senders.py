@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
+from . import cancel
+
 logger = logging.getLogger(__name__)
 
 IDLE_SECONDS = 10.0
@@ -40,17 +42,24 @@ DEFAULT_SIZE = 8  # threads when the endpoint sets no concurrency limit
 class Send:
     """One queued request: `send()` runs on a sender thread; `outcome()` gives its result or raises."""
 
-    __slots__ = ("send", "tokens", "started", "actual_tokens", "context", "_future")
+    __slots__ = ("send", "tokens", "started", "actual_tokens", "context", "token", "_future")
 
-    def __init__(self, send: Callable[[Send], object], tokens: int):
+    def __init__(self, send: Callable[[Send], object], tokens: int, token=None):
         self.send, self.tokens = send, tokens
+        self.token = token if token is not None else cancel.current()  # its cancel (llm.cancel): no slot, no send after it
         self.context = contextvars.copy_context()  # the caller's: its call label (llm.observe) goes with it
         self.started = 0.0  # time.monotonic() when the request left (the slot was held from then)
         self.actual_tokens = None  # set by `send` when known: the limiter's token budget is settled with it
         self._future = Future()
 
     def wait(self) -> Send:
-        self._future.exception()  # blocks until done, raises nothing
+        # Blocks until done, raises nothing; meanwhile the caller's token is looked at (a token's
+        # check runs only in the thread that made it: this one), so a cancel reaches the sender.
+        while not self._future.done():
+            try:
+                self._future.exception(timeout=cancel.POLL_SECONDS)
+            except TimeoutError:
+                cancel.is_cancelled(self.token)
         return self
 
     def outcome(self):
@@ -68,9 +77,10 @@ class Senders:
         self._idle = 0  # threads waiting for a request
         self._threads = 0
 
-    def run(self, send: Callable[[Send], object], tokens: int = 0) -> Send:
-        """Queue `send` and wait until a sender has run it; the returned Send holds the outcome."""
-        item = Send(send, tokens)
+    def run(self, send: Callable[[Send], object], tokens: int = 0, token=None) -> Send:
+        """Queue `send` and wait until a sender has run it; the returned Send holds the outcome
+        (cancel.Cancelled, without sending, once `token` or the process is cancelled)."""
+        item = Send(send, tokens, token)
         with self._lock:
             self._queue.put(item)
             self._waiting += 1
@@ -118,11 +128,14 @@ class Senders:
 
     def _send_on_one_slot(self, item: Send):
         try:
-            permit = self.limiter.acquire(item.tokens)
-        except BaseException as exc:  # noqa: BLE001 - the store failed: the caller gets the error
+            permit = self.limiter.acquire(item.tokens, token=item.token)
+        except BaseException as exc:  # noqa: BLE001 - the store failed or the call was cancelled: the caller gets it
             item._future.set_exception(exc)
             return
         while True:
+            if cancel.is_cancelled(item.token):  # cancelled while queued behind a kept slot: never sent
+                item._future.set_exception(cancel.Cancelled())
+                break
             item.started = time.monotonic()
             try:
                 item._future.set_result(item.context.run(item.send, item))
@@ -135,11 +148,11 @@ class Senders:
                 if following is not None:
                     item = following
                     continue
-            try:
-                self.limiter.release(permit, item.actual_tokens)
-            except Exception:  # the lease frees the slot in time; this thread carries on
-                logger.exception("Giving an LLM endpoint's slot back failed")
-            return
+            break
+        try:
+            self.limiter.release(permit, item.actual_tokens)
+        except Exception:  # the lease frees the slot in time; this thread carries on
+            logger.exception("Giving an LLM endpoint's slot back failed")
 
 
 _pools: dict = {}

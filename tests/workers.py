@@ -95,7 +95,7 @@ class Worker:
     """`celery worker` in its own process group, so SIGKILL takes its pool process too. It reads
     `queue` (default: the environment's judge queue) with `concurrency` pool processes."""
 
-    def __init__(self, env, log_path, *, queue=None, concurrency=1):
+    def __init__(self, env, log_path, *, queue=None, concurrency=1, extra_args=()):
         self.log_path = log_path
         self.log = open(log_path, "w")
         self.proc = subprocess.Popen(
@@ -103,6 +103,7 @@ class Worker:
                 sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue or env["REALMATH_JUDGE_QUEUE"],
                 "--concurrency", str(concurrency), "--pool", "prefork", "--without-gossip", "--without-mingle",
                 "--without-heartbeat", "--loglevel", "INFO", "-n", f"realmath-test-{uuid.uuid4().hex[:6]}@%h",
+                *extra_args,
             ],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )

@@ -2,14 +2,18 @@
 
 A running job has a heartbeat: the worker writing it refreshes `heartbeat` with every chunk of
 progress and while zipping. A job whose heartbeat is older than `EXPORT_STALE_SECONDS` lost its
-worker (killed, out of memory, machine restarted): `fail_stale_jobs` marks it failed with a
-message saying so and removes its temporary folder. The export pages, the API and every worker
-taking a job call it. Each take of a job raises `attempt`, and a worker writes progress and the
+worker (killed, out of memory, machine restarted): `fail_stale_jobs` removes its temporary
+folder and queues it again, up to JOB_MAX_ATTEMPTS takes in all (the page says "Restarted
+automatically after the worker stopped: attempt 2 of 3"), then marks it failed with a message
+saying so. The periodic task `annotation.fail_stale_export_jobs` and every worker taking a job
+call it. Each take of a job raises `attempt`, and a worker writes progress and the
 result only while its attempt is current and the job still runs, so a worker that was only slow
 and comes back after its job was given up changes nothing and removes its own files.
-A job is taken only while queued: a redelivered task never restarts a job that was running
-(a job that killed its worker once, e.g. out of memory, would kill the next one too).
+A job is taken only while queued: a redelivered task never restarts a job that was running;
+only the stale check does, a bounded number of times (a job that kills every worker it
+reaches, e.g. out of memory, is not restarted for ever).
 """
+import functools
 import logging
 import os
 import shutil
@@ -68,7 +72,9 @@ def _work_dirs(job_id):
 
 
 def fail_stale_jobs():
-    """Mark running jobs whose worker stopped giving signs of life as failed; remove their temporary folders."""
+    """Running jobs whose worker stopped giving signs of life: their temporary folders are removed
+    and they are queued again (a new attempt, which starts from nothing), while fewer than
+    JOB_MAX_ATTEMPTS workers took them; then marked failed. Returns the ids marked failed."""
     now = timezone.now()
     cutoff = now - timedelta(seconds=settings.EXPORT_STALE_SECONDS)
     stale = ExportJob.objects.filter(status=ExportJob.Status.RUNNING).filter(
@@ -77,15 +83,23 @@ def fail_stale_jobs():
     failed = []
     for job in stale.only("pk", "heartbeat", "created", "attempt"):
         last = timezone.localtime(job.heartbeat or job.created)
+        current = ExportJob.objects.filter(pk=job.pk, status=ExportJob.Status.RUNNING, attempt=job.attempt)
+        if job.attempt < settings.JOB_MAX_ATTEMPTS:
+            # Queued again: the next worker takes it as attempt + 1 and writes it from the start; the
+            # stopped attempt's worker, if it was only slow, changes nothing (its attempt is not current).
+            if current.update(status=ExportJob.Status.QUEUED, done=0, heartbeat=None, error=""):
+                for folder in _work_dirs(job.pk):
+                    shutil.rmtree(folder, ignore_errors=True)
+                transaction.on_commit(functools.partial(tasks.run_export_job.delay, job.pk))
+                logger.warning("Export job %s: no heartbeat since %s, queued again (attempt %s of %s)", job.pk, last,
+                               job.attempt + 1, settings.JOB_MAX_ATTEMPTS)
+            continue
         message = (
             f"The export stopped: its worker gave no sign of life after {last:%Y-%m-%d %H:%M:%S} "
-            "(it was killed, ran out of memory or was restarted). Its temporary files were removed; "
-            "start the export again."
+            f"(it was killed, ran out of memory or was restarted), {job.attempt} times in a row, so it was not "
+            "started again. Its temporary files were removed; start the export again."
         )
-        given_up = ExportJob.objects.filter(pk=job.pk, status=ExportJob.Status.RUNNING, attempt=job.attempt).update(
-            status=ExportJob.Status.FAILED, error=message, finished=now
-        )
-        if given_up:
+        if current.update(status=ExportJob.Status.FAILED, error=message, finished=now):
             for folder in _work_dirs(job.pk):
                 shutil.rmtree(folder, ignore_errors=True)
             logger.warning("Export job %s: no heartbeat since %s, marked failed", job.pk, last)

@@ -12,8 +12,8 @@ def run_export_job(job_id):
 
 @shared_task(name="annotation.fail_stale_export_jobs", ignore_result=True)
 def fail_stale_export_jobs():
-    """Periodic (``CELERY_BEAT_SCHEDULE``): mark exports whose worker died as failed, so that no
-    page or API read has to write."""
+    """Periodic (``CELERY_BEAT_SCHEDULE``): exports whose worker died are queued again (a bounded
+    number of times, JOB_MAX_ATTEMPTS), then marked failed, so that no page or API read has to write."""
     from . import services  # cycle: services queue this module's tasks
 
     services.fail_stale_jobs()

@@ -26,7 +26,7 @@ def job_state(job):
     """What the job page shows and polls."""
     return {
         "id": job.pk, "status": job.status, "done": job.done, "total": job.total, "percent": job.percent,
-        "error": job.error, "file_size": job.file_size,
+        "error": job.error, "file_size": job.file_size, "notice": job.restart_notice,
         "download": reverse("annotation:export_download", args=[job.pk]) if job.status == ExportJob.Status.DONE else None,
     }
 

@@ -67,8 +67,8 @@ class BatchWriter:
     transaction, or commits the open one when it is older than IMPORT_BATCH_SECONDS and opens
     the next. `finish()` commits the last; `fail()` rolls back the open one and undoes the rest."""
 
-    def __init__(self, job_id):
-        self.job_id = job_id
+    def __init__(self, job_id, attempt=None):
+        self.job_id, self.attempt = job_id, attempt  # writes only while this attempt is the job's current one
         self.seconds = settings.IMPORT_BATCH_SECONDS
         self.pause = settings.IMPORT_BATCH_PAUSE_SECONDS
         self.tables = _tracked()
@@ -89,9 +89,10 @@ class BatchWriter:
         self.atomic.__enter__()
         # A write first, so that this transaction holds SQLite's write lock before the counters
         # are read; and a job given up meanwhile (stale) stops here.
-        if not ImportJob.objects.filter(pk=self.job_id, status=ImportJob.Status.RUNNING).update(
-            written=self.written
-        ):
+        current = ImportJob.objects.filter(pk=self.job_id, status=ImportJob.Status.RUNNING)
+        if self.attempt is not None:  # a worker only slow, whose job was given up and restarted, stops here
+            current = current.filter(attempt=self.attempt)
+        if not current.update(written=self.written):
             self.atomic.__exit__(JobAbandoned, JobAbandoned(), None)
             self.atomic = None
             raise JobAbandoned(f"import job {self.job_id} is no longer running")

@@ -3,8 +3,11 @@
 A running job shows it is alive through a file beside its upload (`.progress`): the worker
 rewrites it with every step of progress and, from a heartbeat thread, every
 IMPORT_HEARTBEAT_SECONDS. A running job whose file is older than IMPORT_STALE_SECONDS lost its
-worker (killed, out of memory, machine restarted); `fail_stale_jobs` marks it failed and removes
-its upload. Nothing of it is in the database: the import runs in one transaction.
+worker (killed, out of memory, machine restarted); `fail_stale_jobs` queues it again, up to
+JOB_MAX_ATTEMPTS takes in all (the page says "Restarted automatically after the worker stopped:
+attempt 2 of 3"), then marks it failed and removes its upload. Nothing of a dead attempt stays in
+the database: the import runs in one transaction, or on SQLite in undoable batches that the next
+attempt (or, once given up, a task) removes first.
 """
 import functools
 import json
@@ -18,6 +21,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
@@ -26,7 +30,7 @@ from accounts.selectors import stored_language
 from ..export.load import import_dataset, read_dataset_upload
 from ..models import ImportJob
 from . import tasks
-from .batches import BatchWriter, JobAbandoned, batches_needed
+from .batches import BatchWriter, JobAbandoned, batches_needed, undo
 from .common import ImportFormatError
 from .ineqmath import import_ineqmath
 from .realmath import import_realmath
@@ -166,7 +170,9 @@ def _last_sign_of_life(job):
 
 
 def fail_stale_jobs():
-    """Mark failed the running jobs whose worker stopped showing signs of life."""
+    """Running jobs whose worker stopped showing signs of life: queued again while fewer than
+    JOB_MAX_ATTEMPTS workers took them and their upload is still there (the next attempt first
+    removes what the dead one's committed batches wrote, `batches.undo`), else marked failed."""
     cutoff = time.time() - settings.IMPORT_STALE_SECONDS
     for job in ImportJob.objects.filter(status=ImportJob.Status.RUNNING):
         last = _last_sign_of_life(job)
@@ -175,6 +181,16 @@ def fail_stale_jobs():
         if last >= cutoff:
             continue
         since = timezone.localtime(datetime.fromtimestamp(last, tz=UTC))
+        if job.attempt < settings.JOB_MAX_ATTEMPTS and stored_path(job).exists():
+            if ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.RUNNING, attempt=job.attempt).update(
+                status=ImportJob.Status.QUEUED, done=0, error=""
+            ):
+                _progress_path(job).unlink(missing_ok=True)
+                stored_path(job).with_suffix(".jsonl").unlink(missing_ok=True)
+                transaction.on_commit(functools.partial(tasks.run_import_job.delay, job.pk))
+                logger.warning("Import job %s: no sign of life since %s, queued again (attempt %s of %s)", job.pk,
+                               since, job.attempt + 1, settings.JOB_MAX_ATTEMPTS)
+            continue
         with translation.override(_language_of(job.created_by)):
             error = gettext("The worker importing this file stopped (no sign of life since %(since)s). "
                             "Nothing was imported; upload the file again.") % {"since": f"{since:%Y-%m-%d %H:%M:%S}"}
@@ -245,10 +261,13 @@ def _language_of(user):
 def run_import_job(job_id):
     """Import the stored file of a job; a malformed file fails the job with the importer's message,
     written in the language of the person who uploaded it."""
-    updated = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(status=ImportJob.Status.RUNNING)
+    updated = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(
+        status=ImportJob.Status.RUNNING, attempt=F("attempt") + 1)
     if not updated:
         return  # running elsewhere, finished or unknown: a redelivered task does nothing
     job = ImportJob.objects.select_related("created_by").get(pk=job_id)
+    if job.written:  # a restart after a worker died: what its committed batches wrote goes first
+        undo(job_id)
     with translation.override(_language_of(job.created_by)):
         _run(job)
 
@@ -266,7 +285,7 @@ def _run(job):
     kwargs = {"exam_name": job.exam_name} if job.exam_name else {}
     kwargs.update(_job_options(job))
     # On SQLite the import is written in short transactions that can be undone (batches.py).
-    writer = BatchWriter(job_id) if batches_needed() else None
+    writer = BatchWriter(job_id, attempt=job.attempt) if batches_needed() else None
     try:
         with open(path, "rb") as stream, _Heartbeat(progress_path):
             result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=progress,

@@ -19,8 +19,9 @@ def undo_import_job(job_id):
 
 @shared_task(name="annotation.fail_stale_import_jobs", ignore_result=True)
 def fail_stale_import_jobs():
-    """Periodic (``CELERY_BEAT_SCHEDULE``): mark imports whose worker died as failed and remove
-    their uploads, so that the import pages only read."""
+    """Periodic (``CELERY_BEAT_SCHEDULE``): imports whose worker died are queued again (a bounded
+    number of times, JOB_MAX_ATTEMPTS; the next attempt first removes what the dead one wrote), then
+    marked failed and their uploads removed, so that the import pages only read."""
     from . import services  # cycle: services queue this module's tasks
 
     services.fail_stale_jobs()

@@ -21,6 +21,10 @@ class ImportJob(BackgroundJob):
         help_text="{table: [[after, up to], ...]}: the rows its committed batches wrote (SQLite), removed if it fails.",
     )
 
+    attempt = models.PositiveIntegerField(
+        default=0, help_text=gettext_lazy("Raised each time a worker takes the job; a worker writes only while it is current.")
+    )
+
     class Meta(BackgroundJob.Meta):
         pass
 

@@ -3,7 +3,7 @@ started it and when it ended, and its progress as a percentage of `done` out of 
 (each job kind declares those two counters in its own unit: responses or bytes)."""
 from django.conf import settings
 from django.db import models
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 
 class BackgroundJob(models.Model):
@@ -22,6 +22,17 @@ class BackgroundJob(models.Model):
     class Meta:
         abstract = True
         ordering = ["-created", "-id"]
+
+    @property
+    def restart_notice(self):
+        """What the job's page says of a job started again after its worker stopped (the stale
+        checks re-queue it, services.fail_stale_jobs), or "". Needs the job kind's `attempt`."""
+        attempt = getattr(self, "attempt", 0)
+        shown = attempt + 1 if self.status == self.Status.QUEUED else attempt  # queued: the next take's number
+        if shown < 2:
+            return ""
+        return gettext("Restarted automatically after the worker stopped: attempt %(attempt)s of %(max)s.") % {
+            "attempt": shown, "max": max(shown, settings.JOB_MAX_ATTEMPTS)}
 
     @property
     def percent(self):

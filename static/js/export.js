@@ -9,6 +9,8 @@
     window.RealMath.setBar(document.getElementById("export-bar"), state.percent);
     document.getElementById("export-count").textContent = state.done + " / " + state.total;
     document.getElementById("export-status").textContent = window.RealMath.statusLabel(state.status);
+    var notice = document.getElementById("export-notice");  // restarted after its worker stopped (server's words)
+    if (notice) { notice.hidden = !state.notice; notice.textContent = state.notice || ""; }
     var error = document.getElementById("export-error");
     error.hidden = !state.error;
     error.textContent = state.error || "";

@@ -11,6 +11,8 @@
     window.RealMath.setBar(document.getElementById("import-bar"), state.percent);
     document.getElementById("import-count").textContent = megabytes(state.done) + " / " + megabytes(state.total);
     document.getElementById("import-status").textContent = window.RealMath.statusLabel(state.status);
+    var notice = document.getElementById("import-notice");  // restarted after its worker stopped (server's words)
+    if (notice) { notice.hidden = !state.notice; notice.textContent = state.notice || ""; }
     var error = document.getElementById("import-error");
     error.hidden = !state.error;
     error.textContent = state.error || "";

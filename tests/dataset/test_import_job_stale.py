@@ -1,5 +1,6 @@
-"""A background import whose worker died is marked failed by the periodic task (no page read
-writes); a slow but live one is not."""
+"""A background import whose worker died, once it used its attempts, is marked failed by the periodic
+task (no page read writes; restarts before that: tests/dataset/test_import_job_restart.py); a slow
+but live one is not."""
 import os
 import time
 from datetime import timedelta
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def import_root(settings, tmp_path):
+    settings.JOB_MAX_ATTEMPTS = 1  # the attempt a dead worker had was the last one
     settings.IMPORT_ROOT = tmp_path / "imports"
     settings.IMPORT_ROOT.mkdir()
     return settings.IMPORT_ROOT
@@ -24,7 +26,7 @@ def import_root(settings, tmp_path):
 
 def running_job(import_root, reviewer, *, started_ago, progress_ago=None):
     job = ImportJob.objects.create(format="realmath", file_name="big.json", stored_name="abc.upload", file_size=10,
-                                   status=ImportJob.Status.RUNNING, created_by=reviewer)
+                                   status=ImportJob.Status.RUNNING, created_by=reviewer, attempt=1)
     ImportJob.objects.filter(pk=job.pk).update(created=timezone.now() - timedelta(seconds=started_ago))
     (import_root / "abc.upload").write_bytes(b"[]")
     if progress_ago is not None:

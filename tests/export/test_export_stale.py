@@ -1,5 +1,6 @@
-"""An export whose worker died: its heartbeat goes stale, the periodic task marks the job failed and
-removes its temp folder; no page or API read writes anything."""
+"""An export whose worker died: its heartbeat goes stale, the periodic task queues it again a bounded
+number of times (tests/export/test_export_restart.py) and then marks the job failed and removes its
+temp folder; no page or API read writes anything. Here every job has used its attempts."""
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,6 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def _export_root(settings, tmp_path):
     settings.EXPORT_ROOT = tmp_path / "exports"
     settings.EXPORT_STALE_SECONDS = 300
+    settings.JOB_MAX_ATTEMPTS = 1  # the attempt a dead worker had was the last one
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ import llm
 from egress import purposes
 
 from ...models import JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
-from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, lease_for, owner_tag
+from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, is_cancelled_call, lease_for, owner_tag
 from .. import strategies
 from ..kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 from .cache_keys import input_cache_key, judge_input
@@ -130,10 +130,11 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     waiting, in_flight, deferred = {}, {}, []
     live, checked = True, time.monotonic()
     pool, handed_over = llm.call_pool(), False
+    token = llm.CancelToken()  # cancelled with the run: calls waiting out 429s send nothing more
     try:
         while in_flight or ((queue or ready) and live):
             if hand_over_tail and in_flight and (not live or not (queue or waiting or ready)):
-                TAILS.take(run, epoch, in_flight, owner)  # nothing left to start here
+                TAILS.take(run, epoch, in_flight, owner, token)  # nothing left to start here
                 handed_over = True
                 break
             if live and len(in_flight) < width:
@@ -142,20 +143,23 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
                                               lease, report, deferred))
                 while ready and len(in_flight) < width:
                     item, the_input, claimed = ready.popleft()
-                    evaluate = llm.with_label(kind.evaluate, purposes.JUDGE, answer_ids=[item.response_id])
+                    evaluate = llm.with_cancel(llm.with_label(kind.evaluate, purposes.JUDGE, answer_ids=[item.response_id]),
+                                               token)
                     in_flight[pool.submit(evaluate, spec, the_input, call)] = Job(item, claimed, the_input)
             if not in_flight:
                 if (queue or ready) and live:
                     continue
                 break
             done, _ = wait(list(in_flight), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
-            finished = [(in_flight.pop(future), _outcome_of(future)) for future in done]
+            finished = _drop_cancelled([(in_flight.pop(future), _outcome_of(future)) for future in done], owner)
             record_many(run, config, finished, owner)
             report.recorded += len(finished)
             for job, _ in finished:
                 queue.extendleft(reversed(waiting.pop(job.result.cache_key, [])))
             if time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
-                live, checked = JUDGE_RUNS.is_live(run.pk, epoch), time.monotonic()
+                live, checked = JUDGE_RUNS.is_live(run.pk, epoch) and not llm.cancel.shutting_down(), time.monotonic()
+                if not live:
+                    token.cancel()
     finally:
         if in_flight and not handed_over:  # an error stopped the chunk: its calls end first, as before
             wait(list(in_flight))
@@ -205,6 +209,19 @@ def _drop_unstarted_claims(ready, owner):
         ready.clear()
 
 
+def _drop_cancelled(finished, owner):
+    """Answers that are a cancel (the run stopped, or the worker is shutting down, before the call's
+    next attempt: runs.is_cancelled_call) are not results: their claims are removed, as unstarted
+    ones are (`_drop_unstarted_claims`), so the items stay open for the next epoch. Returns the rest."""
+    cancelled = [job for job, outcome in finished if is_cancelled_call(outcome)]
+    if cancelled:
+        JudgeResult.objects.filter(
+            pk__in=[job.result.pk for job in cancelled], claim_owner=owner, status=JudgeResult.Status.RUNNING,
+            finished__isnull=True,
+        ).delete()
+    return [(job, outcome) for job, outcome in finished if not is_cancelled_call(outcome)]
+
+
 class _Tails:
     """Calls a chunk task left in flight when it returned, recorded by threads of this process.
 
@@ -217,19 +234,24 @@ class _Tails:
         self._lock = threading.Lock()
         self._threads = set()
 
-    def take(self, run, epoch, in_flight, owner):
-        thread = threading.Thread(target=self._record, args=(run, epoch, dict(in_flight), owner),
+    def take(self, run, epoch, in_flight, owner, token=None):
+        thread = threading.Thread(target=self._record, args=(run, epoch, dict(in_flight), owner, token),
                                   name=f"judge-tail-{run.pk}", daemon=True)
         with self._lock:
             self._threads.add(thread)
         thread.start()
 
-    def _record(self, run, epoch, in_flight, owner):
+    def _record(self, run, epoch, in_flight, owner, token=None):
         try:
-            pending = set(in_flight)
+            pending, checked = set(in_flight), time.monotonic()
             while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                record_many(run, run.setting, [(in_flight[f], _outcome_of(f)) for f in done], owner)
+                done, pending = wait(pending, timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
+                finished = _drop_cancelled([(in_flight[f], _outcome_of(f)) for f in done], owner)
+                record_many(run, run.setting, finished, owner)
+                if token is not None and pending and time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
+                    checked = time.monotonic()
+                    if not JUDGE_RUNS.is_live(run.pk, epoch):
+                        token.cancel()  # the run was cancelled: calls waiting out 429s stop
             JUDGE_RUNS.finish_if_complete(run.pk, epoch)
         except Exception:  # the claims stay running: the run stalls and can be resumed
             logger.exception("Recording the last calls of a chunk of judge run %s failed", run.pk)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -74,15 +75,23 @@ GEOMETRY_RUNS = RunEngine(
 
 # --- starting ---------------------------------------------------------------------------------
 
-def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
-    """Segments from the paper's JSONL shape (one object per line; the seven keys of
-    selectors.JSONL_FIELDS required, analysis_subset human, synthetic or probe-derived). Raises RunRefused
-    naming the line and the field."""
+def parse_segments_jsonl(raw: str | bytes, *, group: str | None = None, file_name: str = "") -> list[selectors.Segment]:
+    """Segments from a JSONL file (one object per line), ours or the paper's as released.
+
+    Required on each line: segment_text, sample_id, question, sub_id, real_score, max_score, and the
+    group: the line's analysis_subset (human, synthetic, probe-derived, or the paper's Human / LLM),
+    else `group` (the command's --segments-group, the page's field), else the file name (the paper's
+    human_error_segments.jsonl / llm_error_segments.jsonl carry no analysis_subset). A line whose own
+    group differs from `group` is refused. A line with ``steps`` (the paper's step-split files) keeps
+    them: the surprisal study scores those steps. Raises RunRefused naming the line and the field."""
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise RunRefused(gettext("The segments file is not UTF-8 text.")) from exc
+    if group not in (None, "") and selectors.group_of(group) is None:
+        raise RunRefused(gettext("Unknown group %(group)s; choose human, synthetic or probe-derived.") % {"group": repr(group)})
+    default = selectors.group_of(group) if group else selectors.group_from_file_name(file_name)
     segments = []
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
@@ -93,31 +102,65 @@ def parse_segments_jsonl(raw: str | bytes) -> list[selectors.Segment]:
             raise RunRefused(gettext("Line %(number)s: not JSON (%(msg)s).") % {"number": number, "msg": exc.msg}) from exc
         if not isinstance(record, dict):
             raise RunRefused(gettext("Line %(number)s: a JSON object is expected.") % {"number": number})
-        missing = [key for key in selectors.JSONL_FIELDS if key not in record]
+        missing = [key for key in selectors.BUNDLE_FIELDS if key not in record]
+        if "analysis_subset" not in record and default is None:
+            missing.append("analysis_subset")
+        if missing == ["analysis_subset"]:
+            raise RunRefused(gettext(
+                "Line %(number)s: no group (analysis_subset): give it with --segments-group or the page's \"Group of "
+                "the file's segments\", or name the file human_... or llm_... as the paper does.") % {"number": number})
         if missing:
             raise RunRefused(gettext("Line %(number)s: missing %(join)s.") % {"number": number, "join": ', '.join(missing)})
         text = record["segment_text"]
         if not isinstance(text, str) or not text.strip():
             raise RunRefused(gettext("Line %(number)s: segment_text must be non-empty text.") % {"number": number})
-        subset = str(record["analysis_subset"]).strip().lower()
-        if subset not in selectors.SUBSETS:
-            raise RunRefused(gettext("Line %(number)s: analysis_subset must be human, synthetic or probe-derived, not "
-                                     "%(analysis_subset)s.") % {"number": number, "analysis_subset": repr(record['analysis_subset'])})
+        subset = default
+        if "analysis_subset" in record:
+            subset = selectors.group_of(record["analysis_subset"])
+            if subset is None:
+                raise RunRefused(gettext("Line %(number)s: analysis_subset must be human, synthetic or probe-derived, not "
+                                         "%(analysis_subset)s.") % {"number": number, "analysis_subset": repr(record['analysis_subset'])})
+            if group and subset != selectors.group_of(group):
+                raise RunRefused(gettext("Line %(number)s: analysis_subset %(line)s, but the group given is %(group)s.")
+                                 % {"number": number, "line": repr(record["analysis_subset"]), "group": group})
         scores = {}
         for key in ("real_score", "max_score"):
             value = record[key]
             scores[key] = None if value in (None, "") else selectors.finite_number(value)
             if value not in (None, "") and scores[key] is None:
                 raise RunRefused(gettext("Line %(number)s: %(key)s must be a number.") % {"number": number, "key": key})
+        given_steps = record.get("steps")
+        if given_steps is not None and not (isinstance(given_steps, list) and given_steps
+                                            and all(isinstance(step, str) and step.strip() for step in given_steps)):
+            raise RunRefused(gettext("Line %(number)s: steps must be a list of non-empty texts.") % {"number": number})
         question = str(record["question"])
         segments.append(selectors.Segment(
             text, sample_id=str(record["sample_id"])[:200], question=question,
             question_key=selectors.text_hash(question), sub_id=str(record["sub_id"])[:64], subset=subset,
-            source=str(record.get("source") or "imported")[:16], probe=str(record.get("probe") or "")[:40], **scores,
+            source=str(record.get("source") or "imported")[:16], probe=str(record.get("probe") or "")[:40],
+            steps=list(given_steps) if given_steps else None, **scores,
         ))
     if not segments:
         raise RunRefused(gettext("The segments file holds no segment."))
     return segments
+
+
+def _spans_of(segment, kind):
+    """(text, [[start, end]], splitter) of a segment's row: the steps its file gives when they are slices
+    of its text ("file"), or, for step surprisal, those steps joined by newlines as its text ("file-joined":
+    the paper's step-split files leave out headings such as "(2) Solution:"); else the rule-based split."""
+    if segment.steps:
+        placed = steps.align_steps(segment.text, segment.steps)
+        if placed is not None:
+            return segment.text, [[s.start, s.end] for s in placed], "file"
+        if kind == GeometryRun.Kind.SURPRISAL:
+            parts = [step.strip() for step in segment.steps]
+            text, spans, position = "\n".join(parts), [], 0
+            for part in parts:
+                spans.append([position, position + len(part)])
+                position += len(part) + 1
+            return text, spans, "file-joined"
+    return segment.text, [[s.start, s.end] for s in steps.split_steps(segment.text)], "rule"
 
 
 def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEXICAL, endpoint=None, model="",
@@ -161,15 +204,24 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
                          % {"source": exc}) from exc
     skipped = {}
     if segments is None:
-        segments, skipped = selectors.error_segments(exam=exam, unit=unit, limit=limit, sources=sources)
+        # --limit counts segments, spread over the questions (limit_segments), never the first answers
+        # of the first questions, which may hold no error at all.
+        segments, skipped = selectors.error_segments(exam=exam, unit=unit, sources=sources)
         source = "labels"
+        if not segments:
+            reasons = "; ".join(f"{reason}: {n}" for reason, n in sorted(skipped.items())) or gettext("none")
+            raise RunRefused(gettext(
+                "No error segment in this selection (answers with an agreed gold that lost points, or derived answers "
+                "of a sensitivity probe). Left out: %(reasons)s.") % {"reasons": reasons})
     else:
         source = "jsonl"
+    found = len(segments)
+    segments = selectors.limit_segments(segments, limit)
     if not segments:
         raise RunRefused(gettext("No error segment in this selection (answers with an agreed gold that lost points, "
                                  "or derived answers of a sensitivity probe)."))
     selection = {"source": source, "unit": unit, **({"sources": list(sources)} if source == "labels" else {}), **({"exam": int(getattr(exam, "pk", exam))} if exam not in (None, "") else {}),
-                 **({"limit": int(limit)} if limit else {})}
+                 **({"limit": int(limit), "segments_found": found} if limit else {})}
     params = {"seed": int(seed), "bootstrap": int(bootstrap), "permutations": int(permutations), "top_k": int(top_k),
               "cluster": bool(cluster), "splitter": splitter, "logprobs": logprobs_shape,
               "splitter_model": (splitter_model or model or "").strip() if splitter == "llm" else "",
@@ -188,14 +240,13 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
         )
         rows = []
         for segment in segments:
-            cut = steps.split_steps(segment.text)
+            text, spans, splitter = _spans_of(segment, kind)
             rows.append(GeometrySegment(
                 run=run, response_id=segment.response_id, sample_id=segment.sample_id, question=segment.question,
                 question_key=segment.question_key, sub_id=segment.sub_id, unit=segment.unit, subset=segment.subset,
                 source=segment.source, real_score=segment.real_score, max_score=segment.max_score, gold=segment.gold,
-                full_points=segment.full_points, text=segment.text, text_hash=selectors.text_hash(segment.text),
-                probe=segment.probe,
-                steps=[[s.start, s.end] for s in cut], splitter="rule",
+                full_points=segment.full_points, text=text, text_hash=selectors.text_hash(text),
+                probe=segment.probe, steps=spans, splitter=splitter,
                 state=GeometrySegment.State.OK if lexical else GeometrySegment.State.PENDING,
                 finished=timezone.now() if lexical else None,
             ))
@@ -383,9 +434,14 @@ def _fetch_vectors(run, epoch, items, owner, spec, limiter, sleep, report):
             return
         batch = keys[start : start + EMBED_BATCH]
         group = [i for i in waiting if i.text_hash in set(batch)]
+        token = llm.CancelToken(check=lambda: not GEOMETRY_RUNS.is_live(run.pk, epoch))  # a cancel stops a 429 wait
         try:
-            with llm.labelled(purposes.EMBEDDINGS, answer_ids=sorted({i.response_id for i in group if i.response_id})):
+            with llm.labelled(purposes.EMBEDDINGS, answer_ids=sorted({i.response_id for i in group if i.response_id})), \
+                    llm.cancellable(token):
                 vectors = embed(spec, run.model, [texts[k] for k in batch], limiter=limiter, sleep=sleep)
+        except llm.CallCancelled:  # the run stopped (or the worker is stopping): the work stays open
+            _release(waiting, owner)
+            return
         except llm.LlmCallFailed as exc:
             _finish(group, owner, GeometrySegment.State.ERROR, errors=exc.errors)
             report.recorded += len(group)
@@ -473,9 +529,8 @@ def score_prompt(spec, model: str, prompt: str, context_end: int, *, top_k=DEFAU
                                 errors=[{"kind": "bad_response", "message": str(exc)}], attempts=sent.attempts) from exc
     figures = stats.transition_figures(read.tokens, read.token_logprobs, read.top_logprobs, read.offsets,
                                        context_end, len(prompt), top_k=int(top_k))
-    if figures is None:
-        raise llm.LlmCallFailed("No log-probability for the step's tokens.",
-                                errors=[{"kind": "bad_response", "message": "no step tokens"}], attempts=sent.attempts)
+    if figures is None:  # the tokenizer gave the step no token of its own: this transition is left out
+        return {"dropped": "no step tokens"}
     return figures
 
 
@@ -501,7 +556,7 @@ def llm_split(spec, model: str, text: str, *, limiter=None, sleep=time.sleep):
 def _split_with_llm(run, items, owner, spec, limiter, sleep):
     """Ask the splitter model for the steps of the segments not split by it yet; a failed call
     leaves its segment failed (resume asks again); returns the items that can be scored."""
-    todo = [item for item in items if item.splitter == "rule"]
+    todo = [item for item in items if item.splitter == "rule"]  # steps from a file are kept as given
     if not todo:
         return items
     model = run.params.get("splitter_model") or run.model
@@ -547,10 +602,12 @@ def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
         pool = llm.call_pool()
         queue = list(todo.items())
         futures, checked = {}, time.monotonic()
+        token = llm.CancelToken()  # cancelled with the run: calls waiting out 429s send nothing more
         while queue or futures:
             while queue and len(futures) < width:
                 key, (prompt, context_end) = queue.pop(0)
-                score = llm.with_label(score_prompt, purposes.SURPRISAL, answer_ids=sorted(answers_of.get(key, ())))
+                score = llm.with_cancel(llm.with_label(score_prompt, purposes.SURPRISAL,
+                                                       answer_ids=sorted(answers_of.get(key, ()))), token)
                 futures[pool.submit(score, spec, run.model, prompt, context_end, top_k=top_k, shape=shape,
                                     limiter=limiter, sleep=sleep)] = key
             done, _ = wait(list(futures), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
@@ -560,6 +617,8 @@ def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
                 try:
                     known[key] = future.result()
                     fresh.append(TransitionScore(model=run.model, prompt_hash=key, figures=known[key]))
+                except llm.CallCancelled:  # its segments stay open (released below)
+                    continue
                 except llm.LlmCallFailed as exc:
                     failures[key] = exc.errors
                 report.recorded += 1
@@ -568,6 +627,7 @@ def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
             if time.monotonic() - checked >= CANCEL_CHECK_SECONDS:
                 checked = time.monotonic()
                 if not GEOMETRY_RUNS.is_live(run.pk, epoch):
+                    token.cancel()
                     for future in futures:
                         future.cancel()
                     break
@@ -731,16 +791,23 @@ def surprisal_results(run, *, tick=None) -> dict:
     failed = run.items.exclude(state=GeometrySegment.State.OK).count()
     bootstrap = run.params.get("bootstrap", 1000)
     splitters = dict(run.items.values_list("splitter").annotate(n=Count("id")).order_by())
+    dropped = Counter(f["dropped"] for _, _, figures in rows for f in figures if f.get("dropped"))
     out = {"study": "step_surprisal", **_provenance(run), "definitions": DEFINITIONS_SURPRISAL,
-           "counts": {"segments": len(rows), "failed": failed, "splitter": splitters}, "groups": {}}
+           "counts": {"segments": len(rows), "failed": failed, "splitter": splitters,
+                      "transitions_dropped": dict(dropped),
+                      "segments_without_transition": sum(1 for _, _, figures in rows
+                                                         if not any(not f.get("dropped") for f in figures))},
+           "groups": {}}
     for name in selectors.SUBSETS:
-        transitions = [(question, f) for subset, question, figures in rows if subset == name for f in figures]
+        transitions = [(question, f) for subset, question, figures in rows if subset == name for f in figures
+                       if not f.get("dropped")]
+        left_out = sum(1 for subset, _, figures in rows if subset == name for f in figures if f.get("dropped"))
         if not transitions:
             continue
         clusters = [question for question, _ in transitions]
         out["groups"][name] = {
             "segments": sum(1 for subset, _, _ in rows if subset == name),
-            "transitions": len(transitions),
+            "transitions": len(transitions), "transitions_dropped": left_out,
             "surprisal": stats.summary([f["surprisal"] for _, f in transitions], clusters, bootstrap=bootstrap, seed=run.seed,
                                        tick=tick),
             "ll": stats.summary([f["ll"] for _, f in transitions], clusters, bootstrap=bootstrap, seed=run.seed,
@@ -772,5 +839,10 @@ DEFINITIONS_SURPRISAL = {
     "ll_lower_bound": "transitions where no token of the step was in the endpoint's top-k at that position: ll is then the probability of the step's first token, a lower bound",
     "ci": "95% percentile bootstrap, whole questions resampled with replacement",
     "splitter": "segments by splitter: rule (the rule-based split), llm (the model's steps, which reproduce the text), "
-                "llm-fallback (the model's answer changed the text: the rule-based split was kept)",
+                "llm-fallback (the model's answer changed the text: the rule-based split was kept), file (the steps of "
+                "a segments file, slices of its text), file-joined (a file's steps that are not slices of its "
+                "segment_text, such as the paper's step splits without their headings: the steps joined by newlines "
+                "are the text scored)",
+    "transitions_dropped": "transitions left out of the figures, by reason (no step tokens: the endpoint's tokens "
+                           "give the step no token of its own); the segment's other transitions are kept",
 }

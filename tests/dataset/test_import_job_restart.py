@@ -1,0 +1,99 @@
+"""An import whose worker died starts again on its own (issue 40, item 12): the periodic stale check
+queues it again, up to JOB_MAX_ATTEMPTS takes, and the next attempt first removes what the dead
+one's committed batches wrote (SQLite), so the import ends whole and nothing is doubled; the page
+says "Restarted automatically after the worker stopped: attempt 2 of 3"."""
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.export import load
+from annotation.export.writers import write_export
+from annotation.importers import batches
+from annotation.importers import tasks
+from annotation.models import ImportJob, Response
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def import_root(settings, tmp_path):
+    settings.IMPORT_ROOT = tmp_path / "imports"
+    settings.IMPORT_ROOT.mkdir()
+    settings.IMPORT_STALE_SECONDS = 60
+    settings.JOB_MAX_ATTEMPTS = 3
+    settings.IMPORT_BATCH_SECONDS = 0  # a transaction per step: many batches from a small file
+    settings.IMPORT_BATCH_PAUSE_SECONDS = 0
+    return settings.IMPORT_ROOT
+
+
+def _dead_job(import_root, user, data, attempt=1):
+    """A dataset import a worker took (`attempt`) and died in: its upload still stored, no sign of life for an hour."""
+    (import_root / "f.upload").write_bytes(data)
+    job = ImportJob.objects.create(format="dataset", file_name="f.jsonl", stored_name="f.upload", file_size=len(data),
+                                   status=ImportJob.Status.RUNNING, created_by=user, attempt=attempt)
+    ImportJob.objects.filter(pk=job.pk).update(created=timezone.now() - timedelta(hours=1))
+    return job
+
+
+def _export_then_clear(tmp_path):
+    write_export(Response.objects.all(), "jsonl", tmp_path)
+    data = (tmp_path / "dataset.jsonl").read_bytes()
+    count = Response.objects.count()
+    Response.objects.all().delete()
+    return data, count
+
+
+def test_a_dead_import_is_restarted_and_finishes_without_a_click(sample_data, reviewer, reviewer_client, import_root,
+                                                                 tmp_path):
+    data, count = _export_then_clear(tmp_path)
+    job = _dead_job(import_root, reviewer, data)
+    if batches.batches_needed():  # SQLite: the dead worker committed some batches before it died
+        writer = batches.BatchWriter(job.pk, attempt=1)
+        try:
+            load.import_dataset(data, "f.jsonl", user=reviewer, writer=writer)
+        finally:
+            writer.atomic.__exit__(SystemExit, SystemExit(), None)  # killed in its last batch
+        assert 0 < Response.objects.count()
+    tasks.fail_stale_import_jobs()  # the beat's periodic check; the restarted job runs at once (eager tasks)
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.DONE, job.error
+    assert job.attempt == 2
+    assert Response.objects.count() == count  # whole, and nothing doubled
+    assert not (import_root / "f.upload").exists()
+    state = reviewer_client.get(reverse("annotation:import_job_progress", args=[job.pk])).json()
+    assert state["notice"] == "Restarted automatically after the worker stopped: attempt 2 of 3."
+
+
+def test_a_slow_worker_of_a_restarted_import_writes_nothing_more(sample_data, reviewer, import_root, tmp_path):
+    if not batches.batches_needed():
+        pytest.skip("batches are written on SQLite only")
+    data, _ = _export_then_clear(tmp_path)
+    job = _dead_job(import_root, reviewer, data)
+    ImportJob.objects.filter(pk=job.pk).update(attempt=2)  # restarted since: attempt 2 is the job's now
+    with pytest.raises(batches.JobAbandoned):
+        batches.BatchWriter(job.pk, attempt=1).step()
+    assert Response.objects.count() == 0
+
+
+def test_an_import_that_used_its_attempts_is_failed_not_restarted(reviewer, import_root, reviewer_client):
+    job = _dead_job(import_root, reviewer, b"[]", attempt=3)
+    tasks.fail_stale_import_jobs()
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.FAILED and "upload the file again" in job.error
+    assert not (import_root / "f.upload").exists()
+    state = reviewer_client.get(reverse("annotation:import_job_progress", args=[job.pk])).json()
+    assert state["notice"] == "Restarted automatically after the worker stopped: attempt 3 of 3."
+
+
+def test_a_queued_restart_says_which_attempt_comes(reviewer, import_root, reviewer_client, monkeypatch):
+    monkeypatch.setattr(tasks.run_import_job, "delay", lambda job_id: None)  # no worker takes it yet
+    job = _dead_job(import_root, reviewer, b"[]", attempt=1)
+    tasks.fail_stale_import_jobs()
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.QUEUED and (import_root / "f.upload").exists()
+    page = reviewer_client.get(reverse("annotation:import_job", args=[job.pk])).content.decode()
+    assert "Restarted automatically after the worker stopped: attempt 2 of 3." in page
+    assert connection.vendor in ("sqlite", "postgresql")

@@ -1,0 +1,120 @@
+"""A cancel reaches calls that wait (issue 40, item 11): against a server answering 429 with a long
+Retry-After, a cancelled call (its token, or the process shutting down) stops waiting at once and
+sends nothing more; so does a call waiting in the limiter for the endpoint's cooldown."""
+import threading
+import time
+import uuid
+
+import pytest
+
+import llm
+from llm import cancel
+from tests.llm_server import LlmServer, Reply
+
+MESSAGES = [{"role": "user", "content": "Grade this."}]
+
+
+@pytest.fixture(autouse=True)
+def _private_limits(settings, tmp_path):
+    settings.LLM_RATELIMIT_DIR = tmp_path / "ratelimit"
+    settings.LLM_RATELIMIT_PREFIX = f"realmath-test:{uuid.uuid4().hex}:"
+    settings.REDIS_URL = ""
+    settings.LLM_RETRY_BASE_SECONDS = 0.01
+    settings.LLM_RETRY_MAX_SECONDS = 0.05
+    yield
+    cancel.reset_shutdown()
+
+
+@pytest.fixture
+def throttling_server():
+    """Every request answered 429 with a Retry-After of 60 s."""
+    with LlmServer(default=Reply(status=429, retry_after=60)) as server:
+        yield server
+
+
+def endpoint(server, **kwargs):
+    return llm.EndpointSpec(key=f"cancel-{uuid.uuid4().hex[:8]}", base_url=server.url, timeout=5.0, **kwargs)
+
+
+def call_in_thread(target, token):
+    """`llm.complete` under `token` in a thread; returns (thread, outcome list)."""
+    outcome = []
+
+    def run():
+        try:
+            with llm.cancellable(token):
+                outcome.append(llm.complete(target, llm.CallSpec(model="m"), MESSAGES))
+        except Exception as exc:  # noqa: BLE001 - the test looks at it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def wait_until(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_cancelled_call_stops_waiting_out_a_429_and_sends_nothing_more(throttling_server):
+    target, token = endpoint(throttling_server), llm.CancelToken()
+    thread, outcome = call_in_thread(target, token)
+    assert wait_until(lambda: throttling_server.request_count == 1)
+    time.sleep(0.5)  # now waiting out the Retry-After
+    cancelled_at = time.monotonic()
+    token.cancel()
+    thread.join(5)
+    assert not thread.is_alive(), "the call kept waiting out the 429 after the cancel"
+    assert time.monotonic() - cancelled_at < 2
+    assert isinstance(outcome[0], llm.CallCancelled) and isinstance(outcome[0], llm.LlmCallFailed)
+    kinds = [e["kind"] for e in outcome[0].errors]
+    assert kinds == ["http", "cancelled"] and "cancelled" in outcome[0].errors[-1]["message"]
+    time.sleep(1.0)
+    assert throttling_server.request_count == 1  # no request after the cancel
+
+
+def test_a_call_waiting_for_the_endpoint_cooldown_in_the_limiter_stops_too(throttling_server):
+    """The first call's 429 pauses the endpoint for 60 s; a second call waits in the limiter."""
+    target, token = endpoint(throttling_server, max_concurrency=1), llm.CancelToken()
+    first, first_out = call_in_thread(target, token)
+    assert wait_until(lambda: throttling_server.request_count == 1)
+    second, second_out = call_in_thread(target, token)
+    time.sleep(1.0)
+    assert throttling_server.request_count == 1 and second.is_alive()
+    token.cancel()
+    first.join(5)
+    second.join(5)
+    assert not first.is_alive() and not second.is_alive()
+    assert isinstance(first_out[0], llm.CallCancelled) and isinstance(second_out[0], llm.CallCancelled)
+    assert [e["kind"] for e in second_out[0].errors] == ["cancelled"]  # it never sent anything
+    time.sleep(0.5)
+    assert throttling_server.request_count == 1
+
+
+def test_a_process_shutting_down_stops_every_waiting_call(throttling_server):
+    target = endpoint(throttling_server)
+    thread, outcome = call_in_thread(target, None)  # no token: only a shutdown stops it
+    assert wait_until(lambda: throttling_server.request_count == 1)
+    time.sleep(0.5)
+    llm.shut_down()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert isinstance(outcome[0], llm.CallCancelled) and "shutting down" in str(outcome[0])
+    time.sleep(0.5)
+    assert throttling_server.request_count == 1
+
+
+def test_a_token_check_runs_only_in_the_thread_that_made_it():
+    asked = []
+    token = llm.CancelToken(check=lambda: asked.append(threading.get_ident()) or True, every=0.0)
+    seen = []
+    other = threading.Thread(target=lambda: seen.append(token.cancelled))
+    other.start()
+    other.join()
+    assert seen == [False] and asked == []  # another thread only sees cancel()
+    assert token.cancelled and asked == [threading.get_ident()]
