@@ -11,8 +11,7 @@ from django.utils import timezone
 
 from annotation.export import load
 from annotation.export.writers import write_export
-from annotation.importers import batches
-from annotation.importers import tasks
+from annotation.importers import batches, tasks
 from annotation.models import ImportJob, Response
 
 pytestmark = pytest.mark.django_db(transaction=True)
