@@ -11,7 +11,8 @@ The rules (docs/review.md and docs/studies.md, "Uncertainty"):
 - **Minimum clusters.** Below MIN_CLUSTERS clusters no interval is given: "not estimable:
   1 question" (a percentile interval from 2 or 3 clusters only lists their values).
 - **Proportions at the boundary** (0 of n, n of n) have no bootstrap spread: a Wilson score interval
-  on the answers is given instead (`wilson`), whose bound away from the boundary is positive.
+  on the answers is given instead (`wilson`), whose bound away from the boundary is positive (also
+  below MIN_CLUSTERS: it is a statement about the answers counted, labelled as Wilson).
 - **Undefined resamples** (a statistic with no value on a resample: a correlation of constant
   scores, a ratio 0/0) are counted and reported, never scored as 0; when more than the interval's
   tail share (2.5 % at 95 %) is undefined the interval is not estimable, since the missing
@@ -245,26 +246,29 @@ def cluster_bootstrap(columns: dict, clusters, *, n_resamples=RESAMPLES, seed=0,
         n = int(codes.size)
     if not n or not n_resamples:
         return {name: not_estimable("empty", method=CLUSTER_BOOTSTRAP, unit=unit, clusters=k) for name in names}
-    if k < min_clusters:
-        return {name: not_estimable("clusters", method=CLUSTER_BOOTSTRAP, unit=unit, clusters=k) for name in names}
     keys = list(columns)
     rows = len(repeats) if repeats is not None else n
     table = np.column_stack([np.ones(rows)] + [np.asarray(columns[key], dtype=float) for key in keys])
-    rng = np.random.default_rng(seed)
-    if repeats is not None:
-        totals = cluster_draws(rng, repeats, n_resamples).astype(float) @ table
-    else:
-        totals = resampled_totals(table, codes, k, rng, n_resamples)
     weights = repeats if repeats is not None else np.ones(n)
     out = {}
     for j, key in enumerate(keys, start=1):
+        # A proportion of 0 or 1 has no spread in any resample: Wilson on the answers, whatever the clusters.
         estimate = float(np.average(table[:, j], weights=weights))
         if key in proportions and (estimate <= _EPS or estimate >= 1 - _EPS):
             interval = wilson_interval(int(round(estimate * n)), n, unit="answer", confidence=confidence)
             interval.extra = {"boundary": True}
             out[key] = interval
-            continue
-        out[key] = percentile(totals[:, j] / totals[:, 0], confidence=confidence, unit=unit, clusters=k)
+    if k < min_clusters:
+        return {name: out.get(name) or not_estimable("clusters", method=CLUSTER_BOOTSTRAP, unit=unit, clusters=k)
+                for name in names}
+    rng = np.random.default_rng(seed)
+    if repeats is not None:
+        totals = cluster_draws(rng, repeats, n_resamples).astype(float) @ table
+    else:
+        totals = resampled_totals(table, codes, k, rng, n_resamples)
+    for j, key in enumerate(keys, start=1):
+        if key not in out:
+            out[key] = percentile(totals[:, j] / totals[:, 0], confidence=confidence, unit=unit, clusters=k)
     for name, (top, bottom) in ratios.items():
         i, j = keys.index(top) + 1, keys.index(bottom) + 1
         out[name] = percentile(ratio_draws(totals[:, i], totals[:, j]), confidence=confidence, unit=unit,

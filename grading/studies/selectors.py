@@ -1,4 +1,4 @@
-"""Reads of the judge studies: probe rates with Wilson intervals, run progress, probe items,
+"""Reads of the judge studies: probe rates with question-clustered intervals (Wilson at 0 or 1), run progress, probe items,
 the raw OCR text of scanned answers, and OCR-vs-judge attribution.
 
 Invariants:
@@ -13,13 +13,14 @@ Invariants:
 """
 from __future__ import annotations
 
+import numpy as np
 from django.db.models import Case, CharField, Count, F, FloatField, Max, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Abs, Cast
 
+from core import uncertainty
 from ocr.models import OcrRun, Page
 
 from ..models import JudgeSetting, ProbeItem, ProbeRun
-from ..review.metrics import wilson_interval
 from ..runs import stalled
 from . import probes
 
@@ -41,24 +42,42 @@ def is_detected(probe: str, original: float, derived: float) -> bool:
     return abs(derived - original) >= 1 - EPS
 
 
-def rate_entry(n: int, detected: int) -> dict:
-    low, high = wilson_interval(detected, n)
-    return {"n": n, "detected": detected, "rate": (detected / n) if n else None,
-            "ci": [low, high] if n else None}
+def rate_entry(n: int, detected: int, questions=None, *, seed: int = 0) -> dict:
+    """A probe's rate with its 95% interval (core.uncertainty): given each judged pair's question
+    (`questions`, one per pair, the detected ones first), a cluster bootstrap of whole questions,
+    a Wilson interval at 0 or 1, none from fewer than 5 questions; without questions, a Wilson
+    interval on the pairs. `ci_note` says why there is none, `ci_method` how it was made."""
+    if not n:
+        return {"n": 0, "detected": detected, "rate": None, "ci": None, "ci_note": "", "ci_method": None}
+    if questions is None:
+        interval = uncertainty.wilson_interval(detected, n)
+    else:
+        hits = np.zeros(n)
+        hits[:detected] = 1.0
+        interval = uncertainty.cluster_bootstrap({"rate": hits}, list(questions), seed=seed,
+                                                 proportions={"rate"})["rate"]
+    return {"n": n, "detected": detected, "rate": detected / n,
+            "ci": interval.bounds() if interval.estimable else None, "ci_note": interval.note(),
+            "ci_method": interval.method, "questions": len(set(questions)) if questions is not None else None}
 
 
 def _rates(rows, names):
-    """rows: (probe, state, original, derived) -> {probe: {"n","detected","rate","ci"}} plus failed counts."""
+    """rows: (probe, state, original, derived, question) -> {probe: {"n","detected","rate","ci"}} plus
+    failed counts; intervals clustered by question."""
     counts = {name: [0, 0, 0] for name in names}  # n, detected, failed
-    for probe, state, original, derived in rows:
+    questions = {name: ([], []) for name in names}  # questions of detected, of not detected pairs
+    for probe, state, original, derived, question in rows:
         if probe not in counts:
             continue
         if state == ProbeItem.State.OK and original is not None and derived is not None:
+            detected = is_detected(probe, original, derived)
             counts[probe][0] += 1
-            counts[probe][1] += is_detected(probe, original, derived)
+            counts[probe][1] += detected
+            questions[probe][0 if detected else 1].append(question)
         elif state in (ProbeItem.State.INVALID, ProbeItem.State.ERROR):
             counts[probe][2] += 1
-    return {name: (rate_entry(n, d), failed) for name, (n, d, failed) in counts.items()}
+    return {name: (rate_entry(n, d, questions[name][0] + questions[name][1]), failed)
+            for name, (n, d, failed) in counts.items()}
 
 
 def probe_rates(setting: JudgeSetting | str) -> dict[str, dict]:
@@ -73,7 +92,8 @@ def probe_rates(setting: JudgeSetting | str) -> dict[str, dict]:
             ProbeItem.objects.filter(run__setting=setting, probe__in=list(probes.PROBES))
             .exclude(state=ProbeItem.State.PENDING)
             .order_by("id")
-            .values_list("derived__response_id", "derived_key", "probe", "state", "original_score", "derived_score")
+            .values_list("derived__response_id", "derived_key", "probe", "state", "original_score", "derived_score",
+                         "derived__response__question_id")
         )
         for response_id, key, *row in rows:
             latest[(response_id, row[0], key)] = row
@@ -83,7 +103,8 @@ def probe_rates(setting: JudgeSetting | str) -> dict[str, dict]:
 def run_rates(run: ProbeRun) -> dict:
     """{probe: {"n", "detected", "rate", "ci", "skipped", "failed"}} of one run (raw-ocr excluded)."""
     names = [name for name in run.probes if name in probes.PROBES]
-    rows = run.items.filter(probe__in=names).values_list("probe", "state", "original_score", "derived_score")
+    rows = run.items.filter(probe__in=names).values_list("probe", "state", "original_score", "derived_score",
+                                                         "derived__response__question_id")
     return {
         name: {**entry, "skipped": int((run.skipped or {}).get(name, 0)), "failed": failed}
         for name, (entry, failed) in _rates(rows, names).items()

@@ -60,11 +60,13 @@ def test_umap_hdbscan_and_silhouette_as_defined(vectors):
 def test_gmm_bic_sweep_on_fifty_pca_dimensions(vectors):
     got = stats.gmm_bic(vectors, seed=3, ks=range(2, 8))
     reduced = PCA(n_components=min(50, 44, 24), svd_solver="full", random_state=3).fit_transform(unit(vectors))
+    # 45 points: at most 45 // 10 = 4 components (at least ten points each)
     expected = {k: GaussianMixture(k, covariance_type="diag", random_state=3, reg_covar=1e-6).fit(reduced).bic(reduced)
-                for k in range(2, 8)}
-    assert got["dims"] == 24
+                for k in range(2, 5)}
+    assert got["dims"] == 24 and got["max_k"] == 4
     assert got["bic"] == pytest.approx(expected)
     assert got["best_k"] == min(expected, key=expected.get)
+    assert got["at_edge"] == (got["best_k"] == 4)
 
 
 def test_heatmap_rows_follow_ward_leaf_order(vectors):
@@ -76,14 +78,15 @@ def test_heatmap_rows_follow_ward_leaf_order(vectors):
 
 
 def test_cluster_bootstrap_resamples_whole_questions():
-    values = np.array([1.0, 1.0, 5.0, 5.0, 9.0])
-    questions = ["a", "a", "b", "b", "c"]
-    got = stats.cluster_bootstrap(5, questions, lambda rows: float(values[rows].mean()), resamples=300, seed=1)
+    values = np.array([1.0, 1.0, 5.0, 5.0, 9.0, 2.0, 7.0, 7.0])
+    questions = ["a", "a", "b", "b", "c", "d", "e", "e"]
+    got = stats.cluster_bootstrap(8, questions, lambda rows: float(values[rows].mean()), resamples=300, seed=1)
     rng = np.random.default_rng(1)
-    members = [np.array([0, 1]), np.array([2, 3]), np.array([4])]
-    draws = [values[np.concatenate([members[i] for i in rng.integers(0, 3, size=3)])].mean() for _ in range(300)]
+    members = [np.array([0, 1]), np.array([2, 3]), np.array([4]), np.array([5]), np.array([6, 7])]
+    draws = [values[np.concatenate([members[i] for i in rng.integers(0, 5, size=5)])].mean() for _ in range(300)]
     assert got == pytest.approx([np.percentile(draws, 2.5), np.percentile(draws, 97.5)])
     assert stats.cluster_bootstrap(5, ["a"] * 5, lambda rows: 0.0) is None  # one question: no interval
+    assert stats.cluster_bootstrap(3, ["a", "b", "c"], lambda rows: 0.0) is None  # 3 questions: below the minimum
 
 
 def test_permutation_test_matches_a_direct_loop(vectors):
@@ -139,7 +142,7 @@ def test_the_tick_runs_at_every_resample_and_its_cancel_stops_the_statistics():
     vectors, questions = rng.normal(size=(30, 8)), [f"q{i % 6}" for i in range(30)]
     calls = []
     stats.group_geometry(vectors, questions, bootstrap=7, cluster=False, tick=lambda: calls.append(1))
-    assert len(calls) == 2 + 3 * 7  # two stages, then each of the three bootstraps' resamples
+    assert len(calls) == 2 + 7 + 2 * 6  # two stages, the dispersion bootstrap's resamples, two jackknifes of 6 questions
 
     def cancel_after(n):
         seen = []
@@ -156,7 +159,7 @@ def test_the_tick_runs_at_every_resample_and_its_cancel_stops_the_statistics():
         stats.dispersion_permutation_test(stats.cosine_distances(vectors), np.arange(30) < 15, permutations=10_000,
                                           tick=cancel_after(5))
     with pytest.raises(stats.Cancelled):
-        stats.gmm_bic(vectors, tick=cancel_after(2))
+        stats.gmm_bic(vectors, tick=cancel_after(1))  # 30 points: k = 2, 3
     with pytest.raises(stats.Cancelled):
         stats.lexical_vectors(["a b", "c d", "e f"], tick=cancel_after(0))
 

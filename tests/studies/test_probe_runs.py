@@ -113,7 +113,7 @@ def test_probe_judge_command_json_and_table(endpoint, llm_server, question):
     rates = selectors.probe_rates("rubric-fair")
     assert rates == selectors.probe_rates(setting)
     assert rates["drop-final-answer"]["n"] == 4  # the same derived text (whatever the seed) counts once
-    assert set(rates["drop-final-answer"]) == {"n", "detected", "rate", "ci"}
+    assert set(rates["drop-final-answer"]) == {"n", "detected", "rate", "ci", "ci_note", "ci_method", "questions"}
 
 
 def test_probe_judge_refuses_unknown_probes_and_settings(endpoint):

@@ -54,7 +54,7 @@ class Command(BaseCommand):
         self.stdout.write(f"{'probe':28} {'n':>5} {'detected':>9} {'rate':>7}  {'95% CI':17} {'skipped':>8} {'failed':>7}")
         for name, row in rates.items():
             rate = "-" if row["rate"] is None else f"{row['rate']:.3f}"
-            ci = "-" if row["ci"] is None else f"[{row['ci'][0]:.3f}, {row['ci'][1]:.3f}]"
+            ci = (row.get("ci_note") or "-") if row["ci"] is None else f"[{row['ci'][0]:.3f}, {row['ci'][1]:.3f}]"
             self.stdout.write(
                 f"{name:28} {row['n']:>5} {row['detected']:>9} {rate:>7}  {ci:17} {row['skipped']:>8} {row['failed']:>7}"
             )

@@ -11,9 +11,17 @@ Definitions (the RealMath-Eval paper's, docs/studies.md "Error geometry"):
 - clusters: UMAP(n_neighbors=15, n_components=10, min_dist=0, cosine, seeded) then
   HDBSCAN(min_cluster_size=5, min_samples=3); the noise share; the cosine silhouette of the
   clustered points, on the normalised vectors (`umap_hdbscan`);
-- GMM: diagonal covariance on the first 50 principal components, k = 2..30, best k by BIC (`gmm_bic`);
+- GMM: diagonal covariance on the first 50 principal components, k = 2..30 capped at one component
+  per 10 points (n // 10: with 35 segments k = 2..3, not 30 components of 69 parameters each), best k
+  by BIC, flagged `at_edge` when it is the largest k tried (the sweep did not find a minimum) (`gmm_bic`);
 - heatmap: pairwise cosine distances, rows in the leaf order of a Ward linkage (`sorted_distances`);
-- intervals: percentile bootstrap resampling whole questions (the cluster unit), seeded (`cluster_bootstrap`);
+- intervals (core.uncertainty's rules; none from fewer than 5 questions): the mean dispersion,
+  surprisal and LL by a percentile bootstrap of whole questions, seeded (`cluster_bootstrap`); total
+  variance and the top-10 share by a delete-one-question jackknife (`jackknife_interval`): a
+  bootstrap duplicates rows, which lowers rank and variance, so its percentile interval of these
+  statistics is biased (on the paper's segments it excluded its own estimate); the jackknife
+  leaves questions out without replacement and its interval contains the estimate. A resample
+  with fewer than two distinct segments is undefined (counted), never a share or variance of 0;
 - human vs synthetic: a permutation test of the difference in mean local dispersion, the group
   labels shuffled among all segments and the neighbours found again in each shuffled group
   (`dispersion_permutation_test`);
@@ -35,12 +43,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from core import uncertainty
+
 K_NEIGHBOURS = 5
 TOP_COMPONENTS = 10
 UMAP_PARAMS = {"n_neighbors": 15, "n_components": 10, "min_dist": 0.0, "metric": "cosine"}
 HDBSCAN_PARAMS = {"min_cluster_size": 5, "min_samples": 3}
 GMM_DIMS = 50
 GMM_KS = range(2, 31)
+GMM_POINTS_PER_COMPONENT = 10
 Tick = Callable[[], None] | None
 
 
@@ -154,25 +165,28 @@ def umap_embedding(unit: np.ndarray, seed: int) -> np.ndarray:
 
 def gmm_bic(vectors, seed: int = 0, ks=GMM_KS, dims: int = GMM_DIMS, tick: Tick = None) -> dict:
     """Diagonal-covariance Gaussian mixtures on the first 50 principal components: BIC for each
-    k (k below the number of points only) and the k with the lowest BIC."""
+    k up to n // GMM_POINTS_PER_COMPONENT (at least 10 points per component) and the k with the
+    lowest BIC; `at_edge` when that is the largest k tried (the minimum may lie beyond the sweep),
+    `max_k` the cap."""
     from sklearn.decomposition import PCA  # lazy: scikit-learn takes seconds to load
     from sklearn.mixture import GaussianMixture  # lazy: scikit-learn takes seconds to load
 
     unit = normalise(vectors)
     n, d = unit.shape
-    if n < 3:
-        return {"dims": 0, "bic": {}, "best_k": None}
+    max_k = n // GMM_POINTS_PER_COMPONENT
+    tried = [int(k) for k in ks if k <= max_k and k < n]
+    if n < 3 or not tried:
+        return {"dims": 0, "bic": {}, "best_k": None, "max_k": max_k, "at_edge": False}
     dims = min(dims, n - 1, d)
     reduced = PCA(n_components=dims, svd_solver="full", random_state=seed).fit_transform(unit)
     bic = {}
-    for k in ks:
-        if k >= n:
-            break
+    for k in tried:
         _tick(tick)
         model = GaussianMixture(n_components=k, covariance_type="diag", random_state=seed, reg_covar=1e-6)
-        bic[int(k)] = float(model.fit(reduced).bic(reduced))
+        bic[k] = float(model.fit(reduced).bic(reduced))
     best = min(bic, key=bic.get) if bic else None
-    return {"dims": int(dims), "bic": bic, "best_k": best}
+    return {"dims": int(dims), "bic": bic, "best_k": best, "max_k": max_k,
+            "at_edge": best is not None and len(bic) > 1 and best == max(bic)}
 
 
 def sorted_distances(vectors, max_points: int = 160, seed: int = 0) -> dict:
@@ -199,22 +213,42 @@ def percentile_interval(values, level: float = 0.95):
     return [float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))]
 
 
+def cluster_bootstrap_interval(n_rows: int, clusters, statistic: Callable[[np.ndarray], float], *,
+                               resamples: int = 1000, seed: int = 0, level: float = 0.95,
+                               tick: Tick = None) -> uncertainty.Interval:
+    """core.uncertainty's cluster bootstrap of statistic(row indices): whole clusters (questions)
+    drawn with replacement; not estimable below MIN_CLUSTERS questions; NaN resamples counted."""
+    return uncertainty.bootstrap_statistic(statistic, np.asarray(clusters)[:n_rows], n_resamples=resamples, seed=seed,
+                                           confidence=level, tick=tick)
+
+
 def cluster_bootstrap(n_rows: int, clusters, statistic: Callable[[np.ndarray], float], *, resamples: int = 1000,
                       seed: int = 0, level: float = 0.95, tick: Tick = None):
-    """Percentile interval of statistic(row indices) over resamples of whole clusters (questions)
-    drawn with replacement; None when there are fewer than two clusters or no resamples."""
-    clusters = np.asarray(clusters)
-    names = np.unique(clusters)
-    if resamples <= 0 or len(names) < 2 or n_rows < 2:
-        return None
-    members = [np.flatnonzero(clusters == name) for name in names]
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(resamples):
-        _tick(tick)
-        picked = rng.integers(0, len(names), size=len(names))
-        draws.append(statistic(np.concatenate([members[i] for i in picked])))
-    return percentile_interval(draws, level)
+    """cluster_bootstrap_interval as [low, high], None when not estimable."""
+    interval = cluster_bootstrap_interval(n_rows, clusters, statistic, resamples=resamples, seed=seed, level=level,
+                                          tick=tick)
+    return interval.bounds() if interval.estimable else None
+
+
+def jackknife_interval(clusters, statistic: Callable[[np.ndarray], float], *, level: float = 0.95,
+                       tick: Tick = None) -> uncertainty.Interval:
+    """core.uncertainty's delete-one-question jackknife of statistic(row indices): for the
+    statistics a bootstrap biases (total variance, PCA shares); the interval contains the estimate."""
+    return uncertainty.jackknife(statistic, clusters, confidence=level, tick=tick)
+
+
+def _defined(statistic: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], float]:
+    """statistic(rows), NaN (undefined, counted) when the rows hold fewer than two distinct
+    segments: a resample of one repeated segment has no spread to measure, not a spread of 0."""
+    def wrapped(rows):
+        if len(np.unique(rows)) < 2:
+            return float("nan")
+        return statistic(rows)
+    return wrapped
+
+
+def _interval_entry(interval: uncertainty.Interval):
+    return interval.bounds() if interval.estimable else None
 
 
 def dispersion_permutation_test(distances: np.ndarray, in_a, *, k: int = K_NEIGHBOURS, permutations: int = 1000,
@@ -243,15 +277,18 @@ def dispersion_permutation_test(distances: np.ndarray, in_a, *, k: int = K_NEIGH
         _tick(tick)
         if abs(difference(rng.permutation(in_a))) >= abs(observed) - 1e-12:
             extreme += 1
-    return {"difference": observed, "p": (1 + extreme) / (1 + permutations), "permutations": permutations}
+    return {"difference": observed, "p": uncertainty.monte_carlo_p(extreme, permutations), "permutations": permutations,
+            "resolution": 1 / (1 + permutations)}
 
 
 def density(values, points: int = 64) -> dict:
-    """A Gaussian kernel density curve (Scott's bandwidth) of `values` on an even grid."""
+    """A Gaussian kernel density curve of `values` on an even grid, bandwidth by Silverman's rule
+    for one dimension, sd * (3n/4)^(-1/5) (about 1.06 sd n^(-1/5)), as
+    scipy.stats.gaussian_kde(values, bw_method="silverman")."""
     values = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
     if len(values) < 2 or np.ptp(values) == 0:
         return {"x": [], "y": []}
-    bandwidth = 1.06 * values.std(ddof=1) * len(values) ** (-1 / 5)
+    bandwidth = values.std(ddof=1) * (len(values) * 3 / 4) ** (-1 / 5)
     grid = np.linspace(values.min() - 3 * bandwidth, values.max() + 3 * bandwidth, points)
     curve = np.exp(-0.5 * ((grid[:, None] - values[None, :]) / bandwidth) ** 2).sum(axis=1)
     curve /= len(values) * bandwidth * math.sqrt(2 * math.pi)
@@ -260,8 +297,9 @@ def density(values, points: int = 64) -> dict:
 
 def group_geometry(vectors, questions, *, seed: int = 42, bootstrap: int = 1000, cluster: bool = True,
                    tick: Tick = None) -> dict:
-    """Every macro statistic of one group of segment vectors (rows), with cluster-bootstrap
-    intervals (questions resampled) for the dispersion, total variance and top-10 share."""
+    """Every macro statistic of one group of segment vectors (rows), with intervals over questions:
+    the dispersion by a cluster bootstrap, total variance and top-10 share by a delete-one-question
+    jackknife (a bootstrap biases them). `uncertainty` says how each was made, or why none."""
     unit = normalise(vectors)
     n = unit.shape[0]
     distances = cosine_distances(unit)
@@ -280,13 +318,16 @@ def group_geometry(vectors, questions, *, seed: int = 42, bootstrap: int = 1000,
         "heatmap": sorted_distances(unit, seed=seed) if n >= 2 else {"rows": [], "matrix": []},
     }
     _tick(tick)
-    out["dispersion_ci"] = cluster_bootstrap(
-        n, questions, lambda rows: float(np.mean(per_point[rows])), resamples=bootstrap, seed=seed, tick=tick)
-    out["total_variance_ci"] = cluster_bootstrap(
-        n, questions, lambda rows: total_variance(unit[rows]), resamples=bootstrap, seed=seed, tick=tick)
-    out["top10_share_ci"] = cluster_bootstrap(
-        n, questions, lambda rows: top_share(explained_variance(unit[rows])), resamples=bootstrap, seed=seed,
-        tick=tick)
+    intervals = {
+        "dispersion": cluster_bootstrap_interval(n, questions, lambda rows: float(np.mean(per_point[rows])),
+                                                 resamples=bootstrap, seed=seed, tick=tick),
+        "total_variance": jackknife_interval(questions, _defined(lambda rows: total_variance(unit[rows])), tick=tick),
+        "top10_share": jackknife_interval(
+            questions, _defined(lambda rows: top_share(explained_variance(unit[rows]))), tick=tick),
+    } if n >= 2 and bootstrap else {}
+    for name in ("dispersion", "total_variance", "top10_share"):
+        out[f"{name}_ci"] = _interval_entry(intervals[name]) if name in intervals else None
+    out["uncertainty"] = {name: interval.as_dict() for name, interval in intervals.items()}
     if cluster:
         clusters = umap_hdbscan(unit, seed=seed)
         _tick(tick)
@@ -352,14 +393,17 @@ def summary(values, clusters, *, bootstrap: int = 1000, seed: int = 0, tick: Tic
     clusters = np.asarray(clusters)
     if not len(values):
         return {"n": 0, "mean": None, "median": None, "mean_ci": None, "median_ci": None, "density": {"x": [], "y": []}}
+    mean = cluster_bootstrap_interval(len(values), clusters, lambda r: float(np.mean(values[r])),
+                                      resamples=bootstrap, seed=seed, tick=tick)
+    median = cluster_bootstrap_interval(len(values), clusters, lambda r: float(np.median(values[r])),
+                                        resamples=bootstrap, seed=seed, tick=tick)
     return {
         "n": int(len(values)),
         "mean": float(np.mean(values)),
         "median": float(np.median(values)),
-        "mean_ci": cluster_bootstrap(len(values), clusters, lambda r: float(np.mean(values[r])),
-                                     resamples=bootstrap, seed=seed, tick=tick),
-        "median_ci": cluster_bootstrap(len(values), clusters, lambda r: float(np.median(values[r])),
-                                       resamples=bootstrap, seed=seed, tick=tick),
+        "mean_ci": _interval_entry(mean),
+        "median_ci": _interval_entry(median),
+        "uncertainty": {"mean": mean.as_dict(), "median": median.as_dict()},
         "density": density(values),
     }
 
