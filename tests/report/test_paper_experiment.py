@@ -44,19 +44,25 @@ def test_the_paper_experiment_from_its_files(llm_server, tmp_path):
     # 2. A strategy and the three prompt sets replayed, judged by the scripted judge on the human answers.
     server = ("--base-url", llm_server.url, "--model", "scripted-judge", "--api-key-env", KEY, "--temperature", "0")
     call("judge_setting", "add", "--name", "paper-rts", "--kind", "rubric", *server)
+    call("judge_setting", "add", "--name", "paper-vf", "--kind", "rubric", "--strategy", "verification-first", *server)
+    call("judge_setting", "add", "--name", "paper-fewshot", "--kind", "rubric", "--strategy", "few-shot",
+         "--example-source", "human", *server)
     for name in ("vf", "wtf", "fewshot"):
         call("judge_setting", "add", "--name", f"paper-replay-{name}", "--kind", "replay", "--prompt-set", name, *server)
-    for name in ("paper-rts", "paper-replay-vf", "paper-replay-wtf", "paper-replay-fewshot"):
+    settings = ("paper-rts", "paper-vf", "paper-fewshot", "paper-replay-vf", "paper-replay-wtf", "paper-replay-fewshot")
+    for name in settings:
         call("run_judges", "--setting", name, "--source", "human", "--inline")
     judged = time.perf_counter()
 
     # 3. Paired comparison: the few-shot replay's 28 hold-outs are left out of its pairs.
     compared = json.loads(call("compare_settings", "paper-rts", "paper-replay-vf", "paper-replay-fewshot",
-                               "--format", "json", "--bootstrap", "200"))
+                               "paper-fewshot", "--format", "json", "--bootstrap", "200"))
     pairs = {(p["a_label"], p["b_label"]): p for p in compared["pairs"]}
     assert pairs[("paper-rts v1", "paper-replay-vf v1")]["n_common"] == 224
     few = pairs[("paper-rts v1", "paper-replay-fewshot v1")]
     assert (few["n_common"], few["n_holdout_excluded"]) == (196, 28)
+    own = pairs[("paper-rts v1", "paper-fewshot v1")]  # the strategy's own examples are never judged nor counted
+    assert own["n_holdout_excluded"] > 0 and own["n_common"] + own["n_holdout_excluded"] == 224
 
     # 4. Error geometry on the tool's own segments of the release; step surprisal on them. (The paper's
     # bundle, error_segment_bundle/*.jsonl, is read as released once its reader lands: not yet tested here.)
@@ -77,10 +83,10 @@ def test_the_paper_experiment_from_its_files(llm_server, tmp_path):
     reported = time.perf_counter() - reported
     text = report.read_text(encoding="utf-8")
     data = json.loads((tmp_path / "report.md.json").read_text(encoding="utf-8"))
-    assert {j["name"] for j in data["judges"]} == {"paper-rts", "paper-replay-vf", "paper-replay-wtf", "paper-replay-fewshot"}
+    assert {j["name"] for j in data["judges"]} == set(settings)
     assert "prompt set vf (VF_realmath_eval.json)" in text
     assert "prompt set fewshot (realmath_eval_fewshot.json)" in text
-    assert data["comparison"]["baseline"] == "paper-rts v1" and len(data["comparison"]["pairs"]) == 3
+    assert data["comparison"]["baseline"] == "paper-rts v1" and len(data["comparison"]["pairs"]) == 5
     assert f"Error geometry: run {ours['run']}, chosen for this report." in text
     assert f"Step surprisal: run {surprisal['run']}, the newest analysed run." in text
     assert data["dataset"]["answers"]["total"] == 448
