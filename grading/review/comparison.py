@@ -27,7 +27,8 @@ MAX_CASES = 50
 # The method in words for people, in their language (the JSON keeps the English above).
 METHOD_TEXT = {
     paired.RESAMPLING: gettext_lazy(
-        "two-stage cluster bootstrap: questions with replacement, then answers within each drawn question"),
+        "cluster bootstrap: whole questions drawn with replacement, every answer of a drawn question kept, "
+        "both settings re-measured on the same draw"),
     SELECTION_RULE: gettext_lazy(
         "answers both settings scored (current result, status ok, a score) that have a gold score; "
         "derived answers (probes) are never responses, so never counted"),

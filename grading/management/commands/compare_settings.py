@@ -8,10 +8,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
 from annotation.management.exams import add_exam_argument, exam_option
+from core import uncertainty
 from grading.models import JudgeSetting
 from grading.review import comparison, selectors
 
-ROWS = (("MSE", "mse"), ("MAE", "mae"), ("bias (mean signed error)", "bias"), ("FR_1", "fr_1"), ("FR_2", "fr_2"),
+ROWS = (("MSE", "mse"), ("MAE", "mae"), ("|bias|", "abs_bias"), ("bias (signed; direction only)", "bias"),
+        ("FR_1", "fr_1"), ("FR_2", "fr_2"),
         ("FR_3", "fr_3"), ("FR_4", "fr_4"), ("FR_5", "fr_5"), ("Pearson r", "pearson"))
 
 
@@ -22,8 +24,9 @@ def _number(value):
 class Command(BaseCommand):
     help = (
         "Judge setting versions compared pairwise on the answers both scored: the difference B - A in MSE, MAE, "
-        "bias, FR_1..FR_5 and Pearson r with two-stage cluster-bootstrap intervals (questions, then answers), an "
-        "exact sign test and a question-level sign-flip permutation test on the absolute errors, per source and "
+        "|bias|, signed bias, FR_1..FR_5 and Pearson r with cluster-bootstrap intervals (whole questions; none "
+        "from fewer than 5), a question-level sign-flip permutation test and an exact sign test (which assumes "
+        "independent answers) on the absolute errors, per source and "
         "per question, and the answers where one setting is within 1 of gold and the other off by 2 or more."
     )
 
@@ -77,12 +80,16 @@ class Command(BaseCommand):
         for title, key in ROWS:
             m = overall["measures"][key]
             low, high = m["ci"]
+            interval = (f"[{_number(low)}, {_number(high)}]" if low is not None
+                        else m.get("ci_note") or overall.get("interval_note") or "—")
             out.write(f"  {title:<26}{_number(m['a']):>9}{_number(m['b']):>9}{_number(m['difference']):>9}   "
-                      f"[{_number(low)}, {_number(high)}]")
+                      f"{interval}")
+        permutation = overall["permutation"]
+        out.write(f"  permutation test, whole questions ({permutation['method']}): "
+                  f"p = {uncertainty.format_p(permutation['p_value'], permutation.get('resolution'))}")
         sign = overall["sign_test"]
-        out.write(f"  sign test on |error|: B closer on {sign['b_better']}, A closer on {sign['a_better']}, "
-                  f"ties {sign['ties']}; p = {_number(sign['p_value'])}")
-        out.write(f"  permutation test ({overall['permutation']['method']}): p = {_number(overall['permutation']['p_value'])}")
+        out.write(f"  sign test on |error| (assumes independent answers): B closer on {sign['b_better']}, "
+                  f"A closer on {sign['a_better']}, ties {sign['ties']}; p = {uncertainty.format_p(sign['p_value'])}")
         cases = pair["cases"]
         out.write(f"  A within 1 of gold, B off by >= 2: {cases['n_a_close_b_off']};"
                   f" B within 1, A off by >= 2: {cases['n_b_close_a_off']}")

@@ -62,12 +62,16 @@ def _columns(rows):
     return columns, left_out
 
 
-def _group_metrics(columns, key, labels, *, bootstrap):
+def _group_metrics(columns, key, labels, *, bootstrap, seed=0):
+    """One row per value of `key`. Intervals resample whole questions (core.uncertainty); within
+    one question (key "question") the answers are the unit, resampled one by one."""
     keys = getattr(columns, key)
     out = []
     for value in sorted(set(keys.tolist()), key=lambda k: (str(labels.get(k, k)), str(k))):
         mask = keys == value
-        figures = metrics.score_metrics(columns.pred[mask], columns.gold[mask], bootstrap=bootstrap).as_dict()
+        clusters = None if key == "question" else columns.question[mask]
+        figures = metrics.score_metrics(columns.pred[mask], columns.gold[mask], bootstrap=bootstrap, seed=seed,
+                                        clusters=clusters).as_dict()
         out.append({"key": value, "label": labels.get(value, str(value) or "—"), **figures})
     return out
 
@@ -87,19 +91,22 @@ def _scatter(columns):
     return out
 
 
-def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES, headline=False):
+def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES, headline=False, seed=0, correlations=False):
     """Every figure of the metrics page for a scope, as plain data (JSON-ready). Three queries: the
     scope's results grouped by (status, judge, gold, source, question, level, exam) with counts,
     then the question and exam names. `headline`: only what the methods report prints (counts,
     overall, by source, the scatter's pairs), without the per-question, level and exam groups,
-    the gap, the curves and the ledger (one query)."""
+    the gap, the curves and the ledger (one query). Intervals: cluster bootstrap over questions
+    (per question: over answers), drawn with `seed`; `correlations` adds the overall Pearson and
+    Spearman intervals."""
     rows = list(
         current_results(scope).annotate(gold=Cast("response__gold_score", FloatField()))
         .values(*_ROW_FIELDS).annotate(n=Count("pk")).order_by().values_list(*_ROW_FIELDS, "n")
     ) if scope else []
     columns, left_out = _columns(rows)
-    overall = metrics.score_metrics(columns.pred, columns.gold, bootstrap=bootstrap).as_dict()
-    sources = _group_metrics(columns, "source", choice_labels(Response.Source.choices), bootstrap=bootstrap)
+    overall = metrics.score_metrics(columns.pred, columns.gold, bootstrap=bootstrap, seed=seed, clusters=columns.question,
+                                    correlations=correlations).as_dict()
+    sources = _group_metrics(columns, "source", choice_labels(Response.Source.choices), bootstrap=bootstrap, seed=seed)
     if headline:
         return {
             "scope": scope.as_dict(), "scope_label": scope.label, "n_results": sum(row[-1] for row in rows),
@@ -108,12 +115,11 @@ def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES, headline=False):
         }
     question_labels, exam_labels = labels_of(set(columns.question.tolist()), set(columns.exam.tolist()))
     by_source = {source: columns.subset(columns.source == source) for source in sorted(set(columns.source.tolist()))}
-    empty = (np.array([]), np.array([]))
-    human = (by_source[Response.Source.HUMAN].pred, by_source[Response.Source.HUMAN].gold) if Response.Source.HUMAN in by_source else empty
-    synthetic = (
-        (by_source[Response.Source.SYNTHETIC].pred, by_source[Response.Source.SYNTHETIC].gold)
-        if Response.Source.SYNTHETIC in by_source else empty
-    )
+    empty = _Columns(*(np.array([]) for _ in range(6)))
+    human = by_source.get(Response.Source.HUMAN, empty)
+    synthetic = by_source.get(Response.Source.SYNTHETIC, empty)
+    gap = metrics.evaluation_gap(human.pred, human.gold, synthetic.pred, synthetic.gold, human_clusters=human.question,
+                                 synthetic_clusters=synthetic.question, n_resamples=bootstrap, seed=seed)
     report = {
         "scope": scope.as_dict(),
         "scope_label": scope.label,
@@ -122,10 +128,10 @@ def metrics_report(scope, *, bootstrap=BOOTSTRAP_RESAMPLES, headline=False):
         "left_out": _left_out_rows(left_out),
         "overall": overall,
         "by_source": sources,
-        "by_question": _group_metrics(columns, "question", question_labels, bootstrap=bootstrap),
-        "by_level": _group_metrics(columns, "level", choice_labels(Question.Level.choices), bootstrap=bootstrap),
-        "by_exam": _group_metrics(columns, "exam", exam_labels, bootstrap=bootstrap),
-        "gap": metrics.evaluation_gap(*human, *synthetic, n_resamples=bootstrap).as_dict(),
+        "by_question": _group_metrics(columns, "question", question_labels, bootstrap=bootstrap, seed=seed),
+        "by_level": _group_metrics(columns, "level", choice_labels(Question.Level.choices), bootstrap=bootstrap, seed=seed),
+        "by_exam": _group_metrics(columns, "exam", exam_labels, bootstrap=bootstrap, seed=seed),
+        "gap": gap.as_dict(),
         "plots": {
             "scatter": _scatter(columns),
             "fr_curve": {
@@ -157,6 +163,7 @@ def metrics_table(report):
     header = ["setting", "version", "run", "group", "key", "label", *METRIC_COLUMNS]
     for name in CI_COLUMNS:
         header += [f"{name}_ci_low", f"{name}_ci_high"]
+    header += ["ci_unit", "ci_clusters", "ci_resamples", "ci_seed", "ci_note", "ci_wilson"]
     scope = report["scope"]
     rows = [header]
     groups = [("all", [{"key": "", "label": "All", **report["overall"]}])]
@@ -167,5 +174,8 @@ def metrics_table(report):
             row += [entry.get(column) for column in METRIC_COLUMNS]
             for name in CI_COLUMNS:
                 row += list(entry.get(f"{name}_ci") or (None, None))
+            info = entry.get("uncertainty") or {}
+            row += [info.get("unit"), info.get("clusters"), info.get("resamples"), info.get("seed"),
+                    info.get("note"), " ".join(info.get("wilson") or [])]
             rows.append(row)
     return rows
