@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext, gettext_noop
 
+from grading.labels import label
+
 FORMATS = ("markdown", "latex")
 DASH = "—"
 
@@ -103,7 +105,7 @@ def dataset_section(data) -> Section:
         [row["name"], number(row["n_questions"]), number(row["n_human"]), number(row["n_synthetic"])]
         for row in d["exams"]
     ], gettext("Questions"))
-    sources = Table([gettext("Source"), gettext("Answers")], [[row["source"], number(row["n"])] for row in d["answers"]["by_source"]]
+    sources = Table([gettext("Source"), gettext("Answers")], [[label("source", row["source"]), number(row["n"])] for row in d["answers"]["by_source"]]
                     + [[gettext("total"), number(d["answers"]["total"])]], gettext("Answers by source"))
     people = Table([gettext("Experts"), gettext("Labels by experts"), gettext("Imported gold labels"), gettext("Labels per answer (mean)")], [[
         number(d["experts"]), number(d["labels"]["by_experts"]), number(d["labels"]["imported"]),
@@ -123,7 +125,7 @@ def agreement_section(data) -> Section:
         [gettext("Mean absolute difference"), number(a["mad"]), interval(a.get("mad_ci"))],
         [gettext("Weighted kappa (mean of pairs)"), number(a["kappa"]), DASH],
         [gettext("Krippendorff's alpha (interval)"), number(a["alpha"]), DASH],
-        ["ICC (one-way, single rater)", number(a["icc"]), DASH],
+        [gettext("ICC (one-way, single rater)"), number(a["icc"]), DASH],
     ]
     note = gettext("Over %(answers)s answers with two labels or more (%(pairs)s label pairs). Kappa, alpha and the "
                    "ICC are given without intervals.") % {"answers": number(a["responses"]),
@@ -134,7 +136,7 @@ def agreement_section(data) -> Section:
 def settings_section(data) -> Section:
     if not data["judges"]:
         return Section(gettext("Judge settings"), [gettext("No judge setting has results yet.")])
-    rows = [[j["name"], number(j["version"]), j["kind"], j["model"] or DASH, number(j["temperature"]),
+    rows = [[j["name"], number(j["version"]), label("kind", j["kind"]), j["model"] or DASH, number(j["temperature"]),
              j["prompt_hash_short"]] for j in data["judges"]]
     return Section(gettext("Judge settings"), [Table([gettext("Setting"), gettext("Version"), gettext("Kind"), gettext("Model"), gettext("Temperature"), gettext("Prompt hash")], rows, gettext("Prompt hash: the first characters of the sha256 in the appendix."))])
 
@@ -150,7 +152,7 @@ def metrics_section(data) -> Section | None:
                         with_interval(o["fr_1"], o.get("fr_1_ci")), with_interval(o["fr_2"], o.get("fr_2_ci")),
                         with_interval(o["pearson"], o.get("pearson_ci")), with_interval(o["spearman"], o.get("spearman_ci"))])
         for row in j["by_source"]:
-            by_source.append([f"{j['name']} v{j['version']}", row["source"], number(row["n"]),
+            by_source.append([f"{j['name']} v{j['version']}", label("source", row["source"]), number(row["n"]),
                               with_interval(row["mse"], row.get("mse_ci")), with_interval(row["fr_2"], row.get("fr_2_ci"))])
     return Section(gettext("Judge versus gold"), [
         Table([gettext("Setting"), "n", "MSE", "FR_1", "FR_2", "Pearson", "Spearman"], overall, gettext("All answers, with %(level)s%% intervals") % {"level": 95}),
@@ -169,7 +171,7 @@ def answer_check_section(data) -> Section | None:
         name = f"{j['name']} v{j['version']}"
         rows.append([name, gettext("all answers"), number(a["n"]), number(a["correct"]),
                      with_interval(a["accuracy"], a["ci"]), number(a["n_undecided"]), number(a["n_without_gold_answer"])])
-        rows += [[name, row["source"], number(row["n"]), number(row["correct"]), with_interval(row["accuracy"], row["ci"]),
+        rows += [[name, label("source", row["source"]), number(row["n"]), number(row["correct"]), with_interval(row["accuracy"], row["ci"]),
                   DASH, DASH] for row in a["by_source"]]
     return Section(gettext("Final answers against the gold answer"), [
         gettext("Settings that check the final answer (the CAS, and the IneqMath final-answer judge) are scored "
@@ -197,7 +199,7 @@ def probes_section(data) -> Section:
     rows = []
     for j in data["judges"]:
         for probe, figures in sorted((j.get("probes") or {}).items()):
-            rows.append([f"{j['name']} v{j['version']}", probe, number(figures.get("n")), number(figures.get("detected")),
+            rows.append([f"{j['name']} v{j['version']}", label("probe", probe), number(figures.get("n")), number(figures.get("detected")),
                          with_interval(figures.get("rate"), figures.get("ci"))])
     if not rows:
         return Section(gettext("Perturbation probes"), [gettext("No probes run.")])
@@ -216,7 +218,7 @@ def strategies_section(data) -> Section | None:
         holdout = number(few["n_holdout"]) if few else number(j["prompt_set_holdout"]) if "prompt_set_holdout" in j else DASH
         rows.append([f"{j['name']} v{j['version']}", strategy_name(j), number(j.get("strategy_version")),
                      j.get("prompt_set") or DASH, number(few["k"]) if few else DASH,
-                     (few["split_rule"] or DASH) if few else DASH, number(few["seed"]) if few else DASH, holdout])
+                     label("split", few["split_rule"] or DASH) if few else DASH, number(few["seed"]) if few else DASH, holdout])
         for question, ids in sorted(((few or {}).get("examples") or {}).items(), key=lambda kv: int(kv[0])):
             examples.append([f"{j['name']} v{j['version']}", question, ", ".join(number(i) for i in ids)])
     if not rows:
@@ -239,7 +241,7 @@ def strategy_name(judge) -> str:
                 else gettext("prompt set %(name)s") % {"name": judge.get("prompt_set")})
     if judge.get("strategy") == "record-prompt":
         return gettext("each record's own prompt")
-    return judge.get("strategy") or DASH
+    return label("strategy", judge.get("strategy")) or DASH
 
 
 def comparison_section(data) -> Section | None:
@@ -360,7 +362,8 @@ def attribution_section(data) -> Section:
         return Section(title, [method, gettext("OCR attribution: not run.")])
     rows = [[row["setting"], number(row["n"]), number(row["ocr"]), number(row["judge"]), number(row["both"])]
             for row in a["settings"]]
-    return Section(title, [method, Table([gettext("Setting"), gettext("Scanned answers judged"), "ocr", "judge", "both"],
+    return Section(title, [method, Table([gettext("Setting"), gettext("Scanned answers judged"), label("attribution", "ocr"),
+                                          label("attribution", "judge"), label("attribution", "both")],
                                          rows)])
 
 

@@ -5,6 +5,7 @@ from django.utils.translation import gettext_lazy
 
 from annotation.models import Response
 
+from .. import labels
 from ..judges.selectors import run_note_text
 
 register = template.Library()
@@ -35,3 +36,10 @@ def source_label(code):
 def run_note(note):
     """A judge run's note in the reader's language when the app wrote it (a rubric re-judge)."""
     return run_note_text(note)
+
+
+@register.filter
+def code_label(code, group):
+    """The name of a code (a judge kind, source, probe, strategy, split rule, attribution tag) in
+    the reader's language: `{{ r.tag|code_label:"attribution" }}` (grading/labels.py)."""
+    return labels.label(group, code)
