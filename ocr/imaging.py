@@ -444,6 +444,9 @@ class PreparedPage:
     thumb: Image.Image
     skew_degrees: float
     work_to_display: float  # multiply work-image pixel coordinates by this to get screen pixels
+    # The page's size at work scale before the deskew rotation (the form, upright, sits in the middle
+    # of the deskewed images): where ocr.redaction finds a template's regions on a tilted scan.
+    form_size: tuple[int, int] | None = None
 
 
 def prepare_page(image, *, deskew=True, reads="binary"):
@@ -479,6 +482,7 @@ def prepare_page(image, *, deskew=True, reads="binary"):
         thumb=thumb,
         skew_degrees=angle,
         work_to_display=display.width / gray.width,
+        form_size=flat.size,
     )
 
 

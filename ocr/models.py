@@ -130,6 +130,16 @@ class Page(models.Model):
         batch = self.batch
         return redaction.regions_for(batch.template if batch.is_class_scan else None, self.index_in_file)
 
+    def deskewed(self, regions):
+        """`regions` (fractions of the upright form) as fractions of the page as the screens show it,
+        deskewed: each on the form and at the same fractions of the straightened image, as the
+        engines get them blank (redaction.deskewed_regions); what the screens hatch."""
+        return redaction.deskewed_regions(regions, (self.width, self.height), self.skew_degrees or 0.0)
+
+    @property
+    def screen_redaction_regions(self):
+        return self.deskewed(self.redaction_regions)
+
     def place(self):
         """Where the page belongs, as stored in a packet edit's history."""
         return {"student_id": self.student_id, "question": self.question_id, "page_number": self.page_number,

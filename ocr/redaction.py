@@ -7,7 +7,13 @@ A class PDF's template names them in page fractions, per page of a packet (docs/
     "redact": {"1": [[0, 0, 1, 0.3]], "2": [[0.55, 0, 1, 0.08]]}   per page of a packet
 
 A region is ``[x0, y0, x1, y1]`` with 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1, measured on the
-page as the screen shows it (the deskewed rendition): (0, 0) is its top left corner. The stored
+upright form: (0, 0) is its top left corner. A page scanned a few degrees off is deskewed onto a
+larger canvas (the rotated page and white corners), in whose middle the form sits upright, so the
+same fractions of that canvas fall beside the form's name line (issue 40: 3 degrees moved a name
+line out of its region and into the transcript). `deskewed_regions` gives each region in both
+frames, on the form inside the canvas and at the same fractions of the canvas itself (what a
+template measured on the screen's straightened page meant): both are blank in what an engine
+reads, and both are hatched on the screens. The stored
 scan is never changed; `black_out` fills the regions of a copy with one colour, and the OCR services
 apply it to the image they hand to an engine (`ocr.services.engine_input`, the one place) and
 to the renditions that leave for people outside the review team (`ocr.services.page_rendition`).
@@ -65,3 +71,38 @@ def regions_for(template: dict | None, index_in_file: int) -> list[list[float]]:
     if not per_page or not count:
         return []
     return list(per_page.get(str(index_in_file % count + 1), []))
+
+
+def rotated_size(size, angle) -> tuple[float, float]:
+    """The size of the canvas that holds a page of `size` rotated `angle` degrees whole (as
+    Image.rotate with expand=True and imaging.rotate_expand make it)."""
+    width, height = size
+    cos, sin = abs(math.cos(math.radians(angle))), abs(math.sin(math.radians(angle)))
+    return width * cos + height * sin, width * sin + height * cos
+
+
+def on_canvas(regions, form_size, canvas_size) -> list[list[float]]:
+    """Regions of the upright form (fractions of `form_size`) as fractions of a canvas of
+    `canvas_size` in whose middle the form sits (a deskewed page), clipped to the canvas."""
+    form_width, form_height = form_size
+    width, height = canvas_size
+    left, top = (width - form_width) / 2, (height - form_height) / 2
+    boxes = []
+    for x0, y0, x1, y1 in regions:
+        box = [min(1.0, max(0.0, (left + x0 * form_width) / width)), min(1.0, max(0.0, (top + y0 * form_height) / height)),
+               min(1.0, max(0.0, (left + x1 * form_width) / width)), min(1.0, max(0.0, (top + y1 * form_height) / height))]
+        if box[0] < box[2] and box[1] < box[3]:
+            boxes.append(box)
+    return boxes
+
+
+def deskewed_regions(regions, form_size, angle, canvas_size=None) -> list[list[float]]:
+    """The regions to blank (and hatch) on a deskewed page, as fractions of it: each region on the
+    upright form inside the canvas, and each at the same fractions of the canvas itself. The page
+    was `form_size` before its deskew rotation by `angle` degrees; `canvas_size` is the deskewed
+    image's size (else computed). Without a rotation the two frames are one: the regions as given."""
+    regions = [list(region) for region in regions or ()]
+    if not regions or not angle or not form_size:
+        return regions
+    canvas_size = canvas_size or rotated_size(form_size, angle)
+    return regions + [box for box in on_canvas(regions, form_size, canvas_size) if box not in regions]

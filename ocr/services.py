@@ -526,16 +526,19 @@ def engine_input(engine: OcrEngine, prepared: imaging.PreparedPage, *, redact) -
 
     The one place an image is handed to an engine (the page task, the warm-up, `ocr_page`): every
     engine, local or remote, reads what this returns. `redact` (a page's `redaction_regions`, in
-    page fractions; required, so that no caller forgets it) is applied to the image the engine
-    reads, whatever its kind (the regions are fractions of the deskewed page, and every prepared
-    image has that frame), filled with the paper's white (`redaction.ENGINE_FILL`: why)."""
+    fractions of the upright form; required, so that no caller forgets it) is applied to the image
+    the engine reads, whatever its kind, filled with the paper's white (`redaction.ENGINE_FILL`:
+    why). Every prepared image is the deskewed page, larger than the form when the scan was tilted
+    (the form upright in its middle): each region is blanked on the form there and at the same
+    fractions of the whole image (`redaction.deskewed_regions`), so a tilt moves no name out."""
     if engine.input_kind == "binary":
         image, factor = prepared.binary, prepared.work_to_display
     elif engine.input_kind == "display":
         image, factor = prepared.display, 1.0
     else:
         image, factor = prepared.gray, prepared.work_to_display
-    return redaction.black_out(image, redact, fill=redaction.ENGINE_FILL), factor
+    regions = redaction.deskewed_regions(redact, prepared.form_size, prepared.skew_degrees, prepared.gray.size)
+    return redaction.black_out(image, regions, fill=redaction.ENGINE_FILL), factor
 
 
 def render_pending_page(page: Page) -> Page:

@@ -19,9 +19,10 @@ ANSWER_STATE_LABELS = {
 
 @register.filter
 def redaction_in(page, batch):
-    """The page's redaction regions (page fractions), read from the batch the view already has
-    (`Page.redaction_regions` would query the batch again for every page of a list)."""
-    return regions_for(batch.template if batch.is_class_scan else None, page.index_in_file)
+    """The page's redaction regions on its deskewed image (as hatched: Page.deskewed), read from the
+    batch the view already has (`Page.redaction_regions` would query the batch again for every page
+    of a list)."""
+    return page.deskewed(regions_for(batch.template if batch.is_class_scan else None, page.index_in_file))
 
 
 @register.filter
