@@ -20,13 +20,14 @@ PO_FILES := $(wildcard locale/*/LC_MESSAGES/*.po)
 MO_FILES := $(PO_FILES:.po=.mo)
 MAKEMESSAGES_IGNORE := -i 'var/*' -i 'tests/*' -i 'bench/*' -i 'test-artifacts/*' -i 'fixtures/*' -i 'docs/*' -i 'node_modules/*'
 
-.PHONY: run test test-fuzz lint setup setup-dev system-deps migrate demo serve worker clean messages compilemessages
+.PHONY: run test test-fuzz lint setup setup-dev system-deps migrate demo serve worker beat clean messages compilemessages
 
 run: setup migrate demo
 	@echo ""
 	@echo "RealMath Workbench: open http://$(HOST):$(PORT)/ and log in with a demo user above."
-	@OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker -B --loglevel=INFO --concurrency=$(WORKERS) --without-gossip --without-mingle & \
-	 worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	@OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=$(WORKERS) --without-gossip --without-mingle & \
+	 worker=$$!; $(PY) -m celery -A config beat --loglevel=INFO & \
+	 beat=$$!; trap 'kill $$worker $$beat 2>/dev/null; wait $$worker $$beat 2>/dev/null' EXIT INT TERM; \
 	 $(VENV)/bin/gunicorn config.wsgi --preload --bind $(HOST):$(PORT) --workers 2 --threads 4 --timeout 120 --access-logfile -
 
 # The schemathesis fuzz of the API (marker `fuzz`, tests/test_api_fuzz.py) is most of the suite's
@@ -91,8 +92,13 @@ demo: migrate
 serve:
 	$(VENV)/bin/gunicorn config.wsgi --preload --bind $(HOST):$(PORT) --workers 2 --threads 4
 
+# Workers on as many machines as you like; the periodic tasks' scheduler once per installation
+# (`make beat`: a second beat on the same machine refuses to start, config/celery.py `one_beat`).
 worker:
-	OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker -B --loglevel=INFO --concurrency=$(WORKERS)
+	OMP_THREAD_LIMIT=1 $(PY) -m celery -A config worker --loglevel=INFO --concurrency=$(WORKERS)
+
+beat:
+	$(PY) -m celery -A config beat --loglevel=INFO
 
 clean:
 	rm -rf var test-artifacts

@@ -1,11 +1,22 @@
 """Celery application. The broker comes from settings (CELERY_BROKER_URL)."""
+import fcntl
 import gc
+import logging
 import os
 import signal
 
 from billiard.process import active_children
 from celery import Celery
-from celery.signals import celeryd_after_setup, worker_process_init, worker_process_shutdown, worker_shutting_down
+from celery.platforms import set_pdeathsig
+from celery.signals import (
+    beat_embedded_init,
+    beat_init,
+    celeryd_after_setup,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_shutting_down,
+)
+from django.conf import settings
 
 import llm
 
@@ -63,3 +74,40 @@ def stop_llm_waits(**kwargs):
             os.kill(child.pid, SHUTDOWN_SIGNAL)
         except (ProcessLookupError, TypeError):  # gone already, or never started
             pass
+
+
+# One beat, whatever dies. A second beat would send every periodic task twice (and a beat
+# orphaned by a worker killed with SIGKILL kept sending for ever while the restarted worker ran
+# its own). Each beat takes an exclusive lock on BEAT_LOCK_FILE when it starts and holds it while
+# it lives (the kernel lets go of it when the process dies, however it dies); a beat that finds
+# it taken refuses to start. A beat embedded in a worker (`-B`) also dies with that worker's main
+# process (PR_SET_PDEATHSIG): it is never orphaned.
+logger = logging.getLogger(__name__)
+_beat_lock = []  # the open, locked file: kept for the life of the beat process
+
+
+@beat_init.connect
+def one_beat(**kwargs):
+    path = settings.BEAT_LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "?"
+        handle.close()
+        logger.error("Another celery beat (pid %s) holds %s: this one does not start (one beat per installation).",
+                     holder, path)
+        raise SystemExit(1) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    _beat_lock.append(handle)
+
+
+@beat_embedded_init.connect
+def die_with_the_worker(**kwargs):
+    """A beat run inside a worker (`-B`) ends when the worker's main process does, even by SIGKILL."""
+    set_pdeathsig("SIGKILL")

@@ -283,9 +283,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Queues: judge, generation and meta-evaluation tasks go to JUDGE_TASK_QUEUE, OCR pages to
 # OCR_QUEUE (blank: the default queue); core.routing.route_task reads them per message.
 CELERY_TASK_ROUTES = ("core.routing.route_task",)
-# Periodic work (the worker of `make run` runs the scheduler too, `-B`; at scale run one
-# `celery -A config beat`): exports and imports whose worker died are marked failed here, never by
-# a page read.
+# Periodic work (`make run` starts one `celery -A config beat` beside its worker; at scale run one
+# per installation, `make beat`): exports and imports whose worker died are restarted or marked
+# failed here, never by a page read.
 # How often beat sends the stale checks (seconds; tests make it short).
 STALE_CHECK_SECONDS = env_float("REALMATH_STALE_CHECK_SECONDS", 60.0)
 CELERY_BEAT_SCHEDULE = {
@@ -294,6 +294,9 @@ CELERY_BEAT_SCHEDULE = {
     "delete-expired-class-uploads": {"task": "ocr.delete_expired_class_uploads", "schedule": 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# One beat per machine: a beat holds this file locked while it runs and a second one refuses to
+# start (config/celery.py, `one_beat`); run one `celery -A config beat` per installation.
+BEAT_LOCK_FILE = env_path("REALMATH_BEAT_LOCK", VAR_DIR / "celerybeat.lock")
 
 # Shared counters for rate limits across workers: Redis when given, else the database cache.
 REDIS_URL = env_str("REDIS_URL")

@@ -74,7 +74,8 @@ def test_a_killed_worker_s_export_finishes_without_a_click(tmp_path, settings, r
 def _killed_worker_scenario(tmp_path, settings, reviewer):
     queue, env = judge_worker_env(tmp_path, settings, "export-restart")
     env.update(REALMATH_DEFAULT_QUEUE=queue, REALMATH_EXPORT_ROOT=str(settings.EXPORT_ROOT),
-               REALMATH_EXPORT_STALE_SECONDS="4", REALMATH_STALE_CHECK_SECONDS="1")
+               REALMATH_EXPORT_STALE_SECONDS="4", REALMATH_STALE_CHECK_SECONDS="1",
+               REALMATH_BEAT_LOCK=str(tmp_path / "beat.lock"))
     settings.EXPORT_STALE_SECONDS = 4
     question = make_question("Restart problem: find x.")
     make_responses(question, 4000)  # a few seconds of writing: long enough to be killed in the middle
