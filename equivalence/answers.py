@@ -11,6 +11,7 @@ import sympy as sp
 
 from . import families
 from . import parser as p
+from .messages import M
 
 EMPTY_WORDS = {
     "no solution", "no solutions", "no real solution", "no real solutions", "no real roots",
@@ -19,12 +20,12 @@ EMPTY_WORDS = {
 UNDEFINED_WORDS = {"dne", "does not exist", "undefined", "不存在", "无意义"}
 
 KIND_NAMES = {
-    "number": "a number", "expression": "an expression", "equation": "an equation",
-    "inequality": "an inequality", "set": "a set", "tuple": "a tuple", "pair": "a pair or interval",
-    "matrix": "a matrix", "list": "several answers", "relation_symbol": "a relation symbol",
-    "choice": "an option letter", "text": "text", "system": "a system of assignments",
-    "family": "a solution family (one piece per integer k)",
-    "piecewise": "a piecewise answer", "labelled": "a labelled answer", "polar": "a yes/no answer in words",
+    "number": M("a number"), "expression": M("an expression"), "equation": M("an equation"),
+    "inequality": M("an inequality"), "set": M("a set"), "tuple": M("a tuple"), "pair": M("a pair or interval"),
+    "matrix": M("a matrix"), "list": M("several answers"), "relation_symbol": M("a relation symbol"),
+    "choice": M("an option letter"), "text": M("text"), "system": M("a system of assignments"),
+    "family": M("a solution family (one piece per integer k)"),
+    "piecewise": M("a piecewise answer"), "labelled": M("a labelled answer"), "polar": M("a yes/no answer in words"),
 }
 
 
@@ -73,7 +74,7 @@ def classify(parsed, params=None):
     try:
         family = families.family_of(answer, params)
     except families.NotFamily as exc:
-        raise ClassifyError(f"a solution family in a form not read here: {exc}") from exc
+        raise ClassifyError(M('a solution family in a form not read here: {exc}', exc=exc)) from exc
     if family is None:
         return answer
     return context.make("family", family)
@@ -112,7 +113,7 @@ class _Context:
             return self.text(value.text)
         if isinstance(value, p.ItemList):
             return self.item_list(value)
-        raise ClassifyError(f"cannot compare {type(value).__name__}")
+        raise ClassifyError(M('cannot compare {type_value___name}', type_value___name=type(value).__name__))
 
     # --- expressions -------------------------------------------------------------------------
     def expression(self, expr):
@@ -131,7 +132,7 @@ class _Context:
                 else:
                     expr = expr.xreplace({marker: sp.Rational(1, 100) if name == "percent" else sp.pi / 180})
         if expr.has(sp.zoo, sp.nan):
-            raise ClassifyError("the answer is undefined (division by zero)")
+            raise ClassifyError(M('the answer is undefined (division by zero)'))
         vector = self._unit_vectors(expr)
         if vector is not None:
             return vector
@@ -187,11 +188,11 @@ class _Context:
             if ops[0] == "in" and isinstance(member, sp.Symbol):
                 target.conditions = []
                 return self.make("membership", (member, target))
-            raise ClassifyError("unsupported set relation")
+            raise ClassifyError(M('unsupported set relation'))
         if all(op in ("<", "<=", ">", ">=", "!=") for op in ops):
             sides = [self.side(op) for op in operands]
             return self.make("inequality", (sides, list(ops)))
-        raise ClassifyError("mixed relation chain")
+        raise ClassifyError(M('mixed relation chain'))
 
     def equation(self, left, right):
         head = _assignment_head(left, right)
@@ -210,9 +211,9 @@ class _Context:
             for marker, replacement in ((p.PERCENT, sp.Rational(1, 100)), (p.DEGREE, sp.pi / 180)):
                 expr = expr.xreplace({marker: replacement})
             if expr.has(p.PM):
-                raise ClassifyError("\\pm inside a relation")
+                raise ClassifyError(M('\\pm inside a relation'))
             return expr
-        raise ClassifyError("a relation side must be an expression")
+        raise ClassifyError(M('a relation side must be an expression'))
 
     # --- brackets, sets, matrices --------------------------------------------------------------
     def bracket(self, bracket):
@@ -228,7 +229,7 @@ class _Context:
         if len(items) == 2:
             return self.make("set", self.interval(answers, shape), brackets=shape)
         if shape not in ("()", "[]"):
-            raise ClassifyError(f"a tuple written {shape[0]}...{shape[1]}")
+            raise ClassifyError(M('a tuple written {shape_0}...{shape_1}', shape_0=shape[0], shape_1=shape[1]))
         return self.make("tuple", answers, brackets=shape)
 
     def _uses_params(self, answers):
@@ -239,7 +240,7 @@ class _Context:
     def interval(self, answers, shape):
         left, right = answers
         if left.kind != "number" or right.kind != "number":
-            raise ClassifyError("interval ends must be numbers")
+            raise ClassifyError(M('interval ends must be numbers'))
         left_open = shape[0] in "(]"
         right_open = shape[1] in ")["
         return make_interval(left.value, right.value, left_open, right_open)
@@ -256,17 +257,17 @@ class _Context:
             return sp.Complement(left, right)
         if isinstance(value, p.Bracket):
             if len(value.items) != 2:
-                raise ClassifyError("only intervals can be combined with set operations")
+                raise ClassifyError(M('only intervals can be combined with set operations'))
             answers = [self.answer(item) for item in value.items]
             return self.interval(answers, value.left + value.right)
         if isinstance(value, p.SetLiteral):
             answers = [self.answer(item) for item in value.items]
             if not all(a.kind == "number" for a in answers):
-                raise ClassifyError("set elements must be numbers here")
+                raise ClassifyError(M('set elements must be numbers here'))
             return sp.FiniteSet(*[a.value for a in answers])
         if isinstance(value, p.SetBuilder):
             return self.set_builder(value)
-        raise ClassifyError("not a set")
+        raise ClassifyError(M('not a set'))
 
     def set_builder(self, builder):
         variable = builder.variable
@@ -276,14 +277,14 @@ class _Context:
         else:
             domain = sp.S.Reals
         if not isinstance(variable, sp.Symbol):
-            raise ClassifyError("set-builder variable must be a symbol")
+            raise ClassifyError(M('set-builder variable must be a symbol'))
         condition = self.answer(builder.condition)
         return ("builder", variable, condition, domain)
 
     def matrix(self, rows):
         cells = [[self.answer(cell) for cell in row] for row in rows]
         if any(c.kind not in ("number", "expression") for row in cells for c in row):
-            raise ClassifyError("matrix entries must be numbers or expressions")
+            raise ClassifyError(M('matrix entries must be numbers or expressions'))
         return self.make("matrix", [c for row in cells for c in row], shape=(len(rows), len(rows[0])))
 
     # --- text and lists ----------------------------------------------------------------------------
@@ -303,7 +304,7 @@ class _Context:
                 continue
             items.append(item)
         if not items:
-            raise ClassifyError("only conditions, no answer")
+            raise ClassifyError(M('only conditions, no answer'))
         answers = [self.answer(item) for item in items]
         joiners = set(item_list.joiners)
         if len(answers) == 1:
@@ -335,12 +336,12 @@ class _Context:
 def make_interval(left, right, left_open, right_open):
     """A SymPy interval; an infinite end must be written open."""
     if left == sp.oo or right == -sp.oo:
-        raise ClassifyError("interval with ends in the wrong order")
+        raise ClassifyError(M('interval with ends in the wrong order'))
     if (left == -sp.oo and not left_open) or (right == sp.oo and not right_open):
-        raise ClassifyError("an infinite end of an interval must be open")
+        raise ClassifyError(M('an infinite end of an interval must be open'))
     comparison = sp.Gt(left, right) if left.is_number and right.is_number else None
     if comparison is sp.true:
-        raise ClassifyError("interval with ends in the wrong order")
+        raise ClassifyError(M('interval with ends in the wrong order'))
     return sp.Interval(left, right, left_open or left == -sp.oo, right_open or right == sp.oo)
 
 

@@ -20,6 +20,7 @@ from . import parser as p
 from .answers import Answer, ClassifyError, _free_symbols, make_interval
 from .budget import attempt, remaining
 from .display import set_text, text_of
+from .messages import M
 from .numeric import close, format_value, is_real, rounding_matches, to_mpc
 
 HIGH_PRECISION = 60  # digits for constant comparisons
@@ -106,7 +107,7 @@ class Comparator:
             return self.tuples(a, b)
         if a.kind == "matrix" or b.kind == "matrix":
             return self.matrices(a, b)
-        return no("kind", f"different kinds of answer: {a.kind_name} vs {b.kind_name}")
+        return no("kind", M('different kinds of answer: {a_kind_name} vs {b_kind_name}', a_kind_name=a.kind_name, b_kind_name=b.kind_name))
 
     # --- solution families --------------------------------------------------------------------
     def families(self, a, b):
@@ -114,9 +115,9 @@ class Comparator:
         first = _as_family(a, b.value.shape if b.kind == "family" else None)
         second = _as_family(b, a.value.shape if a.kind == "family" else None)
         if first is None or second is None:
-            return no("kind", f"{a.kind_name} vs {b.kind_name}")
+            return no("kind", M('{a_kind_name} vs {b_kind_name}', a_kind_name=a.kind_name, b_kind_name=b.kind_name))
         if first.variable is not None and second.variable is not None and first.variable != second.variable:
-            return unknown("family", f"the answers are about different unknowns ({first.variable} vs {second.variable})")
+            return unknown("family", M('the answers are about different unknowns ({first_variable} vs {second_variable})', first_variable=first.variable, second_variable=second.variable))
         equivalent, method, explanation = families.compare(first, second, self.budget(0.7, 1.5))
         return Outcome(equivalent, method, explanation)
 
@@ -124,9 +125,9 @@ class Comparator:
     def texts(self, a, b):
         if a.kind == "text" and b.kind == "text":
             if a.value == b.value:
-                return yes("text", "same words")
-            return no("text", f"different words: {a.value!r} vs {b.value!r}")
-        return unknown("text", "one answer is words, the other is math")
+                return yes("text", M('same words'))
+            return no("text", M('different words: {a_value} vs {b_value}', a_value=repr(a.value), b_value=repr(b.value)))
+        return unknown("text", M('one answer is words, the other is math'))
 
     def relation_choices(self, a, b):
         a, b = _as_option(a), _as_option(b)
@@ -140,20 +141,19 @@ class Comparator:
 
         if a.kind == b.kind == "choice":
             if a.value == b.value and a.symbol and b.symbol and a.symbol != b.symbol:
-                return unknown("choice", f"option ({a.value}) written with different relations")
+                return unknown("choice", M('option ({a_value}) written with different relations', a_value=a.value))
             same = a.value == b.value
-            return Outcome(same, "choice", f"option ({a.value}) vs option ({b.value})")
+            return Outcome(same, "choice", M('option ({a_value}) vs option ({b_value})', a_value=a.value, b_value=b.value))
         for answer in (a, b):
             fixed = INEQMATH_OPTIONS.get(answer.value) if answer.kind == "choice" else None
             if fixed and answer.symbol and answer.symbol != fixed:
-                return unknown("choice", f"option ({answer.value}) is {SYMBOL_TEXT.get(fixed, fixed)} among the fixed options, "
-                                         f"but {SYMBOL_TEXT.get(answer.symbol, answer.symbol)} is written after it")
+                return unknown("choice", M('option ({answer_value}) is {SYMBOL_TEXT_get_fixed_fi} among the fixed options, but {SYMBOL_TEXT_get_answer_s} is written after it', answer_value=answer.value, SYMBOL_TEXT_get_fixed_fi=SYMBOL_TEXT.get(fixed, fixed), SYMBOL_TEXT_get_answer_s=SYMBOL_TEXT.get(answer.symbol, answer.symbol)))
         sa, sb = symbol(a), symbol(b)
         if sa is None or sb is None:
-            return no("kind", f"different kinds of answer: {a.kind_name} vs {b.kind_name}")
+            return no("kind", M('different kinds of answer: {a_kind_name} vs {b_kind_name}', a_kind_name=a.kind_name, b_kind_name=b.kind_name))
         same = sa == sb
         return Outcome(
-            same, "relation", f"{SYMBOL_TEXT.get(sa, sa)} vs {SYMBOL_TEXT.get(sb, sb)} (IneqMath options A \u2264, B \u2265, C =, D <, E >)"
+            same, "relation", M('{SYMBOL_TEXT_get_sa_sa} vs {SYMBOL_TEXT_get_sb_sb} (IneqMath options A ≤, B ≥, C =, D <, E >)', SYMBOL_TEXT_get_sa_sa=SYMBOL_TEXT.get(sa, sa), SYMBOL_TEXT_get_sb_sb=SYMBOL_TEXT.get(sb, sb))
         )
 
     # --- equations ---------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ class Comparator:
         if b.kind == "equation" and b.rhs is not None and a.kind not in SET_KINDS:
             return self.compare(a, b.rhs)
         if a.kind == "equation" and b.kind in NUMERIC_KINDS or b.kind == "equation" and a.kind in NUMERIC_KINDS:
-            return no("kind", "an equation vs a value")
+            return no("kind", M('an equation vs a value'))
         other = b if a.kind == "equation" else a
         if other.kind in ("list", "set_literal") + SET_KINDS:
             return self.sets(a, b)
@@ -182,24 +182,24 @@ class Comparator:
         e2 = sp.expand(b.value[0] - b.value[1]) if _small(b.value) else b.value[0] - b.value[1]
         if e1 == 0 or e2 == 0:
             if e1 == e2:
-                return yes("equation", "both equations always hold")
-            return unknown("equation", "one equation is an identity")
+                return yes("equation", M('both equations always hold'))
+            return unknown("equation", M('one equation is an identity'))
         if e1 == e2 or e1 == -e2:
-            return yes("equation", "same equation")
+            return yes("equation", M('same equation'))
         ratio = attempt(self.budget(0.3), lambda: sp.cancel(sp.together(e1 / e2)))
         if ratio is not None and ratio.is_number and ratio != 0 and not ratio.has(sp.zoo, sp.nan):
-            return yes("equation-proportional", f"the equations differ by the constant factor {ratio}")
+            return yes("equation-proportional", M('the equations differ by the constant factor {ratio}', ratio=ratio))
         symbols = sorted(_free_symbols(e1) | _free_symbols(e2), key=lambda s: s.name)
         if len(symbols) == 1:
             outcome = self.solution_sets(e1, e2, symbols[0])
             if outcome is not None:
                 return outcome
         if not a.exact or not b.exact:
-            return unknown("equation", "equations with decimals are only compared when proportional")
+            return unknown("equation", M('equations with decimals are only compared when proportional'))
         witness = self.equation_witness(e1, e2, symbols) or self.equation_witness(e2, e1, symbols)
         if witness:
             return no("equation-witness", witness)
-        return unknown("equation", "not proportional and no point found where they differ")
+        return unknown("equation", M('not proportional and no point found where they differ'))
 
     def solution_sets(self, e1, e2, symbol):
         def solve(expr):
@@ -209,13 +209,13 @@ class Comparator:
         s2 = attempt(self.budget(0.3), solve, e2)
         if not isinstance(s1, sp.FiniteSet) or not isinstance(s2, sp.FiniteSet):
             if isinstance(s1, sp.Set) and isinstance(s2, sp.Set) and s1 == s2 and not isinstance(s1, sp.ConditionSet):
-                return yes("equation-solutions", f"same solution set {s1}")
+                return yes("equation-solutions", M('same solution set {s1}', s1=s1))
             return None
         outcome = self.unordered([Answer("number", v) for v in s1.args], [Answer("number", v) for v in s2.args])
         if outcome.equivalent is True:
-            return yes("equation-solutions", f"same real solutions {_set_text(s1)}")
+            return yes("equation-solutions", M('same real solutions {set_text_s1}', set_text_s1=_set_text(s1)))
         if outcome.equivalent is False:
-            return no("equation-solutions", f"real solutions {_set_text(s1)} vs {_set_text(s2)}")
+            return no("equation-solutions", M('real solutions {set_text_s1} vs {set_text_s2}', set_text_s1=_set_text(s1), set_text_s2=_set_text(s2)))
         return None
 
     def equation_witness(self, e1, e2, symbols):
@@ -248,11 +248,11 @@ class Comparator:
                 outcome = self.plain_values(left[0], right[0])
                 if outcome.equivalent is True:
                     note = left[1] or right[1]
-                    return yes(outcome.method + "-" + (a.unit or b.unit), f"{outcome.explanation} ({note})")
+                    return yes(outcome.method + "-" + (a.unit or b.unit), M('{outcome_explanation} ({note})', outcome_explanation=outcome.explanation, note=note))
                 outcomes.append(outcome)
         if all(o.equivalent is False for o in outcomes):
-            return no(outcomes[0].method, outcomes[0].explanation + f" (also with the {a.unit or b.unit} sign read either way)")
-        return unknown("unit", f"undecided with the {a.unit or b.unit} sign read either way")
+            return no(outcomes[0].method, M('{outcomes_0_explanation} (also with the {a_unit_or_b_unit} sign read either way)', outcomes_0_explanation=outcomes[0].explanation, a_unit_or_b_unit=a.unit or b.unit))
+        return unknown("unit", M('undecided with the {a_unit_or_b_unit} sign read either way', a_unit_or_b_unit=a.unit or b.unit))
 
     def plain_values(self, a, b):
         if a.kind == b.kind == "number":
@@ -270,39 +270,39 @@ class Comparator:
         if approx is None:
             return outcome
         if self.mode == "strict":
-            return no("strict-decimal", f"{outcome.explanation}; a decimal approximation does not count in strict mode")
+            return no("strict-decimal", M('{outcome_explanation}; a decimal approximation does not count in strict mode', outcome_explanation=outcome.explanation))
         if approx.digits < 3:
-            return no("decimal", f"{outcome.explanation}; {approx.digits} significant digit(s) are too few to accept an approximation")
+            return no("decimal", M('{outcome_explanation}; {approx_digits} significant digit(s) are too few to accept an approximation', outcome_explanation=outcome.explanation, approx_digits=approx.digits))
         if rounding_matches(approx, exact_side.value, self.budget(0.5)):
             value = format_value(to_mpc(exact_side.value, 20), 15)
-            return self.approximation("decimal-rounding", f"{_dec_text(approx)} is {value}... rounded or truncated at its last written place")
-        return no("decimal", f"{outcome.explanation}; {_dec_text(approx)} is not the exact value rounded at its last place")
+            return self.approximation("decimal-rounding", M('{dec_text_approx} is {value}... rounded or truncated at its last written place', dec_text_approx=_dec_text(approx), value=value))
+        return no("decimal", M('{outcome_explanation}; {dec_text_approx} is not the exact value rounded at its last place', outcome_explanation=outcome.explanation, dec_text_approx=_dec_text(approx)))
 
     def exact_numbers(self, x, y):
         if x == y:
-            return yes(IDENTICAL, "the same value once parsed (SymPy's normal form)")
+            return yes(IDENTICAL, M("the same value once parsed (SymPy's normal form)"))
         if _is_huge(x) or _is_huge(y):
             return self.huge_numbers(x, y)
         if x.is_Rational and y.is_Rational:
-            return no("exact", f"{_number_text(x)} \u2260 {_number_text(y)}")
+            return no("exact", M('{number_text_x} ≠ {number_text_y}', number_text_x=_number_text(x), number_text_y=_number_text(y)))
         for value in (x, y):
             if value in (sp.oo, -sp.oo):
-                return no("exact", f"{_number_text(x)} \u2260 {_number_text(y)}")
+                return no("exact", M('{number_text_x} ≠ {number_text_y}', number_text_x=_number_text(x), number_text_y=_number_text(y)))
         fx = attempt(self.budget(0.3), to_mpc, x, HIGH_PRECISION)
         fy = attempt(self.budget(0.3), to_mpc, y, HIGH_PRECISION)
         if fx is None or fy is None:
-            return unknown("numeric", "could not evaluate " + ("the first" if fx is None else "the second") + " value")
+            return unknown("numeric", M('could not evaluate the first value') if fx is None else M('could not evaluate the second value'))
         scale = max(abs(fx), abs(fy))
         difference = attempt(self.budget(0.3), to_mpc, x - y, HIGH_PRECISION)
         if difference is None:
             difference = fx - fy
         if abs(difference) > AGREEMENT * scale and abs(fx - fy) > AGREEMENT * scale:
             digits = _digits_to_show(fx, fy)
-            return no("numeric", f"{format_value(fx, digits)} \u2260 {format_value(fy, digits)}")
+            return no("numeric", M('{format_value_fx_digits} ≠ {format_value_fy_digits}', format_value_fx_digits=format_value(fx, digits), format_value_fy_digits=format_value(fy, digits)))
         proof = attempt(self.budget(0.2, 0.15), _proves_zero, x - y)
         if proof:
-            return yes("symbolic", "the difference simplifies to 0")
-        return yes("numeric-high-precision", f"equal to {HIGH_PRECISION - 15} significant digits ({format_value(fx)})")
+            return yes("symbolic", M('the difference simplifies to 0'))
+        return yes("numeric-high-precision", M('equal to {HIGH_PRECISION_15} significant digits ({format_value_fx})', HIGH_PRECISION_15=HIGH_PRECISION - 15, format_value_fx=format_value(fx)))
 
     def huge_numbers(self, x, y):
         """Numbers too large to compute: compare signs and the logarithms of their sizes."""
@@ -310,16 +310,16 @@ class Comparator:
         ly = attempt(self.budget(0.3), _log_abs, y)
         if lx is not None and ly is not None:
             if abs(lx - ly) > mpmath.mpf(10) ** -30 * max(abs(lx), abs(ly), 1):
-                return no("huge", f"different sizes: ln|a| = {format_value(mpmath.mpc(lx), 10)} vs ln|b| = {format_value(mpmath.mpc(ly), 10)}")
+                return no("huge", M('different sizes: ln|a| = {format_value_mpmath_mpc_} vs ln|b| = {format_value_mpmath_mpc_2}', format_value_mpmath_mpc_=format_value(mpmath.mpc(lx), 10), format_value_mpmath_mpc_2=format_value(mpmath.mpc(ly), 10)))
             if x.is_positive is not None and y.is_positive is not None and x.is_positive != y.is_positive:
-                return no("huge", "different signs")
-            return unknown("huge", "too large to compare exactly; their sizes agree to 30 digits")
-        return unknown("huge", "too large to evaluate")
+                return no("huge", M('different signs'))
+            return unknown("huge", M('too large to compare exactly; their sizes agree to 30 digits'))
+        return unknown("huge", M('too large to evaluate'))
 
     def expressions(self, a, b):
         x, y = a.value, b.value
         if x == y:
-            return yes(IDENTICAL, "the same expression once parsed (SymPy's normal form)")
+            return yes(IDENTICAL, M("the same expression once parsed (SymPy's normal form)"))
         exact = a.exact and b.exact
         difference = x - y
         small = _small((x, y))
@@ -327,7 +327,7 @@ class Comparator:
             # Written decimals are exact rationals here: 0.5x and x/2 are the same expression.
             cheap = attempt(self.budget(0.15, 0.3), _cheap_zero, difference)
             if cheap:
-                return yes("symbolic", "the difference expands to 0")
+                return yes("symbolic", M('the difference expands to 0'))
         digits = min(a.digits or 99, b.digits or 99)
         outcome = self.numeric_points(x, y, exact, digits)
         if outcome.equivalent is False:
@@ -335,7 +335,7 @@ class Comparator:
         if outcome.equivalent is None and exact and small:
             simplified = attempt(self.budget(0.6, 1.0), sp.simplify, difference)
             if simplified == 0:
-                return yes("symbolic", "the difference simplifies to 0")
+                return yes("symbolic", M('the difference simplifies to 0'))
         return outcome
 
     def index_domain(self, x, y, exact, digits, outcome):
@@ -348,7 +348,7 @@ class Comparator:
         letters = sorted(s for s in _free_symbols(x) | _free_symbols(y) if s.name in domains.INDEX_LETTERS and s.name not in self.domain)
         if not letters:
             return outcome
-        where = outcome.explanation
+        where = str(outcome.explanation)
         if all(f"{s} = " in where and re.search(rf"(?<![\w]){s} = [1-9]\d*(?:,|:|$)", where) for s in letters):
             return outcome  # already a positive integer: the difference holds
         integers = {s.name: domains.POSITIVE_INTEGERS for s in letters}
@@ -358,9 +358,8 @@ class Comparator:
         if again.equivalent is True:
             names = ", ".join(map(str, letters))
             return Outcome(None, "numeric-points-domain",
-                           f"equal at every positive integer {names} tried, different {where.split(':')[0]} (outside them): "
-                           f"{names} usually counts something, but no domain was stated, so this is not decided",
-                           f"domain {names} ∈ ℕ*")
+                           M('equal at every positive integer {names} tried, different {where_split_0} (outside them): {names2} usually counts something, but no domain was stated, so this is not decided', names=names, where_split_0=where.split(':')[0], names2=names),
+                           M('domain {names} ∈ ℕ*', names=names))
         return outcome
 
     def numeric_points(self, x, y, exact, digits, domain=None):
@@ -378,7 +377,7 @@ class Comparator:
         if exact or self.mode == "strict":
             tolerance = POINT_TOLERANCE
         elif digits < 3:
-            return unknown("numeric-points", "too few significant digits to compare approximately")
+            return unknown("numeric-points", M('too few significant digits to compare approximately'))
         else:
             tolerance = mpmath.mpf(5) * mpmath.mpf(10) ** -digits
         rational_points = _safe_for_exact_points(x) and _safe_for_exact_points(y)
@@ -408,7 +407,7 @@ class Comparator:
                 if max(abs(ex.p), ex.q, abs(ey.p), ey.q).bit_length() > 100:  # huge fractions: their values
                     digits = _digits_to_show(fx, fy)
                     shown_x, shown_y = format_value(fx, digits), format_value(fy, digits)
-                return no("numeric-points", f"at {where}: {shown_x} vs {shown_y}")
+                return no("numeric-points", M('at {where}: {shown_x} vs {shown_y}', where=where, shown_x=shown_x, shown_y=shown_y))
             if fx is None or fy is None:
                 continue
             if _agree_at_point(fx, fy, fd, tolerance, exact, scale):
@@ -423,35 +422,35 @@ class Comparator:
             disagree_elsewhere = disagree_elsewhere or where
         if disagree_elsewhere and agree >= 3:
             return unknown(
-                "numeric-points", f"equal where both are real, different at {disagree_elsewhere} (a question of domain)"
+                "numeric-points", M('equal where both are real, different at {disagree_elsewhere} (a question of domain)', disagree_elsewhere=disagree_elsewhere)
             )
         if agree >= 4 and not disagree_elsewhere:
             inside = f" of the stated domain ({domains.describe(domain)})" if domain else ""
             if not exact and tolerance != POINT_TOLERANCE:
-                outcome = self.approximation("numeric-points", f"equal at {agree} random points{inside} (seeded) up to the rounding of the written decimals")
+                outcome = self.approximation("numeric-points", M('equal at {agree} random points{inside} (seeded) up to the rounding of the written decimals', agree=agree, inside=inside))
             else:
-                outcome = yes("numeric-points", f"equal at {agree} random points{inside} (seeded)")
+                outcome = yes("numeric-points", M('equal at {agree} random points{inside} (seeded)', agree=agree, inside=inside))
             if domain:
-                outcome.decisive = "domain " + domains.describe(domain)
+                outcome.decisive = M('domain {domains_describe_domain}', domains_describe_domain=domains.describe(domain))
             return outcome
-        return unknown("numeric-points", f"only {agree} usable points")
+        return unknown("numeric-points", M('only {agree} usable points', agree=agree))
 
     def constant_difference(self, difference):
         """The two expressions differ by a constant (their variable parts cancel)."""
         if difference == 0:
-            return yes("symbolic", "the difference is 0")
+            return yes("symbolic", M('the difference is 0'))
         if difference.is_Rational:
-            return no("symbolic", f"they differ by the constant {_number_text(difference)}")
+            return no("symbolic", M('they differ by the constant {number_text_difference}', number_text_difference=_number_text(difference)))
         value = attempt(self.budget(0.3), to_mpc, difference, HIGH_PRECISION)
         terms = [attempt(self.budget(0.1), to_mpc, term, HIGH_PRECISION) for term in sp.Add.make_args(difference)]
         if value is None or any(term is None for term in terms):
-            return unknown("symbolic", "they differ by a constant that could not be evaluated")
+            return unknown("symbolic", M('they differ by a constant that could not be evaluated'))
         scale = max([abs(term) for term in terms] + [abs(value)])
         if abs(value) > AGREEMENT * scale:
-            return no("symbolic", f"they differ by the constant {format_value(value)}")
+            return no("symbolic", M('they differ by the constant {format_value_value}', format_value_value=format_value(value)))
         if attempt(self.budget(0.3, 0.3), _proves_zero, difference):
-            return yes("symbolic", "the difference simplifies to 0")
-        return yes("numeric-high-precision", f"the difference is a constant equal to 0 to {HIGH_PRECISION - 15} digits")
+            return yes("symbolic", M('the difference simplifies to 0'))
+        return yes("numeric-high-precision", M('the difference is a constant equal to 0 to {HIGH_PRECISION_15} digits', HIGH_PRECISION_15=HIGH_PRECISION - 15))
 
     # --- sets, intervals, inequalities --------------------------------------------------------------
     def sets(self, a, b):
@@ -463,11 +462,11 @@ class Comparator:
         s2, why2 = self.as_set(b)
         if s1 is None or s2 is None:
             if (s1 is None and why1 == "kind") or (s2 is None and why2 == "kind"):
-                return no("kind", f"{a.kind_name} vs {b.kind_name}")
+                return no("kind", M('{a_kind_name} vs {b_kind_name}', a_kind_name=a.kind_name, b_kind_name=b.kind_name))
             return unknown("set", why1 or why2)
         unknowns_a, unknowns_b = _unknowns(a), _unknowns(b)
         if unknowns_a and unknowns_b and unknowns_a != unknowns_b:
-            return unknown("set", f"the answers are about different unknowns ({_names(unknowns_a)} vs {_names(unknowns_b)})")
+            return unknown("set", M('the answers are about different unknowns ({names_unknowns_a} vs {names_unknowns_b})', names_unknowns_a=_names(unknowns_a), names_unknowns_b=_names(unknowns_b)))
         return self.set_equality(s1, s2)
 
     def as_set(self, answer):
@@ -555,14 +554,14 @@ class Comparator:
 
     def set_equality(self, s1, s2):
         if s1 == s2:
-            return yes("set", f"same set {_set_text(s1)}")
+            return yes("set", M('same set {set_text_s1}', set_text_s1=_set_text(s1)))
         if isinstance(s1, sp.FiniteSet) and isinstance(s2, sp.FiniteSet):
             outcome = self.unordered([Answer("number", v) for v in s1.args], [Answer("number", v) for v in s2.args])
-            return Outcome(outcome.equivalent, "set", f"{_set_text(s1)} vs {_set_text(s2)}: {outcome.explanation}")
+            return Outcome(outcome.equivalent, "set", M('{set_text_s1} vs {set_text_s2}: {outcome_explanation}', set_text_s1=_set_text(s1), set_text_s2=_set_text(s2), outcome_explanation=outcome.explanation))
         left = attempt(self.budget(0.3), lambda: sp.Complement(s1, s2))
         right = attempt(self.budget(0.3), lambda: sp.Complement(s2, s1))
         if left is sp.S.EmptySet and right is sp.S.EmptySet:
-            return yes("set", f"same set {_set_text(s1)}")
+            return yes("set", M('same set {set_text_s1}', set_text_s1=_set_text(s1)))
         extras = [extra for extra in (left, right) if isinstance(extra, (sp.Interval, sp.FiniteSet, sp.Union))
                   and extra is not sp.S.EmptySet and _numeric_set(extra)]
         if extras:
@@ -570,8 +569,8 @@ class Comparator:
             known = [extra for extra in (left, right) if extra is sp.S.EmptySet or extra in extras]
             differ = sp.Union(*extras) if len(known) == 2 else extras[0]
             where = "they differ on" if len(known) == 2 else "they differ at least on"
-            return no("set", f"{_set_text(s1)} vs {_set_text(s2)} ({where} {_set_text(differ)})")
-        return unknown("set", f"could not decide whether {_set_text(s1)} equals {_set_text(s2)}")
+            return no("set", M('{set_text_s1} vs {set_text_s2} ({where} {set_text_differ})', set_text_s1=_set_text(s1), set_text_s2=_set_text(s2), where=where, set_text_differ=_set_text(differ)))
+        return unknown("set", M('could not decide whether {set_text_s1} equals {set_text_s2}', set_text_s1=_set_text(s1), set_text_s2=_set_text(s2)))
 
     def multivariate_inequalities(self, a, b):
         (sides_a, ops_a), (sides_b, ops_b) = a.value, b.value
@@ -581,17 +580,17 @@ class Comparator:
         if len(symbols) <= 1:
             return None
         if len(ops_a) != 1 or len(ops_b) != 1 or "!=" in ops_a + ops_b:
-            return unknown("inequality", "chains of inequalities in several variables are not compared")
+            return unknown("inequality", M('chains of inequalities in several variables are not compared'))
         f1, strict1 = _positive_form(sides_a[0], ops_a[0], sides_a[1])
         f2, strict2 = _positive_form(sides_b[0], ops_b[0], sides_b[1])
         ratio = attempt(self.budget(0.3), lambda: sp.cancel(sp.together(f1 / f2)))
         if ratio is not None and ratio.is_number and ratio != 0:
             if ratio.is_positive and strict1 == strict2:
-                return yes("inequality", "the same inequality up to a positive factor")
+                return yes("inequality", M('the same inequality up to a positive factor'))
             if ratio.is_positive:
-                return no("inequality", "one inequality is strict, the other is not")
+                return no("inequality", M('one inequality is strict, the other is not'))
             if ratio.is_negative:
-                return no("inequality", "the inequalities point in opposite directions")
+                return no("inequality", M('the inequalities point in opposite directions'))
         rng = random.Random(SEED)
         ordered = sorted(symbols, key=lambda s: s.name)
         for index in range(24):
@@ -603,8 +602,8 @@ class Comparator:
             margin = mpmath.mpf(10) ** -8
             if abs(v1.real) > margin and abs(v2.real) > margin and (v1.real > 0) != (v2.real > 0):
                 where = ", ".join(f"{s} = {format_value(to_mpc(v, 10), 6)}" for s, v in point.items())
-                return no("inequality-witness", f"at {where} one inequality holds and the other does not")
-        return unknown("inequality", "not the same up to a positive factor, and no point found where they differ")
+                return no("inequality-witness", M('at {where} one inequality holds and the other does not', where=where))
+        return unknown("inequality", M('not the same up to a positive factor, and no point found where they differ'))
 
     # --- collections ---------------------------------------------------------------------------------
     def collections(self, a, b):
@@ -615,62 +614,65 @@ class Comparator:
             single_b = items_b if items_b is not None else [b]
             if len(single_a) == 1 and len(single_b) == 1 and (single_a[0] is not a or single_b[0] is not b):
                 return self.compare(single_a[0], single_b[0])
-            return no("kind", f"{a.kind_name} vs {b.kind_name}")
+            return no("kind", M('{a_kind_name} vs {b_kind_name}', a_kind_name=a.kind_name, b_kind_name=b.kind_name))
         return self.unordered(items_a, items_b)
 
     def unordered(self, items_a, items_b):
         """Same answers in any order (each answer of one side matches one on the other)."""
         if len(items_a) > 12 or len(items_b) > 12:
-            return unknown("list", "too many answers to match")
+            return unknown("list", M('too many answers to match'))
         table = [[self.compare(x, y) for y in items_b] for x in items_a]
         for i, row in enumerate(table):
             if all(cell.equivalent is False for cell in row):
-                return no("list", f"answer {i + 1} of the first has no match in the second")
+                return no("list", M('answer {i_1} of the first has no match in the second', i_1=i + 1))
         for j in range(len(items_b)):
             if all(table[i][j].equivalent is False for i in range(len(items_a))):
-                return no("list", f"answer {j + 1} of the second has no match in the first")
+                return no("list", M('answer {j_1} of the second has no match in the first', j_1=j + 1))
         if len(items_a) == len(items_b) and _perfect_matching(table):
-            return yes("list", f"the same {len(items_a)} answer(s) in some order")
+            return yes("list", M('the same {len_items_a} answer(s) in some order', len_items_a=len(items_a)))
         covered_a = all(any(cell.equivalent is True for cell in row) for row in table)
         covered_b = all(any(table[i][j].equivalent is True for i in range(len(items_a))) for j in range(len(items_b)))
         if covered_a and covered_b:
-            return yes("list", "the same answers (repeats ignored)")
-        return unknown("list", "some answers could not be matched either way")
+            return yes("list", M('the same answers (repeats ignored)'))
+        return unknown("list", M('some answers could not be matched either way'))
 
     def tuples(self, a, b):
         if a.kind == b.kind == "pair" and a.brackets != b.brackets:
-            return no("tuple", f"{a.brackets[0]}a, b{a.brackets[1]} vs {b.brackets[0]}a, b{b.brackets[1]}")
+            return no("tuple", M('{a_brackets_0}a, b{a_brackets_1} vs {b_brackets_0}a, b{b_brackets_1}', a_brackets_0=a.brackets[0], a_brackets_1=a.brackets[1], b_brackets_0=b.brackets[0], b_brackets_1=b.brackets[1]))
         return self.ordered(a.value, b.value)
 
     def ordered(self, items_a, items_b):
         if len(items_a) != len(items_b):
-            return no("tuple", f"{len(items_a)} entries vs {len(items_b)}")
+            return no("tuple", M('{len_items_a} entries vs {len_items_b}', len_items_a=len(items_a), len_items_b=len(items_b)))
         undecided = None
         for index, (x, y) in enumerate(zip(items_a, items_b), start=1):
             outcome = self.compare(x, y)
             if outcome.equivalent is False:
-                return no("tuple", f"entry {index} differs: {outcome.explanation}")
+                return no("tuple", M('entry {index} differs: {outcome_explanation}', index=index, outcome_explanation=outcome.explanation))
             if outcome.equivalent is None:
                 undecided = undecided or f"entry {index}: {outcome.explanation}"
         if undecided:
             return unknown("tuple", undecided)
-        return yes("tuple", f"all {len(items_a)} entries match in order")
+        return yes("tuple", M('all {len_items_a} entries match in order', len_items_a=len(items_a)))
 
     def matrices(self, a, b):
         if a.kind == b.kind == "matrix":
             if a.shape != b.shape:
-                return no("matrix", f"shape {a.shape[0]}x{a.shape[1]} vs {b.shape[0]}x{b.shape[1]}")
+                return no("matrix", M('shape {a_shape_0}x{a_shape_1} vs {b_shape_0}x{b_shape_1}', a_shape_0=a.shape[0], a_shape_1=a.shape[1], b_shape_0=b.shape[0], b_shape_1=b.shape[1]))
             outcome = self.ordered(a.value, b.value)
-            return Outcome(outcome.equivalent, "matrix", outcome.explanation.replace("entry", "matrix entry"))
+            explanation = outcome.explanation
+            if isinstance(explanation, M) and explanation.template.startswith("entry "):
+                explanation = M("matrix " + explanation.template, **explanation.params)
+            return Outcome(outcome.equivalent, "matrix", explanation)
         matrix, other = (a, b) if a.kind == "matrix" else (b, a)
         if other.kind in ("tuple", "pair") and 1 in matrix.shape:
             return self.ordered(a.value, b.value)
-        return no("kind", f"{a.kind_name} vs {b.kind_name}")
+        return no("kind", M('{a_kind_name} vs {b_kind_name}', a_kind_name=a.kind_name, b_kind_name=b.kind_name))
 
     def systems(self, a, b):
         if a.kind == b.kind == "system":
             if set(a.value) != set(b.value):
-                return no("system", "different unknowns")
+                return no("system", M('different unknowns'))
             keys = sorted(a.value, key=str)
             outcome = self.ordered([a.value[k] for k in keys], [b.value[k] for k in keys])
             return Outcome(outcome.equivalent, "system", outcome.explanation)
@@ -678,12 +680,12 @@ class Comparator:
         if other.kind in ("pair", "tuple") and len(system.value) == len(other.value):
             keys = sorted(system.value, key=str)
             if not _conventional_order(keys):
-                return unknown("system", "cannot tell which unknown is which entry")
+                return unknown("system", M('cannot tell which unknown is which entry'))
             items = [system.value[k] for k in keys]
             pair = (items, other.value) if system is a else (other.value, items)
             outcome = self.ordered(*pair)
-            return Outcome(outcome.equivalent, "system", outcome.explanation + f" (unknowns in the order {', '.join(map(str, keys))})")
-        return no("kind", f"{a.kind_name} vs {b.kind_name}")
+            return Outcome(outcome.equivalent, "system", M('{outcome_explanation} (unknowns in the order {join_map_str_keys})', outcome_explanation=outcome.explanation, join_map_str_keys=', '.join(map(str, keys))))
+        return no("kind", M('{a_kind_name} vs {b_kind_name}', a_kind_name=a.kind_name, b_kind_name=b.kind_name))
 
 
 # --- helpers ----------------------------------------------------------------------------------------
@@ -1062,7 +1064,7 @@ def _real_roots(expr, variable):
 def _interval_from_pair(answer):
     left, right = answer.value
     if left.kind != "number" or right.kind != "number":
-        raise ClassifyError("interval ends must be numbers")
+        raise ClassifyError(M('interval ends must be numbers'))
 
     openness = answer.brackets == "()"
     return make_interval(left.value, right.value, openness, openness)

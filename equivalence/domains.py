@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .messages import M
+
 INDEX_LETTERS = frozenset({"n", "m", "k"})
 
 
@@ -60,7 +62,7 @@ def parse_domain(text):
     if not text or not text.strip():
         return {}
     if len(text) > MAX_DOMAIN_CHARS:
-        raise DomainError(f"longer than {MAX_DOMAIN_CHARS} characters")
+        raise DomainError(M('longer than {MAX_DOMAIN_CHARS} characters', MAX_DOMAIN_CHARS=MAX_DOMAIN_CHARS))
     from .parser import ParseError, Relation, parse_answer  # lazy: SymPy's parser
 
     pieces = [piece for piece in re.split(r"[,;，；]|且|(?i:\band\b)", text) if piece.strip()]
@@ -69,9 +71,9 @@ def parse_domain(text):
         try:
             relation = parse_answer(piece).value
         except ParseError as exc:
-            raise DomainError(f"{piece.strip()}: {exc}") from None
+            raise DomainError(M('{piece_strip}: {exc}', piece_strip=piece.strip(), exc=exc)) from None
         if not isinstance(relation, Relation):
-            raise DomainError(f"{piece.strip()} is not a condition")
+            raise DomainError(M('{piece_strip} is not a condition', piece_strip=piece.strip()))
         name, update = _condition(relation)
         found[name] = _merge(found.get(name, Range()), update)
     return found
@@ -90,19 +92,19 @@ def _condition(relation):
             return operands[0].name, _SETS[key]
         if isinstance(value, sp.Interval) and value.start == 0 and value.end == sp.oo:
             return operands[0].name, Range(low=sp.Integer(0), low_open=True)
-        raise DomainError("an unknown set")
+        raise DomainError(M('an unknown set'))
     symbols = [item for item in operands if isinstance(item, sp.Symbol)]
     if len(symbols) != 1 or any(op not in ("<", "<=", ">", ">=") for op in ops):
-        raise DomainError("a condition on one letter with <, ≤, >, ≥ is needed")
+        raise DomainError(M('a condition on one letter with <, ≤, >, ≥ is needed'))
     name = symbols[0].name
     result = Range()
     for left, op, right in zip(operands, ops, operands[1:]):
         if isinstance(left, sp.Symbol) == isinstance(right, sp.Symbol):
-            raise DomainError("a bound must be a number")
+            raise DomainError(M('a bound must be a number'))
         bound = right if isinstance(left, sp.Symbol) else left
         bound = sp.nsimplify(bound) if isinstance(bound, sp.Float) else bound
         if not getattr(bound, "is_number", False) or not bound.is_real:
-            raise DomainError("a bound must be a number")
+            raise DomainError(M('a bound must be a number'))
         strict = op in ("<", ">")
         symbol_is_smaller = (op in ("<", "<=")) == isinstance(left, sp.Symbol)
         if symbol_is_smaller:

@@ -15,6 +15,7 @@ from .compare import Comparator, Outcome, rescaled
 from .constants import MAX_ANSWER_CHARS, MAX_SOLUTION_CHARS, MODES
 from .display import describe_safely
 from .extraction import ANSWER_IS, CHAT_TAG, extract_answer, final_answer, final_boxed
+from .messages import M, as_data, joined
 from .normalize import normalize
 from .parser import ParseError, parse_answer
 from .reading import _top_level_items, read
@@ -36,13 +37,14 @@ def judge(pred, gold, mode="default", timeout=2.0, domain=""):
         with budget.time_budget(timeout * SOFT_SHARE):
             _judge_into(result, pred, gold, mode, started + timeout * SOFT_SHARE, domain)
     except budget.BudgetExceeded:
-        _undecided(result, "timeout", f"no decision within {timeout:g} s")
+        _undecided(result, "timeout", M('no decision within {timeout} s', timeout=format(timeout, 'g')))
     except MemoryError:
-        _undecided(result, "memory", "the check ran out of memory")
+        _undecided(result, "memory", M('the check ran out of memory'))
     except RecursionError:
-        _undecided(result, "error", "the answer is nested too deeply")
+        _undecided(result, "error", M('the answer is nested too deeply'))
     except Exception as exc:  # noqa: BLE001 - a verdict is always returned
-        _undecided(result, "error", f"internal error: {type(exc).__name__}")
+        _undecided(result, "error", M('internal error: {type_exc___name}', type_exc___name=type(exc).__name__))
+    _as_text(result)
     result["elapsed_ms"] = round((time.monotonic() - started) * 1000, 3)
     return result
 
@@ -53,14 +55,14 @@ def _undecided(result, method, explanation):
 
 def _judge_into(result, pred, gold, mode, deadline, domain=""):
     if mode not in MODES:
-        _undecided(result, "error", f"unknown mode {mode!r} (use 'default' or 'strict')")
+        _undecided(result, "error", M("unknown mode {mode} (use 'default' or 'strict')", mode=repr(mode)))
         return
     if not isinstance(pred, str) or not isinstance(gold, str):
-        _undecided(result, "error", "answers must be strings")
+        _undecided(result, "error", M('answers must be strings'))
         return
     for name, text in (("pred", pred), ("gold", gold)):
         if len(text) > MAX_SOLUTION_CHARS:
-            _undecided(result, "too-long", f"{name} is longer than {MAX_SOLUTION_CHARS} characters")
+            _undecided(result, "too-long", M('{name} is longer than {MAX_SOLUTION_CHARS} characters', name=name, MAX_SOLUTION_CHARS=MAX_SOLUTION_CHARS))
             return
     taken = {}
     for name, text in (("pred", pred), ("gold", gold)):
@@ -69,12 +71,12 @@ def _judge_into(result, pred, gold, mode, deadline, domain=""):
         result[f"{name}_source"] = taken[name][1]
     for name in ("pred", "gold"):
         if taken[name][0] is None:
-            _undecided(result, "no-answer", f"no final answer found in the {'predicted' if name == 'pred' else 'gold'} solution")
+            _undecided(result, "no-answer", M('no final answer found in the predicted solution') if name == 'pred' else M('no final answer found in the gold solution'))
             return
     pred, gold = taken["pred"][0], taken["gold"][0]
     for name, text in (("pred", pred), ("gold", gold)):
         if len(text) > MAX_ANSWER_CHARS:
-            _undecided(result, "too-long", f"{name} is longer than {MAX_ANSWER_CHARS} characters")
+            _undecided(result, "too-long", M('{name} is longer than {MAX_ANSWER_CHARS} characters', name=name, MAX_ANSWER_CHARS=MAX_ANSWER_CHARS))
             return
     answers = {}
     errors = {}
@@ -89,7 +91,7 @@ def _judge_into(result, pred, gold, mode, deadline, domain=""):
         try:
             answers[name], parsed_units[name], parsed[name], guarded[name] = _answer_of(readings[name])
         except (ParseError, ClassifyError) as exc:
-            errors[name] = str(exc)
+            errors[name] = exc.args[0] if exc.args else str(exc)  # a message (M) the app can translate
             result[f"{name}_parsed"] = (pred if name == "pred" else gold)[:200]
             continue
     _words_as_text(answers, readings)
@@ -104,26 +106,26 @@ def _judge_into(result, pred, gold, mode, deadline, domain=""):
         return
     if errors:
         which = " and ".join(errors)
-        reason = "; ".join(f"{k}: {v}" for k, v in errors.items())
-        _undecided(result, "unparsed", f"could not read {which} ({reason})")
+        reason = joined("; ", [M("{name}: {error}", name=k, error=v) for k, v in errors.items()])
+        _undecided(result, "unparsed", M('could not read {which} ({reason})', which=which, reason=reason))
         return
     units = {name: canonical_set(parsed_units[name]) for name in parsed_units}
     note = ""
     if units.get("pred") and units.get("gold") and units["pred"] != units["gold"]:
         converted = _convert_units(answers["pred"], units["pred"], units["gold"])
         if converted is None and len(units["pred"]) == len(units["gold"]) == 1 and known_dimensions_differ(units["pred"][0], units["gold"][0]):
-            result.update(equivalent=False, method="units", explanation=f"{_unit_name(units['pred'][0])} and {_unit_name(units['gold'][0])} measure different quantities",
-                          decisive=f"units {_unit_name(units['pred'][0])} / {_unit_name(units['gold'][0])}")
+            result.update(equivalent=False, method="units", explanation=M("{first} and {second} measure different quantities", first=_unit_name(units['pred'][0]), second=_unit_name(units['gold'][0])),
+                          decisive=M("units {first} / {second}", first=_unit_name(units['pred'][0]), second=_unit_name(units['gold'][0])))
             return
         if converted is None:
-            _undecided(result, "units", f"different units ({', '.join(map(_unit_name, units['pred']))} vs {', '.join(map(_unit_name, units['gold']))}) that cannot be converted into each other here")
-            result["decisive"] = f"units {', '.join(map(_unit_name, units['pred']))} / {', '.join(map(_unit_name, units['gold']))}"
+            _undecided(result, "units", M('different units ({join_map__unit_name_unit} vs {join_map__unit_name_unit2}) that cannot be converted into each other here', join_map__unit_name_unit=', '.join(map(_unit_name, units['pred'])), join_map__unit_name_unit2=', '.join(map(_unit_name, units['gold']))))
+            result["decisive"] = M("units {first} / {second}", first=', '.join(map(_unit_name, units['pred'])), second=', '.join(map(_unit_name, units['gold'])))
             return
         answers["pred"], note = converted
     try:
         stated = domains.parse_domain(domain)
     except domains.DomainError as exc:
-        _undecided(result, "domain", f"could not read the domain ({exc})")
+        _undecided(result, "domain", M('could not read the domain ({exc})', exc=exc))
         return
     comparator = Comparator(mode, deadline, stated)
     outcome = comparator.compare(answers["pred"], answers["gold"])
@@ -133,29 +135,39 @@ def _judge_into(result, pred, gold, mode, deadline, domain=""):
         if clash is not None:
             group, words_pred, words_gold = clash
             shown = f"{'/'.join(words_pred)} vs {'/'.join(words_gold)}"
-            outcome = Outcome(None, "meaning-word", f"the answers differ in the words «{shown}» ({group}), which this comparison did not compare; the rest: {outcome.explanation}")
-            decisive = f"word {shown}"
+            outcome = Outcome(None, "meaning-word", M('the answers differ in the words «{shown}» ({group}), which this comparison did not compare; the rest: {outcome_explanation}', shown=shown, group=M(group), outcome_explanation=outcome.explanation))
+            decisive = M('word {shown}', shown=shown)
     one_sided = meaning.one_sided_claim(guarded["pred"], guarded["gold"])
     if one_sided is not None and (outcome.equivalent is True or (
             outcome.equivalent is False and outcome.method == "piecewise"
             and (answers["pred"].kind == "piecewise") != (answers["gold"].kind == "piecewise"))):
         side, group, words = one_sided
         shown = "/".join(words)
-        which = "first" if side == "pred" else "second"
-        outcome = Outcome(None, "meaning-word", f"the {which} answer also says «{shown}» ({group}), which the other does not say and this comparison set aside; the rest: {outcome.explanation}")
-        decisive = f"word {shown}"
+        template = ("the first answer also says «{shown}» ({group}), which the other does not say and this comparison set aside; the rest: {outcome_explanation}"
+                    if side == "pred" else
+                    "the second answer also says «{shown}» ({group}), which the other does not say and this comparison set aside; the rest: {outcome_explanation}")
+        outcome = Outcome(None, "meaning-word", M(template, shown=shown, group=M(group), outcome_explanation=outcome.explanation))
+        decisive = M('word {shown}', shown=shown)
     notes = readings["pred"].notes + [n for n in readings["gold"].notes if n not in readings["pred"].notes]
     if notes:
-        outcome = Outcome(outcome.equivalent, outcome.method, f"{outcome.explanation} ({'; '.join(notes)})")
+        outcome = Outcome(outcome.equivalent, outcome.method, M('{outcome_explanation} ({join_notes})', outcome_explanation=outcome.explanation, join_notes=joined("; ", notes)))
         if not decisive and any(note.startswith("rejected:") for note in notes):
-            decisive = next((f"word {word}" for word in _REJECTION_WORDS if word in pred or word in gold), "word rejected")
+            decisive = next((M("word {word}", word=word) for word in _REJECTION_WORDS if word in pred or word in gold), M("word rejected"))
     result["approximate"] = bool(outcome.equivalent is True and comparator.approximated)
     result["decisive"] = decisive
     if implicit:
-        outcome = Outcome(outcome.equivalent, outcome.method, f"{outcome.explanation} ({implicit})")
+        outcome = Outcome(outcome.equivalent, outcome.method, M('{outcome_explanation} ({implicit})', outcome_explanation=outcome.explanation, implicit=implicit))
     if note:
-        outcome = Outcome(outcome.equivalent, outcome.method + "-units", f"{note}: {outcome.explanation}")
+        outcome = Outcome(outcome.equivalent, outcome.method + "-units", M('{note}: {outcome_explanation}', note=note, outcome_explanation=outcome.explanation))
     result.update(equivalent=outcome.equivalent, method=outcome.method, explanation=outcome.explanation)
+
+
+def _as_text(result):
+    """Messages become their English text, with their structure beside them for translation."""
+    result["explanation_data"] = as_data(result.get("explanation"))
+    result["decisive_data"] = as_data(result.get("decisive"))
+    result["explanation"] = str(result.get("explanation") or "")
+    result["decisive"] = str(result.get("decisive") or "")
 
 
 _REJECTION_WORDS = ("舍去", "不合题意", "不符合题意", "rejected", "extraneous")
@@ -213,7 +225,7 @@ def _answer_of(reading):
                 guarded = guarded.with_claim(condition)
             value_reading = read_value(text, reading.notes)
             if value_reading.branches is not None:
-                raise ClassifyError("a piecewise answer inside a piecewise answer")
+                raise ClassifyError(M('a piecewise answer inside a piecewise answer'))
             answer, _, _, inner = _answer_of(value_reading)
             branches.append((condition_answer, answer))
             guarded = guarded.join(inner)
@@ -261,7 +273,9 @@ def _implicit_family(answers, parsed):
     used = sorted(name for name in reading.value.params if any(
         getattr(member, "param", None) is not None and member.param.name == name for member in reading.value.members))
     names = {"pred": "predicted", "gold": "gold"}
-    return f"{', '.join(used) or 'k'} read as an integer in the {names[other]} answer, as in the {names[family_side]} one"
+    if other == "gold":
+        return M("{letters} read as an integer in the gold answer, as in the predicted one", letters=", ".join(used) or "k")
+    return M("{letters} read as an integer in the predicted answer, as in the gold one", letters=", ".join(used) or "k")
 
 
 def _convert_units(answer, source, target):
@@ -271,7 +285,7 @@ def _convert_units(answer, source, target):
     factor = conversion_factor(source[0], target[0])
     if factor is None:
         return None
-    note = f"1 {source[0]} = {factor} {target[0]} (SymPy units)"
+    note = M("1 {source} = {factor} {target} (SymPy units)", source=source[0], factor=factor, target=target[0])
     if answer.kind == "number":
         return rescaled(answer, factor), note
     if answer.kind == "equation" and answer.rhs is not None and answer.rhs.kind == "number":

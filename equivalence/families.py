@@ -29,6 +29,7 @@ import mpmath
 import sympy as sp
 
 from .budget import attempt
+from .messages import M
 from .numeric import to_mpc
 
 MAX_COPIES = 240  # pieces per side in one common period
@@ -248,15 +249,15 @@ def compare(first, second, budget):
     """(True/False/None, method, explanation) for two :class:`Family` values."""
     if first.shape == "tuple" or second.shape == "tuple":
         if first.shape != second.shape:
-            return False, "family", "a family of points of the plane vs a family of numbers"
+            return False, "family", M('a family of points of the plane vs a family of numbers')
         return _sampled_tuples(first, second, budget)
     if first.shape == "mixed" or second.shape == "mixed":
-        return None, "family", "a family mixing points and tuples"
+        return None, "family", M('a family mixing points and tuples')
     try:
         pieces_a = [piece for m in first.members for piece in _affine(m)]
         pieces_b = [piece for m in second.members for piece in _affine(m)]
     except NotFamily as exc:
-        return None, "family", f"cannot bring the family to the form a + kT ({exc})"
+        return None, "family", M('cannot bring the family to the form a + kT ({exc})', exc=exc)
     canonical = attempt(budget, _canonical_compare, pieces_a, pieces_b)
     if canonical is not None:
         return canonical
@@ -361,10 +362,9 @@ def _canonical_compare(pieces_a, pieces_b):
         if inside_a != inside_b:
             where = "the first" if inside_a else "the second"
             return False, "family", (
-                f"{_text(origin + probe * period)} (+ {period_text}\u00b7k) is in {where} answer only; "
-                f"modulo {period_text}: {view_a} vs {view_b}"
+                M('{text_origin_probe_period} (+ {period_text}·k) is in {where} answer only; modulo {period_text2}: {view_a} vs {view_b}', text_origin_probe_period=_text(origin + probe * period), period_text=period_text, where=where, period_text2=period_text, view_a=view_a, view_b=view_b)
             )
-    return True, "family", f"the same set: {view_a} + {period_text}\u00b7k, k \u2208 \u2124 (compared modulo {period_text})"
+    return True, "family", M('the same set: {view_a} + {period_text}·k, k ∈ ℤ (compared modulo {period_text2})', view_a=view_a, period_text=period_text, period_text2=period_text)
 
 
 def _arcs(pieces, period, origin):
@@ -498,12 +498,12 @@ def _sampled(pieces_a, pieces_b, budget, points):
                 for value in _sample_points(piece, k):
                     found = attempt(budget, _contains, right, value)
                     if found is None:
-                        return None, "family-sampled", "could not decide membership for a sampled k"
+                        return None, "family-sampled", M('could not decide membership for a sampled k')
                     if found is False:
-                        return False, "family-sampled", f"{_text(value)} is in {where} answer only (k = {k})"
+                        return False, "family-sampled", M('{text_value} is in {where} answer only (k = {k})', text_value=_text(value), where=where, k=k)
     if points:
-        return True, "family-sampled", f"every instance for k = {SAMPLE_K.start}..{SAMPLE_K.stop - 1} of each answer is in the other"
-    return None, "family-sampled", "the sampled instances agree, but intervals with unrelated periods are not compared exactly"
+        return True, "family-sampled", M('every instance for k = {SAMPLE_K_start}..{SAMPLE_K_stop_1} of each answer is in the other', SAMPLE_K_start=SAMPLE_K.start, SAMPLE_K_stop_1=SAMPLE_K.stop - 1)
+    return None, "family-sampled", M('the sampled instances agree, but intervals with unrelated periods are not compared exactly')
 
 
 def _sample_points(piece, k):
@@ -613,11 +613,11 @@ def _sampled_tuples(first, second, budget):
                 point = tuple(c.xreplace({member.param: k}) if member.param is not None else c for c in member.coords)
                 found = attempt(budget, _tuple_found, right.members, point)
                 if found is None:
-                    return None, "family-sampled", "could not match a sampled point"
+                    return None, "family-sampled", M('could not match a sampled point')
                 if found is False:
                     shown = "(" + ", ".join(_text(c) for c in point) + ")"
-                    return False, "family-sampled", f"{shown} is in {where} answer only (k = {k})"
-    return True, "family-sampled", f"every point for k = {SAMPLE_K.start}..{SAMPLE_K.stop - 1} of each answer is in the other"
+                    return False, "family-sampled", M('{shown} is in {where} answer only (k = {k})', shown=shown, where=where, k=k)
+    return True, "family-sampled", M('every point for k = {SAMPLE_K_start}..{SAMPLE_K_stop_1} of each answer is in the other', SAMPLE_K_start=SAMPLE_K.start, SAMPLE_K_stop_1=SAMPLE_K.stop - 1)
 
 
 def _tuple_found(members, point):

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from . import units
+from .messages import M
 
 MAX_TOKENS = 4000
 
@@ -88,7 +89,7 @@ def _lex_into(text, offset, tokens):
     i, n = 0, len(text)
     while i < n:
         if len(tokens) > MAX_TOKENS:
-            raise LexError("answer is too long to check")
+            raise LexError(M('answer is too long to check'))
         ch = text[i]
         if ch.isspace():
             i += 1
@@ -129,7 +130,7 @@ def _lex_into(text, offset, tokens):
         if ch in "\"`.":
             i += 1
             continue
-        raise LexError(f"unexpected character {ch!r}")
+        raise LexError(M('unexpected character {ch}', ch=repr(ch)))
 
 
 def _lex_plain_unit(text, i, offset, tokens):
@@ -174,7 +175,7 @@ def _lex_word(word, pos, tokens):
 def _lex_command(text, i, offset, tokens):
     match = _COMMAND.match(text, i)
     if not match:
-        raise LexError("stray backslash")
+        raise LexError(M('stray backslash'))
     name = match.group(1)
     if name is None:  # \{ \} \\ \% \| \# and friends
         symbol = match.group(2)
@@ -282,7 +283,7 @@ def _braced(text, i):
     while i < len(text) and text[i].isspace():
         i += 1
     if i >= len(text) or text[i] != "{":
-        raise LexError("expected {")
+        raise LexError(M('expected {{'))
     depth, j = 0, i
     while j < len(text):
         if text[j] == "\\":
@@ -295,7 +296,7 @@ def _braced(text, i):
             if depth == 0:
                 return text[i + 1 : j], j + 1
         j += 1
-    raise LexError("unbalanced braces")
+    raise LexError(M('unbalanced braces'))
 
 
 def _braced_or_token(text, i):
@@ -308,4 +309,4 @@ def _braced_or_token(text, i):
         return match.group(0), match.end()
     if i < len(text):
         return text[i], i + 1
-    raise LexError("missing argument")
+    raise LexError(M('missing argument'))

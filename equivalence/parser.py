@@ -14,6 +14,7 @@ import sympy as sp
 
 from .declarations import strip_declarations
 from .lexer import LexError, Token, tokenize
+from .messages import M
 from .normalize import join_thousands, normalize
 
 # Markers the lexer can never produce as names (they contain "%").
@@ -219,7 +220,7 @@ def parse_answer(text):
     """Parse one answer string into a :class:`Parsed` (raises :class:`ParseError`)."""
     normal = normalize(text)
     if not normal:
-        raise ParseError("empty answer")
+        raise ParseError(M('empty answer'))
     stripped = normal.lstrip()
     if stripped[:1] not in "([{\\]" or stripped.startswith("\\frac"):
         normal = join_thousands(normal)
@@ -244,11 +245,11 @@ def _parse_tokens(tokens, imaginary_i, normal, params):
     try:
         value = parser.answer()
     except RecursionError as exc:
-        raise ParseError("answer is nested too deeply") from exc
+        raise ParseError(M('answer is nested too deeply')) from exc
     except (TypeError, AttributeError, ValueError, ZeroDivisionError, NotImplementedError) as exc:
         if isinstance(exc, ParseError):
             raise
-        raise ParseError(f"cannot build this expression ({type(exc).__name__})") from exc
+        raise ParseError(M('cannot build this expression ({type_exc___name})', type_exc___name=type(exc).__name__)) from exc
     return Parsed(value=value, decimals=parser.decimals, dropped=parser.dropped, units=parser.units, source=normal,
                   integer_params=frozenset(params))
 
@@ -281,12 +282,12 @@ class _Parser:
 
     def expect_op(self, *values):
         if not self.tok.is_op(*values):
-            raise ParseError(f"expected {' or '.join(values)} near {self.tok.value or 'the end'!r}")
+            raise ParseError(M('expected {or_join_values} near {self_tok_value_or_the_en}', or_join_values=' or '.join(values), self_tok_value_or_the_en=repr(self.tok.value or 'the end')))
         return self.advance()
 
     def expect_cmd(self, value):
         if not self.tok.is_cmd(value):
-            raise ParseError(f"expected {value}")
+            raise ParseError(M('expected {value}', value=value))
         return self.advance()
 
     # --- top level ----------------------------------------------------------------------------
@@ -305,10 +306,10 @@ class _Parser:
             joiners.append(joiner)
             items.append(self.item())
         if self.tok.kind != "eof":
-            raise ParseError(f"unexpected {self.tok.value!r}")
+            raise ParseError(M('unexpected {self_tok_value}', self_tok_value=repr(self.tok.value)))
         items = [item for item in items if item is not None]
         if not items:
-            raise ParseError("no mathematical content")
+            raise ParseError(M('no mathematical content'))
         if len(items) == 1:
             return items[0]
         return ItemList(items, joiners[: len(items) - 1])
@@ -362,10 +363,10 @@ class _Parser:
         """Prose around an answer ("答案是", "apples") is ignored, but not a negation or a paragraph."""
         texts = list(words)
         if any(w.lower() in NEGATIONS or any(n in w for n in CJK_NEGATIONS) for w in texts):
-            raise ParseError("the answer is qualified in words (" + " ".join(texts)[:40] + ")")
+            raise ParseError(M('the answer is qualified in words ({join_texts_40})', join_texts_40=" ".join(texts)[:40]))
         self.dropped.extend(texts)
         if len(self.dropped) > MAX_DROPPED_WORDS:
-            raise ParseError("too much prose around the answer")
+            raise ParseError(M('too much prose around the answer'))
 
     def _at_joiner(self):
         token = self.tok
@@ -475,7 +476,7 @@ class _Parser:
                     left = mixed
                     continue
                 if token.kind == "num" and self.tokens[self.i - 1].kind == "num":
-                    raise ParseError("two numbers side by side (a mixed number like 2 1/2 or a missing operator?)")
+                    raise ParseError(M('two numbers side by side (a mixed number like 2 1/2 or a missing operator?)'))
                 left = _mul(left, self.power())
             else:
                 return left
@@ -570,7 +571,7 @@ class _Parser:
             while True:
                 token = self.advance()
                 if token.kind == "eof":
-                    raise ParseError("unclosed subscript")
+                    raise ParseError(M('unclosed subscript'))
                 if token.is_op("{"):
                     depth += 1
                 elif token.is_op("}"):
@@ -587,7 +588,7 @@ class _Parser:
                 self.tokens[self.i] = Token("num", text[1:], token.pos + 1)
                 return text[0]
             return text
-        raise ParseError("bad subscript")
+        raise ParseError(M('bad subscript'))
 
     def _unit_follows_value(self):
         nxt = self.peek()
@@ -636,7 +637,7 @@ class _Parser:
     def atom(self):
         self.depth += 1
         if self.depth > MAX_NESTING:
-            raise ParseError("answer is nested too deeply")
+            raise ParseError(M('answer is nested too deeply'))
         try:
             return self._atom()
         finally:
@@ -675,8 +676,8 @@ class _Parser:
                 return _determinant(inner)  # \\left|\\begin{array}...\\end{array}\\right|
             return sp.Abs(_expr(inner))
         if token.kind == "eof":
-            raise ParseError("answer ends too early")
-        raise ParseError(f"unexpected {token.value!r}")
+            raise ParseError(M('answer ends too early'))
+        raise ParseError(M('unexpected {token_value}', token_value=repr(token.value)))
 
     def number(self):
         text = self.advance().value
@@ -698,7 +699,7 @@ class _Parser:
             self.advance()
             digits += self._raw_group_digits()
         if not digits:
-            raise ParseError("empty repeating part")
+            raise ParseError(M('empty repeating part'))
         places = len(text.split(".")[1]) if "." in text else 0
         repeat = sp.Rational(int(digits), (10 ** len(digits) - 1) * 10**places)
         return value + repeat
@@ -713,9 +714,9 @@ class _Parser:
         elif self.tok.kind == "num":
             digits = self.advance().value
         else:
-            raise ParseError("expected digits")
+            raise ParseError(M('expected digits'))
         if not digits.isdigit():
-            raise ParseError("repeating part must be digits")
+            raise ParseError(M('repeating part must be digits'))
         return digits
 
     def _mixed_fraction(self, left):
@@ -733,7 +734,7 @@ class _Parser:
             return None
         numerator, denominator, end = parts
         if denominator == 0:
-            raise ParseError("division by zero")
+            raise ParseError(M('division by zero'))
         self.i = end
         whole = sp.Integer(int(previous.value))
         fraction = sp.Rational(numerator, denominator)
@@ -798,7 +799,7 @@ class _Parser:
             return NamedSet(sp.S.EmptySet)
         if name in FUNCTION_NAMES:
             return self.function(name)
-        raise ParseError(f"unexpected word {name!r}")
+        raise ParseError(M('unexpected word {name}', name=repr(name)))
 
     def command(self):
         token = self.advance()
@@ -832,7 +833,7 @@ class _Parser:
             self.expect_cmd(closer)
             return (sp.floor if name == r"\lfloor" else sp.ceiling)(_expr(inner))
         if name == r"\overline":
-            raise ParseError("\\overline outside a repeating decimal")
+            raise ParseError(M('\\overline outside a repeating decimal'))
         if name in (r"\vec", r"\overrightarrow"):
             return sp.Symbol("vec_" + self._subscript_text(), real=True)  # \vec{a} = (1, 2)
         if bare in GREEK:
@@ -843,8 +844,8 @@ class _Parser:
         if name == r"\exp":
             return self.function("exp")
         if name in (r"\operatorname",):
-            raise ParseError("unknown operator")
-        raise ParseError(f"unsupported command {name}")
+            raise ParseError(M('unknown operator'))
+        raise ParseError(M('unsupported command {name}', name=name))
 
     def big_operator(self, name):
         """``\\sum_{k=1}^{n} k^2``, ``\\prod_{i=1}^{5} i``: evaluated in closed form by SymPy (within the
@@ -853,7 +854,7 @@ class _Parser:
         self.expect_op("{")
         index = self.advance()
         if index.kind != "ident" or len(index.value) != 1:
-            raise ParseError(f"{name} needs an index such as k = 1")
+            raise ParseError(M('{name} needs an index such as k = 1', name=name))
         self.expect_op("=")
         lower = _expr(self.additive())
         self.expect_op("}")
@@ -862,13 +863,13 @@ class _Parser:
         variable = sp.Symbol(index.value, real=True)
         body = _expr(self._function_argument())
         if any("_" in symbol.name and index.value in symbol.name.split("_", 1)[1] for symbol in body.free_symbols):
-            raise ParseError(f"{name} over indexed unknowns (x_{index.value}) is not evaluated")
+            raise ParseError(M('{name} over indexed unknowns (x_{index_value}) is not evaluated', name=name, index_value=index.value))
         if lower.free_symbols or (upper.is_number and upper != sp.oo and (not upper.is_integer or upper - lower > 100_000)):
-            raise ParseError(f"{name} with these limits is not evaluated")
+            raise ParseError(M('{name} with these limits is not evaluated', name=name))
         operator = sp.Sum if name == r"\sum" else sp.Product
         value = operator(body, (variable, lower, upper)).doit()
         if value.has(sp.Sum, sp.Product):
-            raise ParseError(f"{name} has no closed form here")
+            raise ParseError(M('{name} has no closed form here', name=name))
         return value
 
     def _named_set(self, name):
@@ -920,7 +921,7 @@ class _Parser:
     def group(self):
         self.expect_op("{")
         if self.tok.is_op("}"):
-            raise ParseError("empty group")
+            raise ParseError(M('empty group'))
         saved = self.bar_depth
         self.bar_depth = 0
         value = self.relation()
@@ -988,7 +989,7 @@ class _Parser:
 
     def _bracket(self, opener, saved):
         if self.tok.is_op(")") and opener == "(":
-            raise ParseError("empty parentheses")
+            raise ParseError(M('empty parentheses'))
         items = [self.relation()]
         while self.tok.is_op(",", ";"):
             self.advance()
@@ -996,7 +997,7 @@ class _Parser:
         self.bar_depth = saved
         closer = self.tok
         if not closer.is_op(")", "]", "["):
-            raise ParseError(f"unclosed {opener}")
+            raise ParseError(M('unclosed {opener}', opener=opener))
         self.advance()
         if len(items) == 1 and (opener, closer.value) in (("(", ")"), ("[", "]")):
             value = items[0]
@@ -1011,11 +1012,11 @@ class _Parser:
         while True:
             if self.tok.kind == "end":
                 if self.tok.value != env:
-                    raise ParseError(f"\\begin{{{env}}} closed by \\end{{{self.tok.value}}}")
+                    raise ParseError(M('\\begin{{{env}}} closed by \\end{{{self_tok_value}}}', env=env, self_tok_value=self.tok.value))
                 self.advance()
                 break
             if self.tok.kind == "eof":
-                raise ParseError(f"unclosed \\begin{{{env}}}")
+                raise ParseError(M('unclosed \\begin{{{env}}}', env=env))
             if self.tok.is_op("&"):
                 self.advance()
                 continue
@@ -1034,10 +1035,10 @@ class _Parser:
             return ItemList([r[0] for r in rows], ["and"] * (len(rows) - 1))
         if env in ("vmatrix", "Vmatrix"):
             if not _rectangular(rows):
-                raise ParseError("a determinant needs a square array")
+                raise ParseError(M('a determinant needs a square array'))
             return _determinant(MatrixLiteral(rows))
         if not rows or not _rectangular(rows):
-            raise ParseError("matrix rows have different lengths")
+            raise ParseError(M('matrix rows have different lengths'))
         return MatrixLiteral(rows)
 
     # --- functions --------------------------------------------------------------------------------
@@ -1061,7 +1062,7 @@ class _Parser:
         if name == "det":
             argument = self._function_argument()
             if not isinstance(argument, MatrixLiteral):
-                raise ParseError("det needs a matrix")
+                raise ParseError(M('det needs a matrix'))
             return _determinant(argument)
         argument = _expr(self._function_argument())
         if power is not None and power == -1 and name in _INVERSE:
@@ -1108,7 +1109,7 @@ class _Parser:
             else:
                 self.expect_op("}")
             return args
-        raise ParseError("max/min need parentheses")
+        raise ParseError(M('max/min need parentheses'))
 
     @staticmethod
     def _starts_function(token):
@@ -1140,12 +1141,12 @@ def _number_literal(text):
     mantissa, _, exponent_text = text.partition("e")
     exponent = int(exponent_text) if exponent_text else 0
     if abs(exponent) > MAX_DECIMAL_EXPONENT:
-        raise ParseError("number out of range")
+        raise ParseError(M('number out of range'))
     if len(mantissa) > 1000:
-        raise ParseError("number has too many digits")
+        raise ParseError(M('number has too many digits'))
     whole, _, fraction = mantissa.partition(".")
     if not whole and not fraction:
-        raise ParseError("a lone decimal point")
+        raise ParseError(M('a lone decimal point'))
     digits = (whole + fraction).lstrip("0")
     value = sp.Rational(int(whole or "0") * 10 ** len(fraction) + int(fraction or "0"), 10 ** len(fraction))
     value = value * sp.Rational(10) ** exponent
@@ -1169,7 +1170,7 @@ def _expr(value):
         return value
     if isinstance(value, (sp.Number, sp.Expr)):
         return value
-    raise ParseError("expected a number or expression here")
+    raise ParseError(M('expected a number or expression here'))
 
 
 def _add(a, b):
@@ -1199,7 +1200,7 @@ def _div(a, b):
         return _scaled(a, _div(1, b))
     a, b = _expr(a), _expr(b)
     if b == 0:
-        raise ParseError("division by zero")
+        raise ParseError(M('division by zero'))
     return sp.Mul(a, sp.Pow(b, -1))
 
 
@@ -1210,13 +1211,13 @@ MAX_MATRIX_POWER = 12
 def _matrix_cells(matrix):
     cells = [[_expr(cell) for cell in row] for row in matrix.rows]
     if len(cells) > MAX_MATRIX_SIDE or len(cells[0]) > MAX_MATRIX_SIDE:
-        raise ParseError("matrix too large to compute with")
+        raise ParseError(M('matrix too large to compute with'))
     return cells
 
 
 def _to_matrix(value):
     if not isinstance(value, MatrixLiteral):
-        raise ParseError("a matrix added to a number")
+        raise ParseError(M('a matrix added to a number'))
     return sp.Matrix(_matrix_cells(value))
 
 
@@ -1231,7 +1232,7 @@ def _scaled(matrix, factor):
 def _transpose(value):
     if isinstance(value, Bracket):  # (1, 2)^T is a column
         if value.left + value.right not in ("()", "[]"):
-            raise ParseError("transpose of an interval")
+            raise ParseError(M('transpose of an interval'))
         return MatrixLiteral([[_expr(item)] for item in value.items])
     return _from_matrix(_to_matrix(value).T)
 
@@ -1239,17 +1240,17 @@ def _transpose(value):
 def _determinant(value):
     matrix = _to_matrix(value)
     if not matrix.is_square:
-        raise ParseError("a determinant needs a square array")
+        raise ParseError(M('a determinant needs a square array'))
     return matrix.det()
 
 
 def _matrix_power(matrix, exponent):
     matrix = _to_matrix(matrix)
     if not (exponent.is_Integer and abs(exponent) <= MAX_MATRIX_POWER and matrix.is_square):
-        raise ParseError("only small integer powers of square matrices are computed")
+        raise ParseError(M('only small integer powers of square matrices are computed'))
     if exponent < 0:
         if matrix.det() == 0:
-            raise ParseError("the matrix is not invertible")
+            raise ParseError(M('the matrix is not invertible'))
         matrix, exponent = matrix.inv(), -exponent
     return _from_matrix(matrix ** int(exponent))
 
@@ -1267,9 +1268,9 @@ def _pow(base, exponent):
             return sign * HugePower(-base, exponent)
         if base.is_positive:
             return HugePower(base, exponent)
-        raise ParseError("power too large to evaluate")
+        raise ParseError(M('power too large to evaluate'))
     if base == 0 and exponent.is_negative:
-        raise ParseError("division by zero")
+        raise ParseError(M('division by zero'))
     return sp.Pow(base, exponent)
 
 
@@ -1305,7 +1306,7 @@ def _has_huge(value):
 
 def _root(radicand, index):
     if index == 0:
-        raise ParseError("zeroth root")
+        raise ParseError(M('zeroth root'))
     if index.is_Integer and index % 2 == 1 and radicand.is_number and radicand.is_negative:
         return -sp.Pow(-radicand, 1 / index)  # real cube root of a negative number
     return sp.Pow(radicand, 1 / index)
@@ -1313,7 +1314,7 @@ def _root(radicand, index):
 
 def _log(argument, base):
     if base == 1 or base == 0:
-        raise ParseError("logarithm base must not be 0 or 1")
+        raise ParseError(M('logarithm base must not be 0 or 1'))
     return sp.log(argument, base)
 
 
@@ -1322,7 +1323,7 @@ def _factorial(value):
     if value.is_Integer and value > MAX_FACTORIAL:
         return sp.factorial(value, evaluate=False)
     if value.is_Integer and value < 0:
-        raise ParseError("factorial of a negative integer")
+        raise ParseError(M('factorial of a negative integer'))
     return sp.factorial(value)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .answers import Answer, _free_symbols
+from .messages import M
 
 MAX_CELLS = 60
 INTEGER_NAMES = ("n", "k", "m")
@@ -37,14 +38,14 @@ def compare(comparator, a, b):
 
     first, second = _pieces(a), _pieces(b)
     if first[0] and second[0] and first[0].replace(" ", "") != second[0].replace(" ", ""):
-        return unknown("piecewise", f"the answers give different things ({first[0]} vs {second[0]})")
+        return unknown("piecewise", M('the answers give different things ({first_0} vs {second_0})', first_0=first[0], second_0=second[0]))
     variables = set()
     for _, branches in (first, second):
         for condition, _ in branches:
             if condition is not None:
                 variables |= _condition_unknowns(condition)
     if len(variables) != 1:
-        return unknown("piecewise", "the conditions are not about one unknown")
+        return unknown("piecewise", M('the conditions are not about one unknown'))
     variable = variables.pop()
     integer = variable.name in INTEGER_NAMES
     sides = []
@@ -55,10 +56,10 @@ def compare(comparator, a, b):
         sides.append(sets)
     points = _breakpoints(sides)
     if points is None:
-        return unknown("piecewise", "a condition has an end point that is not a number")
+        return unknown("piecewise", M('a condition has an end point that is not a number'))
     cells = _cells(points, integer, sides)
     if cells is None:
-        return unknown("piecewise", "too many breakpoints")
+        return unknown("piecewise", M('too many breakpoints'))
     undecided = None
     cache = {}
     for cell in cells:
@@ -66,30 +67,36 @@ def compare(comparator, a, b):
         applying = [_branches_at(sets, cell) for sets in sides]
         for found in applying:
             if len(found) > 1 and not all(_same_branch(comparator, found[0][1], other[1], cache) for other in found[1:]):
-                return unknown("piecewise", f"two conditions of one answer hold {'at' if cell[0] == 'point' else 'on'} {where} with different values")
+                return unknown("piecewise", M("two conditions of one answer hold at {where} with different values" if cell[0] == "point" else "two conditions of one answer hold on {where} with different values", where=where))
         picked = [found[0] if found else None for found in applying]
         if picked[0] is None and picked[1] is None:
             continue
         if picked[0] is None or picked[1] is None:
             which = "second" if picked[0] is None else "first"
-            return _decided(no("piecewise", f"{'at' if cell[0] == 'point' else 'on'} {where} only the {which} answer has a value"), where, cell)
+            return _decided(no("piecewise", M(_ONLY_ONE[(cell[0] == "point", which)], where=where)), where, cell)
         (i, left), (j, right) = picked
         outcome = _compare_on_cell(comparator, cell, variable, left, right, cache, (i, j), integer)
         if outcome.equivalent is False:
-            text = outcome.explanation if cell[0] == "point" else f"on {where}, {outcome.explanation}"
+            text = outcome.explanation if cell[0] == "point" else M("on {where}, {explanation}", where=where, explanation=outcome.explanation)
             return _decided(no("piecewise", text), where, cell)
         if outcome.equivalent is None:
-            undecided = undecided or f"{where}: {outcome.explanation}"
+            undecided = undecided or M("{where}: {explanation}", where=where, explanation=outcome.explanation)
     if undecided:
-        return unknown("piecewise", f"undecided on {undecided}")
+        return unknown("piecewise", M('undecided on {undecided}', undecided=undecided))
     shown = ", ".join(_cell_text(cell, variable) for cell in cells if cell[0] == "interval" or not integer)[:200]
-    outcome = yes("piecewise", f"every branch and breakpoint agrees ({shown})")
-    outcome.decisive = "branches " + shown
+    outcome = yes("piecewise", M('every branch and breakpoint agrees ({shown})', shown=shown))
+    outcome.decisive = M('branches {shown}', shown=shown)
     return outcome
 
 
+_ONLY_ONE = {
+    (True, "first"): "at {where} only the first answer has a value", (True, "second"): "at {where} only the second answer has a value",
+    (False, "first"): "on {where} only the first answer has a value", (False, "second"): "on {where} only the second answer has a value",
+}
+
+
 def _decided(outcome, where, cell):
-    outcome.decisive = ("breakpoint " if cell[0] == "point" else "branch ") + where
+    outcome.decisive = M("breakpoint {where}", where=where) if cell[0] == "point" else M("branch {where}", where=where)
     return outcome
 
 
@@ -118,7 +125,7 @@ def _branch_sets(comparator, branches, integer):
             continue
         found, why = comparator.as_set(condition)
         if found is None or not isinstance(found, sp.Set) or found.free_symbols:
-            return None, f"could not read the condition ({why or condition.kind})"
+            return None, M("could not read the condition ({why})", why=why or condition.kind)
         found = sp.Intersection(found, domain)
         sets.append([found, value])
         covered = sp.Union(covered, found)
@@ -232,8 +239,8 @@ def _compare_on_cell(comparator, cell, variable, left, right, cache, key, intege
             return Outcome(None, outcome.method, outcome.explanation)
         checked += 1
     if values and checked >= 6:
-        return yes("piecewise", f"equal at {checked} points of the piece")
-    return unknown("piecewise", "the branches agree at the points tried but could not be compared as a whole")
+        return yes("piecewise", M('equal at {checked} points of the piece', checked=checked))
+    return unknown("piecewise", M('the branches agree at the points tried but could not be compared as a whole'))
 
 
 def _at(comparator, variable, point, left, right):
@@ -242,9 +249,9 @@ def _at(comparator, variable, point, left, right):
     try:
         first, second = substitute(left, {variable: point}), substitute(right, {variable: point})
     except (TypeError, ValueError):
-        return Outcome(None, "piecewise", "a branch could not be evaluated at a point")
+        return Outcome(None, "piecewise", M('a branch could not be evaluated at a point'))
     outcome = comparator.compare(first, second)
-    return Outcome(outcome.equivalent, outcome.method, f"at {variable} = {_number_text(point)}: {outcome.explanation}")
+    return Outcome(outcome.equivalent, outcome.method, M('at {variable} = {number_text_point}: {outcome_explanation}', variable=variable, number_text_point=_number_text(point), outcome_explanation=outcome.explanation))
 
 
 def substitute(answer, mapping):

@@ -20,6 +20,7 @@ expressions over at most 5,000 characters).
 import re
 from dataclasses import dataclass, field
 
+from .messages import M
 from .normalize import normalize
 
 CJK = r"\u3400-\u9fff"
@@ -64,7 +65,7 @@ def read(text):
         return Reading(normal, notes, labels=labels)
     names, values = named_values(normal)
     if names:
-        notes.append(f"{', '.join(names)} read in the order written")
+        notes.append(M('{join_names} read in the order written', join_names=', '.join(names)))
         return Reading("(" + ", ".join(values) + ")", notes, named=list(zip(names, values)))
     return Reading(prose_prefix(normal), notes)
 
@@ -100,7 +101,7 @@ def conclusion(text, notes):
         return text
     rest = text[last.end():].lstrip(" ,:")
     if last.start() > 0:
-        notes.append("the reasoning before «" + last.group(0).strip() + "» is not part of the answer")
+        notes.append(M('the reasoning before «{last_group_0_strip}» is not part of the answer', last_group_0_strip=last.group(0).strip()))
     return rest
 
 
@@ -112,7 +113,7 @@ def drop_justification(text, notes):
     if not kept:
         return text
     dropped = text[match.start():]
-    notes.append("the justification «" + dropped.strip(" ,;.")[:40] + "» is not part of the answer")
+    notes.append(M('the justification «{dropped_strip_40}» is not part of the answer', dropped_strip_40=dropped.strip(" ,;.")[:40]))
     return _reject_named(kept, dropped, notes)
 
 
@@ -131,7 +132,7 @@ def _reject_named(kept, dropped, notes):
     remaining = [(kept[s:e].strip(), j) for s, e, j in items if re.sub(r"\s+", "", kept[s:e]) != target]
     if not remaining or len(remaining) == len(items):
         return kept
-    notes.append("rejected: " + named.group("item").strip() + " (left out)")
+    notes.append(M('rejected: {named_group_item_strip} (left out)', named_group_item_strip=named.group("item").strip()))
     out = remaining[0][0]
     for item, joiner in remaining[1:]:
         out += (" or " if joiner == "or" else ", ") + item
@@ -156,7 +157,7 @@ def drop_rejected(text, notes):
         kept.append((item.strip(), joiner))
     if not kept or not rejected:
         return text
-    notes.append("rejected: " + "; ".join(rejected) + " (left out)")
+    notes.append(M('rejected: {join_rejected} (left out)', join_rejected="; ".join(rejected)))
     out = kept[0][0]
     for item, joiner in kept[1:]:
         out += (" or " if joiner == "or" else ", ") + item
@@ -522,7 +523,7 @@ def notations(text, notes):
     if match:
         names = re.sub(r"\s+", "", match.group("names")).replace(",", "")
         if any(order.startswith(names) for order in _CONVENTIONAL_ORDERS):
-            notes.append(f"({', '.join(names)}) = ... read as the tuple")
+            notes.append(M('({join_names}) = ... read as the tuple', join_names=', '.join(names)))
             text = match.group("rest").strip()
     if "_" in text:
         text = _BASE_N.sub(lambda m: _base_n(m, notes), text)
@@ -532,7 +533,7 @@ def notations(text, notes):
         ratio = _RATIO.match(text)
         if ratio and "{" not in ratio.group("a")[:1]:
             a, b = ratio.group("a").strip(), ratio.group("b").strip()
-            notes.append(f"the ratio {a} : {b} read as {a}/{b}")
+            notes.append(M('the ratio {a} : {b} read as {a2}/{b2}', a=a, b=b, a2=a, b2=b))
             text = f"\\frac{{{a}}}{{{b}}}"
     if ";" in text or "或" in text or " or " in text:
         text = _systems(text, notes)
@@ -544,7 +545,7 @@ def _base_n(match, notes):
     if not 2 <= base <= 16 or len(digits) > 64 or any(int(d, 16) >= base for d in digits):
         return match.group(0)
     value = int(digits, base)
-    notes.append(f"{digits} in base {base} is {value}")
+    notes.append(M('{digits} in base {base} is {value}', digits=digits, base=base, value=value))
     return str(value)
 
 
@@ -566,7 +567,7 @@ def _systems(text, notes):
         order = order or "".join(sorted(names, key=canonical.index))
         by_name = {m.group("name"): m.group("value") for m in found}
         tuples.append("(" + ", ".join(by_name[name] for name in order) + ")")
-    notes.append(f"each system read as ({', '.join(order)})")
+    notes.append(M('each system read as ({join_order})', join_order=', '.join(order)))
     return ", ".join(tuples)
 
 

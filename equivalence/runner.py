@@ -4,6 +4,7 @@ import time
 from dataclasses import replace
 
 from .constants import MAX_SOLUTION_CHARS, MAX_TIMEOUT, MODES
+from .messages import M
 from .verdict import Verdict
 from .worker import WorkerError, pool
 
@@ -56,7 +57,7 @@ def _precheck(pred, gold, mode, second_opinion):
     """Verdicts that need no worker: over-long input."""
     for name, text in (("pred", pred), ("gold", gold)):
         if len(text) > MAX_SOLUTION_CHARS:
-            verdict = Verdict.undecided("too-long", f"{name} is longer than {MAX_SOLUTION_CHARS} characters", mode)
+            verdict = Verdict.undecided("too-long", M('{name} is longer than {MAX_SOLUTION_CHARS} characters', name=name, MAX_SOLUTION_CHARS=MAX_SOLUTION_CHARS), mode)
             if second_opinion:
                 verdict = replace(verdict, second_opinion={"checker": "Math-Verify", "equivalent": None,
                                                            "explanation": "not asked: the answer is too long"})
@@ -81,7 +82,7 @@ def _check_one(holder, pair, mode, timeout, second_opinion=False):
     if holder[0] is None:
         pool().replace(holder)
         if holder[0] is None:
-            return Verdict.undecided("worker-error", "the equivalence worker could not be started", mode)
+            return Verdict.undecided("worker-error", M('the equivalence worker could not be started'), mode)
     worker = holder[0]
     worker.wait_ready()
     started = time.monotonic()
@@ -93,8 +94,8 @@ def _check_one(holder, pair, mode, timeout, second_opinion=False):
         died = elapsed_ms < timeout * 1000
         pool().replace(holder)
         if died:
-            return Verdict.undecided("crashed", "the check stopped the worker (memory limit or crash)", mode, elapsed_ms)
-        return Verdict.undecided("timeout", f"stopped after {timeout:g} s (the worker was killed)", mode, elapsed_ms)
+            return Verdict.undecided("crashed", M('the check stopped the worker (memory limit or crash)'), mode, elapsed_ms)
+        return Verdict.undecided("timeout", M('stopped after {timeout} s (the worker was killed)', timeout=format(timeout, 'g')), mode, elapsed_ms)
     reply = dict(reply)
     if not second_opinion:
         reply["elapsed_ms"] = elapsed_ms  # with a second opinion the round trip includes Math-Verify's time

@@ -41,6 +41,8 @@ class Verdict:
     gold_answer: str = ""
     pred_source: str = ""  # where it came from: as-given, boxed, answer-is, conclusion, last-formula, last-line, none
     gold_source: str = ""
+    explanation_data: object = None  # the explanation as a message: {"t": English template, "p": {name: value}} (see messages.py)
+    decisive_data: object = None  # the same for decisive
 
     @property
     def decided(self):
@@ -74,4 +76,7 @@ class Verdict:
 
     @classmethod
     def undecided(cls, method, explanation, mode="default", elapsed_ms=0.0):
-        return cls(equivalent=None, method=method, explanation=explanation, mode=mode, elapsed_ms=elapsed_ms)
+        from .messages import as_data  # plain data beside the English text
+
+        return cls(equivalent=None, method=method, explanation=str(explanation), mode=mode, elapsed_ms=elapsed_ms,
+                   explanation_data=as_data(explanation))
