@@ -85,3 +85,35 @@ def test_groups_chosen_on_the_page(reviewer_client, django_capture_on_commit_cal
     assert run.selection["sources"] == ["probe-derived"] and run.n_items == 3
     assert set(run.items.values_list("subset", flat=True)) == {"probe-derived"}
     assert run.analysis_state == "done" and list(run.results["groups"]) == ["probe-derived"]
+
+
+def _bundle_upload(name, as_name=None):
+    from tests.conftest import ROOT
+
+    raw = (ROOT / "fixtures" / "realmath_eval_full" / "error_segment_bundle" / name).read_bytes()
+    return SimpleUploadedFile(as_name or name, raw, content_type="application/x-ndjson")
+
+
+def test_the_paper_bundle_as_released_in_one_upload(reviewer_client):
+    """Issue 34: both released segment files at once, the group from each file's name: 606 segments."""
+    response = reviewer_client.post(URL, {"kind": "geometry", "backend": "lexical", "unit": "sub_question", "seed": 42,
+                                          "bootstrap": 0, "top_k": 5, "limit": "",
+                                          "segments_file": [_bundle_upload("human_error_segments.jsonl"),
+                                                            _bundle_upload("llm_error_segments.jsonl")]})
+    run = GeometryRun.objects.get()
+    assert response.status_code == 302 and run.n_items == 606
+    assert (run.items.filter(subset="human").count(), run.items.filter(subset="synthetic").count()) == (278, 328)
+
+
+def test_a_bundle_file_of_another_name_needs_its_group_in_english_and_chinese(reviewer_client):
+    data = {"kind": "geometry", "backend": "lexical", "unit": "sub_question", "seed": 42, "bootstrap": 0, "top_k": 5}
+    page = reviewer_client.post(URL, {**data, "segments_file": _bundle_upload("human_error_segments.jsonl", "a.jsonl")})
+    assert "a.jsonl: Line 1: no group (analysis_subset): give it with --segments-group" in page.content.decode()
+    assert not GeometryRun.objects.exists()
+    reviewer_client.cookies["django_language"] = "zh-hans"
+    page = reviewer_client.post(URL, {**data, "segments_file": _bundle_upload("human_error_segments.jsonl", "a.jsonl")})
+    text = page.content.decode()
+    assert "第 1 行：没有组别（analysis_subset）" in text and "文件中片段的组别" in text
+    reviewer_client.post(URL, {**data, "segments_group": "human",
+                               "segments_file": _bundle_upload("human_error_segments.jsonl", "a.jsonl")})
+    assert GeometryRun.objects.get().n_items == 278

@@ -14,14 +14,21 @@ from grading.studies.geometry import selectors, services
 
 def add_common_arguments(parser):
     add_exam_argument(parser, help="Exam name or id (default: every exam).")
-    parser.add_argument("--limit", type=int, help="At most this many answers.")
+    parser.add_argument("--limit", type=int, help="At most this many error segments, taken in turn from each question "
+                                                  "(from the answers or from a segments file).")
     parser.add_argument("--unit", choices=["sub_question", "step_label"], default="sub_question",
                         help="sub_question: each sub-question below its full points (the paper's unit); "
                              "step_label: each span an expert marked wrong.")
     parser.add_argument("--source", action="append", choices=["human", "synthetic", "probe-derived"],
                         help="The groups of segments (repeat it; default: human and synthetic). probe-derived: "
                              "the errors the sensitivity probes put into answers (their derived answers).")
-    parser.add_argument("--segments-in", help="Analyse the segments of this JSONL file (the paper's shape) instead.")
+    parser.add_argument("--segments-in", action="append",
+                        help="Analyse the segments of this JSONL file instead (ours, or the paper's bundle as released: "
+                             "human_error_segments.jsonl, llm_error_segments.jsonl, their step splits); repeat it for "
+                             "several files.")
+    parser.add_argument("--segments-group", choices=["human", "synthetic", "probe-derived"],
+                        help="The group of the --segments-in lines that have no analysis_subset (default: from the "
+                             "file name, human_... or llm_...).")
     parser.add_argument("--segments-out", help="Write the segments analysed to this JSONL file (the paper's shape).")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--bootstrap", type=int, default=1000, help="Bootstrap resamples (0: no intervals).")
@@ -38,13 +45,19 @@ def endpoint_of(options):
 
 def start(options, **kwargs):
     segments = None
-    if options.get("segments_in"):
-        try:
-            segments = services.parse_segments_jsonl(Path(options["segments_in"]).read_bytes())
-        except OSError as exc:
-            raise CommandError(gettext("Cannot read %(segments_in)s: %(strerror)s.") % {"segments_in": options['segments_in'], "strerror": exc.strerror}) from exc
-        except RunRefused as exc:
-            raise CommandError(gettext("Refused: %(segments_in)s: %(exc)s") % {"segments_in": options['segments_in'], "exc": exc}) from exc
+    files = options.get("segments_in") or []
+    if isinstance(files, str):  # call_command(segments_in="x.jsonl")
+        files = [files]
+    if files:
+        segments = []
+        for name in files:
+            try:
+                segments += services.parse_segments_jsonl(Path(name).read_bytes(), group=options.get("segments_group"),
+                                                          file_name=Path(name).name)
+            except OSError as exc:
+                raise CommandError(gettext("Cannot read %(segments_in)s: %(strerror)s.") % {"segments_in": name, "strerror": exc.strerror}) from exc
+            except RunRefused as exc:
+                raise CommandError(gettext("Refused: %(segments_in)s: %(exc)s") % {"segments_in": name, "exc": exc}) from exc
     try:
         return services.start_run(exam=exam_id_of(options), limit=options["limit"], unit=options["unit"], segments=segments,
                                   sources=options.get("source"),

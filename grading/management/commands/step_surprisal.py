@@ -3,6 +3,8 @@
     python manage.py step_surprisal --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B \\
         [--api-key-env VAR] [--exam E] [--limit N] [--top-k 5] [--splitter rule|llm] [--prompt-logprobs]
         [--source human --source synthetic --source probe-derived] [--format json]
+    python manage.py step_surprisal ... --segments-in human_error_steps_step_split.jsonl \
+        --segments-in llm_error_steps_step_split.jsonl       # the paper's bundle: its segments and its steps
 
 The endpoint must answer /v1/completions with echo and logprobs (vLLM does), or, with
 --prompt-logprobs, with vLLM's prompt_logprobs. Per group: mean
@@ -57,3 +59,6 @@ def table(results, out):
         s, ll = group["surprisal"], group["ll"]
         out.write(f"{name:10} {group['transitions']:>6} {fmt(s['mean'], s['mean_ci']):28} {fmt(s['median']):>7} "
                   f"{fmt(ll['mean'], ll['mean_ci']):28} {fmt(ll['median']):>7} {group['ll_lower_bound']:>8}")
+    dropped = results.get("counts", {}).get("transitions_dropped")
+    if dropped:  # issue 34: a transition without step tokens is left out, its segment kept
+        out.write("transitions left out: " + ", ".join(f"{reason} {n}" for reason, n in sorted(dropped.items())))

@@ -10,6 +10,24 @@ from .models import GeometryRun, GeometrySegment
 MAX_SEGMENTS_FILE_BYTES = 20 * 1024 * 1024
 
 
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files in one field (Django's documented pattern): a list of uploads, empty when none."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, (list, tuple)):
+            return [single(item, initial) for item in data if item]
+        return [single(data, initial)] if data else []
+
+
 class GeometryStartForm(forms.Form):
     kind = forms.ChoiceField(label=_("Study"), choices=GeometryRun.Kind.choices, initial=GeometryRun.Kind.GEOMETRY)
     backend = forms.ChoiceField(
@@ -29,11 +47,19 @@ class GeometryStartForm(forms.Form):
         help_text=_("Ignored for a segments file, whose analysis_subset says each segment's group."),
     )
     unit = forms.ChoiceField(label=_("Segments"), choices=GeometrySegment.Unit.choices, initial=GeometrySegment.Unit.SUB_QUESTION)
-    segments_file = forms.FileField(label=_("Or a segments file (JSONL)"), required=False,
-                                    help_text=_("The paper's shape: segment_text, sample_id, question, sub_id, real_score, "
-                                                "max_score, analysis_subset (human, synthetic or probe-derived)."))
+    segments_file = MultipleFileField(
+        label=_("Or segments files (JSONL)"), required=False,
+        help_text=_("The paper's shape: segment_text, sample_id, question, sub_id, real_score, max_score, "
+                    "analysis_subset (human, synthetic or probe-derived). The paper's bundle as released is read too "
+                    "(human_error_segments.jsonl and llm_error_segments.jsonl: the group from the file name; their "
+                    "step splits: the steps scored by step surprisal); choose several files at once."))
+    segments_group = forms.ChoiceField(
+        label=_("Group of the file's segments"), required=False, initial="",
+        choices=[("", _("from each line's analysis_subset, else the file name")), ("human", _("human")),
+                 ("synthetic", _("synthetic")), ("probe-derived", _("probe-derived"))],
+        help_text=_("For lines without analysis_subset in files not named human_... or llm_...."))
     limit = forms.IntegerField(label=_("Limit"), required=False, min_value=1, max_value=1_000_000,
-                               help_text=_("At most this many answers."))
+                               help_text=_("At most this many error segments, taken in turn from each question."))
     seed = forms.IntegerField(label=_("Seed"), initial=42, min_value=0, max_value=2**31 - 1)
     bootstrap = forms.IntegerField(label=_("Bootstrap resamples"), initial=1000, min_value=0, max_value=20_000)
     top_k = forms.IntegerField(label=_("Top-k log-probabilities"), initial=5, min_value=1, max_value=20)
@@ -57,10 +83,10 @@ class GeometryStartForm(forms.Form):
     cluster = forms.BooleanField(label=_("UMAP + HDBSCAN clusters and the GMM sweep"), required=False, initial=True)
 
     def clean_segments_file(self):
-        upload = self.cleaned_data.get("segments_file")
-        if upload and upload.size > MAX_SEGMENTS_FILE_BYTES:
+        uploads = self.cleaned_data.get("segments_file") or []
+        if sum(upload.size for upload in uploads) > MAX_SEGMENTS_FILE_BYTES:
             raise forms.ValidationError(_("The file is larger than 20 MB."))
-        return upload
+        return uploads
 
     def clean(self):
         data = super().clean()

@@ -46,6 +46,10 @@ SUBSETS = ("human", "synthetic", PROBE_DERIVED)  # the groups (the paper's analy
 DEFAULT_SOURCES = ("human", "synthetic")
 SENSITIVITY_PROBES = tuple(name for name, probe in probes.PROBES.items() if probe.family == probes.SENSITIVITY)
 JSONL_FIELDS = ("segment_text", "sample_id", "question", "sub_id", "real_score", "max_score", "analysis_subset")
+# The paper's released bundle (error_segment_bundle/*.jsonl): its segment files carry no analysis_subset (the
+# group is in the file name, human_... or llm_...); its step-split files say "Human" / "LLM" and list the steps.
+BUNDLE_FIELDS = JSONL_FIELDS[:-1]
+GROUP_NAMES = {"human": "human", "synthetic": "synthetic", "llm": "synthetic", PROBE_DERIVED: PROBE_DERIVED}
 EPS = 1e-9
 ANALYSIS_STALL_SECONDS = 1800  # an analysis "running" this long after the run ended lost its worker
 
@@ -68,6 +72,7 @@ class Segment:
     full_points: float | None = None
     response_id: int | None = None
     probe: str = ""
+    steps: list[str] | None = None  # the steps a file gives (the paper's step-split files), else None
 
     def as_jsonl(self) -> dict:
         """The paper's record (its seven keys first), with ours after them."""
@@ -77,6 +82,39 @@ class Segment:
             "source": self.source, "unit": self.unit, "gold_score": self.gold, "full_score": self.full_points,
             "response_id": self.response_id, **({"probe": self.probe} if self.probe else {}),
         }
+
+
+def group_of(value) -> str | None:
+    """The group a file names (the paper's "Human" / "LLM", ours human / synthetic / probe-derived), or None."""
+    return GROUP_NAMES.get(str(value or "").strip().lower())
+
+
+def group_from_file_name(name: str) -> str | None:
+    """The group of a bundle file by its name: human_error_segments.jsonl is human, llm_... synthetic."""
+    base = str(name or "").replace("\\", "/").rsplit("/", 1)[-1].lower()
+    for prefix, group in (("human", "human"), ("llm", "synthetic"), ("synthetic", "synthetic")):
+        if base.startswith(prefix):
+            return group
+    return None
+
+
+def limit_segments(segments: list, limit: int | None) -> list:
+    """At most `limit` segments, taken in turn from each question (its segments in order), so a small
+    limit still spans the questions instead of the first question's answers."""
+    if not limit or len(segments) <= int(limit):
+        return list(segments)
+    by_question = {}
+    for segment in segments:
+        by_question.setdefault(segment.question_key, []).append(segment)
+    queues = list(by_question.values())
+    kept, index = [], 0
+    while len(kept) < int(limit):
+        for queue in queues:
+            if index < len(queue) and len(kept) < int(limit):
+                kept.append(queue[index])
+        index += 1
+    order = {id(segment): n for n, segment in enumerate(segments)}
+    return sorted(kept, key=lambda segment: order[id(segment)])
 
 
 def text_hash(text: str) -> str:

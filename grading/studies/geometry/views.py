@@ -30,7 +30,13 @@ def geometry_home(request):
         try:
             segments = None
             if data["segments_file"]:
-                segments = services.parse_segments_jsonl(data["segments_file"].read())
+                segments = []
+                for upload in data["segments_file"]:
+                    try:
+                        segments += services.parse_segments_jsonl(upload.read(), group=data["segments_group"] or None,
+                                                                  file_name=upload.name)
+                    except ValidationError as exc:  # which file, when several are given
+                        raise ValidationError(f"{upload.name}: {' '.join(exc.messages)}") from exc
             run = services.start_run(
                 kind=data["kind"], backend=data["backend"], endpoint=data["endpoint"], model=data["model"] or "",
                 exam=getattr(data["exam"], "pk", None), unit=data["unit"], limit=data["limit"], segments=segments,
