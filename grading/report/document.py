@@ -334,7 +334,7 @@ def style_section(data) -> Section:
     for run in s["runs"]:
         for name, g in run["groups"].items():
             m = g["measures"]
-            rows.append([run["setting"], number(run["run"]), group_names.get(name, name), number(g["n"]),
+            rows.append([run["setting"], number(run["run"]), group_names.get(name) or label("source", name), number(g["n"]),
                          number(m["mae"]["a"]), number(m["mae"]["b"]), with_interval(m["mae"]["difference"], m["mae"]["ci"]),
                          with_interval(m["mse"]["difference"], m["mse"]["ci"]),
                          with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]), number(g["permutation_p"])])

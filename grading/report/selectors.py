@@ -23,6 +23,7 @@ from annotation.labelling import experiment as anchoring
 from annotation.labelling.agreement import agreement_report
 from annotation.labelling.selectors import agreement_ratings
 from annotation.models import Exam, Label, Question, Response
+from core import uncertainty
 
 from ..judges.selectors import setting_summary
 from ..models import GeometryRun, JudgeSetting, ProbeItem, ProbeRun, PromptSetEntry
@@ -48,10 +49,10 @@ DEFINITIONS = {
 }
 
 
-def probe_rates_for(config: JudgeSetting) -> dict:
+def probe_rates_for(config: JudgeSetting, seed: int = 0) -> dict:
     """The perturbation-probe study's rates of one setting version: {probe name: {"n", "detected",
     "rate", "ci": [lo, hi]}}, only the probes measured on at least one answer ({} when none ran)."""
-    return {name: rates for name, rates in studies.probe_rates(config).items() if rates["n"]}
+    return {name: rates for name, rates in studies.probe_rates(config, seed=seed).items() if rates["n"]}
 
 
 def _scopes(setting):
@@ -117,31 +118,36 @@ def _grouped_by_n(per_response):
 
 
 def _label_pairs(ratings):
+    """(a, b, response) of every pair of labels of one response."""
     units = defaultdict(dict)
     for response, _question, rater, score in ratings:
         units[response][rater] = float(score)
-    return [(u[r], u[s]) for u in units.values() for r, s in combinations(sorted(u), 2)]
+    return [(u[r], u[s], response) for response, u in units.items() for r, s in combinations(sorted(u), 2)]
 
 
-_PAIR_STATISTICS = {
-    "exact": lambda a, b: float(np.mean(np.abs(a - b) < 1e-9)),
-    "within_one": lambda a, b: float(np.mean(np.abs(a - b) <= 1 + 1e-9)),
-    "mad": lambda a, b: float(np.mean(np.abs(a - b))),
+_PAIR_STATISTICS = {  # per pair (a mean over pairs is the measure)
+    "exact": lambda a, b: (np.abs(a - b) < 1e-9).astype(float).ravel(),
+    "within_one": lambda a, b: (np.abs(a - b) <= 1 + 1e-9).astype(float).ravel(),
+    "mad": lambda a, b: np.abs(a - b).astype(float).ravel(),
 }
 
 
 def agreement_figures(*, bootstrap: int, seed: int) -> dict:
-    """Expert-expert agreement (imported gold counts as a rater), with bootstrap intervals of the
-    pair measures (label pairs resampled)."""
+    """Expert-expert agreement (imported gold counts as a rater), with intervals of the pair
+    measures clustered by answer (core.uncertainty: an answer with three labels gives three
+    dependent pairs, so whole answers are resampled; Wilson for a share of 0 or 1)."""
     ratings, full_scores, names = agreement_ratings({})
     overall = agreement_report(ratings, full_scores, names)["overall"]
     pairs = _label_pairs(ratings)
     a = np.array([p[0] for p in pairs], dtype=float)
     b = np.array([p[1] for p in pairs], dtype=float)
+    columns = {name: _PAIR_STATISTICS[name](a[:, None], b[:, None]) for name in AGREEMENT_MEASURES} if pairs else {}
+    intervals = uncertainty.cluster_bootstrap(
+        columns, [p[2] for p in pairs], n_resamples=bootstrap, seed=seed, unit="answer",
+        proportions={"exact", "within_one"}) if pairs else {}
     for name in AGREEMENT_MEASURES:
-        overall[f"{name}_ci"] = list(
-            metrics.bootstrap_interval(a, b, _PAIR_STATISTICS[name], n_resamples=bootstrap, seed=seed)
-        ) if bootstrap else [None, None]
+        overall[f"{name}_ci"] = intervals[name].bounds() if name in intervals else [None, None]
+    overall["ci_unit"] = "answer"
     return overall
 
 
@@ -163,14 +169,12 @@ def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int, holdouts: 
         summary["prompt_set_holdout"] = holdouts.get(config.prompt_set_id, 0)
     if config.kind in ANSWER_KINDS:
         return {**summary, "prompt_hash_short": summary["prompt_hash"][:16], "overall": None, "by_source": [],
-                "answer_check": answer_check_figures(config), "probes": probe_rates_for(config)}
-    report = review.metrics_report(review.Scope(config=config), bootstrap=bootstrap, headline=True)
+                "answer_check": answer_check_figures(config), "probes": probe_rates_for(config, seed)}
+    # Intervals over whole questions (core.uncertainty), drawn with the report's seed.
+    report = review.metrics_report(review.Scope(config=config), bootstrap=bootstrap, headline=True, seed=seed,
+                                   correlations=True)
     overall = dict(report["overall"])
-    pairs, counts = _pairs_of(report)
-    for method in ("pearson", "spearman"):
-        overall[f"{method}_ci"] = list(metrics.correlation_interval_from_counts(
-            pairs, counts, method, n_resamples=bootstrap, seed=seed))
-    keep = ("n", "mse", "mse_ci", "mae", "fr_1", "fr_2", "fr_2_ci", "pearson", "spearman")
+    keep = ("n", "mse", "mse_ci", "mae", "fr_1", "fr_2", "fr_2_ci", "pearson", "spearman", "uncertainty")
     return {
         **summary,
         "prompt_hash_short": summary["prompt_hash"][:16],
@@ -179,7 +183,7 @@ def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int, holdouts: 
         "left_out": report["left_out"],
         "overall": overall,
         "by_source": [{"source": row["key"], **{k: row.get(k) for k in keep}} for row in report["by_source"]],
-        "probes": probe_rates_for(config),
+        "probes": probe_rates_for(config, seed),
     }
 
 
@@ -236,7 +240,7 @@ def comparison_figures(configs, *, bootstrap: int, seed: int) -> dict:
                     compared[0])
     ordered = [baseline, *(c for c in compared if c.pk != baseline.pk)]
     full = comparison.compare_settings(ordered, n_resamples=bootstrap, seed=seed, overall_only=True, against_first=True)
-    keep = ("mse", "mae", "fr_2", "bias", "pearson")
+    keep = ("mse", "mae", "fr_2", "bias", "abs_bias", "pearson")
     return {
         "settings": [str(c) for c in ordered], "baseline": str(baseline),
         "resampling": full["resampling"], "rule": full["selection"]["rule"], "difference": full["difference"],
@@ -244,8 +248,10 @@ def comparison_figures(configs, *, bootstrap: int, seed: int) -> dict:
             "a": pair["a_label"], "b": pair["b_label"], "n_common": pair["n_common"],
             "n_holdout_excluded": pair["n_holdout_excluded"], "n_questions": pair["overall"]["n_questions"],
             "measures": {k: pair["overall"]["measures"][k] for k in keep},
-            "sign_test_p": pair["overall"]["sign_test"]["p_value"],
+            "interval_note": pair["overall"].get("interval_note", ""),
             "permutation_p": pair["overall"]["permutation"]["p_value"],
+            "permutation_resolution": pair["overall"]["permutation"].get("resolution"),
+            "sign_test_p": pair["overall"]["sign_test"]["p_value"],
         } for pair in full["pairs"]],
     }
 
@@ -444,8 +450,8 @@ def rubric_rejudge_figures(setting=None) -> dict:
         question = comparison["question"]
         for entry in comparison["settings"]:
             config = entry["config"]
-            if setting is not None and config.pk != setting.pk:
-                continue
+            if config.kind != "rubric" or (setting is not None and config.pk != setting.pk):
+                continue  # only rubric scorers read the rubric and score against gold points
             if entry["before"] is None:
                 continue  # judged against the current rubric only: nothing to compare
             sides = {name: ({k: entry[name][k] for k in ("n", "mse", "fr_2", "mae")} if entry[name] else None)

@@ -108,6 +108,8 @@ def test_rubric_rejudge_section():
     setting = make_stored_setting("rejudge-judge", kind="rubric")
     make_results(setting, answers, [7] * 5, rubric_version=1, key_prefix="old")
     make_results(setting, answers[:4], [5] * 4, rubric_version=2, key_prefix="new")
+    cas = make_stored_setting("rejudge-cas", kind=JudgeSetting.Kind.CAS_FINAL_ANSWER)  # reads no rubric: left out
+    make_results(cas, answers, [1] * 5, rubric_version=1, key_prefix="cas")
     type(question).objects.filter(pk=question.pk).update(rubric_version=2)
     data = report.report_data(bootstrap=0)
     [row] = data["rubric_rejudge"]["rows"]
