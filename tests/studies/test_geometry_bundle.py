@@ -116,3 +116,21 @@ def test_a_transition_without_step_tokens_is_left_out_not_its_segment(endpoint, 
     human = run.results["groups"]["human"]
     assert (human["transitions"], human["transitions_dropped"]) == (3, 1)
     assert selectors.run_progress(run)["error"] == 0
+
+
+def test_a_small_limit_on_the_release_takes_segments_of_several_questions(endpoint, tmp_path):
+    """The first answers of an exam may all be of one question without an error segment; --limit counts segments
+    taken in turn from each question, so step surprisal on an exam with a small limit always has some."""
+    from annotation.importers import import_realmath
+    from annotation.models import Exam
+
+    path = tmp_path / "realmath_eval.json"
+    shutil.copyfile(ROOT / "fixtures" / "realmath_eval_full" / "realmath_eval.json", path)
+    with path.open("rb") as stream:
+        import_realmath(stream, path.name)
+    exam = Exam.objects.get()
+    everything, _ = selectors.error_segments(exam=exam.pk)
+    run = services.start_run(kind=GeometryRun.Kind.SURPRISAL, endpoint=endpoint, model="causal-test", exam=exam.pk,
+                             limit=8, enqueue=False)
+    assert run.n_items == 8 and run.selection["segments_found"] == len(everything)
+    assert len(set(run.items.values_list("question_key", flat=True))) == 8
