@@ -17,8 +17,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, pgettext
 
+from core import uncertainty
 from grading.labels import label
 
 FORMATS = ("markdown", "latex")
@@ -60,6 +61,11 @@ def interval(bounds) -> str:
 def with_interval(value, bounds) -> str:
     text = number(value)
     return text if interval(bounds) == DASH else f"{text} {interval(bounds)}"
+
+
+def p_value(value, resolution=None) -> str:
+    """A p-value never printed as 0.000: "< 0.0001" at the test's resolution (core.uncertainty)."""
+    return DASH if value is None else uncertainty.format_p(value, resolution)
 
 
 # --- sections --------------------------------------------------------------------------------
@@ -192,7 +198,7 @@ def categories_section(data) -> Section:
     rows = [[gettext("all judges"), *(number(n) for n in c["counts"]), number(c["total"])]]
     rows += [[row["judge"], *(number(n) for n in row["counts"]), number(row["total"])] for row in c["by_judge"]]
     legend = "; ".join(f"{row['code']}: {row['name']}" for row in c["codes"])
-    return Section(gettext("Disagreement categories"), [legend, Table([gettext("Judge"), *codes, gettext("Total")], rows)])
+    return Section(gettext("Disagreement categories"), [legend, Table([gettext("Judge"), *codes, pgettext("number of cases", "Total")], rows)])
 
 
 def probes_section(data) -> Section:
@@ -204,7 +210,8 @@ def probes_section(data) -> Section:
     if not rows:
         return Section(gettext("Perturbation probes"), [gettext("No probes run.")])
     return Section(gettext("Perturbation probes"), [
-        Table([gettext("Setting"), gettext("Probe"), "n", gettext("Detected"), gettext("Rate")], rows, gettext("Sensitivity probes: a fair judge lowers the score; invariance probes: it keeps it (Wilson intervals)."))
+        Table([gettext("Setting"), gettext("Probe"), "n", gettext("Detected"), gettext("Rate")], rows, gettext("Sensitivity probes: a fair judge lowers the score; invariance probes: it keeps it (95% intervals over "
+                      "whole questions, Wilson at a rate of 0 or 1, none from fewer than 5 questions)."))
     ])
 
 
@@ -254,8 +261,8 @@ def comparison_section(data) -> Section | None:
         m = pair["measures"]
         rows.append([pair["a"], pair["b"], number(pair["n_common"]), number(pair["n_holdout_excluded"]),
                      with_interval(m["mae"]["difference"], m["mae"]["ci"]), with_interval(m["mse"]["difference"], m["mse"]["ci"]),
-                     with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]), number(pair["sign_test_p"]),
-                     number(pair["permutation_p"])])
+                     with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]),
+                     p_value(pair["permutation_p"], pair.get("permutation_resolution")), p_value(pair["sign_test_p"])])
     blocks = [gettext("Each setting (B) is compared with the baseline %(baseline)s (A).") % {"baseline": c["baseline"]}] \
         if c.get("baseline") else []
     return Section(gettext("Settings compared, paired"), [
@@ -264,7 +271,7 @@ def comparison_section(data) -> Section | None:
                 "closer to gold); intervals: %(resampling)s; counted: %(rule)s.") % {"resampling": c["resampling"],
                                                                                       "rule": c["rule"]},
         Table(["A", "B", "n", gettext("Hold-outs excluded"), "MAE B − A", "MSE B − A", "FR_2 B − A",
-               gettext("Sign test p"), gettext("Permutation p")], rows),
+               gettext("Permutation p"), gettext("Sign test p (assumes independent answers)")], rows),
     ])
 
 
@@ -326,27 +333,42 @@ def style_section(data) -> Section:
                      "rewrite whose final answer changed or that dropped a line is flagged and left out. Each original "
                      "and its rewrite are judged by the same setting version, and the figures compare them on the same "
                      "answers: after (rewrite) minus before (original), below zero closer to gold after the rewrite, "
-                     "with two-stage cluster-bootstrap intervals (questions, then answers) and a permutation test.")
+                     "with cluster-bootstrap intervals over questions and a permutation test.")
     if not s.get("runs"):
         return Section(title, [method, gettext("Style ablation: not run.")])
-    group_names = {"all": gettext("all answers")}
-    rows = []
-    for run in s["runs"]:
-        for name, g in run["groups"].items():
+
+    def rows_of(run, groups):
+        rows = []
+        for name, g in groups.items():
             m = g["measures"]
-            rows.append([run["setting"], number(run["run"]), group_names.get(name) or label("source", name), number(g["n"]),
-                         number(m["mae"]["a"]), number(m["mae"]["b"]), with_interval(m["mae"]["difference"], m["mae"]["ci"]),
+            rows.append([run["setting"], number(run["run"]), gettext("all answers") if name == "all" else label("source", name),
+                         number(g["n"]), number(m["mae"]["a"]), number(m["mae"]["b"]),
+                         with_interval(m["mae"]["difference"], m["mae"]["ci"]),
                          with_interval(m["mse"]["difference"], m["mse"]["ci"]),
                          with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]), number(g["permutation_p"])])
-    counts = [gettext("Run %(run)s (%(setting)s): %(judged)s rewrites judged, %(flagged)s flagged and left out, "
-                      "%(missing)s answers without a rewrite.") % {
-        "run": number(run["run"]), "setting": run["setting"], "judged": number(run["n_rewrites_judged"]),
-        "flagged": number(run["n_flagged_excluded"]), "missing": number(run["n_without_rewrite"])} for run in s["runs"]]
+        return rows
+
+    header = [gettext("Setting"), gettext("Run"), gettext("Group"), "n", gettext("MAE before"), gettext("MAE after"),
+              gettext("MAE after − before"), gettext("MSE after − before"), gettext("FR_2 after − before"),
+              gettext("Permutation p")]
+    counts, rows, second = [], [], []
+    for run in s["runs"]:
+        values = {"run": number(run["run"]), "setting": run["setting"], "judged": number(run["n_rewrites_judged"]),
+                  "flagged": number(run["n_flagged_excluded"]), "missing": number(run["n_without_rewrite"]),
+                  "flagged_judged": number(run.get("n_flagged_judged"))}
+        counts.append(
+            gettext("Run %(run)s (%(setting)s): %(judged)s rewrites judged, %(flagged_judged)s flagged ones judged apart "
+                    "in a second analysis, %(missing)s answers without a rewrite.") % values if run.get("include_flagged")
+            else gettext("Run %(run)s (%(setting)s): %(judged)s rewrites judged, %(flagged)s flagged and left out, "
+                         "%(missing)s answers without a rewrite.") % values)
+        rows += rows_of(run, run["groups"])
+        if run.get("with_flagged"):
+            second += rows_of(run, run["with_flagged"]["groups"])
     blocks = [method, " ".join(counts)]
     if rows:
-        blocks.append(Table([gettext("Setting"), gettext("Run"), gettext("Group"), "n", gettext("MAE before"),
-                             gettext("MAE after"), gettext("MAE after − before"), gettext("MSE after − before"),
-                             gettext("FR_2 after − before"), gettext("Permutation p")], rows))
+        blocks.append(Table(header, rows, gettext("Rewrites not flagged")))
+    if second:
+        blocks.append(Table(header, second, gettext("Second analysis: flagged rewrites included")))
     return Section(title, blocks)
 
 
@@ -395,7 +417,7 @@ def anchoring_section(data) -> Section:
             test = experiment["tests"][measure]
             rows.append([gettext(title_text), with_interval(shown[measure], shown[f"{measure}_ci"]),
                          with_interval(hidden[measure], hidden[f"{measure}_ci"]),
-                         with_interval(test["difference"], test["difference_ci"]), number(test["p_value"])])
+                         with_interval(test["difference"], test["difference_ci"]), p_value(test["p_value"])])
         blocks.append(Table([gettext("Measure"), gettext("Shown"), gettext("Hidden"), gettext("Shown − hidden"), "p"], rows))
     return Section(title, blocks)
 
