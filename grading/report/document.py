@@ -64,7 +64,8 @@ def with_interval(value, bounds) -> str:
 
 
 def p_value(value, resolution=None) -> str:
-    """A p-value never printed as 0.000: "< 0.0001" at the test's resolution (core.uncertainty)."""
+    """A p-value never printed as 0.000: "< 0.0001" at the test's resolution (core.uncertainty);
+    the figures give it as text (`*_p_text`), so that the printed bound is a value of the appendix."""
     return DASH if value is None else uncertainty.format_p(value, resolution)
 
 
@@ -262,7 +263,8 @@ def comparison_section(data) -> Section | None:
         rows.append([pair["a"], pair["b"], number(pair["n_common"]), number(pair["n_holdout_excluded"]),
                      with_interval(m["mae"]["difference"], m["mae"]["ci"]), with_interval(m["mse"]["difference"], m["mse"]["ci"]),
                      with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]),
-                     p_value(pair["permutation_p"], pair.get("permutation_resolution")), p_value(pair["sign_test_p"])])
+                     pair.get("permutation_p_text") or p_value(pair["permutation_p"]),
+                     pair.get("sign_test_p_text") or p_value(pair["sign_test_p"])])
     blocks = [gettext("Each setting (B) is compared with the baseline %(baseline)s (A).") % {"baseline": c["baseline"]}] \
         if c.get("baseline") else []
     return Section(gettext("Settings compared, paired"), [
@@ -345,7 +347,8 @@ def style_section(data) -> Section:
                          number(g["n"]), number(m["mae"]["a"]), number(m["mae"]["b"]),
                          with_interval(m["mae"]["difference"], m["mae"]["ci"]),
                          with_interval(m["mse"]["difference"], m["mse"]["ci"]),
-                         with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]), number(g["permutation_p"])])
+                         with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]),
+                         g.get("permutation_p_text") or p_value(g["permutation_p"])])
         return rows
 
     header = [gettext("Setting"), gettext("Run"), gettext("Group"), "n", gettext("MAE before"), gettext("MAE after"),
@@ -417,7 +420,8 @@ def anchoring_section(data) -> Section:
             test = experiment["tests"][measure]
             rows.append([gettext(title_text), with_interval(shown[measure], shown[f"{measure}_ci"]),
                          with_interval(hidden[measure], hidden[f"{measure}_ci"]),
-                         with_interval(test["difference"], test["difference_ci"]), p_value(test["p_value"])])
+                         with_interval(test["difference"], test["difference_ci"]),
+                         test.get("p_text") or p_value(test["p_value"])])
         blocks.append(Table([gettext("Measure"), gettext("Shown"), gettext("Hidden"), gettext("Shown − hidden"), "p"], rows))
     return Section(title, blocks)
 

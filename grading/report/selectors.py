@@ -174,6 +174,8 @@ def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int, holdouts: 
     report = review.metrics_report(review.Scope(config=config), bootstrap=bootstrap, headline=True, seed=seed,
                                    correlations=True)
     overall = dict(report["overall"])
+    for method in ("pearson", "spearman"):
+        overall.setdefault(f"{method}_ci", [None, None])  # no resamples: no interval
     keep = ("n", "mse", "mse_ci", "mae", "fr_1", "fr_2", "fr_2_ci", "pearson", "spearman", "uncertainty")
     return {
         **summary,
@@ -251,7 +253,10 @@ def comparison_figures(configs, *, bootstrap: int, seed: int) -> dict:
             "interval_note": pair["overall"].get("interval_note", ""),
             "permutation_p": pair["overall"]["permutation"]["p_value"],
             "permutation_resolution": pair["overall"]["permutation"].get("resolution"),
+            "permutation_p_text": uncertainty.format_p(pair["overall"]["permutation"]["p_value"],
+                                                       pair["overall"]["permutation"].get("resolution")),
             "sign_test_p": pair["overall"]["sign_test"]["p_value"],
+            "sign_test_p_text": uncertainty.format_p(pair["overall"]["sign_test"]["p_value"]),
         } for pair in full["pairs"]],
     }
 
@@ -376,20 +381,34 @@ def style_figures(configs, setting=None, *, bootstrap: int, seed: int) -> dict:
     out = []
     for run in sorted(chosen, key=lambda r: -r.pk):
         report = style.ablation_report(run, n_resamples=bootstrap, seed=seed)
-        groups = {}
-        for name in STYLE_GROUPS:
-            block = (report.get("groups") or {}).get(name)
-            if block:
-                groups[name] = {"n": block["n"], "n_questions": block.get("n_questions"),
-                                "measures": {m: block["measures"][m] for m in ("mae", "mse", "fr_2") if m in block["measures"]},
-                                "permutation_p": (block.get("permutation") or {}).get("p_value")}
+        second = report.get("with_flagged")
         out.append({"run": run.pk, "setting": str(run.setting), "status": run.status,
                     "n_rewrites_judged": report.get("n_rewrites_judged"), "n_items": report.get("n_items"),
                     "n_flagged_excluded": report.get("n_flagged_excluded"),
-                    "n_without_rewrite": report.get("n_without_rewrite"), "groups": groups})
+                    "include_flagged": bool(report.get("include_flagged")),
+                    "n_flagged_judged": report.get("n_flagged_judged", 0),
+                    "n_without_rewrite": report.get("n_without_rewrite"), "groups": _style_groups(report.get("groups")),
+                    # the second, labelled analysis: flagged rewrites included (only when the run judged them)
+                    "with_flagged": {"n_flagged": second["n_flagged"], "groups": _style_groups(second["groups"])}
+                    if second else None})
     return {"difference": "after (rewrite) - before (original): negative = closer to gold after the rewrite",
             "resampling": paired.RESAMPLING, "runs": out,
             "rewrites": style.rewrite_counts() if out else None}
+
+
+def _style_groups(groups) -> dict:
+    """The report's part of style.ablation_report's groups: n, MAE, MSE and FR_2 before, after and
+    the difference with its interval, and the permutation p."""
+    out = {}
+    for name in STYLE_GROUPS:
+        block = (groups or {}).get(name)
+        if block:
+            out[name] = {"n": block["n"], "n_questions": block.get("n_questions"),
+                         "measures": {m: block["measures"][m] for m in ("mae", "mse", "fr_2") if m in block["measures"]},
+                         "permutation_p": (block.get("permutation") or {}).get("p_value"),
+                         "permutation_p_text": uncertainty.format_p((block.get("permutation") or {}).get("p_value"),
+                                                                    (block.get("permutation") or {}).get("resolution"))}
+    return out
 
 
 def attribution_figures(configs, threshold: float = studies.DEFAULT_THRESHOLD) -> dict:
@@ -432,6 +451,9 @@ def anchoring_experiments(*, bootstrap: int, seed: int) -> dict:
     for (exam_name, _exam_id, setting_name, experiment_seed), rows in sorted(groups.items(), key=lambda kv: (*kv[0][:3], str(kv[0][3]))):
         figures = anchoring.anchoring_figures(rows, n_resamples=bootstrap, seed=seed)
         test = figures["test"]
+        for measure_test in figures["tests"].values():  # printed at the test's resolution, never 0
+            measure_test["p_text"] = uncertainty.format_p(
+                measure_test.get("p_value"), 1 / (1 + figures["permutations"]) if figures["permutations"] else None)
         out.append({"exam": exam_name, "setting": setting_name, "experiment_seed": experiment_seed,
                     "n_labels": figures["n_labels"], "mixed_pairs": figures["mixed_pairs"], "arms": figures["arms"],
                     "tests": figures["tests"], "permutations": figures["permutations"]})

@@ -61,7 +61,7 @@ def rate_entry(n: int, detected: int, questions=None, *, seed: int = 0) -> dict:
             "ci_method": interval.method, "questions": len(set(questions)) if questions is not None else None}
 
 
-def _rates(rows, names):
+def _rates(rows, names, seed=0):
     """rows: (probe, state, original, derived, question) -> {probe: {"n","detected","rate","ci"}} plus
     failed counts; intervals clustered by question."""
     counts = {name: [0, 0, 0] for name in names}  # n, detected, failed
@@ -76,11 +76,11 @@ def _rates(rows, names):
             questions[probe][0 if detected else 1].append(question)
         elif state in (ProbeItem.State.INVALID, ProbeItem.State.ERROR):
             counts[probe][2] += 1
-    return {name: (rate_entry(n, d, questions[name][0] + questions[name][1]), failed)
+    return {name: (rate_entry(n, d, questions[name][0] + questions[name][1], seed=seed), failed)
             for name, (n, d, failed) in counts.items()}
 
 
-def probe_rates(setting: JudgeSetting | str) -> dict[str, dict]:
+def probe_rates(setting: JudgeSetting | str, *, seed: int = 0) -> dict[str, dict]:
     """{probe_name: {"n", "detected", "rate", "ci"}} over every probe run of this setting version
     (a name: its newest version), each derived text of an answer counted once (its latest judged
     item: two seeds that make the same text are one measurement).
@@ -97,7 +97,7 @@ def probe_rates(setting: JudgeSetting | str) -> dict[str, dict]:
         )
         for response_id, key, *row in rows:
             latest[(response_id, row[0], key)] = row
-    return {name: entry for name, (entry, _) in _rates(latest.values(), list(probes.PROBES)).items()}
+    return {name: entry for name, (entry, _) in _rates(latest.values(), list(probes.PROBES), seed).items()}
 
 
 def run_rates(run: ProbeRun) -> dict:
