@@ -25,6 +25,7 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("ocr/", include("ocr.urls")),
     path("grading/", include("grading.urls")),
+    path("validity/", include("validity.urls")),
     path("provider-calls/", include("egress.urls")),
     path("api/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

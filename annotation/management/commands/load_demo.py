@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from django.utils.translation import gettext
 
 from annotation.labelling.services import assign_responses
-from annotation.models import Assignment, Response
+from annotation.models import Assignment, Exam, Response
 
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
 DEMO_ANNOTATORS = ("annotator1", "annotator2")
@@ -33,6 +33,7 @@ class Command(BaseCommand):
                       setting="released meta-eval labels")
         self._assign_demo_work()
         self._scripted_judges()
+        self._demo_experts()
 
     def _quietly(self, command, *args, **options):
         """Run an import and print its summary line only: the released sample files disagree with
@@ -55,6 +56,14 @@ class Command(BaseCommand):
         if realmath is None or ineqmath is None:
             return
         for line in load_scripted_judges(realmath_exam=realmath, ineqmath_exam=ineqmath):
+            self.stdout.write(line)
+
+    def _demo_experts(self):
+        from validity.demo import load_demo_experts  # validity is a later app; it loads its own demo part
+
+        exam = Exam.objects.filter(name=REALMATH_EXAM).first()
+        line = load_demo_experts(exam) if exam is not None else ""
+        if line:
             self.stdout.write(line)
 
     def _assign_demo_work(self):

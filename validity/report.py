@@ -1,0 +1,198 @@
+"""The Validity view's figures for one selection: the four questions answered from the rows of
+`selectors.answer_rows`, as one JSON-ready dict that holds its selection, parameters and seeds, so
+every figure can be computed again from it (docs/validity.md)."""
+import hashlib
+import random
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from . import stats
+
+SIGNALS = ("spread", "boundary", "second")
+
+
+@dataclass
+class Parameters:
+    epsilon: float = stats.AAT_EPSILON  # the Alternative Annotator Test's cost-benefit margin
+    q: float = stats.AAT_Q
+    alpha: float = 0.1  # deferral: the share of auto-accepted answers allowed to be off by >= d points
+    delta: float = 0.1  # ... with confidence 1 - delta
+    d: float = 2.0  # points: the tool's disagreement threshold
+    pass_mark: float = 0.6  # share of the full score that passes
+    width: float = 0.05  # the planner's target interval width, as a share of the full score
+    seed: int = 0
+    budget: int | None = None  # simulate: only this many golds, drawn at random with `seed`
+    signal: str = ""  # deferral signal; "" picks the first available of SIGNALS
+
+
+BANDS = ((0.0, 0.6), (0.6, 0.75), (0.75, 0.9), (0.9, 1.0001))
+
+
+def _share(points, full):
+    return points / full if full else 0.0
+
+
+def _split(rows, params):
+    """(labelled, unlabelled, truth): the answers with a gold and the others; with a budget, a random
+    `budget` of the gold answers (seeded) and the rest treated as unlabelled (their gold is the truth)."""
+    gold = [r for r in rows if r.gold is not None]
+    others = [r for r in rows if r.gold is None]
+    if params.budget is None or params.budget >= len(gold):
+        return gold, others, None
+    rng = random.Random(params.seed)
+    picked = set(rng.sample([r.response_id for r in gold], params.budget))
+    labelled = [r for r in gold if r.response_id in picked]
+    truth = {"mean_share": float(np.mean([_share(r.gold, r.full_score) for r in gold])), "golds": len(gold)}
+    return labelled, [r for r in gold if r.response_id not in picked] + others, truth
+
+
+def _estimates(labelled, unlabelled, value):
+    y = [value(r.gold, r.full_score) for r in labelled]
+    f_lab = [value(r.judge, r.full_score) for r in labelled]
+    f_unlab = [value(r.judge, r.full_score) for r in unlabelled]
+    clusters_lab = [r.question_id for r in labelled]
+    clusters_unlab = [r.question_id for r in unlabelled]
+    ppi = stats.ppi_mean(y, f_lab, f_unlab, clusters_lab=clusters_lab, clusters_unlab=clusters_unlab)
+    classical = stats.classical_mean(y, clusters=clusters_lab)
+    everyone = f_lab + f_unlab
+    judge_only = stats.classical_mean(everyone, clusters=clusters_lab + clusters_unlab)
+    return {"ppi": ppi.as_dict(), "experts_only": classical.as_dict(), "judge_only": judge_only.as_dict(),
+            "effective_golds": stats.effective_golds(ppi, classical)}
+
+
+def estimates(rows, params):
+    labelled, unlabelled, truth = _split(rows, params)
+    out = {"golds": len(labelled), "without_gold": len(unlabelled), "truth": truth, "figures": {}}
+    if len(labelled) < 2 or not unlabelled:
+        out["reason"] = "no_unlabelled" if not unlabelled else "few_golds"
+        return out
+    figures = out["figures"]
+    figures["mean_share"] = _estimates(labelled, unlabelled, _share)
+    figures["pass_rate"] = _estimates(labelled, unlabelled, lambda p, full: float(_share(p, full) >= params.pass_mark))
+    for low, high in BANDS:
+        key = f"band_{round(low * 100)}_{min(100, round(high * 100))}"
+        figures[key] = _estimates(labelled, unlabelled, lambda p, full, lo=low, hi=high: float(lo <= _share(p, full) < hi))
+        figures[key]["band"] = [low, min(1.0, high)]
+    y = [_share(r.gold, r.full_score) for r in labelled]
+    needed = stats.golds_for_width(
+        params.width, y, [_share(r.judge, r.full_score) for r in labelled],
+        [_share(r.judge, r.full_score) for r in unlabelled],
+        clusters_lab=[r.question_id for r in labelled], clusters_unlab=[r.question_id for r in unlabelled])
+    out["planner"] = {"width": params.width, "golds_needed": needed,
+                      "more_golds": None if needed is None else max(0, needed - len(labelled)),
+                      "available": sum(1 for r in unlabelled if r.gold is None)}
+    return out
+
+
+def _signal(rows, params):
+    name = params.signal
+    if not name:
+        if any(r.spread is not None for r in rows):
+            name = "spread"
+        elif any(r.second is not None for r in rows):
+            name = "second"
+        else:
+            name = "boundary"
+    if name == "spread":
+        values = [r.spread if r.spread is not None else float("inf") for r in rows]
+    elif name == "second":
+        values = [abs(r.judge - r.second) if r.second is not None else float("inf") for r in rows]
+    else:  # closeness to the pass mark: the closer, the riskier
+        values = [-abs(_share(r.judge, r.full_score) - params.pass_mark) for r in rows]
+    return name, values
+
+
+def _student_half(student_id, seed):
+    return int(hashlib.sha256(f"{seed}:{student_id}".encode()).hexdigest(), 16) % 2
+
+
+def deferral(rows, params):
+    name, values = _signal(rows, params)
+    # An answer without the signal (no spread, no second score) is never graded by the judge alone.
+    gold = [(r, v) for r, v in zip(rows, values) if r.gold is not None and np.isfinite(v)]
+    cal = [(r, v) for r, v in gold if _student_half(r.student_id, params.seed) == 0]
+    held = [(r, v) for r, v in gold if _student_half(r.student_id, params.seed) == 1]
+    out = {"signal": name, "calibration": len(cal), "held_out": len(held), "alpha": params.alpha,
+           "delta": params.delta, "d": params.d}
+    if len(cal) < 10:
+        out["reason"] = "few_golds"
+        return out
+
+    def wrong(r):
+        return abs(r.judge - r.gold) >= params.d - 1e-9
+
+    result = stats.calibrate_deferral([v for _, v in cal], [wrong(r) for r, _ in cal], alpha=params.alpha,
+                                      delta=params.delta)
+    out["threshold"] = result.threshold
+    out["calibration_accepted"] = result.accepted
+    out["calibration_upper_bound"] = result.upper_bound
+    out["crc_threshold"] = stats.crc_threshold([v for _, v in cal], [wrong(r) for r, _ in cal], alpha=params.alpha)
+    if result.threshold is None:
+        out["accepted_held_out"] = 0
+        out["human_answers"] = [r.response_id for r in rows if r.gold is None]
+        out["judge_alone"] = 0
+        return out
+    accepted = [(r, v) for r, v in held if v <= result.threshold]
+    errors = sum(1 for r, _ in accepted if wrong(r))
+    out["accepted_held_out"] = len(accepted)
+    out["held_out_errors"] = errors
+    out["held_out_error_share"] = errors / len(accepted) if accepted else None
+    out["held_out_wilson"] = list(_wilson(errors, len(accepted)))
+    out["human_answers"] = [r.response_id for r, v in zip(rows, values) if r.gold is None and v > result.threshold]
+    out["judge_alone"] = sum(1 for r, v in zip(rows, values) if r.gold is None and v <= result.threshold)
+    return out
+
+
+def _wilson(k, n):
+    from core.uncertainty import wilson
+
+    return wilson(k, n) if n else (None, None)
+
+
+def agreement(rows):
+    paired = [r for r in rows if r.gold is not None]
+    out = {"all": stats.agreement([r.judge for r in paired], [r.gold for r in paired])}
+    groups = {"experts_agree": [], "experts_split": [], "one_expert": []}
+    for r in paired:
+        values = list(r.experts.values())
+        if len(values) < 2:
+            groups["one_expert"].append(r)
+        elif max(values) - min(values) <= 1 + 1e-9:
+            groups["experts_agree"].append(r)
+        else:
+            groups["experts_split"].append(r)
+    for key, members in groups.items():
+        out[key] = stats.agreement([r.judge for r in members], [r.gold for r in members])
+    return out
+
+
+def alt_test(rows, params):
+    items = [{"judge": r.judge, "experts": r.experts, "response_id": r.response_id} for r in rows]
+    result = stats.alt_test(items, epsilon=params.epsilon, q=params.q)
+    out = asdict(result)
+    out["short"] = [r.response_id for r in rows if 0 < len(r.experts) < stats.AAT_MIN_EXPERTS]
+    out["labelled_by_three"] = sum(1 for r in rows if len(r.experts) >= stats.AAT_MIN_EXPERTS)
+    out["experts_seen"] = len({name for r in rows for name in r.experts})
+    return out
+
+
+def calibration(rows):
+    with_samples = [r for r in rows if r.gold is not None and len(r.samples) >= 2]
+    return stats.calibration([r.samples for r in with_samples], [r.gold for r in with_samples])
+
+
+def validity_report(selection, rows, params: Parameters, *, drawn_ids=frozenset()):
+    gold_ids = {r.response_id for r in rows if r.gold is not None}
+    return {
+        "selection": selection.as_dict(),
+        "parameters": asdict(params),
+        "answers": len(rows),
+        "questions": len({r.question_id for r in rows}),
+        "golds_from_random_draws": len(gold_ids & set(drawn_ids)),
+        "alt_test": alt_test(rows, params),
+        "estimates": estimates(rows, params),
+        "deferral": deferral(rows, params),
+        "agreement": agreement(rows),
+        "calibration": calibration(rows),
+    }

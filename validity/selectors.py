@@ -1,0 +1,152 @@
+"""What the Validity view reads: one row per answer a judge setting scored (its current result),
+with the experts' golds and labels; the draws recorded so far. A constant number of queries,
+whatever the number of answers."""
+from dataclasses import dataclass, field
+
+from annotation.models import Label, Response
+from annotation.selectors import exam_named_or_numbered
+from core.numbers import parse_id
+from grading.models import JudgeResult, JudgeRun, JudgeSetting
+from grading.review.selectors.scopes import Scope, current_results, settings_with_results
+
+from .models import GoldDraw
+
+GOLD_STATUSES = (Response.GoldStatus.IMPORTED, Response.GoldStatus.AGREED, Response.GoldStatus.ADJUDICATED,
+                 Response.GoldStatus.SINGLE)
+SOURCES = ("human", "synthetic")
+
+
+class SelectionError(ValueError):
+    """A setting, exam or question the request names does not exist."""
+
+
+@dataclass
+class Selection:
+    setting: JudgeSetting
+    exam: object = None
+    question_id: int | None = None
+    source: str = ""  # "" for every source
+    second: JudgeSetting | None = None  # a second setting: its disagreement is a deferral signal
+
+    def as_dict(self):
+        return {"setting_id": self.setting.pk, "setting": str(self.setting), "exam": getattr(self.exam, "name", None),
+                "exam_id": getattr(self.exam, "pk", None), "question_id": self.question_id, "source": self.source or "all",
+                "second_setting_id": self.second.pk if self.second else None}
+
+
+@dataclass
+class AnswerRow:
+    response_id: int
+    question_id: int
+    student_id: str
+    source: str
+    full_score: float
+    judge: float
+    spread: float | None = None
+    samples: list = field(default_factory=list)
+    gold: float | None = None
+    experts: dict = field(default_factory=dict)  # annotator name -> total points of their submitted label
+    second: float | None = None
+
+
+def setting_named_or_numbered(value):
+    """A judge setting version by id, else the newest version of that name; None when neither."""
+    value = str(value or "").strip()
+    if not value:
+        return None
+    setting = JudgeSetting.objects.filter(pk=parse_id(value)).first() if parse_id(value) is not None else None
+    return setting or JudgeSetting.objects.filter(name=value).order_by("-version").first()
+
+
+def selection_from(params):
+    """The selection a request or a command names: `setting` (id or name), `exam` (name or id),
+    `question` (id), `source` (human / synthetic / all), `second` (a second setting)."""
+    setting = setting_named_or_numbered(params.get("setting"))
+    if setting is None:
+        raise SelectionError("setting")
+    exam = None
+    if str(params.get("exam") or "").strip():
+        exam = exam_named_or_numbered(str(params.get("exam")).strip())
+        if exam is None:
+            raise SelectionError("exam")
+    question_id = None
+    if str(params.get("question") or "").strip():
+        question_id = parse_id(str(params.get("question")).strip())
+        if question_id is None or not Response.objects.filter(question_id=question_id).exists():
+            raise SelectionError("question")
+    source = str(params.get("source") or "").strip().lower()
+    if source in ("", "all"):
+        source = ""
+    elif source not in SOURCES:
+        raise SelectionError("source")
+    second = None
+    if str(params.get("second") or "").strip():
+        second = setting_named_or_numbered(params.get("second"))
+        if second is None:
+            raise SelectionError("second")
+    return Selection(setting, exam, question_id, source, second)
+
+
+def _responses(selection):
+    queryset = Response.objects.all()
+    if selection.exam is not None:
+        queryset = queryset.filter(question__exam=selection.exam)
+    if selection.question_id is not None:
+        queryset = queryset.filter(question_id=selection.question_id)
+    if selection.source:
+        queryset = queryset.filter(source=selection.source)
+    return queryset
+
+
+def _scores(setting, response_ids):
+    results = current_results(Scope(config=setting)).filter(
+        status=JudgeResult.Status.OK, score__isnull=False, response_id__in=response_ids)
+    return {r["response_id"]: r for r in results.values("response_id", "score", "spread", "samples")}
+
+
+def answer_rows(selection) -> list[AnswerRow]:
+    """One row per answer of the selection that the setting scored (hold-outs never count)."""
+    responses = _responses(selection)
+    scores = _scores(selection.setting, responses.values("pk"))
+    rows = {}
+    for r in responses.filter(pk__in=list(scores)).values(
+        "pk", "question_id", "student_id", "source", "question__full_score", "gold_score", "gold_status"
+    ).order_by("pk"):
+        result = scores[r["pk"]]
+        gold = float(r["gold_score"]) if r["gold_score"] is not None and r["gold_status"] in GOLD_STATUSES else None
+        rows[r["pk"]] = AnswerRow(
+            response_id=r["pk"], question_id=r["question_id"], student_id=r["student_id"], source=r["source"],
+            full_score=float(r["question__full_score"]), judge=float(result["score"]), spread=result["spread"],
+            samples=[s for s in (result["samples"] or []) if isinstance(s, (int, float))], gold=gold,
+        )
+    for label in Label.objects.filter(response_id__in=list(rows), submitted=True, annotator__isnull=False,
+                                      is_imported=False, total__isnull=False).values(
+            "response_id", "annotator__username", "total"):
+        rows[label["response_id"]].experts[label["annotator__username"]] = float(label["total"])
+    if selection.second is not None:
+        for response_id, result in _scores(selection.second, list(rows)).items():
+            rows[response_id].second = float(result["score"])
+    return list(rows.values())
+
+
+def setting_of_run(run_id):
+    """The setting version id of a judge run (the review pages scope by run), or None."""
+    pk = parse_id(str(run_id or ""))
+    return JudgeRun.objects.filter(pk=pk).values_list("setting_id", flat=True).first() if pk is not None else None
+
+
+def draws(setting, limit=20):
+    return list(GoldDraw.objects.filter(setting=setting).select_related("created_by")[:limit])
+
+
+def drawn_response_ids(setting) -> set[int]:
+    """The answers sent for golds by recorded random draws of this setting."""
+    ids = set()
+    for response_ids in GoldDraw.objects.filter(setting=setting, purpose=GoldDraw.Purpose.GOLDS).values_list(
+            "response_ids", flat=True):
+        ids.update(response_ids)
+    return ids
+
+
+__all__ = ["AnswerRow", "Selection", "SelectionError", "answer_rows", "draws", "drawn_response_ids", "selection_from",
+           "setting_named_or_numbered", "setting_of_run", "settings_with_results"]
