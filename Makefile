@@ -20,7 +20,7 @@ PO_FILES := $(wildcard locale/*/LC_MESSAGES/*.po)
 MO_FILES := $(PO_FILES:.po=.mo)
 MAKEMESSAGES_IGNORE := -i 'var/*' -i 'tests/*' -i 'bench/*' -i 'test-artifacts/*' -i 'fixtures/*' -i 'docs/*' -i 'node_modules/*'
 
-.PHONY: run test test-fuzz lint setup setup-dev system-deps migrate demo serve worker beat clean messages compilemessages
+.PHONY: run test test-fuzz lint bench-smoke setup setup-dev system-deps migrate demo serve worker beat clean messages compilemessages
 
 run: setup migrate demo
 	@echo ""
@@ -42,6 +42,11 @@ test-fuzz: setup-dev
 lint: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+
+# Every benchmark in bench/ at its --smoke size, on SQLite, each with a time limit; fails if one
+# fails, overruns or leaves a process running (bench/smoke.py). BENCH_SMOKE_ARGS: e.g. --only export_bench.
+bench-smoke: setup-dev
+	env -u DATABASE_URL $(PY) bench/smoke.py $(BENCH_SMOKE_ARGS)
 
 setup: system-deps $(VENV)/.installed compilemessages
 

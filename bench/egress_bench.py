@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import print_table, setup_django  # noqa: E402
+from _setup import print_table, setup_django, smoke_argument  # noqa: E402
 
 
 def main():
@@ -25,7 +25,10 @@ def main():
     parser.add_argument("--answers", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency", type=float, default=0.0)
+    smoke_argument(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.answers, args.rounds = 20, 1
     setup_django()
     import os
 

@@ -12,21 +12,21 @@ is its own, for each format:
 With DATABASE_URL set (PostgreSQL), that database is used: point it at a scratch database;
 --reuse skips building the data when it already holds N responses.
 
-    .venv/bin/python bench/export_bench.py [--n 100000] [--formats parquet,csv,jsonl] [--reuse]
+    .venv/bin/python bench/export_bench.py [--n 100000] [--formats parquet,csv,jsonl] [--reuse] [--smoke]
 """
 import argparse
 import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import print_table, setup_django  # noqa: E402
+import _procs  # noqa: E402
+from _setup import print_table, setup_django, smoke_argument  # noqa: E402
 
 HERE = Path(__file__).resolve()
 
@@ -48,7 +48,7 @@ def populate(n):
         for i in range(14)
     ]
     users = [User.objects.create(username=f"expert{i}") for i in range(3)]
-    configs = [JudgeSetting.objects.create(name=f"judge{i}", model=f"model-{i}") for i in range(4)]
+    judge_settings = [JudgeSetting.objects.create(name=f"judge{i}", model=f"model-{i}") for i in range(4)]
     # Rows go in through the importers' multi-row INSERTs: building model instances took most of the time.
     responses, labels, results = Inserter(Response), Inserter(Label), Inserter(JudgeResult)
     batch = 5000
@@ -66,10 +66,10 @@ def populate(n):
             for pk, r in zip(ids, rows) for u in users
         ])
         results.insert([
-            {"config_id": c.pk, "response_id": pk, "cache_key": f"{c.pk}-{pk}", "status": "ok",
+            {"setting_id": s.pk, "response_id": pk, "cache_key": f"{s.pk}-{pk}", "status": "ok",
              "score": float(r["gold_score"]) + 1, "rationale": "Overall Score: 5\nThe student ...",
              "raw_output": "Overall Score: 5\nThe student ...", "prompt_tokens": 900, "completion_tokens": 300}
-            for pk, r in zip(ids, rows) for c in configs
+            for pk, r in zip(ids, rows) for s in judge_settings
         ])
 
 
@@ -135,8 +135,8 @@ def child_pandas(out, fmt):
 def run_child(kind, fmt, env):
     out = tempfile.mkdtemp(prefix=f"export-{kind}-")
     try:
-        result = subprocess.run([sys.executable, str(HERE), "--child", kind, "--format", fmt, "--out", out],
-                                env=env, check=True, capture_output=True, text=True)
+        result = _procs.run([sys.executable, str(HERE), "--child", kind, "--format", fmt, "--out", out],
+                            env=env, check=True, capture_output=True, text=True)
         data = json.loads(result.stdout.strip().splitlines()[-1])
         data["mb_written"] = sum(p.stat().st_size for p in Path(out).iterdir()) / 1e6
         return data
@@ -160,7 +160,10 @@ def main():
     parser.add_argument("--ours-only", action="store_true", help="skip the pandas peer (it needs ~9 GB at 1M responses)")
     parser.add_argument("--child", choices=["ours", "pandas"])
     parser.add_argument("--out")
+    smoke_argument(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.repeat = 300, 1
     if args.child:
         sys.path.insert(0, str(HERE.parent.parent))
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

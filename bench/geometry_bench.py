@@ -30,7 +30,7 @@ from io import StringIO
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import ROOT, print_table, setup_django, timed  # noqa: E402
+from _setup import ROOT, print_table, setup_django, smoke_argument, timed  # noqa: E402
 
 DEMO = ROOT / "fixtures" / "demo"
 
@@ -70,7 +70,10 @@ def main():
     parser.add_argument("--permutations", type=int, default=1000)
     parser.add_argument("--no-clusters", action="store_true")
     parser.add_argument("--json", action="store_true", help="Print the figures as JSON too.")
+    smoke_argument(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.copies, args.bootstrap, args.permutations, args.no_clusters = 1, 20, 20, True
 
     load_before = os.getloadavg()
     setup_django()

@@ -17,14 +17,14 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import generate_release, print_table, setup_django, timed  # noqa: E402
+import _procs  # noqa: E402
+from _setup import generate_release, print_table, setup_django, smoke_argument, timed  # noqa: E402
 
 
 def baseline(path):
@@ -84,8 +84,8 @@ def child(kind, path):
 
 def run_child(kind, path):
     env = {**os.environ, "REALMATH_IMPORT_MAX_BYTES": str(path.stat().st_size + 1)}
-    result = subprocess.run([sys.executable, __file__, "--child", kind, "--file", str(path)], check=True,
-                            capture_output=True, text=True, env=env)
+    result = _procs.run([sys.executable, __file__, "--child", kind, "--file", str(path)], check=True,
+                        capture_output=True, text=True, env=env)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -96,7 +96,10 @@ def main():
     parser.add_argument("--file")
     parser.add_argument("--ours-only", action="store_true",
                         help="skip the baseline (json.load holds the whole file: ~25 GB at 1M records)")
+    smoke_argument(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.n = 200
     if args.child:
         child(args.child, Path(args.file))
         return

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,17 +29,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _procs  # noqa: E402
+from _setup import copy_template_database, smoke_argument  # noqa: E402
 
 
 def start_server(latency, command=None):
     """The loopback server as its own process (`command`: another way to start it that prints
     its URL first); returns the process and the URL."""
     command = command or [sys.executable, str(ROOT / "tests" / "llm_server.py"), "--port", "0", "--latency", str(latency)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    proc = _procs.spawn(command, stdout=subprocess.PIPE, text=True)  # stopped with the bench however it ends
     line = proc.stdout.readline()
     match = re.search(r"(http://\S+/v1)", line)
     if not match:
-        proc.kill()
+        _procs.stop(proc)
         raise SystemExit(f"the LLM server did not start: {line!r}")
     return proc, match.group(1)
 
@@ -132,6 +134,8 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
     """Judge settings and runs through Celery, as `run_judges` or the run page start them."""
     import django
 
+    migrated = copy_template_database(scratch / "bench.sqlite3")
+
     django.setup()
     from django.core.management import call_command
     from django.db.models import Count, Max
@@ -140,7 +144,8 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
     from grading.judges import services
     from grading.models import JudgeRun, JudgeRunItem, LlmEndpoint
 
-    call_command("migrate", verbosity=0)
+    if not migrated:  # a copy of the smoke run's migrated database needs none
+        call_command("migrate", verbosity=0)
     call_command("import_realmath", str(ROOT / "fixtures" / "demo" / "realmath_eval.json"), verbosity=0)
     sources = list(Response.objects.order_by("id"))
     Response.objects.bulk_create(
@@ -181,12 +186,11 @@ def celery_worker(workers, scratch):
     ready and with this process's broker connection open; stopped (its process group) after."""
     from celery import current_app
 
-    worker = subprocess.Popen(
+    worker = _procs.spawn(  # its own process group, stopped with the bench however it ends
         [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", os.environ["REALMATH_JUDGE_QUEUE"],
          "--concurrency", str(workers), "--without-gossip", "--without-mingle", "--without-heartbeat",
          "--loglevel", "INFO", "-n", f"bench-{uuid.uuid4().hex[:6]}@%h"],
         cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=open(scratch / "worker.log", "w"),
-        start_new_session=True,
     )
     try:
         wait_ready(worker, scratch / "worker.log")
@@ -197,11 +201,7 @@ def celery_worker(workers, scratch):
             producer.connection.ensure_connection(max_retries=3)
         yield worker
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
+        _procs.stop(worker, grace=20)
 
 
 def wait_ready(worker, log, timeout=180):
@@ -241,8 +241,12 @@ def main():
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (make run uses 2)")
+    smoke_argument(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.answers, args.judges, args.latency, args.workers = 16, 2, 0.05, 1
 
+    _procs.install()
     scratch = scratch_environment("judge-bench", api_key="bench")
     n = args.answers * args.judges
     ideal = n * args.latency / args.concurrency
@@ -256,8 +260,7 @@ def main():
         mine, states, chunk, profile = ours(url, args.answers, args.judges, args.concurrency, args.workers, scratch)
         my_stats = server_stats(url)
     finally:
-        server.terminate()
-        server.wait(10)
+        _procs.stop(server)
         shutil.rmtree(scratch, ignore_errors=True)
 
     broker = os.environ.get("CELERY_BROKER_URL", "filesystem://").split("@")[-1]

@@ -20,7 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import print_table, setup_django  # noqa: E402
+from _setup import print_table, setup_django, smoke_argument  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "demo" / "realmath_eval.json"
 N_QUESTIONS = 14
@@ -158,7 +158,10 @@ def main():
     parser.add_argument("--large", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--annotators", type=int, default=10, help="team size; every response gets k=2 of them")
+    smoke_argument(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.small, args.large, args.repeat, args.annotators = 40, 120, 2, 3
     setup_django()
     from django.conf import settings
     from django.test import Client

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import print_table, setup_django, timed  # noqa: E402
+from _setup import print_table, setup_django, smoke_argument, timed  # noqa: E402
 
 
 def populate(n, tag, seed=5):
@@ -195,7 +195,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000])
     parser.add_argument("--no-demo", action="store_true", help="skip the timings on the demo")
+    smoke_argument(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.no_demo = [200], True
     setup_django()
     import config.wsgi  # noqa: F401  (what a web process imports at start, warm-up included)
 

@@ -31,7 +31,6 @@ machine, quote it with the figures.
 """
 import argparse
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -43,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 os.environ["CELERY_TASK_ALWAYS_EAGER"] = "false"
 
-from _setup import ROOT, print_table, setup_django  # noqa: E402
+import _procs  # noqa: E402
+from _setup import ROOT, print_table, setup_django, smoke_argument  # noqa: E402
 
 
 def bare_call(name):
@@ -142,11 +142,11 @@ class Worker:
         env = dict(os.environ, OCR_QUEUE=self.queue)
         env.pop("CELERY_TASK_ALWAYS_EAGER", None)
         self.log = open(self.log_path, "w")
-        self.process = subprocess.Popen(
+        self.process = _procs.spawn(  # its own process group, stopped with the bench however it ends
             [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queue,
              "--concurrency", str(self.concurrency), "--pool", "prefork", "--without-gossip",
              "--without-mingle", "--without-heartbeat", "--loglevel", "INFO", "-n", f"{self.queue}@%h"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 120
         while "ready." not in self.log_path.read_text():
@@ -162,12 +162,7 @@ class Worker:
     def stop(self):
         if self.process is None:
             return
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(10)
+        _procs.stop(self.process, grace=30)
         self.log.close()
 
 
@@ -255,7 +250,10 @@ def main():
     parser.add_argument("--engines", default="rapidocr,tesseract")
     parser.add_argument("--concurrency", type=int, default=os.cpu_count(), help="worker processes (as make worker)")
     parser.add_argument("--rounds", type=int, default=2, help="bare and worker alternate this many times; medians")
+    smoke_argument(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.pages, args.size, args.engines, args.concurrency, args.rounds = 1, "small", "tesseract", 1, 1
     setup_django()
 
     from django.conf import settings

@@ -46,6 +46,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import _procs  # noqa: E402
+from _setup import copy_template_database, smoke_argument  # noqa: E402
 from judge_bench import (  # noqa: E402  (bench/ is on the path as the script's folder)
     celery_worker,
     scratch_environment,
@@ -136,6 +138,8 @@ def ours(url, made, output_tokens, workers, scratch):
     """One judge run through Celery with the endpoint's limits blank: (seconds, item states)."""
     import django
 
+    migrated = copy_template_database(scratch / "bench.sqlite3")
+
     django.setup()
     from django.core.management import call_command
     from django.db.models import Count
@@ -144,7 +148,8 @@ def ours(url, made, output_tokens, workers, scratch):
     from grading.judges import services
     from grading.models import JudgeRun, JudgeRunItem, LlmEndpoint
 
-    call_command("migrate", verbosity=0)
+    if not migrated:  # a copy of the smoke run's migrated database needs none
+        call_command("migrate", verbosity=0)
     call_command("import_realmath", str(ROOT / "fixtures" / "demo" / "realmath_eval.json"), verbosity=0)
     by_problem = {q.statement.strip(): q for q in Question.objects.all()}
     Response.objects.bulk_create(
@@ -200,10 +205,15 @@ def main():
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (make run uses 2)")
     parser.add_argument("--batch", action="store_true", help="then run bench/provider_bench_batch.py if it exists")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    smoke_argument(parser)
     args = parser.parse_args()
+    if args.smoke:  # a miniature: 40 calls, 2-s "minutes"
+        args.calls, args.rpm, args.tpm, args.minute, args.workers = 40, 600, 400_000, 2, 1
+        args.latency, args.latency_max = 0.02, 0.05
     if args.serve:
         serve(args)
         return
+    _procs.install()
 
     scratch = scratch_environment("provider-bench", api_key="bench-ours",
                                   REALMATH_RATELIMIT_WINDOW_SECONDS=str(args.minute))
@@ -216,8 +226,7 @@ def main():
         my_time, states = ours(url, made, args.output_tokens, args.workers, scratch)
         my_stats = server_stats(url)
     finally:
-        server.terminate()
-        server.wait(10)
+        _procs.stop(server)
         shutil.rmtree(scratch, ignore_errors=True)
 
     my_tokens = my_stats["limits"]["charged_tokens"] - base_stats["limits"]["charged_tokens"]

@@ -151,7 +151,10 @@ def main():
     parser.add_argument("--delay", type=float, default=20.0, help="seconds from a batch's creation to its completion")
     parser.add_argument("--max-lines", type=int, default=50_000, help="lines per uploaded file")
     parser.add_argument("--poll", type=float, default=1.0, help="the first wait between polls (LLM_BATCH_POLL_SECONDS)")
+    parser.add_argument("--smoke", action="store_true", help="a size that runs in seconds (make bench-smoke)")
     args = parser.parse_args()
+    if args.smoke:
+        args.calls, args.delay, args.max_lines, args.poll = 20, 1.0, 8, 0.2
     figures = run(args.calls, delay=args.delay, max_lines=args.max_lines, poll_seconds=args.poll)
     ok = figures["attached"] == args.calls and figures["duplicated"] == 0 and figures["live_calls"] == 0
     raise SystemExit(0 if ok else 1)

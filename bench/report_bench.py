@@ -7,31 +7,35 @@ set, a CAS final-answer setting: scores invented, seeded), and times the methods
 logged-in reviewer through the Django test client, every setting, first and warm) and the
 `methods_report` command, with their query counts. Target (issue 34): under 2 s.
 
-    .venv/bin/python bench/report_bench.py
+    .venv/bin/python bench/report_bench.py [--smoke]
 """
+import argparse
 import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import ROOT, print_table, setup_django  # noqa: E402
+from _setup import ROOT, print_table, setup_django, smoke_argument  # noqa: E402
 
 RELEASE = ROOT / "fixtures" / "realmath_eval_full"
 
 
-def populate(seed=3):
+def populate(seed=3, smoke=False):
     import numpy as np
     from django.core.management import call_command
 
     from annotation.models import Response
     from grading.models import JudgeResult, JudgeSetting, PromptSet
 
-    call_command("import_realmath", str(RELEASE / "realmath_eval.json"), "--exam", "RealMath-Eval", verbosity=0)
-    call_command("import_realmath", str(RELEASE / "realmath_eval_llm_answer.json"), "--exam", "RealMath-Eval",
-                 verbosity=0)
-    for name, file in (("vf", "VF_realmath_eval.json"), ("wtf", "write_through_first_realmath_eval.json")):
-        call_command("import_realmath", str(RELEASE / file), "--prompt-set", name, verbosity=0)
+    if smoke:  # the demo's sample: 2 questions, 32 answers, no prompt sets
+        call_command("import_realmath", str(ROOT / "fixtures" / "demo" / "realmath_eval.json"), verbosity=0)
+    else:
+        call_command("import_realmath", str(RELEASE / "realmath_eval.json"), "--exam", "RealMath-Eval", verbosity=0)
+        call_command("import_realmath", str(RELEASE / "realmath_eval_llm_answer.json"), "--exam", "RealMath-Eval",
+                     verbosity=0)
+        for name, file in (("vf", "VF_realmath_eval.json"), ("wtf", "write_through_first_realmath_eval.json")):
+            call_command("import_realmath", str(RELEASE / file), "--prompt-set", name, verbosity=0)
     rng = np.random.default_rng(seed)
     answers = list(Response.objects.filter(gold_score__isnull=False).values_list("pk", "gold_score", "question__full_score"))
     settings = [JudgeSetting.objects.create(name=f"bench rubric {strategy}", kind="rubric", model="m", strategy=strategy)
@@ -53,16 +57,20 @@ def populate(seed=3):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    smoke_argument(parser)
+    args = parser.parse_args()
     setup_django()
-    from accounts.services import create_user_with_role
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
+    from accounts.services import create_user_with_role
+
     start = time.perf_counter()
-    n_answers, n_settings = populate()
+    n_answers, n_settings = populate(smoke=args.smoke)
     print(f"imported and judged {n_answers} answers, {n_settings} settings in {time.perf_counter() - start:.1f} s")
     user = create_user_with_role("bench-reviewer", "bench-password-1", "reviewer")
     client = Client(HTTP_HOST="127.0.0.1")  # an allowed host (DJANGO_ALLOWED_HOSTS)
