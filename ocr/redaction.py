@@ -35,17 +35,21 @@ ENGINE_FILL = "white"
 EXPORT_FILL = "black"
 
 
-def black_out(image: Image.Image, regions, *, fill: str = EXPORT_FILL) -> Image.Image:
+def black_out(image: Image.Image, regions, *, fill: str = EXPORT_FILL, align: int = 1) -> Image.Image:
     """A copy of `image` with every region (page fractions) filled with one colour (`fill`, a
     Pillow colour name); the image itself when there is none. Each region covers every pixel it
-    touches (rounded outwards)."""
+    touches (rounded outwards), and with `align` whole tiles of that many pixels (a JPEG's blocks)."""
     if not regions:
         return image
     copy = image.copy()
     draw = ImageDraw.Draw(copy)
     colour = ImageColor.getcolor(fill, copy.mode if copy.mode in ("L", "RGB", "RGBA") else "L")
-    for box in pixel_boxes(copy.size, regions):
-        draw.rectangle(box, fill=colour)
+    for left, top, right, bottom in pixel_boxes(copy.size, regions):
+        if align > 1:
+            left, top = left - left % align, top - top % align
+            right = min(copy.width - 1, right - right % align + align - 1)
+            bottom = min(copy.height - 1, bottom - bottom % align + align - 1)
+        draw.rectangle((left, top, right, bottom), fill=colour)
     return copy
 
 
@@ -106,3 +110,27 @@ def deskewed_regions(regions, form_size, angle, canvas_size=None) -> list[list[f
         return regions
     canvas_size = canvas_size or rotated_size(form_size, angle)
     return regions + [box for box in on_canvas(regions, form_size, canvas_size) if box not in regions]
+
+
+def scan_regions(regions, size, angle) -> list[list[float]]:
+    """The regions (fractions of the upright form) on the scan as uploaded, which holds the form
+    turned `angle` degrees off: for each region, the box that holds it turned either way (and the
+    region itself), as fractions of `size`. Generous on purpose: for images people outside the
+    review team get, where a few more blank pixels cost nothing."""
+    regions = [list(region) for region in regions or ()]
+    if not regions or not angle:
+        return regions
+    width, height = size
+    boxes = list(regions)
+    for sign in (1, -1):
+        cos, sin = math.cos(math.radians(sign * angle)), math.sin(math.radians(sign * angle))
+        for x0, y0, x1, y1 in regions:
+            xs, ys = [], []
+            for x, y in ((x0, y0), (x1, y0), (x0, y1), (x1, y1)):
+                dx, dy = (x - 0.5) * width, (y - 0.5) * height
+                xs.append((width / 2 + dx * cos - dy * sin) / width)
+                ys.append((height / 2 + dx * sin + dy * cos) / height)
+            box = [max(0.0, min(xs)), max(0.0, min(ys)), min(1.0, max(xs)), min(1.0, max(ys))]
+            if box[0] < box[2] and box[1] < box[3] and box not in boxes:
+                boxes.append(box)
+    return boxes

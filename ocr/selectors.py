@@ -353,8 +353,19 @@ def pages_with_context() -> QuerySet[Page]:
 
 
 def page_renditions() -> QuerySet[Page]:
-    """Pages with only their image files, status and response: what the image view looks one up in."""
-    return Page.objects.only("id", "web", "thumb", "processed", "master", "status", "response_id")
+    """Pages with only their image files, status and response, and what says whether and where an
+    annotator's copy is blanked (the batch's template and exam, the page's place, size and skew):
+    what the image view looks one up in."""
+    return Page.objects.select_related("batch__exam").only(
+        "id", "web", "thumb", "processed", "master", "status", "response_id", "index_in_file", "width", "height",
+        "skew_degrees", "batch__roster", "batch__template", "batch__exam__blind",
+    )
+
+
+def redacted_for(user, page: Page) -> bool:
+    """Whether `user` gets the page's images with its redaction regions blanked: an annotator (not a
+    reviewer) on a blind exam. Reviewers and admins, who check and fix packets, see the scan whole."""
+    return not is_reviewer(user) and page.batch.exam.blind and bool(page.redaction_regions)
 
 
 def scan_batch(pk: int) -> ScanBatch | None:
