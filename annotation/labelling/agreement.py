@@ -16,7 +16,10 @@ counts as the rater "imported"):
   where different responses have different raters, with the unbalanced-design k0 of
   Donner (1986) when responses have different numbers of labels.
 
-A measure that is undefined on the data (too few items, no variance) is None.
+A measure that is undefined on the data (too few items, no variance; Krippendorff's alpha below two
+pairable units) is None. The ICC estimators are ratios of mean squares, not correlations: under
+systematic disagreement they fall below 0 and can leave [-1, 1] (ICC(2,1) = -2 for four answers
+scored (0, 3), (3, 0), (1, 2), (2, 1)); they are reported as computed, and the agreement page says so.
 """
 import math
 import warnings
@@ -92,8 +95,8 @@ def krippendorff_interval(units):
     """Krippendorff's alpha (interval) of units given as {rater: score} dicts."""
     raters = sorted({r for unit in units for r in unit})
     pairable = [u for u in units if len(u) >= 2]
-    if len(raters) < 2 or not pairable:
-        return None
+    if len(raters) < 2 or len(pairable) < 2:
+        return None  # one pairable unit: alpha is 0 by its formula, not a measurement ("—")
     data = np.full((len(raters), len(pairable)), np.nan)
     index = {r: i for i, r in enumerate(raters)}
     for column, unit in enumerate(pairable):

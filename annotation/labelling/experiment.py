@@ -14,10 +14,12 @@ or would have been, is recorded on the label when it is submitted (`Label.anchor
   in the arm (pairs across arms are counted, not used), mean |expert - expert| and the share of
   pairs within one point.
 
-Each with a seeded percentile bootstrap 95% interval (resampling the arm's labels or pairs), and
-the difference shown - hidden with its bootstrap interval (each arm resampled apart) and a
-two-sided permutation test (arm labels shuffled among the labels or pairs; p = (1 + #{|perm| >=
-|observed|}) / (1 + permutations)). Pure functions, no Django.
+Each with a seeded 95% interval from a cluster bootstrap of whole answers (core.uncertainty: the
+labels and pairs of one answer are not independent; none from fewer than 5 answers), and the
+difference shown - hidden with its interval (each arm's answers resampled apart) and a two-sided
+permutation test (arm labels shuffled among the labels or pairs, which the randomisation of each
+assignment justifies; p = (1 + #{|perm| >= |observed|}) / (1 + permutations), never 0). Pure
+functions, no Django.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ from collections import defaultdict
 from itertools import combinations
 
 import numpy as np
+
+from core import uncertainty
 
 RESAMPLES = 1000
 PERMUTATIONS = 2000
@@ -45,31 +49,35 @@ def anchor_shown(seed: int, response_id: int, annotator_id: int) -> bool:
     return bool(digest[0] & 1)
 
 
-def _interval(values, rng, n_resamples, statistic=np.mean):
-    values = np.asarray(values, dtype=float)
-    if values.size < 2 or not n_resamples:
+def _means(values, answers, rng, n_resamples):
+    """(resampled means, number of answers): whole answers drawn with replacement; None when
+    fewer than core.uncertainty.MIN_CLUSTERS answers or no resamples."""
+    codes, k = uncertainty.cluster_codes(answers)
+    if k < uncertainty.MIN_CLUSTERS or not n_resamples:
+        return None, k
+    table = np.column_stack([np.ones(len(values)), np.asarray(values, dtype=float)])
+    totals = uncertainty.resampled_totals(table, codes, k, rng, n_resamples)
+    return totals[:, 1] / totals[:, 0], k
+
+
+def _interval(values, answers, rng, n_resamples):
+    draws, k = _means(values, answers, rng, n_resamples)
+    if draws is None:
         return [None, None]
-    draws = rng.integers(0, values.size, size=(n_resamples, values.size))
-    return _percentile_interval(statistic(values[draws], axis=1))
-
-
-def _percentile_interval(stats):
-    """The central CONFIDENCE interval of bootstrap statistics, as [low, high]."""
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.percentile(stats, [tail, 100 - tail])
-    return [float(low), float(high)]
+    return uncertainty.percentile(draws, confidence=CONFIDENCE, unit="answer", clusters=k).bounds()
 
 
 def _difference(shown, hidden, rng, n_resamples, n_permutations):
+    (shown, shown_answers), (hidden, hidden_answers) = shown, hidden
     shown, hidden = np.asarray(shown, dtype=float), np.asarray(hidden, dtype=float)
     if not shown.size or not hidden.size:
         return {"difference": None, "difference_ci": [None, None], "p_value": None}
     observed = float(shown.mean() - hidden.mean())
     ci = [None, None]
-    if shown.size >= 2 and hidden.size >= 2 and n_resamples:
-        a = shown[rng.integers(0, shown.size, size=(n_resamples, shown.size))].mean(axis=1)
-        b = hidden[rng.integers(0, hidden.size, size=(n_resamples, hidden.size))].mean(axis=1)
-        ci = _percentile_interval(a - b)
+    a, _ = _means(shown, shown_answers, rng, n_resamples)
+    b, _ = _means(hidden, hidden_answers, rng, n_resamples)
+    if a is not None and b is not None:
+        ci = uncertainty.percentile(a - b, confidence=CONFIDENCE, unit="answer").bounds()
     p_value = None
     if n_permutations:
         pooled = np.concatenate([shown, hidden])
@@ -78,13 +86,13 @@ def _difference(shown, hidden, rng, n_resamples, n_permutations):
             order = rng.permutation(pooled.size)
             diff = pooled[order[: shown.size]].mean() - pooled[order[shown.size:]].mean()
             extreme += abs(diff) >= abs(observed) - 1e-12
-        p_value = (1 + extreme) / (1 + n_permutations)
+        p_value = uncertainty.monte_carlo_p(extreme, n_permutations)
     return {"difference": observed, "difference_ci": ci, "p_value": p_value}
 
 
 def _expert_pairs(labels):
-    """{arm: [|a - b| of each pair of labels of one response, both in the arm]}, and the number of
-    pairs whose labels are in different arms."""
+    """{arm: [(|a - b|, response) of each pair of labels of one response, both in the arm]}, and
+    the number of pairs whose labels are in different arms."""
     by_response = defaultdict(list)
     for label in labels:
         by_response[label["response"]].append(label)
@@ -94,7 +102,8 @@ def _expert_pairs(labels):
             if a["shown"] != b["shown"]:
                 mixed += 1
                 continue
-            pairs["shown" if a["shown"] else "hidden"].append(abs(float(a["expert"]) - float(b["expert"])))
+            pairs["shown" if a["shown"] else "hidden"].append((abs(float(a["expert"]) - float(b["expert"])),
+                                                               a["response"]))
     return pairs, mixed
 
 
@@ -109,25 +118,27 @@ def anchoring_figures(labels, *, n_resamples=RESAMPLES, n_permutations=PERMUTATI
     samples = {}
     for arm, rows in per_arm.items():
         judged = [row for row in rows if row.get("judge") is not None]
-        samples[arm] = {
-            "abs_diff": [abs(float(r["expert"]) - float(r["judge"])) for r in judged],
-            "signed_diff": [float(r["expert"]) - float(r["judge"]) for r in judged],
+        answers = [r["response"] for r in judged]
+        samples[arm] = {  # (values, the answer of each): intervals resample whole answers
+            "abs_diff": ([abs(float(r["expert"]) - float(r["judge"])) for r in judged], answers),
+            "signed_diff": ([float(r["expert"]) - float(r["judge"]) for r in judged], answers),
         }
     pairs, mixed = _expert_pairs(labels)
     for arm in ARMS:
-        samples[arm]["expert_mad"] = pairs[arm]
-        samples[arm]["expert_within_one"] = [float(d <= 1 + 1e-9) for d in pairs[arm]]
+        pair_answers = [response for _, response in pairs[arm]]
+        samples[arm]["expert_mad"] = ([d for d, _ in pairs[arm]], pair_answers)
+        samples[arm]["expert_within_one"] = ([float(d <= 1 + 1e-9) for d, _ in pairs[arm]], pair_answers)
     arms = {}
     for arm in ARMS:
         arms[arm] = {
             "n_labels": len(per_arm[arm]),
-            "n_judged": len(samples[arm]["abs_diff"]),
+            "n_judged": len(samples[arm]["abs_diff"][0]),
             "n_pairs": len(pairs[arm]),
         }
         for measure in MEASURES:
-            values = samples[arm][measure]
+            values, answers = samples[arm][measure]
             arms[arm][measure] = float(np.mean(values)) if values else None
-            arms[arm][f"{measure}_ci"] = _interval(values, rng, n_resamples)
+            arms[arm][f"{measure}_ci"] = _interval(values, answers, rng, n_resamples)
     tests = {
         measure: _difference(samples["shown"][measure], samples["hidden"][measure], rng, n_resamples, n_permutations)
         for measure in MEASURES
@@ -142,5 +153,5 @@ def anchoring_figures(labels, *, n_resamples=RESAMPLES, n_permutations=PERMUTATI
         "permutations": n_permutations,
         "seed": seed,
         "test": "two-sided permutation test of the difference of means (shown − hidden), arm labels shuffled; "
-                "interval of the difference from a bootstrap of each arm apart",
+                "intervals from a bootstrap of whole answers, each arm apart (none from fewer than 5 answers)",
     }

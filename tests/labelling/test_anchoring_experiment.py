@@ -56,11 +56,16 @@ def test_figures_on_a_constructed_case():
     assert shown["signed_diff"] == pytest.approx(-0.5) and hidden["signed_diff"] == pytest.approx(-3.0)
     assert shown["expert_mad"] == 0 and hidden["expert_mad"] == 2
     assert shown["expert_within_one"] == 1 and hidden["expert_within_one"] == 0
-    low, high = shown["abs_diff_ci"]
-    assert 0 <= low <= 0.5 <= high <= 1
+    # two answers per arm: no interval (whole answers are resampled; core.uncertainty.MIN_CLUSTERS)
+    assert shown["abs_diff_ci"] == [None, None]
     test = figures["tests"]["abs_diff"]
-    assert test["difference"] == pytest.approx(-2.5)
-    assert test["difference_ci"][1] < 0  # the interval excludes no difference
+    assert test["difference"] == pytest.approx(-2.5) and test["difference_ci"] == [None, None]
+    # the same labels on three times as many answers: six per arm, intervals from whole answers
+    more = [{**label, "response": label["response"] + 10 * copy} for copy in range(3) for label in labels]
+    bigger = anchoring_figures(more, seed=3)
+    low, high = bigger["arms"]["shown"]["abs_diff_ci"]
+    assert 0 <= low <= 0.5 <= high <= 1
+    assert bigger["tests"]["abs_diff"]["difference_ci"][1] < 0  # the interval excludes no difference
     # 8 labels split 4/4: the most extreme split has permutation probability 2/70, so p is small but not 0.
     assert 0 < test["p_value"] < 0.05
     assert anchoring_figures(labels, seed=3) == figures  # seeded: repeatable
