@@ -193,3 +193,32 @@ def test_katex_renders_under_a_csp_without_inline_styles(page, live_server, anno
     assert page.eval_on_selector("#math-probe .katex .strut", "s => s.style.height") != ""
     assert page.evaluate("() => window.__csp") == []
     assert [t for t, _ in warnings] == ["warning"], warnings  # the unparsed formula, as a warning
+
+
+def test_a_wide_table_scrolls_in_its_card_with_a_cue(page, live_server, annotator):
+    """Issue 39: a table wider than its card (the per-question metrics at common widths) lost its
+    last columns from sight with nothing saying so; now its card scrolls, its right edge fades
+    while columns are hidden there, and the fade goes once they are scrolled into view."""
+    login(page, live_server, annotator.username)
+    page.set_viewport_size({"width": 800, "height": 700})
+    page.goto(f"{live_server.url}/questions/")
+    page.evaluate("""() => {
+        const wrap = document.createElement('div');
+        wrap.className = 'table-wrap'; wrap.id = 'wide-probe';
+        const cells = Array.from({length: 24}, (_, i) => '<td>column ' + i + ' 0.123 [0.100, 0.200]</td>').join('');
+        wrap.innerHTML = '<table class="grid"><tbody><tr>' + cells + '</tr></tbody></table>';
+        document.querySelector('main').appendChild(wrap);
+        window.RealMath.markWideTables(document);
+    }""")
+    wrap = page.locator("#wide-probe")
+    assert "scrolls" in wrap.get_attribute("class") and "at-end" not in wrap.get_attribute("class")
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")  # the page does not widen
+    mask = page.evaluate("() => { const s = getComputedStyle(document.getElementById('wide-probe'));"
+                         " return s.webkitMaskImage || s.maskImage; }")
+    assert mask and mask != "none"  # the cue
+    assert wrap.get_attribute("tabindex") == "0"  # scrolls by keyboard too
+    page.evaluate("() => { const w = document.getElementById('wide-probe'); w.scrollLeft = w.scrollWidth; }")
+    page.wait_for_function("() => document.getElementById('wide-probe').classList.contains('at-end')")
+    last = page.locator("#wide-probe td").last.bounding_box()
+    box = wrap.bounding_box()
+    assert last["x"] + last["width"] <= box["x"] + box["width"] + 1  # the last column can be reached

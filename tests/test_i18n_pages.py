@@ -65,6 +65,7 @@ ROSTER TEMPLATE csv json pages_per_student student_id docs md labelling studies
 OPENAI_BASE_URL EXPORT_ROOT IMPORT_ROOT manifest
 gpt v1 v2 v3 Acc ok n k d Tesseract parquet Overall Score chi eng md
 Qwen Qwen3 Embedding Top UMAP HDBSCAN GMM BIC SVD TF IDF Ward gram nats vLLM
+Benjamini Hochberg Yekutieli Bonferroni Holm Fleiss Shrout Fleiss' Shrout's
 """.split())
 
 # Codes that the interface must name in words (issue 39): judge kinds, answer sources, probes,

@@ -257,6 +257,26 @@
 
   window.RealMath.placeRedactions = placeRedactions;
 
+  // Wide tables scroll inside their card (.table-wrap): one that is wider than its card is marked
+  // "scrolls" (its right edge fades while columns are hidden there: "at-end" once scrolled to
+  // them) and can be scrolled with the keyboard (tabindex).
+  function markWideTables(root) {
+    (root || document).querySelectorAll(".table-wrap").forEach(markWideTable);
+  }
+  function markWideTable(wrap) {
+    var wide = wrap.scrollWidth > wrap.clientWidth + 1;
+    wrap.classList.toggle("scrolls", wide);
+    wrap.classList.toggle("at-end", !wide || wrap.scrollLeft + wrap.clientWidth >= wrap.scrollWidth - 1);
+    if (wide && !wrap.hasAttribute("tabindex")) { wrap.setAttribute("tabindex", "0"); }
+  }
+  document.addEventListener("scroll", function (event) {
+    var wrap = event.target;
+    if (wrap && wrap.classList && wrap.classList.contains("table-wrap")) { markWideTable(wrap); }
+  }, true);
+  var resizing = null;
+  window.addEventListener("resize", function () { clearTimeout(resizing); resizing = setTimeout(function () { markWideTables(document); }, 100); });
+  window.RealMath.markWideTables = markWideTables;
+
   // The language menu: links (not submit buttons of a form, which an automation pressing "the
   // form's submit button" would press); a click posts the choice through the menu's hidden form.
   // Without scripts the link opens a page with the one button that switches.
@@ -271,5 +291,7 @@
     form.submit();
   });
 
-  document.addEventListener("DOMContentLoaded", function () { setBars(document); placeRedactions(document); renderMath(document); });
+  document.addEventListener("DOMContentLoaded", function () { setBars(document); placeRedactions(document); renderMath(document); markWideTables(document); });
+  // Math and fonts change widths after the first layout: look again once everything is in.
+  window.addEventListener("load", function () { markWideTables(document); });
 })();
