@@ -2,8 +2,9 @@
 paper's experiment, end to end") tells a user to run it: import the release (224 real + 224
 synthetic answers) and its VF, write-through-first and few-shot variant files, judge with a
 strategy and replay the prompt sets (the scripted judge behind the loopback server), compare them
-paired, run error geometry on the tool's own segments and on the paper's bundle and step surprisal,
-then read the methods report. Commands in this process (--inline), no workers."""
+paired, run the style ablation on the 72 released rewrites, error geometry on the tool's own segments
+and on the paper's bundle and step surprisal on its steps, then read the methods report. Commands in
+this process (--inline), no workers."""
 import json
 import time
 from io import StringIO
@@ -64,18 +65,32 @@ def test_the_paper_experiment_from_its_files(llm_server, tmp_path):
     own = pairs[("paper-rts v1", "paper-fewshot v1")]  # the strategy's own examples are never judged nor counted
     assert own["n_holdout_excluded"] > 0 and own["n_common"] + own["n_holdout_excluded"] == 224
 
-    # 4. Error geometry on the tool's own segments of the release; step surprisal on them. (The paper's
-    # bundle, error_segment_bundle/*.jsonl, is read as released once its reader lands: not yet tested here.)
+    # 4. The style ablation on the 72 hard cases, as released; flagged rewrites judged in a second analysis.
+    out = call("style_ablation", "import", str(RELEASE / "realmath_eval_gemini3pro_hard_cases_ge2_style_transferred_72.json"))
+    assert "72 made" in out
+    ablation = json.loads(call("style_ablation", "run", "--setting", "paper-rts", "--include-flagged", "--bootstrap", "200",
+                               "--inline", "--format", "json"))
+    assert ablation["n_rewrites_judged"] + ablation["n_flagged_judged"] == 72
+
+    # 5. Error geometry on the tool's own segments of the release and on the paper's bundle as released
+    # (the group from each file's name); step surprisal on the bundle's steps.
     lexical = ("--lexical", "--bootstrap", "0", "--permutations", "50", "--no-clusters", "--inline", "--format", "json")
+    t0 = time.perf_counter()
     ours = json.loads(call("error_geometry", "--exam", "RealMath-Eval", *lexical))
     assert ours["counts"]["human"] > 200 and ours["counts"]["synthetic"] > 200
+    t1 = time.perf_counter()
+    theirs = json.loads(call("error_geometry", "--segments-in", str(BUNDLE / "human_error_segments.jsonl"),
+                             "--segments-in", str(BUNDLE / "llm_error_segments.jsonl"), *lexical))
+    assert (theirs["counts"]["human"], theirs["counts"]["synthetic"]) == (278, 328)
+    t2 = time.perf_counter()
     surprisal = json.loads(call("step_surprisal", "--base-url", llm_server.url, "--model", "causal-test",
-                                "--api-key-env", KEY, "--exam", "RealMath-Eval", "--limit", "20", "--bootstrap", "0",
-                                "--inline", "--format", "json"))
-    assert surprisal["study"] == "step_surprisal" and surprisal["counts"]["segments"] > 0
+                                "--api-key-env", KEY, "--segments-in", str(BUNDLE / "human_error_steps_step_split.jsonl"),
+                                "--segments-in", str(BUNDLE / "llm_error_steps_step_split.jsonl"), "--limit", "20",
+                                "--bootstrap", "0", "--inline", "--format", "json"))
+    assert surprisal["study"] == "step_surprisal" and surprisal["groups"]["human"]["transitions"] > 0
     studied = time.perf_counter()
 
-    # 5. The methods report: every setting, the prompt sets named, the paired pairs, the geometry run chosen.
+    # 6. The methods report: every setting, the prompt sets named, the pairs, each study, the geometry run chosen.
     report = tmp_path / "report.md"
     reported = time.perf_counter()
     call("methods_report", "--format", "markdown", "--bootstrap", "200", "--geometry-run", str(ours["run"]),
@@ -87,9 +102,12 @@ def test_the_paper_experiment_from_its_files(llm_server, tmp_path):
     assert "prompt set vf (VF_realmath_eval.json)" in text
     assert "prompt set fewshot (realmath_eval_fewshot.json)" in text
     assert data["comparison"]["baseline"] == "paper-rts v1" and len(data["comparison"]["pairs"]) == 5
-    assert f"Error geometry: run {ours['run']}, chosen for this report." in text
+    assert f"Error geometry: run {ours['run']}, chosen for this report." in text  # ours, not the newer bundle's
+    [style_run] = data["style_ablation"]["runs"]
+    assert style_run["run"] == ablation["run"] and style_run["with_flagged"]["n_flagged"] == ablation["n_flagged_judged"]
+    assert "Second analysis: flagged rewrites included" in text and "Style ablation: not run." not in text
     assert f"Step surprisal: run {surprisal['run']}, the newest analysed run." in text
     assert data["dataset"]["answers"]["total"] == 448
     elapsed = time.perf_counter() - started
-    print(f"judged in {judged - started:.1f} s, studies {studied - judged:.1f} s, report {reported:.1f} s, "
-          f"all in {elapsed:.1f} s")
+    print(f"judged in {judged - started:.1f} s, studies {studied - judged:.1f} s (style {t0 - judged:.1f}, ours "
+          f"{t1 - t0:.1f}, bundle {t2 - t1:.1f}, surprisal {studied - t2:.1f}), report {reported:.1f} s, all in {elapsed:.1f} s")
