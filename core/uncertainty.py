@@ -169,7 +169,7 @@ def percentile(draws, *, confidence=CONFIDENCE, method=CLUSTER_BOOTSTRAP, unit="
     ordered = np.sort(defined)
     low = _quantile(ordered, tail)
     high = _quantile(ordered, 1 - tail)
-    unbounded = math.isinf(high) and high > 0
+    unbounded = bool(math.isinf(high) and high > 0)
     interval = Interval(float(low), None if unbounded else float(high), method, unit=unit, clusters=clusters,
                         resamples=resamples, undefined=undefined, unbounded=unbounded)
     if math.isinf(low):

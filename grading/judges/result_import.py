@@ -76,11 +76,13 @@ def import_judge_results(
     A record names its response by ``response_id``, or by ``problem_statement`` and
     ``student_response`` (plus ``student_id`` when several students wrote the same text). The
     score is ``model_score`` (or ``score``), else read from the raw judge text (``response``).
-    Records that match nothing are reported, never guessed.
+    Records that match nothing are reported, never guessed. Two records for one answer (under one
+    setting) refuse the file: which one counts would be a guess.
     """
     records = read_records(raw)
     report = JudgeImportReport(records=len(records))
     configs = {}
+    seen = {}  # (setting name, response id) -> the record that gave its result
     with transaction.atomic():
         for index, record in enumerate(records):
             responses, reason = match_record(record)
@@ -92,6 +94,13 @@ def import_judge_results(
             if name not in configs:
                 configs[name] = _external_config(name, model_name, user)
             for response in responses:
+                first = seen.setdefault((name, response.pk), index)
+                if first != index:
+                    # Two results for one answer under one setting: the later silently replaced the
+                    # earlier (a figure counted one of them, unsaid). Refused; nothing is imported.
+                    raise ImportRefused(
+                        f"Records {first} and {index} are both results for response #{response.pk} under the "
+                        f"setting {name!r}: one answer takes one result per file. Remove one and import again.")
                 _store_imported(configs[name], response, record, index, file_name, report)
     report.configs = [str(c) for c in configs.values()]
     return report

@@ -139,10 +139,10 @@ def confusion_figures(pairs, positive="flaw"):
     n = tp + fp + fn + tn
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None
-    if precision is None or recall is None:
-        f1 = None
-    else:
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    # F1 = 2TP / (2TP + FP + FN): the harmonic mean of precision and recall where both exist, and 0
+    # (not undefined) when the judge flags nothing the experts flagged: TP 0, FP 0, FN 3 is F1 0, as
+    # scikit-learn's f1_score; undefined only with no positive at all on either side.
+    f1 = 2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else None
     return {
         "n": n, "tp": tp, "fp": fp, "fn": fn, "tn": tn,
         "accuracy": (tp + tn) / n if n else None, "precision": precision, "recall": recall, "f1": f1,
