@@ -30,8 +30,10 @@ WIDE_TABLES = """() => [...document.querySelectorAll('main table')].filter(t => 
   const wide = t.getBoundingClientRect().width > box.clientWidth + 1;
   const style = wrap ? getComputedStyle(wrap) : null;
   const mask = style ? (style.webkitMaskImage || style.maskImage || 'none') : 'none';
+  const last = t.querySelector('tr > :last-child');
+  const sticky = !!last && getComputedStyle(last).position === 'sticky';  // the last column stays in view
   return {id: t.id || t.className, wide, wrapped: !!wrap, scrolls: !!wrap && wrap.classList.contains('scrolls'),
-          overflow: style ? style.overflowX : '', cue: mask !== 'none',
+          overflow: style ? style.overflowX : '', cue: mask !== 'none' || sticky,
           atEnd: !!wrap && wrap.classList.contains('at-end')};
 }).filter(t => t.wide)"""
 

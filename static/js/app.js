@@ -268,6 +268,8 @@
     wrap.classList.toggle("scrolls", wide);
     wrap.classList.toggle("at-end", !wide || wrap.scrollLeft + wrap.clientWidth >= wrap.scrollWidth - 1);
     if (wide && !wrap.hasAttribute("tabindex")) { wrap.setAttribute("tabindex", "0"); }
+    var lastCell = wrap.querySelector("tr > :last-child");
+    wrap.classList.toggle("sticky-end", !!lastCell && getComputedStyle(lastCell).position === "sticky");
   }
   document.addEventListener("scroll", function (event) {
     var wrap = event.target;
