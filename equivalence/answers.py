@@ -26,6 +26,7 @@ KIND_NAMES = {
     "choice": M("an option letter"), "text": M("text"), "system": M("a system of assignments"),
     "family": M("a solution family (one piece per integer k)"),
     "piecewise": M("a piecewise answer"), "labelled": M("a labelled answer"), "polar": M("a yes/no answer in words"),
+    "set_literal": M("a set"), "compound": M("an inequality"), "membership": M("a membership"),
 }
 
 

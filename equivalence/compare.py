@@ -136,7 +136,7 @@ class Comparator:
             if answer.kind == "relation_symbol":
                 return answer.value
             if answer.kind == "choice":
-                return answer.symbol or INEQMATH_OPTIONS.get(answer.value, "none of the above")
+                return answer.symbol or INEQMATH_OPTIONS.get(answer.value, M("none of the above"))
             return None
 
         if a.kind == b.kind == "choice":
@@ -235,7 +235,7 @@ class Comparator:
                     value, scale = _value_and_scale(e2, point)
                     if value is not None and abs(value) > mpmath.mpf(10) ** -8 * max(scale, 1):
                         where = ", ".join(f"{s} = {format_value(to_mpc(v, 15), 8)}" for s, v in point.items())
-                        return f"at {where} the first equation holds and the second does not"
+                        return M("at {where} the first equation holds and the second does not", where=where)
         return None
 
     # --- numbers and expressions -------------------------------------------------------------------
@@ -251,8 +251,8 @@ class Comparator:
                     return yes(outcome.method + "-" + (a.unit or b.unit), M('{outcome_explanation} ({note})', outcome_explanation=outcome.explanation, note=note))
                 outcomes.append(outcome)
         if all(o.equivalent is False for o in outcomes):
-            return no(outcomes[0].method, M('{outcomes_0_explanation} (also with the {a_unit_or_b_unit} sign read either way)', outcomes_0_explanation=outcomes[0].explanation, a_unit_or_b_unit=a.unit or b.unit))
-        return unknown("unit", M('undecided with the {a_unit_or_b_unit} sign read either way', a_unit_or_b_unit=a.unit or b.unit))
+            return no(outcomes[0].method, M('{outcomes_0_explanation} (also with the {a_unit_or_b_unit} sign read either way)', outcomes_0_explanation=outcomes[0].explanation, a_unit_or_b_unit=M(a.unit or b.unit)))
+        return unknown("unit", M('undecided with the {a_unit_or_b_unit} sign read either way', a_unit_or_b_unit=M(a.unit or b.unit)))
 
     def plain_values(self, a, b):
         if a.kind == b.kind == "number":
@@ -357,8 +357,10 @@ class Comparator:
             return again
         if again.equivalent is True:
             names = ", ".join(map(str, letters))
+            point = re.search(r"at (.+?):", where)
+            point = point.group(1) if point else where[:80]
             return Outcome(None, "numeric-points-domain",
-                           M('equal at every positive integer {names} tried, different {where_split_0} (outside them): {names2} usually counts something, but no domain was stated, so this is not decided', names=names, where_split_0=where.split(':')[0], names2=names),
+                           M('equal at every positive integer {names} tried, different at {point} (outside them): {names2} usually counts something, but no domain was stated, so this is not decided', names=names, point=point, names2=names),
                            M('domain {names} ∈ ℕ*', names=names))
         return outcome
 
@@ -425,7 +427,7 @@ class Comparator:
                 "numeric-points", M('equal where both are real, different at {disagree_elsewhere} (a question of domain)', disagree_elsewhere=disagree_elsewhere)
             )
         if agree >= 4 and not disagree_elsewhere:
-            inside = f" of the stated domain ({domains.describe(domain)})" if domain else ""
+            inside = M(" of the stated domain ({domain})", domain=domains.describe(domain)) if domain else ""
             if not exact and tolerance != POINT_TOLERANCE:
                 outcome = self.approximation("numeric-points", M('equal at {agree} random points{inside} (seeded) up to the rounding of the written decimals', agree=agree, inside=inside))
             else:
@@ -568,7 +570,7 @@ class Comparator:
             # Where they differ is the symmetric difference: (1, 2] vs [1, 2) differ on {1, 2}.
             known = [extra for extra in (left, right) if extra is sp.S.EmptySet or extra in extras]
             differ = sp.Union(*extras) if len(known) == 2 else extras[0]
-            where = "they differ on" if len(known) == 2 else "they differ at least on"
+            where = M("they differ on") if len(known) == 2 else M("they differ at least on")
             return no("set", M('{set_text_s1} vs {set_text_s2} ({where} {set_text_differ})', set_text_s1=_set_text(s1), set_text_s2=_set_text(s2), where=where, set_text_differ=_set_text(differ)))
         return unknown("set", M('could not decide whether {set_text_s1} equals {set_text_s2}', set_text_s1=_set_text(s1), set_text_s2=_set_text(s2)))
 
@@ -784,10 +786,10 @@ def _unit_readings(answer):
     value = answer.value
     if answer.unit == "percent":
         scaled = rescaled(answer, sp.Rational(1, 100))
-        return [(_plain(answer), "ignoring the % sign"), (scaled, f"{_number_text(value)}% = {_number_text(scaled.value)}")]
+        return [(_plain(answer), M("ignoring the percent sign")), (scaled, f"{_number_text(value)}% = {_number_text(scaled.value)}")]
     if answer.unit == "degree":
         scaled = rescaled(answer, sp.pi / 180)
-        return [(_plain(answer), "ignoring the degree sign"), (scaled, f"{_number_text(value)}\u00b0 = {_number_text(scaled.value)} rad")]
+        return [(_plain(answer), M("ignoring the degree sign")), (scaled, f"{_number_text(value)}\u00b0 = {_number_text(scaled.value)} rad")]
     return [(answer, "")]
 
 

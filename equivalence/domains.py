@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .messages import M
+from .messages import M, joined
 
 INDEX_LETTERS = frozenset({"n", "m", "k"})
 
@@ -49,8 +49,8 @@ class Range:
         if self.high is not None:
             parts.append(f"{name} {'<' if self.high_open else '≤'} {self.high}")
         if self.integer:
-            parts.append(f"{name} integer")
-        return ", ".join(parts) or f"{name} real"
+            parts.append(M("{name} integer", name=name))
+        return joined(", ", parts) or M("{name} real", name=name)
 
 
 POSITIVE_INTEGERS = Range(low=sp.Integer(1), integer=True)
@@ -158,4 +158,4 @@ def _sample(found, value, rng, index):
 
 
 def describe(domain):
-    return "; ".join(found.describe(name) for name, found in sorted(domain.items()))
+    return joined("; ", [found.describe(name) for name, found in sorted(domain.items())])

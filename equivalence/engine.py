@@ -102,11 +102,11 @@ def _judge_into(result, pred, gold, mode, deadline, domain=""):
         result[f"{name}_latex"] = latex_form
         result[f"{name}_kind"] = answers[name].kind
     if normalize(pred) == normalize(gold) and pred.strip():
-        result.update(equivalent=True, method="identical", explanation="the same answer after normalisation")
+        result.update(equivalent=True, method="identical", explanation=M("the same answer after normalisation"))
         return
     if errors:
-        which = " and ".join(errors)
-        reason = joined("; ", [M("{name}: {error}", name=k, error=v) for k, v in errors.items()])
+        which = M("either answer") if len(errors) == 2 else M("the predicted answer") if "pred" in errors else M("the gold answer")
+        reason = joined("; ", [M("{name}: {error}", name=M("predicted") if k == "pred" else M("gold answer"), error=v) for k, v in errors.items()])
         _undecided(result, "unparsed", M('could not read {which} ({reason})', which=which, reason=reason))
         return
     units = {name: canonical_set(parsed_units[name]) for name in parsed_units}

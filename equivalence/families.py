@@ -360,7 +360,7 @@ def _canonical_compare(pieces_a, pieces_b):
         if inside_a is None or inside_b is None:
             return None
         if inside_a != inside_b:
-            where = "the first" if inside_a else "the second"
+            where = M("the first") if inside_a else M("the second")
             return False, "family", (
                 M('{text_origin_probe_period} (+ {period_text}·k) is in {where} answer only; modulo {period_text2}: {view_a} vs {view_b}', text_origin_probe_period=_text(origin + probe * period), period_text=period_text, where=where, period_text2=period_text, view_a=view_a, view_b=view_b)
             )
@@ -492,7 +492,7 @@ def _view(arcs, cuts, period, origin):
 
 def _sampled(pieces_a, pieces_b, budget, points):
     """Look each sampled instance up exactly in the other side; see the module docstring."""
-    for left, right, where in ((pieces_a, pieces_b, "the first"), (pieces_b, pieces_a, "the second")):
+    for left, right, where in ((pieces_a, pieces_b, M("the first")), (pieces_b, pieces_a, M("the second"))):
         for piece in left:
             for k in (SAMPLE_K if piece.period != 0 else [0]):
                 for value in _sample_points(piece, k):
@@ -607,7 +607,7 @@ def _number(value):
 # --- families of points in the plane --------------------------------------------------------------
 
 def _sampled_tuples(first, second, budget):
-    for left, right, where in ((first, second, "the first"), (second, first, "the second")):
+    for left, right, where in ((first, second, M("the first")), (second, first, M("the second"))):
         for member in left.members:
             for k in (SAMPLE_K if member.param is not None else [0]):
                 point = tuple(c.xreplace({member.param: k}) if member.param is not None else c for c in member.coords)

@@ -7,7 +7,9 @@ from django.shortcuts import render
 from django.utils.translation import gettext_lazy
 from django.utils.translation import gettext_lazy as _
 
-from equivalence import MAX_ANSWER_CHARS, check_equivalence, meaning_words
+from equivalence import MAX_SOLUTION_CHARS, check_equivalence, meaning_words
+
+from .answer_messages import presented
 
 # What each group of meaning-bearing words is about (the words themselves are data).
 MEANING_GROUPS = {
@@ -36,18 +38,28 @@ EXAMPLES = [
     ("x = 2 或 x = -1（舍去）", "x = 2"),
     ("12个", "12元"),
     ("3.14", r"\pi"),
+    ("Step 1: $y = 12$.\nFinal Answer: The final answer is $\\frac{3}{4}$. I hope it is correct.", "0.75"),
+    ("当 a>1 时，f(x) 在 (0,+∞) 上单调递增", "当 a>1 时，f(x) 在 (0,+\\infty) 上单调递减"),
+    ("a>1 时单调递增", "a>1"),
+    ("有且只有一个零点", "零点个数为1"),
 ]
+MAX_DOMAIN_CHARS = 300
 
 
 class AnswerCheckForm(forms.Form):
-    pred = forms.CharField(label=gettext_lazy("Predicted answer"), max_length=MAX_ANSWER_CHARS, strip=False,
+    pred = forms.CharField(label=gettext_lazy("Predicted answer"), max_length=MAX_SOLUTION_CHARS, strip=False,
                            widget=forms.Textarea(attrs={"rows": 3, "autofocus": True, "spellcheck": "false"}))
-    gold = forms.CharField(label=gettext_lazy("Gold answer"), max_length=MAX_ANSWER_CHARS, strip=False,
+    gold = forms.CharField(label=gettext_lazy("Gold answer"), max_length=MAX_SOLUTION_CHARS, strip=False,
                            widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
     mode = forms.ChoiceField(
         choices=[("default", gettext_lazy("Default: decimals may round an exact value")),
                  ("strict", gettext_lazy("Strict (IneqMath): a decimal must be the exact value"))],
         initial="default", widget=forms.RadioSelect,
+    )
+    domain = forms.CharField(
+        label=gettext_lazy("Domain stated by the question (optional)"), max_length=MAX_DOMAIN_CHARS, required=False,
+        help_text=gettext_lazy("For example n \\ge 2, n \\in \\mathbb{N}^* or x > 0: point tests stay inside it."),
+        widget=forms.TextInput(attrs={"spellcheck": "false", "placeholder": "n \\ge 2, n \\in \\mathbb{N}^*"}),
     )
     second_opinion = forms.BooleanField(
         label=gettext_lazy("Also ask Math-Verify (a second opinion; ours counts)"), required=False,
@@ -63,12 +75,12 @@ def answer_check(request):
         if form.is_valid():
             data = form.cleaned_data
             verdict = check_equivalence(data["pred"], data["gold"], mode=data["mode"],
-                                        second_opinion=data["second_opinion"])
+                                        second_opinion=data["second_opinion"], domain=data["domain"])
     else:
         form = AnswerCheckForm(initial=_initial(request.GET))
     words = [(MEANING_GROUPS.get(group, group), ", ".join(found)) for group, found in meaning_words().items()]
     return render(request, "grading/judges/equivalence.html",
-                  {"form": form, "verdict": verdict, "examples": [(p, g, _shown(p), _shown(g)) for p, g in EXAMPLES],
+                  {"form": form, "verdict": verdict, "shown": presented(verdict) if verdict else None, "examples": [(p, g, _shown(p), _shown(g)) for p, g in EXAMPLES],
                    "meaning_words": words})
 
 
@@ -85,5 +97,7 @@ def _initial(params):
         initial["second_opinion"] = True
     for field in ("pred", "gold"):
         if params.get(field):
-            initial[field] = params[field][:MAX_ANSWER_CHARS]
+            initial[field] = params[field][:MAX_SOLUTION_CHARS]
+    if params.get("domain"):
+        initial["domain"] = params["domain"][:MAX_DOMAIN_CHARS]
     return initial

@@ -130,3 +130,154 @@ def test_the_page_lists_the_words_that_change_the_meaning(annotator_client):
     html = annotator_client.get(URL).content.decode()
     assert 'id="eq-meaning-words"' in html
     assert "递增" in html and "decreasing" in html and "不存在" in html
+
+
+# --- issues 39 and 41: explanations in Chinese, the text taken from a whole solution, domains ---------
+
+import ast  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from django.utils import translation  # noqa: E402
+
+from accounts.services import set_user_language  # noqa: E402
+from equivalence import check_many  # noqa: E402
+from equivalence.meaning import MEANING_WORDS  # noqa: E402
+from grading.judges import answer_messages  # noqa: E402
+
+from .cases import load_cases  # noqa: E402
+
+LIBRARY = Path(__file__).resolve().parents[2] / "equivalence"
+# English that may stay in a Chinese explanation: names of tools and notations, answer codes.
+ALLOWED_WORDS = {"SymPy", "IneqMath", "Math-Verify", "rejected", "default", "strict", "det", "max", "min", "ln", "boxed",
+                 "begin", "end", "overline", "pm", "mathbb", "modulo", "rad", "yuan", "jiao", "fen"}  # units are notation
+
+
+def _library_templates():
+    """Every template the library can emit, read from its source: M("...") calls (also in a
+    conditional), the tables of templates, and the meaning-word groups."""
+    found = set()
+    for path in LIBRARY.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "M" and node.args:
+                arg = node.args[0]
+                branches = [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]
+                found |= {b.value for b in branches if isinstance(b, ast.Constant) and isinstance(b.value, str)}
+            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") in ("_ONLY_ONE", "template"):
+                for sub in ast.walk(node.value):
+                    if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and "{" in sub.value:
+                        found.add(sub.value)
+    return found | set(MEANING_WORDS)
+
+
+def _skeleton(data):
+    """A message rendered in the active language with every answer-text field replaced by §."""
+    if isinstance(data, dict) and "t" in data:
+        params = {name: _skeleton(value) for name, value in (data.get("p") or {}).items()}
+        return translation.gettext(data["t"]).format(**params)
+    return "§"
+
+
+def _english_words(text):
+    return [word for word in re.findall(r"[A-Za-z][A-Za-z-]{2,}", text) if word not in ALLOWED_WORDS]
+
+
+def test_every_template_of_the_engine_is_listed_and_translated():
+    templates = _library_templates()
+    assert len(templates) > 250
+    listed = set(answer_messages.TEMPLATES)
+    assert sorted(templates - listed) == []
+    with translation.override("zh-hans"):
+        untranslated = [t for t in templates if _english_words(translation.gettext(t).replace("{", " {"))
+                        and translation.gettext(t) == t and re.search(r"[A-Za-z]{3,}", re.sub(r"\{\w+\}", "", t))]
+        assert untranslated == []
+        kept_fields = [t for t in templates if sorted(re.findall(r"\{\w*\}", t)) != sorted(re.findall(r"\{\w*\}", translation.gettext(t)))]
+        assert kept_fields == []
+
+
+def test_no_explanation_of_the_engine_is_english_in_the_chinese_interface():
+    """Every explanation and decisive item over the case sets, rendered in Chinese: no English word
+    outside the answers' own text (which the skeleton replaces by §)."""
+    cases = load_cases()[::3] + load_cases(Path(__file__).with_name("heldout_solutions.jsonl"))
+    verdicts = check_many([(case["pred"], case["gold"]) for case in cases], mode="default")
+    verdicts += check_many([("C = \\sqrt{\\frac{n}{n-1}}", "C = \\frac{\\sqrt{n(n-1)}}{n-1}")], domain="n \\ge 2")
+    texts = [case["pred"] + " " + case["gold"] for case in cases] + ["n"]
+    english = []
+    with translation.override("zh-hans"):
+        for verdict, text in zip(verdicts, texts):
+            answer_words = set(re.findall(r"[A-Za-z][A-Za-z-]{2,}", text))
+            for data in (verdict.explanation_data, verdict.decisive_data):
+                shown = _skeleton(data)
+                if _english_words(shown):
+                    english.append((verdict.explanation, shown))
+                rendered = answer_messages.render(data)  # what the page shows, answer text included
+                if [word for word in _english_words(rendered) if word not in answer_words]:
+                    english.append((verdict.explanation, rendered))
+            for code in (answer_messages.method_name(verdict.method), answer_messages.kind_name(verdict.pred_kind or "number")):
+                if _english_words(code):
+                    english.append((verdict.method, code))
+    assert english == []
+
+
+def _chinese_client(client):
+    user = User.objects.create_user("zh-teacher", password="a-long-test-password")
+    set_user_language(user, "zh-hans")
+    client.force_login(user)
+    return client
+
+
+def _visible(html, element_id):
+    match = re.search(rf'id="{element_id}"[^>]*>(.*?)</(?:span|p|div)>', html, re.S)
+    return re.sub(r"<[^>]+>", "", match.group(1)) if match else ""
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("pred, gold, decisive", [
+    ("当 a ≥ 1 时, x > 1", "当 a > 1 时, x > 1", "分界点 a = 1"),
+    ("a>1 时单调递增", "a>1", "词语 单调递增"),
+    ("最大值为 2，最小值为 -1", "最小值为 2，最大值为 -1", "标签 最小值"),
+    ("(0, 1) 内递增", "(0, 1) 内递减", "词语 递增 vs 递减"),
+])
+def test_the_chinese_page_explains_in_chinese(client, pred, gold, decisive):
+    html = _chinese_client(client).post(URL, {"pred": pred, "gold": gold, "mode": "default"}).content.decode()
+    assert 'lang="zh-Hans"' in html
+    explanation = _visible(html, "eq-explanation")
+    assert explanation and re.search(r"[\u4e00-\u9fff]", explanation)
+    answer_words = set(re.findall(r"[A-Za-z]{3,}", pred + gold))
+    assert [w for w in _english_words(explanation) if w not in answer_words] == [], explanation
+    assert _visible(html, "eq-decisive-what") == decisive
+    for element in ("eq-method", "eq-mode", "eq-pred-kind", "eq-gold-kind"):
+        assert _english_words(_visible(html, element)) == [], (element, _visible(html, element))
+    assert "default 模式" not in html and "默认 模式" in html
+    assert "金标准分" not in html  # the gold side is the gold answer (标准答案), not a score
+
+
+def test_the_text_taken_from_a_whole_solution_is_shown(annotator_client):
+    solution = ("We had $y = 12$ on the way.\n" * 300) + "Final Answer: The final answer is $\\frac{3}{4}$. I hope it is correct."
+    assert len(solution) > 5000
+    response = annotator_client.post(URL, {"pred": solution, "gold": "0.75", "mode": "default"})
+    verdict = response.context["verdict"]
+    assert verdict.equivalent is True and verdict.pred_answer == "\\frac{3}{4}" and verdict.pred_source == "answer-is"
+    html = response.content.decode()
+    assert 'id="eq-pred-taken"' in html and "\\frac{3}{4}" in _visible(html, "eq-pred-taken")
+    assert 'id="eq-gold-taken"' not in html  # the gold was an answer as given
+
+
+def test_a_stated_domain_is_used(annotator_client):
+    pair = {"pred": "\\sqrt{\\frac{n}{n-1}}", "gold": "\\frac{\\sqrt{n(n-1)}}{n-1}", "mode": "default"}
+    without = annotator_client.post(URL, pair).context["verdict"]
+    assert without.equivalent is None and without.method == "numeric-points-domain"
+    inside = annotator_client.post(URL, {**pair, "domain": "n \\ge 2, n \\in \\mathbb{N}^*"})
+    assert inside.context["verdict"].equivalent is True
+    html = inside.content.decode()
+    assert "n ≥ 2" in _visible(html, "eq-decisive-what")
+    bad = annotator_client.post(URL, {**pair, "domain": "n is big"}).context["verdict"]
+    assert bad.equivalent is None and bad.method == "domain"
+
+
+def test_explanations_of_the_library_are_data_with_their_structure():
+    verdict = check_many([("a>1 时单调递增", "a>1")])[0]
+    assert verdict.explanation.startswith("the first answer also says «单调递增»")
+    assert verdict.explanation_data["t"].startswith("the first answer also says «{shown}»")
+    json.dumps(verdict.as_dict())  # plain data all the way down
