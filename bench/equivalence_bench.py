@@ -15,8 +15,16 @@ but not), false negatives (called different but equivalent), undecided, and the 
 - string: equal after removing ``$`` and whitespace.
 
 Undecided counts against accuracy but is neither a false positive nor a false negative.
+A case may state a ``domain`` (issue 41): ours is told it, Math-Verify has no such input.
+Whole solutions (up to 20,000 characters) are passed as they are to both: ours extracts the
+final answer itself (the time per check includes the extraction), Math-Verify's ``parse`` does
+its own extraction.
 
-    .venv/bin/python bench/equivalence_bench.py [--cases FILE] [--workers 1] [--timeout 2] [--categories a,b]
+    .venv/bin/python bench/equivalence_bench.py [--cases FILE[,FILE...]] [--issue41] [--workers 1] [--timeout 2]
+                                                [--categories a,b] [--smoke]
+
+``--issue41`` runs the forms of issue 41: the held-out set tests/equivalence/heldout_solutions.jsonl
+(written before tuning) and the issue-41 categories of the case set, each reported separately.
 """
 import argparse
 import os
@@ -33,6 +41,9 @@ from _setup import print_table, smoke_argument  # noqa: E402
 
 from tests.equivalence.cases import CASES_PATH, accuracy, load_cases, score  # noqa: E402
 
+HELDOUT_41 = CASES_PATH.with_name("heldout_solutions.jsonl")
+ISSUE_41 = {"solutions", "notations", "zh-conclusions", "meaning-guard", "domains"}
+
 
 def run_ours(cases, workers, timeout):
     from equivalence import check_many, configure
@@ -44,10 +55,10 @@ def run_ours(cases, workers, timeout):
     startup = time.perf_counter() - started
     predictions, times = [None] * len(cases), [0.0] * len(cases)
     wall = time.perf_counter()
-    for mode in ("default", "strict"):
-        indexes = [i for i, case in enumerate(cases) if case["mode"] == mode]
+    for mode, domain in sorted({(case["mode"], case.get("domain", "")) for case in cases}):
+        indexes = [i for i, case in enumerate(cases) if case["mode"] == mode and case.get("domain", "") == domain]
         verdicts = check_many([(cases[i]["pred"], cases[i]["gold"]) for i in indexes], mode=mode,
-                              timeout=timeout, workers=workers)
+                              timeout=timeout, workers=workers, domain=domain)
         for i, verdict in zip(indexes, verdicts):
             predictions[i] = verdict.equivalent
             times[i] = verdict.elapsed_ms / 1000
@@ -100,7 +111,9 @@ def percentile(values, fraction):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default=str(CASES_PATH))
+    parser.add_argument("--cases", default=str(CASES_PATH), help="one file or several, comma-separated")
+    parser.add_argument("--issue41", action="store_true",
+                        help="the held-out set of issue 41 and the issue-41 categories of the case set")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=2.0)
     parser.add_argument("--categories", default="",
@@ -109,7 +122,12 @@ def main():
     smoke_argument(parser)
     args = parser.parse_args()
     load_at_start = _load()
-    cases = load_cases(args.cases)
+    if args.issue41:
+        cases = [dict(case, category="heldout-" + case["category"]) for case in load_cases(HELDOUT_41)]
+        cases += [case for case in load_cases(CASES_PATH) if case["category"] in ISSUE_41]
+        args.cases = f"{HELDOUT_41.name} + the issue-41 categories of {CASES_PATH.name}"
+    else:
+        cases = [case for path in args.cases.split(",") for case in load_cases(path)]
     if args.smoke:  # a spread of the cases, every category's first ones
         cases = cases[:: max(1, len(cases) // 40)]
     if args.categories:
@@ -149,6 +167,16 @@ def main():
             f"{extra['startup_s']:.2f}" if "startup_s" in extra else "-",
         ])
     print_table("Time per check", ["checker", "median ms", "p99 ms", "max ms", "total s", "start-up s"], timing_rows)
+    long_ones = [i for i, case in enumerate(cases) if max(len(case["pred"]), len(case["gold"])) > 1000]
+    if long_ones:
+        rows = []
+        for name, (_, times, _) in systems.items():
+            chosen = [times[i] for i in long_ones]
+            rows.append([name, len(chosen), f"{statistics.median(chosen) * 1000:.2f}", f"{percentile(chosen, 0.99) * 1000:.1f}",
+                         f"{max(chosen) * 1000:.1f}"])
+        longest = max(max(len(cases[i]["pred"]), len(cases[i]["gold"])) for i in long_ones)
+        print_table(f"Time per check on whole solutions (over 1,000 characters, up to {longest:,})",
+                    ["checker", "n", "median ms", "p99 ms", "max ms"], rows)
 
     ours, peer = scored["ours"][0], scored["math-verify"][0]
     print(f"\nours: accuracy {accuracy(ours):.3f} with {ours['fp']} false positives; "
