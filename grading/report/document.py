@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import import_module
 
+from django.apps import apps
 from django.utils.translation import gettext, gettext_noop, pgettext
 
 from core import uncertainty
@@ -512,9 +514,19 @@ def _latex(sections) -> str:
     return _document(sections, first, lambda title: f"\\section*{{{latex_escape(title)}}}", _latex_table, latex_escape)
 
 
+def app_report_modules():
+    """Later apps' parts of the report: an app names a module as `report_section` on its AppConfig
+    (as `export_section` does for the export); the module has `report_figures(configs, *, seed)`,
+    its part of the appendix under the app's label, and `section(data)`, its Section."""
+    return [import_module(config.report_section) for config in apps.get_app_configs()
+            if getattr(config, "report_section", None)]
+
+
 def build_sections(data: dict, sections: list[Callable] | None = None) -> list[Section]:
     """The report's sections (paragraphs and tables of printed figures) from the appendix `data`."""
-    return [s for s in (section(data) for section in (SECTIONS if sections is None else sections)) if s is not None]
+    if sections is None:
+        sections = SECTIONS + [module.section for module in app_report_modules()]
+    return [s for s in (section(data) for section in sections) if s is not None]
 
 
 def build(data: dict, fmt: str = "markdown", sections: list[Callable] | None = None) -> str:

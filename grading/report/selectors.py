@@ -33,6 +33,7 @@ from ..review.meta_eval import CATEGORIES
 from ..studies import probes as probe_names
 from ..studies import selectors as studies
 from ..studies import style
+from .document import app_report_modules
 
 CONFIDENCE_PERCENT = 95
 AGREEMENT_MEASURES = ("exact", "within_one", "mad")
@@ -303,6 +304,8 @@ def report_data(setting: JudgeSetting | None = None, *, bootstrap: int = review.
         "ocr_attribution": attribution_figures(configs),
         "anchoring": anchoring_experiments(bootstrap=bootstrap, seed=seed),
         "rubric_rejudge": rubric_rejudge_figures(setting),
+        # later apps' parts (document.app_report_modules): the Validity view's figures
+        **{module.APPENDIX_KEY: module.report_figures(configs, seed=seed) for module in app_report_modules()},
     }
 
 

@@ -82,3 +82,13 @@ def test_chinese_page(reviewer_client, validity_data):
     reviewer_client.cookies["django_language"] = "zh-hans"
     page = reviewer_client.get(URL, {"setting": validity_data.pk}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "这个评判模型能在这里替代专家吗" in page
+
+
+def test_the_methods_report_has_a_validity_section_and_links_here(reviewer_client, validity_data):
+    page = reviewer_client.get(reverse("grading:methods_report"), {"setting": validity_data.pk}).content.decode()
+    assert 'id="report-validity"' in page and "Alternative Annotator Test" in page
+    data = reviewer_client.get(reverse("grading:methods_report"), {"setting": validity_data.pk, "download": "json"})
+    validity = __import__("json").loads(data.content)["validity"]
+    assert validity["settings"][0]["alt_test"]["passes"] is True
+    detail = reviewer_client.get(reverse("grading:judge_setting_detail", args=[validity_data.pk])).content.decode()
+    assert 'id="setting-validity"' in detail

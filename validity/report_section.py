@@ -1,0 +1,71 @@
+"""The Validity view's part of the methods report (grading.report.document.app_report_modules): per
+judge setting, the Alternative Annotator Test, the prediction-powered mean, the deferral and the
+chance-corrected agreement, with the method paragraph and its citations."""
+from django.utils.translation import gettext
+
+from grading.report.document import Section, Table, number
+
+from .report import Parameters, validity_report
+from .selectors import Selection, answer_rows, drawn_response_ids
+from .views import finite
+
+APPENDIX_KEY = "validity"
+
+
+def report_figures(configs, *, seed=0):
+    """Each setting's validity figures over all its scored answers (the view's defaults, `seed`)."""
+    rows = []
+    for config in configs:
+        answers = answer_rows(Selection(config))
+        if not answers:
+            continue
+        report = finite(validity_report(Selection(config), answers, Parameters(seed=seed),
+                                        drawn_ids=drawn_response_ids(config)))
+        mean = report["estimates"]["figures"].get("mean_share", {}).get("ppi")
+        rows.append({
+            "setting": str(config), "setting_id": config.pk, "answers": report["answers"],
+            "alt_test": {k: report["alt_test"][k] for k in ("runnable", "needs", "items", "epsilon", "winning_rate",
+                                                             "advantage_probability", "passes")},
+            "ppi_mean": mean, "estimates_reason": report["estimates"].get("reason"),
+            "deferral": {k: report["deferral"].get(k) for k in ("signal", "threshold", "alpha", "delta", "d",
+                                                                 "held_out_error_share", "reason")},
+            "agreement": report["agreement"]["all"],
+        })
+    params = Parameters(seed=seed)
+    return {
+        "seed": seed, "settings": rows,
+        # the method paragraph's citations and parameters, as printed (the report's text holds no figure
+        # that is not a value of the appendix)
+        "citations": {"alt_test": "Calderon, Reichart and Dror, 2025", "ppi": "Angelopoulos et al., 2023",
+                      "ppi_plus_plus": "Angelopoulos, Duchi and Zrnic, 2023"},
+        "parameters": {"epsilon": f"ε = {params.epsilon:g}", "pass": "ω ≥ 0.5",
+                       "deferral": f"1 − δ = {1 - params.delta:g}, α = {params.alpha:g}, d = {params.d:g}"},
+    }
+
+
+def section(data):
+    v = data.get(APPENDIX_KEY) or {}
+    title = gettext("Validity")
+    c, p = v.get("citations") or {}, v.get("parameters") or {}
+    method = gettext(
+        "May the judge replace an expert: the Alternative Annotator Test (%(aat)s) on answers labelled by three or more "
+        "experts, each left out in turn, one-sided paired t-tests at %(epsilon)s corrected with Benjamini-Yekutieli; the "
+        "judge passes at %(pass)s. The true mean score with the judge's help: prediction-powered inference with PPI++ "
+        "power tuning (%(ppi)s; %(ppipp)s), its variance clustered by question. Deferral: the largest set of answers the "
+        "judge may grade alone with a Learn-then-Test guarantee (Clopper-Pearson bounds, calibrated on half the students; "
+        "%(deferral)s: with confidence 1 − δ, at most α of them are off by d points or more). Agreement with the gold: "
+        "quadratic-weighted κ and Krippendorff's α beside raw exact agreement."
+    ) % {"aat": c.get("alt_test", ""), "epsilon": p.get("epsilon", ""), "pass": p.get("pass", ""),
+         "ppi": c.get("ppi", ""), "ppipp": c.get("ppi_plus_plus", ""), "deferral": p.get("deferral", "")}
+    if not v.get("settings"):
+        return Section(title, [method, gettext("Validity: no setting with results.")])
+    rows = []
+    for row in v["settings"]:
+        aat, ppi, dfr, agr = row["alt_test"], row["ppi_mean"], row["deferral"], row["agreement"]
+        verdict = (gettext("passes") if aat["passes"] else gettext("fails")) if aat["runnable"] else gettext("cannot run")
+        rows.append([row["setting"], number(row["answers"]), verdict, number(aat["winning_rate"]),
+                     number(aat["advantage_probability"]), number(ppi["value"]) if ppi else "—",
+                     number(dfr["threshold"]), number(agr["exact"]), number(agr["qwk"]), number(agr["alpha"])])
+    return Section(title, [method, Table([gettext("Setting"), gettext("Answers"), gettext("Alternative Annotator Test"),
+                                          "ω", "ρ", gettext("PPI mean (share)"), gettext("Deferral threshold"),
+                                          gettext("Exact"), "κ (quadratic)", "α"], rows)])
