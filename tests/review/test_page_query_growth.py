@@ -17,7 +17,9 @@ from tests.factories import (
 
 pytestmark = pytest.mark.django_db
 
-PAGES = {"grading:review_metrics": 16, "grading:methods_report": 28}  # 14 and 25 today, with a little room
+# 14 and 32 today (the report's study sections, issue 34: style, OCR attribution, anchoring, rubric
+# re-judging, the geometry run pickers), with a little room
+PAGES = {"grading:review_metrics": 16, "grading:methods_report": 36}
 
 
 def _judged(n_questions, n_exams, tag, per_question=4):
