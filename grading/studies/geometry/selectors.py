@@ -99,13 +99,13 @@ def group_from_file_name(name: str) -> str | None:
 
 
 def limit_segments(segments: list, limit: int | None) -> list:
-    """At most `limit` segments, taken in turn from each question (its segments in order), so a small
-    limit still spans the questions instead of the first question's answers."""
+    """At most `limit` segments, taken in turn from each question and group (each one's segments in
+    order), so a small limit still spans the questions and the groups instead of the first answers."""
     if not limit or len(segments) <= int(limit):
         return list(segments)
     by_question = {}
     for segment in segments:
-        by_question.setdefault(segment.question_key, []).append(segment)
+        by_question.setdefault((segment.question_key, segment.subset), []).append(segment)
     queues = list(by_question.values())
     kept, index = [], 0
     while len(kept) < int(limit):
