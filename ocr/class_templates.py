@@ -201,6 +201,8 @@ def read_template(data: bytes, exam: Exam) -> tuple[list[PagePlace], dict[str, A
         raise LayoutError([gettext("TEMPLATE.json is not valid JSON (line %(lineno)s, column %(colno)s: %(msg)s).") % {"lineno": exc.lineno, "colno": exc.colno, "msg": exc.msg}]) from exc
     except RecursionError as exc:
         raise LayoutError([gettext("TEMPLATE.json is nested too deeply to be a template.")]) from exc
+    except ValueError as exc:  # an integer literal longer than Python reads
+        raise LayoutError([gettext("TEMPLATE.json is not valid JSON (%(msg)s).") % {"msg": exc}]) from None
     if not isinstance(document, dict):
         raise LayoutError([gettext('TEMPLATE.json must be an object: {"pages_per_student": K, "pages": {"1": "3-07", ...}}.')])
     problems = []

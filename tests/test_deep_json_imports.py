@@ -32,3 +32,29 @@ NESTED_RECORD = b'[{"problem_statement": "p", "tag": ' + b"[" * 150 + b"]" * 150
 def test_deeply_nested_json_is_refused_with_a_message(read, data, error):
     with pytest.raises(error, match="nested too deeply"):
         read(data)
+
+
+LONG = b"9" * 5001  # an integer literal longer than Python reads: json.loads raises a bare ValueError
+
+
+@pytest.mark.django_db
+def test_an_integer_too_long_to_read_is_refused_with_a_message_by_every_other_reader():
+    """Issue 40, item 4: readers that caught only json.JSONDecodeError let that ValueError out (a
+    500, or a crashed chunk for model text)."""
+    from annotation.models import Exam
+    from grading.judges.prompt_sets import load_manifest
+    from grading.review.meta_eval import parse_meta_eval_output
+    from grading.studies.geometry.services import RunRefused, parse_segments_jsonl
+    from grading.studies.style import import_rewrites
+    from ocr.class_templates import LayoutError, read_template
+
+    with pytest.raises(ImportFormatError, match="not JSON"):
+        load_manifest(b'{"holdout": [' + LONG + b"]}")
+    with pytest.raises(ValueError, match="not JSON"):
+        import_rewrites(b'[{"response_id": ' + LONG + b"}]", "rewrites.json")
+    with pytest.raises(RunRefused, match="Line 1: not JSON"):
+        parse_segments_jsonl(b'{"segment_text": "x", "real_score": ' + LONG + b"}\n", group="human")
+    with pytest.raises(LayoutError):
+        read_template(b'{"pages_per_student": ' + LONG + b"}", Exam.objects.create(name="E"))
+    output = parse_meta_eval_output('{"primary_category_code": "A", "model_score": ' + "9" * 5001 + "}")
+    assert output.error.startswith("invalid JSON")

@@ -263,8 +263,8 @@ def import_prompt_set(raw, file_name, *, name, holdout_absent=False, manifest=No
 def load_manifest(raw: bytes):
     try:
         return json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ImportFormatError(gettext("The hold-out manifest is not JSON: %(error)s.") % {"error": exc}) from exc
+    except (ValueError, RecursionError) as exc:  # also an integer literal too long to read, or nesting too deep
+        raise ImportFormatError(gettext("The hold-out manifest is not JSON: %(error)s.") % {"error": exc}) from None
 
 
 def prompt_set_rows():

@@ -80,8 +80,8 @@ def parse_meta_eval_output(text):
         return MetaEvalOutput(None, "", False, {}, error="no JSON object in the output")
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return MetaEvalOutput(None, "", False, {}, error=f"invalid JSON: {exc.msg}")
+    except (ValueError, RecursionError) as exc:  # model text: an over-long integer or deep nesting too
+        return MetaEvalOutput(None, "", False, {}, error=f"invalid JSON: {getattr(exc, 'msg', exc)}")
     if not isinstance(data, dict):
         return MetaEvalOutput(None, "", False, {}, error="the JSON is not an object")
     code = str(data.get("primary_category_code", "")).strip().upper()[:1]

@@ -252,8 +252,8 @@ def import_rewrites(raw: bytes, file_name: str) -> dict:
     are reported; all or nothing."""
     try:
         rows = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(gettext("%(file)s: not JSON (%(error)s).") % {"file": file_name, "error": exc}) from exc
+    except (ValueError, RecursionError) as exc:  # also an integer literal too long to read, or nesting too deep
+        raise ValueError(gettext("%(file)s: not JSON (%(error)s).") % {"file": file_name, "error": exc}) from None
     if not isinstance(rows, list):
         raise ValueError(gettext("%(file)s: expected a JSON list of {response_id, rewritten}.") % {"file": file_name})
     release = bool(rows) and _release_record(rows[0])

@@ -12,7 +12,7 @@ from annotation.models import Question, Response
 from ...models import JudgeResult
 from .. import metrics
 from .ledger import sub_question_ledger
-from .scopes import BOOTSTRAP_RESAMPLES, LEFT_OUT_REASONS, choice_labels, current_results, labels_of
+from .scopes import BOOTSTRAP_RESAMPLES, LEFT_OUT_REASONS, SCORE_CEILING, choice_labels, current_results, labels_of
 
 # --- metrics -------------------------------------------------------------------------------
 
@@ -57,7 +57,10 @@ def _columns(rows):
             left_out["error"] += left_out.pop(reason)
     left_out["no_score"] = int(np.sum(ok & ~has_score))
     left_out["no_gold"] = int(np.sum(ok & has_score & ~has_gold))
-    counted = ok & has_score & has_gold
+    with np.errstate(invalid="ignore"):
+        in_range = (score >= 0) & (score < SCORE_CEILING) & (gold >= 0)
+    left_out["out_of_range"] = int(np.sum(ok & has_score & has_gold & ~in_range))
+    counted = ok & has_score & has_gold & in_range
     columns = _Columns(score[counted], gold[counted], source[counted], question[counted], level[counted], exam[counted])
     return columns, left_out
 

@@ -22,7 +22,12 @@ LEFT_OUT_REASONS = {
     "error": gettext_lazy("judge call failed"),
     "no_score": gettext_lazy("no judge score"),
     "no_gold": gettext_lazy("no gold score"),
+    "out_of_range": gettext_lazy("score out of range"),
 }
+# No question's full score reaches this (a numeric(7, 2) column): a judge score at or above it, or
+# below zero (or a gold below zero), was stored before imports were range-checked (a judge score of
+# 1e308 overflowed every metric of its setting: issue 40). Such a result is left out, and counted.
+SCORE_CEILING = 100000.0
 
 
 class ScopeError(ValueError):

@@ -98,8 +98,9 @@ def parse_segments_jsonl(raw: str | bytes, *, group: str | None = None, file_nam
             continue
         try:
             record = json.loads(line)
-        except ValueError as exc:
-            raise RunRefused(gettext("Line %(number)s: not JSON (%(msg)s).") % {"number": number, "msg": exc.msg}) from exc
+        except (ValueError, RecursionError) as exc:  # a ValueError of an over-long integer has no .msg
+            raise RunRefused(gettext("Line %(number)s: not JSON (%(msg)s).")
+                             % {"number": number, "msg": getattr(exc, "msg", exc)}) from None
         if not isinstance(record, dict):
             raise RunRefused(gettext("Line %(number)s: a JSON object is expected.") % {"number": number})
         missing = [key for key in selectors.BUNDLE_FIELDS if key not in record]
