@@ -19,8 +19,9 @@ the page before it, and a label given again also means a further page of that an
      "pages": {"1": null, "2": "3-07", "3": "+", "4": "3-08"}}
 
 An optional ``"redact"`` gives the regions no OCR engine, vision model or exported image may show
-(a name line, a student number), in page fractions ``[x0, y0, x1, y1]``: a list for every page of
-a packet, or an object from page number to a list (``ocr.redaction``)::
+(a name line, a student number), in fractions ``[x0, y0, x1, y1]`` of the upright form (on a
+page scanned askew they are found on the form inside the deskewed page: ``ocr.redaction``): a
+list for every page of a packet, or an object from page number to a list::
 
     "redact": [[0.55, 0.0, 1.0, 0.08]]
     "redact": {"1": [[0, 0, 1, 0.3]], "2": [[0.55, 0, 1, 0.08]]}
