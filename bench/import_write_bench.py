@@ -1,6 +1,7 @@
-"""Label saves while a large import runs in a Celery worker, on SQLite (issue 29, item 8).
+"""Label saves while a large import runs in a Celery worker (issue 29, item 8; issue 40, item 14).
 
-Builds a scratch SQLite database (a file in a temporary folder), an annotator with assigned
+Builds a scratch SQLite database (a file in a temporary folder; or, with DATABASE_URL, that
+PostgreSQL database: point it at a fresh one made with createdb), an annotator with assigned
 responses, and a release-format file of N answers (`--n`, default 50,000; the generator of
 bench/import_bench.py), or a full JSONL export of N answers with `--format dataset`. It then
 starts a real Celery worker (file-system broker), queues the import as the Import page does
@@ -11,13 +12,17 @@ people labelling would), until the job ends. Each save's latency and outcome is 
 
 Modes, side by side (`--modes`):
   none     the same saves with no import running (the baseline)
-  single   the import in one transaction, as before (IMPORT_BATCH_SECONDS set to 1e9 in the worker)
-  batches  the import in short transactions (the default settings)
+  single   the import in one transaction without pauses, as before (IMPORT_BATCH_SECONDS set to
+           1e9 in the worker)
+  batches  the import as configured: on SQLite short transactions with pauses between them, on
+           PostgreSQL one transaction paced the same way (annotation/importers/batches.py)
 
-    .venv/bin/python bench/import_write_bench.py [--n 50000] [--format realmath] [--modes none,single,batches]
+    .venv/bin/python bench/import_write_bench.py [--n 50000] [--format realmath] [--modes none,single,batches] [--smoke]
 
-Prints, per mode: the import's wall time, saves made, errors (non-2xx or an exception, such as
-"database is locked"), and the median, p95 and maximum latency of the saves.
+Prints, per mode and per kind of save (label save, draft save): the import's wall time, saves
+made, errors (non-2xx or an exception, such as "database is locked"), the median, p95 and
+maximum latency, and the p95 as a multiple of the same kind's with no import (the goal: at most
+2x). `--smoke` is a size that runs in about a minute (2,000 answers).
 """
 import argparse
 import os
@@ -32,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _setup import ROOT, generate_release, print_table, setup_django  # noqa: E402
+from _setup import ROOT, generate_release, print_table, setup_django, smoke_argument  # noqa: E402
 
 
 def generate_dataset(n, path, scratch):
@@ -96,7 +101,7 @@ LOCAL = threading.local()
 
 
 def _save(annotator, response_id, i):
-    """One label save (even i) or draft save (odd i) through the API; (seconds, ok, what)."""
+    """One label save (even i) or draft save (odd i) through the API; (seconds, ok, what, i)."""
     from django.db import connection
     from django.test import Client
 
@@ -122,7 +127,7 @@ def _save(annotator, response_id, i):
         ok, what = False, f"{type(exc).__name__}: {str(exc)[:60]}"
     finally:
         connection.close()
-    return time.perf_counter() - t0, ok, what
+    return time.perf_counter() - t0, ok, what, i
 
 
 def saves_until(done, annotator, responses, every, limit_seconds):
@@ -147,10 +152,11 @@ def run_mode(mode, args, scratch, data_path, annotator, admin, responses):
     from annotation.models import ImportJob
 
     saves_until(lambda: False, annotator, responses, 0.05, 2)  # warm up (not counted)
+    load = os.getloadavg()[0]  # the machine's load average as the mode starts (others share it)
     if mode == "none":
         t0 = time.monotonic()
         results = saves_until(lambda: False, annotator, responses, args.every, args.baseline_seconds)
-        return {"import_s": None, "results": results, "wall": time.monotonic() - t0}
+        return {"import_s": None, "results": results, "wall": time.monotonic() - t0, "load": load}
     worker = start_worker(scratch, 1e9 if mode == "single" else args.batch_seconds, args.pause_seconds)
     try:
         time.sleep(args.worker_start)
@@ -166,7 +172,8 @@ def run_mode(mode, args, scratch, data_path, annotator, admin, responses):
         results = saves_until(finished, annotator, responses, args.every, args.limit)
         wall = time.monotonic() - t0
         job.refresh_from_db()
-        return {"import_s": wall, "results": results, "status": job.status, "error": job.error[:200], "wall": wall}
+        return {"import_s": wall, "results": results, "status": job.status, "error": job.error[:200], "wall": wall,
+                "load": load}
     finally:
         worker.terminate()
         worker.wait(30)
@@ -183,13 +190,17 @@ def main():
     parser.add_argument("--worker-start", type=float, default=8)
     parser.add_argument("--batch-seconds", type=float, help="IMPORT_BATCH_SECONDS in the worker (default: the setting)")
     parser.add_argument("--pause-seconds", type=float, help="IMPORT_BATCH_PAUSE_SECONDS (default: the setting)")
+    smoke_argument(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.baseline_seconds, args.worker_start, args.limit, args.every = 2000, 12, 6, 180, 0.25
+        if args.modes == "none,single,batches":
+            args.modes = "none,batches"
 
     scratch = Path(tempfile.mkdtemp(prefix="realmath-importbench-"))
     os.environ["REALMATH_VAR_DIR"] = str(scratch / "var")
     os.environ["REALMATH_IMPORT_MAX_BYTES"] = str(1 << 34)
-    os.environ.pop("DATABASE_URL", None)
-    setup_django()
+    setup_django()  # DATABASE_URL, when set, is used as it is (a fresh database: createdb)
     from django.conf import settings
 
     settings.CELERY_TASK_ALWAYS_EAGER = False
@@ -206,22 +217,34 @@ def main():
     print(f"{args.format} file of {args.n:,} answers: {data_path.stat().st_size / 1e6:.0f} MB "
           f"({time.monotonic() - t0:.0f} s to make)", flush=True)
     annotator, admin, responses = prepare()
-    rows = []
+    from django.db import connection
+
+    rows, idle_p95, failed = [], {}, []
     for mode in args.modes.split(","):
         outcome = run_mode(mode, args, scratch, data_path, annotator, admin, responses)
-        results = outcome["results"]
-        latencies = sorted(r[0] for r in results)
-        errors = [r[2] for r in results if not r[1]]
-        p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))] if latencies else float("nan")
-        locked = sum("locked" in e for e in errors)
-        rows.append([mode, "-" if outcome["import_s"] is None else f"{outcome['import_s']:.0f}",
-                     outcome.get("status", "-"), len(results), f"{len(errors)} ({locked} locked)",
-                     f"{statistics.median(latencies) * 1000:.0f}" if latencies else "-", f"{p95 * 1000:.0f}",
-                     f"{latencies[-1] * 1000:.0f}" if latencies else "-"])
-        print(f"{mode}: {rows[-1]} {sorted(set(errors))[:3]} {outcome.get('error', '')}", flush=True)
-    print_table(f"Label and draft saves during an import of {args.n:,} answers ({args.format}, SQLite, worker)",
-                ["mode", "import s", "job", "saves", "errors", "median ms", "p95 ms", "max ms"], rows)
+        if outcome.get("status", "done") != "done":
+            failed.append(f"{mode}: the import ended {outcome.get('status')}: {outcome.get('error', '')}")
+        for kind, parity in (("save", 0), ("draft", 1)):
+            results = [r for r in outcome["results"] if r[3] % 2 == parity]
+            latencies = sorted(r[0] for r in results)
+            errors = [r[2] for r in results if not r[1]]
+            p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))] if latencies else float("nan")
+            if mode == "none":
+                idle_p95[kind] = p95
+            ratio = f"{p95 / idle_p95[kind]:.2f}" if idle_p95.get(kind) else "-"
+            locked = sum("locked" in e for e in errors)
+            rows.append([mode, kind, "-" if outcome["import_s"] is None else f"{outcome['import_s']:.0f}",
+                         outcome.get("status", "-"), len(results), f"{len(errors)} ({locked} locked)",
+                         f"{statistics.median(latencies) * 1000:.0f}" if latencies else "-", f"{p95 * 1000:.0f}",
+                         f"{latencies[-1] * 1000:.0f}" if latencies else "-", ratio, f"{outcome['load']:.1f}"])
+            print(f"{mode} {kind}: {rows[-1]} {sorted(set(errors))[:3]}", flush=True)
+    print_table(f"Label and draft saves during an import of {args.n:,} answers ({args.format}, {connection.vendor}, worker)",
+                ["mode", "kind", "import s", "job", "saves", "errors", "median ms", "p95 ms", "max ms", "p95 / idle",
+                 "load"],
+                rows)
     shutil.rmtree(scratch, ignore_errors=True)
+    if failed:
+        sys.exit("; ".join(failed))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ SQLite has one writer at a time: an import in one transaction held the write loc
 and every label save, draft save and login meanwhile failed with "database is locked". In a
 background job on SQLite an import is therefore written in batches of about
 IMPORT_BATCH_SECONDS, each its own transaction, with IMPORT_BATCH_PAUSE_SECONDS between them so
-that waiting writers get their turn.
+that waiting writers get their turn. (On PostgreSQL the worker runs the import in a thread of
+lower CPU priority, IMPORT_NICE, services.run_import_job; not on SQLite, where a batch holding the
+write lock at a low priority makes every waiting save wait longer.)
 
 It stays one all-or-nothing import:
 
@@ -20,10 +22,12 @@ It stays one all-or-nothing import:
 
 While the job runs, what its committed batches wrote is visible (the job's page says the import
 is running); a label saved meanwhile on an imported response is removed with it if the import
-fails. On PostgreSQL, where writers do not block each other, a job keeps one transaction.
+fails. On PostgreSQL, where writers do not block each other, a job keeps one transaction, paced the same
+way (`Pacer`).
 """
 import logging
 import time
+from contextlib import nullcontext
 
 from django.apps import apps
 from django.conf import settings
@@ -62,6 +66,36 @@ def _counters():
         return dict(cursor.fetchall())
 
 
+class Pacer:
+    """The `writer` of a background import on PostgreSQL: one transaction (`transaction()`; writers
+    do not block each other there). The worker runs it at a lower CPU priority (IMPORT_NICE); only
+    where that is off (IMPORT_NICE = 0) does it pause IMPORT_BATCH_PAUSE_SECONDS after each
+    IMPORT_BATCH_SECONDS of writing, so that the web server's requests get the CPU in between on a
+    small machine. Nothing to undo: a failure rolls the one transaction back."""
+
+    def __init__(self):
+        self.seconds = settings.IMPORT_BATCH_SECONDS if not settings.IMPORT_NICE else float("inf")
+        self.pause = settings.IMPORT_BATCH_PAUSE_SECONDS
+        self.started = None
+
+    def transaction(self):
+        return transaction.atomic()
+
+    def step(self):
+        now = time.monotonic()
+        if self.started is None:
+            self.started = now
+        elif now - self.started >= self.seconds:
+            time.sleep(self.pause)
+            self.started = time.monotonic()
+
+    def finish(self):
+        pass
+
+    def fail(self, exc_type=None, exc=None, tb=None):
+        pass  # the one transaction is rolled back as the exception leaves it
+
+
 class BatchWriter:
     """Call `step()` before each unit of writes (a line, a batch of records); it opens a
     transaction, or commits the open one when it is older than IMPORT_BATCH_SECONDS and opens
@@ -75,6 +109,10 @@ class BatchWriter:
         self.written = {}
         self.atomic = None
         self.batches = 0
+
+    def transaction(self):
+        """Each batch is its own transaction (`step`): nothing around them."""
+        return nullcontext()
 
     def step(self):
         if self.atomic is not None and time.monotonic() - self.started < self.seconds:

@@ -168,8 +168,9 @@ def _ensure_sub_questions(question, keys, known):
 
 
 BATCH = 2000
-# In a job on SQLite each batch of records is one short transaction of its own (batches.py).
-JOB_BATCH = 200
+# In a job each batch of records is a step of its writer (batches.py): on SQLite a transaction is
+# committed after a step once IMPORT_BATCH_SECONDS have passed, so a step must be shorter than that.
+JOB_BATCH = 25
 
 
 class _Batches:

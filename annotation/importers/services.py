@@ -12,6 +12,7 @@ attempt (or, once given up, a task) removes first.
 import functools
 import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone, translation
 from django.utils.translation import gettext
@@ -30,7 +31,7 @@ from accounts.selectors import stored_language
 from ..export.load import import_dataset, read_dataset_upload
 from ..models import ImportJob
 from . import tasks
-from .batches import BatchWriter, JobAbandoned, batches_needed, undo
+from .batches import BatchWriter, JobAbandoned, Pacer, batches_needed, undo
 from .common import ImportFormatError
 from .ineqmath import import_ineqmath
 from .realmath import import_realmath
@@ -258,9 +259,15 @@ def _language_of(user):
     return (stored_language(user) if user is not None else "") or settings.LANGUAGE_CODE
 
 
-def run_import_job(job_id):
+def run_import_job(job_id, *, low_priority=False):
     """Import the stored file of a job; a malformed file fails the job with the importer's message,
-    written in the language of the person who uploaded it."""
+    written in the language of the person who uploaded it.
+
+    With `low_priority` (a worker: the task passes it) on PostgreSQL the import runs in a thread of
+    its own at the CPU priority IMPORT_NICE (Linux: a thread's nice value is its own, so the worker
+    process keeps its priority for its next tasks): on a small machine the web server's requests
+    (label saves) then get the CPU first while a large import runs (docs/export.md, "Labelling
+    goes on during a large import")."""
     updated = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(
         status=ImportJob.Status.RUNNING, attempt=F("attempt") + 1)
     if not updated:
@@ -268,8 +275,42 @@ def run_import_job(job_id):
     job = ImportJob.objects.select_related("created_by").get(pk=job_id)
     if job.written:  # a restart after a worker died: what its committed batches wrote goes first
         undo(job_id)
-    with translation.override(_language_of(job.created_by)):
-        _run(job)
+
+    def work():
+        with translation.override(_language_of(job.created_by)):
+            _run(job)
+
+    # Not on SQLite: a batch holds the one write lock, and a thread of low priority holding it on a
+    # busy machine would make every save wait longer (priority inversion; measured in docs/export.md).
+    if low_priority and settings.IMPORT_NICE and not batches_needed():
+        _in_low_priority_thread(work, settings.IMPORT_NICE)
+    else:
+        work()
+
+
+def _in_low_priority_thread(work, nice):
+    """Run `work()` in a new thread whose CPU priority is lowered by `nice`; its exception, if any,
+    is raised here. The thread's database connection is closed when it ends."""
+    failure = []
+
+    def run():
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), min(19, os.getpriority(
+                os.PRIO_PROCESS, threading.get_native_id()) + nice))
+        except OSError:  # not allowed here: the import runs at the worker's priority
+            logger.warning("Could not lower the import thread's CPU priority", exc_info=True)
+        try:
+            work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the task's thread, which raises it
+            failure.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run, name="import-job", daemon=True)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
 
 
 def _run(job):
@@ -284,10 +325,11 @@ def _run(job):
 
     kwargs = {"exam_name": job.exam_name} if job.exam_name else {}
     kwargs.update(_job_options(job))
-    # On SQLite the import is written in short transactions that can be undone (batches.py).
-    writer = BatchWriter(job_id, attempt=job.attempt) if batches_needed() else None
+    # On SQLite the import is written in short transactions that can be undone (batches.py); on
+    # PostgreSQL in one transaction, paced the same way (batches.Pacer).
+    writer = BatchWriter(job_id, attempt=job.attempt) if batches_needed() else Pacer()
     try:
-        with open(path, "rb") as stream, _Heartbeat(progress_path):
+        with open(path, "rb") as stream, _Heartbeat(progress_path), writer.transaction():
             result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=progress,
                                            writer=writer, **kwargs)
             # Done in the import's last transaction: a worker killed after it left a whole import.

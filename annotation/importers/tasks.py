@@ -3,11 +3,12 @@ module to queue its task, so the task imports them inside its body (no import cy
 from celery import shared_task
 
 
-@shared_task(name="annotation.run_import_job", acks_late=True)
-def run_import_job(job_id):
+@shared_task(name="annotation.run_import_job", acks_late=True, bind=True)
+def run_import_job(self, job_id):
     from . import services  # cycle: services queue this task
 
-    services.run_import_job(job_id)
+    # In a worker, at a lower CPU priority (IMPORT_NICE); an eager task (tests) in this thread.
+    services.run_import_job(job_id, low_priority=not self.request.is_eager)
 
 
 @shared_task(name="annotation.undo_import_job")
