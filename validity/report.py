@@ -2,12 +2,13 @@
 `selectors.answer_rows`, as one JSON-ready dict that holds its selection, parameters and seeds, so
 every figure can be computed again from it (docs/validity.md)."""
 import hashlib
+import math
 import random
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from . import stats
+from . import selectors, stats
 
 SIGNALS = ("spread", "boundary", "second")
 
@@ -182,7 +183,51 @@ def calibration(rows):
     return stats.calibration([r.samples for r in with_samples], [r.gold for r in with_samples])
 
 
-def validity_report(selection, rows, params: Parameters, *, drawn_ids=frozenset()):
+def _step_index(steps, position):
+    for index, step in enumerate(steps):
+        if position < step.end:
+            return index
+    return len(steps) - 1 if steps else None
+
+
+def _flagged_position(transcript, flagged):
+    flagged = (flagged or "").strip()
+    if not flagged:
+        return None
+    for probe in (flagged, flagged[:40], flagged[:15]):
+        position = transcript.find(probe) if len(probe) >= 4 else -1
+        if position >= 0:
+            return position
+    return None
+
+
+def step_agreement(rows, references):
+    """First-wrong-step agreement of a step judge (its verdict and the step it flags) with the experts'
+    step labels (`references`: selectors.step_references), on the rule-based step split."""
+    from grading.studies.geometry.steps import split_steps  # the one step splitter (error geometry)
+
+    judged = [r for r in rows if "flagged_step" in r.step_verdicts and r.response_id in references]
+    if not judged:
+        return None
+    cases, not_located = [], 0
+    for row in judged:
+        transcript, expert_start = references[row.response_id]
+        steps = split_steps(transcript)
+        expert = None if expert_start is None else _step_index(steps, expert_start)
+        passes = next((v for k, v in row.step_verdicts.items() if isinstance(v, bool)), None)
+        if passes is None or passes:
+            judge = None
+        else:
+            position = _flagged_position(transcript, row.step_verdicts.get("flagged_step"))
+            if position is None:
+                not_located += 1
+                continue
+            judge = _step_index(steps, position)
+        cases.append((judge, expert))
+    return {**stats.first_wrong_step(cases), "not_located": not_located}
+
+
+def validity_report(selection, rows, params: Parameters, *, drawn_ids=frozenset(), step_references=None):
     gold_ids = {r.response_id for r in rows if r.gold is not None}
     return {
         "selection": selection.as_dict(),
@@ -195,4 +240,25 @@ def validity_report(selection, rows, params: Parameters, *, drawn_ids=frozenset(
         "deferral": deferral(rows, params),
         "agreement": agreement(rows),
         "calibration": calibration(rows),
+        "steps": step_agreement(rows, step_references or {}),
     }
+
+
+def finite(value):
+    """The report with every non-finite float as None (JSON has no NaN or Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def for_selection(selection, params: Parameters):
+    """(report, rows) of a selection: what the page, the command and the methods report show."""
+    rows = selectors.answer_rows(selection)
+    references = selectors.step_references(r.response_id for r in rows if "flagged_step" in r.step_verdicts)
+    report = validity_report(selection, rows, params, drawn_ids=selectors.drawn_response_ids(selection.setting),
+                             step_references=references)
+    return finite(report), rows

@@ -5,9 +5,8 @@ from django.utils.translation import gettext
 
 from grading.report.document import Section, Table, number
 
-from .report import Parameters, validity_report
-from .selectors import Selection, answer_rows, drawn_response_ids
-from .views import finite
+from .report import Parameters, for_selection
+from .selectors import Selection
 
 APPENDIX_KEY = "validity"
 
@@ -16,11 +15,9 @@ def report_figures(configs, *, seed=0):
     """Each setting's validity figures over all its scored answers (the view's defaults, `seed`)."""
     rows = []
     for config in configs:
-        answers = answer_rows(Selection(config))
+        report, answers = for_selection(Selection(config), Parameters(seed=seed))
         if not answers:
             continue
-        report = finite(validity_report(Selection(config), answers, Parameters(seed=seed),
-                                        drawn_ids=drawn_response_ids(config)))
         mean = report["estimates"]["figures"].get("mean_share", {}).get("ppi")
         rows.append({
             "setting": str(config), "setting_id": config.pk, "answers": report["answers"],

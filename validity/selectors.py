@@ -3,7 +3,7 @@ with the experts' golds and labels; the draws recorded so far. A constant number
 whatever the number of answers."""
 from dataclasses import dataclass, field
 
-from annotation.models import Label, Response
+from annotation.models import Label, Response, StepLabel
 from annotation.selectors import exam_named_or_numbered
 from core.numbers import parse_id
 from grading.models import JudgeResult, JudgeRun, JudgeSetting
@@ -47,6 +47,7 @@ class AnswerRow:
     gold: float | None = None
     experts: dict = field(default_factory=dict)  # annotator name -> total points of their submitted label
     second: float | None = None
+    step_verdicts: dict = field(default_factory=dict)  # the judge's own step verdicts (step judges)
 
 
 def setting_named_or_numbered(value):
@@ -101,7 +102,7 @@ def _responses(selection):
 def _scores(setting, response_ids):
     results = current_results(Scope(config=setting)).filter(
         status=JudgeResult.Status.OK, score__isnull=False, response_id__in=response_ids)
-    return {r["response_id"]: r for r in results.values("response_id", "score", "spread", "samples")}
+    return {r["response_id"]: r for r in results.values("response_id", "score", "spread", "samples", "step_verdicts")}
 
 
 def answer_rows(selection) -> list[AnswerRow]:
@@ -118,6 +119,7 @@ def answer_rows(selection) -> list[AnswerRow]:
             response_id=r["pk"], question_id=r["question_id"], student_id=r["student_id"], source=r["source"],
             full_score=float(r["question__full_score"]), judge=float(result["score"]), spread=result["spread"],
             samples=[s for s in (result["samples"] or []) if isinstance(s, (int, float))], gold=gold,
+            step_verdicts=result["step_verdicts"] if isinstance(result["step_verdicts"], dict) else {},
         )
     for label in Label.objects.filter(response_id__in=list(rows), submitted=True, annotator__isnull=False,
                                       is_imported=False, total__isnull=False).values(
@@ -127,6 +129,23 @@ def answer_rows(selection) -> list[AnswerRow]:
         for response_id, result in _scores(selection.second, list(rows)).items():
             rows[response_id].second = float(result["score"])
     return list(rows.values())
+
+
+def step_references(response_ids):
+    """{response id: (transcript, start of the experts' first wrong step or None)} for the answers
+    whose submitted expert labels mark steps (None: they marked steps and none is wrong)."""
+    firsts = {}
+    for response_id, verdict, start in StepLabel.objects.filter(
+        label__response_id__in=list(response_ids), label__submitted=True, label__annotator__isnull=False,
+        needs_review=False, start__isnull=False,
+    ).values_list("label__response_id", "verdict", "start"):
+        wrong = None if verdict == StepLabel.Verdict.CORRECT else start
+        if response_id not in firsts:
+            firsts[response_id] = wrong
+        elif wrong is not None and (firsts[response_id] is None or wrong < firsts[response_id]):
+            firsts[response_id] = wrong
+    transcripts = dict(Response.objects.filter(pk__in=list(firsts)).values_list("pk", "transcript"))
+    return {pk: (transcripts[pk], first) for pk, first in firsts.items()}
 
 
 def setting_of_run(run_id):
@@ -149,4 +168,4 @@ def drawn_response_ids(setting) -> set[int]:
 
 
 __all__ = ["AnswerRow", "Selection", "SelectionError", "answer_rows", "draws", "drawn_response_ids", "selection_from",
-           "setting_named_or_numbered", "setting_of_run", "settings_with_results"]
+           "setting_named_or_numbered", "setting_of_run", "settings_with_results", "step_references"]

@@ -1,7 +1,5 @@
 """The Validity view (reviewers: it shows judge scores beside golds). Thin: the form reads the
 query string, selectors read the rows, `report` computes, services write the draws."""
-import math
-
 from django.contrib import messages
 from django.http import JsonResponse, QueryDict
 from django.shortcuts import redirect, render
@@ -13,18 +11,7 @@ from accounts.decorators import reviewer_required
 
 from . import selectors, services
 from .forms import ValidityForm
-from .report import validity_report
-
-
-def finite(value):
-    """The report with every non-finite float as None (JSON has no NaN or Infinity)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
-    return value
+from .report import for_selection
 
 
 def _selection_error(code):
@@ -52,10 +39,7 @@ def build(params_source):
         selection = selectors.selection_from(form.cleaned_data)
     except selectors.SelectionError as exc:
         return form, None, None, _selection_error(str(exc))
-    rows = selectors.answer_rows(selection)
-    report = finite(validity_report(selection, rows, form.parameters(),
-                                    drawn_ids=selectors.drawn_response_ids(selection.setting)))
-    return form, selection, (report, rows), None
+    return form, selection, for_selection(selection, form.parameters()), None
 
 
 @reviewer_required

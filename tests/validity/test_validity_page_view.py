@@ -92,3 +92,37 @@ def test_the_methods_report_has_a_validity_section_and_links_here(reviewer_clien
     assert validity["settings"][0]["alt_test"]["passes"] is True
     detail = reviewer_client.get(reverse("grading:judge_setting_detail", args=[validity_data.pk])).content.decode()
     assert 'id="setting-validity"' in detail
+
+
+def test_first_wrong_step_of_a_step_judge_against_the_experts_step_labels(reviewer_client, annotator):
+    """A hand-made case: three answers of three steps each. The experts mark step 2 wrong on the first,
+    step 3 on the second, nothing on the third; the judge flags step 2, step 2 and passes the third."""
+    from annotation.models import Label, StepLabel
+
+    from ..factories import make_question, make_responses, make_results, make_stored_setting
+
+    question = make_question("Prove it.", exam_name="Steps exam", full_score=1)
+    responses = make_responses(question, 3)
+    texts = ["First we set a = 1. Then b = 3 wrongly. So c = 4.", "First we set a = 1. Then b = 2. So c = 9 wrongly.",
+             "First we set a = 1. Then b = 2. So c = 3."]
+    setting = make_stored_setting(name="step-judge")
+    flagged = [("Then b = 3 wrongly.", False), ("Then b = 2.", False), ("", True)]
+    for response, text, (step, verdict) in zip(responses, texts, flagged):
+        response.transcript = text
+        response.save(update_fields=["transcript"])
+    make_results(setting, responses, [0, 0, 1])
+    for result, (step, verdict) in zip(setting.results.order_by("response_id"), flagged):
+        result.step_verdicts = {"logical_gap": verdict, "flagged_step": step}
+        result.save(update_fields=["step_verdicts"])
+    for response, wrong in zip(responses, ["Then b = 3 wrongly.", "So c = 9 wrongly.", None]):
+        label = Label.objects.create(response=response, annotator=annotator, submitted=True, total=0, sub_scores={})
+        for sentence in ("First we set a = 1.", response.transcript.split(". ")[1] + ".", response.transcript.split(". ")[2]):
+            start = response.transcript.index(sentence.rstrip("."))
+            StepLabel.objects.create(label=label, start=start, end=start + len(sentence), quote=sentence,
+                                     verdict="logical_gap" if wrong and sentence.startswith(wrong[:8]) else "correct")
+    data = reviewer_client.get(URL, {"setting": setting.pk, "format": "json"}).json()
+    steps = data["steps"]
+    assert (steps["erroneous"], steps["correct"], steps["not_located"]) == (2, 1, 0)
+    assert steps["accuracy_erroneous"] == 0.5 and steps["within_one"] == 1.0 and steps["accuracy_correct"] == 1.0
+    page = reviewer_client.get(URL, {"setting": setting.pk}).content.decode()
+    assert 'id="steps"' in page

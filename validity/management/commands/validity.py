@@ -6,8 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
 from validity import selectors
-from validity.report import SIGNALS, Parameters, validity_report
-from validity.views import finite
+from validity.report import SIGNALS, Parameters, for_selection
 
 
 class Command(BaseCommand):
@@ -47,8 +46,7 @@ class Command(BaseCommand):
         params = Parameters(epsilon=options["epsilon"], alpha=options["alpha"], delta=options["delta"], d=options["d"],
                             pass_mark=options["pass_mark"], width=options["width"], seed=options["seed"],
                             budget=options["budget"], signal=options["signal"] or "")
-        rows = selectors.answer_rows(selection)
-        report = finite(validity_report(selection, rows, params, drawn_ids=selectors.drawn_response_ids(selection.setting)))
+        report, _ = for_selection(selection, params)
         if options["format"] == "json":
             self.stdout.write(json.dumps(report, ensure_ascii=False, indent=1))
             return
