@@ -85,7 +85,11 @@ def answer_check(request):
 
 
 def _shown(answer):
-    """How an example is shown: answers in words as text (KaTeX would set "max 2" as the product max2)."""
+    """How an example is shown: answers in words as text (KaTeX would set "max 2" as the product max2);
+    a solution with $...$ formulas as its prose in \\text{} around the formulas, on one line."""
+    if "$" in answer:
+        pieces = re.split(r"\$([^$]*)\$", answer.replace("\n", " "))
+        return "".join(r"\text{" + piece + "}" if index % 2 == 0 and piece else piece for index, piece in enumerate(pieces))
     if "\\" not in answer and re.search(r"[\u3400-\u9fff]|\b(?:max|min)\s", answer):
         return r"\text{" + answer + "}"
     return answer

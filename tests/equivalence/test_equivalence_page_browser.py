@@ -55,3 +55,31 @@ def test_the_page_names_the_word_that_decided(page, live_server, annotator):
         page.click(".eq-example[data-pred='3.14']")  # 3.14 vs π: an approximation, not an exact answer
     assert page.inner_text("#eq-label") == "Equal up to rounding"
     assert page.is_visible("#eq-approximate")
+
+
+def test_a_whole_solution_checked_in_the_chinese_interface(page, live_server, annotator):
+    """Issues 39 and 41: the explanation, the decisive branch, badges and the text taken as the answer, in Chinese."""
+    from accounts.services import set_user_language
+
+    set_user_language(annotator, "zh-hans")
+    login(page, live_server, annotator.username)
+    page.goto(live_server.url + "/grading/equivalence/")
+    solution = "由题意可知 $a_1 = 2$。\n两边同时平方得 $x^2 = 16$。\n所以 $x = 4$ 或 $x = -4$，经检验 $x = -4$ 不符合题意，舍去。"
+    page.fill("textarea[name=pred]", solution)
+    page.fill("textarea[name=gold]", "x = 4")
+    with page.expect_navigation():
+        page.press("textarea[name=gold]", "Control+Enter")
+    page.wait_for_selector("#eq-result")
+    assert page.inner_text("#eq-label") == "等价"
+    assert "x = 4 或 x = -4（舍去）" in page.inner_text("#eq-pred-taken")
+    assert "舍去" in page.inner_text("#eq-explanation")
+    screenshot(page, "equivalence_page_chinese_solution")
+    page.fill("textarea[name=pred]", "当 a ≥ 1 时, x > 1")
+    page.fill("textarea[name=gold]", "当 a > 1 时, x > 1")
+    with page.expect_navigation():
+        page.press("textarea[name=gold]", "Control+Enter")
+    assert page.inner_text("#eq-label") == "不等价"
+    assert page.inner_text("#eq-explanation") == "在 a = 1 处只有第一个答案有值"
+    assert page.inner_text("#eq-decisive-what") == "分界点 a = 1"
+    assert page.inner_text("#eq-pred-kind") == "分段" and "默认 模式" in page.inner_text("#eq-mode")
+    screenshot(page, "equivalence_page_chinese_branch")
