@@ -21,8 +21,9 @@ rate-limit headers read), `senders` (the threads that send an endpoint's calls),
 `reply_limit` (how much of an answer is read, within one deadline per request; the transport that
 reports each request), `observe` (what leaves the machine: call labels, the records given to the
 host's observer), `tokens` (token counts before sending: tiktoken for OpenAI's models, a stated
-per-character estimate otherwise), `pool` (the process's threads for batches of calls), `config`
-(what the host application tells the transport).
+per-character estimate otherwise), `pool` (the process's threads for batches of calls), `cancel`
+(a run's cancel and a process's shutdown reaching calls that wait: `CancelToken`, `with_cancel`,
+`shut_down`), `config` (what the host application tells the transport).
 
 This package imports no Django and no project app (an import-linter contract in pyproject.toml
 holds it to that): judges, generation, the meta-evaluator and the OCR vision engine use it.
