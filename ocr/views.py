@@ -468,7 +468,7 @@ def flag_transcript(request, pk):
         return JsonResponse({"detail": gettext("Send a JSON object {start, end, note}.")}, status=400)
     try:
         data = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON (or not UTF-8), an over-long integer, 5,000 levels deep
         return JsonResponse({"detail": gettext("Send a JSON object {start, end, note}.")}, status=400)
     if not isinstance(data, dict):
         return JsonResponse({"detail": gettext("Send a JSON object {start, end, note}.")}, status=400)

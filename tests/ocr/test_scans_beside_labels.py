@@ -150,6 +150,10 @@ def test_flags_are_refused_clearly(two_page_response, annotator, reviewer):
         reverse("ocr:flag_transcript", args=[response.pk]), data="{", content_type="application/json"
     )
     assert bad.status_code == 400
+    for body in ("[" * 5000 + "]" * 5000, '{"start": ' + "9" * 5001 + "}"):  # RecursionError, int() limit: 500s once
+        hostile = client_of(reviewer).post(reverse("ocr:flag_transcript", args=[response.pk]), data=body,
+                                           content_type="application/json")
+        assert hostile.status_code == 400
     assert flag(client_of(reviewer), response, 0, 3, note="x" * 2001).status_code == 400
     assert client_of(reviewer).post(reverse("ocr:flag_transcript", args=[999999])).status_code == 404
     assert not TranscriptFlag.objects.exists()
