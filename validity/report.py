@@ -261,4 +261,8 @@ def for_selection(selection, params: Parameters):
     references = selectors.step_references(r.response_id for r in rows if "flagged_step" in r.step_verdicts)
     report = validity_report(selection, rows, params, drawn_ids=selectors.drawn_response_ids(selection.setting),
                              step_references=references)
+    # the random draws behind the golds: which answers, with which seed (a draw can be made again)
+    report["draws"] = [{"purpose": d.purpose, "seed": d.seed, "response_ids": d.response_ids,
+                        "labels_per_answer": d.labels_per_answer, "created": d.created.isoformat(),
+                        "selection": d.selection} for d in selectors.draws(selection.setting, limit=None)]
     return finite(report), rows

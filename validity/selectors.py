@@ -155,7 +155,9 @@ def setting_of_run(run_id):
 
 
 def draws(setting, limit=20):
-    return list(GoldDraw.objects.filter(setting=setting).select_related("created_by")[:limit])
+    """The draws recorded for a setting, newest first (`limit` None: all)."""
+    queryset = GoldDraw.objects.filter(setting=setting).select_related("created_by")
+    return list(queryset if limit is None else queryset[:limit])
 
 
 def drawn_response_ids(setting) -> set[int]:
