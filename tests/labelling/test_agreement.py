@@ -146,3 +146,18 @@ def test_quadratic_kappa_equals_scikit_learn_on_random_pairs():
             expected = cohen_kappa_score(a, b, labels=list(range(levels)), weights="quadratic")
         ours = quadratic_kappa(a, b, levels)
         assert (math.isnan(ours) and math.isnan(expected)) or ours == pytest.approx(expected, abs=1e-12)
+
+
+def test_alpha_needs_two_pairable_units_and_icc_can_leave_minus_one_to_one():
+    """Issue 36: one shared unit gave alpha 0.000 (the formula's value, not a measurement): "—".
+    ICC(2,1) as Shrout and Fleiss define it is -2 here, outside [-1, 1]: kept, and the page says so."""
+    import krippendorff as reference
+    import numpy as np
+
+    assert krippendorff_interval([{"A": 1, "B": 3}]) is None
+    assert krippendorff_interval([{"A": 1, "B": 3}, {"A": 4}]) is None  # the second unit is not pairable
+    two = [{"A": 1, "B": 3}, {"A": 2, "B": 2}]
+    data = np.array([[1, 2], [3, 2]], dtype=float)
+    assert krippendorff_interval(two) == pytest.approx(
+        reference.alpha(reliability_data=data, level_of_measurement="interval"))
+    assert icc_2_1([[0, 3], [3, 0], [1, 2], [2, 1]]) == pytest.approx(-2.0)
