@@ -864,7 +864,7 @@ class _Parser:
         body = _expr(self._function_argument())
         if any("_" in symbol.name and index.value in symbol.name.split("_", 1)[1] for symbol in body.free_symbols):
             raise ParseError(M('{name} over indexed unknowns (x_{index_value}) is not evaluated', name=name, index_value=index.value))
-        if lower.free_symbols or (upper.is_number and upper != sp.oo and (not upper.is_integer or upper - lower > 100_000)):
+        if lower.free_symbols or (upper.is_number and upper != sp.oo and (not upper.is_integer or upper - lower > 10_000)):
             raise ParseError(M('{name} with these limits is not evaluated', name=name))
         operator = sp.Sum if name == r"\sum" else sp.Product
         value = operator(body, (variable, lower, upper)).doit()
