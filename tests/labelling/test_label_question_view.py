@@ -68,3 +68,28 @@ def test_student_ids_with_non_ascii_digits_keep_the_class_pages_working(annotato
     for response in responses:
         step = annotator_client.get(reverse("annotation:label", args=[response.pk]) + f"?by_question={question.pk}")
         assert step.status_code == 200
+
+
+def test_a_superscript_student_id_from_a_release_import_keeps_its_question_gradable(tmp_path, annotator,
+                                                                                    annotator_client, reviewer_client):
+    """The issue's path: "s1²" accepted by the release import, then the question's class pages."""
+    import json
+
+    from django.core.management import call_command
+
+    from annotation.models import Response
+    from tests.conftest import REALMATH_HUMAN
+
+    records = json.loads(REALMATH_HUMAN.read_text())[:4]
+    records[1]["student_id"] = "s1²"
+    records[2]["student_id"] = "s١٢"  # Arabic-Indic digits
+    path = tmp_path / "release.json"
+    path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    call_command("import_realmath", str(path), "--overlap", "keep")
+    odd = Response.objects.get(student_id="s1²")
+    question = odd.question
+    assign(list(Response.objects.filter(question=question)), annotator)
+    start = annotator_client.get(reverse("annotation:label_question", args=[question.pk]))
+    assert start.status_code == 302
+    assert annotator_client.get(start["Location"]).status_code == 200
+    assert annotator_client.get(reverse("annotation:label", args=[odd.pk]) + f"?by_question={question.pk}").status_code == 200
