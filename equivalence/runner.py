@@ -60,7 +60,8 @@ def _precheck(pred, gold, mode, second_opinion):
             verdict = Verdict.undecided("too-long", M('{name} is longer than {MAX_SOLUTION_CHARS} characters', name=name, MAX_SOLUTION_CHARS=MAX_SOLUTION_CHARS), mode)
             if second_opinion:
                 verdict = replace(verdict, second_opinion={"checker": "Math-Verify", "equivalent": None,
-                                                           "explanation": "not asked: the answer is too long"})
+                                                           "explanation": "not asked: the answer is too long",
+                                                           "explanation_data": {"t": "not asked: the answer is too long", "p": {}}})
             return verdict
     return None
 

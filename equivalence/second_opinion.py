@@ -10,6 +10,7 @@ import logging
 import time
 
 from . import budget
+from .messages import M, as_data
 
 NAME = "Math-Verify"
 _loaded = {}
@@ -37,8 +38,7 @@ def verdict(pred, gold, timeout):
     try:
         parse, verify = load()
     except ImportError:
-        result["explanation"] = f"{NAME} is not installed"
-        return result
+        return _said(result, M("Math-Verify is not installed"))
     started = time.monotonic()
     try:
         with budget.time_budget(timeout):
@@ -47,19 +47,27 @@ def verdict(pred, gold, timeout):
             result["gold_parsed"] = _shown(gold_parsed)
             result["pred_parsed"] = _shown(pred_parsed)
             if not gold_parsed or not pred_parsed:
-                which = "the gold answer" if not gold_parsed else "the predicted answer"
-                result["explanation"] = f"{NAME} could not read {which}"
+                _said(result, M("Math-Verify could not read the gold answer") if not gold_parsed
+                      else M("Math-Verify could not read the predicted answer"))
             else:
                 same = bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))
                 result["equivalent"] = same
-                result["explanation"] = f"{NAME}: {'equivalent' if same else 'not equivalent'}"
+                _said(result, M("Math-Verify: equivalent") if same else M("Math-Verify: not equivalent"))
     except budget.BudgetExceeded:
-        result.update(equivalent=None, explanation=f"{NAME} did not finish within {timeout:g} s")
+        _said(result, M("Math-Verify did not finish within {timeout} s", timeout=format(timeout, "g")), undecided=True)
     except (MemoryError, RecursionError):
-        result.update(equivalent=None, explanation=f"{NAME} ran out of memory or recursion depth")
+        _said(result, M("Math-Verify ran out of memory or recursion depth"), undecided=True)
     except Exception as exc:  # noqa: BLE001 - the peer's failure is its undecided, never ours
-        result.update(equivalent=None, explanation=f"{NAME} failed: {type(exc).__name__}")
+        _said(result, M("Math-Verify failed: {error}", error=type(exc).__name__), undecided=True)
     result["elapsed_ms"] = round((time.monotonic() - started) * 1000, 3)
+    return result
+
+
+def _said(result, message, undecided=False):
+    """The explanation as English text and as a message the app translates."""
+    result.update(explanation=str(message), explanation_data=as_data(message))
+    if undecided:
+        result["equivalent"] = None
     return result
 
 

@@ -132,7 +132,9 @@ class WorkerProcess:
         if not isinstance(reply, dict) or reply.get("id") != self._next_id or "second_opinion" not in reply:
             self.kill()  # its process is replaced; our verdict is already in hand
             return {"checker": "Math-Verify", "equivalent": None,
-                    "explanation": f"Math-Verify did not answer within {timeout:g} s (its process was stopped)"}
+                    "explanation": f"Math-Verify did not answer within {timeout:g} s (its process was stopped)",
+                    "explanation_data": {"t": "Math-Verify did not answer within {timeout} s (its process was stopped)",
+                                         "p": {"timeout": format(timeout, "g")}}}
         self._second_loaded = True
         return reply["second_opinion"]
 
@@ -340,7 +342,8 @@ def serve(memory_mb, warmup=True):
                 verdict = judge(request["pred"], request["gold"], request.get("mode", "default"), float(request["timeout"]),
                                 domain=request.get("domain") or "")
             except MemoryError:
-                verdict = {"equivalent": None, "method": "memory", "explanation": "the check ran out of memory"}
+                verdict = {"equivalent": None, "method": "memory", "explanation": "the check ran out of memory",
+                           "explanation_data": {"t": "the check ran out of memory", "p": {}}}
             reply = json.dumps({"id": request["id"], "verdict": verdict}).encode("utf-8") + b"\n"
             _write_all(protocol_out, reply)
             if request.get("second"):
@@ -350,7 +353,8 @@ def serve(memory_mb, warmup=True):
                 try:
                     opinion = second_verdict(request["pred"], request["gold"], float(request["second"]) * SOFT_SHARE)
                 except MemoryError:
-                    opinion = {"checker": "Math-Verify", "equivalent": None, "explanation": "Math-Verify ran out of memory"}
+                    opinion = {"checker": "Math-Verify", "equivalent": None, "explanation": "Math-Verify ran out of memory",
+                               "explanation_data": {"t": "Math-Verify ran out of memory", "p": {}}}
                 reply = json.dumps({"id": request["id"], "second_opinion": opinion}, default=str).encode("utf-8") + b"\n"
                 _write_all(protocol_out, reply)
 

@@ -316,6 +316,17 @@ TEMPLATES = (
     N(" of the stated domain ({domain})"),
     N("{name} integer"),
     N("{name} real"),
+    N("Math-Verify is not installed"),
+    N("Math-Verify could not read the gold answer"),
+    N("Math-Verify could not read the predicted answer"),
+    N("Math-Verify: equivalent"),
+    N("Math-Verify: not equivalent"),
+    N("Math-Verify did not finish within {timeout} s"),
+    N("Math-Verify ran out of memory or recursion depth"),
+    N("Math-Verify failed: {error}"),
+    N("not asked: the answer is too long"),
+    N("Math-Verify did not answer within {timeout} s (its process was stopped)"),
+    N("Math-Verify ran out of memory"),
 )
 _KNOWN = frozenset(TEMPLATES)
 _JOINED = re.compile(r"^(?:\{i\d+\}|[^{}A-Za-z])*$")  # a list joined by equivalence.messages.joined
@@ -416,4 +427,6 @@ def presented(verdict):
         "mode": str(MODE_NAMES.get(verdict.mode, verdict.mode)),
         "pred_source": str(SOURCE_NAMES.get(verdict.pred_source, "")) if verdict.pred_source not in ("", "as-given") else "",
         "gold_source": str(SOURCE_NAMES.get(verdict.gold_source, "")) if verdict.gold_source not in ("", "as-given") else "",
+        "second_opinion": render((verdict.second_opinion or {}).get("explanation_data"),
+                                 (verdict.second_opinion or {}).get("explanation", "")),
     }

@@ -281,3 +281,12 @@ def test_explanations_of_the_library_are_data_with_their_structure():
     assert verdict.explanation.startswith("the first answer also says «单调递增»")
     assert verdict.explanation_data["t"].startswith("the first answer also says «{shown}»")
     json.dumps(verdict.as_dict())  # plain data all the way down
+
+
+@pytest.mark.django_db
+def test_the_second_opinion_is_explained_in_chinese_too(client):
+    html = _chinese_client(client).post(URL, {"pred": "0.333", "gold": r"\frac{1}{3}", "mode": "default",
+                                              "second_opinion": "on"}).content.decode()
+    second = re.sub(r"<[^>]+>", "", re.search(r'id="eq-second"(.*?)</div>', html, re.S).group(1))
+    assert "Math-Verify：不等价" in second
+    assert _english_words(second.replace("Math-Verify", "")) == [], second
