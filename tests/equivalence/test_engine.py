@@ -133,3 +133,27 @@ def test_verdict_is_json_serialisable():
     result = judge(r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", "[[1,2],[3,4]]", "default", 5.0)
     assert json.loads(json.dumps(result))["equivalent"] is True
     assert engine.unwrap(r"so \boxed{\frac{1}{2}} is it") == r"\frac{1}{2}"
+
+
+def test_long_solutions_are_checked_fast_including_the_extraction():
+    """Issue 41: whole solutions up to 20,000 characters; only the extracted answer reaches SymPy.
+    (Idle figures: median about 8 ms, p99 about 25 ms; the bounds here leave room for a loaded machine.)"""
+    import statistics
+
+    from equivalence import MAX_SOLUTION_CHARS, check_many
+
+    endings = ["Final Answer: The final answer is $\\frac{{{n}}}{{7}}$. I hope it is correct.",
+               "所以所求的值为 $\\frac{{{n}}}{{7}}$。", "Therefore, the required ratio is $\\frac{{{n}}}{{7}}$.",
+               "答：$\\frac{{{n}}}{{7}}$", "So we get $\\boxed{{\\frac{{{n}}}{{7}}}}$.<|im_end|>\n<|im_start|>user\n$\\boxed{{99}}$"]
+    body = "Substituting $x = 3$ gives $y = 12$, and $\\sqrt{2} \\cdot 5 = 7.07$ approximately.\n由题意可知 $a_1 = 2$，$q = 3$。\n"
+    pairs = []
+    for index in range(30):
+        length = 2000 + index * 600
+        text = (body * (length // len(body) + 1))[:length]
+        text = text[: text.rfind("\n") + 1] + endings[index % len(endings)].format(n=index + 1)
+        assert len(text) <= MAX_SOLUTION_CHARS
+        pairs.append((text, f"{index + 1}/7"))
+    verdicts = check_many(pairs)
+    assert all(v.equivalent is True for v in verdicts), [(v.pred_answer, v.explanation) for v in verdicts if not v.equivalent]
+    times = sorted(v.elapsed_ms for v in verdicts)
+    assert statistics.median(times) < 100 and times[-1] < 1500, times
