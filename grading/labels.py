@@ -25,6 +25,7 @@ LABELS = {
     "source": {
         "human": pgettext_lazy("answer source", "human"),
         "synthetic": pgettext_lazy("answer source", "synthetic"),
+        "probe-derived": pgettext_lazy("answer source", "probe-derived"),  # the geometry study's third group
     },
     "probe": {
         "drop-final-answer": pgettext_lazy("probe", "drop-final-answer"),

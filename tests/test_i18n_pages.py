@@ -36,7 +36,7 @@ ROLES = ("annotator1", "reviewer", "admin")
 # Named routes that are not HTML pages a person reads: JSON progress, files, redirects after a
 # POST, the JavaScript catalog; the API's Swagger page is a third-party interface.
 NOT_PAGES = {
-    "logout", "set_language", "api_token",  # api_token: the account page's old address, a redirect
+    "logout", "api_token",  # api_token: the account page's old address, a redirect
     "javascript-catalog", "api-schema", "api-docs",
     "annotation:import_job_progress", "annotation:label_next", "annotation:export_progress",
     "annotation:export_download", "annotation:exam_anchoring",
@@ -74,12 +74,14 @@ Benjamini Hochberg Yekutieli Bonferroni Holm Fleiss Shrout Fleiss' Shrout's
 def _interface_codes():
     from annotation.models import Response
     from grading.judges.strategies import STRATEGIES
+    from grading.labels import LABELS
     from grading.models import JudgeSetting
     from grading.studies.probes import PROBES
     from grading.studies.selectors import TAGS
 
     return ({code for code, _ in JudgeSetting.Kind.choices} | {code for code, _ in Response.Source.choices}
-            | set(PROBES) | set(STRATEGIES) | {code for code, _ in JudgeSetting.SplitRule.choices} | set(TAGS)) - {""}
+            | set(PROBES) | set(STRATEGIES) | {code for code, _ in JudgeSetting.SplitRule.choices} | set(TAGS)
+            | set().union(*LABELS.values())) - {""}
 
 
 INTERFACE_CODES = _interface_codes()
@@ -245,6 +247,7 @@ def _extra_pages(role, data):
 
     question = data["response"].question  # its rubric was edited once (the test's set-up): versions 1 and 2
     pages = [reverse("password_change_done"), reverse("profile"),
+             reverse("set_language") + "?language=en&next=/",  # the language link's page without scripts
              reverse("annotation:label_question", args=[data["annotator_response"].question_id])]
     if role == "annotator1":
         return pages

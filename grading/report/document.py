@@ -295,7 +295,7 @@ def geometry_section(data) -> Section | None:
                       if chosen.get("geometry") else
                       gettext("Error geometry: run %(run)s, the newest analysed run.") % {"run": number(geometry["run"])})
         source = geometry["label"] if not geometry["model"] else f"{geometry['model']} ({geometry['endpoint']})"
-        rows = [[name, number(g["n"]), with_interval(g["dispersion"], g["dispersion_ci"]),
+        rows = [[label("source", name), number(g["n"]), with_interval(g["dispersion"], g["dispersion_ci"]),
                  with_interval(g["total_variance"], g["total_variance_ci"]), with_interval(g["top10_share"], g["top10_share_ci"]),
                  number(g["clusters"]), number(g["noise_share"]), number(g["silhouette"]), number(g["gmm_best_k"])]
                 for name, g in geometry["groups"].items()]
@@ -319,7 +319,7 @@ def geometry_section(data) -> Section | None:
         blocks.append(gettext("Step surprisal: run %(run)s, chosen for this report.") % {"run": number(surprisal["run"])}
                       if chosen.get("surprisal") else
                       gettext("Step surprisal: run %(run)s, the newest analysed run.") % {"run": number(surprisal["run"])})
-        rows = [[name, number(g["transitions"]), with_interval(g["surprisal"]["mean"], g["surprisal"]["mean_ci"]),
+        rows = [[label("source", name), number(g["transitions"]), with_interval(g["surprisal"]["mean"], g["surprisal"]["mean_ci"]),
                  number(g["surprisal"]["median"]), with_interval(g["ll"]["mean"], g["ll"]["mean_ci"]),
                  number(g["ll"]["median"]), number(g["ll_lower_bound"])]
                 for name, g in surprisal["groups"].items()]

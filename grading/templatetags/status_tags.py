@@ -29,7 +29,7 @@ def status_label(code):
 @register.filter
 def source_label(code):
     """"human" / "synthetic" (a response's source, a study's group) as people read it."""
-    return dict(Response.Source.choices).get(code, code)
+    return dict(Response.Source.choices).get(code) or labels.label("source", code)
 
 
 @register.filter
