@@ -145,3 +145,16 @@ def test_a_rewrite_file_over_the_import_limit_is_refused_whole(reviewer_client, 
         page = reviewer_client.post("/grading/studies/style/", {"action": "import", "file": upload})
     assert "Nothing imported." in page.content.decode() and "larger than 10 bytes" in page.content.decode()
     assert not DerivedAnswer.objects.exists()
+
+
+def test_notation_only_differences_keep_the_final_answer_and_lines_not_found_tell_merges_from_drops():
+    """Issue 34: braces, spacing and \\dfrac do not change a final answer; a line whose content is gone is listed,
+    lines merged into one are not."""
+    same = style.check_rewrite("so $S_{i}=\\dfrac{1}{2}$", "Therefore $S_i = \\frac{1}{2}$.")
+    assert not same["final_answer_changed"] and same["final_check"] == "same text up to notation"
+    original = "Let a = 3 and b = 4\nthen c = a + b = 7\nhence the answer is 7"
+    merged = style.lines_not_found(original, "Let $a = 3$ and $b = 4$, then $c = a + b = 7$.\nHence the answer is $7$.")
+    assert merged == []
+    dropped = style.lines_not_found(original, "Let $a = 3$ and $b = 4$.\nHence the answer is $7$.")
+    assert dropped == ["then c = a + b = 7"]
+    assert style.lines_not_found("17.\n(2)\nx = \\alpha + 1", "(2) $x = α + 1$") == []  # labels are not judged
