@@ -37,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _procs  # noqa: E402
 from _setup import ROOT, generate_release, print_table, setup_django, smoke_argument  # noqa: E402
 
 
@@ -53,7 +54,7 @@ def generate_dataset(n, path, scratch):
         f"import_realmath(open({str(release)!r}, 'rb'), 'r.json');"
         f"write_export(Response.objects.all(), 'jsonl', __import__('pathlib').Path({str(scratch / 'export')!r}))"
     )
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True)
+    _procs.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True)
     shutil.move(scratch / "export" / "dataset.jsonl", path)
     release.unlink()
 
@@ -70,8 +71,9 @@ def start_worker(scratch, batch_seconds, pause_seconds):
         " '--without-heartbeat', '--loglevel', 'WARNING', '-n', 'importbench@%h'])"
     )
     log = open(scratch / "worker.log", "a")
-    return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ), stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    # Its own process group, stopped with the bench however it ends (bench/_procs.py).
+    return _procs.spawn([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ), stdout=log,
+                        stderr=subprocess.STDOUT)
 
 
 def prepare(n_assigned=200):
@@ -175,8 +177,7 @@ def run_mode(mode, args, scratch, data_path, annotator, admin, responses):
         return {"import_s": wall, "results": results, "status": job.status, "error": job.error[:200], "wall": wall,
                 "load": load}
     finally:
-        worker.terminate()
-        worker.wait(30)
+        _procs.stop(worker, grace=30)
 
 
 def main():
