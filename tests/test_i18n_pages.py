@@ -65,7 +65,7 @@ ROSTER TEMPLATE csv json pages_per_student student_id docs md labelling studies
 OPENAI_BASE_URL EXPORT_ROOT IMPORT_ROOT manifest
 gpt v1 v2 v3 Acc ok n k d Tesseract parquet Overall Score chi eng md
 Qwen Qwen3 Embedding Top UMAP HDBSCAN GMM BIC SVD TF IDF Ward gram nats vLLM
-Benjamini Hochberg Yekutieli Bonferroni Holm Fleiss Shrout Fleiss' Shrout's
+Benjamini Hochberg Yekutieli Bonferroni Holm Fleiss Shrout Fleiss' Shrout's Clopper echo logprobs
 """.split())
 
 # Codes that the interface must name in words (issue 39): judge kinds, answer sources, probes,
@@ -197,8 +197,11 @@ class Data:
 def _is_code(token):
     """Words that are not English text: identifiers, hashes, short acronyms, allowed names."""
     bare = token.strip("'’.-_,:;()")
-    if bare in INTERFACE_CODES:
+    raw = token.strip("'’.,:;()")
+    if bare in INTERFACE_CODES and raw == bare:
         return False
+    if "_" in raw:
+        return True  # an identifier or a file-name prefix (human_...)
     parts = [p for p in re.split(r"[-+/.]", bare) if p]
     if len(parts) > 1:
         return all(_is_code(p) for p in parts)
