@@ -7,6 +7,7 @@ that cannot be read is stored with status invalid, a failed call with status err
 raises.
 """
 import json
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -378,10 +379,12 @@ def read_label_records(raw):
 
 
 def _float(value):
+    """A finite float, else None (float(10**400) overflows; "nan" and "1e999" are no score)."""
     try:
-        return float(value) if value not in (None, "") else None
-    except (TypeError, ValueError):
+        number = float(value) if value not in (None, "") else None
+    except (TypeError, ValueError, OverflowError):
         return None
+    return number if number is None or math.isfinite(number) else None
 
 
 def _same(a, b):

@@ -26,3 +26,14 @@ def test_a_score_outside_the_range_is_an_invalid_result_named_by_record_and_fiel
     assert bad.status == JudgeResult.Status.INVALID and bad.score is None
     assert JudgeResult.objects.get(setting__name="imported: unknown").score == 3.0
     assert any(w["message"].startswith(f"record 1: field '{field}' is ") for w in report.warnings), report.warnings
+
+
+@pytest.mark.parametrize("model_score, gt", [("1" + "0" * 400, "5"), ('"1e999"', "5"), ("3", '"nan"'), ("3", "-" + "9" * 400)])
+def test_a_meta_evaluation_label_with_a_score_no_float_holds_is_reported_not_a_crash(model_score, gt):
+    """float(10**400) raised OverflowError inside the label import (issue 40, item 3)."""
+    from grading.review.services import import_meta_eval_labels
+
+    body = (f'[{{"sample_id": "s1", "primary_category_code": "A", "model_score": {model_score}, "gt": {gt},'
+            ' "student_id_mapped": "nobody"}]')
+    report = import_meta_eval_labels(body.encode(), "labels.json")
+    assert report.matched == 0 and report.unmatched[0]["reason"] == "gt or model_score missing"
