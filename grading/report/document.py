@@ -23,6 +23,7 @@ from django.utils.translation import gettext, gettext_noop, pgettext
 
 from core import uncertainty
 from grading.labels import label
+from grading.review.comparison import METHOD_TEXT
 
 FORMATS = ("markdown", "latex")
 DASH = "—"
@@ -272,8 +273,8 @@ def comparison_section(data) -> Section | None:
     return Section(gettext("Settings compared, paired"), [
         *blocks,
         gettext("Differences are B − A on the answers both settings scored (an error measure below zero: B is "
-                "closer to gold); intervals: %(resampling)s; counted: %(rule)s.") % {"resampling": c["resampling"],
-                                                                                      "rule": c["rule"]},
+                "closer to gold); intervals: %(resampling)s; counted: %(rule)s.") % {
+            "resampling": METHOD_TEXT.get(c["resampling"], c["resampling"]), "rule": METHOD_TEXT.get(c["rule"], c["rule"])},
         Table(["A", "B", "n", gettext("Hold-outs excluded"), "MAE B − A", "MSE B − A", "FR_2 B − A",
                gettext("Permutation p"), gettext("Sign test p (assumes independent answers)")], rows),
     ])

@@ -31,7 +31,8 @@ METHOD_TEXT = {
         "both settings re-measured on the same draw"),
     SELECTION_RULE: gettext_lazy(
         "answers both settings scored (current result, status ok, a score) that have a gold score; "
-        "derived answers (probes) are never responses, so never counted"),
+        "hold-outs of either setting (few-shot examples, a prompt set's calibration answers) excluded; "
+        "derived answers (probes, rewrites) are never responses, so never counted"),
 }
 
 
