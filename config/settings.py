@@ -184,6 +184,37 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = env_path("REALMATH_MEDIA_ROOT", VAR_DIR / "media")
 WHITENOISE_USE_FINDERS = True
 
+# Where files live (docs/deploy.md): "local" (the folder MEDIA_ROOT, the embedded default) or "s3",
+# an S3-compatible bucket through django-storages (MinIO, Ceph RGW, AWS S3), named with
+# django-storages' own variables. Every machine of a deployment must see the same storage.
+REALMATH_STORAGE = env_str("REALMATH_STORAGE", "local").lower()
+if REALMATH_STORAGE not in ("local", "s3"):
+    raise ImproperlyConfigured("REALMATH_STORAGE must be 'local' or 's3'.")
+AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")
+AWS_S3_ENDPOINT_URL = env_str("AWS_S3_ENDPOINT_URL") or None
+AWS_S3_REGION_NAME = env_str("AWS_S3_REGION_NAME") or None
+AWS_ACCESS_KEY_ID = env_str("AWS_ACCESS_KEY_ID") or None
+AWS_SECRET_ACCESS_KEY = env_str("AWS_SECRET_ACCESS_KEY") or None
+# Downloads of private files stream through the app after its permission checks; a signed URL, when
+# a download redirects to one, lives this many seconds.
+AWS_QUERYSTRING_EXPIRE = env_int("REALMATH_SIGNED_URL_SECONDS", 300)
+if REALMATH_STORAGE == "s3" and not AWS_STORAGE_BUCKET_NAME:
+    raise ImproperlyConfigured("REALMATH_STORAGE=s3 needs AWS_STORAGE_BUCKET_NAME (and AWS_S3_ENDPOINT_URL for a "
+                               "store other than AWS S3).")
+STORAGES = {
+    "default": (
+        {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+            "bucket_name": AWS_STORAGE_BUCKET_NAME, "endpoint_url": AWS_S3_ENDPOINT_URL,
+            "region_name": AWS_S3_REGION_NAME, "access_key": AWS_ACCESS_KEY_ID, "secret_key": AWS_SECRET_ACCESS_KEY,
+            "default_acl": None, "file_overwrite": False, "querystring_auth": True,
+            "querystring_expire": AWS_QUERYSTRING_EXPIRE,
+        }}
+        if REALMATH_STORAGE == "s3" else
+        {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    ),
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
 # Uploads: refuse requests larger than this before they reach a view.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

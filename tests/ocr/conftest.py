@@ -7,6 +7,7 @@ from PIL import Image
 from ocr import synthetic
 from ocr.services import Upload, create_batch, ingest_uploads
 from tests.factories import make_question
+from tests.s3_server import s3_bucket, s3_server  # noqa: F401 (the S3 test server fixtures)
 
 
 @pytest.fixture
