@@ -14,7 +14,7 @@ from .answers import ClassifyError, classify
 from .compare import Comparator, Outcome, rescaled
 from .constants import MAX_ANSWER_CHARS, MAX_SOLUTION_CHARS, MODES
 from .display import describe_safely
-from .extraction import ANSWER_IS, CHAT_TAG, extract_answer, final_answer, final_boxed
+from .extraction import ANSWER_IS, CHAT_TAG, CONCLUSION_MARKERS, extract_answer, final_answer, final_boxed
 from .messages import M, as_data, joined
 from .normalize import normalize
 from .parser import ParseError, parse_answer
@@ -333,6 +333,9 @@ def is_solution(text):
     text, or around formulas with a conclusion marker; or a chat-template tag."""
     if CHAT_TAG.search(text):
         return True
+    formulas = "$" in text or "\\(" in text
+    if formulas and CONCLUSION_MARKERS.search(text) is not None:
+        return True  # "所以 $a$ 为 $2$，$b$ 为 $3$": formulas in a concluding sentence
     words = len(_PROSE_WORD.findall(_COMMAND.sub(" ", text[-MAX_SOLUTION_CHARS:])))
     if words < 3:
         return False

@@ -149,12 +149,19 @@ _COPULA = re.compile(r"(?<![A-Za-z])(?:is|are|equals?|be|was|were|gives?|get|bec
 _JOIN = re.compile(r"^\s*(?:,|，|、|;|；|(?i:and|or)|和|或|及|以及|与)?\s*$")
 _REJECT_MARK = re.compile(r"^\s*(?:[(（]\s*)?(?:不合题意|不符合题意|不符题意|应?舍去?|舍|(?i:is\s+rejected|rejected|is\s+extraneous|extraneous|discarded))")
 _REJECT_BEFORE = re.compile(r"(?:经检验|检验知|其中|但|(?i:but|and|however))?\s*$")
+_NAMED_VALUES = re.compile(
+    r"\$\s*([a-zA-Z](?:_\{?\w{1,8}\}?)?)\s*\$\s*(?:is|equals|=|为|是|等于)\s*\$([^$=]{1,200})\$"
+)
 _LABEL_OR_CLAIM = None  # built on first use (meaning imports nothing heavy, but keep imports lean)
 
 
 def _line_value(line):
     """The answer of one concluding line with formulas, or None when it has no formula."""
     line = line[-MAX_LINE:]  # a concluding line is read from its end: bounded work
+    named = _NAMED_VALUES.findall(line)
+    if len(named) >= 2 and len({name for name, _ in named}) == len(named):
+        # "the value of $k$ is $-3$, and the value of $m$ is $5$": every named value counts.
+        return ", ".join(f"{name} = {value.strip()}" for name, value in named)
     cut = _AFTER_ANSWER.search(line)
     rejected = _rejected_segments(line)
     if cut is not None and not rejected:

@@ -96,6 +96,11 @@ from equivalence.extraction import drop_chat_tail, final_answer  # noqa: E402
      r"\begin{pmatrix}1&2\\3&4\end{pmatrix}", "last-formula"),
     ("We compute $2 + 3 = 5$.\nSo the total is 17 apples", "the total is 17 apples", "conclusion"),
     ("x = 3\n\nThe length is 42", "42", "last-line"),
+    ("Thus, the value of $k$ is $-3$, and the value of $m$ is $5$.", "k = -3, m = 5", "conclusion"),
+    ("所以 $a$ 为 $2$，$b$ 为 $3$。", "a = 2, b = 3", "conclusion"),
+    ("Work.\n**Final Answer**\n\n$$x = 3$$", "x = 3", "last-formula"),
+    ("Work here.\nSo the final answer is: **42**", "42", "answer-is"),
+    ("综上所述，$a$ 的取值范围是 $a\\geq 2$ 或 $a \\leq -1$。", "a\\geq 2 或 a \\leq -1", "conclusion"),
 ])
 def test_final_answer_of_a_whole_solution(text, expected, source):
     found = final_answer(text)
