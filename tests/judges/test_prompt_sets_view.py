@@ -47,7 +47,7 @@ def test_page_imports_the_released_few_shot_file_with_its_manifest(reviewer_clie
 def test_page_in_chinese_and_a_source_file_without_a_manifest_is_refused(reviewer_client, human_release, tmp_path):
     reviewer_client.cookies["django_language"] = "zh-hans"
     page = _post(reviewer_client, tmp_path, "fewshot").content.decode()
-    assert "清单在 realmath_eval.json 中的 28 个源索引" in page and "清单的源文件（可选）" in page
+    assert "清单在 realmath_eval.json 中的 28 个源索引。" in page and "清单的源文件（可选）" in page
     shutil.copyfile(FULL / "realmath_eval_fewshot.json", tmp_path / "f.json")
     shutil.copyfile(FULL / "realmath_eval.json", tmp_path / "s.json")
     with (tmp_path / "f.json").open("rb") as upload, (tmp_path / "s.json").open("rb") as source:

@@ -76,3 +76,7 @@ def test_a_style_run_header_agrees_with_its_table_and_shows_the_second_analysis(
     assert ("5 rewrites judged with their originals: 3 in the table below, 1 flagged ones only in the second analysis, "
             "1 without a gold score (left out).") in page
     assert 'id="style-table"' in page and 'id="style-with-flagged"' in page and 'id="style-table-with-flagged"' in page
+    reviewer_client.cookies["django_language"] = "zh-hans"
+    page = reviewer_client.get(reverse("grading:studies_probe_run", args=[run.pk])).content.decode()
+    assert "5 份改写与其原作答一起评判：3 份在下表中，1 份被标记的只在第二项分析中，1 份没有金标准分（略去）。" in page
+    assert "第二项分析：纳入被标记的改写" in page and "此表中有 1 份改写被标记" in page
