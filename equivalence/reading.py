@@ -527,7 +527,9 @@ def notations(text, notes):
             text = match.group("rest").strip()
     if "_" in text:
         text = _BASE_N.sub(lambda m: _base_n(m, notes), text)
-    if _PERCENT_WORD.search(text):
+    percent = _PERCENT_WORD.search(text)
+    if percent:
+        notes.append(M("the word {word} read as the percent sign", word=percent.group(0).strip()))
         text = _PERCENT_WORD.sub(r"\\%", text)
     if ":" in text:
         ratio = _RATIO.match(text)

@@ -327,6 +327,7 @@ TEMPLATES = (
     N("not asked: the answer is too long"),
     N("Math-Verify did not answer within {timeout} s (its process was stopped)"),
     N("Math-Verify ran out of memory"),
+    N("the word {word} read as the percent sign"),
 )
 _KNOWN = frozenset(TEMPLATES)
 _JOINED = re.compile(r"^(?:\{i\d+\}|[^{}A-Za-z])*$")  # a list joined by equivalence.messages.joined
