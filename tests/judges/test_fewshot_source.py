@@ -98,3 +98,22 @@ def test_changing_the_source_of_a_used_setting_chooses_again(endpoint, mixed):
     edited = services.update_judge_setting(setting, few_shot_source="any")
     assert edited.calibration["source"] == "any"
     assert JudgeSetting.ExampleSource.HUMAN.label.endswith("(the paper's design)")
+
+
+def test_the_api_takes_and_shows_the_examples_source(endpoint, mixed):
+    from rest_framework.test import APIClient
+
+    from tests.conftest import make_user
+
+    client = APIClient()
+    client.force_authenticate(make_user("api-reviewer", "reviewer"))
+    answer = client.post("/api/judge-settings/", {
+        "name": "api-fs-same", "kind": "rubric", "endpoint": endpoint.pk, "model": "m", "strategy": "few-shot",
+        "few_shot_source": "same"}, format="json")
+    assert answer.status_code == 201, answer.content
+    body = answer.json()
+    assert body["few_shot_source"] == "same" and set(body["calibration"]["examples_by_source"]) == {"human", "synthetic"}
+    refused = client.post("/api/judge-settings/", {"name": "api-fs-bad", "kind": "rubric", "endpoint": endpoint.pk,
+                                                    "model": "m", "strategy": "few-shot", "few_shot_source": "robots"},
+                          format="json")
+    assert refused.status_code == 400 and "few_shot_source" in refused.json()
