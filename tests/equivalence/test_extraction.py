@@ -161,3 +161,13 @@ def test_without_a_stated_answer_no_number_from_an_earlier_line_is_taken(decoys,
     lines = [f"{sentence} ${decoy}$" for sentence, decoy in zip(prose, decoys * len(prose))]
     text = "\n".join(lines) + "\nThe proof is complete"
     assert final_answer(text).answer is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=st.integers(-99, 99), second=st.integers(-99, 99), joiner=st.sampled_from([" and ", " or ", " 和 ", " 或 ", "，", ", "]),
+       prose=st.lists(st.sampled_from(PROSE_EN + PROSE_ZH), min_size=1, max_size=10),
+       opening=st.sampled_from(["Therefore the solutions are ", "So ", "所以 ", "综上，", "故方程的解为 "]))
+def test_several_answers_joined_in_the_conclusion_are_kept_together(first, second, joiner, prose, opening):
+    text = "\n".join(f"{sentence} $y = 7$" for sentence in prose) + f"\n{opening}$x = {first}$" + joiner + f"$x = {second}$."
+    found = final_answer(text).answer
+    assert found is not None and f"x = {first}" in found and f"x = {second}" in found, found
