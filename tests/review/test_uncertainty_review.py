@@ -91,3 +91,25 @@ def test_two_records_for_one_answer_refuse_the_import(sample_data):
     other = Response.objects.order_by("id")[1]
     fine = f'[{{"response_id": {response.pk}, "model_score": 3}}, {{"response_id": {other.pk}, "model_score": 7}}]'
     assert import_judge_results(fine, "results.json").created == 2
+
+
+@pytest.mark.django_db
+def test_metrics_command_and_page_say_why_one_question_has_no_interval(reviewer_client):
+    import io
+
+    from django.core.management import call_command
+    from django.urls import reverse
+
+    from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
+
+    question = make_question()
+    answers = make_responses(question, 8)
+    set_gold(answers, [5] * 8)
+    setting = make_stored_setting("one-question")
+    make_results(setting, answers, [5, 6, 7, 5, 3, 5, 8, 5])
+    out = io.StringIO()
+    call_command("metrics", "--setting", "one-question", "--format", "text", "--bootstrap", "100", stdout=out)
+    assert "MSE 2.250 not estimable: 1 question" in out.getvalue()
+    page = reviewer_client.get(reverse("grading:review_metrics") + f"?setting={setting.pk}").content.decode()
+    assert "not estimable: 1 question" in page
+    assert "[0.0%, 32.4%]" in page  # FR_4: 0 of 8, a Wilson interval whose upper bound is not 0

@@ -8,6 +8,7 @@ from django.utils.translation import gettext
 
 from core.csv_cells import safe_row
 from grading.review import selectors
+from grading.uncertainty_text import interval as interval_text
 
 from ._scopes import named_scopes
 
@@ -60,10 +61,16 @@ class Command(BaseCommand):
         for row in report["left_out"]:
             out.write(f"  left out: {row['n']} {row['label']}")
         fmt = lambda v: "—" if v is None else f"{v:.3f}"  # noqa: E731
-        out.write(f"  MSE {fmt(overall['mse'])} {overall.get('mse_ci', '')}  MAE {fmt(overall['mae'])}  "
-                  f"signed {fmt(overall['mean_signed_error'])}  FR_2 {fmt(overall['fr_2'])}")
+        note = (overall.get("uncertainty") or {}).get("note", "")
         gap = report["gap"]
-        out.write(f"  gap: MSE human/synthetic {fmt(gap['mse_ratio'])} {gap['mse_ratio_ci']}, "
+        gap_info = gap.get("uncertainty") or {}
+        # Intervals as the pages print them (core.uncertainty): the reason where there is none.
+        mse_ci = interval_text(overall.get("mse_ci"), fmt, note=note) if "mse_ci" in overall else ""
+        out.write(f"  MSE {fmt(overall['mse'])} {mse_ci}  MAE {fmt(overall['mae'])}  "
+                  f"signed {fmt(overall['mean_signed_error'])}  FR_2 {fmt(overall['fr_2'])}")
+        ratio_ci = interval_text(gap["mse_ratio_ci"], fmt, unbounded=gap_info.get("ratio_unbounded", False),
+                                 note=gap_info.get("note", ""))
+        out.write(f"  gap: MSE human/synthetic {fmt(gap['mse_ratio'])} {ratio_ci}, "
                   f"FR_2 human {fmt(gap['fr2_human'])} vs synthetic {fmt(gap['fr2_synthetic'])}")
         for group in ("source", "level", "exam", "question"):
             for entry in report[f"by_{group}"]:
