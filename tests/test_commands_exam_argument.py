@@ -110,6 +110,12 @@ def _export(monkeypatch):
     _catch(monkeypatch, export_dataset, "filter_responses", lambda a, k: a[1]["exam"])
 
 
+def _validity(monkeypatch):
+    from validity import selectors
+
+    _catch(monkeypatch, selectors, "selection_from", lambda a, k: a[0]["exam"])
+
+
 def _release(monkeypatch):
     from annotation.management.commands import import_realmath
 
@@ -138,6 +144,7 @@ CASES = {
     "assign_labels": (["--per-response", "1", "--strategy", "open"], _assign, "exam"),
     "ingest_scans": (["{tmp}"], _ingest, "exam"),
     "export_dataset": (["--out", "{tmp}"], _export, "id"),
+    "validity": (["judge-a"], _validity, "name"),
     "import_realmath": (["{file}"], _release, "name"),
     "import_ineqmath": (["{file}"], _ineqmath, "name"),
 }

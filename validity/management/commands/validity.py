@@ -5,6 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
+from annotation.management.exams import add_exam_argument, exam_option
 from validity import selectors
 from validity.report import SIGNALS, Parameters, for_selection
 
@@ -14,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("setting", help="judge setting name (its newest version) or version id")
-        parser.add_argument("--exam", help="exam name or id")
+        add_exam_argument(parser)
         parser.add_argument("--question", help="question id")
         parser.add_argument("--source", choices=["all", "human", "synthetic"], default="all")
         parser.add_argument("--second", help="a second setting whose disagreement is a deferral signal")
@@ -31,6 +32,8 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
 
     def handle(self, *args, **options):
+        exam = exam_option(options.get("exam"))  # --exam NAME_OR_ID, the one parser of every command
+        options["exam"] = exam.name if exam is not None else None
         try:
             selection = selectors.selection_from(options)
         except selectors.SelectionError as exc:
