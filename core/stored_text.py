@@ -9,6 +9,9 @@ each part in the active language when the message is shown; `english` gives the 
 sentence, which the models keep beside the parts for the API, the exports and `str()`, and
 which is all that rows written before the parts existed have (they are shown as they are).
 """
+import functools
+import re
+
 from django.utils import translation
 from django.utils.translation import gettext
 
@@ -44,6 +47,24 @@ def render(parts, fallback: str = "") -> str:
             except (KeyError, TypeError, ValueError):  # a translation that lost a placeholder
                 sentences.append(text % params if params else text)
     return " ".join(s for s in sentences if s)
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(msgid: str) -> re.Pattern:
+    """A msgid as a pattern over its English sentence: each %(name)s a named group."""
+    escaped = re.escape(msgid)
+    return re.compile(re.sub(r"%\\\(([a-z_]+)\\\)s", lambda m: f"(?P<{m.group(1)}>.+?)", escaped))
+
+
+def translate_known(text: str, msgids) -> str:
+    """`text` stored as an English sentence (a field kept in English, or a row written before its
+    parts existed) with each sentence of `msgids` found in it put in the reader's language; any
+    other text is left as it is."""
+    if not text:
+        return text
+    for msgid in msgids:
+        text = _pattern(msgid).sub(lambda m, msgid=msgid: gettext(msgid) % m.groupdict(), text)
+    return text
 
 
 def english(parts) -> str:

@@ -53,6 +53,14 @@ def parse_name(name):
     return ParsedName()
 
 
+# Notes a page keeps on why it has no question (Page.assignment_note, in English; pages show them
+# in the reader's language: Page.assignment_note_text).
+NO_QUESTION = N("No question labelled or numbered “%(token)s” in exam “%(exam)s”.")
+SEVERAL_QUESTIONS = N("“%(token)s” names %(n)s questions in exam “%(exam)s” (%(listed)s); choose one on the batch page.")
+NOT_THE_NAME_FORMAT = N("The name does not follow <student>_<question>_<page>; assign the page on the batch page.")
+ASSIGNMENT_NOTES = (NO_QUESTION, SEVERAL_QUESTIONS, NOT_THE_NAME_FORMAT)
+
+
 class QuestionIndex:
     """Looks up questions of one exam by location label or number (one query for the whole batch)."""
 
@@ -82,8 +90,6 @@ class QuestionIndex:
         if len(candidates) == 1:
             return candidates[0], None
         if not candidates:
-            return None, part(N("No question labelled or numbered “%(token)s” in exam “%(exam)s”."),
-                              token=token, exam=self.exam.name)
+            return None, part(NO_QUESTION, token=token, exam=self.exam.name)
         listed = ", ".join(f"#{pk}" for pk in candidates)
-        return None, part(N("“%(token)s” names %(n)s questions in exam “%(exam)s” (%(listed)s); choose one on the batch page."),
-                          token=token, n=len(candidates), exam=self.exam.name, listed=listed)
+        return None, part(SEVERAL_QUESTIONS, token=token, n=len(candidates), exam=self.exam.name, listed=listed)

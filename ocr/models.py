@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy
 from core import stored_text
 
 from . import redaction
+from .filenames import ASSIGNMENT_NOTES
 
 
 class ScanBatch(models.Model):
@@ -139,6 +140,11 @@ class Page(models.Model):
     @property
     def screen_redaction_regions(self):
         return self.deskewed(self.redaction_regions)
+
+    @property
+    def assignment_note_text(self):
+        """Why the page has no question, in the reader's language (the note is stored in English)."""
+        return stored_text.translate_known(self.assignment_note, ASSIGNMENT_NOTES)
 
     def place(self):
         """Where the page belongs, as stored in a packet edit's history."""

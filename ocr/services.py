@@ -29,7 +29,7 @@ from egress import purposes
 
 from . import imaging, redaction, selectors, tasks
 from .engines import EngineFailed, EngineUnavailable, OcrEngine, get_engine
-from .filenames import QuestionIndex, parse_name
+from .filenames import NOT_THE_NAME_FORMAT, QuestionIndex, parse_name
 from .metrics import char_errors
 from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript, TranscriptFlag, TranscriptRevision
 
@@ -166,7 +166,7 @@ def ingest_upload(batch: ScanBatch, upload: Upload, index: QuestionIndex) -> Sca
     question_pk, note = index.resolve(parsed.question_token)
     note = [note] if note else []
     if not parsed.student_id:
-        note = [part(N("The name does not follow <student>_<question>_<page>; assign the page on the batch page."))]
+        note = [part(NOT_THE_NAME_FORMAT)]
     if parsed.note:
         note.insert(0, raw(parsed.note))  # written in the uploader's language already
     place = {"parsed": parsed, "question_pk": question_pk, "note": english(note)}

@@ -68,3 +68,19 @@ def test_a_rejudge_note_in_chinese(reviewer, reviewer_client):
     page = _page(reviewer_client, reverse("grading:judge_run_detail", args=[run.pk]))
     assert "重新评判题目 #19：评分细则 v1 → v2" in page and "Re-judge of question" not in page
     assert run_note_text("my own note, in English") == "my own note, in English"
+
+
+def test_a_pages_assignment_note_in_chinese(exam_questions, reviewer, reviewer_client, make_batch):
+    """The note a page keeps on why it has no question is stored in English (the API, exports) and
+    shown in the reader's language on the batch and correction pages, as one sentence."""
+    from ocr.models import Page
+
+    batch, _ = make_batch([("s1_9-99_1.png", png_bytes(distinct_image(8)))])
+    page = Page.objects.get(batch=batch)
+    assert page.assignment_note.startswith("No question labelled or numbered “9-99” in exam")
+    set_user_language(reviewer, "zh-hans")
+    for url in (reverse("ocr:batch_detail", args=[batch.pk]), reverse("ocr:page_correct", args=[page.pk])):
+        body = _page(reviewer_client, url)
+        assert "没有标签或编号为“9-99”的题目" in body and "No question labelled" not in body, url
+    body = _page(reviewer_client, reverse("ocr:page_correct", args=[page.pk]))
+    assert "此页尚未指定题目：请先在" in body and "This page has no" not in body
