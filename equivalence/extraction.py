@@ -50,8 +50,19 @@ class Extraction:
     dropped_tail: bool = False
 
 
+_ASSISTANT_TURN = re.compile(r"<\|im_start\|>\s*assistant|<\|start_header_id\|>\s*assistant\s*<\|end_header_id\|>|<\|assistant\|>|<start_of_turn>\s*model")
+
+
 def drop_chat_tail(text):
-    """(text before the first chat-template tag after the answer's turn, whether one was cut)."""
+    """(text before the first chat-template tag after the answer's turn, whether one was cut).
+
+    A whole conversation pasted (it starts with a system or user turn) is read from its first
+    assistant turn; turns a model went on to invent after its answer are never read."""
+    stripped = text.lstrip()
+    if CHAT_TAG.match(stripped) and not _LEADING_TURN.match(stripped):
+        turn = _ASSISTANT_TURN.search(stripped)
+        if turn is not None:
+            text = stripped[turn.end():]
     start = _LEADING_TURN.match(text)
     if start:
         text = text[start.end():]
@@ -86,6 +97,8 @@ def final_answer(text):
     value = _line_value(last)
     if value:
         return Extraction(value, "last-formula", "", cut)
+    if value == "":
+        return Extraction(None, "none", "", cut)  # "$x = 2$ is not a solution"
     numbers = LAST_NUMBER.findall(last)
     if numbers:
         return Extraction(numbers[-1], "last-line", "", cut)
@@ -133,6 +146,8 @@ def _conclusion(tail):
         if sentence and _is_worded(sentence):
             return sentence, match.group(0).strip(" ,，:：")
         value = _line_value(line) if "$" in line or "\\(" in line or "\\[" in line else None
+        if value == "":
+            return None  # the concluding value is said to be wrong: no answer here
         if value is None:
             value = _clean_tail(rest, cjk=cjk)
         if value:
@@ -151,6 +166,10 @@ _REJECT_MARK = re.compile(r"^\s*(?:[(（]\s*)?(?:不合题意|不符合题意|�
 _REJECT_BEFORE = re.compile(r"(?:经检验|检验知|其中|但|(?i:but|and|however))?\s*$")
 _NAMED_VALUES = re.compile(
     r"\$\s*([a-zA-Z](?:_\{?\w{1,8}\}?)?)\s*\$\s*(?:is|equals|=|为|是|等于)\s*\$([^$=]{1,200})\$"
+)
+_NEGATED = re.compile(
+    r"^\s*(?:(?i:is|are|was|would\s+be)\s+(?:not|wrong|incorrect|false|invalid|impossible|extraneous)(?![A-Za-z])|(?i:isn't|aren't)"
+    r"|不是|错误|不正确|不成立|不可能)"
 )
 _LABEL_OR_CLAIM = None  # built on first use (meaning imports nothing heavy, but keep imports lean)
 
@@ -202,6 +221,8 @@ def _line_value(line):
         if content in rejected:
             pieces.append("（舍去）")
     value = "".join(pieces)
+    if _NEGATED.match(line[run[-1][1]:]):
+        return ""  # "$x = 2$ is not a solution": a value said to be wrong is not the answer
     prefix = line[prefix_start : run[0][0]]
     label = _label_or_claim(prefix)
     if label is not None:

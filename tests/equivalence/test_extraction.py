@@ -112,6 +112,18 @@ def test_a_number_on_an_earlier_line_is_never_taken():
     assert extract_answer("Line one has 3 and $4$.\n\nNothing to conclude here") is None
 
 
+def test_a_value_said_to_be_wrong_is_not_taken():
+    assert final_answer("We try it.\nTherefore, $x = 2$ is not a solution.").answer is None
+    assert final_answer("所以 $x = 1$ 不是方程的解。").answer is None
+    assert final_answer("We try it.\nTherefore, $x = 2$ is the answer.").answer == "x = 2"
+
+
+def test_a_whole_conversation_is_read_from_its_last_assistant_turn():
+    text = ("<|im_start|>system\nBe brief<|im_end|>\n<|im_start|>user\nIs it $\\boxed{9}$?<|im_end|>\n"
+            "<|im_start|>assistant\nWe get $x = 2$.\nThe answer is $2$.<|im_end|>")
+    assert final_answer(text).answer == "2"
+
+
 def test_chat_template_tails_are_dropped():
     assert drop_chat_tail("<|im_start|>assistant\nThe answer is 4<|im_end|>\n<|im_start|>user\n5") == ("The answer is 4", True)
     assert final_answer("\\boxed{4}</s>[INST] and \\boxed{9} [/INST]").answer == "4"
