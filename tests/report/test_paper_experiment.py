@@ -76,8 +76,8 @@ def test_the_paper_experiment_from_its_files(llm_server, tmp_path):
     # (the group from each file's name); step surprisal on the bundle's steps.
     lexical = ("--lexical", "--bootstrap", "0", "--permutations", "50", "--no-clusters", "--inline", "--format", "json")
     t0 = time.perf_counter()
-    ours = json.loads(call("error_geometry", "--exam", "RealMath-Eval", *lexical))
-    assert ours["counts"]["human"] > 200 and ours["counts"]["synthetic"] > 200
+    ours = json.loads(call("error_geometry", "--exam", "RealMath-Eval", "--limit", "120", *lexical))
+    assert ours["counts"]["human"] == 60 == ours["counts"]["synthetic"]  # 120 segments taken in turn from each group
     t1 = time.perf_counter()
     theirs = json.loads(call("error_geometry", "--segments-in", str(BUNDLE / "human_error_segments.jsonl"),
                              "--segments-in", str(BUNDLE / "llm_error_segments.jsonl"), *lexical))
