@@ -329,12 +329,15 @@ def packet_edits(batch: ScanBatch, limit: int = 100) -> list[PacketEdit]:
 
 
 def _place_words(place, labels):
+    """A place of a packet fix's history in the reader's language (its words are the page's)."""
+    student = place.get("student_id") or "?"
     if place.get("cover"):
-        return f"{place['student_id']}, cover"
+        return gettext("%(student)s, cover") % {"student": student}
     if not place.get("question"):
-        return f"{place['student_id'] or '?'}, no question"
+        return gettext("%(student)s, no question") % {"student": student}
     label = labels.get(place["question"]) or f"#{place['question']}"
-    return f"{place['student_id'] or '?'}, {label} p{place['page_number']}"
+    return gettext("%(student)s, %(question)s p%(page)s") % {"student": student, "question": label,
+                                                             "page": place["page_number"]}
 
 
 def batches_with_exam() -> QuerySet[ScanBatch]:

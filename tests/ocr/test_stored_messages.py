@@ -34,6 +34,7 @@ def test_the_class_pdf_report_and_the_fix_history_in_chinese(exam_questions, rev
     history = _page(reviewer_client, reverse("ocr:batch_packets", args=[batch.pk]))
     assert "s03 的答卷（3 页）已与 s04 的互换" in history and "swapped with" not in history
     assert "页面 PDF 第 2 页" in history and "Pages PDF p." not in history
+    assert "s03，封面页 → s04，封面页" in history and ", cover" not in history  # each page's move, in words too
     # The API keeps the English sentence.
     api = reviewer_client.get(reverse("ocr-api-batch-files", args=[batch.pk])).json()
     files = api["results"] if isinstance(api, dict) else api
