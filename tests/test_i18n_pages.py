@@ -89,7 +89,7 @@ INTERFACE_CODES = _interface_codes()
 # Fields the app writes sentences into (shown through core.stored_text or a display function):
 # interface text, not data.
 APP_WRITTEN = {("ocr", "scanfile", "message"), ("ocr", "packetedit", "summary"), ("ocr", "packetedit", "responses"),
-               ("grading", "judgerun", "note")}
+               ("ocr", "packetedit", "changes"), ("ocr", "page", "assignment_note"), ("grading", "judgerun", "note")}
 
 # Characters that glue words into one phrase (an English phrase is checked as a whole against the data).
 PHRASE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9'’_\-.]*(?:[ \t:,/()+&]+[A-Za-z0-9][A-Za-z0-9'’_\-.]*)*")
