@@ -15,6 +15,7 @@ urlpatterns = [
     path("import/", views.dataset_import, name="import"),
     path("import/<int:pk>/", views.import_report, name="import_report"),
     path("import/jobs/<int:pk>/", views.import_job, name="import_job"),
+    path("import/choose/<str:token>/", views.import_choose, name="import_choose"),
     path("import/jobs/<int:pk>/progress/", views.import_job_progress, name="import_job_progress"),
     path("", include("annotation.labelling.urls")),
     path("export/", include("annotation.export.urls")),

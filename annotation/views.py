@@ -6,6 +6,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext, gettext_lazy, ngettext
+from django.views.decorators.http import require_POST
 
 from accounts.decorators import annotator_required, reviewer_required
 from accounts.roles import is_reviewer
@@ -14,9 +15,9 @@ from core.shortcuts import found_or_404, get_object_or_404
 
 from . import selectors, services
 from .forms import DatasetImportForm, RubricEditForm
-from .importers import ImportFormatError
+from .importers import ImportFormatError, pending
 from .importers.placement import ExamOverlap
-from .importers.services import IMPORTERS, create_import_job, job_progress, runs_in_background
+from .importers.services import IMPORTERS, create_import_job, import_pending, job_progress, runs_in_background
 from .labelling.views import exam_anchoring_context
 from .models import ImportJob, ImportReport, RubricVersion
 
@@ -128,9 +129,13 @@ def dataset_import(request):
             if runs_in_background(upload, fmt):  # by the size it inflates to
                 job = create_import_job(request.user, fmt, upload, form.cleaned_data["exam"], overlap=choice)
                 return redirect("annotation:import_job", pk=job.pk)
-            result = IMPORTERS[fmt](upload.read(), upload.name, user=request.user, **kwargs)
-        except ExamOverlap as exc:
-            overlap = {"holders": exc.holders, "exam": exc.exam_name, "questions": exc.questions}
+            data = upload.read()
+            result = IMPORTERS[fmt](data, upload.name, user=request.user, **kwargs)
+        except ExamOverlap as exc:  # kept, so that the choice imports it without uploading it again
+            token = pending.keep(request.user, fmt=fmt, file_name=upload.name, exam_name=exc.exam_name, overlap=exc,
+                                 source=data)
+            overlap = {"token": token, "exam": exc.exam_name, "questions": exc.questions,
+                       "holders": [{"id": e.pk, "name": e.name, "questions": n} for e, n in exc.holders]}
             form.add_error("overlap", gettext("Nothing was imported. %(exc)s") % {"exc": exc})
         except ImportFormatError as exc:
             form.add_error("file", gettext("Nothing was imported. %(exc)s") % {"exc": exc})
@@ -143,6 +148,23 @@ def dataset_import(request):
         "form": form, "overlap": overlap, "jobs": selectors.unfinished_import_jobs(),
         "reports": [(report, report_summary(report, exams)) for report in reports],
     })
+
+
+@reviewer_required
+@require_POST
+def import_choose(request, token):
+    """Import an upload kept for a choice (questions already in another exam) with the choice
+    its button sends: join, move or keep."""
+    try:
+        kind, outcome = import_pending(request.user, token, request.POST.get("overlap", ""))
+    except LookupError as exc:
+        raise Http404("No upload of yours waits for this choice (it expires after an hour).") from exc
+    except ImportFormatError as exc:
+        messages.error(request, gettext("Nothing was imported. %(exc)s") % {"exc": exc})
+        return redirect("annotation:import")
+    if kind == "job":
+        return redirect("annotation:import_job", pk=outcome.pk)
+    return redirect("annotation:import_report", pk=outcome.report_id)
 
 
 def import_job_state(job):
@@ -158,7 +180,11 @@ def import_job(request, pk):
     job = get_object_or_404(ImportJob, pk=pk)
     if job.status == ImportJob.Status.DONE and job.report_id:
         return redirect("annotation:import_report", pk=job.report_id)  # finished: the report is what is wanted
-    return render(request, "annotation/import_job.html", {"job": job, "state": import_job_state(job)})
+    choice = None
+    if job.status == ImportJob.Status.FAILED and (kept := pending.for_job(job)):
+        choice = {"token": kept[0], **kept[1]}  # refused for a choice: its buttons
+    return render(request, "annotation/import_job.html", {"job": job, "state": import_job_state(job),
+                                                          "overlap": choice})
 
 
 @reviewer_required

@@ -39,7 +39,7 @@ NOT_PAGES = {
     "logout", "api_token",  # api_token: the account page's old address, a redirect
     "javascript-catalog", "api-schema", "api-docs",
     "annotation:import_job_progress", "annotation:label_next", "annotation:export_progress",
-    "annotation:export_download", "annotation:exam_anchoring",
+    "annotation:export_download", "annotation:exam_anchoring", "annotation:import_choose",
     "ocr:class_upload", "ocr:class_pending_discard", "ocr:batch_add_files", "ocr:batch_assign", "ocr:batch_run_engine", "ocr:batch_retry",
     "ocr:batch_assign_labels", "ocr:batch_packets_fix", "ocr:batch_progress", "ocr:page_image",
     "ocr:flag_transcript",

@@ -30,10 +30,11 @@ from accounts.selectors import stored_language
 
 from ..export.load import import_dataset, read_dataset_upload
 from ..models import ImportJob
-from . import tasks
+from . import pending, tasks
 from .batches import BatchWriter, JobAbandoned, Pacer, batches_needed, undo
 from .common import ImportFormatError
 from .ineqmath import import_ineqmath
+from .placement import ASK, ExamOverlap
 from .realmath import import_realmath
 
 logger = logging.getLogger(__name__)
@@ -174,6 +175,7 @@ def fail_stale_jobs():
     """Running jobs whose worker stopped showing signs of life: queued again while fewer than
     JOB_MAX_ATTEMPTS workers took them and their upload is still there (the next attempt first
     removes what the dead one's committed batches wrote, `batches.undo`), else marked failed."""
+    pending.expire()  # uploads kept for a choice nobody made
     cutoff = time.time() - settings.IMPORT_STALE_SECONDS
     for job in ImportJob.objects.filter(status=ImportJob.Status.RUNNING):
         last = _last_sign_of_life(job)
@@ -247,6 +249,31 @@ def create_import_job(user, fmt, upload, exam_name="", overlap=None):
                                    exam_name=exam_name or "", created_by=user)
     transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
     return job
+
+
+def import_pending(user, token, overlap):
+    """Import an upload kept for a choice (`pending.py`) with that choice: ("report", ImportResult)
+    at once, or ("job", ImportJob) when it is large. LookupError if it is not this user's or gone;
+    ImportFormatError if the choice cannot be followed (nothing written, the upload kept)."""
+    if overlap == ASK:
+        raise ImportFormatError(gettext("Choose what to do with the questions already in another exam."))
+    meta, path = pending.read(token, user)
+    kwargs = {"exam_name": meta["exam"], "overlap": overlap} if meta.get("exam") else {"overlap": overlap}
+    if path.stat().st_size > settings.IMPORT_SYNC_MAX_BYTES:
+        stored_name = f"{uuid.uuid4().hex}.upload"
+        job = ImportJob.objects.create(format=meta["format"], file_name=meta["file_name"], stored_name=stored_name,
+                                       file_size=path.stat().st_size, exam_name=meta.get("exam") or "",
+                                       created_by=user)
+        target = Path(settings.IMPORT_ROOT) / stored_name
+        target.with_suffix(".options").write_text(json.dumps({"overlap": overlap}))
+        path.replace(target)
+        pending.drop(token)
+        transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
+        return "job", job
+    with open(path, "rb") as stream:
+        result = IMPORTERS[meta["format"]](stream, meta["file_name"], user=user, **kwargs)
+    pending.drop(token)
+    return "report", result
 
 
 def _finish(job_id, **fields):
@@ -339,6 +366,14 @@ def _run(job):
                 writer.finish()
     except JobAbandoned:  # marked failed meanwhile (no sign of life): undo what it wrote
         writer.fail()
+        return
+    except ExamOverlap as exc:  # asked to ask first: the upload waits for the choice (pending.py)
+        if writer is not None:
+            writer.fail()
+        pending.keep(job.created_by, fmt=job.format, file_name=job.file_name, exam_name=exc.exam_name, overlap=exc,
+                     source=path, job_id=job_id)
+        _finish(job_id, status=ImportJob.Status.FAILED,
+                error=gettext("Nothing was imported. %(error)s") % {"error": exc})
         return
     except ImportFormatError as exc:
         if writer is not None:
