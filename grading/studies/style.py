@@ -338,19 +338,20 @@ def ablation_report(run: ProbeRun, *, n_resamples=1000, seed=0) -> dict:
     The counts add up to the run page's header: ``n_judged`` (its "Judged": items whose original and
     rewrite both got a score) = ``n_rewrites_judged`` (the table: unflagged, with a gold score) +
     ``n_flagged_judged`` (flagged rewrites judged because the run included them: the second analysis)
-    + ``n_judged_without_gold`` (no gold score to compare with)."""
+    + ``n_judged_without_gold`` (no gold score to compare with) + ``n_judged_without_score`` (a judgement
+    without a score on either side; none in practice)."""
     items = list(ProbeItem.objects.filter(run=run, probe=PROBE).select_related("derived__response"))
     flagged = (run.selection or {}).get("style_flagged", {})
-    scored = [i for i in items if i.state == ProbeItem.State.OK and i.original_score is not None
-              and i.derived_score is not None]
+    judged_ok = [i for i in items if i.state == ProbeItem.State.OK]  # the run page's "Judged"
+    scored = [i for i in judged_ok if i.original_score is not None and i.derived_score is not None]
     with_gold = [i for i in scored if i.derived.response.gold_score is not None]
     judged = [i for i in with_gold if not _is_flagged(i)]
     flagged_judged = [i for i in with_gold if _is_flagged(i)]
     report = {
         "run": run.pk, "setting": str(run.setting), "probe": PROBE,
-        "n_judged": len(scored), "n_rewrites_judged": len(judged), "n_flagged_judged": len(flagged_judged),
-        "n_judged_without_gold": len(scored) - len(with_gold), "n_items": len(items),
-        "n_not_judged": len(items) - len(scored),
+        "n_judged": len(judged_ok), "n_rewrites_judged": len(judged), "n_flagged_judged": len(flagged_judged),
+        "n_judged_without_gold": len(scored) - len(with_gold), "n_judged_without_score": len(judged_ok) - len(scored),
+        "n_items": len(items), "n_not_judged": len(items) - len(judged_ok),
         "n_without_gold_or_judgement": len(items) - len(judged) - len(flagged_judged),
         "n_without_rewrite": run.skipped.get(PROBE, 0),
         "include_flagged": bool((run.selection or {}).get("style_include_flagged")),

@@ -99,6 +99,7 @@ def test_a_run_with_the_flagged_cases_reports_them_apart_and_its_counts_add_up(e
     progress = selectors.run_progress(run)
     assert progress["ok"] == report["n_judged"] == 72
     assert report["n_rewrites_judged"] + report["n_flagged_judged"] + report["n_judged_without_gold"] == 72
+    assert report["n_judged_without_score"] == 0 and report["n_not_judged"] == 0
     assert (report["n_flagged_judged"], report["n_judged_without_gold"]) == (n_flagged, 3)
     assert report["groups"]["all"]["n"] == 72 - n_flagged - 3
     assert report["with_flagged"]["n_flagged"] == n_flagged
