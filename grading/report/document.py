@@ -214,7 +214,7 @@ def probes_section(data) -> Section:
     if not rows:
         return Section(gettext("Perturbation probes"), [gettext("No probes run.")])
     return Section(gettext("Perturbation probes"), [
-        Table([gettext("Setting"), gettext("Probe"), "n", gettext("Detected"), gettext("Rate")], rows, gettext("Sensitivity probes: a fair judge lowers the score; invariance probes: it keeps it (95% intervals over "
+        Table([gettext("Setting"), gettext("Probe"), "n", gettext("Detected"), gettext("Rate")], rows, gettext("Sensitivity probes: a fair judge lowers the score; invariance probes: it keeps it (intervals over "
                       "whole questions, Wilson at a rate of 0 or 1, none from fewer than 5 questions)."))
     ])
 
@@ -298,7 +298,8 @@ def geometry_section(data) -> Section | None:
         source = geometry["label"] if not geometry["model"] else f"{geometry['model']} ({geometry['endpoint']})"
         rows = [[label("source", name), number(g["n"]), with_interval(g["dispersion"], g["dispersion_ci"]),
                  with_interval(g["total_variance"], g["total_variance_ci"]), with_interval(g["top10_share"], g["top10_share_ci"]),
-                 number(g["clusters"]), number(g["noise_share"]), number(g["silhouette"]), number(g["gmm_best_k"])]
+                 number(g["clusters"]), number(g["noise_share"]), number(g["silhouette"]),
+                 number(g["gmm_best_k"]) + (" " + gettext("(edge of the sweep)") if g.get("gmm_at_edge") else "")]
                 for name, g in geometry["groups"].items()]
         blocks.append(gettext("Error segments embedded with %(source)s, run %(run)s, seed %(seed)s.")
                       % {"source": source, "run": geometry["run"], "seed": geometry["seed"]})

@@ -351,6 +351,7 @@ def geometry_figures(geometry_run: GeometryRun | None = None, surprisal_run: Geo
             entry = {key: group.get(key) for key in keys}
             if kind == "geometry":
                 entry["gmm_best_k"] = (group.get("gmm") or {}).get("best_k")
+                entry["gmm_at_edge"] = bool((group.get("gmm") or {}).get("at_edge"))  # the largest k tried
             else:
                 for measure in ("surprisal", "ll"):
                     entry[measure] = {k: (group.get(measure) or {}).get(k) for k in ("mean", "mean_ci", "median", "median_ci")}
