@@ -160,6 +160,12 @@ class BatchWriter:
         if self.atomic is not None:
             self.atomic.__exit__(exc_type or RuntimeError, exc or RuntimeError(), tb)
             self.atomic = None
+        if self.attempt is not None and not ImportJob.objects.filter(pk=self.job_id, attempt=self.attempt).exists():
+            # The job was restarted (its worker looked dead): the job's `written` is the new
+            # attempt's now; only this attempt's own rows go (most are gone already: the new
+            # attempt removed what this one had noted before it started).
+            undo(self.job_id, written=self.written)
+            return
         undo(self.job_id)
 
 
@@ -183,13 +189,15 @@ def _order(models):
     return ordered
 
 
-def undo(job_id):
-    """Remove what a failed job's committed batches wrote (see the module's docstring)."""
+def undo(job_id, written=None):
+    """Remove what a failed job's committed batches wrote (see the module's docstring); with
+    `written` ({table: ranges}, one attempt's own), only those rows, and the job's note stays."""
     job = ImportJob.objects.filter(pk=job_id).first()
-    if job is None or not job.written:
+    if job is None or not (written if written is not None else job.written):
         return 0
     tables = _tracked()
-    models = {tables[table]: ranges for table, ranges in job.written.items() if table in tables}
+    models = {tables[table]: ranges for table, ranges in (written if written is not None else job.written).items()
+              if table in tables}
     removed = 0
     pending = _order(list(models))
     for _ in range(3):  # a row protected by one not yet removed goes in the next round
@@ -208,7 +216,8 @@ def undo(job_id):
             for low, high in models[model]:
                 history.model.objects.filter(**{f"{model._meta.pk.attname}__gt": low,
                                                 f"{model._meta.pk.attname}__lte": high}).delete()
-    ImportJob.objects.filter(pk=job_id).update(written={})
+    if written is None:
+        ImportJob.objects.filter(pk=job_id).update(written={})
     logger.info("Import job %s: removed %s rows of its committed batches", job_id, removed)
     return removed
 

@@ -355,17 +355,22 @@ def _run(job):
     # On SQLite the import is written in short transactions that can be undone (batches.py); on
     # PostgreSQL in one transaction, paced the same way (batches.Pacer).
     writer = BatchWriter(job_id, attempt=job.attempt) if batches_needed() else Pacer()
+    abandoned = False
     try:
         with open(path, "rb") as stream, _Heartbeat(progress_path), writer.transaction():
             result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=progress,
                                            writer=writer, **kwargs)
-            # Done in the import's last transaction: a worker killed after it left a whole import.
-            _finish(job_id, status=ImportJob.Status.DONE, report_id=result.report_id, done=job.file_size,
-                    total=job.file_size)
+            # Done in the import's last transaction: a worker killed after it left a whole import;
+            # a worker only slow whose job was restarted meanwhile rolls its import back instead.
+            if not ImportJob.objects.filter(pk=job_id, attempt=job.attempt).update(
+                    finished=timezone.now(), status=ImportJob.Status.DONE, report_id=result.report_id,
+                    done=job.file_size, total=job.file_size):
+                raise JobAbandoned(f"import job {job_id} was restarted while attempt {job.attempt} ran")
             if writer is not None:
                 writer.finish()
-    except JobAbandoned:  # marked failed meanwhile (no sign of life): undo what it wrote
+    except JobAbandoned:  # marked failed or restarted meanwhile (no sign of life): undo what it wrote
         writer.fail()
+        abandoned = True  # the upload and its files are the stale check's or the next attempt's now
         return
     except ExamOverlap as exc:  # asked to ask first: the upload waits for the choice (pending.py)
         if writer is not None:
@@ -388,6 +393,7 @@ def _run(job):
                 error=gettext("Nothing was imported. %(error)s") % {"error": f"{type(exc).__name__}: {exc}"})
         raise
     finally:
-        path.unlink(missing_ok=True)
-        progress_path.unlink(missing_ok=True)
-        _options_path(job).unlink(missing_ok=True)
+        if not abandoned:
+            path.unlink(missing_ok=True)
+            progress_path.unlink(missing_ok=True)
+            _options_path(job).unlink(missing_ok=True)

@@ -96,3 +96,23 @@ def test_a_queued_restart_says_which_attempt_comes(reviewer, import_root, review
     page = reviewer_client.get(reverse("annotation:import_job", args=[job.pk])).content.decode()
     assert "Restarted automatically after the worker stopped: attempt 2 of 3." in page
     assert connection.vendor in ("sqlite", "postgresql")
+
+
+def test_a_slow_worker_of_a_restarted_import_removes_only_its_own_rows(sample_data, reviewer, import_root):
+    """Its job was restarted while it was frozen: when it wakes, its batch writer finds the job's
+    attempt is not its own; it removes what it wrote, never the new attempt's rows, and leaves the
+    job's note of them alone."""
+    if not batches.batches_needed():
+        pytest.skip("batches are written on SQLite only")
+    job = _dead_job(import_root, reviewer, b"[]")
+    ids = sorted(Response.objects.values_list("pk", flat=True))
+    old_rows, new_rows = ids[:10], ids[10:20]
+    writer = batches.BatchWriter(job.pk, attempt=1)
+    writer.written = {"annotation_response": [[old_rows[0] - 1, old_rows[-1]]]}
+    new_note = {"annotation_response": [[new_rows[0] - 1, new_rows[-1]]]}
+    ImportJob.objects.filter(pk=job.pk).update(attempt=2, written=new_note)  # restarted; attempt 2 writing
+    writer.fail()
+    assert not Response.objects.filter(pk__in=old_rows).exists()
+    assert Response.objects.filter(pk__in=new_rows).count() == 10
+    job.refresh_from_db()
+    assert job.written == new_note
