@@ -51,6 +51,7 @@ NOT_PAGES = {
     "grading:studies_probe_run_resume", "grading:studies_geometry_run_progress", "grading:studies_geometry_run_results",
     "grading:studies_geometry_run_segments", "grading:studies_geometry_run_cancel", "grading:studies_geometry_run_resume",
     "egress:call_log_export",
+    "validity:assign",  # POST only: its result is the Validity page's message
 }
 
 # Words that are the same in a Chinese interface: product and library names, file formats, units,
@@ -66,6 +67,7 @@ OPENAI_BASE_URL EXPORT_ROOT IMPORT_ROOT manifest
 gpt v1 v2 v3 Acc ok n k d Tesseract parquet Overall Score chi eng md
 Qwen Qwen3 Embedding Top UMAP HDBSCAN GMM BIC SVD TF IDF Ward gram nats vLLM
 Benjamini Hochberg Yekutieli Bonferroni Holm Fleiss Shrout Fleiss' Shrout's Clopper echo logprobs
+Calderon Reichart Dror Angelopoulos Duchi Zrnic et al PPI PPI++ LTT
 """.split())
 
 # Codes that the interface must name in words (issue 39): judge kinds, answer sources, probes,
@@ -81,7 +83,7 @@ def _interface_codes():
 
     return ({code for code, _ in JudgeSetting.Kind.choices} | {code for code, _ in Response.Source.choices}
             | set(PROBES) | set(STRATEGIES) | {code for code, _ in JudgeSetting.SplitRule.choices} | set(TAGS)
-            | set().union(*LABELS.values())) - {""}
+            | set().union(*LABELS.values())) - {"", "none", "answer", "class", "exam"}  # words data may hold as they are
 
 
 INTERFACE_CODES = _interface_codes()
@@ -269,6 +271,9 @@ def _extra_pages(role, data):
         reverse("grading:review_compare") + "?" + "&".join(
             f"setting={pk}" for pk in JudgeSetting.objects.filter(kind__in=["rubric", "external"]).order_by("pk").values_list("pk", flat=True)[:2]),
         reverse("grading:review_rubric_rejudge", args=[question.pk]),
+        # the Validity view of a rubric judge with a simulated gold budget: all four answers shown
+        reverse("validity:page") + "?budget=20&setting=" + str(
+            JudgeSetting.objects.filter(kind="rubric").order_by("-pk").values_list("pk", flat=True).first()),
     ]
     if role == "admin":
         pages += [reverse("egress:call_log"), reverse("egress:call_log_export"),

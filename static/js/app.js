@@ -260,8 +260,16 @@
   // Wide tables scroll inside their card (.table-wrap): one that is wider than its card is marked
   // "scrolls" (its right edge fades while columns are hidden there: "at-end" once scrolled to
   // them) and can be scrolled with the keyboard (tabindex).
+  // A table that changes width later (a progress poll filling its cells) is looked at again.
+  var watcher = window.ResizeObserver ? new ResizeObserver(function (entries) {
+    entries.forEach(function (entry) { var wrap = entry.target.closest(".table-wrap"); if (wrap) { markWideTable(wrap); } });
+  }) : null;
   function markWideTables(root) {
-    (root || document).querySelectorAll(".table-wrap").forEach(markWideTable);
+    (root || document).querySelectorAll(".table-wrap").forEach(function (wrap) {
+      markWideTable(wrap);
+      var table = wrap.querySelector("table");
+      if (watcher && table && !wrap.hasAttribute("data-watched")) { wrap.setAttribute("data-watched", ""); watcher.observe(table); watcher.observe(wrap); }
+    });
   }
   function markWideTable(wrap) {
     var wide = wrap.scrollWidth > wrap.clientWidth + 1;
