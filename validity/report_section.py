@@ -33,8 +33,8 @@ def report_figures(configs, *, seed=0):
         "seed": seed, "settings": rows,
         # the method paragraph's citations and parameters, as printed (the report's text holds no figure
         # that is not a value of the appendix)
-        "citations": {"alt_test": "Calderon, Reichart and Dror, 2025", "ppi": "Angelopoulos et al., 2023",
-                      "ppi_plus_plus": "Angelopoulos, Duchi and Zrnic, 2023"},
+        "citations": {"alt_test": "Calderon, Reichart & Dror, 2025", "ppi": "Angelopoulos et al., 2023",
+                      "ppi_plus_plus": "Angelopoulos, Duchi & Zrnic, 2023"},
         "parameters": {"epsilon": f"ε = {params.epsilon:g}", "pass": "ω ≥ 0.5",
                        "deferral": f"1 − δ = {1 - params.delta:g}, α = {params.alpha:g}, d = {params.d:g}"},
     }
