@@ -1,14 +1,15 @@
-from django.http import FileResponse, Http404
+from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
 from accounts.permissions import IsReviewer
+from core.stored_files import stream_response
 
 from ..models import ExportJob
 from ..selectors import RESPONSE_FILTERS
-from .services import create_export_job, export_path
+from .services import create_export_job, download_name, open_export
 from .writers import FORMATS
 
 
@@ -52,7 +53,7 @@ class ExportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     @action(detail=True, methods=["get"])
     def download(self, request, pk=None):
         job = self.get_object()
-        path = export_path(job) if job.status == ExportJob.Status.DONE else None
-        if path is None or not path.is_file():
+        stream = open_export(job)
+        if stream is None:
             raise Http404("This export has no file (not finished, failed, or removed).")
-        return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+        return stream_response(stream, download_name(job))

@@ -1,5 +1,11 @@
 """Export jobs: create one, run it (in a Celery worker), find its file, notice a dead worker.
 
+The worker writes and zips an export in a temporary folder under EXPORT_ROOT (its scratch space,
+emptied when the job ends), then saves the zip to the storage layer (`default_storage`: the local
+media folder, or the S3 bucket with REALMATH_STORAGE=s3) as `exports/<name>.zip`, so that the web
+server of another machine serves it. Jobs finished before that kept their zip under EXPORT_ROOT
+(`file_name` without the `exports/` prefix); they still download from there.
+
 A running job has a heartbeat: the worker writing it refreshes `heartbeat` with every chunk of
 progress and while zipping. A job whose heartbeat is older than `EXPORT_STALE_SECONDS` lost its
 worker (killed, out of memory, machine restarted): `fail_stale_jobs` removes its temporary
@@ -15,7 +21,6 @@ reaches, e.g. out of memory, is not restarted for ever).
 """
 import functools
 import logging
-import os
 import shutil
 import tempfile
 import time
@@ -24,11 +29,15 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext as _
+
+from core.stored_files import open_stream
 
 from ..models import ExportJob, Response
 from ..selectors import RESPONSE_FILTERS, filter_responses
@@ -62,8 +71,26 @@ def create_export_job(user, fmt, params):
     return job
 
 
-def export_path(job):
-    return Path(settings.EXPORT_ROOT) / job.file_name
+STORED_PREFIX = "exports/"
+
+
+def download_name(job):
+    return f"realmath-export-{job.pk}-{job.format}.zip"
+
+
+def open_export(job):
+    """The finished zip of a job open for reading, as a stream from the storage layer (a local file
+    under EXPORT_ROOT for jobs finished before exports went there), or None when it has none (not
+    finished, failed, or removed)."""
+    if job.status != ExportJob.Status.DONE or not job.file_name:
+        return None
+    if job.file_name.startswith(STORED_PREFIX):
+        try:
+            return open_stream(job.file_name)
+        except FileNotFoundError:
+            return None
+    path = Path(settings.EXPORT_ROOT) / Path(job.file_name).name  # written before exports were stored
+    return path.open("rb") if path.is_file() else None
 
 
 def _work_dirs(job_id):
@@ -148,8 +175,44 @@ def _zip_folder(folder, target, beat):
                     beat()
 
 
+class _Zip(File):
+    """The finished zip handed to the storage: read in blocks with a heartbeat between them (an
+    upload to a bucket takes a while); a local folder storage moves the file instead of copying it."""
+
+    def __init__(self, path, beat):
+        self._path, self._beat, self.lost = path, beat, False
+        super().__init__(path.open("rb"), name=path.name)
+
+    def temporary_file_path(self):
+        return str(self._path)
+
+    def read(self, *args):
+        data = self.file.read(*args)
+        if not self.lost:
+            try:
+                self._beat()
+            except JobLost:  # the job was given up: the upload ends, then the object is removed
+                self.lost = True
+        return data
+
+
+def _store(path, beat):
+    """Save the zip at path to the storage layer; returns the name the storage gave it."""
+    with _Zip(path, beat) as content:
+        return default_storage.save(STORED_PREFIX + path.name, content)
+
+
+def _remove_stored(name):
+    if name:
+        try:
+            default_storage.delete(name)
+        except Exception:  # noqa: BLE001 - logged; the job's state is what the person waiting sees
+            logger.exception("Export: could not remove the stored file %s", name)
+
+
 def run_export_job(job_id):
-    """Write the export to a temporary folder, zip it under EXPORT_ROOT, record the manifest."""
+    """Write the export to a temporary folder, zip it there, save the zip to the storage layer,
+    record the manifest; the temporary folder is removed whatever happens."""
     fail_stale_jobs()
     taken = ExportJob.objects.filter(pk=job_id, status=ExportJob.Status.QUEUED).update(
         status=ExportJob.Status.RUNNING, done=0, heartbeat=timezone.now(), attempt=F("attempt") + 1
@@ -170,17 +233,20 @@ def run_export_job(job_id):
                   % {"folder": root, "reason": reason})
         logger.error("Export job %s: cannot write to %s: %s", job_id, root, exc)
         return
-    name = f"realmath-export-{job_id}-{job.format}.zip"
+    name = download_name(job)
+    stored = None
     try:
         manifest = write_export(queryset, job.format, work / "data", filters=job.filters, on_progress=hold.progress)
         _zip_folder(work / "data", work / name, hold.beat)
-        os.replace(work / name, root / name)  # the zip appears whole or not at all
+        size = (work / name).stat().st_size
+        stored = _store(work / name, hold.beat)  # the object appears whole or not at all
         count = manifest["counts"]["responses"]
-        hold.finish(file_name=name, file_size=(root / name).stat().st_size, manifest=manifest, done=count, total=count)
+        hold.finish(file_name=stored, file_size=size, manifest=manifest, done=count, total=count)
     except JobLost as exc:
-        (root / name).unlink(missing_ok=True)
+        _remove_stored(stored)
         logger.warning("%s; its files were removed", exc)
     except Exception as exc:  # noqa: BLE001 - any failure is recorded on the job for the person waiting
+        _remove_stored(stored)
         hold.fail(f"{type(exc).__name__}: {exc}")
         raise
     finally:

@@ -1,17 +1,18 @@
 """Export pages: start an export of the (filtered) responses, follow its progress, download it."""
-from django.http import FileResponse, Http404, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy
 
 from accounts.decorators import reviewer_required
 from core.shortcuts import get_object_or_404
+from core.stored_files import stream_response
 
 from ..models import ExportJob
 from ..selectors import matching_responses, response_filter_choices
 from .release import release_scope
 from .selectors import recent_export_jobs
-from .services import clean_filters, create_export_job, export_path
+from .services import clean_filters, create_export_job, download_name, open_export
 from .writers import FORMATS
 
 FORMAT_LABELS = {
@@ -69,7 +70,7 @@ def export_job_progress(request, pk):
 @reviewer_required
 def export_download(request, pk):
     job = get_object_or_404(ExportJob, pk=pk, status=ExportJob.Status.DONE)
-    path = export_path(job)
-    if not path.is_file():
+    stream = open_export(job)
+    if stream is None:
         raise Http404("The export file is no longer on the server; start the export again.")
-    return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+    return stream_response(stream, download_name(job))

@@ -5,3 +5,6 @@ import pytest
 @pytest.fixture
 def _export_root(settings, tmp_path):
     settings.EXPORT_ROOT = tmp_path / "exports"
+
+
+from tests.s3_server import s3_bucket, s3_server  # noqa: E402, F401 (the S3 test server fixtures)

@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.core.files.storage import default_storage
 from django.urls import reverse
 from django.utils import timezone
 
@@ -47,7 +48,8 @@ def test_a_dead_export_is_restarted_and_finishes(reviewer, reviewer_client, db):
     tasks.fail_stale_export_jobs()  # beat's periodic check; the restarted job runs at once (eager tasks)
     job.refresh_from_db()
     assert job.status == "done" and job.attempt == 2 and job.error == "" and job.total == 3
-    assert not folder.exists() and export_services.export_path(job).exists()
+    assert not folder.exists() and default_storage.exists(job.file_name)
+    assert list(Path(export_services.settings.EXPORT_ROOT).iterdir()) == []  # the zip is in the storage only
     state = reviewer_client.get(reverse("annotation:export_progress", args=[job.pk])).json()
     assert state["notice"] == "Restarted automatically after the worker stopped: attempt 2 of 3."
     assert state["download"]
@@ -74,6 +76,7 @@ def test_a_killed_worker_s_export_finishes_without_a_click(tmp_path, settings, r
 def _killed_worker_scenario(tmp_path, settings, reviewer):
     queue, env = judge_worker_env(tmp_path, settings, "export-restart")
     env.update(REALMATH_DEFAULT_QUEUE=queue, REALMATH_EXPORT_ROOT=str(settings.EXPORT_ROOT),
+               REALMATH_MEDIA_ROOT=str(settings.MEDIA_ROOT),  # the storage the web side reads the zip from
                REALMATH_EXPORT_STALE_SECONDS="4", REALMATH_STALE_CHECK_SECONDS="1",
                REALMATH_BEAT_LOCK=str(tmp_path / "beat.lock"))
     settings.EXPORT_STALE_SECONDS = 4
@@ -103,10 +106,10 @@ def _killed_worker_scenario(tmp_path, settings, reviewer):
         assert job.status == "done", job.error
         assert job.attempt == 2 and job.finished > killed_at
         assert job.manifest["counts"]["responses"] == 4000
-        with zipfile.ZipFile(export_services.export_path(job)) as archive:
+        with export_services.open_export(job) as stream, zipfile.ZipFile(stream) as archive:
             lines = archive.read("dataset.jsonl").decode().splitlines()
         assert sum(1 for line in lines if json.loads(line).get("type") == "response") == 4000
-        assert not list(Path(settings.EXPORT_ROOT).glob(f"export-{job.pk}-*"))  # no temporary folder left
+        assert list(Path(settings.EXPORT_ROOT).iterdir()) == []  # no temporary folder left, no zip
     finally:
         for worker in workers:
             worker.stop()

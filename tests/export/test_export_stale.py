@@ -5,6 +5,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.core.files.storage import default_storage
 from django.urls import reverse
 from django.utils import timezone
 
@@ -99,6 +100,7 @@ def test_a_slow_worker_whose_job_was_given_up_writes_nothing(reviewer, responses
     job.refresh_from_db()
     assert job.status == "failed" and "no sign of life" in job.error and not job.file_name
     assert list(Path(settings.EXPORT_ROOT).iterdir()) == []  # no zip, no temporary folder
+    assert not default_storage.exists(f"exports/realmath-export-{job.pk}-jsonl.zip")  # none stored either
 
 
 def test_worker_beats_while_it_works_and_a_redelivered_task_does_not_restart_a_running_job(reviewer, responses):
@@ -106,7 +108,8 @@ def test_worker_beats_while_it_works_and_a_redelivered_task_does_not_restart_a_r
     export_services.run_export_job(job.pk)
     job.refresh_from_db()
     assert job.status == "done" and job.attempt == 1 and job.heartbeat is not None
-    assert sorted(p.name for p in Path(export_services.settings.EXPORT_ROOT).iterdir()) == [job.file_name]
+    assert list(Path(export_services.settings.EXPORT_ROOT).iterdir()) == []  # scratch space emptied
+    assert job.file_name == f"exports/realmath-export-{job.pk}-csv.zip" and default_storage.exists(job.file_name)
 
     running, folder = _running_job(reviewer, beat_age=timedelta(seconds=5))
     export_services.run_export_job(running.pk)  # the broker delivers the task again
