@@ -21,12 +21,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from accounts.selectors import stored_language
+from core.stored_files import STREAM_BLOCK, open_stream
 
 from ..export.load import import_dataset, read_dataset_upload
 from ..models import ImportJob
@@ -125,8 +128,56 @@ def runs_in_background(upload, fmt="dataset"):
     return import_size(upload, fmt) > settings.IMPORT_SYNC_MAX_BYTES
 
 
+STAGED_PREFIX = "imports/"
+
+
+def _staged(job):
+    """Whether the job's upload is staged in the storage layer (`imports/<id>.upload`, readable by a
+    worker on any machine) rather than a file under IMPORT_ROOT (jobs queued by earlier versions,
+    and uploads kept for a choice, `pending.py`)."""
+    return job.stored_name.startswith(STAGED_PREFIX)
+
+
 def stored_path(job):
-    return Path(settings.IMPORT_ROOT) / job.stored_name
+    """The job's upload as a local file: under IMPORT_ROOT, where a worker also copies an upload
+    staged in the storage layer while it imports it (its scratch space; the files beside it too)."""
+    return Path(settings.IMPORT_ROOT) / Path(job.stored_name).name
+
+
+def _upload_is_there(job):
+    return default_storage.exists(job.stored_name) if _staged(job) else stored_path(job).exists()
+
+
+def _remove_staged(job):
+    """Remove the staged upload and its options from the storage layer (nothing for a local one)."""
+    if _staged(job):
+        for name in (job.stored_name, _options_name(job.stored_name)):
+            try:
+                default_storage.delete(name)
+            except Exception:  # noqa: BLE001 - logged; the job's outcome is what the uploader sees
+                logger.exception("Import job %s: could not remove the staged file %s", job.pk, name)
+
+
+def _options_name(stored_name):
+    return stored_name.removesuffix(".upload") + ".options"
+
+
+def _fetch_staged(job, target):
+    """Make the staged upload of a job the local file `target` (the worker's scratch space): a hard
+    link when the storage is a folder of this machine, else a copy read block by block from the
+    storage's stream (an S3 object's stream cannot seek; the importers read a file twice)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)  # a copy a dead attempt left
+    try:
+        os.link(default_storage.path(job.stored_name), target)
+        return
+    except (NotImplementedError, OSError):
+        pass
+    partial = target.with_suffix(".partial-upload")
+    with open_stream(job.stored_name) as source, open(partial, "wb") as sink:
+        for block in iter(lambda: source.read(STREAM_BLOCK), b""):
+            sink.write(block)
+    partial.replace(target)
 
 
 def _progress_path(job):
@@ -140,6 +191,9 @@ def _options_path(job):
 
 def _job_options(job):
     try:
+        if _staged(job):
+            with open_stream(_options_name(job.stored_name)) as stream:
+                return json.loads(stream.read())
         return json.loads(_options_path(job).read_text())
     except (OSError, ValueError):
         return {}
@@ -184,7 +238,7 @@ def fail_stale_jobs():
         if last >= cutoff:
             continue
         since = timezone.localtime(datetime.fromtimestamp(last, tz=UTC))
-        if job.attempt < settings.JOB_MAX_ATTEMPTS and stored_path(job).exists():
+        if job.attempt < settings.JOB_MAX_ATTEMPTS and _upload_is_there(job):
             if ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.RUNNING, attempt=job.attempt).update(
                 status=ImportJob.Status.QUEUED, done=0, error=""
             ):
@@ -205,6 +259,7 @@ def fail_stale_jobs():
             _progress_path(job).unlink(missing_ok=True)
             stored_path(job).with_suffix(".jsonl").unlink(missing_ok=True)
             _options_path(job).unlink(missing_ok=True)
+            _remove_staged(job)
             if job.written:  # batches it committed (SQLite): removed by a worker
                 transaction.on_commit(functools.partial(tasks.undo_import_job.delay, job.pk))
 
@@ -233,18 +288,15 @@ class _Heartbeat:
 
 
 def create_import_job(user, fmt, upload, exam_name="", overlap=None):
-    """Store the upload and queue its import; the worker picks it up after commit. `overlap`
-    (release files: what to do with questions already in another exam) is kept beside it."""
+    """Stage the upload in the storage layer (`imports/<id>.upload`: the local media folder, or the
+    bucket that every worker machine reads) and queue its import; the worker picks it up after
+    commit. `overlap` (release files: what to do with questions already in another exam) is staged
+    beside it."""
     if fmt not in IMPORTERS:
         raise ValueError(gettext("Unknown format %(fmt)s; choose one of %(join)s.") % {"fmt": repr(fmt), "join": ', '.join(IMPORTERS)})
-    root = Path(settings.IMPORT_ROOT)
-    root.mkdir(parents=True, exist_ok=True)
-    stored_name = f"{uuid.uuid4().hex}.upload"
-    with open(root / stored_name, "wb") as handle:
-        for chunk in upload.chunks():
-            handle.write(chunk)
+    stored_name = default_storage.save(f"{STAGED_PREFIX}{uuid.uuid4().hex}.upload", upload)
     if overlap:
-        (root / stored_name).with_suffix(".options").write_text(json.dumps({"overlap": overlap}))
+        default_storage.save(_options_name(stored_name), ContentFile(json.dumps({"overlap": overlap}).encode()))
     job = ImportJob.objects.create(format=fmt, file_name=upload.name, stored_name=stored_name, file_size=upload.size,
                                    exam_name=exam_name or "", created_by=user)
     transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
@@ -343,6 +395,15 @@ def _in_low_priority_thread(work, nice):
 def _run(job):
     job_id = job.pk
     path = stored_path(job)
+    if _staged(job):
+        try:
+            _fetch_staged(job, path)
+        except Exception as exc:  # noqa: BLE001 - gone from the storage, storage unreachable, scratch not writable
+            _finish(job_id, status=ImportJob.Status.FAILED, error=gettext("Nothing was imported. %(error)s")
+                    % {"error": f"{type(exc).__name__}: {exc}"})
+            path.unlink(missing_ok=True)
+            _remove_staged(job)
+            return
 
     progress_path = _progress_path(job)
     _write_progress(progress_path, 0, job.file_size)
@@ -397,3 +458,4 @@ def _run(job):
             path.unlink(missing_ok=True)
             progress_path.unlink(missing_ok=True)
             _options_path(job).unlink(missing_ok=True)
+            _remove_staged(job)

@@ -8,3 +8,6 @@ def count_queries(client, url):
         response = client.get(url)
     assert response.status_code == 200
     return len(ctx.captured_queries)
+
+
+from tests.s3_server import s3_bucket, s3_server  # noqa: E402, F401 (the S3 test server fixtures)

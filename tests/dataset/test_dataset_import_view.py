@@ -5,6 +5,7 @@ import zipfile
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
@@ -277,12 +278,13 @@ def test_the_overlap_choice_goes_with_a_background_job(reviewer_client, settings
         reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle, "exam": "Release",
                                                             "overlap": "move"})
     job = ImportJob.objects.get()
-    assert list(tmp_path.glob("*.options"))
+    assert default_storage.exists(jobs._options_name(job.stored_name))  # staged beside the upload
     jobs.run_import_job(job.pk)
     job.refresh_from_db()
     assert job.status == ImportJob.Status.DONE, job.error
     assert Question.objects.filter(exam__name="Release").count() == 14
-    assert not list(tmp_path.iterdir())  # the upload and its options are gone
+    assert not list(tmp_path.glob("*.*"))  # nothing left in the worker's scratch folder
+    assert default_storage.listdir("imports") == ([], [])  # the staged upload and its options are gone
 
 
 def test_recent_imports_are_in_words_with_exam_names(reviewer_client):
