@@ -42,3 +42,25 @@ def _grow(n, name):
     config = make_stored_setting(name)
     make_results(config, responses, [(i * 5) % 9 for i in range(2 * n)])
     return config
+
+
+@pytest.fixture
+def step_judged():
+    """Five synthetic answers (model-x: 3, model-y: 2) each judged by the five IneqMath judges;
+    1 = the judge passes the answer. Accuracies by hand: tests/review/test_validation.py."""
+    from grading.models import JudgeSetting  # noqa: PLC0415 (the review fixtures above need no model)
+
+    kinds = JudgeSetting.Kind
+    verdicts = {
+        kinds.INEQ_FINAL_ANSWER: [1, 1, 0, 1, 0], kinds.INEQ_TOY_CASE: [1, 0, 1, 1, 1],
+        kinds.INEQ_LOGICAL_GAP: [1, 1, 1, 0, 1], kinds.INEQ_NUMERICAL_APPROXIMATION: [1, 1, 1, 1, 1],
+        kinds.INEQ_NUMERICAL_COMPUTATION: [1, 1, 0, 1, 1],
+    }
+    question = make_question("Find the largest $C$ with $a+b \\geq C\\sqrt{ab}$.", location="", kind="bound")
+    responses = make_responses(question, 5, source="synthetic", start=900)
+    for response, model in zip(responses, ["model-x"] * 3 + ["model-y"] * 2):
+        response.generator_model = model
+        response.save()
+    results = {kind: make_results(make_stored_setting(f"ineq {kind}", kind=kind), responses, marks)
+               for kind, marks in verdicts.items()}
+    return {"responses": responses, "results": results}
