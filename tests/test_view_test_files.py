@@ -29,8 +29,7 @@ STILL_MISSING = {
     "batch_progress", "batch_retry", "batch_run_engine", "class_pending", "class_pending_discard",
     "class_upload", "exam_list", "export_download", "export_job", "export_job_progress", "flag_transcript",
     "geometry_run_cancel", "geometry_run_progress", "geometry_run_results", "geometry_run_resume",
-    "geometry_run_segments", "import_job", "import_job_progress", "meta_eval_run_cancel",
-    "meta_eval_run_progress", "meta_eval_run_resume", "probe_estimate", "probe_run_cancel",
+    "geometry_run_segments", "import_job", "import_job_progress", "probe_estimate", "probe_run_cancel",
 }
 
 
