@@ -1,0 +1,46 @@
+"""Cancelling a geometry run (GEOMETRY_RUN_ACTIONS.cancel, /grading/studies/geometry/runs/<pk>/cancel/):
+POST only, reviewers only; a waiting analysis is stopped; an unknown id is a 404."""
+import json
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from grading.studies.geometry import services
+from grading.studies.geometry.models import GeometryRun
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def waiting():
+    lines = [json.dumps({"segment_text": f"text number {i}", "sample_id": str(i), "question": f"Q{i % 2}", "sub_id": "",
+                         "real_score": 0, "max_score": 1, "analysis_subset": "human"}) for i in range(6)]
+    return services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=10, cluster=False,
+                              enqueue=False)
+
+
+def test_a_reviewer_cancels_a_waiting_analysis(reviewer_client, waiting):
+    answer = reviewer_client.post(reverse("grading:studies_geometry_run_cancel", args=[waiting.pk]))
+    assert answer.status_code == 302 and answer["Location"] == reverse("grading:studies_geometry_run", args=[waiting.pk])
+    waiting.refresh_from_db()
+    assert (waiting.status, waiting.analysis_state) == ("cancelled", "cancelled")
+    progress = reviewer_client.get(reverse("grading:studies_geometry_run_progress", args=[waiting.pk])).json()
+    assert progress["can_resume"] and not progress["can_cancel"]
+
+
+def test_refused_writes_leave_the_run_as_it_was(annotator, reviewer, waiting):
+    url = reverse("grading:studies_geometry_run_cancel", args=[waiting.pk])
+    assert "/accounts/login/" in Client().post(url)["Location"]
+    other = Client()
+    other.force_login(annotator)
+    assert other.post(url).status_code == 403
+    other.force_login(reviewer)
+    assert other.get(url).status_code == 405
+    waiting.refresh_from_db()
+    assert waiting.status != GeometryRun.Status.CANCELLED
+
+
+@pytest.mark.parametrize("pk", [999999, 2**63])
+def test_an_unknown_run_is_a_404(reviewer_client, pk):
+    assert reviewer_client.post(f"/grading/studies/geometry/runs/{pk}/cancel/").status_code == 404

@@ -1,0 +1,57 @@
+"""Resuming a geometry run (GEOMETRY_RUN_ACTIONS.resume, /grading/studies/geometry/runs/<pk>/resume/):
+POST only, reviewers only; a cancelled analysis runs to the end; a finished run is not resumed;
+an unknown id is a 404."""
+import json
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from grading.studies.geometry import services
+
+from .helpers import lexical_geometry_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cancelled():
+    lines = [json.dumps({"segment_text": f"text number {i}", "sample_id": str(i), "question": f"Q{i % 2}", "sub_id": "",
+                         "real_score": 0, "max_score": 1, "analysis_subset": "human"}) for i in range(6)]
+    run = services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=10, cluster=False,
+                             enqueue=False)
+    return services.cancel_run(run)
+
+
+def test_a_cancelled_analysis_is_resumed_to_the_end(reviewer_client, cancelled, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[cancelled.pk]))
+    assert answer.status_code == 302
+    cancelled.refresh_from_db()
+    assert (cancelled.status, cancelled.analysis_state) == ("done", "done"), cancelled.analysis_error
+    assert cancelled.results["study"] == "error_geometry"
+
+
+def test_a_finished_run_is_not_resumed(reviewer_client):
+    run = lexical_geometry_run()
+    answer = reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[run.pk]), follow=True)
+    assert "has nothing left to do" in answer.content.decode()
+    run.refresh_from_db()
+    assert run.epoch == 1
+
+
+def test_refused_writes_leave_the_run_cancelled(annotator, reviewer, cancelled):
+    url = reverse("grading:studies_geometry_run_resume", args=[cancelled.pk])
+    assert "/accounts/login/" in Client().post(url)["Location"]
+    other = Client()
+    other.force_login(annotator)
+    assert other.post(url).status_code == 403
+    other.force_login(reviewer)
+    assert other.get(url).status_code == 405
+    cancelled.refresh_from_db()
+    assert cancelled.status == "cancelled"
+
+
+@pytest.mark.parametrize("pk", [999999, 2**63])
+def test_an_unknown_run_is_a_404(reviewer_client, pk):
+    assert reviewer_client.post(f"/grading/studies/geometry/runs/{pk}/resume/").status_code == 404
