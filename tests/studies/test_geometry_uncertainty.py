@@ -90,3 +90,32 @@ def test_density_bandwidth_is_silvermans_as_scipy():
     grid = np.linspace(values.min() - 3 * bandwidth, values.max() + 3 * bandwidth, 64)
     assert np.allclose(curve["x"], np.round(grid, 5))  # the same bandwidth sets the same grid
     assert np.allclose(curve["y"], kde(grid), atol=1e-5)
+
+
+@pytest.mark.django_db
+def test_run_page_says_why_an_interval_is_missing_and_flags_the_gmm_edge(reviewer_client):
+    from django.urls import reverse
+    from django.utils import translation
+
+    from grading.studies.geometry.models import GeometryRun
+
+    from .helpers import lexical_geometry_run
+
+    run = lexical_geometry_run("an answer")
+    groups = run.results["groups"]
+    questions = {name: group["questions"] for name, group in groups.items()}
+    assert all(n < 5 for n in questions.values())  # the helper's few questions: no interval
+    for group in groups.values():
+        group["gmm"] = {"best_k": 3, "max_k": 3, "at_edge": True, "bic": {"2": 1.0, "3": 0.5}, "dims": 2}
+    GeometryRun.objects.filter(pk=run.pk).update(results=run.results)
+    url = reverse("grading:studies_geometry_run", args=[run.pk])
+    page = reviewer_client.get(url).content.decode()
+    n = min(questions.values())
+    assert f"not estimable: {n} question" in page
+    assert "(the largest k tried, 3: the minimum may lie beyond)" in page
+    reviewer_client.cookies["django_language"] = "zh-hans"
+    chinese = reviewer_client.get(url).content.decode()
+    translation.activate("en")
+    table = chinese.split('id="geometry-table"')[1].split("</table>")[0]  # the page, not its JSON data
+    assert f"无法估计：{n} 道题" in table and "not estimable" not in table
+    assert "（所试的最大 k 为 3：最小值可能在范围之外）" in chinese
