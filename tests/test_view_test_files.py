@@ -28,7 +28,7 @@ STILL_MISSING = {
     "batch_add_files", "batch_assign", "batch_assign_labels", "batch_packets", "batch_packets_fix",
     "batch_progress", "batch_retry", "batch_run_engine", "class_pending", "class_pending_discard",
     "class_upload", "exam_list", "export_download", "export_job", "export_job_progress", "flag_transcript",
-    "import_job", "import_job_progress", "probe_estimate", "probe_run_cancel",
+    "import_job", "import_job_progress",
 }
 
 

@@ -1,0 +1,47 @@
+"""Cancelling a probe run (PROBE_RUN_ACTIONS.cancel, /grading/studies/probes/runs/<pk>/cancel/):
+POST only, reviewers only; no judge call goes out after; an unknown id is a 404."""
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from grading.studies import services
+from tests.factories import make_question, make_setting
+
+from .helpers import FAIR, make_answers
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def run(endpoint, llm_server):
+    llm_server.default = FAIR
+    make_answers(make_question(), 2)
+    return services.start_probe_run(make_setting(endpoint), probe_names=["drop-final-answer"], enqueue=False)
+
+
+def test_a_reviewer_cancels_and_no_call_goes_out(reviewer_client, run, llm_server):
+    answer = reviewer_client.post(reverse("grading:studies_probe_run_cancel", args=[run.pk]))
+    assert answer.status_code == 302 and answer["Location"] == reverse("grading:studies_probe_run", args=[run.pk])
+    run.refresh_from_db()
+    assert run.status == "cancelled"
+    services.run_inline(run)  # a worker picking the run up afterwards
+    assert llm_server.request_count == 0
+    progress = reviewer_client.get(reverse("grading:studies_probe_run_progress", args=[run.pk])).json()
+    assert progress["status"] == "cancelled" and progress["can_resume"]
+
+
+def test_refused_writes_leave_the_run_running(annotator, reviewer, run):
+    url = reverse("grading:studies_probe_run_cancel", args=[run.pk])
+    assert "/accounts/login/" in Client().post(url)["Location"]
+    other = Client()
+    other.force_login(annotator)
+    assert other.post(url).status_code == 403
+    other.force_login(reviewer)
+    assert other.get(url).status_code == 405
+    run.refresh_from_db()
+    assert run.status == "running"
+
+
+@pytest.mark.parametrize("pk", [999999, 2**63])
+def test_an_unknown_run_is_a_404(reviewer_client, pk):
+    assert reviewer_client.post(f"/grading/studies/probes/runs/{pk}/cancel/").status_code == 404
