@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
@@ -162,7 +163,7 @@ def _options_name(stored_name):
     return stored_name.removesuffix(".upload") + ".options"
 
 
-def _fetch_staged(job, target):
+def _fetch_staged(job, target, beat=lambda: None):
     """Make the staged upload of a job the local file `target` (the worker's scratch space): a hard
     link when the storage is a folder of this machine, else a copy read block by block from the
     storage's stream (an S3 object's stream cannot seek; the importers read a file twice)."""
@@ -177,6 +178,7 @@ def _fetch_staged(job, target):
     with open_stream(job.stored_name) as source, open(partial, "wb") as sink:
         for block in iter(lambda: source.read(STREAM_BLOCK), b""):
             sink.write(block)
+            beat()
     partial.replace(target)
 
 
@@ -199,30 +201,67 @@ def _job_options(job):
         return {}
 
 
+def _beat_key(job_id, attempt):
+    return f"realmath:import-beat:{job_id}:{attempt}"
+
+
+def _shared_beat(job):
+    """(done, total, when) an attempt last shared through the cache, or None. With Redis
+    (REDIS_URL, every machine of an installation) this is how the web server and the stale check
+    on another machine see a worker's progress and heartbeat; the per-process cache of one machine
+    has nothing here, and the file beside the upload serves."""
+    try:
+        value = cache.get(_beat_key(job.pk, job.attempt))
+    except Exception:  # noqa: BLE001 - an unreachable cache is no sign of life, not an error page
+        return None
+    return value if isinstance(value, tuple) and len(value) == 3 else None
+
+
+def _share_beat(job_id, attempt, done, total):
+    try:
+        cache.set(_beat_key(job_id, attempt), (done, total, time.time()), timeout=20 * settings.IMPORT_STALE_SECONDS)
+    except Exception:  # noqa: BLE001 - the local progress file is still written
+        logger.warning("Import job %s: could not share its progress through the cache", job_id, exc_info=True)
+
+
+def _forget_beat(job):
+    try:
+        cache.delete(_beat_key(job.pk, job.attempt))
+    except Exception:  # noqa: BLE001
+        logger.warning("Import job %s: could not remove its shared progress", job.pk, exc_info=True)
+
+
 def job_progress(job):
-    """(done, total) of a job. A running import writes them to a file beside its upload, not to the
-    database: its transaction would hide them until the end (and on SQLite hold the write lock)."""
+    """(done, total) of a job. A running import writes them to a file beside its upload (and, for
+    other machines, to the cache), not to the database: its transaction would hide them until the
+    end (and on SQLite hold the write lock)."""
     if job.status == ImportJob.Status.RUNNING:
         try:
             done, total = _progress_path(job).read_text().split()
             return int(done), int(total)
         except (OSError, ValueError):
-            pass
+            shared = _shared_beat(job)
+            if shared is not None:
+                return int(shared[0]), int(shared[1])
     return job.done, job.total
 
 
-def _write_progress(progress_path, done, total):
+def _write_progress(progress_path, done, total, job=None):
     partial = progress_path.with_suffix(".partial")
     partial.write_text(f"{done} {total}")
     partial.replace(progress_path)
+    if job is not None:
+        _share_beat(job.pk, job.attempt, done, total)
 
 
 def _last_sign_of_life(job):
-    """When the worker last wrote the job's progress file (its start if it never did)."""
+    """When the worker last wrote the job's progress file, or when it last shared its progress
+    through the cache if this machine has no such file (None if it never did)."""
     try:
         return _progress_path(job).stat().st_mtime
     except OSError:
-        return None
+        shared = _shared_beat(job)
+        return shared[2] if shared is not None else None
 
 
 def fail_stale_jobs():
@@ -244,6 +283,7 @@ def fail_stale_jobs():
             ):
                 _progress_path(job).unlink(missing_ok=True)
                 stored_path(job).with_suffix(".jsonl").unlink(missing_ok=True)
+                _forget_beat(job)
                 transaction.on_commit(functools.partial(tasks.run_import_job.delay, job.pk))
                 logger.warning("Import job %s: no sign of life since %s, queued again (attempt %s of %s)", job.pk,
                                since, job.attempt + 1, settings.JOB_MAX_ATTEMPTS)
@@ -260,15 +300,17 @@ def fail_stale_jobs():
             stored_path(job).with_suffix(".jsonl").unlink(missing_ok=True)
             _options_path(job).unlink(missing_ok=True)
             _remove_staged(job)
+            _forget_beat(job)
             if job.written:  # batches it committed (SQLite): removed by a worker
                 transaction.on_commit(functools.partial(tasks.undo_import_job.delay, job.pk))
 
 
 class _Heartbeat:
-    """Touches the progress file every IMPORT_HEARTBEAT_SECONDS while the import runs."""
+    """Touches the progress file (and refreshes the shared progress) every IMPORT_HEARTBEAT_SECONDS
+    while the import runs."""
 
-    def __init__(self, path):
-        self.path, self._stop = path, threading.Event()
+    def __init__(self, path, job=None):
+        self.path, self.job, self._stop = path, job, threading.Event()
         self._thread = threading.Thread(target=self._beat, name="import-heartbeat", daemon=True)
 
     def __enter__(self):
@@ -285,6 +327,12 @@ class _Heartbeat:
                 self.path.touch()
             except OSError:
                 pass
+            if self.job is not None:  # the progress the file holds, shared again with a new time
+                try:
+                    done, total = (int(n) for n in self.path.read_text().split())
+                except (OSError, ValueError):
+                    continue
+                _share_beat(self.job.pk, self.job.attempt, done, total)
 
 
 def create_import_job(user, fmt, upload, exam_name="", overlap=None):
@@ -395,21 +443,33 @@ def _in_low_priority_thread(work, nice):
 def _run(job):
     job_id = job.pk
     path = stored_path(job)
+    progress_path = _progress_path(job)
     if _staged(job):
+        last = [time.monotonic()]
+
+        def beat():  # a large object takes a while to copy: the job shows it is alive meanwhile
+            if time.monotonic() - last[0] >= settings.IMPORT_HEARTBEAT_SECONDS:
+                _write_progress(progress_path, 0, job.file_size, job)
+                last[0] = time.monotonic()
+
         try:
-            _fetch_staged(job, path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_progress(progress_path, 0, job.file_size, job)
+            _fetch_staged(job, path, beat)
         except Exception as exc:  # noqa: BLE001 - gone from the storage, storage unreachable, scratch not writable
             _finish(job_id, status=ImportJob.Status.FAILED, error=gettext("Nothing was imported. %(error)s")
                     % {"error": f"{type(exc).__name__}: {exc}"})
             path.unlink(missing_ok=True)
+            progress_path.unlink(missing_ok=True)
+            progress_path.with_suffix(".partial").unlink(missing_ok=True)
             _remove_staged(job)
+            _forget_beat(job)
             return
 
-    progress_path = _progress_path(job)
-    _write_progress(progress_path, 0, job.file_size)
+    _write_progress(progress_path, 0, job.file_size, job)
 
     def progress(done, total):
-        _write_progress(progress_path, done, total)
+        _write_progress(progress_path, done, total, job)
 
     kwargs = {"exam_name": job.exam_name} if job.exam_name else {}
     kwargs.update(_job_options(job))
@@ -418,7 +478,7 @@ def _run(job):
     writer = BatchWriter(job_id, attempt=job.attempt) if batches_needed() else Pacer()
     abandoned = False
     try:
-        with open(path, "rb") as stream, _Heartbeat(progress_path), writer.transaction():
+        with open(path, "rb") as stream, _Heartbeat(progress_path, job), writer.transaction():
             result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=progress,
                                            writer=writer, **kwargs)
             # Done in the import's last transaction: a worker killed after it left a whole import;
@@ -459,3 +519,4 @@ def _run(job):
             progress_path.unlink(missing_ok=True)
             _options_path(job).unlink(missing_ok=True)
             _remove_staged(job)
+            _forget_beat(job)
