@@ -27,7 +27,7 @@ EXCEPTIONS = {
 STILL_MISSING = {
     "batch_add_files", "batch_assign", "batch_assign_labels", "batch_packets", "batch_packets_fix",
     "batch_progress", "batch_retry", "batch_run_engine", "class_pending", "class_pending_discard",
-    "class_upload", "export_download", "export_job", "export_job_progress", "flag_transcript",
+    "class_upload", "flag_transcript",
 }
 
 
