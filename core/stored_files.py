@@ -60,9 +60,8 @@ def open_stream(name, storage=None):
         from storages.backends.s3 import S3Storage
     except ImportError:  # django-storages without boto3: no S3 storage can be configured
         S3Storage = None
-    backend = getattr(storage, "_wrapped", storage)
-    if S3Storage is not None and isinstance(backend, S3Storage):
-        return _s3_stream(backend, name)
+    if S3Storage is not None and isinstance(storage, S3Storage):  # a lazy default_storage is set up by isinstance
+        return _s3_stream(storage, name)
     return storage.open(name, "rb")
 
 

@@ -11,6 +11,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.test import Client
 from django.urls import reverse
+from django.utils.functional import empty
 from storages.backends.s3 import S3Storage
 
 from annotation.export import services as export_services
@@ -54,6 +55,7 @@ def test_an_export_is_an_object_of_the_bucket_and_downloads_stream_from_it(s3_bu
     stored = s3.get_object(Bucket=bucket, Key=job.file_name)["Body"].read()
 
     _no_spooled_copy(monkeypatch)
+    default_storage._wrapped = empty  # as in a fresh web process: the lazy storage not set up yet
     page = reviewer_client.get(reverse("annotation:export_download", args=[job.pk]))
     assert page.status_code == 200 and page.streaming
     assert page["Content-Length"] == str(job.file_size)
