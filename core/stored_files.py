@@ -7,8 +7,6 @@ block, through the storage's own boto3 connection (bucket, location prefix and c
 storage names them); any other storage (the local folder) opens the file as usual.
 """
 import io
-import shutil
-import tempfile
 
 from django.core.files.storage import default_storage
 from django.http import FileResponse
@@ -54,7 +52,7 @@ def _s3_stream(storage, name):
 
 def open_stream(name, storage=None):
     """The stored file `name` open for reading in binary, as a stream (FileNotFoundError if absent).
-    From S3 the stream is not seekable; `seekable_copy` makes one that is where a reader needs it."""
+    From S3 the stream cannot seek: a reader that reads twice copies it first (a staged import)."""
     storage = storage or default_storage
     try:
         from storages.backends.s3 import S3Storage
@@ -63,22 +61,6 @@ def open_stream(name, storage=None):
     if S3Storage is not None and isinstance(storage, S3Storage):  # a lazy default_storage is set up by isinstance
         return _s3_stream(storage, name)
     return storage.open(name, "rb")
-
-
-def seekable_copy(stream, directory=None):
-    """`stream` itself when it can seek, else a temporary file (in `directory`, the worker's temp
-    folder by default) holding its bytes, copied block by block; the caller closes what it gets
-    (closing the copy deletes it)."""
-    try:
-        if stream.seekable():
-            return stream
-    except (AttributeError, ValueError):
-        pass
-    copy = tempfile.TemporaryFile(dir=directory)
-    shutil.copyfileobj(stream, copy, STREAM_BLOCK)
-    copy.seek(0)
-    stream.close()
-    return copy
 
 
 def stream_response(stream, filename):
