@@ -19,7 +19,7 @@ RUN_ACTION_PREFIX = re.compile(r"^(judge|review|studies)_")
 EXCEPTIONS = {
     # grading.review.views.moved_permanently: the old "prelabel" addresses answer 308 to the new
     # ones; tests/review/test_meta_eval_run_addresses.py follows each of them.
-    "view",
+    "moved_permanently",
 }
 
 def _patterns(resolver):
@@ -41,6 +41,8 @@ def view_name(pattern):
         return re.sub(r"(?<!^)(?=[A-Z])", "_", view_class.__name__.removesuffix("View")).lower()
     if module == "grading.run_views":
         return RUN_ACTION_PREFIX.sub("", pattern.name)
+    if "<locals>" in callback.__qualname__:  # a view a factory made: named for the factory
+        return callback.__qualname__.split(".")[0]
     return callback.__name__
 
 
