@@ -1,16 +1,25 @@
-"""Concurrency and rate limits per endpoint, across threads and processes, on both stores."""
+"""Concurrency and rate limits per endpoint (llm/ratelimit.py), across threads and processes, on
+both stores; the backoff and Retry-After. A judge run under an endpoint's limits:
+tests/judges/test_run_limits.py."""
 import multiprocessing
 import os
 import time
+import uuid
 
 import pytest
 
 import llm
 from llm import ratelimit
-from tests.factories import API_KEY_ENV, make_endpoint, make_setting
+from tests.factories import API_KEY_ENV
 from tests.llm_server import Reply
 
-from .helpers import run_now, score_by_answer
+
+@pytest.fixture(autouse=True)
+def _private_limits(settings, tmp_path, monkeypatch):
+    """A private rate-limit state per test, and a key in the environment."""
+    settings.LLM_RATELIMIT_DIR = tmp_path / "ratelimit"
+    settings.LLM_RATELIMIT_PREFIX = f"realmath-test:{uuid.uuid4().hex}:"
+    monkeypatch.setenv(API_KEY_ENV, "sk-test-not-a-real-key")
 
 
 def limits(**fields):
@@ -93,36 +102,6 @@ def test_concurrency_limit_holds_across_processes(backend, llm_server, settings,
     assert llm_server.max_in_flight == 2
 
 
-@pytest.mark.django_db
-def test_run_respects_endpoint_concurrency(llm_server, rubric_question, django_capture_on_commit_callbacks):
-    from tests.factories import make_responses
-
-    make_responses(rubric_question, 12)
-    llm_server.default = score_by_answer({})
-    llm_server.latency = 0.1
-    endpoint = make_endpoint(llm_server, max_concurrency=3)
-    run_now(django_capture_on_commit_callbacks, make_setting(endpoint), chunk_size=12)
-    assert llm_server.request_count == 12
-    assert llm_server.max_in_flight == 3
-
-
-@pytest.mark.django_db
-def test_run_respects_requests_per_window(llm_server, rubric_question, settings, django_capture_on_commit_callbacks):
-    from tests.factories import make_responses
-
-    settings.LLM_RATELIMIT_WINDOW_SECONDS = 0.5
-    make_responses(rubric_question, 7)
-    llm_server.default = score_by_answer({})
-    endpoint = make_endpoint(llm_server, max_concurrency=8, requests_per_minute=3)
-    started = time.monotonic()
-    run_now(django_capture_on_commit_callbacks, make_setting(endpoint))
-    assert time.monotonic() - started >= 1.0  # 7 requests at 3 per half second
-    assert llm_server.request_count == 7
-    # The limiter admits 3 per 0.5 s; a request reaches the server a little after its admission
-    # (up to tens of ms on a loaded machine), so count arrivals in a shorter window.
-    assert llm_server.max_requests_in_window(0.3) <= 3
-
-
 def test_backoff_honours_retry_after():
     assert llm.backoff_delay(1, retry_after=2.0, base=0.01, cap=0.05) >= 2.0
     delays = [llm.backoff_delay(a, base=1.0, cap=8.0) for a in (1, 2, 3, 4, 5, 6)]
@@ -131,3 +110,4 @@ def test_backoff_honours_retry_after():
     assert llm.parse_retry_after({"retry-after-ms": "250"}) == 0.25
     assert llm.parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
     assert llm.parse_retry_after({"retry-after": "soon"}) is None
+
