@@ -1,6 +1,7 @@
 """Limits learned from the provider's headers: both stores, limits changed mid-run, a 429 storm,
 typed limits as a ceiling, unreadable headers. Against the loopback server enforcing per-key
-limits (tests/llm_limits.py) over a one-second "minute", with the client's window the same."""
+limits (tests/llm_limits.py) over a one-second "minute", with the client's window the same. A judge
+run following the provider's limits: tests/judges/test_run_limits.py."""
 import threading
 import time
 import uuid
@@ -9,13 +10,21 @@ import pytest
 
 import llm
 from llm import ratelimit
-from tests.factories import API_KEY_ENV, make_endpoint, make_setting
+from tests.factories import API_KEY_ENV
 from tests.llm_limits import KeyLimits
 from tests.llm_server import Reply
 
-from .helpers import run_now, score_by_answer
-
 WINDOW = 1.0
+
+
+@pytest.fixture(autouse=True)
+def _llm_environment(settings, tmp_path, monkeypatch):
+    """Fast backoff, a private rate-limit state per test, and a key in the environment."""
+    settings.LLM_RETRY_BASE_SECONDS = 0.01
+    settings.LLM_RETRY_MAX_SECONDS = 0.05
+    settings.LLM_RATELIMIT_DIR = tmp_path / "ratelimit"
+    settings.LLM_RATELIMIT_PREFIX = f"realmath-test:{uuid.uuid4().hex}:"
+    monkeypatch.setenv(API_KEY_ENV, "sk-test-not-a-real-key")
 
 
 @pytest.fixture
@@ -216,20 +225,3 @@ def test_the_usage_of_each_answer_settles_the_token_budget(short_window, llm_ser
     done = call_many(spec, 6, "usage", width=1, max_tokens=2000)
     assert all(isinstance(c, llm.Completion) for c in done)
     assert time.monotonic() - started < 0.9 * WINDOW * 2
-
-
-@pytest.mark.django_db
-def test_a_judge_run_with_blank_limits_follows_the_provider(short_window, llm_server, rubric_question,
-                                                            django_capture_on_commit_callbacks):
-    from grading.models import JudgeRunItem
-    from tests.factories import make_responses
-
-    make_responses(rubric_question, 24)
-    llm_server.default = score_by_answer({})
-    llm_server.limits = KeyLimits(requests_per_minute=12, window=WINDOW)
-    endpoint = make_endpoint(llm_server, max_concurrency=8, max_attempts=2)
-    started = time.monotonic()
-    run = run_now(django_capture_on_commit_callbacks, make_setting(endpoint))
-    assert run.items.filter(state=JudgeRunItem.State.OK).count() == 24
-    assert time.monotonic() - started >= 0.9  # 24 at 12 a second, 12 at once
-    assert llm_server.count(status=429) <= 8
