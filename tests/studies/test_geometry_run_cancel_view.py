@@ -44,3 +44,20 @@ def test_refused_writes_leave_the_run_as_it_was(annotator, reviewer, waiting):
 @pytest.mark.parametrize("pk", [999999, 2**63])
 def test_an_unknown_run_is_a_404(reviewer_client, pk):
     assert reviewer_client.post(f"/grading/studies/geometry/runs/{pk}/cancel/").status_code == 404
+
+
+def test_cancel_during_the_analysis_from_the_page_then_resume(reviewer_client, django_capture_on_commit_callbacks):
+    lines = [json.dumps({"segment_text": f"text number {i}", "sample_id": str(i), "question": f"Q{i % 2}", "sub_id": "",
+                         "real_score": 0, "max_score": 1, "analysis_subset": "human"}) for i in range(6)]
+    run = services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=10, cluster=False,
+                             enqueue=False)  # lexical: its data is there, the analysis is waiting
+    page = reviewer_client.get(reverse("grading:studies_geometry_run", args=[run.pk])).content.decode()
+    assert 'id="cancel-button" >' in page  # enabled while the analysis is to come
+    response = reviewer_client.post(reverse("grading:studies_geometry_run_cancel", args=[run.pk]))
+    assert response.status_code == 302 and response["Location"] == reverse("grading:studies_geometry_run", args=[run.pk])
+    run.refresh_from_db()
+    assert (run.status, run.analysis_state) == ("cancelled", "cancelled")
+    with django_capture_on_commit_callbacks(execute=True):
+        reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[run.pk]))
+    run.refresh_from_db()
+    assert (run.status, run.analysis_state) == ("done", "done"), run.analysis_error

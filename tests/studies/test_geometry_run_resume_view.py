@@ -8,6 +8,7 @@ from django.test import Client
 from django.urls import reverse
 
 from grading.studies.geometry import services
+from grading.studies.geometry.models import GeometryRun
 
 from .helpers import lexical_geometry_run
 
@@ -55,3 +56,38 @@ def test_refused_writes_leave_the_run_cancelled(annotator, reviewer, cancelled):
 @pytest.mark.parametrize("pk", [999999, 2**63])
 def test_an_unknown_run_is_a_404(reviewer_client, pk):
     assert reviewer_client.post(f"/grading/studies/geometry/runs/{pk}/resume/").status_code == 404
+
+
+def test_cancel_then_resume(reviewer_client, annotator, endpoint, llm_server, django_capture_on_commit_callbacks):
+    lines = [json.dumps({"segment_text": f"text {i}", "sample_id": str(i), "question": "Q", "sub_id": "", "real_score": 0,
+                         "max_score": 1, "analysis_subset": "human"}) for i in range(3)]
+    run = services.start_run(backend="served", endpoint=endpoint, model="m", segments=services.parse_segments_jsonl(
+        "\n".join(lines)), bootstrap=0, cluster=False, enqueue=False)
+    cancel = reverse("grading:studies_geometry_run_cancel", args=[run.pk])
+    resume = reverse("grading:studies_geometry_run_resume", args=[run.pk])
+    other = Client()
+    other.force_login(annotator)
+    assert other.post(cancel).status_code == 403 and reviewer_client.get(cancel).status_code == 405
+    reviewer_client.post(cancel)
+    run.refresh_from_db()
+    assert run.status == GeometryRun.Status.CANCELLED
+    with django_capture_on_commit_callbacks(execute=True):
+        reviewer_client.post(resume)
+    run.refresh_from_db()
+    assert run.status == "done" and run.epoch == 2 and run.analysis_state == "done", run.analysis_error
+
+
+def test_an_analysis_whose_worker_died_is_offered_again(reviewer_client, django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    run = lexical_geometry_run("<b>bold</b> answer")
+    GeometryRun.objects.filter(pk=run.pk).update(analysis_state="running", results={},
+                                                 finished=timezone.now() - timedelta(hours=1))
+    progress = reviewer_client.get(reverse("grading:studies_geometry_run_progress", args=[run.pk])).json()
+    assert progress["can_resume"] and progress["stalled"]
+    with django_capture_on_commit_callbacks(execute=True):
+        reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[run.pk]))
+    run.refresh_from_db()
+    assert run.analysis_state == "done" and run.results["study"] == "error_geometry"
