@@ -129,7 +129,7 @@ def _last_line(text):
 
 # A conclusion in the last lines: Chinese markers or English ones, whichever is last.
 CONCLUSION_MARKERS = re.compile(
-    r"(?:故答案为|答案是|答案为|最终答案|答案|综上所述|综上可知|综上|所以|因此|故|∴|从而|于是|答\s*[:：])[:：,，\s]*"
+    r"(?:故答案为|答案是|答案为|最终答案|答案|综上所述|综上可知|综上|所以|因此|故|∴|从而|于是|解得|答\s*[:：])[:：,，\s]*"
     r"|(?<![A-Za-z])(?:[Tt]herefore|[Hh]ence|[Tt]hus|[Ss]o|[Ii]n\s+conclusion|[Cc]onsequently|[Ff]inally)(?![A-Za-z])[,:]?\s*"
 )
 

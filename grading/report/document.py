@@ -99,8 +99,9 @@ def methods_section(data) -> Section:
             "settings": number(data["n_settings"]), "low": number(data["fr_distances"][0]),
             "high": number(data["fr_distances"][-1])},
         gettext("A setting is identified by its model, temperature and prompt hash (sha256 of its system prompt "
-                "and template as sent). Intervals are %(percent)s%% percentile bootstrap intervals from "
-                "%(resamples)s resamples of answers (label pairs for agreement), seed %(seed)s.") % {
+                "and template as sent). Intervals are %(percent)s%% cluster-bootstrap intervals from "
+                "%(resamples)s resamples of whole questions (of whole answers for agreement), seed %(seed)s; "
+                "none is given from fewer than five clusters.") % {
             "percent": number(data["confidence_percent"]), "resamples": number(data["bootstrap_resamples"]),
             "seed": number(data["seed"])},
     ])
