@@ -107,7 +107,7 @@ def test_first_wrong_step_of_a_step_judge_against_the_experts_step_labels(review
              "First we set a = 1. Then b = 2. So c = 3."]
     setting = make_stored_setting(name="step-judge")
     flagged = [("Then b = 3 wrongly.", False), ("Then b = 2.", False), ("", True)]
-    for response, text, (step, verdict) in zip(responses, texts, flagged):
+    for response, text in zip(responses, texts):
         response.transcript = text
         response.save(update_fields=["transcript"])
     make_results(setting, responses, [0, 0, 1])
