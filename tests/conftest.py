@@ -87,6 +87,17 @@ def assert_reviewer_only(url, annotator, reviewer, method="get"):
     return getattr(client, method)(url)
 
 
+def assert_post_refused(url, annotator, reviewer):
+    """A reviewer-only POST route: anonymous users go to the login page, an annotator's POST is a
+    403, a reviewer's GET a 405 (the caller then checks that nothing changed)."""
+    assert "/accounts/login/" in Client().post(url)["Location"]
+    other = Client()
+    other.force_login(annotator)
+    assert other.post(url).status_code == 403
+    other.force_login(reviewer)
+    assert other.get(url).status_code == 405
+
+
 def make_user(username, role):
     return create_user_with_role(username, PASSWORD, role)
 

@@ -1,11 +1,11 @@
 """Retrying a batch's failed OCR runs (ocr.views.batch_retry, /ocr/batches/<pk>/retry/): POST only,
 reviewers only; failed runs are queued again, others left alone; an unknown id is a 404."""
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from ocr.models import OcrRun
 
+from ..conftest import assert_post_refused
 from .helpers import pages_without_ocr
 
 pytestmark = pytest.mark.django_db
@@ -25,12 +25,7 @@ def test_refused_writes_queue_nothing(annotator, reviewer, make_batch):
     batch, pages = pages_without_ocr(make_batch, 1)
     OcrRun.objects.filter(page=pages[0]).update(status="failed", error="boom")
     url = reverse("ocr:batch_retry", args=[batch.pk])
-    assert "/accounts/login/" in Client().post(url)["Location"]
-    other = Client()
-    other.force_login(annotator)
-    assert other.post(url).status_code == 403
-    other.force_login(reviewer)
-    assert other.get(url).status_code == 405
+    assert_post_refused(url, annotator, reviewer)
     assert OcrRun.objects.get(page=pages[0]).status == "failed"
 
 

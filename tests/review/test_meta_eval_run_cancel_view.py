@@ -2,13 +2,13 @@
 /grading/review/meta-eval-runs/<pk>/cancel/): POST only, reviewers only; no call goes out after;
 back to the disagreement queue or a local `next`; an unknown id is a 404."""
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from grading.models import MetaEvalRun
 from grading.review import selectors as sel
 from grading.review import services
 
+from ..conftest import assert_post_refused
 from .test_meta_evaluator import llm_server, server, setup  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
@@ -33,12 +33,7 @@ def test_a_reviewer_cancels_and_nothing_more_is_asked(reviewer_client, run, serv
 
 def test_refused_writes_leave_the_run_running(annotator, reviewer, run):
     url = reverse("grading:review_meta_eval_run_cancel", args=[run.pk])
-    assert "/accounts/login/" in Client().post(url)["Location"]
-    other = Client()
-    other.force_login(annotator)
-    assert other.post(url).status_code == 403
-    other.force_login(reviewer)
-    assert other.get(url).status_code == 405
+    assert_post_refused(url, annotator, reviewer)
     run.refresh_from_db()
     assert run.status == MetaEvalRun.Status.RUNNING
 

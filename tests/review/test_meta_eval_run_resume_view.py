@@ -3,7 +3,6 @@
 again about every case without an answer; a run still making progress is refused; an unknown id
 is a 404."""
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from grading.models import MetaEvalRun
@@ -11,6 +10,7 @@ from grading.review import selectors as sel
 from grading.review import services
 from tests.llm_server import Reply
 
+from ..conftest import assert_post_refused
 from .test_meta_evaluator import _answer, llm_server, server, setup  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
@@ -45,12 +45,7 @@ def test_a_run_making_progress_is_not_resumed(reviewer_client, run):
 def test_refused_writes_change_nothing(annotator, reviewer, run):
     services.cancel_meta_eval_run(run)
     url = reverse("grading:review_meta_eval_run_resume", args=[run.pk])
-    assert "/accounts/login/" in Client().post(url)["Location"]
-    other = Client()
-    other.force_login(annotator)
-    assert other.post(url).status_code == 403
-    other.force_login(reviewer)
-    assert other.get(url).status_code == 405
+    assert_post_refused(url, annotator, reviewer)
     run.refresh_from_db()
     assert run.epoch == 1 and run.status == MetaEvalRun.Status.CANCELLED
 

@@ -3,11 +3,12 @@ POST only, reviewers only; a waiting analysis is stopped; an unknown id is a 404
 import json
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from grading.studies.geometry import services
 from grading.studies.geometry.models import GeometryRun
+
+from ..conftest import assert_post_refused
 
 pytestmark = pytest.mark.django_db
 
@@ -31,12 +32,7 @@ def test_a_reviewer_cancels_a_waiting_analysis(reviewer_client, waiting):
 
 def test_refused_writes_leave_the_run_as_it_was(annotator, reviewer, waiting):
     url = reverse("grading:studies_geometry_run_cancel", args=[waiting.pk])
-    assert "/accounts/login/" in Client().post(url)["Location"]
-    other = Client()
-    other.force_login(annotator)
-    assert other.post(url).status_code == 403
-    other.force_login(reviewer)
-    assert other.get(url).status_code == 405
+    assert_post_refused(url, annotator, reviewer)
     waiting.refresh_from_db()
     assert waiting.status != GeometryRun.Status.CANCELLED
 

@@ -10,6 +10,7 @@ from django.urls import reverse
 from grading.studies.geometry import services
 from grading.studies.geometry.models import GeometryRun
 
+from ..conftest import assert_post_refused
 from .helpers import lexical_geometry_run
 
 pytestmark = pytest.mark.django_db
@@ -43,12 +44,7 @@ def test_a_finished_run_is_not_resumed(reviewer_client):
 
 def test_refused_writes_leave_the_run_cancelled(annotator, reviewer, cancelled):
     url = reverse("grading:studies_geometry_run_resume", args=[cancelled.pk])
-    assert "/accounts/login/" in Client().post(url)["Location"]
-    other = Client()
-    other.force_login(annotator)
-    assert other.post(url).status_code == 403
-    other.force_login(reviewer)
-    assert other.get(url).status_code == 405
+    assert_post_refused(url, annotator, reviewer)
     cancelled.refresh_from_db()
     assert cancelled.status == "cancelled"
 

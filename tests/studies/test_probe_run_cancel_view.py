@@ -1,12 +1,12 @@
 """Cancelling a probe run (PROBE_RUN_ACTIONS.cancel, /grading/studies/probes/runs/<pk>/cancel/):
 POST only, reviewers only; no judge call goes out after; an unknown id is a 404."""
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from grading.studies import services
 from tests.factories import make_question, make_setting
 
+from ..conftest import assert_post_refused
 from .helpers import FAIR, make_answers
 
 pytestmark = pytest.mark.django_db
@@ -32,12 +32,7 @@ def test_a_reviewer_cancels_and_no_call_goes_out(reviewer_client, run, llm_serve
 
 def test_refused_writes_leave_the_run_running(annotator, reviewer, run):
     url = reverse("grading:studies_probe_run_cancel", args=[run.pk])
-    assert "/accounts/login/" in Client().post(url)["Location"]
-    other = Client()
-    other.force_login(annotator)
-    assert other.post(url).status_code == 403
-    other.force_login(reviewer)
-    assert other.get(url).status_code == 405
+    assert_post_refused(url, annotator, reviewer)
     run.refresh_from_db()
     assert run.status == "running"
 
