@@ -63,6 +63,18 @@ def _text(value):
 _DIGIT_RUNS = re.compile(r"([0-9]+)")
 
 
+JSON_INT_DIGITS = 4300  # Python's default limit of an integer literal (sys.int_info.default_max_str_digits)
+
+
+def json_int(literal):
+    """`parse_int` for json.loads: an integer literal of more than JSON_INT_DIGITS digits raises
+    ValueError, whatever limit the process has set for itself (a process that raised it, as the
+    equivalence checks do, would otherwise read a 100,000-digit literal)."""
+    if len(literal) - (literal[:1] == "-") > JSON_INT_DIGITS:
+        raise ValueError(f"Exceeds the limit ({JSON_INT_DIGITS} digits) for an integer literal")
+    return int(literal)
+
+
 def natural_key(text):
     """A sort key for natural order ("s2" before "s10"): runs of ASCII digits compare as numbers
     (by length without leading zeros, then digit by digit: no int(), so a run of any length is

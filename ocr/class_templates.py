@@ -40,7 +40,7 @@ from django.conf import settings
 from django.utils.translation import gettext, ngettext
 
 from annotation.models import Exam
-from core.numbers import ascii_digits, parse_int
+from core.numbers import ascii_digits, json_int, parse_int
 
 from .filenames import QuestionIndex
 
@@ -197,7 +197,7 @@ def read_template(data: bytes, exam: Exam) -> tuple[list[PagePlace], dict[str, A
     """([PagePlace per page of a packet], the template as stored) from TEMPLATE.json bytes."""
     text = _text(data, "TEMPLATE.json", MAX_TEMPLATE_BYTES)
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_int=json_int)
     except json.JSONDecodeError as exc:
         raise LayoutError([gettext("TEMPLATE.json is not valid JSON (line %(lineno)s, column %(colno)s: %(msg)s).") % {"lineno": exc.lineno, "colno": exc.colno, "msg": exc.msg}]) from exc
     except RecursionError as exc:

@@ -9,7 +9,6 @@ and decimal digits), `ListOf(shape)` a list of them, `MapOf(value)` an object of
 """
 import json
 import math
-import sys
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 
@@ -19,6 +18,8 @@ from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils.text import format_lazy
 from django.utils.translation import gettext, gettext_lazy, pgettext
+
+from core.numbers import JSON_INT_DIGITS
 
 # Deeper JSON than this is refused by every importer, whether or not Python's decoder could read
 # it: nothing we export nests past about ten levels, and pages, exports and the API walk stored
@@ -31,9 +32,9 @@ TOO_DEEP = gettext_lazy("the JSON is nested too deeply to read")
 HAS_NUL = gettext_lazy("holds a NUL character (\\u0000), which the database cannot store")
 TOO_DEEP_FIELD = format_lazy(gettext_lazy("is nested too deeply to read (more than {levels} levels)"),
                              levels=MAX_JSON_DEPTH)
-# Python reads integer literals of at most this many digits (sys.get_int_max_str_digits(), 4,300 by
-# default): json.loads raises a bare ValueError on a longer one, which no importer expected.
-MAX_INTEGER_DIGITS = sys.get_int_max_str_digits() or 4300
+# Python reads integer literals of at most this many digits by default (4,300): json.loads raises a
+# bare ValueError on a longer one, which no importer expected. Fixed here, whatever the process set.
+MAX_INTEGER_DIGITS = JSON_INT_DIGITS
 
 
 class LongInteger:

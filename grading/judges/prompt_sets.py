@@ -39,6 +39,7 @@ from django.utils.translation import gettext
 
 from annotation.importers.common import ImportFormatError, as_stream, iter_json_array, require, sha256_of
 from annotation.models import Response, content_hash
+from core.numbers import json_int
 
 from ..models import PromptSet, PromptSetEntry
 
@@ -262,7 +263,7 @@ def import_prompt_set(raw, file_name, *, name, holdout_absent=False, manifest=No
 
 def load_manifest(raw: bytes):
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        return json.loads(raw.decode("utf-8-sig"), parse_int=json_int)
     except (ValueError, RecursionError) as exc:  # also an integer literal too long to read, or nesting too deep
         raise ImportFormatError(gettext("The hold-out manifest is not JSON: %(error)s.") % {"error": exc}) from None
 

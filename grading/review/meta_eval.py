@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy, gettext_noop
 
+from core.numbers import json_int
+
 from ..judges.parsing import balanced_end
 
 CATEGORIES = {
@@ -79,7 +81,7 @@ def parse_meta_eval_output(text):
     if raw is None:
         return MetaEvalOutput(None, "", False, {}, error="no JSON object in the output")
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_int=json_int)
     except (ValueError, RecursionError) as exc:  # model text: an over-long integer or deep nesting too
         return MetaEvalOutput(None, "", False, {}, error=f"invalid JSON: {getattr(exc, 'msg', exc)}")
     if not isinstance(data, dict):

@@ -36,6 +36,7 @@ import equivalence
 import llm
 from annotation.models import Response, content_hash
 from core import uncertainty
+from core.numbers import json_int
 from egress import purposes
 
 from ..judges import services as judge_services
@@ -251,7 +252,7 @@ def import_rewrites(raw: bytes, file_name: str) -> dict:
     "rewritten": text}`` (or ``student_id`` and ``question_location`` instead of the id). Unknown answers
     are reported; all or nothing."""
     try:
-        rows = json.loads(raw.decode("utf-8-sig"))
+        rows = json.loads(raw.decode("utf-8-sig"), parse_int=json_int)
     except (ValueError, RecursionError) as exc:  # also an integer literal too long to read, or nesting too deep
         raise ValueError(gettext("%(file)s: not JSON (%(error)s).") % {"file": file_name, "error": exc}) from None
     if not isinstance(rows, list):

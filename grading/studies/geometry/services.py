@@ -33,6 +33,7 @@ from django.utils.translation import gettext
 from threadpoolctl import threadpool_limits
 
 import llm
+from core.numbers import json_int
 from egress import purposes
 
 from ... import runs
@@ -97,7 +98,7 @@ def parse_segments_jsonl(raw: str | bytes, *, group: str | None = None, file_nam
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json.loads(line, parse_int=json_int)
         except (ValueError, RecursionError) as exc:  # a ValueError of an over-long integer has no .msg
             raise RunRefused(gettext("Line %(number)s: not JSON (%(msg)s).")
                              % {"number": number, "msg": getattr(exc, "msg", exc)}) from None
