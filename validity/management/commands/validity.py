@@ -74,7 +74,10 @@ class Command(BaseCommand):
             write(gettext("Mean score with the judge (PPI++): %(value).3f [%(low)s, %(high)s]") % {
                 "value": ppi["value"], "low": _f(ppi["low"]), "high": _f(ppi["high"])})
         else:
-            write(gettext("Prediction-powered estimate: not computed (%(reason)s)") % {"reason": est.get("reason")})
+            reasons = {"no_unlabelled": gettext("every answer has a gold; try --budget N"),
+                       "few_golds": gettext("fewer than two answers have a gold")}
+            write(gettext("Prediction-powered estimate: not computed (%(reason)s)") % {
+                "reason": reasons.get(est.get("reason"), est.get("reason"))})
         write(gettext("Deferral: threshold %(threshold)s, %(humans)s answers for humans") % {
             "threshold": _f(dfr.get("threshold")), "humans": len(dfr.get("human_answers") or [])})
         write(gettext("Agreement with the gold: exact %(exact)s, within 1 %(within)s, QWK %(qwk)s, alpha %(alpha)s") % {
