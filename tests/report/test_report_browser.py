@@ -29,11 +29,11 @@ def test_reviewer_opens_and_downloads_the_methods_report(page, live_server, revi
     screenshot(page, "methods_report")
 
     page.select_option("select[name=format]", "markdown")  # data-autosubmit
-    page.wait_for_selector("#report-text[data-format=markdown]")
+    page.wait_for_selector("#report-text[data-format=markdown]", timeout=45000)  # a whole report per switch
     assert "## Judge versus gold" in page.inner_text("#report-text")
 
     page.select_option("select[name=format]", "latex")  # data-autosubmit
-    page.wait_for_selector("#report-text[data-format=latex]")
+    page.wait_for_selector("#report-text[data-format=latex]", timeout=45000)
     assert "\\section*{Methods}" in page.inner_text("#report-text")
     assert "browser\\_judge" in page.inner_text("#report-text")
 
