@@ -343,14 +343,6 @@ def describe(problem):
     return problem.code
 
 
-# The names callers used before the reader knew sub-questions' schemes: kept as thin views of it.
 def parse_checkpoints(reference, keys=()):
     """The checkpoints of a reference solution in text order."""
     return read_rubric(reference, keys).checkpoints
-
-
-def sub_question_maxima(checkpoints, full_score=None):
-    """Full points per sub-question label of parsed checkpoints ({} when they cannot be read)."""
-    labels = list(dict.fromkeys(c.sub_label for c in checkpoints if c.sub_label))
-    full = None if full_score is None else Decimal(str(full_score))
-    return _read_points(checkpoints, labels, full)[1]

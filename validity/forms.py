@@ -1,7 +1,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy
 
-from annotation.models import Exam
+from annotation.selectors import exam_choices
 
 from . import stats
 from .report import SIGNALS
@@ -45,7 +45,7 @@ class ValidityForm(forms.Form):
         self.fields["setting"].choices = choices
         self.fields["second"].choices = [("", "—"), *choices]
         self.fields["exam"].choices = [("", gettext_lazy("every exam"))] + [
-            (str(e.pk), e.name) for e in Exam.objects.only("id", "name").order_by("name")]
+            (str(e.pk), e.name) for e in exam_choices().order_by("name")]
 
     def parameters(self):
         from .report import Parameters

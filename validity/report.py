@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from core.uncertainty import wilson
+
 from . import selectors, stats
 
 SIGNALS = ("spread", "boundary", "second")
@@ -146,8 +148,6 @@ def deferral(rows, params):
 
 
 def _wilson(k, n):
-    from core.uncertainty import wilson
-
     return wilson(k, n) if n else (None, None)
 
 

@@ -7,7 +7,7 @@ from annotation.models import Label, Response, StepLabel
 from annotation.selectors import exam_named_or_numbered
 from core.numbers import parse_id
 from grading.models import JudgeResult, JudgeRun, JudgeSetting
-from grading.review.selectors.scopes import Scope, current_results, settings_with_results
+from grading.review.selectors.scopes import Scope, ScopeError, current_results, find_setting, settings_with_results
 
 from .models import GoldDraw
 
@@ -56,7 +56,12 @@ def setting_named_or_numbered(value):
     if not value:
         return None
     setting = JudgeSetting.objects.filter(pk=parse_id(value)).first() if parse_id(value) is not None else None
-    return setting or JudgeSetting.objects.filter(name=value).order_by("-version").first()
+    if setting is not None:
+        return setting
+    try:
+        return find_setting(value)  # the newest version of that name (the review commands' lookup)
+    except ScopeError:
+        return None
 
 
 def selection_from(params):
