@@ -29,7 +29,9 @@ class Selection:
     second: JudgeSetting | None = None  # a second setting: its disagreement is a deferral signal
 
     def as_dict(self):
-        return {"setting_id": self.setting.pk, "setting": str(self.setting), "exam": getattr(self.exam, "name", None),
+        return {"setting_id": self.setting.pk, "setting": str(self.setting), "model": self.setting.model,
+                "endpoint": self.setting.endpoint.name if self.setting.endpoint_id else None,
+                "exam": getattr(self.exam, "name", None),
                 "exam_id": getattr(self.exam, "pk", None), "question_id": self.question_id, "source": self.source or "all",
                 "second_setting_id": self.second.pk if self.second else None}
 
