@@ -39,7 +39,9 @@ def test_reviewer_classifies_queued_cases_by_keyboard(page, live_server, sample_
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("text=Saved category B")
     assert page.inner_text("#delta") == "Δ +3"  # moved on to the next unclassified case
+    page.wait_for_selector("#classify-form[data-keys=ready]")  # the new page's keys, not the last one's
     page.keyboard.press("a")
+    assert page.locator("input[name=category][value=A]").is_checked()
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("text=Saved category A")
 

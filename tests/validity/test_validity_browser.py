@@ -35,6 +35,7 @@ def test_validity_walk_on_the_demo(page, live_server):
     draw = GoldDraw.objects.get(purpose="aat")
     assert len(draw.response_ids) == 2 and Assignment.objects.filter(response_id__in=draw.response_ids).count() == 4
     assert "seed 0" in page.inner_text(".messages")
+    page.wait_for_load_state("load")  # the menu's script posts the choice (before it runs, the link opens a confirm page)
     page.click("text=简体中文")
     page.wait_for_selector("html[lang=zh-Hans]")
     page.wait_for_selector("#validity-aat")
