@@ -63,10 +63,10 @@ def open_stream(name, storage=None):
     return storage.open(name, "rb")
 
 
-def stream_response(stream, filename):
-    """A download (attachment) of an open stream, read in blocks of STREAM_BLOCK; its length is
-    sent when known (a local file, or an S3 object's size)."""
-    response = FileResponse(stream, as_attachment=True, filename=filename)
+def stream_response(stream, filename="", *, as_attachment=True, content_type=None):
+    """A download (an attachment, or shown inline: a page image) of an open stream, read in blocks
+    of STREAM_BLOCK; its length is sent when known (a local file, or an S3 object's size)."""
+    response = FileResponse(stream, as_attachment=as_attachment, filename=filename, content_type=content_type)
     response.block_size = STREAM_BLOCK
     size = getattr(stream, "size", None)
     if "Content-Length" not in response and isinstance(size, int):

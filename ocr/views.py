@@ -6,7 +6,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
@@ -22,6 +22,7 @@ from annotation.models import Assignment, Response
 from core.ids import id_param
 from core.numbers import parse_id, parse_int
 from core.shortcuts import get_object_or_404
+from core.stored_files import open_stream, stream_response
 
 from . import class_uploads, packets, selectors, services
 from .engines import ENGINES
@@ -432,7 +433,7 @@ def page_image(request, pk, kind):
         response = HttpResponse(data, content_type=content_type)
     else:
         content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-        response = FileResponse(default_storage.open(name, "rb"), content_type=content_type)
+        response = stream_response(open_stream(name), as_attachment=False, content_type=content_type)
     response["Cache-Control"] = "private, max-age=3600"
     return response
 
