@@ -28,7 +28,8 @@ CONFIG_FIELDS = ["kind", "model", "temperature", "max_tokens", "reasoning_effort
                  "system_prompt", "prompt_template", "extra_body", "parse_retries", "notes", "answer_tolerance",
                  "second_opinion", "approximate_answers",
                  # issue 27; the few-shot examples (answer ids of this database) are not exported
-                 "strategy", "strategy_version", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments"]
+                 "strategy", "strategy_version", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments",
+                 "step_report"]  # issue 37
 RESULT_FIELDS = ["cache_key", "status", "score", "spread", "rationale", "raw_output", "parse_status", "step_verdicts",
                  "samples", "prompt_tokens", "completion_tokens", "latency_ms", "attempts", "errors", "provenance",
                  "rubric_version", "sub_scores"]

@@ -105,6 +105,7 @@ class JudgeSettingSerializer(serializers.ModelSerializer):
             # issue 27: the prompt strategy, few-shot calibration (chosen and recorded when saved), prompt set
             "strategy", "strategy_version", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments",
             "few_shot_source", "calibration", "prompt_set",
+            "step_report",  # issue 37: the rubric judge's first wrong step and checkpoints reached
         ]
         read_only_fields = ["version", "previous", "created", "strategy_version", "calibration"]
         validators = []  # versions share a name; the services check names

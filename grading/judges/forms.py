@@ -55,7 +55,7 @@ class JudgeSettingForm(forms.ModelForm):
             "aggregate", "parse_retries", "price_input_per_1k", "price_output_per_1k", "system_prompt",
             "prompt_template", "extra_body", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
             "strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments", "prompt_set",
-            "few_shot_source",
+            "few_shot_source", "step_report",
         ]
         widgets = {
             "system_prompt": forms.Textarea(attrs={"rows": 2}),
@@ -131,6 +131,8 @@ class JudgeSettingForm(forms.ModelForm):
         kind = cleaned.get("kind") or (self.instance.kind if self.instance.pk else "")
         if kind and kind != JudgeSetting.Kind.RUBRIC and cleaned.get("strategy") not in (None, "", "reason-then-score"):
             self.add_error("strategy", _("Prompt strategies are presets of the rubric judge; this kind has none."))
+        if cleaned.get("step_report") and kind and kind != JudgeSetting.Kind.RUBRIC:
+            self.add_error("step_report", _("Only a rubric judge is asked for steps and checkpoints."))
         if cleaned.get("prompt_set") is not None and kind != JudgeSetting.Kind.REPLAY:
             self.add_error("prompt_set", _("Only a replay setting sends a prompt set."))
         return cleaned

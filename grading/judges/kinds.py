@@ -16,7 +16,16 @@ import equivalence
 from llm import LlmCallFailed
 
 from . import prompts
-from .parsing import OK, parse_json_object, parse_score, parse_sub_scores, parse_verdict, strip_thinking
+from .parsing import (
+    OK,
+    UNPARSEABLE,
+    parse_json_object,
+    parse_score,
+    parse_step_report,
+    parse_sub_scores,
+    parse_verdict,
+    strip_thinking,
+)
 
 NO_INPUT = "no_input"
 UNDECIDED = "undecided"
@@ -39,6 +48,10 @@ class JudgeInput:
     sub_questions: tuple = ()  # ((label, maximum or None), ...) of the question's sub-questions, in order
     rubric_version: int | None = None  # the question's rubric version (annotation.Question.rubric_version)
     examples: str = ""  # the few-shot block of a few-shot setting (grading/judges/calibration.py)
+    # A setting asking for the step report (strategies.prepare fills these in): the answer's steps
+    # (texts, in order) and the question's checkpoints ((sub-question label, points, text), in order).
+    steps: tuple = ()
+    checkpoints: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,7 @@ class JudgeSpec:
     answer_tolerance: str = "strict"  # the CAS mode: "strict" or "default" (rounded decimals count)
     second_opinion: bool = False  # also ask Math-Verify (recorded beside the CAS verdict)
     approximate_answers: str = "wrong"  # "right": an answer equal only up to rounding scores 1 (default: 0)
+    step_report: bool = False  # rubric: also ask for the first wrong step and each checkpoint reached
 
 
 @dataclass
@@ -251,7 +265,12 @@ class RubricKind(Kind):
     asked for its points per sub-question as JSON (the ledger); the request is added to the user
     message only then, so prompts and cache keys of questions without sub-questions are as before.
     The overall score alone decides whether an answer is valid: unreadable sub-question points
-    only leave the ledger empty (with notes in the sample)."""
+    only leave the ledger empty (with notes in the sample).
+
+    A setting with `step_report` also asks for the first wrong step of the answer and, for each
+    checkpoint, whether it was reached (prompts.step_report_request); the reply's block is read by
+    parsing.parse_step_report and kept as ``step_verdicts["step_report"]``, its status unparseable
+    when unreadable: the score counts either way."""
 
     key = "rubric"
     label = gettext_lazy("Rubric scorer")
@@ -269,6 +288,10 @@ class RubricKind(Kind):
                 [(label, None if top is None else _number(top)) for label, top in judge_input.sub_questions]
             )
             messages[-1] = {**messages[-1], "content": messages[-1]["content"] + request}
+        if _asks_steps(spec, judge_input):
+            request = prompts.step_report_request(
+                judge_input.steps, [(label, _number(points), text) for label, points, text in judge_input.checkpoints])
+            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + request}
         return messages
 
     def parse(self, text, judge_input):
@@ -276,6 +299,9 @@ class RubricKind(Kind):
         if judge_input.sub_questions:
             ledger = parse_sub_scores(text, dict(judge_input.sub_questions))
             extra.update({"sub_scores": ledger.scores, "sub_status": ledger.status, "sub_notes": ledger.notes})
+        if judge_input.steps or judge_input.checkpoints:
+            report = parse_step_report(text, len(judge_input.steps), len(judge_input.checkpoints))
+            extra["step_report"] = report.as_dict(len(judge_input.steps), len(judge_input.checkpoints))
         return value, status, extra
 
     def _aggregate(self, spec, samples):
@@ -287,6 +313,10 @@ class RubricKind(Kind):
             outcome.sub_scores = {
                 label: pick([s["sub_scores"][label] for s in valid if label in s["sub_scores"]]) for label in labels
             }
+            reports = [s["step_report"] for s in samples if s["parse_status"] == OK and "step_report" in s]
+            if reports:  # the first valid sample's readable report; none readable: recorded as unreadable
+                readable = [r for r in reports if r["status"] != UNPARSEABLE]
+                outcome.step_verdicts = {"step_report": (readable or reports)[0]}
         return outcome
 
 
@@ -488,6 +518,10 @@ INEQMATH_STEP_KINDS = (
 def get_kind(key):
     """The Kind for a setting's kind; KeyError for 'external' (imported results are not run)."""
     return KINDS[key]
+
+
+def _asks_steps(spec, judge_input):
+    return spec.step_report and bool(judge_input.steps or judge_input.checkpoints)
 
 
 def _tolerance(spec):

@@ -193,6 +193,12 @@ class JudgeSetting(models.Model):
         default=False,
         help_text=gettext_lazy("Also ask Math-Verify for each final answer; shown beside the CAS verdict, which alone counts."),
     )
+    step_report = models.BooleanField(
+        _("ask for steps and checkpoints"), default=False,
+        help_text=_("Rubric judge only: besides its score, the judge gives the number of the first wrong step of the "
+                    "answer (or none) and, for each rubric checkpoint, whether the answer reached it, in a JSON block. "
+                    "The score counts whatever that block says; an unreadable block is recorded as unreadable."),
+    )
     price_input_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     price_output_per_1k = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     notes = models.TextField(blank=True)

@@ -332,3 +332,126 @@ def _parse_sub_scores(text, maxima):
         notes.append(f"no usable points for {', '.join(missing)}")
     status = OK if not missing else PARTIAL if scores else UNPARSEABLE
     return ParsedSubScores(scores, status, notes)
+
+
+# --- the step report of a rubric judge (first wrong step, checkpoints reached) ---------------
+
+_STEP_NUMBER = re.compile(r"^\s*(?:step\s*|\[)?\s*(\d{1,4})\s*\]?\s*$", re.I)
+_NO_STEP = {"none", "null", "no", "no wrong step", "n/a", "na", "-", "—"}
+_CHECKPOINT_KEY = re.compile(r"^\s*(?:c|checkpoint|cp)?\s*[#\[]?\s*(\d{1,4})\s*\]?\s*$", re.I)
+_REACHED = {"true": True, "yes": True, "reached": True, "y": True,
+            "false": False, "no": False, "not reached": False, "not_reached": False, "n": False}
+
+
+@dataclass
+class ParsedStepReport:
+    """What a rubric judge said about steps (`first_wrong_step`: a step number, or None for no wrong
+    step, meaningful only when `first_wrong_step_read`) and checkpoints ({number: reached}); `status`
+    is ok (all read), partial or unparseable (nothing read: never guessed)."""
+
+    first_wrong_step: int | None
+    first_wrong_step_read: bool
+    checkpoints: dict
+    status: str
+    notes: list = field(default_factory=list)
+
+    def as_dict(self, steps, checkpoints):
+        return {"status": self.status, "first_wrong_step": self.first_wrong_step,
+                "first_wrong_step_read": self.first_wrong_step_read, "checkpoints": self.checkpoints,
+                "steps": steps, "checkpoint_count": checkpoints, "notes": self.notes}
+
+
+def _step_object(text):
+    for data in _json_candidates(text):
+        lowered = {str(k).strip().lower(): v for k, v in data.items()}
+        inner = lowered.get("step_report")
+        if isinstance(inner, dict):
+            return {str(k).strip().lower(): v for k, v in inner.items()}
+        if "first_wrong_step" in lowered or "checkpoints_reached" in lowered:
+            return lowered
+    return None
+
+
+def _first_wrong(value, steps):
+    """(step number or None, read?, note)."""
+    if value is None:
+        return None, True, ""
+    if isinstance(value, bool):
+        return None, False, f"first_wrong_step {value!r} is not a step number"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str):
+        if value.strip().lower() in _NO_STEP:
+            return None, True, ""
+        match = _STEP_NUMBER.match(value)
+        if not match:
+            return None, False, f"first_wrong_step {value[:40]!r} is not a step number"
+        value = int(match.group(1))
+    if not isinstance(value, int):
+        return None, False, f"first_wrong_step {str(value)[:40]!r} is not a step number"
+    if not 1 <= value <= steps:
+        return None, False, f"first_wrong_step {value} is outside 1..{steps}"
+    return value, True, ""
+
+
+def _reached(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return _REACHED.get(value.strip().lower())
+    return None
+
+
+def parse_step_report(text, steps, checkpoints):
+    """Read a rubric judge's step report: `steps` and `checkpoints` are how many of each the prompt
+    listed (numbered from 1). A step number outside 1..steps, a checkpoint number not listed and a
+    value that is not yes/no are left out with a note; nothing is guessed. Never raises."""
+    try:
+        return _parse_step_report(text, int(steps), int(checkpoints))
+    except Exception as exc:  # the last line of defence: model text must never crash a run
+        return ParsedStepReport(None, False, {}, UNPARSEABLE, [f"could not read the step report ({type(exc).__name__})"])
+
+
+def _parse_step_report(text, steps, checkpoints):
+    data = _step_object(strip_thinking(text))
+    if data is None:
+        return ParsedStepReport(None, False, {}, UNPARSEABLE, ["no JSON step_report block"])
+    notes = []
+    first, first_read = None, False
+    if steps:
+        if "first_wrong_step" in data:
+            first, first_read, note = _first_wrong(data["first_wrong_step"], steps)
+            if note:
+                notes.append(note)
+        else:
+            notes.append("no first_wrong_step")
+    raw = data.get("checkpoints_reached", data.get("checkpoints"))
+    reached = {}
+    if checkpoints:
+        if isinstance(raw, list):  # [true, false, ...] in checkpoint order
+            raw = {str(n): value for n, value in enumerate(raw, 1)} if len(raw) == checkpoints else None
+            if raw is None:
+                notes.append("checkpoints_reached lists another number of checkpoints")
+        if isinstance(raw, dict):
+            for key, value in raw.items():
+                match = _CHECKPOINT_KEY.match(str(key))
+                number = int(match.group(1)) if match else None
+                if number is None or not 1 <= number <= checkpoints:
+                    notes.append(f"unknown checkpoint {str(key)[:40]!r} left out")
+                    continue
+                flag = _reached(value)
+                if flag is None:
+                    notes.append(f"checkpoint {number}: {str(value)[:40]!r} is not true or false")
+                    continue
+                reached[str(number)] = flag
+        elif raw is not None or "checkpoints_reached" not in data:
+            notes.append("no checkpoints_reached object")
+        missing = [str(n) for n in range(1, checkpoints + 1) if str(n) not in reached]
+        if missing and reached:
+            notes.append(f"no usable answer for checkpoints {', '.join(missing)}")
+    else:
+        missing = []
+    complete = (first_read or not steps) and not missing
+    anything = first_read or bool(reached)
+    status = OK if complete and anything else PARTIAL if anything else UNPARSEABLE
+    return ParsedStepReport(first, first_read, dict(sorted(reached.items(), key=lambda kv: int(kv[0]))), status, notes)

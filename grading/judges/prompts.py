@@ -193,3 +193,47 @@ def sub_question_request(sub_questions):
     known = [f"{label}: {top}" for label, top in sub_questions if top is not None]
     maxima = f" ({'; '.join(known)})" if known else ""
     return SUB_QUESTION_REQUEST.format(labels=labels, example=example, maxima=maxima)
+
+STEP_REPORT_SHOWN = 100  # characters of each step and checkpoint shown in the step report's lists
+
+STEP_REPORT_REQUEST = """
+
+Also report where the answer first goes wrong and which rubric checkpoints it reaches.{steps}{checkpoints}
+End your reply with this JSON block, and nothing after it:
+```json
+{{"step_report": {{"first_wrong_step": {step_example}, "checkpoints_reached": {example}}}}}
+```
+{rules}This block comes after the Overall Score line and does not change the Overall Score."""
+
+
+def _shown(text, *, tail=False):
+    text = " ".join(str(text or "").split())
+    if len(text) <= STEP_REPORT_SHOWN:
+        return text
+    return "…" + text[-STEP_REPORT_SHOWN:] if tail else text[:STEP_REPORT_SHOWN] + "…"
+
+
+def step_report_request(steps, checkpoints):
+    """The step report asked of a rubric judge whose setting asks for it (`step_report`): `steps` are
+    the answer's steps in order (texts, numbered from 1 in the prompt), `checkpoints` are
+    [(sub-question label or "", cumulative points as text, the reference text ending at the marker)]
+    in rubric order (numbered from 1). The reply is read by parsing.parse_step_report."""
+    step_lines = "".join(f"\n[{n}] {_shown(text)}" for n, text in enumerate(steps, 1))
+    checkpoint_lines = "".join(
+        f"\nC{n} ({'sub-question ' + label + ', ' if label else ''}{points} points): ends with \"{_shown(text, tail=True)}\""
+        for n, (label, points, text) in enumerate(checkpoints, 1))
+    rules = []
+    if steps:
+        rules.append("first_wrong_step is the number of the first step that is wrong (an error, a gap or an unjustified "
+                     "claim), or null when no step is wrong.")
+    if checkpoints:
+        rules.append("checkpoints_reached gives, for every checkpoint by its number, true when the student reached it "
+                     "with correct work and false when not.")
+    return STEP_REPORT_REQUEST.format(
+        steps=f"\nThe student's answer, cut into numbered steps (each shown by its beginning):{step_lines}" if steps else "",
+        checkpoints=f"\nThe rubric's checkpoints (the points markers of the reference solution, in order):{checkpoint_lines}"
+        if checkpoints else "",
+        step_example="N" if steps else "null",
+        example="{" + ", ".join(f'"{n}": true or false' for n in range(1, len(checkpoints) + 1)) + "}",
+        rules=" ".join(rules) + "\n" if rules else "",
+    )

@@ -172,6 +172,7 @@ def rubric_answer(text):
         f"Overall Score: {score}\n\n"
         "Brief Explanation: a scripted judge gives this score from the length of the answer and a hash of "
         "the prompt; it did not read the mathematics." + _sub_scores_block(text, score)
+        + _step_report_block(text, score, full)
     )
 
 
@@ -193,6 +194,24 @@ def _sub_scores_block(text, score):
         shares[label] = share
         left -= share
     return "\n\n```json\n" + json.dumps({"sub_scores": shares}, ensure_ascii=False) + "\n```"
+
+
+_STEP_LINE = re.compile(r"^\[(\d+)\] ", re.M)
+_CHECKPOINT_LINE = re.compile(r"^C(\d+) \((?:sub-question [^,]*, )?(\d+(?:\.\d+)?) points\): ends with", re.M)
+
+
+def _step_report_block(text, score, full):
+    """When the prompt asks for the step report: each checkpoint reached when its points are at most
+    the score (markers are cumulative), and the first wrong step as far into the answer as the
+    score is short of full marks (none at full marks)."""
+    if '"step_report"' not in text:
+        return ""
+    request = text[text.rfind("Also report where the answer first goes wrong"):]
+    steps = max((int(n) for n in _STEP_LINE.findall(request.split("The rubric's checkpoints")[0])), default=0)
+    reached = {n: float(points) <= score for n, points in _CHECKPOINT_LINE.findall(request)}
+    first = None if score >= full or not steps else min(steps, 1 + int(steps * score / full))
+    block = {"step_report": {"first_wrong_step": first, "checkpoints_reached": reached}}
+    return "\n\n```json\n" + json.dumps(block, ensure_ascii=False) + "\n```"
 
 
 def _plain(answer_text):

@@ -134,8 +134,11 @@ def uses_strategies(kind: str) -> bool:
 
 def prepare(config, the_input, response):
     """The judge input of `response` under setting `config`: the few-shot examples of its
-    question (for a few-shot setting) or the prompt set's prompt (for a replay setting with a
-    prompt set) filled in; otherwise `the_input` unchanged (no query)."""
+    question (for a few-shot setting), the answer's steps and the question's checkpoints (for a
+    rubric setting asking for the step report) or the prompt set's prompt (for a replay setting
+    with a prompt set) filled in; otherwise `the_input` unchanged (no query)."""
+    if config.kind == "rubric" and config.step_report:
+        the_input = with_steps(the_input, response)
     if config.kind == "rubric" and config.strategy == FEW_SHOT:
         from . import calibration  # noqa: PLC0415 (the database side, loaded only when used)
 
@@ -147,6 +150,20 @@ def prepare(config, the_input, response):
                                                holdout=False).values_list("query", flat=True).first())
         return dataclasses.replace(the_input, judge_query=query or "")
     return the_input
+
+
+def with_steps(the_input, response):
+    """`the_input` with the answer's steps (the rule-based splitter the Validity view numbers the
+    experts' steps with) and the question's checkpoints (the rows the experts mark, in order)."""
+    from annotation.models import RubricCheckpoint  # noqa: PLC0415 (the database side, loaded only when used)
+    from grading.studies.geometry.steps import split_steps  # noqa: PLC0415 (the one step splitter; loaded when used)
+
+    checkpoints = tuple(
+        (label or "", float(points), text)
+        for label, points, text in RubricCheckpoint.objects.filter(question_id=response.question_id)
+        .order_by("order", "id").values_list("sub_question__label", "cumulative_points", "text"))
+    steps = tuple(step.text for step in split_steps(the_input.response or ""))
+    return dataclasses.replace(the_input, steps=steps, checkpoints=checkpoints)
 
 
 def holdout_ids(config) -> set[int]:

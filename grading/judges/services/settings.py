@@ -37,6 +37,7 @@ CONFIG_FIELDS = (
     # issue 27: prompt strategies, few-shot calibration, prompt sets (grading/judges/strategies.py)
     "strategy", "strategy_version", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments",
     "calibration", "prompt_set", "few_shot_source",
+    "step_report",  # issue 37: the rubric judge's first wrong step and checkpoints reached
 )
 
 
@@ -242,6 +243,7 @@ def judge_spec(config: JudgeSetting) -> JudgeSpec:
         answer_tolerance=config.answer_tolerance,
         second_opinion=config.second_opinion,
         approximate_answers=config.approximate_answers,
+        step_report=config.step_report and config.kind == JudgeSetting.Kind.RUBRIC,
     )
 
 
