@@ -5,14 +5,14 @@ Every request to a provider goes through the one HTTP client `client.bounded_htt
 any files or batches request made on an `openai` client of this package), and so through its
 transport (`reply_limit.DeadlineTransport`), which hands each request to `reply_limit.watch`. It notes
 the host, method and path, the bytes of the request's body, the answer's status and the bytes of
-its body (counted as it is read), the time, and the *label* of the call (its purpose and the ids
+its body (counted as it is read), the time, and the *tag* of the call (a `CallTag`: its purpose and the ids
 of the answers or pages it is about), and gives a `CallRecord` to the observer, once the answer's
 body is closed (or the request failed). Never the content: no prompt, image or answer.
 
 The host application registers its observer once (`set_observer`, the `egress` app at start)
 and labels its calls (`labelled`, a context manager, or `with_label` for a function handed to
-a thread pool). A label is a context variable: it follows the call onto the sender thread that
-sends it (`senders.Send` runs its request in the caller's context). A call without a label is
+a thread pool). A tag is a context variable: it follows the call onto the sender thread that
+sends it (`senders.Send` runs its request in the caller's context). A call without a tag is
 recorded with purpose "" (the host shows it as unlabelled).
 
 Observing must never make a call fail or wait: the observer is called after the answer is read,
@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Label:
+class CallTag:
     """What a call is for: a purpose ("judge", "vision-ocr", ...) and the ids it concerns."""
 
     purpose: str = ""
@@ -61,7 +61,7 @@ class CallRecord:
     duration_ms: int
 
 
-_label: contextvars.ContextVar[Label | None] = contextvars.ContextVar("llm_call_label", default=None)
+_tag: contextvars.ContextVar[CallTag | None] = contextvars.ContextVar("llm_call_tag", default=None)
 _observer: Callable[[CallRecord], None] | None = None
 
 
@@ -78,31 +78,31 @@ def _ids(values: Iterable | None) -> tuple[int, ...]:
 @contextmanager
 def labelled(purpose: str, *, answer_ids: Iterable | None = (), page_ids: Iterable | None = ()):
     """Label the calls made inside the block (in this thread, and on the sender threads that send them)."""
-    token = _label.set(Label(purpose, _ids(answer_ids), _ids(page_ids)))
+    token = _tag.set(CallTag(purpose, _ids(answer_ids), _ids(page_ids)))
     try:
         yield
     finally:
-        _label.reset(token)
+        _tag.reset(token)
 
 
 def with_label(function: Callable, purpose: str, *, answer_ids: Iterable | None = (), page_ids: Iterable | None = ()):
     """`function`, its calls labelled: for a function handed to another thread (a pool's `submit`),
     where the caller's context does not follow."""
-    label = Label(purpose, _ids(answer_ids), _ids(page_ids))
+    tag = CallTag(purpose, _ids(answer_ids), _ids(page_ids))
 
     @functools.wraps(function)
     def run(*args, **kwargs):
-        token = _label.set(label)
+        token = _tag.set(tag)
         try:
             return function(*args, **kwargs)
         finally:
-            _label.reset(token)
+            _tag.reset(token)
 
     return run
 
 
-def current_label() -> Label | None:
-    return _label.get()
+def current_tag() -> CallTag | None:
+    return _tag.get()
 
 
 def observer() -> Callable[[CallRecord], None] | None:

@@ -127,7 +127,7 @@ def watch(request, send):
     started, clock = time.time(), time.monotonic()
     url = request.url
     base = (url.host + (f":{url.port}" if url.port else ""), request.method, url.path,
-            observe.current_label() or observe.Label())
+            observe.current_tag() or observe.CallTag())
     sent = _body_bytes(request)
     try:
         response = send(request)
