@@ -1,4 +1,5 @@
 """Read-side queries of the dataset core."""
+import re
 from decimal import Decimal, InvalidOperation
 
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, Subquery, TextField, Value
@@ -98,6 +99,31 @@ def exam_named_or_numbered(value):
     if exam is None and parse_id(value) is not None:
         exam = Exam.objects.filter(pk=parse_id(value)).first()
     return exam
+
+
+_QUESTION_NUMBER = re.compile(r"^[qQ#]?([0-9]{1,19})$")  # ASCII digits: "٣" is a digit to \d, not a number here
+
+
+class QuestionIndex:
+    """The questions of one exam by location label or number (one query for a whole batch of
+    names): how a scan's file name (ocr.filenames) and `assign_labels --question` name a question."""
+
+    def __init__(self, exam):
+        self.exam = exam
+        self.by_label, self.by_pk = {}, {}
+        for pk, location in exam.questions.values_list("pk", "location"):
+            self.by_pk[pk] = location
+            if location:
+                self.by_label.setdefault(location.strip().lower(), []).append(pk)
+
+    def candidates(self, token):
+        """Every question pk a token may name: by label, or by number (`q12`, `#12`, `12`)."""
+        labelled = self.by_label.get(token.strip().lower(), [])
+        match = _QUESTION_NUMBER.match(token.strip())
+        numbered = [int(match.group(1))] if match and int(match.group(1)) in self.by_pk else []
+        if token[:1] in "qQ#" and numbered:
+            labelled = []  # q12 means question number 12, whatever the labels say
+        return sorted(set(labelled) | set(numbered))
 
 
 def exam_choices():

@@ -9,7 +9,7 @@ Every environment variable the app reads is read here, once, through the small t
 below; apps read ``settings.X``. Exceptions: the *value* of an API-key variable is looked up at
 call time (llm.client.read_api_key; the settings only name the variable). The libraries at the
 top level (equivalence, llm) read no setting themselves: the Django side passes them the values
-below (grading/apps.py, config/llm.py).
+below (grading/apps.py, core/llm_settings.py).
 """
 import os
 from datetime import timedelta
@@ -259,8 +259,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "config.api_exceptions.exception_handler",
     # DRF's browsable API, under the CSP without inline styles (config/api_renderers.py).
     "DEFAULT_RENDERER_CLASSES": ["config.api_renderers.JSONRenderer", "config.api_renderers.BrowsableAPIRenderer"],
-    # DRF's JSON parser with the importers' depth guard (a 5,000-deep body was a 500: config/api_parsers.py).
-    "DEFAULT_PARSER_CLASSES": ["config.api_parsers.JSONParser", "rest_framework.parsers.FormParser",
+    # DRF's JSON parser with the importers' depth guard (a 5,000-deep body was a 500: core/api_parsers.py).
+    "DEFAULT_PARSER_CLASSES": ["core.api_parsers.JSONParser", "rest_framework.parsers.FormParser",
                                "rest_framework.parsers.MultiPartParser"],
     # `format` is a filter of ours (exports by format), not a renderer switch; JSON is the only renderer we rely on.
     "URL_FORMAT_OVERRIDE": None,
@@ -343,7 +343,7 @@ else:
 # LLM endpoint defaults (judges may name their own); the key is read from the environment only.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
-# The LLM transport (the `llm` library; config/llm.py hands these to it): which variables an
+# The LLM transport (the `llm` library; core/llm_settings.py hands these to it): which variables an
 # endpoint may name for its key (a trailing * is a prefix), which hosts LLM calls may go to
 # (empty: any; Django ALLOWED_HOSTS syntax), how much of an answer is kept and read, where the
 # rate limits keep their state without Redis (REDIS_URL, above, when set), and the retry back-off;

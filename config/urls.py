@@ -6,15 +6,13 @@ from django.views.generic import RedirectView
 from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotation.views import home
-
 
 def healthz(request):
     return HttpResponse("ok", content_type="text/plain")
 
 
 urlpatterns = [
-    path("", home, name="home"),
+    path("", include("annotation.home_urls")),
     path("healthz", healthz),
     path("favicon.ico", RedirectView.as_view(url=static("favicon.ico"), permanent=True)),
     path("accounts/", include("accounts.urls")),

@@ -12,8 +12,8 @@ class GradingConfig(AppConfig):
         from django.conf import settings
 
         import equivalence  # in ready(): settings are loaded
-        from config import llm as llm_config  # in ready(): settings are loaded
+        from core import llm_settings  # in ready(): settings are loaded
 
-        llm_config.install()
+        llm_settings.install()
         equivalence.configure(workers=settings.EQUIVALENCE_WORKERS, memory_mb=settings.EQUIVALENCE_MEMORY_MB,
                               warmup=settings.EQUIVALENCE_WARMUP, debug=settings.EQUIVALENCE_DEBUG)

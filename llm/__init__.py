@@ -4,7 +4,7 @@ Public API::
 
     import llm
 
-    llm.configure(source=build_config)          # once, by the host application (config/llm.py)
+    llm.configure(source=build_config)          # once, by the host application (core/llm_settings.py)
     endpoint = llm.EndpointSpec(key="local", base_url="http://127.0.0.1:8001/v1")
     done = llm.complete(endpoint, llm.CallSpec(model="m"), [{"role": "user", "content": "hi"}])
     done.text, done.attempts, done.errors       # or llm.LlmCallFailed with .errors

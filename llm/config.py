@@ -4,7 +4,7 @@
 `LlmConfig`, either once (`configure(config)`) or as a *source*, a function that builds the
 current one (`configure(source=...)`): the source is called on first use and again after
 `refresh()`, so a host whose settings can change at run time (Django's test settings) calls
-`refresh()` when they do. The Django side is `config/llm.py`. Without either, the defaults below
+`refresh()` when they do. The Django side is `core/llm_settings.py`. Without either, the defaults below
 apply (a script using the transport on its own).
 """
 from __future__ import annotations

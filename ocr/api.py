@@ -8,7 +8,7 @@ from rest_framework.response import Response as ApiResponse
 
 from accounts.permissions import IsReviewer
 from annotation.models import Exam
-from config.api_parsers import JSONParser
+from core.api_parsers import JSONParser
 
 from . import selectors, services
 from .engines import ENGINES

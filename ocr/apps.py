@@ -5,10 +5,11 @@ class OcrConfig(AppConfig):
     name = "ocr"
     verbose_name = "Scans and OCR"
     export_section = "ocr.exchange"  # its part of the full export (annotation.export.sections)
+    scan_panel = "ocr.panels"  # scans beside labels, batches to assign (annotation.labelling.scans)
 
     def ready(self):
         # The vision engine calls through the `llm` transport, which reads no settings itself
         # (imported here: an app config module is imported before the settings may be read).
-        from config import llm as llm_config
+        from core import llm_settings
 
-        llm_config.install()
+        llm_settings.install()

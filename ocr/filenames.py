@@ -9,17 +9,16 @@ may itself contain underscores; the question and page are read from the right. A
 does not follow the convention, or names no single question, leaves the page unassigned with a
 note; assign it on the batch page.
 """
-import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop as N
 
+from annotation import selectors
 from core.numbers import parse_int
 from core.stored_text import part
 
-_PK = re.compile(r"^[qQ#]?([0-9]{1,19})$")  # ASCII digits: "٣" is a digit to \d, not a number here
 MAX_PAGE_NUMBER = 9999  # a page of one answer; far beyond any scan, well inside the column
 
 
@@ -61,25 +60,9 @@ NOT_THE_NAME_FORMAT = N("The name does not follow <student>_<question>_<page>; a
 ASSIGNMENT_NOTES = (NO_QUESTION, SEVERAL_QUESTIONS, NOT_THE_NAME_FORMAT)
 
 
-class QuestionIndex:
-    """Looks up questions of one exam by location label or number (one query for the whole batch)."""
-
-    def __init__(self, exam):
-        self.exam = exam
-        self.by_label, self.by_pk = {}, {}
-        for pk, location in exam.questions.values_list("pk", "location"):
-            self.by_pk[pk] = location
-            if location:
-                self.by_label.setdefault(location.strip().lower(), []).append(pk)
-
-    def candidates(self, token):
-        """Every question pk a token may name: by label, or by number (`q12`, `#12`, `12`)."""
-        labelled = self.by_label.get(token.strip().lower(), [])
-        match = _PK.match(token.strip())
-        numbered = [int(match.group(1))] if match and int(match.group(1)) in self.by_pk else []
-        if token[:1] in "qQ#" and numbered:
-            labelled = []  # q12 means question number 12, whatever the labels say
-        return sorted(set(labelled) | set(numbered))
+class QuestionIndex(selectors.QuestionIndex):
+    """The questions of one exam by location label or number (annotation's index), with the note a
+    page keeps when its name chooses no single question."""
 
     def resolve(self, token):
         """(question pk or None, note): the note (a core.stored_text part, or None) says why no

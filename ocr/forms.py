@@ -3,7 +3,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy
 
 from annotation.models import Exam
-from config.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
+from core.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
 
 from .engines import engine_choices
 

@@ -24,24 +24,10 @@ from django.utils.translation import gettext
 
 from accounts.roles import ROLES, is_admin
 from accounts.services import ensure_role_groups
+from core.json_guard import TOO_DEEP, json_problem, loads
 from core.numbers import MAX_INT32, ascii_digits, parse_int
 
-from ..importers.checks import (
-    TOO_DEEP,
-    Column,
-    ListOf,
-    MapOf,
-    Obj,
-    Refused,
-    Shape,
-    Value,
-    check,
-    check_finite,
-    check_time,
-    json_problem,
-    loads,
-    text,
-)
+from ..importers.checks import Column, ListOf, MapOf, Obj, Refused, Shape, Value, check, check_finite, check_time, text
 from ..importers.common import ImportFormatError, ImportResult, as_stream, finite_decimal, sha256_of, stream_size
 from ..models import (
     Adjudication,

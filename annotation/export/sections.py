@@ -20,15 +20,9 @@ An app joins the full JSONL export by naming a module on its AppConfig, ``export
 
 `context` is a dict shared through one import (users by name, objects by natural key, ...).
 """
-from importlib import import_module
-
-from django.apps import apps
+from core.app_hooks import app_modules
 
 
 def section_modules():
     """The section modules of the installed apps that name one, in INSTALLED_APPS order."""
-    return [
-        import_module(config.export_section)
-        for config in apps.get_app_configs()
-        if getattr(config, "export_section", None)
-    ]
+    return app_modules("export_section")

@@ -10,8 +10,8 @@ from decimal import Decimal, InvalidOperation
 from django.conf import settings
 from django.utils.translation import gettext, pgettext_lazy
 
-from .checks import TOO_DEEP, json_problem, loads
-from .checks import decoder as json_decoder
+from core.json_guard import TOO_DEEP, json_problem, loads
+from core.json_guard import decoder as json_decoder
 
 
 class ImportFormatError(ValueError):

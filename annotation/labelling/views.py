@@ -18,11 +18,11 @@ from accounts.selectors import active_annotators
 from core.ids import id_param
 from core.numbers import parse_id
 from core.shortcuts import found_or_404, get_object_or_404
-from ocr import selectors as ocr_selectors
 
 from ..models import Assignment, Question, Response, StepLabel
 from ..selectors import can_see_scores, exam_by_id, exam_choices, question_by_id, question_choices, reference_segments
 from ..serializers import LabelDraftSerializer, LabelSerializer
+from . import scans as scan_panel
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report
 from .forms import AnchoringForm
@@ -90,7 +90,7 @@ def label_response(request, pk):
     else:
         previous, following = selectors.neighbours(user, response)
     suffix = f"?by_question={question.pk}" if by_question else ""
-    scans = scan_config(response)
+    scans = scan_panel.response_scans(response)
     config = {
         "responseId": response.pk,
         "transcript": response.transcript,
@@ -108,7 +108,7 @@ def label_response(request, pk):
             if label is None or label.annotator_id == user.pk
             else reverse("annotation-detail", args=[label.pk]),
             "draft": reverse("api-label-draft", args=[response.pk]),
-            "flag": reverse("ocr:flag_transcript", args=[response.pk]) if scans else None,
+            "flag": scan_panel.flag_url(response) if scans else None,
             "previous": reverse("annotation:label", args=[previous]) + suffix if previous else None,
             "next": reverse("annotation:label", args=[following]) + suffix if by_question and following else None,
             "page": reverse("annotation:label", args=[response.pk])
@@ -130,7 +130,7 @@ def label_response(request, pk):
         "following": following,
         "by_question": by_question,
         "nav_suffix": suffix,
-        "scans": scan_config(response),
+        "scans": scans,
         "review_steps": selectors.steps_needing_review(label, response.transcript),
         "transcript_changed": bool(label and label.transcript_hash and label.transcript_hash != response.transcript_hash),
     }
@@ -153,16 +153,6 @@ def label_question(request, pk):
         messages.info(request, gettext("No response to question %(value)s is assigned to you.") % {"value": question.location or question.pk})
         return redirect("annotation:label_queue")
     return redirect(reverse("annotation:label", args=[first]) + f"?by_question={question.pk}")
-
-
-def scan_config(response):
-    """The response's page images with their OCR word boxes, for static/js/scan_viewer.js. The
-    caller has checked the user may open this response; ocr.views.page_image checks it again."""
-    scans = ocr_selectors.response_scans(response)
-    for scan in scans:
-        scan["url"] = reverse("ocr:page_image", args=[scan["id"], "web"])
-        scan["correct"] = reverse("ocr:page_correct", args=[scan["id"]])
-    return scans
 
 
 def _edited_label(request, response):
@@ -218,7 +208,7 @@ def assign(request):
         "annotators": annotators,
         "questions": question_choices(),
         "exams": exam_choices(),
-        "batches": ocr_selectors.scan_batches_to_assign(),
+        "batches": scan_panel.scan_batches_to_assign(),
         "strategies": Assignment.Strategy.choices,
         "sources": Response.Source.choices,
         "overview": selectors.assignment_overview(),
@@ -245,7 +235,7 @@ def _assign_from_form(request, annotators):
     question_id, exam_id = id_param(post.get("question")), id_param(post.get("exam"))
     question, exam = question_by_id(question_id), exam_by_id(exam_id)
     batch_id = id_param(post.get("batch"))
-    batch = ocr_selectors.scan_batch(batch_id) if batch_id is not None else None
+    batch = scan_panel.scan_batch(batch_id) if batch_id is not None else None
     if question is None and exam is None and batch is None:
         messages.error(request, gettext("Choose a question, an exam or a scan batch: nothing was changed."))
         return
@@ -332,7 +322,7 @@ def adjudicate(request, pk):
         "form": request.POST,
         "threshold": threshold,
         "adjudications": response.adjudications.select_related("reviewer", "chosen_label__annotator")[:20],
-        "scans": scan_config(response),
+        "scans": scan_panel.response_scans(response),
         "spread": (max(a.total for a in labels) - min(a.total for a in labels)) if len(labels) > 1 else None,
     }
     return render(request, "annotation/adjudicate.html", context, status=400 if errors else 200)

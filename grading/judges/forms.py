@@ -6,7 +6,7 @@ from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Question
-from config.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
+from core.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
 from llm import access
 
 from ..models import JudgeRun, JudgeSetting, LlmEndpoint

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.importers.checks import loads
 from annotation.models import Question, Response, content_hash
+from core.json_guard import loads
 
 from ..models import JudgeResult, JudgeSetting
 from .parsing import OK as PARSE_OK

@@ -16,12 +16,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import import_module
 
-from django.apps import apps
 from django.utils.translation import gettext, gettext_noop, pgettext
 
 from core import uncertainty
+from core.app_hooks import app_modules
 from grading.labels import label
 from grading.review.comparison import METHOD_TEXT
 
@@ -521,8 +520,7 @@ def app_report_modules():
     """Later apps' parts of the report: an app names a module as `report_section` on its AppConfig
     (as `export_section` does for the export); the module has `report_figures(configs, *, seed)`,
     its part of the appendix under the app's label, and `section(data)`, its Section."""
-    return [import_module(config.report_section) for config in apps.get_app_configs()
-            if getattr(config, "report_section", None)]
+    return app_modules("report_section")
 
 
 def build_sections(data: dict, sections: list[Callable] | None = None) -> list[Section]:

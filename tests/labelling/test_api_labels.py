@@ -251,7 +251,7 @@ def test_a_base_version_out_of_the_columns_range_is_a_400_like_the_drafts(annota
 def test_a_body_nested_thousands_deep_or_holding_infinity_is_a_400(annotator):
     """Issue 40, item 8: Python's decoder raises RecursionError on 5,000 levels, which DRF's
     parser let through as a 500 on every write route; the importers' depth guard (100 levels) and
-    a number too large for a float (1e999) answer 400 too (config/api_parsers.py)."""
+    a number too large for a float (1e999) answer 400 too (core/api_parsers.py)."""
     _, (response, *_) = labelled_setup(1)
     assign([response], annotator)
     api = api_client_for(annotator)

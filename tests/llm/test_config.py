@@ -7,7 +7,7 @@ from django.conf import settings as django_settings
 from django.http.request import validate_host as django_validate_host
 
 import llm
-from config import llm as llm_config
+from core import llm_settings as llm_config
 from llm import access, ratelimit
 from llm import config as llm_config_module
 

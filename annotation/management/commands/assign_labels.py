@@ -3,12 +3,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
-from annotation.labelling import selectors, services
+from annotation.labelling import scans, selectors, services
 from annotation.management.exams import add_exam_argument, exam_option
 from annotation.models import Assignment
+from annotation.selectors import QuestionIndex
 from core.numbers import parse_id
-from ocr.filenames import QuestionIndex
-from ocr.selectors import answers_waiting, scan_batch
 
 STRATEGIES = {
     "round-robin": Assignment.Strategy.ROUND_ROBIN,
@@ -50,7 +49,7 @@ class Command(BaseCommand):
             raise CommandError(gettext("Nothing was assigned. %(exc)s") % {"exc": exc}) from exc
         self.stdout.write(self.style.SUCCESS(result.summary()))
         if batch is not None:
-            waiting = answers_waiting(batch, question)
+            waiting = scans.answers_waiting(batch, question)
             if waiting:
                 self.stdout.write(gettext("%(waiting)s answer(s) of batch #%(pk)s are not verified yet and were left out.") % {"waiting": waiting, "pk": batch.pk})
         if result.short_of_annotators:
@@ -64,7 +63,7 @@ class Command(BaseCommand):
     def _batch(self, value, exam):
         if value is None:
             return None
-        batch = scan_batch(parse_id(value)) if parse_id(value) is not None else None
+        batch = scans.scan_batch(parse_id(value)) if parse_id(value) is not None else None
         if batch is None:
             raise CommandError(gettext("No scan batch #%(value)s.") % {"value": value})
         if batch.exam_id != exam.pk:

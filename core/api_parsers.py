@@ -3,7 +3,7 @@
 DRF's `JSONParser` turns a decoding error (a ValueError) into a 400, but a body nested a few
 thousand levels deep makes Python's decoder raise RecursionError, which it let through as a 500
 on every write route (issue 40). This parser answers 400 to that, and to what the importers refuse
-in any JSON (`annotation.importers.checks.json_problem`, the one depth guard: nesting deeper than
+in any JSON (`core.json_guard.json_problem`, the one depth guard: nesting deeper than
 MAX_JSON_DEPTH levels, a NUL character, which PostgreSQL can store in neither text nor JSON), and
 to a number too large to be a float (`1e999` decodes to infinity; JSON has no infinity, and
 `NaN`/`Infinity` literals were refused already). An integer literal longer than Python reads is a
@@ -19,7 +19,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.settings import api_settings
 from rest_framework.utils import json
 
-from annotation.importers.checks import TOO_DEEP, json_problem
+from core.json_guard import TOO_DEEP, json_problem
 
 
 def _finite_float(literal):

@@ -34,4 +34,4 @@ def _settings_changed(**kwargs):
 def install() -> None:
     """Idempotent: the config source is set again and the receiver connected once."""
     llm.configure(source=from_settings)
-    setting_changed.connect(_settings_changed, dispatch_uid="config.llm")
+    setting_changed.connect(_settings_changed, dispatch_uid="core.llm_settings")

@@ -1,0 +1,23 @@
+"""How a lower app reaches what a later app adds to it, without importing that app.
+
+The later app names one of its modules on its AppConfig (``export_section = "ocr.exchange"``,
+``scan_panel = "ocr.panels"``, ...); the lower app asks for the modules named under that attribute
+and calls the functions the attribute's documentation lists. So the arrow of imports runs down
+(ocr imports annotation, never the reverse) while annotation's pages and commands still show and
+do what ocr and grading add. The hooks, each documented where it is read:
+
+- `export_section`: parts of the full export (`annotation.export.sections`);
+- `report_section`: parts of the methods report (`grading.report.document.app_report_modules`);
+- `scan_panel`: scans beside labels and scan batches to assign (`annotation.labelling.scans`);
+- `demo_section`: parts of `manage.py load_demo` (`annotation.demo`);
+- `release_import_option`: options of `manage.py import_realmath` (its command).
+"""
+from importlib import import_module
+
+from django.apps import apps
+
+
+def app_modules(attribute):
+    """The modules the installed apps name as `attribute` on their AppConfig, in INSTALLED_APPS order."""
+    return [import_module(getattr(config, attribute)) for config in apps.get_app_configs()
+            if getattr(config, attribute, None)]
