@@ -201,6 +201,17 @@ def _flagged_position(transcript, flagged):
     return None
 
 
+def _first_wrong_step_figures(cases):
+    """ProcessBench's figures on [(judge index, expert index, row)], over all answers, per source and per
+    question (keys are the question ids as text, as in the JSON)."""
+    out = stats.first_wrong_step([(j, e) for j, e, _ in cases])
+    out["by_source"] = {source: stats.first_wrong_step([(j, e) for j, e, r in cases if r.source == source])
+                        for source in sorted({r.source for _, _, r in cases})}
+    out["by_question"] = {str(q): stats.first_wrong_step([(j, e) for j, e, r in cases if r.question_id == q])
+                          for q in sorted({r.question_id for _, _, r in cases})}
+    return out
+
+
 def step_agreement(rows, references):
     """First-wrong-step agreement of a step judge (its verdict and the step it flags) with the experts'
     step labels (`references`: selectors.step_references), on the rule-based step split."""
@@ -223,11 +234,92 @@ def step_agreement(rows, references):
                 not_located += 1
                 continue
             judge = _step_index(steps, position)
-        cases.append((judge, expert))
-    return {**stats.first_wrong_step(cases), "not_located": not_located}
+        cases.append((judge, expert, row))
+    return {**_first_wrong_step_figures(cases), "not_located": not_located}
 
 
-def validity_report(selection, rows, params: Parameters, *, drawn_ids=frozenset(), step_references=None):
+def _experts_reached(marks):
+    """The experts' mark on one checkpoint as reached (True) or not (False): "reached" is reached,
+    "partly" and "not_reached" are not; several experts: the majority, None on a tie."""
+    yes = sum(1 for mark in marks if mark == "reached")
+    no = sum(1 for mark in marks if mark in ("partly", "not_reached"))
+    return None if yes == no else yes > no
+
+
+def _rubric_first_wrong_step(judged, references, split_steps):
+    cases, left_out = [], {"unreadable": 0, "steps_changed": 0}
+    for row in judged:
+        report = row.step_verdicts["step_report"]
+        if row.response_id not in references:
+            continue
+        if not report.get("first_wrong_step_read"):
+            left_out["unreadable"] += 1  # never guessed: the judge's step is unknown
+            continue
+        transcript, expert_start = references[row.response_id]
+        steps = split_steps(transcript)
+        if len(steps) != report.get("steps"):  # the transcript changed since the judge numbered its steps
+            left_out["steps_changed"] += 1
+            continue
+        expert = None if expert_start is None else _step_index(steps, expert_start)
+        first = report.get("first_wrong_step")
+        cases.append((None if first is None else int(first) - 1, expert, row))
+    if not cases and not any(left_out.values()):
+        return None
+    return {**_first_wrong_step_figures(cases), "left_out": left_out}
+
+
+def _checkpoint_kappas(judged, marks, checkpoints):
+    pairs, ties, changed = {}, 0, 0
+    for row in judged:
+        report, given = row.step_verdicts["step_report"], marks.get(row.response_id)
+        if not given:
+            continue
+        if report.get("checkpoint_count") != len(checkpoints.get(row.question_id, ())):
+            changed += 1  # the rubric changed since the judge numbered its checkpoints
+            continue
+        for number, reached in (report.get("checkpoints") or {}).items():
+            expert_marks = given.get(int(number))
+            if not expert_marks:
+                continue
+            expert = _experts_reached(expert_marks)
+            if expert is None:
+                ties += 1
+                continue
+            pairs.setdefault((row.question_id, int(number)), []).append((bool(reached), expert, row.source))
+    table = []
+    for (question_id, number), items in sorted(pairs.items()):
+        label, points = checkpoints[question_id][number - 1]
+        for source in ("all", *sorted({item[2] for item in items})):
+            chosen = items if source == "all" else [item for item in items if item[2] == source]
+            judge, expert = [item[0] for item in chosen], [item[1] for item in chosen]
+            table.append({"question_id": question_id, "checkpoint": number, "sub_question": label, "points": points,
+                          "source": source, "n": len(chosen),
+                          "agreement": sum(1 for j, e in zip(judge, expert) if j == e) / len(chosen),
+                          "kappa": stats.cohen_kappa(judge, expert), "judge_reached": sum(judge),
+                          "experts_reached": sum(expert)})
+    kappas = [row["kappa"] for row in table if row["source"] == "all" and row["kappa"] is not None]
+    return {"table": table, "ties": ties, "rubric_changed": changed, "with_kappa": len(kappas),
+            "median_kappa": float(np.median(kappas)) if kappas else None}
+
+
+def rubric_step_agreement(rows, references, marks, checkpoints):
+    """For a rubric judge asked for its step report: first-wrong-step agreement with the experts' step
+    labels (as for step judges: their first wrong step on the rule-based split; the judge numbered
+    the same split) and, per checkpoint (per question and source), Cohen's κ between the judge's
+    reached / not reached and the experts' checkpoint marks (`selectors.checkpoint_marks`)."""
+    from grading.studies.geometry.steps import split_steps  # the one step splitter (error geometry)
+
+    judged = [r for r in rows if isinstance(r.step_verdicts.get("step_report"), dict)]
+    if not judged:
+        return None
+    unreadable = sum(1 for r in judged if r.step_verdicts["step_report"].get("status") == "unparseable")
+    return {"answers": len(judged), "unreadable": unreadable,
+            "first_wrong_step": _rubric_first_wrong_step(judged, references, split_steps),
+            "checkpoints": _checkpoint_kappas(judged, marks, checkpoints)}
+
+
+def validity_report(selection, rows, params: Parameters, *, drawn_ids=frozenset(), step_references=None,
+                    checkpoint_marks=None):
     gold_ids = {r.response_id for r in rows if r.gold is not None}
     return {
         "selection": selection.as_dict(),
@@ -241,6 +333,7 @@ def validity_report(selection, rows, params: Parameters, *, drawn_ids=frozenset(
         "agreement": agreement(rows),
         "calibration": calibration(rows),
         "steps": step_agreement(rows, step_references or {}),
+        "step_report": rubric_step_agreement(rows, step_references or {}, *(checkpoint_marks or ({}, {}))),
     }
 
 
@@ -258,9 +351,12 @@ def finite(value):
 def for_selection(selection, params: Parameters):
     """(report, rows) of a selection: what the page, the command and the methods report show."""
     rows = selectors.answer_rows(selection)
-    references = selectors.step_references(r.response_id for r in rows if "flagged_step" in r.step_verdicts)
+    stepped = [r.response_id for r in rows if "flagged_step" in r.step_verdicts or "step_report" in r.step_verdicts]
+    references = selectors.step_references(stepped)
+    reported = [r.response_id for r in rows if "step_report" in r.step_verdicts]
     report = validity_report(selection, rows, params, drawn_ids=selectors.drawn_response_ids(selection.setting),
-                             step_references=references)
+                             step_references=references,
+                             checkpoint_marks=selectors.checkpoint_marks(reported) if reported else ({}, {}))
     # the random draws behind the golds: which answers, with which seed (a draw can be made again)
     report["draws"] = [{"purpose": d.purpose, "seed": d.seed, "response_ids": d.response_ids,
                         "labels_per_answer": d.labels_per_answer, "created": d.created.isoformat(),

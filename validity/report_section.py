@@ -11,6 +11,16 @@ from .selectors import Selection
 APPENDIX_KEY = "validity"
 
 
+def _step_report_figures(sr):
+    """A rubric judge's step report against the experts, in short: first wrong step, κ per checkpoint."""
+    if not sr:
+        return None
+    fw = sr["first_wrong_step"] or {}
+    return {"answers": sr["answers"], "unreadable": sr["unreadable"],
+            **{k: fw.get(k) for k in ("erroneous", "correct", "accuracy_erroneous", "within_one", "accuracy_correct", "f1")},
+            "checkpoints_with_kappa": sr["checkpoints"]["with_kappa"], "median_kappa": sr["checkpoints"]["median_kappa"]}
+
+
 def report_figures(configs, *, seed=0):
     """Each setting's validity figures over all its scored answers (the view's defaults, `seed`)."""
     rows = []
@@ -27,6 +37,7 @@ def report_figures(configs, *, seed=0):
             "deferral": {k: report["deferral"].get(k) for k in ("signal", "threshold", "alpha", "delta", "d",
                                                                  "held_out_error_share", "reason")},
             "agreement": report["agreement"]["all"],
+            "step_report": _step_report_figures(report.get("step_report")),
         })
     params = Parameters(seed=seed)
     return {
@@ -63,6 +74,22 @@ def section(data):
         rows.append([row["setting"], number(row["answers"]), verdict, number(aat["winning_rate"]),
                      number(aat["advantage_probability"]), number(ppi["value"]) if ppi else "—",
                      number(dfr["threshold"]), number(agr["exact"]), number(agr["qwk"]), number(agr["alpha"])])
-    return Section(title, [method, Table([gettext("Setting"), gettext("Answers"), gettext("Alternative Annotator Test"),
-                                          "ω", "ρ", gettext("PPI mean (share)"), gettext("Deferral threshold"),
-                                          gettext("Exact"), "κ (quadratic)", "α"], rows)])
+    blocks = [method, Table([gettext("Setting"), gettext("Answers"), gettext("Alternative Annotator Test"),
+                             "ω", "ρ", gettext("PPI mean (share)"), gettext("Deferral threshold"),
+                             gettext("Exact"), "κ (quadratic)", "α"], rows)]
+    steps = [row for row in v["settings"] if row.get("step_report")]
+    if steps:
+        blocks.append(gettext(
+            "Rubric judges asked for their step report: the first wrong step they name against the experts' step labels "
+            "(ProcessBench's accuracy on wrong and on right answers, F1), and per rubric checkpoint Cohen's κ between the "
+            "judge's reached / not reached and the experts' checkpoint marks (partly reached counts as not reached); "
+            "unreadable reports are left out, never guessed."))
+        blocks.append(Table(
+            [gettext("Setting"), gettext("Answers"), gettext("Unreadable"), gettext("Wrong step: exact"),
+             gettext("Within one step"), gettext("None on right answers"), "F1", gettext("Checkpoints with κ"),
+             gettext("Median κ")],
+            [[row["setting"], number(s["answers"]), number(s["unreadable"]), number(s["accuracy_erroneous"]),
+              number(s["within_one"]), number(s["accuracy_correct"]), number(s["f1"]),
+              number(s["checkpoints_with_kappa"]), number(s["median_kappa"])]
+             for row in steps for s in [row["step_report"]]]))
+    return Section(title, blocks)

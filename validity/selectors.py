@@ -3,7 +3,7 @@ with the experts' golds and labels; the draws recorded so far. A constant number
 whatever the number of answers."""
 from dataclasses import dataclass, field
 
-from annotation.models import Label, Response, StepLabel
+from annotation.models import Label, Response, RubricCheckpoint, StepLabel
 from annotation.selectors import exam_named_or_numbered
 from core.numbers import parse_id
 from grading.models import JudgeResult, JudgeRun, JudgeSetting
@@ -155,6 +155,28 @@ def step_references(response_ids):
     return {pk: (transcripts[pk], first) for pk, first in firsts.items()}
 
 
+def checkpoint_marks(response_ids):
+    """(marks, checkpoints): marks {response id: {checkpoint number: [each expert's mark]}} from the
+    submitted expert labels' checkpoint marks (a number counts from 1 in rubric order, as the rubric
+    judge's step report numbers them); checkpoints {question id: [(sub-question label, points)]} in
+    that order."""
+    response_ids = list(response_ids)
+    question_ids = Response.objects.filter(pk__in=response_ids).values("question_id")
+    checkpoints, number = {}, {}
+    for pk, question_id, label, points in RubricCheckpoint.objects.filter(question_id__in=question_ids).order_by(
+            "question_id", "order", "id").values_list("pk", "question_id", "sub_question__label", "cumulative_points"):
+        checkpoints.setdefault(question_id, []).append((label or "", float(points)))
+        number[str(pk)] = len(checkpoints[question_id])
+    marks = {}
+    for response_id, given in Label.objects.filter(
+        response_id__in=response_ids, submitted=True, annotator__isnull=False, is_imported=False,
+    ).exclude(checkpoint_marks={}).values_list("response_id", "checkpoint_marks"):
+        for checkpoint_id, mark in (given or {}).items() if isinstance(given, dict) else ():
+            if str(checkpoint_id) in number:
+                marks.setdefault(response_id, {}).setdefault(number[str(checkpoint_id)], []).append(mark)
+    return marks, checkpoints
+
+
 def setting_of_run(run_id):
     """The setting version id of a judge run (the review pages scope by run), or None."""
     pk = parse_id(str(run_id or ""))
@@ -176,5 +198,5 @@ def drawn_response_ids(setting) -> set[int]:
     return ids
 
 
-__all__ = ["AnswerRow", "Selection", "SelectionError", "answer_rows", "draws", "drawn_response_ids", "selection_from",
+__all__ = ["AnswerRow", "Selection", "SelectionError", "answer_rows", "checkpoint_marks", "draws", "drawn_response_ids", "selection_from",
            "setting_named_or_numbered", "setting_of_run", "settings_with_results", "step_references"]

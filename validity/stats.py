@@ -357,6 +357,23 @@ def interval_alpha(a, b):
     return None if value is None or math.isnan(value) else float(value)
 
 
+def cohen_kappa(a, b):
+    """Cohen's κ of two raters' nominal labels on the same items (unweighted): (p_o − p_e)/(1 − p_e),
+    p_e from each rater's own label shares. None when undefined: no item, or chance agreement 1
+    (both raters give one and the same label to every item)."""
+    if len(a) != len(b):
+        raise ValueError("two raters, the same items")
+    n = len(a)
+    if n == 0:
+        return None
+    observed = sum(1 for x, y in zip(a, b) if x == y) / n
+    labels = set(a) | set(b)
+    expected = sum((sum(1 for x in a if x == k) / n) * (sum(1 for y in b if y == k) / n) for k in labels)
+    if expected >= 1 - 1e-12:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
 def first_wrong_step(cases):
     """ProcessBench's figures on [(judge_index or None, expert_index or None)]: the index of the first
     wrong step (None: no wrong step). Accuracy on erroneous answers (exact, and within one step), on

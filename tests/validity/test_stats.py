@@ -209,3 +209,16 @@ def test_calibration_by_hand():
     assert out["ece"] == pytest.approx((abs(1 - 1) + abs(0.5 - 0) + abs(0.75 - 0)) / 3)
     brier = [0.0, 0.25 + 0.25, 0.75 ** 2 + 0.75 ** 2]
     assert out["brier"] == pytest.approx(np.mean(brier))
+
+
+def test_cohen_kappa_equals_scikit_learn_and_is_undefined_without_variation():
+    from sklearn.metrics import cohen_kappa_score
+
+    judge = [True, True, False, True, False, True, True, False, False, True]
+    expert = [True, False, False, True, False, True, True, True, False, False]
+    assert stats.cohen_kappa(judge, expert) == pytest.approx(cohen_kappa_score(expert, judge))
+    nominal = ["a", "b", "c", "a", "b", "a"], ["a", "b", "b", "a", "c", "c"]
+    assert stats.cohen_kappa(*nominal) == pytest.approx(cohen_kappa_score(*nominal))
+    assert stats.cohen_kappa([False] * 4, [False] * 4) is None  # scikit-learn: nan
+    assert stats.cohen_kappa([], []) is None
+    assert stats.cohen_kappa([True, False], [False, True]) == pytest.approx(-1.0)

@@ -126,3 +126,80 @@ def test_first_wrong_step_of_a_step_judge_against_the_experts_step_labels(review
     assert steps["accuracy_erroneous"] == 0.5 and steps["within_one"] == 1.0 and steps["accuracy_correct"] == 1.0
     page = reviewer_client.get(URL, {"setting": setting.pk}).content.decode()
     assert 'id="steps"' in page
+
+
+JUDGE_CP1 = [True, True, False, True, False, True, True, False]
+EXPERT_CP1 = ["reached", "partly", "not_reached", "reached", "not_reached", "reached", "reached", "reached"]
+SOURCES = ["human"] * 5 + ["synthetic"] * 3
+
+
+def _rubric_step_case(annotator):
+    """Eight answers of three steps to a question with two checkpoints, judged by a rubric setting asking
+    for its step report; one expert marks checkpoints (C2 never reached by anyone: κ undefined) and the
+    steps of the first four answers; a second expert ties on C1 of the last answer."""
+    from annotation.models import Label, StepLabel
+    from grading.studies.geometry.steps import split_steps
+
+    from ..conftest import make_user
+    from ..factories import make_checkpoints, make_question, make_responses, make_results, make_stored_setting
+
+    question = make_question("Prove it.", exam_name="Rubric steps exam", full_score=10)
+    c1, c2 = make_checkpoints(question)
+    responses = make_responses(question, 5) + make_responses(question, 3, source="synthetic", start=5)
+    text = "First we set a = 1. Then b = 2. So c = 3."
+    assert len(split_steps(text)) == 3
+    for response in responses:
+        response.transcript = text
+        response.save(update_fields=["transcript"])
+    setting = make_stored_setting(name="rubric-steps", kind="rubric", step_report=True)
+    make_results(setting, responses, [5] * 8)
+    firsts = [(2, True), (2, True), (None, True), (1, False)] + [(None, True)] * 4  # (judge's step, readable)
+    for result, reached, (first, read) in zip(setting.results.order_by("response_id"), JUDGE_CP1, firsts):
+        result.step_verdicts = {"step_report": {
+            "status": "ok" if read else "partial", "first_wrong_step": first, "first_wrong_step_read": read,
+            "checkpoints": {"1": reached, "2": False}, "steps": 3, "checkpoint_count": 2, "notes": []}}
+        result.save(update_fields=["step_verdicts"])
+    wrong_step = ["Then b = 2.", "So c = 3.", None, "First we set a = 1."]  # the experts' first wrong step
+    for index, (response, mark) in enumerate(zip(responses, EXPERT_CP1)):
+        label = Label.objects.create(response=response, annotator=annotator, submitted=True, total=5, sub_scores={},
+                                     checkpoint_marks={str(c1.pk): mark, str(c2.pk): "not_reached"})
+        if index < 4:
+            for sentence in ("First we set a = 1.", "Then b = 2.", "So c = 3."):
+                start = text.index(sentence)
+                StepLabel.objects.create(label=label, start=start, end=start + len(sentence), quote=sentence,
+                                         verdict="calculation_error" if sentence == wrong_step[index] else "correct")
+    Label.objects.create(response=responses[7], annotator=make_user("expert-b", "annotator"), submitted=True, total=5,
+                         sub_scores={}, checkpoint_marks={str(c1.pk): "not_reached"})
+    return setting, question
+
+
+def test_rubric_step_report_against_the_experts_checkpoints_and_steps(reviewer_client, annotator):
+    from sklearn.metrics import cohen_kappa_score
+
+    setting, question = _rubric_step_case(annotator)
+    data = reviewer_client.get(URL, {"setting": setting.pk, "format": "json"}).json()
+    sr = data["step_report"]
+    assert sr["answers"] == 8 and sr["unreadable"] == 0
+    expert = [mark == "reached" for mark in EXPERT_CP1]
+    table = {(row["checkpoint"], row["source"]): row for row in sr["checkpoints"]["table"]}
+    # C1 over all sources: the last answer's experts tie (reached / not reached) and it is left out.
+    c1 = table[(1, "all")]
+    assert c1["n"] == 7 and sr["checkpoints"]["ties"] == 1 and c1["question_id"] == question.pk
+    assert c1["kappa"] == pytest.approx(cohen_kappa_score(expert[:7], JUDGE_CP1[:7]))
+    human = table[(1, "human")]
+    assert human["n"] == 5 and human["kappa"] == pytest.approx(cohen_kappa_score(expert[:5], JUDGE_CP1[:5]))
+    assert table[(1, "synthetic")]["n"] == 2
+    # C2: judge and experts say "not reached" throughout: κ undefined, shown as a dash.
+    assert table[(2, "all")]["kappa"] is None and table[(2, "all")]["agreement"] == 1.0
+    # First wrong step: answers 1-2 wrong (judge exact, then one step early), 3 right (judge: none),
+    # 4's report unreadable for the step: left out, counted.
+    fw = sr["first_wrong_step"]
+    assert (fw["erroneous"], fw["correct"], fw["left_out"]["unreadable"]) == (2, 1, 1)
+    assert fw["accuracy_erroneous"] == 0.5 and fw["within_one"] == 1.0 and fw["accuracy_correct"] == 1.0
+    assert fw["by_source"]["human"]["erroneous"] == 2 and str(question.pk) in fw["by_question"]
+    assert data["steps"] is None  # not a step judge
+    page = reviewer_client.get(URL, {"setting": setting.pk}).content.decode()
+    assert 'id="checkpoint-kappa"' in page and 'id="step-report-first"' in page and "—" in page
+    reviewer_client.cookies["django_language"] = "zh-hans"
+    page = reviewer_client.get(URL, {"setting": setting.pk}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "评分标准评判的步骤和得分点" in page

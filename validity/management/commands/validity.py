@@ -82,6 +82,24 @@ class Command(BaseCommand):
             "threshold": _f(dfr.get("threshold")), "humans": len(dfr.get("human_answers") or [])})
         write(gettext("Agreement with the gold: exact %(exact)s, within 1 %(within)s, QWK %(qwk)s, alpha %(alpha)s") % {
             "exact": _f(agr["exact"]), "within": _f(agr["within_1"]), "qwk": _f(agr["qwk"]), "alpha": _f(agr["alpha"])})
+        self._step_report(report.get("step_report"))
+
+    def _step_report(self, sr):
+        """The rubric judge's step report against the experts: first wrong step, κ per checkpoint."""
+        if not sr:
+            return
+        write = self.stdout.write
+        fw = sr["first_wrong_step"]
+        if fw:
+            write(gettext("Rubric judge, first wrong step: exact %(exact)s, within one step %(within)s, none on right "
+                          "answers %(ok)s, F1 %(f1)s (%(wrong)s wrong, %(right)s right answers)") % {
+                "exact": _f(fw["accuracy_erroneous"]), "within": _f(fw["within_one"]), "ok": _f(fw["accuracy_correct"]),
+                "f1": _f(fw["f1"]), "wrong": fw["erroneous"], "right": fw["correct"]})
+        for row in sr["checkpoints"]["table"]:
+            write(gettext("Question %(question)s checkpoint C%(number)s (%(source)s): n %(n)s, agreement %(agreement)s, "
+                          "kappa %(kappa)s") % {
+                "question": row["question_id"], "number": row["checkpoint"], "source": row["source"], "n": row["n"],
+                "agreement": _f(row["agreement"]), "kappa": _f(row["kappa"])})
 
 
 def _f(value):
