@@ -5,4 +5,5 @@ urlpatterns = [
     path("", include("annotation.api_urls")),
     path("", include("ocr.api_urls")),
     path("", include("grading.api_urls")),
+    path("", include("studies.api_urls")),
 ]

@@ -1,4 +1,4 @@
-"""Moved to `core.form_fields` (issue 35). Kept only until `grading/studies/forms.py`, which is moving
+"""Moved to `core.form_fields` (issue 35). Kept only until `studies/forms.py`, which is moving
 to the top-level `studies` app, imports it from there; then this file goes."""
 from core.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
 

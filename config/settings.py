@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "annotation",
     "ocr",
     "grading",
+    "studies",
     "validity",
     "egress",
 ]

@@ -23,6 +23,7 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("ocr/", include("ocr.urls")),
     path("grading/", include("grading.urls")),
+    path("grading/studies/", include("studies.urls")),  # the studies' pages kept at their URLs
     path("validity/", include("validity.urls")),
     path("provider-calls/", include("egress.urls")),
     path("api/", include("config.api_urls")),

@@ -6,8 +6,8 @@ from django.conf import settings
 QUEUE_SETTINGS = {
     "grading.judges.tasks.": "JUDGE_TASK_QUEUE",
     "grading.review.tasks.": "JUDGE_TASK_QUEUE",
-    "grading.studies.tasks.": "JUDGE_TASK_QUEUE",
-    "grading.studies.geometry.tasks.": "JUDGE_TASK_QUEUE",
+    "studies.tasks.": "JUDGE_TASK_QUEUE",
+    "studies.geometry.tasks.": "JUDGE_TASK_QUEUE",
     "ocr.": "OCR_QUEUE",  # ocr.run_ocr
 }
 

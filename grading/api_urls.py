@@ -3,5 +3,4 @@ from django.urls import include, path
 urlpatterns = [
     path("", include("grading.judges.api_urls")),
     path("", include("grading.review.api_urls")),
-    path("", include("grading.studies.api_urls")),
 ]

@@ -55,8 +55,8 @@ ENGINES = (
     "grading.judges.services.JUDGE_RUNS",
     "grading.judges.generation.GENERATION_RUNS",
     "grading.review.services.META_EVAL_RUNS",
-    "grading.studies.services.PROBE_RUNS",
-    "grading.studies.geometry.services.GEOMETRY_RUNS",
+    "studies.services.PROBE_RUNS",
+    "studies.geometry.services.GEOMETRY_RUNS",
 )
 
 logger = logging.getLogger(__name__)

@@ -8,5 +8,4 @@ urlpatterns = [
     path("judges/", include("grading.judges.urls")),
     path("review/", include("grading.review.urls")),
     path("report/", include("grading.report.urls")),
-    path("studies/", include("grading.studies.urls")),
 ]

@@ -92,17 +92,9 @@ def world(db, settings):
     from annotation.labelling import services as label_services
     from annotation.models import Exam, Label, Response
     from config.celery import app
-    from grading.models import (
-        GenerationRun,
-        GeometryRun,
-        JudgeResult,
-        JudgeRun,
-        JudgeSetting,
-        LlmEndpoint,
-        MetaEvalRun,
-        ProbeRun,
-    )
+    from grading.models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint, MetaEvalRun
     from ocr.models import Page, ScanBatch, ScanFile
+    from studies.models import GeometryRun, ProbeRun
 
     settings.ALLOWED_HOSTS = ["*"]
     previous = app.conf.broker_url, app.conf.task_always_eager

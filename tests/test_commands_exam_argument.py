@@ -37,20 +37,20 @@ def exam(db):
 
 
 def _setting_found(monkeypatch):
-    from grading.studies import selectors
+    from studies import selectors
 
     monkeypatch.setattr(selectors, "find_setting", lambda name, *a, **k: make_stored_setting(name=name))
 
 
 def _probe_run(monkeypatch):
-    from grading.studies import services
+    from studies import services
 
     _setting_found(monkeypatch)
     _catch(monkeypatch, services, "start_probe_run", lambda a, k: k["exam"])
 
 
 def _geometry(monkeypatch):
-    from grading.studies.geometry import services
+    from studies.geometry import services
 
     monkeypatch.setattr(services, "find_endpoint", lambda *a, **k: None)
     _catch(monkeypatch, services, "start_run", lambda a, k: k["exam"])
@@ -58,7 +58,7 @@ def _geometry(monkeypatch):
 
 def _style_rewrite(monkeypatch):
     from grading.judges import services as judge_services
-    from grading.studies import style
+    from studies import style
 
     monkeypatch.setattr(judge_services, "find_or_create_endpoint", lambda *a, **k: None)
     _catch(monkeypatch, style, "selected_answers", lambda a, k: k["exam"])

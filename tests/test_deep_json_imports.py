@@ -44,9 +44,9 @@ def test_an_integer_too_long_to_read_is_refused_with_a_message_by_every_other_re
     from annotation.models import Exam
     from grading.judges.prompt_sets import load_manifest
     from grading.review.meta_eval import parse_meta_eval_output
-    from grading.studies.geometry.services import RunRefused, parse_segments_jsonl
-    from grading.studies.style import import_rewrites
     from ocr.class_templates import LayoutError, read_template
+    from studies.geometry.services import RunRefused, parse_segments_jsonl
+    from studies.style import import_rewrites
 
     with pytest.raises(ImportFormatError, match="not JSON"):
         load_manifest(b'{"holdout": [' + LONG + b"]}")

@@ -112,7 +112,7 @@ def test_every_menu_page_in_chinese(browser, live_server, settings, tmp_path):
     batch = data["class_batch"]
     extra = [reverse("ocr:batch_detail", args=[batch.pk]), reverse("ocr:batch_packets", args=[batch.pk]),
              reverse("grading:judge_run_detail", args=[data["rejudge_run"].pk]),
-             reverse("grading:studies_probe_run", args=[data["probe_run"].pk])]
+             reverse("studies:probe_run", args=[data["probe_run"].pk])]
     _walk(page, live_server, "admin", text, problems, extra)
 
     # The app's sentences in Chinese (not their stored English).

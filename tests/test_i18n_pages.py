@@ -46,10 +46,10 @@ NOT_PAGES = {
     "grading:judge_run_progress", "grading:judge_run_cancel", "grading:judge_run_resume", "grading:judge_run_estimate",
     "grading:judge_generation_progress", "grading:judge_generation_cancel", "grading:judge_generation_resume",
     "grading:review_metrics_csv", "grading:review_meta_eval_run_start", "grading:review_meta_eval_run_cancel",
-    "grading:review_meta_eval_run_resume", "grading:review_meta_eval_run_progress", "grading:studies_probe_run_progress", "grading:studies_probe_run_cancel",
-    "grading:judge_endpoint_test", "grading:studies_probe_estimate",
-    "grading:studies_probe_run_resume", "grading:studies_geometry_run_progress", "grading:studies_geometry_run_results",
-    "grading:studies_geometry_run_segments", "grading:studies_geometry_run_cancel", "grading:studies_geometry_run_resume",
+    "grading:review_meta_eval_run_resume", "grading:review_meta_eval_run_progress", "studies:probe_run_progress", "studies:probe_run_cancel",
+    "grading:judge_endpoint_test", "studies:probe_estimate",
+    "studies:probe_run_resume", "studies:geometry_run_progress", "studies:geometry_run_results",
+    "studies:geometry_run_segments", "studies:geometry_run_cancel", "studies:geometry_run_resume",
     "egress:call_log_export",
     "validity:assign",  # POST only: its result is the Validity page's message
 }
@@ -78,8 +78,8 @@ def _interface_codes():
     from grading.judges.strategies import STRATEGIES
     from grading.labels import LABELS
     from grading.models import JudgeSetting
-    from grading.studies.probes import PROBES
-    from grading.studies.selectors import TAGS
+    from studies.probes import PROBES
+    from studies.selectors import TAGS
 
     return ({code for code, _ in JudgeSetting.Kind.choices} | {code for code, _ in Response.Source.choices}
             | set(PROBES) | set(STRATEGIES) | {code for code, _ in JudgeSetting.SplitRule.choices} | set(TAGS)
@@ -266,8 +266,8 @@ def _extra_pages(role, data):
         reverse("ocr:batch_packets", args=[data["batch"].pk]),
         reverse("ocr:page_history", args=[data["batch"].pages.first().pk]),
         reverse("grading:review_home"),
-        reverse("grading:studies_geometry"),
-        reverse("grading:studies_geometry_run", args=[data["geometry_run"].pk]),
+        reverse("studies:geometry"),
+        reverse("studies:geometry_run", args=[data["geometry_run"].pk]),
         reverse("grading:review_compare") + "?" + "&".join(
             f"setting={pk}" for pk in JudgeSetting.objects.filter(kind__in=["rubric", "external"]).order_by("pk").values_list("pk", flat=True)[:2]),
         reverse("grading:review_rubric_rejudge", args=[question.pk]),

@@ -77,10 +77,10 @@ def _kept_class_upload(user, exam):
 
 
 def _probe_run():
-    """Two probes of the demo's scripted judge over a few answers (grading.studies)."""
+    """Two probes of the demo's scripted judge over a few answers (studies)."""
     from grading.judges import scripted
     from grading.models import JudgeSetting
-    from grading.studies import services
+    from studies import services
 
     rubric = JudgeSetting.objects.get(name="Scripted demo judge (made-up scores)")
     run = services.start_probe_run(rubric, probe_names=["drop-final-answer", "notation-swap"], limit=4, enqueue=False)
@@ -147,11 +147,11 @@ def _pages(role, data):
         (reverse("grading:review_validation_report"), False),
         (reverse("grading:review_validation_case", args=[step_result.response_id]), True),
         (reverse("grading:methods_report"), False),
-        (reverse("grading:studies_probes"), False),
-        (reverse("grading:studies_probe_run", args=[data["probe_run"].pk]), False),
-        (reverse("grading:studies_probe_item", args=[data["probe_run"].items.order_by("pk").first().pk]), True),
+        (reverse("studies:probes"), False),
+        (reverse("studies:probe_run", args=[data["probe_run"].pk]), False),
+        (reverse("studies:probe_item", args=[data["probe_run"].items.order_by("pk").first().pk]), True),
         (reverse("grading:prompt_sets"), False),
-        (reverse("grading:studies_style"), False),
+        (reverse("studies:style"), False),
         (reverse("api-docs"), False),
     ]
     if role == "admin":

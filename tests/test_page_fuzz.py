@@ -17,9 +17,10 @@ import pytest
 from django.test import Client
 
 from annotation.models import ExportJob, ImportJob, ImportReport, Label, Question, Response
-from grading.models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint, MetaEvalRun, ProbeRun
+from grading.models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint, MetaEvalRun
 from ocr.models import Page, ScanBatch
 from ocr.services import Upload, create_batch, ingest_uploads
+from studies.models import ProbeRun
 
 from .conftest import make_user, url_routes
 from .factories import make_imported_gold, make_question, make_responses, make_results, make_stored_setting
@@ -53,7 +54,7 @@ KINDS = [
     ("grading/judges/runs/", JudgeRun), ("grading/judges/results/", JudgeResult),
     ("grading/judges/generation/", GenerationRun), ("grading/review/disagreements/", JudgeResult),
     ("grading/review/prelabel/", MetaEvalRun), ("grading/review/rubric/", Question),
-    ("grading/review/validation/", Response), ("grading/studies/probes/runs/", ProbeRun),
+    ("grading/review/validation/", Response), ("studies/probes/runs/", ProbeRun),
 ]
 _PARAM = re.compile(r"<(?:(\w+):)?(\w+)>")
 

@@ -281,7 +281,7 @@ def comparison_section(data) -> Section | None:
 
 
 def geometry_section(data) -> Section | None:
-    """Error geometry and step surprisal (grading/studies/geometry): the newest analysed run of each."""
+    """Error geometry and step surprisal (studies/geometry): the newest analysed run of each."""
     figures = data.get("geometry") or {}
     geometry, surprisal = figures.get("geometry"), figures.get("surprisal")
     chosen = figures.get("chosen") or {}

@@ -24,15 +24,17 @@ from annotation.labelling.agreement import agreement_report
 from annotation.labelling.selectors import agreement_ratings
 from annotation.models import Exam, Label, Question, Response
 from core import uncertainty
+from studies import probes as probe_names
+from studies import selectors as studies
+from studies import style
+from studies.geometry.models import GeometryRun
+from studies.models import ProbeItem, ProbeRun
 
 from ..judges.selectors import setting_summary
-from ..models import GeometryRun, JudgeSetting, ProbeItem, ProbeRun, PromptSetEntry
+from ..models import JudgeSetting, PromptSetEntry
 from ..review import metrics, paired
 from ..review import selectors as review
 from ..review.meta_eval import CATEGORIES
-from ..studies import probes as probe_names
-from ..studies import selectors as studies
-from ..studies import style
 from .document import app_report_modules
 
 CONFIDENCE_PERCENT = 95
@@ -373,7 +375,7 @@ MAX_STYLE_RUNS = 6
 
 
 def style_figures(configs, setting=None, *, bootstrap: int, seed: int) -> dict:
-    """The style ablation (grading/studies/style.py): the newest style-ablation run of each
+    """The style ablation (studies/style.py): the newest style-ablation run of each
     setting of the report (of `setting` alone when one is chosen), at most MAX_STYLE_RUNS, with
     its before/after figures (style.ablation_report), and the rewrites' flag counts."""
     wanted = {c.pk for c in configs} if setting is None else {setting.pk}
@@ -416,7 +418,7 @@ def _style_groups(groups) -> dict:
 
 
 def attribution_figures(configs, threshold: float = studies.DEFAULT_THRESHOLD) -> dict:
-    """OCR-vs-judge attribution (grading/studies/selectors.attribution_tag) per setting of the
+    """OCR-vs-judge attribution (studies/selectors.attribution_tag) per setting of the
     report that judged raw OCR texts: scanned answers with a gold score judged on both texts (n,
     the latest judgement of each), and how many disagreements are tagged ocr, judge or both at
     the threshold (one query for every setting)."""

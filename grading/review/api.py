@@ -76,7 +76,7 @@ class DisagreementSerializer(serializers.Serializer):
     direction = serializers.SerializerMethodField()
     category = serializers.SerializerMethodField()
     proposed_by = serializers.SerializerMethodField()
-    ocr_attribution = serializers.CharField(source="ocr_tag", help_text="ocr, judge, both, or empty (grading.studies).")
+    ocr_attribution = serializers.CharField(source="ocr_tag", help_text="ocr, judge, both, or empty (studies).")
     ocr_raw_score = serializers.FloatField(allow_null=True, help_text="The same setting's score on the raw OCR text.")
 
     def get_direction(self, obj) -> str:

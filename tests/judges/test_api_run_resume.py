@@ -6,7 +6,9 @@ import types
 import pytest
 from django.test import Client
 
-from grading.models import GenerationRun, GeometryRun, JudgeRun, LlmEndpoint, MetaEvalRun, ProbeRun
+from grading.models import GenerationRun, JudgeRun, LlmEndpoint, MetaEvalRun
+from studies.geometry.models import GeometryRun
+from studies.models import ProbeRun
 
 from ..factories import make_stored_setting
 

@@ -30,7 +30,7 @@ def test_reviewers_see_the_counts_and_the_links(exam_setup, reviewer_client):
     assert (row["n_responses"], row["n_labels"], row["n_golds"], row["n_judged"]) == (2, 1, 1, 3)
     html = page.content.decode()
     for name in ("annotation:agreement", "annotation:adjudication_queue", "grading:review_disagreements",
-                 "grading:studies_probes", "grading:judge_run_start"):
+                 "studies:probes", "grading:judge_run_start"):
         assert f'{reverse(name)}?exam={exam.pk}' in html
     assert 'id="anchoring"' in html and 'id="anchoring-form"' not in html  # reviewers watch, admins start
     assert reverse("annotation:exam_detail", args=[exam.pk]) in reviewer_client.get(

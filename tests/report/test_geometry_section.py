@@ -5,7 +5,7 @@ import json
 import pytest
 
 from grading.report import document, selectors
-from grading.studies.geometry import services
+from studies.geometry import services
 
 pytestmark = pytest.mark.django_db
 

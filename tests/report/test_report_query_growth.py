@@ -8,8 +8,9 @@ from django.urls import reverse
 
 from annotation.labelling.experiment import anchor_shown
 from annotation.models import Label, Question, content_hash
-from grading.models import DerivedAnswer, JudgeSetting, ProbeItem, ProbeRun, PromptSet, PromptSetEntry
-from grading.studies import style
+from grading.models import JudgeSetting, PromptSet, PromptSetEntry
+from studies import style
+from studies.models import DerivedAnswer, ProbeItem, ProbeRun
 from tests.conftest import make_user
 from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
 

@@ -6,11 +6,12 @@ import pytest
 
 from annotation.labelling.experiment import anchor_shown
 from annotation.models import Label, Response, content_hash
-from grading.models import DerivedAnswer, JudgeSetting, ProbeItem, ProbeRun, PromptSet, PromptSetEntry
+from grading.models import JudgeSetting, PromptSet, PromptSetEntry
 from grading.report import document
 from grading.report import selectors as report
 from grading.review.metrics import wilson_interval
-from grading.studies import style
+from studies import style
+from studies.models import DerivedAnswer, ProbeItem, ProbeRun
 from tests.conftest import make_user
 from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
 

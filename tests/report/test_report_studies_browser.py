@@ -6,8 +6,9 @@ import pytest
 from accounts.services import set_user_language
 from annotation.labelling.experiment import anchor_shown
 from annotation.models import Label, Question, content_hash
-from grading.models import DerivedAnswer, JudgeSetting, ProbeItem, ProbeRun, PromptSet
-from grading.studies import style
+from grading.models import JudgeSetting, PromptSet
+from studies import style
+from studies.models import DerivedAnswer, ProbeItem, ProbeRun
 from tests.conftest import login, make_user, screenshot
 from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
 from tests.studies.helpers import lexical_geometry_run

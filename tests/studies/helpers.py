@@ -43,7 +43,7 @@ def make_answers(question, n=3):
 
 
 def finished_run(setting, names=("all",)):
-    from grading.studies import services
+    from studies import services
 
     return services.run_inline(services.start_probe_run(setting, probe_names=list(names), enqueue=False))
 
@@ -51,7 +51,7 @@ def finished_run(setting, names=("all",)):
 def lexical_geometry_run(text=""):
     """A finished error-geometry run on the lexical baseline (no model) over 16 segments, each
     starting with `text` when given."""
-    from grading.studies.geometry import services  # a helper module of the tests: imported when used
+    from studies.geometry import services  # a helper module of the tests: imported when used
 
     start = f"{text} " if text else ""
     lines = [json.dumps({"segment_text": f"{start}{s} {i}, therefore y = {i}", "sample_id": f"{s}{i}",

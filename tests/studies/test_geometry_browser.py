@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from grading.studies.geometry.models import GeometryRun
+from studies.geometry.models import GeometryRun
 from tests.conftest import login, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from grading.judges.services import RunRefused
-from grading.studies.geometry import selectors, services
-from grading.studies.geometry.models import GeometryRun
+from studies.geometry import selectors, services
+from studies.geometry.models import GeometryRun
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from grading.studies.geometry import services
-from grading.studies.geometry.models import GeometryRun
+from studies.geometry import services
+from studies.geometry.models import GeometryRun
 from tests.studies.test_geometry_runs import jsonl_segments
 from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue, wait_for
 

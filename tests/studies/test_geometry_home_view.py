@@ -7,10 +7,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from grading.studies.geometry.models import GeometryRun
+from studies.geometry.models import GeometryRun
 
 pytestmark = pytest.mark.django_db
-URL = reverse("grading:studies_geometry")
+URL = reverse("studies:geometry")
 
 
 def segments_file(lines=None):
@@ -30,7 +30,7 @@ def test_start_a_lexical_study_from_a_segments_file(reviewer_client, django_capt
         response = reviewer_client.post(URL, {"kind": "geometry", "backend": "lexical", "unit": "sub_question", "seed": 3,
                                               "bootstrap": 20, "top_k": 5, "segments_file": segments_file()})
     run = GeometryRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse("grading:studies_geometry_run", args=[run.pk])
+    assert response.status_code == 302 and response["Location"] == reverse("studies:geometry_run", args=[run.pk])
     assert run.n_items == 16 and run.seed == 3 and run.selection["source"] == "jsonl"
     assert run.analysis_state == "done"
     assert run.results["label"] == "lexical baseline, not semantic"

@@ -20,7 +20,7 @@ def test_existing_geometry_runs_and_segments_survive_the_migrations():
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
 
-    from grading.studies.geometry.models import GeometryRun
+    from studies.geometry.models import GeometryRun
 
     again = GeometryRun.objects.get(pk=run.pk)
     assert (again.status, again.epoch, again.n_items, again.chunk_size, again.seed) == ("done", 3, 1, 64, 7)

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from grading.studies.geometry import services
-from grading.studies.geometry.models import GeometryRun, GeometrySegment, SegmentVector
+from studies.geometry import services
+from studies.geometry.models import GeometryRun, GeometrySegment, SegmentVector
 from tests.llm_server import hash_vector, word_scores
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ import pytest
 from django.core.management import call_command
 
 from grading.judges.services import RunRefused
-from grading.studies import probes
-from grading.studies.geometry import selectors, services, steps
-from grading.studies.models import DerivedAnswer
+from studies import probes
+from studies.geometry import selectors, services, steps
+from studies.models import DerivedAnswer
 from tests.factories import make_question
 from tests.studies.test_geometry_runs import answer
 

@@ -1,11 +1,11 @@
 """vLLM's `prompt_logprobs` answer shape (and the echo shape's k + 1 entries): the prompt's tokens
-read from either (grading/studies/geometry/logprobs.py), byte pieces placed on the text, and the
+read from either (studies/geometry/logprobs.py), byte pieces placed on the text, and the
 surprisal figures, hand-computed, against the loopback server asked in either form."""
 import math
 
 import pytest
 
-from grading.studies.geometry import logprobs, services, stats
+from studies.geometry import logprobs, services, stats
 from tests.studies.test_geometry_runs import jsonl_segments, surprisal_scorer
 
 # What vLLM sends for the prompt "a b\nc d" tokenized "a" " b" "\nc" " d", asked prompt_logprobs=2:

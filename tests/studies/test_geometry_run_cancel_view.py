@@ -5,8 +5,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from grading.studies.geometry import services
-from grading.studies.geometry.models import GeometryRun
+from studies.geometry import services
+from studies.geometry.models import GeometryRun
 
 from ..conftest import assert_post_refused
 
@@ -22,16 +22,16 @@ def waiting():
 
 
 def test_a_reviewer_cancels_a_waiting_analysis(reviewer_client, waiting):
-    answer = reviewer_client.post(reverse("grading:studies_geometry_run_cancel", args=[waiting.pk]))
-    assert answer.status_code == 302 and answer["Location"] == reverse("grading:studies_geometry_run", args=[waiting.pk])
+    answer = reviewer_client.post(reverse("studies:geometry_run_cancel", args=[waiting.pk]))
+    assert answer.status_code == 302 and answer["Location"] == reverse("studies:geometry_run", args=[waiting.pk])
     waiting.refresh_from_db()
     assert (waiting.status, waiting.analysis_state) == ("cancelled", "cancelled")
-    progress = reviewer_client.get(reverse("grading:studies_geometry_run_progress", args=[waiting.pk])).json()
+    progress = reviewer_client.get(reverse("studies:geometry_run_progress", args=[waiting.pk])).json()
     assert progress["can_resume"] and not progress["can_cancel"]
 
 
 def test_refused_writes_leave_the_run_as_it_was(annotator, reviewer, waiting):
-    url = reverse("grading:studies_geometry_run_cancel", args=[waiting.pk])
+    url = reverse("studies:geometry_run_cancel", args=[waiting.pk])
     assert_post_refused(url, annotator, reviewer)
     waiting.refresh_from_db()
     assert waiting.status != GeometryRun.Status.CANCELLED
@@ -47,13 +47,13 @@ def test_cancel_during_the_analysis_from_the_page_then_resume(reviewer_client, d
                          "real_score": 0, "max_score": 1, "analysis_subset": "human"}) for i in range(6)]
     run = services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=10, cluster=False,
                              enqueue=False)  # lexical: its data is there, the analysis is waiting
-    page = reviewer_client.get(reverse("grading:studies_geometry_run", args=[run.pk])).content.decode()
+    page = reviewer_client.get(reverse("studies:geometry_run", args=[run.pk])).content.decode()
     assert 'id="cancel-button" >' in page  # enabled while the analysis is to come
-    response = reviewer_client.post(reverse("grading:studies_geometry_run_cancel", args=[run.pk]))
-    assert response.status_code == 302 and response["Location"] == reverse("grading:studies_geometry_run", args=[run.pk])
+    response = reviewer_client.post(reverse("studies:geometry_run_cancel", args=[run.pk]))
+    assert response.status_code == 302 and response["Location"] == reverse("studies:geometry_run", args=[run.pk])
     run.refresh_from_db()
     assert (run.status, run.analysis_state) == ("cancelled", "cancelled")
     with django_capture_on_commit_callbacks(execute=True):
-        reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[run.pk]))
+        reviewer_client.post(reverse("studies:geometry_run_resume", args=[run.pk]))
     run.refresh_from_db()
     assert (run.status, run.analysis_state) == ("done", "done"), run.analysis_error

@@ -6,7 +6,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from grading.studies.geometry import services
+from studies.geometry import services
 from tests.conftest import assert_reviewer_only
 
 from .helpers import lexical_geometry_run
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 def test_reviewers_only_and_a_finished_run_says_so(annotator, reviewer):
     run = lexical_geometry_run()
-    progress = assert_reviewer_only(reverse("grading:studies_geometry_run_progress", args=[run.pk]),
+    progress = assert_reviewer_only(reverse("studies:geometry_run_progress", args=[run.pk]),
                                     annotator, reviewer).json()
     assert progress["finished"] and progress["analysis"] == "done" and progress["total"] == 16
     assert not progress["can_cancel"] and not progress["can_resume"]
@@ -27,7 +27,7 @@ def test_a_waiting_analysis_can_be_cancelled(reviewer_client):
                          "real_score": 0, "max_score": 1, "analysis_subset": "human"}) for i in range(6)]
     run = services.start_run(segments=services.parse_segments_jsonl("\n".join(lines)), bootstrap=10, cluster=False,
                              enqueue=False)
-    progress = reviewer_client.get(reverse("grading:studies_geometry_run_progress", args=[run.pk])).json()
+    progress = reviewer_client.get(reverse("studies:geometry_run_progress", args=[run.pk])).json()
     assert not progress["finished"] and progress["can_cancel"] and progress["total"] == 6
 
 

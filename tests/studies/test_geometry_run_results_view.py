@@ -1,4 +1,4 @@
-"""A geometry run's figures as a JSON file (grading.studies.geometry.views.geometry_run_results,
+"""A geometry run's figures as a JSON file (studies.geometry.views.geometry_run_results,
 /grading/studies/geometry/runs/<pk>/results.json): reviewers only; an unknown id is a 404."""
 import json
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def test_reviewers_only_and_the_file_is_the_runs_figures(annotator, reviewer):
     run = lexical_geometry_run()
-    answer = assert_reviewer_only(reverse("grading:studies_geometry_run_results", args=[run.pk]), annotator, reviewer)
+    answer = assert_reviewer_only(reverse("studies:geometry_run_results", args=[run.pk]), annotator, reviewer)
     assert answer.status_code == 200 and answer["Content-Type"].startswith("application/json")
     assert answer["Content-Disposition"] == f'attachment; filename="{run.kind}-run-{run.pk}.json"'
     results = json.loads(answer.content)

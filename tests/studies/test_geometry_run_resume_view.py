@@ -7,8 +7,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from grading.studies.geometry import services
-from grading.studies.geometry.models import GeometryRun
+from studies.geometry import services
+from studies.geometry.models import GeometryRun
 
 from ..conftest import assert_post_refused
 from .helpers import lexical_geometry_run
@@ -27,7 +27,7 @@ def cancelled():
 
 def test_a_cancelled_analysis_is_resumed_to_the_end(reviewer_client, cancelled, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        answer = reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[cancelled.pk]))
+        answer = reviewer_client.post(reverse("studies:geometry_run_resume", args=[cancelled.pk]))
     assert answer.status_code == 302
     cancelled.refresh_from_db()
     assert (cancelled.status, cancelled.analysis_state) == ("done", "done"), cancelled.analysis_error
@@ -36,14 +36,14 @@ def test_a_cancelled_analysis_is_resumed_to_the_end(reviewer_client, cancelled, 
 
 def test_a_finished_run_is_not_resumed(reviewer_client):
     run = lexical_geometry_run()
-    answer = reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[run.pk]), follow=True)
+    answer = reviewer_client.post(reverse("studies:geometry_run_resume", args=[run.pk]), follow=True)
     assert "has nothing left to do" in answer.content.decode()
     run.refresh_from_db()
     assert run.epoch == 1
 
 
 def test_refused_writes_leave_the_run_cancelled(annotator, reviewer, cancelled):
-    url = reverse("grading:studies_geometry_run_resume", args=[cancelled.pk])
+    url = reverse("studies:geometry_run_resume", args=[cancelled.pk])
     assert_post_refused(url, annotator, reviewer)
     cancelled.refresh_from_db()
     assert cancelled.status == "cancelled"
@@ -59,8 +59,8 @@ def test_cancel_then_resume(reviewer_client, annotator, endpoint, llm_server, dj
                          "max_score": 1, "analysis_subset": "human"}) for i in range(3)]
     run = services.start_run(backend="served", endpoint=endpoint, model="m", segments=services.parse_segments_jsonl(
         "\n".join(lines)), bootstrap=0, cluster=False, enqueue=False)
-    cancel = reverse("grading:studies_geometry_run_cancel", args=[run.pk])
-    resume = reverse("grading:studies_geometry_run_resume", args=[run.pk])
+    cancel = reverse("studies:geometry_run_cancel", args=[run.pk])
+    resume = reverse("studies:geometry_run_resume", args=[run.pk])
     other = Client()
     other.force_login(annotator)
     assert other.post(cancel).status_code == 403 and reviewer_client.get(cancel).status_code == 405
@@ -81,9 +81,9 @@ def test_an_analysis_whose_worker_died_is_offered_again(reviewer_client, django_
     run = lexical_geometry_run("<b>bold</b> answer")
     GeometryRun.objects.filter(pk=run.pk).update(analysis_state="running", results={},
                                                  finished=timezone.now() - timedelta(hours=1))
-    progress = reviewer_client.get(reverse("grading:studies_geometry_run_progress", args=[run.pk])).json()
+    progress = reviewer_client.get(reverse("studies:geometry_run_progress", args=[run.pk])).json()
     assert progress["can_resume"] and progress["stalled"]
     with django_capture_on_commit_callbacks(execute=True):
-        reviewer_client.post(reverse("grading:studies_geometry_run_resume", args=[run.pk]))
+        reviewer_client.post(reverse("studies:geometry_run_resume", args=[run.pk]))
     run.refresh_from_db()
     assert run.analysis_state == "done" and run.results["study"] == "error_geometry"

@@ -1,4 +1,4 @@
-"""A geometry run's segments as JSONL in the paper's shape (grading.studies.geometry.views.
+"""A geometry run's segments as JSONL in the paper's shape (studies.geometry.views.
 geometry_run_segments, /grading/studies/geometry/runs/<pk>/segments.jsonl): reviewers only; the
 student text is kept as data; an unknown id is a 404."""
 import json
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def test_reviewers_only_and_one_line_per_segment(annotator, reviewer):
     run = lexical_geometry_run("<b>raw</b>")
-    answer = assert_reviewer_only(reverse("grading:studies_geometry_run_segments", args=[run.pk]), annotator, reviewer)
+    answer = assert_reviewer_only(reverse("studies:geometry_run_segments", args=[run.pk]), annotator, reviewer)
     assert answer.status_code == 200 and answer["Content-Type"].startswith("application/x-ndjson")
     assert answer["Content-Disposition"].endswith(f'-run-{run.pk}-segments.jsonl"')
     records = [json.loads(line) for line in answer.content.decode().splitlines()]

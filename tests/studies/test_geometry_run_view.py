@@ -1,4 +1,4 @@
-"""A geometry run's page (grading.studies.geometry.views.geometry_run): its figures, labelled,
+"""A geometry run's page (studies.geometry.views.geometry_run): its figures, labelled,
 student text escaped; reviewers only. Its progress, results, segments, cancel and resume have a
 file each (test_geometry_run_<action>_view.py)."""
 
@@ -17,7 +17,7 @@ def lexical_run(text="<b>bold</b> answer"):
 
 def test_run_page_shows_figures_labelled_and_escaped(reviewer_client, annotator):
     run = lexical_run()
-    url = reverse("grading:studies_geometry_run", args=[run.pk])
+    url = reverse("studies:geometry_run", args=[run.pk])
     other = Client()
     other.force_login(annotator)
     assert other.get(url).status_code == 403 and Client().get(url).status_code == 302

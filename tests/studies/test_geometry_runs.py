@@ -12,8 +12,8 @@ from django.core.management import call_command
 
 from annotation.models import Label, Response, content_hash
 from grading.judges.services import RunRefused
-from grading.studies.geometry import selectors, services
-from grading.studies.geometry.models import GeometrySegment, SegmentVector
+from studies.geometry import selectors, services
+from studies.geometry.models import GeometrySegment, SegmentVector
 from tests.factories import make_question
 from tests.llm_server import Reply
 

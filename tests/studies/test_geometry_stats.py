@@ -1,4 +1,4 @@
-"""Every statistic of grading/studies/geometry/stats.py against a direct numpy / scikit-learn
+"""Every statistic of studies/geometry/stats.py against a direct numpy / scikit-learn
 computation on the same vectors (the definitions of docs/studies.md, "Error geometry")."""
 import math
 
@@ -11,7 +11,7 @@ from sklearn.metrics import silhouette_score
 from sklearn.mixture import GaussianMixture
 from sklearn.neighbors import NearestNeighbors
 
-from grading.studies.geometry import stats
+from studies.geometry import stats
 
 
 @pytest.fixture
@@ -166,8 +166,8 @@ def test_the_tick_runs_at_every_resample_and_its_cancel_stops_the_statistics():
 
 @pytest.mark.django_db
 def test_the_services_tick_asks_the_database_at_most_every_half_second():
-    from grading.studies.geometry import services
-    from grading.studies.geometry.models import GeometryRun
+    from studies.geometry import services
+    from studies.geometry.models import GeometryRun
 
     run = GeometryRun.objects.create(status="done", analysis_state="running")
     now = [100.0]

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from grading.studies.geometry import steps
+from studies.geometry import steps
 from tests.conftest import REALMATH_HUMAN
 
 

@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import gaussian_kde
 from threadpoolctl import threadpool_limits
 
-from grading.studies.geometry import stats
+from studies.geometry import stats
 
 BUNDLE = Path("fixtures/realmath_eval_full/error_segment_bundle")
 
@@ -97,7 +97,7 @@ def test_run_page_says_why_an_interval_is_missing_and_flags_the_gmm_edge(reviewe
     from django.urls import reverse
     from django.utils import translation
 
-    from grading.studies.geometry.models import GeometryRun
+    from studies.geometry.models import GeometryRun
 
     from .helpers import lexical_geometry_run
 
@@ -108,7 +108,7 @@ def test_run_page_says_why_an_interval_is_missing_and_flags_the_gmm_edge(reviewe
     for group in groups.values():
         group["gmm"] = {"best_k": 3, "max_k": 3, "at_edge": True, "bic": {"2": 1.0, "3": 0.5}, "dims": 2}
     GeometryRun.objects.filter(pk=run.pk).update(results=run.results)
-    url = reverse("grading:studies_geometry_run", args=[run.pk])
+    url = reverse("studies:geometry_run", args=[run.pk])
     page = reviewer_client.get(url).content.decode()
     n = min(questions.values())
     assert f"not estimable: {n} question" in page

@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from grading.studies.geometry.models import GeometryRun
+from studies.geometry.models import GeometryRun
 from tests.factories import API_KEY_ENV
 from tests.llm_server import LlmServer
 from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue

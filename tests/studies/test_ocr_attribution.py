@@ -10,9 +10,9 @@ from django.urls import reverse
 
 from annotation.models import Response, content_hash
 from grading.judges import services as judge_services
-from grading.studies import selectors
-from grading.studies.selectors import attribution_tag
 from ocr.models import OcrRun, Page, ScanBatch, ScanFile, Transcript
+from studies import selectors
+from studies.selectors import attribution_tag
 from tests.conftest import api_client_for
 from tests.factories import make_question, make_setting
 from tests.llm_server import Reply

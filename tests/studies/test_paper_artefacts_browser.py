@@ -8,7 +8,8 @@ import pytest
 
 from accounts.services import set_user_language
 from annotation.importers import import_realmath
-from grading.models import GeometryRun, PromptSet
+from grading.models import PromptSet
+from studies.geometry.models import GeometryRun
 from tests.conftest import ROOT, login, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -1,17 +1,17 @@
-"""The probe form's call estimate as JSON (grading.studies.views.probe_estimate,
+"""The probe form's call estimate as JSON (studies.views.probe_estimate,
 /grading/studies/probes/estimate.json): answers x ticked probes x samples; reviewers only; bad
 or partial input is estimated from what is valid, never a 500."""
 import pytest
 from django.urls import reverse
 
-from grading.studies.models import ProbeRun
+from studies.models import ProbeRun
 from tests.conftest import assert_reviewer_only
 from tests.factories import make_question, make_setting
 
 from .helpers import make_answers
 
 pytestmark = pytest.mark.django_db
-URL = reverse("grading:studies_probe_estimate")
+URL = reverse("studies:probe_estimate")
 
 
 def test_reviewers_only_and_the_calls_are_answers_times_probes_times_samples(annotator, reviewer, endpoint):

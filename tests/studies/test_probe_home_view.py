@@ -1,17 +1,17 @@
-"""The probe page (grading.studies.views.probe_home, /grading/studies/probes/): reviewers start probe runs and see them listed; annotators may not."""
+"""The probe page (studies.views.probe_home, /grading/studies/probes/): reviewers start probe runs and see them listed; annotators may not."""
 import re
 
 import pytest
 from django.test import Client
 from django.urls import reverse
 
-from grading.models import ProbeRun
+from studies.models import ProbeRun
 from tests.factories import make_question, make_setting
 
 from .helpers import FAIR, finished_run, make_answers
 
 pytestmark = pytest.mark.django_db
-URL = reverse("grading:studies_probes")
+URL = reverse("studies:probes")
 
 
 def test_login_and_reviewer_role_are_required(client, annotator_client):
@@ -29,7 +29,7 @@ def test_reviewer_starts_probes_from_the_form(reviewer_client, endpoint, llm_ser
         response = reviewer_client.post(URL, {"setting": setting.pk, "probes": ["drop-final-answer", "notation-swap"],
                                               "seed": 0})
     run = ProbeRun.objects.get()
-    assert response.status_code == 302 and response.url == reverse("grading:studies_probe_run", args=[run.pk])
+    assert response.status_code == 302 and response.url == reverse("studies:probe_run", args=[run.pk])
     run.refresh_from_db()
     assert run.status == "done" and run.n_items == 6 and run.probes == ["drop-final-answer", "notation-swap"]
 
@@ -64,10 +64,10 @@ def test_probes_start_unticked_and_the_estimate_counts_the_calls(reviewer_client
     page = reviewer_client.get(URL).content.decode()
     boxes = re.findall(r'<input type="checkbox" name="probes"[^>]*>', page)
     assert len(boxes) == 6 and not any("checked" in box for box in boxes)
-    estimate = reviewer_client.get(reverse("grading:studies_probe_estimate"),
+    estimate = reviewer_client.get(reverse("studies:probe_estimate"),
                                    {"setting": setting.pk, "probes": ["drop-final-answer", "notation-swap"]}).json()
     assert estimate == {"answers": 3, "probes": 2, "items": 6, "samples": 2, "calls": 12}
-    limited = reviewer_client.get(reverse("grading:studies_probe_estimate"),
+    limited = reviewer_client.get(reverse("studies:probe_estimate"),
                                   {"probes": ["drop-final-answer", "raw-ocr"], "limit": "2"}).json()
     assert (limited["answers"], limited["items"]) == (2, 2)  # no scanned answer: raw OCR adds nothing
-    assert reviewer_client.get(reverse("grading:studies_probe_estimate")).json()["calls"] == 0
+    assert reviewer_client.get(reverse("studies:probe_estimate")).json()["calls"] == 0

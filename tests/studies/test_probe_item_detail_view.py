@@ -1,4 +1,4 @@
-"""One probe item (grading.studies.views.probe_item_detail, /grading/studies/probes/items/<pk>/): a diff of original and derived text with both judge outputs, text escaped."""
+"""One probe item (studies.views.probe_item_detail, /grading/studies/probes/items/<pk>/): a diff of original and derived text with both judge outputs, text escaped."""
 import pytest
 from django.urls import reverse
 
@@ -18,11 +18,11 @@ def item(endpoint, llm_server):
 
 
 def test_roles(annotator, reviewer, item):
-    assert assert_reviewer_only(reverse("grading:studies_probe_item", args=[item.pk]), annotator, reviewer).status_code == 200
+    assert assert_reviewer_only(reverse("studies:probe_item", args=[item.pk]), annotator, reviewer).status_code == 200
 
 
 def test_diff_and_both_outputs(reviewer_client, item):
-    page = reviewer_client.get(reverse("grading:studies_probe_item", args=[item.pk])).content.decode()
+    page = reviewer_client.get(reverse("studies:probe_item", args=[item.pk])).content.decode()
     assert 'class="diff-delete"' in page and "Answer: $\\boxed{1}$" in page
     assert 'id="original-output"' in page and "Overall Score: 8" in page and "Overall Score: 3" in page
     assert 'id="detected">detected' in page
@@ -31,12 +31,12 @@ def test_diff_and_both_outputs(reviewer_client, item):
 
 
 def test_a_raw_ocr_item_names_its_texts(reviewer_client, endpoint, llm_server):
-    from grading.studies import services
+    from studies import services
     from tests.studies.test_ocr_attribution import scanned, score_in_text
 
     llm_server.default = score_in_text
     scanned(make_question(), "s-ocr", "Work SCORE8", "Wrk SCORE3", 8)
     run = services.run_inline(services.start_probe_run(make_setting(endpoint), probe_names=["raw-ocr"], enqueue=False))
-    page = reviewer_client.get(reverse("grading:studies_probe_item", args=[run.items.get().pk])).content.decode()
+    page = reviewer_client.get(reverse("studies:probe_item", args=[run.items.get().pk])).content.decode()
     assert "Raw OCR text" in page and "Verified transcript" in page and "Wrk SCORE3" in page
     assert 'id="detected"' not in page  # not a probe: no detection verdict

@@ -3,7 +3,7 @@ POST only, reviewers only; no judge call goes out after; an unknown id is a 404.
 import pytest
 from django.urls import reverse
 
-from grading.studies import services
+from studies import services
 from tests.factories import make_question, make_setting
 
 from ..conftest import assert_post_refused
@@ -20,18 +20,18 @@ def run(endpoint, llm_server):
 
 
 def test_a_reviewer_cancels_and_no_call_goes_out(reviewer_client, run, llm_server):
-    answer = reviewer_client.post(reverse("grading:studies_probe_run_cancel", args=[run.pk]))
-    assert answer.status_code == 302 and answer["Location"] == reverse("grading:studies_probe_run", args=[run.pk])
+    answer = reviewer_client.post(reverse("studies:probe_run_cancel", args=[run.pk]))
+    assert answer.status_code == 302 and answer["Location"] == reverse("studies:probe_run", args=[run.pk])
     run.refresh_from_db()
     assert run.status == "cancelled"
     services.run_inline(run)  # a worker picking the run up afterwards
     assert llm_server.request_count == 0
-    progress = reviewer_client.get(reverse("grading:studies_probe_run_progress", args=[run.pk])).json()
+    progress = reviewer_client.get(reverse("studies:probe_run_progress", args=[run.pk])).json()
     assert progress["status"] == "cancelled" and progress["can_resume"]
 
 
 def test_refused_writes_leave_the_run_running(annotator, reviewer, run):
-    url = reverse("grading:studies_probe_run_cancel", args=[run.pk])
+    url = reverse("studies:probe_run_cancel", args=[run.pk])
     assert_post_refused(url, annotator, reviewer)
     run.refresh_from_db()
     assert run.status == "running"

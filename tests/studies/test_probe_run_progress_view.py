@@ -20,7 +20,7 @@ def test_progress_json(annotator, reviewer_client, endpoint, llm_server):
     llm_server.default = FAIR
     make_answers(make_question(), 2)
     run = finished_run(make_setting(endpoint), ["drop-final-answer"])
-    url = reverse("grading:studies_probe_run_progress", args=[run.pk])
+    url = reverse("studies:probe_run_progress", args=[run.pk])
     assert Client().get(url).status_code == 302
     assert as_user(annotator).get(url).status_code == 403
     data = reviewer_client.get(url).json()

@@ -3,7 +3,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from grading.studies import services
+from studies import services
 from tests.factories import make_question, make_setting
 
 from .helpers import FAIR, make_answers
@@ -22,8 +22,8 @@ def test_cancel_then_resume(annotator, reviewer_client, endpoint, llm_server,
     llm_server.default = FAIR
     make_answers(make_question(), 2)
     run = services.start_probe_run(make_setting(endpoint), probe_names=["drop-final-answer"], enqueue=False)
-    cancel = reverse("grading:studies_probe_run_cancel", args=[run.pk])
-    resume = reverse("grading:studies_probe_run_resume", args=[run.pk])
+    cancel = reverse("studies:probe_run_cancel", args=[run.pk])
+    resume = reverse("studies:probe_run_resume", args=[run.pk])
     assert Client().post(cancel).status_code == 302 and as_user(annotator).post(cancel).status_code == 403
     assert reviewer_client.get(cancel).status_code == 405
     reviewer_client.post(cancel)

@@ -6,8 +6,9 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Response, content_hash
-from grading.models import JudgeResult, ProbeItem
-from grading.studies import selectors, services
+from grading.models import JudgeResult
+from studies import selectors, services
+from studies.models import ProbeItem
 from tests.factories import make_question, make_setting
 
 from .helpers import FAIR, FOOLED_BY_NOTATION, IGNORES_FINAL, make_answers

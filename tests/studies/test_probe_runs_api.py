@@ -2,7 +2,7 @@
 (grading/run_api.py): start, list, progress, cancel, resume (409 while it still makes progress)."""
 import pytest
 
-from grading.models import ProbeRun
+from studies.models import ProbeRun
 from tests.conftest import api_client_for
 from tests.factories import make_question, make_setting
 

@@ -4,8 +4,8 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from grading.studies import probes
-from grading.studies.probes import computation_truth, derive
+from studies import probes
+from studies.probes import computation_truth, derive
 
 ANSWER = (
     "(1) Since $x = \\dfrac{6}{2}$,\n"
@@ -128,7 +128,7 @@ def test_the_route_of_probe_chunks_is_the_judge_queue(settings):
     from core.routing import route_task
 
     settings.JUDGE_TASK_QUEUE = "llm-queue"
-    assert route_task("grading.studies.tasks.run_probe_chunk", [], {}, {}) == {"queue": "llm-queue"}
+    assert route_task("studies.tasks.run_probe_chunk", [], {}, {}) == {"queue": "llm-queue"}
 
 
 def test_a_computation_may_name_what_it_computes():

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from grading.models import ProbeRun
+from studies.models import ProbeRun
 from tests.conftest import login, screenshot
 from tests.factories import make_question, make_results, make_setting, set_gold
 

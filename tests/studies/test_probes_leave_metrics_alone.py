@@ -10,8 +10,9 @@ from django.core.management import call_command
 
 from annotation.models import Response
 from grading.judges import services as judge_services
-from grading.models import DerivedAnswer, JudgeResult, ProbeItem
+from grading.models import JudgeResult
 from grading.review import selectors as review_selectors
+from studies.models import DerivedAnswer, ProbeItem
 from tests.conftest import REALMATH_HUMAN
 from tests.factories import make_setting
 

@@ -10,8 +10,9 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Response, content_hash
-from grading.models import DerivedAnswer, JudgeResult
-from grading.studies import services, style
+from grading.models import JudgeResult
+from studies import services, style
+from studies.models import DerivedAnswer
 from tests.factories import make_question, make_setting
 from tests.llm_server import Reply, message_text
 

@@ -1,4 +1,4 @@
-"""The style-ablation page (grading.studies.views.style_home, /grading/studies/style/) with the paper's released
+"""The style-ablation page (studies.views.style_home, /grading/studies/style/) with the paper's released
 style-transferred file (issue 34): it imports as released, lists each flagged rewrite with why (final answers,
 lines not found), offers the second analysis with flagged cases, in English and in Chinese."""
 import shutil
@@ -6,8 +6,8 @@ import shutil
 import pytest
 
 from annotation.importers import import_realmath
-from grading.models import ProbeRun
-from grading.studies import style
+from studies import style
+from studies.models import ProbeRun
 from tests.conftest import ROOT
 from tests.factories import make_setting
 from tests.llm_server import Reply

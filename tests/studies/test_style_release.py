@@ -11,8 +11,8 @@ from django.core.management import call_command
 
 from annotation.importers import import_realmath
 from annotation.models import Response
-from grading.models import DerivedAnswer, ProbeItem
-from grading.studies import selectors, services, style
+from studies import selectors, services, style
+from studies.models import DerivedAnswer, ProbeItem
 from tests.conftest import ROOT
 from tests.factories import make_setting
 from tests.llm_server import Reply, message_text

@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from grading.models import ProbeRun
+from studies.models import ProbeRun
 from tests.factories import make_endpoint, make_question, make_setting
 from tests.llm_server import LlmServer
 from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue

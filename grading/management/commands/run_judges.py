@@ -14,7 +14,7 @@ from annotation.management.exams import add_exam_argument, exam_id_of
 from grading.judges import selectors, services
 from grading.models import JudgeRun, JudgeSetting
 
-from ._follow import follow
+from grading.management.follow import follow
 
 FILTERS = ("source", "level", "question", "status", "gold_status", "score_min", "score_max", "q")
 

@@ -8,9 +8,9 @@ from django.utils.translation import gettext_lazy
 
 from annotation.models import Response
 from core.ids import id_param
+from studies import selectors as studies_selectors
 
 from ...models import JudgeResult, MetaEvalProposal, MetaEvaluation
-from ...studies import selectors as studies_selectors
 from ..meta_eval import CATEGORIES, direction
 from .scopes import DEFAULT_THRESHOLD, EPS, current_results
 
@@ -127,7 +127,7 @@ def disagreement_queue(scope, threshold=DEFAULT_THRESHOLD, params=None):
             status=JudgeResult.Status.OK, score__isnull=False, response__gold_score__isnull=False
         )
     ).filter(abs_delta__gte=threshold - EPS)
-    # OCR-vs-judge attribution (grading.studies): `ocr_tag` and `ocr_raw_score` on every row.
+    # OCR-vs-judge attribution (studies): `ocr_tag` and `ocr_raw_score` on every row.
     queryset = studies_selectors.with_attribution(queryset, threshold)
     return QueueFilter(_present(params), queryset=queryset).qs
 
