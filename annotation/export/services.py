@@ -1,7 +1,7 @@
 """Export jobs: create one, run it (in a Celery worker), find its file, notice a dead worker.
 
-The worker writes and zips an export in a temporary folder under EXPORT_ROOT (its scratch space,
-emptied when the job ends), then saves the zip to the storage layer (`default_storage`: the local
+The worker writes and zips an export in a temporary folder of its machine (`tempfile`, TMPDIR: its
+scratch space, removed when the job ends), then saves the zip to the storage layer (`default_storage`: the local
 media folder, or the S3 bucket with REALMATH_STORAGE=s3) as `exports/<name>.zip`, so that the web
 server of another machine serves it. Jobs finished before that kept their zip under EXPORT_ROOT
 (`file_name` without the `exports/` prefix); they still download from there.
@@ -94,8 +94,14 @@ def open_export(job):
 
 
 def _work_dirs(job_id):
-    """Temporary folders of a job's attempts (the trailing dash keeps job 1 from matching job 12)."""
-    return Path(settings.EXPORT_ROOT).glob(f"export-{job_id}-*")
+    """Temporary folders of a job's attempts on this machine, and under EXPORT_ROOT where earlier
+    versions made them (the trailing dash keeps job 1 from matching job 12). A worker on another
+    machine that died leaves its own in its temporary folder, for the system to clear."""
+    yield from Path(tempfile.gettempdir()).glob(f"{WORK_PREFIX}{job_id}-*")
+    yield from Path(settings.EXPORT_ROOT).glob(f"export-{job_id}-*")
+
+
+WORK_PREFIX = "realmath-export-"
 
 
 def fail_stale_jobs():
@@ -222,14 +228,13 @@ def run_export_job(job_id):
     job = ExportJob.objects.get(pk=job_id)
     hold = _Hold(job)
     queryset = filter_responses(Response.objects.all(), job.filters)
-    root = Path(settings.EXPORT_ROOT)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=f"export-{job_id}-", dir=root))
+    try:  # nothing of an export is written outside the storage layer but this scratch folder
+        work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{job_id}-"))
     except OSError as exc:  # said at once on the job, not 300 s later as a dead worker
         reason = exc.strerror or type(exc).__name__
-        hold.fail(_("The export folder %(folder)s cannot be written (%(reason)s). Check REALMATH_EXPORT_ROOT "
-                    "and that the worker may create files there, then start the export again.")
+        root = tempfile.gettempdir()
+        hold.fail(_("The temporary folder %(folder)s cannot be written (%(reason)s). Check TMPDIR and that the "
+                    "worker may create files there, then start the export again.")
                   % {"folder": root, "reason": reason})
         logger.error("Export job %s: cannot write to %s: %s", job_id, root, exc)
         return

@@ -13,6 +13,7 @@ import functools
 import json
 import logging
 import os
+import tempfile
 import threading
 import time
 import uuid
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
@@ -246,10 +248,21 @@ def job_progress(job):
     return job.done, job.total
 
 
+def progress_in_files():
+    """Whether a running import shows its progress in a file beside its upload under IMPORT_ROOT:
+    only when the cache is the process's own (the embedded default, without Redis), where that
+    file is how the web server of the same machine sees it. With a shared cache (REDIS_URL: every
+    machine of an installation) the cache is the one channel, and a worker writes no file but in
+    its temporary folder (docs/deploy.md, the two-machine test)."""
+    return settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1] in ("LocMemCache", "DummyCache")
+
+
 def _write_progress(progress_path, done, total, job=None):
-    partial = progress_path.with_suffix(".partial")
-    partial.write_text(f"{done} {total}")
-    partial.replace(progress_path)
+    if progress_in_files():
+        progress_path.parent.mkdir(parents=True, exist_ok=True)
+        partial = progress_path.with_suffix(".partial")
+        partial.write_text(f"{done} {total}")
+        partial.replace(progress_path)
     if job is not None:
         _share_beat(job.pk, job.attempt, done, total)
 
@@ -307,10 +320,11 @@ def fail_stale_jobs():
 
 class _Heartbeat:
     """Touches the progress file (and refreshes the shared progress) every IMPORT_HEARTBEAT_SECONDS
-    while the import runs."""
+    while the import runs; `update` records a step of progress."""
 
-    def __init__(self, path, job=None):
+    def __init__(self, path, job=None, total=0):
         self.path, self.job, self._stop = path, job, threading.Event()
+        self.done_total = (0, total)
         self._thread = threading.Thread(target=self._beat, name="import-heartbeat", daemon=True)
 
     def __enter__(self):
@@ -321,18 +335,19 @@ class _Heartbeat:
         self._stop.set()
         self._thread.join()
 
+    def update(self, done, total):
+        self.done_total = (done, total)
+        _write_progress(self.path, done, total, self.job)
+
     def _beat(self):
         while not self._stop.wait(settings.IMPORT_HEARTBEAT_SECONDS):
-            try:
-                self.path.touch()
-            except OSError:
-                pass
-            if self.job is not None:  # the progress the file holds, shared again with a new time
+            if progress_in_files():
                 try:
-                    done, total = (int(n) for n in self.path.read_text().split())
-                except (OSError, ValueError):
-                    continue
-                _share_beat(self.job.pk, self.job.attempt, done, total)
+                    self.path.touch()
+                except OSError:
+                    pass
+            if self.job is not None:  # the last progress, shared again with a new time
+                _share_beat(self.job.pk, self.job.attempt, *self.done_total)
 
 
 def create_import_job(user, fmt, upload, exam_name="", overlap=None):
@@ -357,21 +372,21 @@ def import_pending(user, token, overlap):
     ImportFormatError if the choice cannot be followed (nothing written, the upload kept)."""
     if overlap == ASK:
         raise ImportFormatError(gettext("Choose what to do with the questions already in another exam."))
-    meta, path = pending.read(token, user)
+    meta, kept = pending.read(token, user)
     kwargs = {"exam_name": meta["exam"], "overlap": overlap} if meta.get("exam") else {"overlap": overlap}
-    if path.stat().st_size > settings.IMPORT_SYNC_MAX_BYTES:
-        stored_name = f"{uuid.uuid4().hex}.upload"
+    size = default_storage.size(kept)
+    if size > settings.IMPORT_SYNC_MAX_BYTES:  # staged again as a job's upload, read by a worker
+        with open_stream(kept) as stream:
+            stored_name = default_storage.save(f"{STAGED_PREFIX}{uuid.uuid4().hex}.upload", File(stream))
+        default_storage.save(_options_name(stored_name), ContentFile(json.dumps({"overlap": overlap}).encode()))
         job = ImportJob.objects.create(format=meta["format"], file_name=meta["file_name"], stored_name=stored_name,
-                                       file_size=path.stat().st_size, exam_name=meta.get("exam") or "",
-                                       created_by=user)
-        target = Path(settings.IMPORT_ROOT) / stored_name
-        target.with_suffix(".options").write_text(json.dumps({"overlap": overlap}))
-        path.replace(target)
+                                       file_size=size, exam_name=meta.get("exam") or "", created_by=user)
         pending.drop(token)
         transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
         return "job", job
-    with open(path, "rb") as stream:
-        result = IMPORTERS[meta["format"]](stream, meta["file_name"], user=user, **kwargs)
+    with open_stream(kept) as stream:  # small (IMPORT_SYNC_MAX_BYTES): read in memory, as an upload is
+        data = stream.read()
+    result = IMPORTERS[meta["format"]](data, meta["file_name"], user=user, **kwargs)
     pending.drop(token)
     return "report", result
 
@@ -441,8 +456,17 @@ def _in_low_priority_thread(work, nice):
 
 
 def _run(job):
+    """Import a job's upload: a staged one from a local copy in a temporary folder of the worker
+    (its scratch space, removed when the job ends whatever happens), one under IMPORT_ROOT (queued
+    by an earlier version) where it is."""
+    if not _staged(job):
+        return _run_from(job, stored_path(job))
+    with tempfile.TemporaryDirectory(prefix=f"realmath-import-{job.pk}-") as scratch:
+        return _run_from(job, Path(scratch) / Path(job.stored_name).name)
+
+
+def _run_from(job, path):
     job_id = job.pk
-    path = stored_path(job)
     progress_path = _progress_path(job)
     if _staged(job):
         last = [time.monotonic()]
@@ -453,7 +477,6 @@ def _run(job):
                 last[0] = time.monotonic()
 
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             _write_progress(progress_path, 0, job.file_size, job)
             _fetch_staged(job, path, beat)
         except Exception as exc:  # noqa: BLE001 - gone from the storage, storage unreachable, scratch not writable
@@ -466,10 +489,8 @@ def _run(job):
             _forget_beat(job)
             return
 
-    _write_progress(progress_path, 0, job.file_size, job)
-
-    def progress(done, total):
-        _write_progress(progress_path, done, total, job)
+    heartbeat = _Heartbeat(progress_path, job, job.file_size)
+    heartbeat.update(0, job.file_size)
 
     kwargs = {"exam_name": job.exam_name} if job.exam_name else {}
     kwargs.update(_job_options(job))
@@ -478,8 +499,8 @@ def _run(job):
     writer = BatchWriter(job_id, attempt=job.attempt) if batches_needed() else Pacer()
     abandoned = False
     try:
-        with open(path, "rb") as stream, _Heartbeat(progress_path, job), writer.transaction():
-            result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=progress,
+        with open(path, "rb") as stream, heartbeat, writer.transaction():
+            result = IMPORTERS[job.format](stream, job.file_name, user=job.created_by, on_progress=heartbeat.update,
                                            writer=writer, **kwargs)
             # Done in the import's last transaction: a worker killed after it left a whole import;
             # a worker only slow whose job was restarted meanwhile rolls its import back instead.

@@ -28,7 +28,13 @@ def _ask(client):
     return html, token
 
 
-def test_one_button_moves_the_release_together_without_uploading_it_again(reviewer_client, demo, tmp_path):
+def _kept(settings):
+    """The files of the storage layer (the local media folder) under imports/."""
+    folder = settings.MEDIA_ROOT / "imports"
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def test_one_button_moves_the_release_together_without_uploading_it_again(reviewer_client, demo, settings):
     html, token = _ask(reviewer_client)
     assert 'value="join"' in html and "Import the file into “RealMath-Eval sample”" in html
     assert "Move them into “Release”, with their answers" in html and 'value="keep"' in html
@@ -36,7 +42,7 @@ def test_one_button_moves_the_release_together_without_uploading_it_again(review
     page = reviewer_client.post(reverse("annotation:import_choose", args=[token]), {"overlap": "move"}, follow=True)
     assert Question.objects.filter(exam__name="Release").count() == 14
     assert page.content.decode().count("moved from “RealMath-Eval sample” into “Release”") == 2
-    assert not list(tmp_path.glob("pending-*"))  # the kept upload is gone once imported
+    assert _kept(settings) == []  # the kept upload is gone from the storage layer once imported
     again = reviewer_client.post(reverse("annotation:import_choose", args=[token]), {"overlap": "move"})
     assert again.status_code == 404
 
@@ -63,11 +69,13 @@ def test_only_the_uploader_can_choose_and_bad_choices_import_nothing(reviewer_cl
     assert Question.objects.count() == 2
 
 
-def test_an_expired_choice_is_gone(reviewer_client, demo, monkeypatch):
+def test_an_expired_choice_is_gone(reviewer_client, demo, monkeypatch, settings):
     _, token = _ask(reviewer_client)
+    assert _kept(settings) == [f"pending/{token}.json", f"pending/{token}.upload"]  # kept in the storage layer
     monkeypatch.setattr(pending, "PENDING_SECONDS", -1)
     assert reviewer_client.post(reverse("annotation:import_choose", args=[token]), {"overlap": "move"}).status_code == 404
     pending.expire()
+    assert _kept(settings) == []
 
 
 def test_a_large_upload_asked_in_its_job_offers_the_same_buttons(reviewer_client, demo, settings, monkeypatch, tmp_path):
@@ -90,7 +98,7 @@ def test_a_large_upload_asked_in_its_job_offers_the_same_buttons(reviewer_client
     second.refresh_from_db()
     assert second.status == ImportJob.Status.DONE, second.error
     assert Question.objects.filter(exam__name="Release").count() == 14
-    assert not list(tmp_path.glob("pending-*")) and not list(tmp_path.glob("*.upload"))
+    assert _kept(settings) == [] and not [p for p in tmp_path.rglob("*") if p.suffix in (".upload", ".jsonl")]
 
 
 def test_annotators_cannot_choose(annotator_client, demo):

@@ -19,6 +19,7 @@ from annotation.models import ExportJob
 from tests.factories import make_question, make_responses
 
 from ..conftest import api_client_for
+from .conftest import scratch_left
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +51,7 @@ def test_an_export_is_an_object_of_the_bucket_and_downloads_stream_from_it(s3_bu
     assert job.status == "done", job.error
     assert job.file_name == f"exports/realmath-export-{job.pk}-jsonl.zip"
     assert _keys(s3, bucket) == {job.file_name: job.file_size} and job.file_size > 0
-    assert list(Path(settings.EXPORT_ROOT).iterdir()) == []  # the scratch folder emptied, no zip kept
+    assert scratch_left() == [] and not Path(settings.EXPORT_ROOT).exists()  # scratch removed, no zip kept
     assert not Path(settings.MEDIA_ROOT).exists()  # nothing in the local storage folder either
     stored = s3.get_object(Bucket=bucket, Key=job.file_name)["Body"].read()
 
@@ -94,7 +95,7 @@ def test_a_job_given_up_while_its_zip_was_stored_removes_the_object(s3_bucket, r
     job.refresh_from_db()
     assert (job.status, job.error, job.file_name) == ("failed", "given up", "")
     assert _keys(s3, bucket) == {}
-    assert list(Path(settings.EXPORT_ROOT).iterdir()) == []
+    assert scratch_left() == [] and not Path(settings.EXPORT_ROOT).exists()
 
 
 def test_on_the_local_default_the_zip_is_in_the_media_folder(reviewer, reviewer_client, settings):
@@ -104,7 +105,7 @@ def test_on_the_local_default_the_zip_is_in_the_media_folder(reviewer, reviewer_
     job.refresh_from_db()
     local = Path(settings.MEDIA_ROOT) / "exports" / f"realmath-export-{job.pk}-jsonl.zip"
     assert job.status == "done" and default_storage.path(job.file_name) == str(local)
-    assert local.stat().st_size == job.file_size and list(Path(settings.EXPORT_ROOT).iterdir()) == []
+    assert local.stat().st_size == job.file_size and scratch_left() == []
     download = reviewer_client.get(reverse("annotation:export_download", args=[job.pk]))
     assert b"".join(download.streaming_content) == local.read_bytes()
 

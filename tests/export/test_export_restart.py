@@ -21,6 +21,8 @@ from annotation.models import ExportJob
 from tests.factories import make_question, make_responses
 from tests.workers import Worker, judge_worker_env, on_a_database_workers_reach, purge_queue, wait_for
 
+from .conftest import scratch_left
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -49,7 +51,7 @@ def test_a_dead_export_is_restarted_and_finishes(reviewer, reviewer_client, db):
     job.refresh_from_db()
     assert job.status == "done" and job.attempt == 2 and job.error == "" and job.total == 3
     assert not folder.exists() and default_storage.exists(job.file_name)
-    assert list(Path(export_services.settings.EXPORT_ROOT).iterdir()) == []  # the zip is in the storage only
+    assert scratch_left() == [] and list(Path(export_services.settings.EXPORT_ROOT).iterdir()) == []  # the zip is in the storage only
     state = reviewer_client.get(reverse("annotation:export_progress", args=[job.pk])).json()
     assert state["notice"] == "Restarted automatically after the worker stopped: attempt 2 of 3."
     assert state["download"]
@@ -77,6 +79,7 @@ def _killed_worker_scenario(tmp_path, settings, reviewer):
     queue, env = judge_worker_env(tmp_path, settings, "export-restart")
     env.update(REALMATH_DEFAULT_QUEUE=queue, REALMATH_EXPORT_ROOT=str(settings.EXPORT_ROOT),
                REALMATH_MEDIA_ROOT=str(settings.MEDIA_ROOT),  # the storage the web side reads the zip from
+               TMPDIR=str(tmp_path / "tmp"),  # where the workers make their scratch folders
                REALMATH_EXPORT_STALE_SECONDS="4", REALMATH_STALE_CHECK_SECONDS="1",
                REALMATH_BEAT_LOCK=str(tmp_path / "beat.lock"))
     settings.EXPORT_STALE_SECONDS = 4
@@ -109,7 +112,8 @@ def _killed_worker_scenario(tmp_path, settings, reviewer):
         with export_services.open_export(job) as stream, zipfile.ZipFile(stream) as archive:
             lines = archive.read("dataset.jsonl").decode().splitlines()
         assert sum(1 for line in lines if json.loads(line).get("type") == "response") == 4000
-        assert list(Path(settings.EXPORT_ROOT).iterdir()) == []  # no temporary folder left, no zip
+        assert list((tmp_path / "tmp").glob("realmath-export-*")) == []  # no scratch folder left (the workers' TMPDIR)
+        assert not Path(settings.EXPORT_ROOT).exists()  # no zip
     finally:
         for worker in workers:
             worker.stop()

@@ -1,6 +1,7 @@
 """An export whose worker died: its heartbeat goes stale, the periodic task queues it again a bounded
 number of times (tests/export/test_export_restart.py) and then marks the job failed and removes its
 temp folder; no page or API read writes anything. Here every job has used its attempts."""
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from annotation.models import ExportJob
 from tests.factories import make_question, make_responses
 
 from ..conftest import api_client_for
+from .conftest import scratch_left
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -99,7 +101,7 @@ def test_a_slow_worker_whose_job_was_given_up_writes_nothing(reviewer, responses
 
     job.refresh_from_db()
     assert job.status == "failed" and "no sign of life" in job.error and not job.file_name
-    assert list(Path(settings.EXPORT_ROOT).iterdir()) == []  # no zip, no temporary folder
+    assert scratch_left() == [] and not Path(settings.EXPORT_ROOT).exists()  # no zip, no temporary folder
     assert not default_storage.exists(f"exports/realmath-export-{job.pk}-jsonl.zip")  # none stored either
 
 
@@ -108,7 +110,7 @@ def test_worker_beats_while_it_works_and_a_redelivered_task_does_not_restart_a_r
     export_services.run_export_job(job.pk)
     job.refresh_from_db()
     assert job.status == "done" and job.attempt == 1 and job.heartbeat is not None
-    assert list(Path(export_services.settings.EXPORT_ROOT).iterdir()) == []  # scratch space emptied
+    assert scratch_left() == []  # scratch space removed
     assert job.file_name == f"exports/realmath-export-{job.pk}-csv.zip" and default_storage.exists(job.file_name)
 
     running, folder = _running_job(reviewer, beat_age=timedelta(seconds=5))
@@ -121,15 +123,15 @@ def _queued_job(reviewer):
     return ExportJob.objects.create(format="jsonl", filters={}, status="queued", total=3, created_by=reviewer)
 
 
-def test_an_export_folder_that_cannot_be_made_fails_the_job_at_once(reviewer, responses, settings, tmp_path):
+def test_a_temporary_folder_that_cannot_be_used_fails_the_job_at_once(reviewer, responses, tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    settings.EXPORT_ROOT = blocker / "exports"
+    monkeypatch.setattr(tempfile, "tempdir", str(blocker / "tmp"))
     job = _queued_job(reviewer)
     export_services.run_export_job(job.pk)
     job.refresh_from_db()
     assert job.status == "failed" and job.finished is not None
-    assert str(blocker / "exports") in job.error and "cannot be written" in job.error
+    assert str(blocker / "tmp") in job.error and "cannot be written" in job.error and "TMPDIR" in job.error
     assert "no sign of life" not in job.error
 
 
@@ -144,7 +146,7 @@ def test_an_unwritable_export_folder_names_the_real_cause(reviewer, reviewer_cli
     job = _queued_job(reviewer)
     export_services.run_export_job(job.pk)
     job.refresh_from_db()
-    assert job.status == "failed" and "Permission denied" in job.error and "REALMATH_EXPORT_ROOT" in job.error
+    assert job.status == "failed" and "Permission denied" in job.error and "TMPDIR" in job.error
     page = reviewer_client.get(reverse("annotation:export_job", args=[job.pk])).content.decode()
     assert "Permission denied" in page
 
