@@ -23,13 +23,19 @@ For N = 1, 2 (``--machines``; more where the host has the cores), in the same ru
   every call after a fixed ``--latency``, through an endpoint allowing ``--concurrency`` calls in
   flight (shared by all machines through Redis, as a provider's limit is). Calls per second from
   the first run's start to the last run's end; ideal = concurrency / latency. A machine adds calls
-  per second only while one machine cannot keep the endpoint's concurrency busy (its CPU).
+  per second only while one machine cannot keep the endpoint's concurrency busy (its CPU): the
+  default limit (256 in flight, 0.5 s: 512 calls/s) is set above what one worker process does, so
+  the figure is the machines', not the endpoint's; a lower ``--concurrency`` shows the endpoint's.
+
+Per level it also reports the CPU seconds of each process group (each machine, this process as
+"web", the S3 and LLM servers), how busy the host's cores were, and the sizing figures of
+docs/deploy.md: OCR pages per worker CPU-minute and judge calls per worker CPU-second.
 
 It prints a table and one JSON object (host, services, seeds, settings, figures; ``--json FILE``
 writes it too). Quote the load average it prints: figures from a busy machine are not the host's.
 
     .venv/bin/python bench/scale_bench.py [--machines 1,2] [--pages 40] [--answers 512] [--judges 4]
-        [--latency 0.5] [--concurrency 64] [--postgres postgres://postgres@127.0.0.1:5432/postgres]
+        [--latency 0.5] [--concurrency 256] [--postgres postgres://postgres@127.0.0.1:5432/postgres]
         [--redis redis://127.0.0.1:6379] [--json scale.json] [--smoke]
 """
 import argparse
@@ -153,6 +159,14 @@ def cpu_busy():
     return sum(fields) - idle, sum(fields)
 
 
+def cpu_of(pgid):
+    """CPU seconds so far of a process group, or of this process (the web server) for 0."""
+    if pgid == 0:
+        times = os.times()
+        return times.user + times.system
+    return group_cpu(pgid)
+
+
 def group_cpu(pgid):
     """CPU seconds (user + system) used so far by the live processes of a process group, with the
     children they have waited for (tesseract runs as a child process of the worker's child)."""
@@ -249,16 +263,16 @@ def measure_ocr(machines, pages, exam, queue, cpu_groups):
     services.ingest_uploads(batch, [services.Upload(f"s{i:03d}_B-1_1.png", data, "image/png")
                                     for i, (_, _, data) in enumerate(pages)])
     done_before = {m.name: m.pages_done() for m in machines}
-    cpu_before = {name: group_cpu(pid) for name, pid in cpu_groups.items()}
+    cpu_before = {name: cpu_of(pid) for name, pid in cpu_groups.items()}
     busy_before = cpu_busy()
     started = time.time()  # wall clock: compared with the runs' `finished` stamps
     add_consumer(queue, machines)
     deadline = time.monotonic() + 120 * len(pages) + 120
-    while not batch_progress(batch)["complete"]:
+    while not batch_progress(batch)["complete"]:  # the end is read from the runs' stamps, not from here
         if any(m.process.poll() is not None for m in machines) or time.monotonic() > deadline:
             raise SystemExit("a machine stopped or the batch timed out:\n"
                              + "\n".join(m.log_path.read_text()[-1500:] for m in machines))
-        time.sleep(0.1)
+        time.sleep(0.5)
     runs = OcrRun.objects.filter(page__batch=batch)
     failed = runs.exclude(status=OcrRun.Status.DONE)
     if failed.exists() or runs.count() != len(pages):
@@ -267,10 +281,12 @@ def measure_ocr(machines, pages, exam, queue, cpu_groups):
     seconds = runs.aggregate(last=Max("finished"))["last"].timestamp() - started
     busy_after = cpu_busy()
     time.sleep(0.3)  # the last task's log line
+    cpu = {name: round(cpu_of(pid) - cpu_before[name], 1) for name, pid in cpu_groups.items()}
+    worker_cpu = sum(cpu[m.name] for m in machines)
     result = {
         "machines": len(machines), "seconds": round(seconds, 2), "pages_per_min": round(60 * len(pages) / seconds, 2),
         "pages_per_machine": {m.name: m.pages_done() - done_before[m.name] for m in machines},
-        "cpu_seconds": {name: round(group_cpu(pid) - cpu_before[name], 1) for name, pid in cpu_groups.items()},
+        "cpu_seconds": cpu, "pages_per_worker_cpu_minute": round(60 * len(pages) / max(worker_cpu, 0.1), 1),
         "host_busy": round((busy_after[0] - busy_before[0]) / max(1, busy_after[1] - busy_before[1]), 3),
         "task_seconds_mean": round(sum((r.finished - r.started).total_seconds() for r in runs) / len(pages), 2),
     }
@@ -293,7 +309,7 @@ def measure_judges(machines, level, args, endpoint, server_url, cpu_groups):
     ids = list(Response.objects.filter(student_id__startswith="scale-").values_list("pk", flat=True))
     server_stats(server_url, reset=True)
     chunks_before = {m.name: m.chunks_done() for m in machines}
-    cpu_before = {name: group_cpu(pid) for name, pid in cpu_groups.items()}
+    cpu_before = {name: cpu_of(pid) for name, pid in cpu_groups.items()}
     busy_before = cpu_busy()
     started = time.time()
     runs = [services.start_judge_run(config, response_ids=ids) for config in configs]
@@ -301,19 +317,21 @@ def measure_judges(machines, level, args, endpoint, server_url, cpu_groups):
     while JudgeRun.objects.filter(pk__in=[r.pk for r in runs], status=JudgeRun.Status.RUNNING).exists():
         if any(m.process.poll() is not None for m in machines) or time.monotonic() > deadline:
             raise SystemExit("a machine stopped or the judge runs timed out")
-        time.sleep(0.05)
+        time.sleep(0.2)
     busy_after = cpu_busy()
     seconds = JudgeRun.objects.filter(pk__in=[r.pk for r in runs]).aggregate(last=Max("finished"))["last"].timestamp() - started
     states = dict(JudgeRunItem.objects.filter(run__in=runs).values_list("state").annotate(n=Count("id")))
     stats = server_stats(server_url)
     time.sleep(0.3)
     calls = len(ids) * args.judges
+    cpu = {name: round(cpu_of(pid) - cpu_before[name], 1) for name, pid in cpu_groups.items()}
+    worker_cpu = sum(cpu[m.name] for m in machines)
     return {
         "machines": len(machines), "calls": calls, "server_requests": stats["requests"],
         "max_in_flight": stats["max_in_flight"], "seconds": round(seconds, 2),
         "calls_per_s": round(calls / seconds, 1), "items": states, "chunk_size": runs[0].chunk_size,
         "chunks_per_machine": {m.name: m.chunks_done() - chunks_before[m.name] for m in machines},
-        "cpu_seconds": {name: round(group_cpu(pid) - cpu_before[name], 1) for name, pid in cpu_groups.items()},
+        "cpu_seconds": cpu, "calls_per_worker_cpu_second": round(calls / max(worker_cpu, 0.1), 1),
         "host_busy": round((busy_after[0] - busy_before[0]) / max(1, busy_after[1] - busy_before[1]), 3),
     }
 
@@ -334,10 +352,10 @@ def main():
     parser.add_argument("--machines", default=default_levels, help="worker counts to measure (1 is always first)")
     parser.add_argument("--pages", type=int, default=40, help="OCR pages per level")
     parser.add_argument("--size", choices=["a4", "small"], default="a4")
-    parser.add_argument("--answers", type=int, default=512, help="answers per judge run")
+    parser.add_argument("--answers", type=int, default=1024, help="answers per judge run")
     parser.add_argument("--judges", type=int, default=4, help="judge runs per level")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds the LLM server takes per call")
-    parser.add_argument("--concurrency", type=int, default=64, help="the endpoint's calls in flight, all machines")
+    parser.add_argument("--concurrency", type=int, default=256, help="the endpoint's calls in flight, all machines")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432/postgres",
                         help="a PostgreSQL server's admin URL (the bench creates and drops its own database)")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379", help="a Redis server (no database number)")
@@ -432,7 +450,7 @@ def main():
                 machines.append(machine)
             for machine in machines:
                 machine.wait_ready()
-            groups = {m.name: m.process.pid for m in machines} | {"s3": s3.pid, "llm_server": server.pid}
+            groups = {m.name: m.process.pid for m in machines} | {"web": 0, "s3": s3.pid, "llm_server": server.pid}
             print(f"  {level} machine(s) ready; load average {load()[0]}", flush=True)
             if args.skip != "ocr":
                 ocr_rows.append(measure_ocr(machines, pages, exam, f"scale-ocr-{run}-n{level}", groups))
@@ -478,16 +496,18 @@ def main():
     if ocr_rows:
         print_table(f"OCR: {args.pages} pages ({pages[0][0].width}x{pages[0][0].height} px), tesseract, "
                     f"one worker process per machine",
-                    ["machines", "seconds", "pages/min", "x N=1", "pages per machine", "host busy", "CPU s per group"],
-                    [[r["machines"], r["seconds"], r["pages_per_min"], r["ratio"],
+                    ["machines", "seconds", "pages/min", "x N=1", "pages/worker CPU-min", "pages per machine", "host busy",
+                     "CPU s per process group"],
+                    [[r["machines"], r["seconds"], r["pages_per_min"], r["ratio"], r["pages_per_worker_cpu_minute"],
                       " ".join(str(v) for v in r["pages_per_machine"].values()), f"{100 * r['host_busy']:.0f} %",
                       " ".join(f"{k} {v}" for k, v in r["cpu_seconds"].items())] for r in ocr_rows])
     if judge_rows:
         print_table(f"Judges: {args.judges} runs x {args.answers} answers, latency {args.latency} s, endpoint "
                     f"concurrency {args.concurrency} (ideal {args.concurrency / args.latency:.0f} calls/s)",
-                    ["machines", "seconds", "calls/s", "x N=1", "max in flight", "chunks per machine", "host busy",
-                     "CPU s per group"],
-                    [[r["machines"], r["seconds"], r["calls_per_s"], r["ratio"], r["max_in_flight"],
+                    ["machines", "seconds", "calls/s", "x N=1", "calls/worker CPU-s", "max in flight", "chunks per machine",
+                     "host busy", "CPU s per process group"],
+                    [[r["machines"], r["seconds"], r["calls_per_s"], r["ratio"], r["calls_per_worker_cpu_second"],
+                      r["max_in_flight"],
                       " ".join(str(v) for v in r["chunks_per_machine"].values()), f"{100 * r['host_busy']:.0f} %",
                       " ".join(f"{k} {v}" for k, v in r["cpu_seconds"].items())] for r in judge_rows])
     print(f"\nload average at the start {load_start}, at the end {report['load_end']} on {info['cores']} cores")
