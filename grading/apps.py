@@ -5,6 +5,8 @@ class GradingConfig(AppConfig):
     name = "grading"
     verbose_name = "Judges and meta-evaluation"
     export_section = "grading.exchange"  # its part of the full export (annotation.export.sections)
+    demo_section = "grading.demo"  # its part of manage.py load_demo (annotation.demo)
+    release_import_option = "grading.judges.prompt_set_option"  # import_realmath --prompt-set
 
     def ready(self):
         # The libraries read no settings themselves: hand them ours once, at start (imported

@@ -1,6 +1,8 @@
 """
-The demo's judge data: finished runs of clearly named scripted judges, so that a newcomer sees
-metrics, the disagreement queue, categories and step-judge validation full after ``make run``.
+The demo's judge data (grading's `demo_section`, run by ``manage.py load_demo`` through
+annotation.demo): the sample's released judge outputs and meta-evaluation labels, and finished runs
+of clearly named scripted judges, so that a newcomer sees metrics, the disagreement queue,
+categories and step-judge validation full after ``make run``.
 
 Everything goes through the real services (run selection, claims, caching, result recording,
 generation, the meta-evaluator, and two prompt strategies of the rubric judge, Verification-First
@@ -15,6 +17,7 @@ work once that server is started.
 from django.core.exceptions import ValidationError
 from django.db.models import Q
 
+from annotation.demo import DEMO_DIR, INEQMATH_EXAM, REALMATH_EXAM, quietly
 from annotation.models import Exam, Question
 
 from .judges import generation, scripted, services
@@ -42,6 +45,19 @@ STRATEGY_SETTINGS = (
     ("few-shot", "Scripted demo: few-shot, 2 examples per question (made-up scores)"),
 )
 NOTE = "Made-up output of the scripted model (grading.judges.scripted): it shows the tool, it measures no model."
+
+
+def load_demo():
+    """grading's part of `manage.py load_demo` (`demo_section` on its AppConfig, read by
+    annotation.demo): the sample's released judge outputs and meta-evaluation labels, then the
+    scripted runs; the lines to print."""
+    lines = quietly("import_judge_results", str(DEMO_DIR / "meta_eval_input_examples.json"), setting="released-judge")
+    lines += quietly("import_meta_eval_labels", str(DEMO_DIR / "meta_eval_labels_examples.json"),
+                     setting="released meta-eval labels")
+    realmath, ineqmath = demo_exams(REALMATH_EXAM, INEQMATH_EXAM)
+    if realmath is None or ineqmath is None:
+        return lines
+    return lines + load_scripted_judges(realmath_exam=realmath, ineqmath_exam=ineqmath)
 
 
 def load_scripted_judges(*, realmath_exam, ineqmath_exam):

@@ -1,73 +1,26 @@
-from pathlib import Path
-
-from django.core.exceptions import ValidationError
-from django.core.management.base import CommandError
-from django.utils.translation import gettext
-
-from annotation.importers import ImportFormatError, import_realmath
+from annotation.importers import import_realmath
+from core.app_hooks import app_modules
 
 from ._import_base import ImportCommand
 
 
 class Command(ImportCommand):
-    help = ("Import a RealMath-Eval release file (JSON array). Idempotent; all or nothing. With --prompt-set NAME, "
-            "nothing is created: the prompts of records matching answers already in the tool are kept as that "
-            "named prompt set (a variant such as Verification-First), and unmatched records are reported.")
+    """Later apps add options through `release_import_option` on their AppConfig: a module with
+    `add_arguments(parser)` and `handle(options, stdout)`, True when it has done the command
+    (grading: `--prompt-set`, grading/judges/prompt_set_option.py)."""
+
+    help = ("Import a RealMath-Eval release file (JSON array). Idempotent; all or nothing. With --prompt-set NAME "
+            "(grading's option), nothing is created: the prompts of records matching answers already in the tool are "
+            "kept as that named prompt set (a variant such as Verification-First), and unmatched records are reported.")
     importer = staticmethod(import_realmath)
     places_questions = True  # --overlap (annotation/importers/placement.py)
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("--prompt-set", dest="prompt_set",
-                            help="keep the file's prompts for matching answers as this named prompt set (e.g. vf)")
-        parser.add_argument("--holdout-absent", dest="holdout_absent", action="store_true",
-                            help="with --prompt-set: answers of the file's questions absent from it are hold-outs "
-                                 "(the few-shot file's calibration examples)")
-        parser.add_argument("--holdout-manifest", dest="holdout_manifest",
-                            help="with --prompt-set: the release's few-shot manifest (holdout_source_indices into its "
-                                 "source file), or a JSON list of {student_id, question_location} to mark as hold-out")
-        parser.add_argument("--holdout-source", dest="holdout_source",
-                            help="with --holdout-manifest: the source file its indices point into (realmath_eval.json), "
-                                 "when its answers were not imported from a file of that name")
+        for option in app_modules("release_import_option"):
+            option.add_arguments(parser)
 
     def handle(self, *args, **options):
-        if not options.get("prompt_set"):
-            if options.get("holdout_absent") or options.get("holdout_manifest") or options.get("holdout_source"):
-                raise CommandError(gettext("--holdout-absent, --holdout-manifest and --holdout-source go with --prompt-set."))
-            return super().handle(*args, **options)
-        from grading.judges.prompt_sets import import_prompt_set, load_manifest  # noqa: PLC0415
-
-        path = Path(options["file"])
-        if not path.is_file():
-            raise CommandError(gettext("%(path)s: no such file.") % {"path": path})
-        try:
-            manifest = None
-            if options.get("holdout_manifest"):
-                manifest_path = Path(options["holdout_manifest"])
-                if not manifest_path.is_file():
-                    raise CommandError(gettext("%(path)s: no such file.") % {"path": manifest_path})
-                manifest = load_manifest(manifest_path.read_bytes())
-            source = None
-            if options.get("holdout_source"):
-                if manifest is None:
-                    raise CommandError(gettext("--holdout-source goes with --holdout-manifest."))
-                source = Path(options["holdout_source"])
-                if not source.is_file():
-                    raise CommandError(gettext("%(path)s: no such file.") % {"path": source})
-            with path.open("rb") as stream:
-                prompt_set, report = import_prompt_set(
-                    stream, path.name, name=options["prompt_set"], holdout_absent=options["holdout_absent"],
-                    manifest=manifest, source=source.read_bytes() if source else None,
-                    source_name=source.name if source else None, exam_name=options.get("exam"))
-        except (ImportFormatError, ValidationError) as exc:
-            message = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
-            raise CommandError(gettext("Nothing imported. %(exc)s") % {"exc": message}) from exc
-        self.stdout.write(gettext(
-            "Prompt set %(name)s from %(file)s: %(records)s records, %(matched)s prompts attached to existing answers, "
-            "%(unmatched)s unmatched, %(without)s without a prompt, %(holdout)s hold-out answers; nothing created.") % {
-            "name": prompt_set.name, "file": path.name, "records": report["records"], "matched": report["matched"],
-            "unmatched": report["unmatched"], "without": report["without_prompt"], "holdout": report["holdout"]})
-        for row in report["unmatched_records"]:
-            self.stdout.write(gettext("  unmatched: record %(index)s (%(student_id)s, %(location)s): %(reason)s") % {
-                "index": row["index"], "student_id": row["student_id"], "location": row["question_location"],
-                "reason": row["reason"]})
+        if any(option.handle(options, self.stdout) for option in app_modules("release_import_option")):
+            return None
+        return super().handle(*args, **options)
