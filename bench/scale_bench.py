@@ -59,6 +59,9 @@ from _setup import ROOT, print_table, setup_django, smoke_argument  # noqa: E402
 DATABASE = "realmath_scale_bench"
 PAGE_SEEDS = 200  # the first page's seed; ocr_bench reads 100..., the tests lower ones
 BUCKET = "realmath-scale-bench"
+# Folders the settings read from the environment (else under REALMATH_VAR_DIR, each machine's own).
+FOLDER_VARIABLES = ("REALMATH_MEDIA_ROOT", "REALMATH_IMPORT_ROOT", "REALMATH_EXPORT_ROOT", "REALMATH_RATELIMIT_DIR",
+                    "REALMATH_BEAT_LOCK")
 KEYS = {"AWS_ACCESS_KEY_ID": "scale-bench", "AWS_SECRET_ACCESS_KEY": "scale-bench"}
 
 
@@ -406,6 +409,8 @@ def main():
         # The machines start on a holding queue (their OCR_QUEUE, so that they warm tesseract up)
         # and are given each level's page queue by a broadcast.
         hold = f"scale-hold-{run}"
+        for variable in FOLDER_VARIABLES:  # a folder named in this environment would be shared
+            os.environ.pop(variable, None)
         worker_env = {**os.environ, **shared, "OCR_QUEUE": hold}
         worker_env.pop("CELERY_TASK_ALWAYS_EAGER", None)
         os.environ.update(shared)
