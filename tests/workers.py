@@ -93,19 +93,20 @@ def judge_worker_env(tmp_path, settings, prefix):
 
 class Worker:
     """`celery worker` in its own process group, so SIGKILL takes its pool process too. It reads
-    `queue` (default: the environment's judge queue) with `concurrency` pool processes."""
+    `queue` (default: the environment's judge queue) with `concurrency` pool processes; `prefix`
+    goes before the command (e.g. setpriv) and `cwd` is its working folder (default: the checkout)."""
 
-    def __init__(self, env, log_path, *, queue=None, concurrency=1, extra_args=()):
+    def __init__(self, env, log_path, *, queue=None, concurrency=1, extra_args=(), prefix=(), cwd=None):
         self.log_path = log_path
         self.log = open(log_path, "w")
         self.proc = subprocess.Popen(
             [
-                sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue or env["REALMATH_JUDGE_QUEUE"],
+                *prefix, sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue or env["REALMATH_JUDGE_QUEUE"],
                 "--concurrency", str(concurrency), "--pool", "prefork", "--without-gossip", "--without-mingle",
                 "--without-heartbeat", "--loglevel", "INFO", "-n", f"realmath-test-{uuid.uuid4().hex[:6]}@%h",
                 *extra_args,
             ],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=cwd or ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
 
     def wait_ready(self, timeout=60):
