@@ -10,7 +10,11 @@ do what ocr and grading add. The hooks, each documented where it is read:
 - `report_section`: parts of the methods report (`grading.report.document.app_report_modules`);
 - `scan_panel`: scans beside labels and scan batches to assign (`annotation.labelling.scans`);
 - `demo_section`: parts of `manage.py load_demo` (`annotation.demo`);
-- `release_import_option`: options of `manage.py import_realmath` (its command).
+- `release_import_option`: options of `manage.py import_realmath` (its command);
+- `queue_attribution`: OCR-vs-judge tags on the disagreement queue's rows (`grading.review.selectors.queue`).
+
+(Not a module: `run_engines`, the dotted paths of a later app's run engines, read by
+`grading.runs.engine_paths` for the run watchdog.)
 """
 from importlib import import_module
 

@@ -39,6 +39,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -50,13 +51,13 @@ STALL_SECONDS = 60
 WATCH_SECONDS = 60  # how often the watchdog looks at a running run
 MAX_TAKEOVERS = 3  # automatic take-overs in a row before the watchdog leaves a run to a person
 WATCH_TASK = "grading.judges.tasks.watch_run"
-# Every engine, by the dotted path its watchdog task finds it at (RunEngine.name).
+# grading's engines, by the dotted path its watchdog task finds each at (RunEngine.name); a later
+# app names its own as `run_engines` on its AppConfig (studies: probe and geometry runs), so
+# grading imports none of them: `engine_paths()` is every one.
 ENGINES = (
     "grading.judges.services.JUDGE_RUNS",
     "grading.judges.generation.GENERATION_RUNS",
     "grading.review.services.META_EVAL_RUNS",
-    "studies.services.PROBE_RUNS",
-    "studies.geometry.services.GEOMETRY_RUNS",
 )
 
 logger = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ class RunEngine:
     open_ids: Callable  # run -> ids of the work still to do, in order
     nothing_left: Callable  # run_id -> True once every piece of work has an answer (or a failure)
     on_resume: Callable | None = None  # run -> None, inside resume's transaction: reopen failed work
-    name: str = ""  # this engine's dotted path (one of ENGINES): the watchdog task finds it there
+    name: str = ""  # this engine's dotted path (one of engine_paths()): the watchdog task finds it there
     last_activity: Callable | None = None  # run -> when its last answer was written (None: none yet)
     endpoint_of: Callable | None = None  # run -> its LlmEndpoint, whose lease bounds a silent claim
     # (run, epoch) -> True when the run's open work goes elsewhere than the chunk task (a judge
@@ -227,11 +228,16 @@ class RunEngine:
         return run
 
 
+def engine_paths() -> tuple[str, ...]:
+    """Every engine's dotted path: grading's (ENGINES) and the later apps' `run_engines`."""
+    return ENGINES + tuple(path for config in apps.get_app_configs() for path in getattr(config, "run_engines", ()))
+
+
 def watch_running() -> int:
     """Watch every running run of every engine now (a worker just started: a watchdog message
     held by a worker that died went with it). Returns how many runs are watched."""
     watched = 0
-    for path in ENGINES:
+    for path in engine_paths():
         engine = import_string(path)
         model = engine.run_model
         for run_id, epoch in model.objects.filter(status=model.Status.RUNNING).values_list("pk", "epoch"):

@@ -4,7 +4,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 
 from annotation.models import Exam, Question
-from config.form_fields import IdModelChoiceField
+from core.form_fields import IdModelChoiceField
 from grading.models import JudgeSetting
 
 from . import probes, selectors

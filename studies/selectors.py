@@ -295,12 +295,3 @@ def with_attribution(queryset, threshold: float = DEFAULT_THRESHOLD):
         default=Value("judge"),
         output_field=CharField(),
     ))
-
-
-def filter_attribution(queryset, tag: str):
-    """Keep queue rows with this tag ("ocr", "judge", "both", or "none": no raw-OCR judgement)."""
-    if tag in TAGS:
-        return queryset.filter(ocr_tag=tag)
-    if tag == "none":
-        return queryset.filter(ocr_tag="")
-    return queryset

@@ -4,7 +4,7 @@ The page views are what the URL configuration routes to in the project's apps, l
 (`*.api` modules: their tests are `test_api_<part>.py`). A view's name is its function's name, a
 class view's name in snake case without "View" (`LoginView` -> `login`), and a progress, cancel
 or resume view made by `grading.run_views.run_action_views` its URL name without the area's
-prefix (`judge_run_progress` -> `run_progress`, `studies_probe_run_cancel` -> `probe_run_cancel`).
+prefix (`judge_run_progress` -> `run_progress`; the studies' names have none: `probe_run_cancel`).
 """
 import re
 from pathlib import Path
@@ -12,8 +12,8 @@ from pathlib import Path
 from django.urls import URLResolver, get_resolver
 
 TESTS = Path(__file__).resolve().parent
-PROJECT_APPS = {"accounts", "annotation", "ocr", "grading", "validity", "egress", "core"}
-RUN_ACTION_PREFIX = re.compile(r"^(judge|review|studies)_")
+PROJECT_APPS = {"accounts", "annotation", "ocr", "grading", "studies", "validity", "egress", "core"}
+RUN_ACTION_PREFIX = re.compile(r"^(judge|review)_")
 
 # Views that need no file of their own, and why.
 EXCEPTIONS = {

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from annotation.steps import split_steps
 from core.uncertainty import wilson
 
 from . import selectors, stats
@@ -215,8 +216,6 @@ def _first_wrong_step_figures(cases):
 def step_agreement(rows, references):
     """First-wrong-step agreement of a step judge (its verdict and the step it flags) with the experts'
     step labels (`references`: selectors.step_references), on the rule-based step split."""
-    from studies.geometry.steps import split_steps  # the one step splitter (error geometry)
-
     judged = [r for r in rows if "flagged_step" in r.step_verdicts and r.response_id in references]
     if not judged:
         return None
@@ -307,8 +306,6 @@ def rubric_step_agreement(rows, references, marks, checkpoints):
     labels (as for step judges: their first wrong step on the rule-based split; the judge numbered
     the same split) and, per checkpoint (per question and source), Cohen's κ between the judge's
     reached / not reached and the experts' checkpoint marks (`selectors.checkpoint_marks`)."""
-    from studies.geometry.steps import split_steps  # the one step splitter (error geometry)
-
     judged = [r for r in rows if isinstance(r.step_verdicts.get("step_report"), dict)]
     if not judged:
         return None

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext_lazy as _
 
+from annotation.steps import split_steps
+
 from . import prompts
 
 OUTPUT_CONTRACT = """Answer in plain text: your reasoning first, then a line of the form
@@ -156,7 +158,6 @@ def with_steps(the_input, response):
     """`the_input` with the answer's steps (the rule-based splitter the Validity view numbers the
     experts' steps with) and the question's checkpoints (the rows the experts mark, in order)."""
     from annotation.models import RubricCheckpoint  # noqa: PLC0415 (the database side, loaded only when used)
-    from studies.geometry.steps import split_steps  # noqa: PLC0415 (the one step splitter; loaded when used)
 
     checkpoints = tuple(
         (label or "", float(points), text)

@@ -64,7 +64,7 @@ def watch_run(engine, run_id, epoch, takeovers=0):
     over once its worker has been silent for a claim's lease, else looks again (grading.runs)."""
     from .. import runs  # cycle: the run engine queues this task
 
-    if engine not in runs.ENGINES:
+    if engine not in runs.engine_paths():
         return "unknown engine"
     return import_string(engine).watch(run_id, epoch, takeovers)
 

@@ -205,20 +205,6 @@ def categories_section(data) -> Section:
     return Section(gettext("Disagreement categories"), [legend, Table([gettext("Judge"), *codes, pgettext("number of cases", "Total")], rows)])
 
 
-def probes_section(data) -> Section:
-    rows = []
-    for j in data["judges"]:
-        for probe, figures in sorted((j.get("probes") or {}).items()):
-            rows.append([f"{j['name']} v{j['version']}", label("probe", probe), number(figures.get("n")), number(figures.get("detected")),
-                         with_interval(figures.get("rate"), figures.get("ci"))])
-    if not rows:
-        return Section(gettext("Perturbation probes"), [gettext("No probes run.")])
-    return Section(gettext("Perturbation probes"), [
-        Table([gettext("Setting"), gettext("Probe"), "n", gettext("Detected"), gettext("Rate")], rows, gettext("Sensitivity probes: a fair judge lowers the score; invariance probes: it keeps it (intervals over "
-                      "whole questions, Wilson at a rate of 0 or 1, none from fewer than 5 questions)."))
-    ])
-
-
 def strategies_section(data) -> Section | None:
     """Issue 27: each score judge's prompt strategy; for few-shot the rule, seed, examples and hold-out."""
     rows, examples = [], []
@@ -280,122 +266,6 @@ def comparison_section(data) -> Section | None:
     ])
 
 
-def geometry_section(data) -> Section | None:
-    """Error geometry and step surprisal (studies/geometry): the newest analysed run of each."""
-    figures = data.get("geometry") or {}
-    geometry, surprisal = figures.get("geometry"), figures.get("surprisal")
-    chosen = figures.get("chosen") or {}
-    blocks = [gettext("Error segments are the text of a sub-question where an answer lost points, grouped human and "
-                      "synthetic. The error-geometry study embeds them and measures how spread out each group is; the "
-                      "step-surprisal study measures how unexpected each step is after the previous ones under a "
-                      "language model.")]
-    if not geometry:
-        blocks.append(gettext("Error geometry: not run (no analysed run)."))
-    else:
-        blocks.append(gettext("Error geometry: run %(run)s, chosen for this report.") % {"run": number(geometry["run"])}
-                      if chosen.get("geometry") else
-                      gettext("Error geometry: run %(run)s, the newest analysed run.") % {"run": number(geometry["run"])})
-        source = geometry["label"] if not geometry["model"] else f"{geometry['model']} ({geometry['endpoint']})"
-        rows = [[label("source", name), number(g["n"]), with_interval(g["dispersion"], g["dispersion_ci"]),
-                 with_interval(g["total_variance"], g["total_variance_ci"]), with_interval(g["top10_share"], g["top10_share_ci"]),
-                 number(g["clusters"]), number(g["noise_share"]), number(g["silhouette"]),
-                 number(g["gmm_best_k"]) + (" " + gettext("(edge of the sweep)") if g.get("gmm_at_edge") else "")]
-                for name, g in geometry["groups"].items()]
-        blocks.append(gettext("Error segments embedded with %(source)s, run %(run)s, seed %(seed)s.")
-                      % {"source": source, "run": geometry["run"], "seed": geometry["seed"]})
-        blocks.append(Table([gettext("Group"), "n", gettext("Dispersion"), gettext("Total variance"),
-                             gettext("Top-10 share"), gettext("Clusters"), gettext("Noise"), gettext("Silhouette"),
-                             "GMM k"], rows, gettext("Dispersion: mean cosine distance to the 5 nearest neighbours; %(level)s%% intervals resample questions.")
-                            % {"level": 95}))
-        test = (geometry.get("human_vs_synthetic") or {}).get("dispersion")
-        if test:
-            blocks.append(gettext("Dispersion, human minus synthetic: %(difference)s (permutation test, p = %(p)s).")
-                          % {"difference": number(test["difference"]), "p": number(test["p"])})
-        test = (geometry.get("human_vs_probe_derived") or {}).get("dispersion")
-        if test:
-            blocks.append(gettext("Dispersion, human minus probe-derived: %(difference)s (permutation test, p = %(p)s).")
-                          % {"difference": number(test["difference"]), "p": number(test["p"])})
-    if not surprisal:
-        blocks.append(gettext("Step surprisal: not run (no analysed run)."))
-    else:
-        blocks.append(gettext("Step surprisal: run %(run)s, chosen for this report.") % {"run": number(surprisal["run"])}
-                      if chosen.get("surprisal") else
-                      gettext("Step surprisal: run %(run)s, the newest analysed run.") % {"run": number(surprisal["run"])})
-        rows = [[label("source", name), number(g["transitions"]), with_interval(g["surprisal"]["mean"], g["surprisal"]["mean_ci"]),
-                 number(g["surprisal"]["median"]), with_interval(g["ll"]["mean"], g["ll"]["mean_ci"]),
-                 number(g["ll"]["median"]), number(g["ll_lower_bound"])]
-                for name, g in surprisal["groups"].items()]
-        blocks.append(gettext("Step surprisal under %(model)s (%(endpoint)s), run %(run)s.")
-                      % {"model": surprisal["model"], "endpoint": surprisal["endpoint"], "run": surprisal["run"]})
-        blocks.append(Table([gettext("Group"), gettext("Transitions"), gettext("Surprisal (nats)"), gettext("Median"), "LL", gettext("Median"), gettext("LL lower bounds")], rows, gettext("LL: highest probability at the context's last position among the next step's tokens.")))
-    return Section(gettext("Error geometry and step surprisal"), blocks)
-
-
-def style_section(data) -> Section:
-    """The style ablation: each setting's newest run, before (original) and after (rewrite)."""
-    s = data.get("style_ablation") or {}
-    title = gettext("Style ablation")
-    method = gettext("Answers are rewritten into a normalised textbook style keeping every step, error and omission; a "
-                     "rewrite whose final answer changed or that dropped a line is flagged and left out. Each original "
-                     "and its rewrite are judged by the same setting version, and the figures compare them on the same "
-                     "answers: after (rewrite) minus before (original), below zero closer to gold after the rewrite, "
-                     "with cluster-bootstrap intervals over questions and a permutation test.")
-    if not s.get("runs"):
-        return Section(title, [method, gettext("Style ablation: not run.")])
-
-    def rows_of(run, groups):
-        rows = []
-        for name, g in groups.items():
-            m = g["measures"]
-            rows.append([run["setting"], number(run["run"]), gettext("all answers") if name == "all" else label("source", name),
-                         number(g["n"]), number(m["mae"]["a"]), number(m["mae"]["b"]),
-                         with_interval(m["mae"]["difference"], m["mae"]["ci"]),
-                         with_interval(m["mse"]["difference"], m["mse"]["ci"]),
-                         with_interval(m["fr_2"]["difference"], m["fr_2"]["ci"]),
-                         g.get("permutation_p_text") or p_value(g["permutation_p"])])
-        return rows
-
-    header = [gettext("Setting"), gettext("Run"), gettext("Group"), "n", gettext("MAE before"), gettext("MAE after"),
-              gettext("MAE after − before"), gettext("MSE after − before"), gettext("FR_2 after − before"),
-              gettext("Permutation p")]
-    counts, rows, second = [], [], []
-    for run in s["runs"]:
-        values = {"run": number(run["run"]), "setting": run["setting"], "judged": number(run["n_rewrites_judged"]),
-                  "flagged": number(run["n_flagged_excluded"]), "missing": number(run["n_without_rewrite"]),
-                  "flagged_judged": number(run.get("n_flagged_judged"))}
-        counts.append(
-            gettext("Run %(run)s (%(setting)s): %(judged)s rewrites judged, %(flagged_judged)s flagged ones judged apart "
-                    "in a second analysis, %(missing)s answers without a rewrite.") % values if run.get("include_flagged")
-            else gettext("Run %(run)s (%(setting)s): %(judged)s rewrites judged, %(flagged)s flagged and left out, "
-                         "%(missing)s answers without a rewrite.") % values)
-        rows += rows_of(run, run["groups"])
-        if run.get("with_flagged"):
-            second += rows_of(run, run["with_flagged"]["groups"])
-    blocks = [method, " ".join(counts)]
-    if rows:
-        blocks.append(Table(header, rows, gettext("Rewrites not flagged")))
-    if second:
-        blocks.append(Table(header, second, gettext("Second analysis: flagged rewrites included")))
-    return Section(title, blocks)
-
-
-def attribution_section(data) -> Section:
-    """OCR-vs-judge attribution: per setting, the disagreements on scanned answers by cause."""
-    a = data.get("ocr_attribution") or {}
-    title = gettext("OCR-vs-judge attribution")
-    method = gettext("Scanned answers are judged twice by the same setting: on the verified transcript and on the raw OCR "
-                     "text. A disagreement with the gold score of at least %(threshold)s points is tagged ocr (only the "
-                     "raw text disagrees), judge (the verified text disagrees and the raw text is no worse) or both "
-                     "(the raw text makes it worse by a point or more).") % {"threshold": number(a.get("threshold"))}
-    if not a.get("settings"):
-        return Section(title, [method, gettext("OCR attribution: not run.")])
-    rows = [[row["setting"], number(row["n"]), number(row["ocr"]), number(row["judge"]), number(row["both"])]
-            for row in a["settings"]]
-    return Section(title, [method, Table([gettext("Setting"), gettext("Scanned answers judged"), label("attribution", "ocr"),
-                                          label("attribution", "judge"), label("attribution", "both")],
-                                         rows)])
-
-
 ANCHORING_MEASURES = {  # translated where printed (the same texts as the agreement page's)
     "abs_diff": gettext_noop("mean |expert − judge|"), "signed_diff": gettext_noop("mean expert − judge"),
     "expert_mad": gettext_noop("mean |expert − expert|"), "expert_within_one": gettext_noop("expert pairs within one point"),
@@ -453,9 +323,8 @@ def rubric_section(data) -> Section:
 
 SECTIONS: list[Callable] = [
     methods_section, dataset_section, agreement_section, settings_section, metrics_section, answer_check_section,
-    categories_section, probes_section, strategies_section, comparison_section, style_section, attribution_section,
-    anchoring_section, rubric_section, geometry_section,
-]
+    categories_section, strategies_section, comparison_section, anchoring_section, rubric_section,
+]  # then the later apps' sections (app_report_modules): the studies', the Validity view's
 
 
 # --- rendering -------------------------------------------------------------------------------
@@ -518,15 +387,21 @@ def _latex(sections) -> str:
 
 def app_report_modules():
     """Later apps' parts of the report: an app names a module as `report_section` on its AppConfig
-    (as `export_section` does for the export); the module has `report_figures(configs, *, seed)`,
-    its part of the appendix under the app's label, and `section(data)`, its Section."""
+    (as `export_section` does for the export), so grading imports no later app. The module gives
+    its part of the appendix as `report_figures(configs, *, seed)` under its `APPENDIX_KEY` (the
+    Validity view), or as `report_parts(configs, *, setting, bootstrap, seed, choices)`, several
+    keys, and `judge_parts(config, *, seed)`, keys of each setting's entry (the studies; with
+    `CHOICES`, the runs a reader may choose: grading.report.selectors.report_choices); and its
+    sections as `SECTIONS` (a list) or `section(data)`, printed after grading's, in the order of
+    INSTALLED_APPS."""
     return app_modules("report_section")
 
 
 def build_sections(data: dict, sections: list[Callable] | None = None) -> list[Section]:
     """The report's sections (paragraphs and tables of printed figures) from the appendix `data`."""
     if sections is None:
-        sections = SECTIONS + [module.section for module in app_report_modules()]
+        sections = SECTIONS + [section for module in app_report_modules()
+                               for section in getattr(module, "SECTIONS", None) or [module.section]]
     return [s for s in (section(data) for section in sections) if s is not None]
 
 

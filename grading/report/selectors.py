@@ -6,8 +6,10 @@ every figure in the text is a value of this appendix. Metrics come from grading.
 agreement_report), category counts from grading.review.selectors.category_summary; nothing here
 computes a metric of its own beyond resampling them for intervals.
 
-Probe rates come from the perturbation-probe study through one seam, `probe_rates_for`; the
-error-geometry and step-surprisal figures through another, `geometry_figures`.
+Later apps add their parts through one seam, the `report_section` module each names on its
+AppConfig (document.app_report_modules): the judge studies (studies/report_section.py: probe rates
+in each setting's entry, the style ablation, the OCR attribution, error geometry and step
+surprisal, and the runs a reader may choose) and the Validity view. grading imports neither.
 """
 from __future__ import annotations
 
@@ -24,15 +26,10 @@ from annotation.labelling.agreement import agreement_report
 from annotation.labelling.selectors import agreement_ratings
 from annotation.models import Exam, Label, Question, Response
 from core import uncertainty
-from studies import probes as probe_names
-from studies import selectors as studies
-from studies import style
-from studies.geometry.models import GeometryRun
-from studies.models import ProbeItem, ProbeRun
 
 from ..judges.selectors import setting_summary
 from ..models import JudgeSetting, PromptSetEntry
-from ..review import metrics, paired
+from ..review import metrics
 from ..review import selectors as review
 from ..review.meta_eval import CATEGORIES
 from .document import app_report_modules
@@ -50,12 +47,6 @@ DEFINITIONS = {
     "fr_d": "FR_d: share of answers with |judge − gold| >= d points",
     "prompt_hash": "sha256 of the effective system prompt, a NUL byte and the effective template",
 }
-
-
-def probe_rates_for(config: JudgeSetting, seed: int = 0) -> dict:
-    """The perturbation-probe study's rates of one setting version: {probe name: {"n", "detected",
-    "rate", "ci": [lo, hi]}}, only the probes measured on at least one answer ({} when none ran)."""
-    return {name: rates for name, rates in studies.probe_rates(config, seed=seed).items() if rates["n"]}
 
 
 def _scopes(setting):
@@ -172,7 +163,7 @@ def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int, holdouts: 
         summary["prompt_set_holdout"] = holdouts.get(config.prompt_set_id, 0)
     if config.kind in ANSWER_KINDS:
         return {**summary, "prompt_hash_short": summary["prompt_hash"][:16], "overall": None, "by_source": [],
-                "answer_check": answer_check_figures(config), "probes": probe_rates_for(config, seed)}
+                "answer_check": answer_check_figures(config), **_judge_parts(config, seed)}
     # Intervals over whole questions (core.uncertainty), drawn with the report's seed.
     report = review.metrics_report(review.Scope(config=config), bootstrap=bootstrap, headline=True, seed=seed,
                                    correlations=True)
@@ -188,7 +179,7 @@ def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int, holdouts: 
         "left_out": report["left_out"],
         "overall": overall,
         "by_source": [{"source": row["key"], **{k: row.get(k) for k in keep}} for row in report["by_source"]],
-        "probes": probe_rates_for(config, seed),
+        **_judge_parts(config, seed),
     }
 
 
@@ -279,10 +270,10 @@ def category_figures(configs) -> dict:
 
 
 def report_data(setting: JudgeSetting | None = None, *, bootstrap: int = review.BOOTSTRAP_RESAMPLES,
-                seed: int = 0, geometry_run: GeometryRun | None = None,
-                surprisal_run: GeometryRun | None = None) -> dict:
+                seed: int = 0, choices: dict | None = None) -> dict:
     """Everything the methods report prints (one setting version, or every version with results).
-    `geometry_run`, `surprisal_run`: the analysed study runs to report (default: the newest of each)."""
+    `choices`: {name: the run a reader chose} for the later apps' parts (`report_choices`; default:
+    the newest of each)."""
     configs = list(JudgeSetting.objects.select_related("endpoint", "prompt_set")
                    .filter(pk__in=[c.pk for c in _scopes(setting)]).order_by("name", "-version"))
     holdouts = dict(PromptSetEntry.objects.filter(holdout=True, prompt_set_id__in={c.prompt_set_id for c in configs})
@@ -301,144 +292,10 @@ def report_data(setting: JudgeSetting | None = None, *, bootstrap: int = review.
         "judges": [judge_figures(config, bootstrap=bootstrap, seed=seed, holdouts=holdouts) for config in configs],
         "categories": category_figures(configs),
         "comparison": comparison_figures(configs, bootstrap=bootstrap, seed=seed),
-        "geometry": geometry_figures(geometry_run, surprisal_run),
-        "style_ablation": style_figures(configs, setting, bootstrap=bootstrap, seed=seed),
-        "ocr_attribution": attribution_figures(configs),
         "anchoring": anchoring_experiments(bootstrap=bootstrap, seed=seed),
         "rubric_rejudge": rubric_rejudge_figures(setting),
-        # later apps' parts (document.app_report_modules): the Validity view's figures
-        **{module.APPENDIX_KEY: module.report_figures(configs, seed=seed) for module in app_report_modules()},
+        **_app_parts(configs, setting, bootstrap=bootstrap, seed=seed, choices=choices or {}),
     }
-
-
-GEOMETRY_KEYS = ("n", "questions", "dispersion", "dispersion_ci", "total_variance", "total_variance_ci", "top10_share",
-                 "top10_share_ci", "clusters", "noise_share", "silhouette")
-SURPRISAL_KEYS = ("segments", "transitions", "ll_lower_bound", "top_k")
-
-
-def geometry_runs(kind: str) -> list[dict]:
-    """The analysed runs of a study kind ("geometry" or "surprisal"), newest first, for the
-    report's run picker: {id, label, model, analysed} (one query; the results are not read)."""
-    rows = (GeometryRun.objects.filter(kind=kind, analysis_state=GeometryRun.Analysis.DONE)
-            .order_by("-analysed", "-id").values("id", "backend", "model", "analysed"))
-    return [{"id": row["id"], "backend": row["backend"], "model": row["model"],
-             "analysed": row["analysed"].isoformat() if row["analysed"] else None} for row in rows]
-
-
-def geometry_run(pk, kind: str) -> GeometryRun | None:
-    """The analysed run `pk` of this kind, or None (an unknown id, another kind, not analysed)."""
-    if pk is None:
-        return None
-    return GeometryRun.objects.filter(pk=pk, kind=kind, analysis_state=GeometryRun.Analysis.DONE).first()
-
-
-def _newest_run(kind):
-    return (GeometryRun.objects.filter(kind=kind, analysis_state=GeometryRun.Analysis.DONE)
-            .order_by("-analysed", "-id").first())
-
-
-def geometry_figures(geometry_run: GeometryRun | None = None, surprisal_run: GeometryRun | None = None) -> dict:
-    """The chosen (default: the newest) analysed error-geometry and step-surprisal runs, their
-    headline figures only (no heatmaps or curves): {"geometry": {...} | None, "surprisal": {...} | None,
-    "chosen": {kind: true when a run was chosen, false for the newest}}."""
-    out = {"chosen": {"geometry": geometry_run is not None, "surprisal": surprisal_run is not None}}
-    for kind, keys, run in (("geometry", GEOMETRY_KEYS, geometry_run), ("surprisal", SURPRISAL_KEYS, surprisal_run)):
-        run = run or _newest_run(kind)
-        results = run.results if run is not None else None
-        if not results:
-            out[kind] = None
-            continue
-        groups = {}
-        for name, group in (results.get("groups") or {}).items():
-            entry = {key: group.get(key) for key in keys}
-            if kind == "geometry":
-                entry["gmm_best_k"] = (group.get("gmm") or {}).get("best_k")
-                entry["gmm_at_edge"] = bool((group.get("gmm") or {}).get("at_edge"))  # the largest k tried
-            else:
-                for measure in ("surprisal", "ll"):
-                    entry[measure] = {k: (group.get(measure) or {}).get(k) for k in ("mean", "mean_ci", "median", "median_ci")}
-            groups[name] = entry
-        out[kind] = {
-            "run": results.get("run", run.pk), "label": results.get("label"), "model": results.get("model"),
-            "endpoint": (results.get("endpoint") or {}).get("base_url"), "selection": results.get("selection"),
-            "seed": (results.get("params") or {}).get("seed"), "groups": groups,
-            "human_vs_synthetic": results.get("human_vs_synthetic"),
-            "human_vs_probe_derived": results.get("human_vs_probe_derived"),
-        }
-    return out
-
-
-# --- the other studies --------------------------------------------------------------------
-
-STYLE_GROUPS = ("all", "human", "synthetic")
-MAX_STYLE_RUNS = 6
-
-
-def style_figures(configs, setting=None, *, bootstrap: int, seed: int) -> dict:
-    """The style ablation (studies/style.py): the newest style-ablation run of each
-    setting of the report (of `setting` alone when one is chosen), at most MAX_STYLE_RUNS, with
-    its before/after figures (style.ablation_report), and the rewrites' flag counts."""
-    wanted = {c.pk for c in configs} if setting is None else {setting.pk}
-    runs = {}
-    for pk, setting_id, names in ProbeRun.objects.order_by("-id").values_list("pk", "setting_id", "probes"):
-        if style.PROBE in (names or []) and setting_id in wanted and setting_id not in runs:
-            runs[setting_id] = pk
-    chosen = ProbeRun.objects.select_related("setting").filter(pk__in=sorted(runs.values(), reverse=True)[:MAX_STYLE_RUNS])
-    out = []
-    for run in sorted(chosen, key=lambda r: -r.pk):
-        report = style.ablation_report(run, n_resamples=bootstrap, seed=seed)
-        second = report.get("with_flagged")
-        out.append({"run": run.pk, "setting": str(run.setting), "status": run.status,
-                    "n_rewrites_judged": report.get("n_rewrites_judged"), "n_items": report.get("n_items"),
-                    "n_flagged_excluded": report.get("n_flagged_excluded"),
-                    "include_flagged": bool(report.get("include_flagged")),
-                    "n_flagged_judged": report.get("n_flagged_judged", 0),
-                    "n_without_rewrite": report.get("n_without_rewrite"), "groups": _style_groups(report.get("groups")),
-                    # the second, labelled analysis: flagged rewrites included (only when the run judged them)
-                    "with_flagged": {"n_flagged": second["n_flagged"], "groups": _style_groups(second["groups"])}
-                    if second else None})
-    return {"difference": "after (rewrite) - before (original): negative = closer to gold after the rewrite",
-            "resampling": paired.RESAMPLING, "runs": out,
-            "rewrites": style.rewrite_counts() if out else None}
-
-
-def _style_groups(groups) -> dict:
-    """The report's part of style.ablation_report's groups: n, MAE, MSE and FR_2 before, after and
-    the difference with its interval, and the permutation p."""
-    out = {}
-    for name in STYLE_GROUPS:
-        block = (groups or {}).get(name)
-        if block:
-            out[name] = {"n": block["n"], "n_questions": block.get("n_questions"),
-                         "measures": {m: block["measures"][m] for m in ("mae", "mse", "fr_2") if m in block["measures"]},
-                         "permutation_p": (block.get("permutation") or {}).get("p_value"),
-                         "permutation_p_text": uncertainty.format_p((block.get("permutation") or {}).get("p_value"),
-                                                                    (block.get("permutation") or {}).get("resolution"))}
-    return out
-
-
-def attribution_figures(configs, threshold: float = studies.DEFAULT_THRESHOLD) -> dict:
-    """OCR-vs-judge attribution (studies/selectors.attribution_tag) per setting of the
-    report that judged raw OCR texts: scanned answers with a gold score judged on both texts (n,
-    the latest judgement of each), and how many disagreements are tagged ocr, judge or both at
-    the threshold (one query for every setting)."""
-    latest = {}
-    rows = (ProbeItem.objects.filter(run__setting__in=[c.pk for c in configs], probe=probe_names.RAW_OCR,
-                                     state=ProbeItem.State.OK, original_score__isnull=False,
-                                     derived_score__isnull=False, derived__response__gold_score__isnull=False)
-            .order_by("id").values_list("run__setting_id", "derived__response_id", "derived__response__gold_score",
-                                        "original_score", "derived_score"))
-    for setting_id, response_id, gold, verified, raw in rows:
-        latest[(setting_id, response_id)] = (float(gold), verified, raw)
-    per_setting = {}
-    for (setting_id, _), (gold, verified, raw) in latest.items():
-        counts = per_setting.setdefault(setting_id, {"n": 0, **{tag: 0 for tag in studies.TAGS}})
-        counts["n"] += 1
-        tag = studies.attribution_tag(abs(verified - gold), abs(raw - gold), threshold)
-        if tag:
-            counts[tag] += 1
-    return {"threshold": threshold, "tags": list(studies.TAGS),
-            "settings": [{"setting": str(c), **per_setting[c.pk]} for c in configs if c.pk in per_setting]}
 
 
 def anchoring_experiments(*, bootstrap: int, seed: int) -> dict:
@@ -488,3 +345,34 @@ def rubric_rejudge_figures(setting=None) -> dict:
                          "rubric_version": question.rubric_version, "setting": str(config), **sides,
                          "not_rejudged": entry["stale"]})
     return {"questions_edited": len(questions), "rows": rows}
+
+
+# --- later apps' parts (document.app_report_modules) ----------------------------------------
+
+def _judge_parts(config, seed) -> dict:
+    """A setting's figures from later apps (a report module's `judge_parts`: the probe rates)."""
+    parts = {}
+    for module in app_report_modules():
+        if hasattr(module, "judge_parts"):
+            parts.update(module.judge_parts(config, seed=seed))
+    return parts
+
+
+def _app_parts(configs, setting, *, bootstrap, seed, choices) -> dict:
+    """Later apps' keys of the appendix: a module's `report_parts` (several keys: the studies) or
+    its `report_figures` under its `APPENDIX_KEY` (the Validity view)."""
+    parts = {}
+    for module in app_report_modules():
+        if hasattr(module, "report_parts"):
+            parts.update(module.report_parts(configs, setting=setting, bootstrap=bootstrap, seed=seed,
+                                             choices={name: choices.get(name) for name in getattr(module, "CHOICES", {})}))
+        else:
+            parts[module.APPENDIX_KEY] = module.report_figures(configs, seed=seed)
+    return parts
+
+
+def report_choices() -> dict:
+    """{name: the report module offering it}: the runs a reader may choose instead of the newest
+    (a module's `CHOICES`, with `choice_options(name)` and `chosen(name, pk)`; the page's query
+    parameter `name`, the command's `--<name>-run`)."""
+    return {name: module for module in app_report_modules() for name in getattr(module, "CHOICES", {})}

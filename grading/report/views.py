@@ -33,34 +33,42 @@ def _setting(params):
     return config
 
 
-def _geometry_run(params, name, kind):
-    """The analysed study run named by `name` (geometry or surprisal), None when not given; 404
-    for an id that is no analysed run of that kind."""
-    raw = params.get(name)
-    if not raw:
-        return None
-    run = report.geometry_run(id_param(raw), kind)
-    if run is None:
-        raise Http404("No such analysed study run.")
-    return run
+def _choices(params):
+    """{name: the run chosen} for each choice of the later apps' parts given in `params`
+    (report.report_choices: the error-geometry and step-surprisal runs); 404 for an id that is no
+    run of that choice."""
+    chosen = {}
+    for name, module in report.report_choices().items():
+        raw = params.get(name)
+        if not raw:
+            continue
+        chosen[name] = module.chosen(name, id_param(raw))
+        if chosen[name] is None:
+            raise Http404("No such analysed study run.")
+    return chosen
 
 
-def _query(setting, geometry_run, surprisal_run):
+def _query(setting, choices):
     """The querystring that selects the report again (the downloads' links)."""
-    pairs = [("setting", setting), ("geometry", geometry_run), ("surprisal", surprisal_run)]
+    pairs = [("setting", setting), *choices.items()]
     return urlencode([(name, value.pk) for name, value in pairs if value is not None])
+
+
+def _pickers(choices):
+    """The run pickers of the page: name, label, options ({id, label}) and the run chosen."""
+    return [{"name": name, "label": module.CHOICES[name]["label"], "options": module.choice_options(name),
+             "selected": choices.get(name)} for name, module in report.report_choices().items()]
 
 
 @reviewer_required
 def methods_report(request):
     setting = _setting(request.GET)
-    geometry_run = _geometry_run(request.GET, "geometry", "geometry")
-    surprisal_run = _geometry_run(request.GET, "surprisal", "surprisal")
+    choices = _choices(request.GET)
     fmt = request.GET.get("format") if request.GET.get("format") in VIEWS else "formatted"
     download = request.GET.get("download")
     if download and download not in DOWNLOADS:
         raise Http404("Unknown download.")
-    data = report.report_data(setting, geometry_run=geometry_run, surprisal_run=surprisal_run)
+    data = report.report_data(setting, choices=choices)
     if download:
         body = document.appendix_json(data) if download == "json" else document.build(data, download)
         filename, content_type = DOWNLOADS[download]
@@ -79,10 +87,7 @@ def methods_report(request):
         "text_format": "latex" if fmt == "latex" else "markdown",
         "setting": setting,
         "settings_list": review.settings_with_results(),
-        "geometry_run": geometry_run,
-        "surprisal_run": surprisal_run,
-        "geometry_runs": report.geometry_runs("geometry"),
-        "surprisal_runs": report.geometry_runs("surprisal"),
-        "query": _query(setting, geometry_run, surprisal_run),
+        "pickers": _pickers(choices),
+        "query": _query(setting, choices),
         "data": data,
     })

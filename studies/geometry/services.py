@@ -33,6 +33,7 @@ from django.utils.translation import gettext
 from threadpoolctl import threadpool_limits
 
 import llm
+from annotation import steps
 from core.numbers import json_int
 from egress import purposes
 from grading import runs
@@ -41,7 +42,7 @@ from grading.judges.models import LlmEndpoint
 from grading.judges.services import RunRefused
 from grading.runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, reopen_failed_items
 
-from . import logprobs, selectors, stats, steps, tasks
+from . import logprobs, selectors, stats, tasks
 from .models import GeometryRun, GeometrySegment, SegmentVector, TransitionScore
 
 OPEN_STATES = (GeometrySegment.State.PENDING, GeometrySegment.State.ERROR)

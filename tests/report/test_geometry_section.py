@@ -5,6 +5,7 @@ import json
 import pytest
 
 from grading.report import document, selectors
+from studies import report_section as studies_report
 from studies.geometry import services
 
 pytestmark = pytest.mark.django_db
@@ -14,7 +15,7 @@ def test_section_appears_once_a_geometry_run_is_analysed():
     data = selectors.report_data(bootstrap=0)
     assert data["geometry"] == {"geometry": None, "surprisal": None,
                                 "chosen": {"geometry": False, "surprisal": False}}
-    blocks = document.geometry_section(data).blocks
+    blocks = studies_report.geometry_section(data).blocks
     assert "Error geometry: not run (no analysed run)." in blocks and "Step surprisal: not run (no analysed run)." in blocks
     lines = [json.dumps({"segment_text": f"{s} answer {i}, therefore x = {i * 7}", "sample_id": f"{s}{i}",
                          "question": f"Q{i % 3}", "sub_id": "(1)", "real_score": 1, "max_score": 3, "analysis_subset": s})
@@ -62,7 +63,7 @@ def test_the_geometry_run_is_chosen_on_the_page_and_in_the_command(reviewer_clie
 
     older, newer = _analysed_run("older"), _analysed_run("newer")
     assert selectors.report_data(bootstrap=0)["geometry"]["geometry"]["run"] == newer.pk  # default: the newest
-    assert [row["id"] for row in selectors.geometry_runs("geometry")] == [newer.pk, older.pk]
+    assert [row["id"] for row in studies_report.geometry_runs("geometry")] == [newer.pk, older.pk]
 
     url = reverse("grading:methods_report")
     page = reviewer_client.get(url, {"geometry": older.pk}).content.decode()

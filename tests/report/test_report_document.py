@@ -1,9 +1,10 @@
-"""The report text: sections as functions, the probe-rates seam, escaping, figures traceable to the appendix."""
+"""The report text: sections as functions, the probe-rates seam (the studies' report_section hook), escaping, figures traceable to the appendix."""
 import pytest
 
 from annotation.models import Exam
 from grading.report import document
 from grading.report import selectors as report
+from studies import report_section as studies_report
 from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
 
 from .helpers import untraced_figures
@@ -28,14 +29,14 @@ def awkward(db):
 
 
 def test_probe_section_uses_the_seam(awkward, monkeypatch):
-    assert report.probe_rates_for(awkward) == {}
+    assert studies_report.probe_rates_for(awkward) == {}
     data = report.report_data(bootstrap=100)
-    assert "No probes run." in document.build(data, "markdown", [document.probes_section])
+    assert "No probes run." in document.build(data, "markdown", [studies_report.probes_section])
 
-    monkeypatch.setattr(report, "probe_rates_for", lambda config, seed=0: FAKE_PROBES)
+    monkeypatch.setattr(studies_report, "probe_rates_for", lambda config, seed=0: FAKE_PROBES)
     data = report.report_data(bootstrap=100)
     assert data["judges"][0]["probes"] == FAKE_PROBES
-    text = document.build(data, "markdown", [document.probes_section])
+    text = document.build(data, "markdown", [studies_report.probes_section])
     assert "No probes run." not in text
     assert "| drop-final-answer | 12 | 9 | 0.750 [0.468, 0.911] |" in text
     assert untraced_figures(text, data) == []

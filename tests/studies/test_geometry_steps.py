@@ -4,6 +4,7 @@ import random
 
 import pytest
 
+from annotation import steps as step_split
 from studies.geometry import steps
 from tests.conftest import REALMATH_HUMAN
 
@@ -15,9 +16,9 @@ def sample_texts():
 
 @pytest.mark.parametrize("text", sample_texts()[:16])
 def test_rule_split_of_real_answers_keeps_every_character(text):
-    cut = steps.split_steps(text)
+    cut = step_split.split_steps(text)
     assert len(cut) > 3
-    assert steps.covers(text, cut)
+    assert step_split.covers(text, cut)
     assert "".join(text.split()) == "".join("".join(s.text.split()) for s in cut)
 
 
@@ -26,33 +27,33 @@ def test_rule_split_on_random_text_keeps_every_character():
     rng = random.Random(0)
     for _ in range(300):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
-        assert steps.covers(text, steps.split_steps(text)), text
+        assert step_split.covers(text, step_split.split_steps(text)), text
 
 
 def test_cuts_at_lines_sentences_connectives_and_numbered_steps():
     text = "Let x = 2. Then y = 4\n∴ z = 6 所以 w = 1\nStep 2: done. Therefore $a.b = 1$ holds"
-    assert [s.text for s in steps.split_steps(text)] == [
+    assert [s.text for s in step_split.split_steps(text)] == [
         "Let x = 2.", "Then y = 4", "∴ z = 6", "所以 w = 1", "Step 2: done.", "Therefore $a.b = 1$ holds",
     ]
 
 
 def test_never_cuts_inside_a_formula():
     text = "$f(x)=1.\n\\therefore g(x)=2$ and \\[a. b\\]"
-    assert [s.text for s in steps.split_steps(text)] == [text]
+    assert [s.text for s in step_split.split_steps(text)] == [text]
 
 
 def test_llm_split_is_accepted_only_when_it_reproduces_the_text():
     text = "Since a = 1,\nb = 2.  So c = 3."
     output = "Step 1: Since a = 1, b = 2.\nStep 2: So c = 3."
-    placed = steps.align_steps(text, steps.parse_step_lines(output))
+    placed = step_split.align_steps(text, step_split.parse_step_lines(output))
     assert [s.text for s in placed] == ["Since a = 1,\nb = 2.", "So c = 3."]
-    assert steps.covers(text, placed)
+    assert step_split.covers(text, placed)
     for changed in ("Step 1: Since a = 1, b = 2.\nStep 2: So c = 4.",   # a rewritten number
                     "Step 1: Since a = 1, b = 2.",                       # a dropped step
                     "Step 1: So c = 3.\nStep 2: Since a = 1, b = 2.",   # reordered
                     "Step 1: Since a = 1, b = 2.\nStep 2: So c = 3.\nStep 3: QED",  # added
                     "no steps at all"):
-        assert steps.align_steps(text, steps.parse_step_lines(changed)) is None, changed
+        assert step_split.align_steps(text, step_split.parse_step_lines(changed)) is None, changed
 
 
 def test_sub_question_spans():

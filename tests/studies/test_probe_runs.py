@@ -149,17 +149,18 @@ def test_deleting_a_response_removes_its_derived_answers_and_items(endpoint, llm
 def test_the_methods_report_shows_the_probe_rates_of_a_setting(endpoint, llm_server, question):
     from grading.report import document
     from grading.report import selectors as report
+    from studies import report_section as studies_report
     from tests.factories import make_results
 
     responses = answers(question)
     llm_server.default = FAIR
     setting = make_setting(endpoint)
-    assert report.probe_rates_for(setting) == {}
+    assert studies_report.probe_rates_for(setting) == {}
     probe(setting, ["drop-final-answer"])
-    rates = report.probe_rates_for(setting)
+    rates = studies_report.probe_rates_for(setting)
     assert list(rates) == ["drop-final-answer"]  # probes never measured are left out
     assert rates["drop-final-answer"] == selectors.probe_rates(setting)["drop-final-answer"]
     assert (rates["drop-final-answer"]["n"], rates["drop-final-answer"]["detected"]) == (8, 8)
     make_results(setting, responses, [8] * len(responses), key_prefix="report")
-    text = document.build(report.report_data(bootstrap=0), "markdown", [document.probes_section])
+    text = document.build(report.report_data(bootstrap=0), "markdown", [studies_report.probes_section])
     assert "No probes run." not in text and "| drop-final-answer | 8 | 8 | 1.000" in text

@@ -138,7 +138,7 @@ def _rubric_step_case(annotator):
     for its step report; one expert marks checkpoints (C2 never reached by anyone: κ undefined) and the
     steps of the first four answers; a second expert ties on C1 of the last answer."""
     from annotation.models import Label, StepLabel
-    from studies.geometry.steps import split_steps
+    from annotation.steps import split_steps
 
     from ..conftest import make_user
     from ..factories import make_checkpoints, make_question, make_responses, make_results, make_stored_setting

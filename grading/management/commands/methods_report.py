@@ -29,10 +29,8 @@ class Command(BaseCommand):
         parser.add_argument("--bootstrap", type=int, default=review.BOOTSTRAP_RESAMPLES,
                             help="Bootstrap resamples for the intervals (0: none).")
         parser.add_argument("--seed", type=int, default=0, help="Seed of the bootstrap.")
-        parser.add_argument("--geometry-run", dest="geometry_run", type=int,
-                            help="The analysed error-geometry run to report (default: the newest).")
-        parser.add_argument("--surprisal-run", dest="surprisal_run", type=int,
-                            help="The analysed step-surprisal run to report (default: the newest).")
+        for name, module in report.report_choices().items():  # the later apps' runs: --geometry-run, --surprisal-run
+            parser.add_argument(f"--{name}-run", dest=f"{name}_run", type=int, help=module.CHOICES[name]["help"])
 
     def handle(self, *args, **options):
         if options["bootstrap"] < 0:
@@ -46,15 +44,16 @@ class Command(BaseCommand):
             except review.ScopeError as exc:
                 raise CommandError(str(exc)) from exc
         runs = {}
-        for kind in ("geometry", "surprisal"):
+        for kind, module in report.report_choices().items():
             pk = options[f"{kind}_run"]
-            runs[kind] = report.geometry_run(pk, kind) if pk is not None else None
-            if pk is not None and runs[kind] is None:
-                choices = ", ".join(str(row["id"]) for row in report.geometry_runs(kind)) or gettext("none")
+            if pk is None:
+                continue
+            runs[kind] = module.chosen(kind, pk)
+            if runs[kind] is None:
+                choices = ", ".join(str(row["id"]) for row in module.choice_options(kind)) or gettext("none")
                 raise CommandError(gettext("--%(kind)s-run %(pk)s: no analysed %(kind)s run has this id (analysed "
                                            "runs: %(choices)s).") % {"kind": kind, "pk": pk, "choices": choices})
-        data = report.report_data(setting, bootstrap=options["bootstrap"], seed=options["seed"],
-                                  geometry_run=runs["geometry"], surprisal_run=runs["surprisal"])
+        data = report.report_data(setting, bootstrap=options["bootstrap"], seed=options["seed"], choices=runs)
         text = document.build(data, options["format"])
         if not options["output"]:
             self.stdout.write(document.embedded(text, data, options["format"]))

@@ -12,9 +12,8 @@ from django.utils.translation import gettext
 
 from annotation.management.exams import add_exam_argument, exam_id_of
 from grading.judges import selectors, services
-from grading.models import JudgeRun, JudgeSetting
-
 from grading.management.follow import follow
+from grading.models import JudgeRun, JudgeSetting
 
 FILTERS = ("source", "level", "question", "status", "gold_status", "score_min", "score_max", "q")
 

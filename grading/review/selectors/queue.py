@@ -2,13 +2,13 @@
 
 import django_filters
 from django import forms
-from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, Subquery
+from django.db.models import CharField, Count, Exists, F, FloatField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Abs, Cast
 from django.utils.translation import gettext_lazy
 
 from annotation.models import Response
+from core.app_hooks import app_modules
 from core.ids import id_param
-from studies import selectors as studies_selectors
 
 from ...models import JudgeResult, MetaEvalProposal, MetaEvaluation
 from ..meta_eval import CATEGORIES, direction
@@ -102,10 +102,22 @@ class QueueFilter(django_filters.FilterSet):
         return queryset.exclude(classified).filter(proposed)
 
     def filter_attribution(self, queryset, name, value):
-        return studies_selectors.filter_attribution(queryset, value)
+        """Rows with this OCR-vs-judge tag ("none": no raw-OCR judgement, `ocr_tag` blank)."""
+        return queryset.filter(ocr_tag="" if value == "none" else value)
 
 
 QUEUE_FILTERS = tuple(QueueFilter.base_filters)
+
+
+def _with_attribution(queryset, threshold):
+    """OCR-vs-judge attribution on every row, `ocr_tag` and `ocr_raw_score`, by the module an app
+    names as `queue_attribution` on its AppConfig (core.app_hooks), with `with_attribution(queryset,
+    threshold)`: studies.selectors (review does not import the studies); without one, no row has a tag."""
+    modules = app_modules("queue_attribution")
+    if modules:
+        return modules[0].with_attribution(queryset, threshold)
+    return queryset.annotate(ocr_raw_score=Value(None, output_field=FloatField()),
+                             ocr_tag=Value("", output_field=CharField()))
 
 
 def queue_filter_errors(params) -> dict:
@@ -127,8 +139,7 @@ def disagreement_queue(scope, threshold=DEFAULT_THRESHOLD, params=None):
             status=JudgeResult.Status.OK, score__isnull=False, response__gold_score__isnull=False
         )
     ).filter(abs_delta__gte=threshold - EPS)
-    # OCR-vs-judge attribution (studies): `ocr_tag` and `ocr_raw_score` on every row.
-    queryset = studies_selectors.with_attribution(queryset, threshold)
+    queryset = _with_attribution(queryset, threshold)
     return QueueFilter(_present(params), queryset=queryset).qs
 
 
