@@ -3,9 +3,11 @@ screens, for the people allowed to label it, with OCR word boxes in transcript o
 import json
 
 import pytest
+from django.apps import apps
 from django.test import Client
 from django.urls import reverse
 
+from annotation.labelling import scans
 from annotation.labelling import services as labelling
 from annotation.models import Response
 from ocr import selectors, services
@@ -102,6 +104,22 @@ def test_adjudication_screen_shows_the_scans(two_page_response, reviewer):
     response, pages = two_page_response
     html = client_of(reviewer).get(reverse("annotation:adjudicate", args=[response.pk])).content.decode()
     assert len(scan_config(html)) == 2 and 'id="scan-correct-link"' in html
+
+
+def test_the_scans_reach_annotation_only_through_ocrs_scan_panel_hook(two_page_response, reviewer, monkeypatch):
+    """annotation imports no ocr: its screens read the module ocr names as `scan_panel` on its
+    AppConfig (annotation.labelling.scans). Without that hook the same answer has no scans, no flag
+    link and no batches to assign: nothing else carries them."""
+    response, pages = two_page_response
+    label_url = reverse("annotation:label", args=[response.pk])
+    assert len(scan_config(client_of(reviewer).get(label_url).content.decode())) == 2
+    assert [batch.pk for batch in scans.scan_batches_to_assign()] == [pages[0].batch_id]
+    monkeypatch.setattr(apps.get_app_config("ocr"), "scan_panel", None)
+    html = client_of(reviewer).get(label_url).content.decode()
+    assert 'id="scan-config"' not in html and 'id="scan-viewer"' not in html
+    assert reverse("ocr:flag_transcript", args=[response.pk]) not in html
+    assert list(scans.scan_batches_to_assign()) == [] and scans.scan_batch(pages[0].batch_id) is None
+    assert scans.answers_waiting(pages[0].batch) == 0
 
 
 # --- "transcript wrong here" ----------------------------------------------------------------
