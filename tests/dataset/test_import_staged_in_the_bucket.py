@@ -12,7 +12,9 @@ from django.utils import timezone
 
 from annotation.importers import services as jobs
 from annotation.models import ImportJob, Question, Response
-from tests.conftest import REALMATH_HUMAN
+from tests.conftest import REALMATH_HUMAN, ROOT
+
+FULL = ROOT / "fixtures" / "realmath_eval_full" / "realmath_eval.json"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -105,3 +107,33 @@ def test_on_the_local_default_the_upload_is_staged_in_the_media_folder(reviewer_
     assert job.status == ImportJob.Status.DONE, job.error
     assert Response.objects.count() == 32 and not staged.exists()
     assert _leftovers(settings.IMPORT_ROOT) == [] and _leftovers(settings.MEDIA_ROOT) == []
+
+
+def test_an_upload_kept_for_a_choice_waits_in_the_bucket_and_the_choice_stages_it_again(s3_bucket, reviewer_client,
+                                                                                        settings):
+    """The worker that found the overlap and the web server that takes the choice may be two machines:
+    the kept upload is an object of the bucket, and the choice stages it again as a new job's upload."""
+    from django.core.management import call_command
+
+    s3, bucket = s3_bucket
+    call_command("import_realmath", str(REALMATH_HUMAN), "--exam", "Sample")  # its questions are in the release
+    with FULL.open("rb") as handle:
+        reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle, "exam": "Release"})
+    job = ImportJob.objects.get()
+    jobs.run_import_job(job.pk)  # the worker: refused for a choice
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.FAILED and "already in other exams" in job.error
+    kept = [key for key in _keys(s3, bucket) if key.startswith("imports/pending/")]
+    token = kept[0].removeprefix("imports/pending/").split(".")[0]
+    assert _keys(s3, bucket) == [f"imports/pending/{token}.json", f"imports/pending/{token}.upload"]
+    assert s3.get_object(Bucket=bucket, Key=kept[1])["Body"].read() == FULL.read_bytes()
+
+    page = reviewer_client.post(reverse("annotation:import_choose", args=[token]), {"overlap": "move"})
+    second = ImportJob.objects.exclude(pk=job.pk).get()
+    assert page.url == reverse("annotation:import_job", args=[second.pk])
+    assert _keys(s3, bucket) == sorted([second.stored_name, second.stored_name.removesuffix(".upload") + ".options"])
+    jobs.run_import_job(second.pk)
+    second.refresh_from_db()
+    assert second.status == ImportJob.Status.DONE, second.error
+    assert Question.objects.filter(exam__name="Release").count() == 14
+    assert _keys(s3, bucket) == [] and _leftovers(settings.IMPORT_ROOT) == [] and _leftovers(settings.MEDIA_ROOT) == []
