@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from django.utils.translation import gettext, gettext_lazy
 
-from core import uncertainty
+from core import paired, uncertainty
 from grading.labels import label
 from grading.models import JudgeSetting
 from grading.report.document import Section, Table, number, p_value, with_interval
-from grading.review import paired
 
 from . import probes as probe_names
 from . import selectors, style

@@ -19,7 +19,7 @@ in a normalised textbook style?
    result when there is one).
 4. **Report** (`ablation_report`): per group (human, synthetic) and overall, MSE, FR_2 and mean
    |judge - gold| before (original) and after (rewrite), paired on the same answers, with
-   cluster-bootstrap intervals over whole questions (grading.review.paired); the
+   cluster-bootstrap intervals over whole questions (core.paired); the
    difference is after - before.
 """
 from __future__ import annotations
@@ -35,12 +35,11 @@ from django.utils.translation import gettext, gettext_lazy
 import equivalence
 import llm
 from annotation.models import Response, content_hash
-from core import uncertainty
+from core import paired, uncertainty
 from core.numbers import json_int
 from egress import purposes
 from grading.judges import services as judge_services
 from grading.judges.kinds import JudgeSpec
-from grading.review import paired
 from grading.runs import call_each
 
 from .models import DerivedAnswer, ProbeItem, ProbeRun

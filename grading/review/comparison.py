@@ -1,5 +1,5 @@
 """Read side of "compare settings": two or more judge setting versions on the answers each pair of
-them both scored, with paired statistics (grading.review.paired). One query per setting plus one
+them both scored, with paired statistics (core.paired). One query per setting plus one
 for the answers' questions, gold and source, however many answers.
 
 An answer counts for a pair when both settings' current results on it (the newest per answer, as
@@ -14,10 +14,10 @@ from django.db.models.functions import Cast
 from django.utils.translation import gettext_lazy
 
 from annotation.models import Response
+from core import paired
 
 from ..judges import strategies
 from ..models import JudgeResult, JudgeSetting
-from . import paired
 from .selectors import Scope, current_results, question_label
 
 SELECTION_RULE = ("answers both settings scored (current result, status ok, a score) that have a gold score; "

@@ -9,8 +9,8 @@ import numpy as np
 from django.utils.translation import gettext
 
 from core import uncertainty
+from core.paired import FR_DISTANCES
 
-FR_DISTANCES = (1, 2, 3, 4, 5)
 _EPS = 1e-9
 
 

@@ -1,11 +1,11 @@
-"""Paired comparison of two judge settings (grading.review.paired): known differences from scripted
+"""Paired comparison of two judge settings (core.paired): known differences from scripted
 errors, the sign test against a hand computation, the cluster permutation test, cluster resampling."""
 from math import comb
 
 import numpy as np
 import pytest
 
-from grading.review import paired
+from core import paired
 
 
 def scripted(n_questions=6, per_question=8, seed=0):

@@ -6,9 +6,10 @@ on the code before it."""
 import numpy as np
 import pytest
 
+from core import paired
 from grading.judges.result_import import ImportRefused, import_judge_results
 from grading.models import JudgeResult
-from grading.review import metrics, paired
+from grading.review import metrics
 from grading.review.selectors.validation import confusion_figures
 
 

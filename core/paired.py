@@ -10,16 +10,18 @@ not an error measure: its difference says which way B moved, not whether it got 
 error measure is `abs_bias`, |bias B| - |bias A|.
 
 The uncertainty rules are core.uncertainty's: no interval from fewer than MIN_CLUSTERS questions,
-undefined resamples counted, permutation p-values never 0.
+undefined resamples counted, permutation p-values never 0. Shared by the judge review (settings
+compared, grading.review.comparison) and the studies (the style ablation, studies.style): it sits
+below both and imports no Django and no app (an import-linter contract keeps it so).
 """
 from dataclasses import dataclass
 from math import comb
 
 import numpy as np
 
-from core import uncertainty
+from . import uncertainty
 
-from .metrics import FR_DISTANCES
+FR_DISTANCES = (1, 2, 3, 4, 5)  # FR_d: the share with |judge − gold| >= d points (grading.review.metrics)
 
 _EPS = 1e-9
 RESAMPLING = ("cluster bootstrap: whole questions drawn with replacement, every answer of a drawn question kept, "
