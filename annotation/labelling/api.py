@@ -18,7 +18,10 @@ from accounts.roles import is_reviewer
 
 from ..models import Adjudication, Assignment, Label, Response
 from ..selectors import can_see_scores, scores_visible_to
-from ..serializers import (
+from . import selectors, services
+from .agreement import agreement_report
+from .rules import LabelInvalid
+from .serializers import (
     AdjudicateRequestSerializer,
     AdjudicationQueueSerializer,
     AdjudicationSerializer,
@@ -28,9 +31,6 @@ from ..serializers import (
     LabelSerializer,
     LabelWriteSerializer,
 )
-from . import selectors, services
-from .agreement import agreement_report
-from .rules import LabelInvalid
 
 
 def _response_or_404(pk):

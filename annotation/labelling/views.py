@@ -21,12 +21,12 @@ from core.shortcuts import found_or_404, get_object_or_404
 
 from ..models import Assignment, Question, Response, StepLabel
 from ..selectors import can_see_scores, exam_by_id, exam_choices, question_by_id, question_choices, reference_segments
-from ..serializers import LabelDraftSerializer, LabelSerializer
 from . import scans as scan_panel
 from . import selectors, services
 from .agreement import MATRIX_METRICS, agreement_report
 from .forms import AnchoringForm
 from .rules import LabelInvalid, rubric_groups
+from .serializers import LabelDraftSerializer, LabelSerializer
 
 
 @annotator_required
