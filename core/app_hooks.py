@@ -14,7 +14,7 @@ do what ocr and grading add. The hooks, each documented where it is read:
 - `queue_attribution`: OCR-vs-judge tags on the disagreement queue's rows (`grading.review.selectors.queue`).
 
 (Not a module: `run_engines`, the dotted paths of a later app's run engines, read by
-`grading.runs.engine_paths` for the run watchdog.)
+`grading.runs.engine.engine_paths` for the run watchdog.)
 """
 from importlib import import_module
 

@@ -1,5 +1,5 @@
 """REST API of the probe runs (reviewers and admins): start one, list them, follow a run's
-progress, cancel or resume it (the same actions as every run: grading/run_api.py)."""
+progress, cancel or resume it (the same actions as every run: grading/runs/api.py)."""
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -9,7 +9,7 @@ from rest_framework.response import Response as ApiResponse
 from accounts.permissions import IsReviewer
 from core.ids import MAX_ID
 from grading.models import JudgeSetting
-from grading.run_api import RunActionsMixin
+from grading.runs.api import RunActionsMixin
 
 from . import selectors, services
 from .models import ProbeRun

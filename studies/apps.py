@@ -15,4 +15,4 @@ class StudiesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     report_section = "studies.report_section"  # its part of the methods report (grading.report.document)
     queue_attribution = "studies.selectors"  # OCR attribution of the disagreement queue's rows (with_attribution)
-    run_engines = ("studies.services.PROBE_RUNS", "studies.geometry.services.GEOMETRY_RUNS")  # grading.runs.engine_paths
+    run_engines = ("studies.services.PROBE_RUNS", "studies.geometry.services.GEOMETRY_RUNS")  # grading.runs.engine.engine_paths

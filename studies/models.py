@@ -14,7 +14,8 @@ Invariants:
 from django.db import models
 from django.utils.translation import gettext_lazy
 
-from grading.judges.models import AbstractRun, JudgeResult, JudgeSetting
+from grading.judges.models import JudgeResult, JudgeSetting
+from grading.runs.models import AbstractRun
 
 # Django imports studies.models only: this registers the geometry study's models too.
 from .geometry.models import GeometryRun, GeometrySegment, SegmentVector, TransitionScore  # noqa: F401

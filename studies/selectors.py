@@ -19,7 +19,7 @@ from django.db.models.functions import Abs, Cast
 
 from core import uncertainty
 from grading.models import JudgeSetting
-from grading.runs import stalled
+from grading.runs.engine import stalled
 from ocr.models import OcrRun, Page
 
 from . import probes

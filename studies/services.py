@@ -1,6 +1,6 @@
 """Probe runs: derive answers, judge original and derived text with one setting, record both.
 
-Invariants (on top of grading/runs.py, the one run engine, which gives epochs, cancel, resume):
+Invariants (on top of grading/runs/engine.py, the one run engine, which gives epochs, cancel, resume):
 
 - A run's selection is fixed when it starts: derived answers are made then (pure functions of
   studies/probes.py), one ProbeItem per derived answer; answers a probe cannot change
@@ -12,7 +12,7 @@ Invariants (on top of grading/runs.py, the one run engine, which gives epochs, c
   JudgeResult is ever written by a probe run, so metrics, the queue and exports do not move.
 - Each distinct text is judged once per chunk (five probes of one answer share one original).
 - A worker claims items (owner run:epoch:task, lease) and writes only where it still owns the
-  claim; a redelivered or resumed chunk takes over stale claims (grading.runs.may_take_over).
+  claim; a redelivered or resumed chunk takes over stale claims (grading.runs.claims).
 """
 from __future__ import annotations
 
@@ -28,13 +28,13 @@ import llm
 from annotation.models import Response, content_hash
 from annotation.selectors import filter_responses
 from egress import purposes
-from grading import runs
 from grading.judges import services as judge_services
 from grading.judges import strategies
 from grading.judges.kinds import Outcome, get_kind
 from grading.judges.services import RunRefused
 from grading.models import JudgeResult, JudgeSetting
-from grading.runs import ChunkReport, RunEngine, reopen_failed_items
+from grading.runs import claims
+from grading.runs.engine import ChunkReport, RunEngine, call_each, reopen_failed_items
 
 from . import probes, selectors, tasks
 from .models import DerivedAnswer, ProbeItem, ProbeRun
@@ -218,9 +218,13 @@ def process_probe_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
         return report
     setting = run.setting
     kind, spec = get_kind(setting.kind), judge_services.judge_spec(setting)
-    owner = runs.owner_tag(run.pk, epoch, task_id)
-    lease = runs.lease_for(setting.endpoint, setting.samples, setting.parse_retries)
-    items = _claim(run, epoch, item_ids, owner, task_id, lease)
+    owner = claims.owner_tag(run.pk, epoch, task_id)
+    lease = claims.lease_for(setting.endpoint, setting.samples, setting.parse_retries)
+    items = claims.claim_each(
+        ProbeItem.objects.filter(run=run, pk__in=item_ids, state__in=OPEN_STATES)
+        .select_related("derived__response__question").order_by("id"),
+        ProbeItem.objects.filter(state__in=OPEN_STATES), run_id=run.pk, epoch=epoch, task_id=task_id, owner=owner,
+        lease=lease)
     report.claimed = len(items)
     if not items:
         PROBE_RUNS.finish_if_complete(run.pk, epoch)
@@ -257,33 +261,12 @@ def process_probe_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
             with llm.labelled(purposes.PROBE, answer_ids=sorted(answers_of.get(key, ()))):
                 return kind.evaluate(spec, inputs[key], call)
 
-        runs.call_each(todo, evaluate, record, width=min(width, len(todo)),
+        call_each(todo, evaluate, record, width=min(width, len(todo)),
                        is_live=lambda: PROBE_RUNS.is_live(run.pk, epoch), after_each=write_ready)
     if pending:  # cancelled meanwhile: give the claims back
-        report.released = ProbeItem.objects.filter(pk__in=[i.pk for i in pending], claim_owner=owner).update(
-            claim_owner="", claimed_at=None
-        )
+        report.released = claims.release(ProbeItem, pending, owner)
     PROBE_RUNS.finish_if_complete(run.pk, epoch)
     return report
-
-
-def _claim(run, epoch, item_ids, owner, task_id, lease):
-    items = list(
-        ProbeItem.objects.filter(run=run, pk__in=item_ids, state__in=OPEN_STATES)
-        .select_related("derived__response__question")
-        .order_by("id")
-    )
-    claimed, now = [], timezone.now()
-    for item in items:
-        if item.claim_owner and not runs.may_take_over(
-            item.claim_owner, item.claimed_at, run_id=run.pk, epoch=epoch, task_id=task_id, lease=lease
-        ):
-            continue
-        if ProbeItem.objects.filter(pk=item.pk, claim_owner=item.claim_owner, state__in=OPEN_STATES).update(
-            claim_owner=owner, claimed_at=now
-        ):
-            claimed.append(item)
-    return claimed
 
 
 @dataclasses.dataclass(frozen=True)

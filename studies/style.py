@@ -40,7 +40,7 @@ from core.numbers import json_int
 from egress import purposes
 from grading.judges import services as judge_services
 from grading.judges.kinds import JudgeSpec
-from grading.runs import call_each
+from grading.runs.engine import call_each
 
 from .models import DerivedAnswer, ProbeItem, ProbeRun
 

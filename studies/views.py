@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _lazy
 from accounts.decorators import reviewer_required
 from core.ids import id_param
 from core.shortcuts import get_object_or_404
-from grading.run_views import run_action_views
+from grading.runs.views import run_action_views
 
 from . import probes, selectors, services, style
 from .forms import ProbeStartForm, StyleImportForm, StyleRewriteForm, StyleRunForm

@@ -3,7 +3,7 @@
 The page views are what the URL configuration routes to in the project's apps, less the API
 (`*.api` modules: their tests are `test_api_<part>.py`). A view's name is its function's name, a
 class view's name in snake case without "View" (`LoginView` -> `login`), and a progress, cancel
-or resume view made by `grading.run_views.run_action_views` its URL name without the area's
+or resume view made by `grading.runs.views.run_action_views` its URL name without the area's
 prefix (`judge_run_progress` -> `run_progress`; the studies' names have none: `probe_run_cancel`).
 """
 import re
@@ -39,7 +39,7 @@ def view_name(pattern):
         return None
     if view_class is not None:
         return re.sub(r"(?<!^)(?=[A-Z])", "_", view_class.__name__.removesuffix("View")).lower()
-    if module == "grading.run_views":
+    if module == "grading.runs.views":
         return RUN_ACTION_PREFIX.sub("", pattern.name)
     if "<locals>" in callback.__qualname__:  # a view a factory made: named for the factory
         return callback.__qualname__.split(".")[0]

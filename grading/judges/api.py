@@ -17,7 +17,7 @@ from core.ids import MAX_ID, id_param
 from llm import access
 
 from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
-from ..run_api import RunActionsMixin
+from ..runs.api import RunActionsMixin
 from . import generation, prompts, selectors, services
 
 ID = r"[0-9]{1,18}"  # ids in URLs: digits a database column can hold

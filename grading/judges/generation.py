@@ -20,7 +20,9 @@ from core.ids import filter_by_id
 from egress import purposes
 
 from ..models import GenerationItem, GenerationRun, LlmEndpoint
-from ..runs import ChunkReport, RunEngine, call_each, lease_for, may_take_over, owner_tag, reopen_failed_items
+from ..runs import claims
+from ..runs.claims import lease_for, owner_tag
+from ..runs.engine import ChunkReport, RunEngine, call_each, reopen_failed_items
 from . import prompts, tasks
 from .services import RunRefused, check_endpoint_usable, clean_params, endpoint_spec
 
@@ -179,7 +181,8 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
             run=run, pk__in=item_ids, state__in=GENERATION_OPEN_STATES
         ).select_related("question")
     )
-    claimed = [item for item in items if _claim_generation_item(item, run, epoch, task_id, owner, lease)]
+    claimed = claims.claim_each(items, GenerationItem.objects.filter(state__in=GENERATION_OPEN_STATES), run_id=run.pk,
+                                epoch=epoch, task_id=task_id, owner=owner, lease=lease, prefix="gen")
     report.claimed = len(claimed)
 
     def generate(item):
@@ -202,24 +205,9 @@ def process_generation_chunk(run_id: int, epoch: int, item_ids: list[int], task_
     unstarted = call_each(claimed, llm.with_label(generate, purposes.GENERATION), record, width=min(len(claimed), run.endpoint.max_concurrency),
                           is_live=lambda: GENERATION_RUNS.is_live(run.pk, epoch))
     if unstarted:  # cancelled meanwhile: give the claims back
-        report.released = GenerationItem.objects.filter(
-            pk__in=[item.pk for item in unstarted], claim_owner=owner
-        ).update(claim_owner="", claimed_at=None)
+        report.released = claims.release(GenerationItem, unstarted, owner)
     GENERATION_RUNS.finish_if_complete(run.pk, epoch)
     return report
-
-
-def _claim_generation_item(item, run, epoch, task_id, owner, lease):
-    current = item.claim_owner
-    if current:
-        run_part = current[3:] if current.startswith("gen") else current
-        if not may_take_over(run_part, item.claimed_at, run_id=run.pk, epoch=epoch, task_id=task_id, lease=lease):
-            return False
-    return bool(
-        GenerationItem.objects.filter(
-            pk=item.pk, claim_owner=current, state__in=GENERATION_OPEN_STATES
-        ).update(claim_owner=owner, claimed_at=timezone.now())
-    )
 
 
 def _record_generation(run, item, messages, answer, owner):

@@ -15,7 +15,6 @@ from django.utils.translation import gettext
 from annotation.selectors import matching_responses, scores_visible_to
 from core.ids import id_param
 
-from .. import runs
 from ..models import (
     GenerationItem,
     GenerationRun,
@@ -27,6 +26,7 @@ from ..models import (
     JudgeSetting,
     LlmEndpoint,
 )
+from ..runs import engine as runs
 from . import strategies
 from .kinds import INEQMATH_STEP_KINDS, KINDS
 

@@ -5,8 +5,7 @@ piece of work and skip or take over what is already claimed. The services import
 to queue its tasks, so each task imports its service inside its body (no import cycle).
 """
 from celery import shared_task
-from celery.signals import worker_init, worker_process_shutdown, worker_ready
-from django.utils.module_loading import import_string
+from celery.signals import worker_init, worker_process_shutdown
 
 import llm
 
@@ -56,28 +55,3 @@ def warm_up_llm_client(**kwargs):
     from . import generation, services  # noqa: F401 (imported here, before the fork: see the docstring)
 
     llm.warm_up()
-
-
-@shared_task(ignore_result=True)
-def watch_run(engine, run_id, epoch, takeovers=0):
-    """The watchdog of one run (any kind: `engine` is the dotted path of its RunEngine): takes it
-    over once its worker has been silent for a claim's lease, else looks again (grading.runs)."""
-    from .. import runs  # cycle: the run engine queues this task
-
-    if engine not in runs.engine_paths():
-        return "unknown engine"
-    return import_string(engine).watch(run_id, epoch, takeovers)
-
-
-@shared_task(ignore_result=True)
-def watch_running_runs():
-    from .. import runs  # cycle: the run engine queues this task
-
-    return runs.watch_running()
-
-
-@worker_ready.connect
-def watch_runs_after_start(**kwargs):
-    """A worker that (re)starts watches every running run: the watchdog of a run whose worker
-    died with its messages resumes from here."""
-    watch_running_runs.delay()

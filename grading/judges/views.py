@@ -20,7 +20,7 @@ from core.ids import id_param
 from core.shortcuts import get_object_or_404
 
 from ..models import GenerationRun, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
-from ..run_views import run_action_views
+from ..runs.views import run_action_views
 from . import calibration, generation, prompts, selectors, services, strategies
 from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeSettingForm, PromptSetImportForm, RunStartForm
 from .kinds import KINDS

@@ -16,7 +16,7 @@ from core.ids import MAX_ID, id_param
 
 from ..judges.services import RunRefused
 from ..models import JudgeResult, LlmEndpoint, MetaEvalRun, MetaEvaluation
-from ..run_api import RunActionsMixin
+from ..runs.api import RunActionsMixin
 from . import selectors, services
 from .meta_eval import CATEGORIES
 

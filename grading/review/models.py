@@ -10,8 +10,9 @@ from django.db import models
 from django.utils.translation import gettext_lazy
 from simple_history.models import HistoricalRecords
 
-from grading.judges.models import AbstractRun, JudgeResult, LlmEndpoint
+from grading.judges.models import JudgeResult, LlmEndpoint
 from grading.review.meta_eval import CATEGORY_CHOICES
+from grading.runs.models import AbstractRun
 
 
 class Direction(models.TextChoices):

@@ -32,7 +32,7 @@ from ..models import (
     MetaEvaluation,
     StepJudgeValidation,
 )
-from ..runs import RunEngine, call_each
+from ..runs.engine import RunEngine, call_each
 from . import selectors, tasks
 from .meta_eval import CATEGORIES, direction, parse_meta_eval_output
 

@@ -27,7 +27,7 @@ from ..judges import selectors as judge_selectors
 from ..judges import services as judge_services
 from ..judges.services import RunRefused
 from ..models import MetaEvalRun
-from ..run_views import run_action_views
+from ..runs.views import run_action_views
 from ..uncertainty_text import interval as interval_text
 from ..uncertainty_text import p_value as p_text
 from . import comparison, selectors, services

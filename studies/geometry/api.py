@@ -1,10 +1,10 @@
 """REST API of the error-geometry and step-surprisal runs (reviewers and admins): list them, read
 one (its results, every figure), follow its progress, cancel or resume it (the actions every run
-has: grading/run_api.py). Runs are started on the page or with the commands."""
+has: grading/runs/api.py). Runs are started on the page or with the commands."""
 from rest_framework import serializers, viewsets
 
 from accounts.permissions import IsReviewer
-from grading.run_api import RunActionsMixin
+from grading.runs.api import RunActionsMixin
 
 from . import selectors, services
 from .models import GeometryRun

@@ -7,7 +7,7 @@ Invariants:
 - A segment's vector is cached by (model, SHA-256 of its text) in `SegmentVector`, a step
   transition's log-probability figures by (model, SHA-256 of the prompt sent) in
   `TransitionScore`: a resumed, repeated or second run never asks the endpoint again for them.
-- The run is a `AbstractRun` (status, epoch, size, chunk size, who, when) on grading/runs.py, like
+- The run is a `AbstractRun` (status, epoch, size, chunk size, who, when) on grading/runs/engine.py, like
   ProbeRun; its analysis (`analysis_state`, `results`) is done once all segments have their
   data. Cancelling a run whose analysis is waiting or running stops the analysis too (status
   cancelled, analysis cancelled); resume analyses it again.
@@ -15,7 +15,8 @@ Invariants:
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from grading.judges.models import AbstractRun, LlmEndpoint
+from grading.judges.models import LlmEndpoint
+from grading.runs.models import AbstractRun
 
 
 class GeometryRun(AbstractRun):

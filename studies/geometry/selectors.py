@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from annotation.models import Label, Response, StepLabel, SubQuestion
 from annotation.rubric import read_rubric, sub_question_label
-from grading.runs import stalled
+from grading.runs.engine import stalled
 
 from .. import probes
 from ..models import DerivedAnswer

@@ -1,7 +1,7 @@
 """Error-geometry and step-surprisal runs: collect the segments, fetch vectors or log-probabilities
 from a served model (or use the lexical baseline), then analyse.
 
-Invariants (on top of grading/runs.py, the one run engine: epochs, cancel, resume, claims):
+Invariants (on top of grading/runs/engine.py, the one run engine: epochs, cancel, resume, claims):
 
 - A run's segments are fixed when it starts (one GeometrySegment per error segment, with its
   rule-based steps); the analysis reads only them.
@@ -11,7 +11,7 @@ Invariants (on top of grading/runs.py, the one run engine: epochs, cancel, resum
   stored before the segments that need them are marked done: a killed chunk, a resume or a
   second run finds them and asks the endpoint nothing again.
 - A worker claims segments (owner run:epoch:task, lease) and writes only where it still owns the
-  claim; a redelivered or resumed chunk takes over stale claims (grading.runs.may_take_over).
+  claim; a redelivered or resumed chunk takes over stale claims (grading.runs.claims).
 - The analysis runs once the run is done (claimed by a conditional update, so two chunks that
   finish together analyse once); its results are a pure function of the segments, their data
   and the seeds. A failed analysis is retried by resume.
@@ -36,11 +36,11 @@ import llm
 from annotation import steps
 from core.numbers import json_int
 from egress import purposes
-from grading import runs
 from grading.judges import services as judge_services
 from grading.judges.models import LlmEndpoint
 from grading.judges.services import RunRefused
-from grading.runs import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, reopen_failed_items
+from grading.runs import claims
+from grading.runs.engine import CANCEL_CHECK_SECONDS, ChunkReport, RunEngine, reopen_failed_items
 
 from . import logprobs, selectors, stats, tasks
 from .models import GeometryRun, GeometrySegment, SegmentVector, TransitionScore
@@ -333,9 +333,12 @@ def process_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | N
     if run is None:
         report.skipped = len(item_ids)
         return report
-    owner = runs.owner_tag(run.pk, epoch, task_id)
-    lease = runs.lease_for(run.endpoint, samples=EMBED_BATCH if run.kind == GeometryRun.Kind.GEOMETRY else MAX_TRANSITIONS)
-    items = _claim(run, epoch, item_ids, owner, task_id, lease)
+    owner = claims.owner_tag(run.pk, epoch, task_id)
+    lease = claims.lease_for(run.endpoint, samples=EMBED_BATCH if run.kind == GeometryRun.Kind.GEOMETRY else MAX_TRANSITIONS)
+    items = claims.claim_each(
+        GeometrySegment.objects.filter(run=run, pk__in=item_ids, state__in=OPEN_STATES).order_by("id"),
+        GeometrySegment.objects.filter(state__in=OPEN_STATES), run_id=run.pk, epoch=epoch, task_id=task_id,
+        owner=owner, lease=lease)
     report.claimed = len(items)
     if items:
         spec = judge_services.endpoint_spec(run.endpoint)
@@ -353,21 +356,6 @@ def _queue_analysis(run_id):
     transaction.on_commit(lambda: tasks.analyse_geometry_run.delay(run_id))
 
 
-def _claim(run, epoch, item_ids, owner, task_id, lease):
-    items = list(GeometrySegment.objects.filter(run=run, pk__in=item_ids, state__in=OPEN_STATES).order_by("id"))
-    claimed, now = [], timezone.now()
-    for item in items:
-        if item.claim_owner and not runs.may_take_over(
-            item.claim_owner, item.claimed_at, run_id=run.pk, epoch=epoch, task_id=task_id, lease=lease
-        ):
-            continue
-        if GeometrySegment.objects.filter(pk=item.pk, claim_owner=item.claim_owner, state__in=OPEN_STATES).update(
-            claim_owner=owner, claimed_at=now
-        ):
-            claimed.append(item)
-    return claimed
-
-
 def _finish(items, owner, state, *, errors=None, figures=None):
     now = timezone.now()
     for item in items:
@@ -376,11 +364,6 @@ def _finish(items, owner, state, *, errors=None, figures=None):
         if figures is not None:
             fields["figures"] = figures.get(item.pk, [])
         GeometrySegment.objects.filter(pk=item.pk, claim_owner=owner).update(**fields)
-
-
-def _release(items, owner):
-    return GeometrySegment.objects.filter(pk__in=[i.pk for i in items], claim_owner=owner).update(
-        claim_owner="", claimed_at=None)
 
 
 class _Embedded:
@@ -433,7 +416,7 @@ def _fetch_vectors(run, epoch, items, owner, spec, limiter, sleep, report):
     keys = list(texts)
     for start in range(0, len(keys), EMBED_BATCH):
         if not GEOMETRY_RUNS.is_live(run.pk, epoch):
-            _release(waiting, owner)
+            claims.release(GeometrySegment, waiting, owner)
             return
         batch = keys[start : start + EMBED_BATCH]
         group = [i for i in waiting if i.text_hash in set(batch)]
@@ -443,7 +426,7 @@ def _fetch_vectors(run, epoch, items, owner, spec, limiter, sleep, report):
                     llm.cancellable(token):
                 vectors = embed(spec, run.model, [texts[k] for k in batch], limiter=limiter, sleep=sleep)
         except llm.CallCancelled:  # the run stopped (or the worker is stopping): the work stays open
-            _release(waiting, owner)
+            claims.release(GeometrySegment, waiting, owner)
             return
         except llm.LlmCallFailed as exc:
             _finish(group, owner, GeometrySegment.State.ERROR, errors=exc.errors)
@@ -635,7 +618,7 @@ def _fetch_transitions(run, epoch, items, owner, spec, limiter, sleep, report):
                         future.cancel()
                     break
     if pending:
-        report.released = _release(pending, owner)
+        report.released = claims.release(GeometrySegment, pending, owner)
 
 
 def _write_transitions(pending, wanted, keys, known, failures, owner):

@@ -1,5 +1,5 @@
 """Pages of the error-geometry and step-surprisal study (reviewers and admins only): start a run,
-follow its progress, cancel or resume it (the views every run has: grading/run_views.py), and
+follow its progress, cancel or resume it (the views every run has: grading/runs/views.py), and
 see its figures and the JSON beside them.
 Segment text is escaped by the templates; figures are drawn by static/js/geometry.js from the
 results JSON (json_script), never from HTML."""
@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _lazy
 
 from accounts.decorators import reviewer_required
 from core.shortcuts import get_object_or_404
-from grading.run_views import run_action_views
+from grading.runs.views import run_action_views
 
 from . import selectors, services
 from .forms import GeometryStartForm

@@ -1,4 +1,4 @@
-"""POST /api/<runs>/<id>/resume/ (grading/run_api.py, RunActionsMixin) with a body that is not a
+"""POST /api/<runs>/<id>/resume/ (grading/runs/api.py, RunActionsMixin) with a body that is not a
 JSON object: a 400 on every kind of run (issue 40, item 9: `request.data.get` on a list was a 500)."""
 import json
 import types

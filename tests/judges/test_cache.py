@@ -2,10 +2,10 @@
 import pytest
 
 from annotation.models import Response, content_hash
-from grading import runs
 from grading.judges import services
 from grading.judges.kinds import get_kind
 from grading.models import JudgeResult, JudgeRun
+from grading.runs import claims
 from tests.factories import make_responses, make_setting
 
 from .helpers import run_now, score_by_answer
@@ -85,7 +85,7 @@ def test_claim_left_by_a_dead_delivery_is_taken_over(endpoint, llm_server, respo
     key = _key_of(config, item)
     # A worker claimed the item under this task id and was killed before answering.
     JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
-                               claim_owner=runs.owner_tag(run.pk, run.epoch, "task-a"))
+                               claim_owner=claims.owner_tag(run.pk, run.epoch, "task-a"))
     report = services.process_judge_chunk(run.pk, run.epoch, [item.pk], task_id="task-a")
     assert report.recorded == 1
     result = JudgeResult.objects.get()
@@ -103,10 +103,10 @@ def test_live_claim_of_a_sibling_task_is_waited_for(endpoint, llm_server, respon
     from django.utils import timezone
 
     claim = JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
-                                       claim_owner=runs.owner_tag(run.pk, run.epoch, "task-other"),
+                                       claim_owner=claims.owner_tag(run.pk, run.epoch, "task-other"),
                                        claimed_at=timezone.now())
     assert not services.may_take_over(claim.claim_owner, claim.claimed_at, run_id=run.pk, epoch=run.epoch,
-                                      task_id="task-mine", lease=runs.lease_for(endpoint))
+                                      task_id="task-mine", lease=claims.lease_for(endpoint))
     # The sibling finishes while we wait: we link its answer and call nothing.
     JudgeResult.objects.filter(pk=claim.pk).update(status="ok", score=3)
     services.process_judge_chunk(run.pk, run.epoch, [item.pk], task_id="task-mine")

@@ -1,8 +1,8 @@
-"""grading.runs.call_each, the one chunk loop of generation, probe and meta-evaluation runs."""
+"""grading.runs.engine.call_each, the one chunk loop of generation, probe and meta-evaluation runs."""
 import threading
 import time
 
-from grading import runs
+from grading.runs import engine as runs
 
 
 def test_at_most_width_calls_at_once_and_every_value_recorded():

@@ -8,7 +8,7 @@ import pytest
 from grading.judges import services
 from grading.judges.services import chunks
 from grading.models import JudgeResult, JudgeRun, JudgeRunItem
-from grading.runs import RunEngine
+from grading.runs.engine import RunEngine
 from tests.factories import make_responses, make_setting
 from tests.llm_server import message_text
 

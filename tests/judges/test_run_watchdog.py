@@ -1,14 +1,16 @@
-"""A run whose worker was killed is taken over automatically (grading.runs watchdog; issue 29, item 11)."""
+"""A run whose worker was killed is taken over automatically (grading.runs.engine watchdog; issue 29, item 11)."""
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from grading import runs
 from grading.judges import services
 from grading.judges import tasks as judge_tasks
 from grading.judges.kinds import get_kind
 from grading.models import JudgeResult, JudgeRun
+from grading.runs import claims
+from grading.runs import engine as runs
+from grading.runs import tasks as run_tasks
 from tests.factories import make_responses, make_setting
 
 from .helpers import score_by_answer
@@ -30,7 +32,7 @@ def half_done(endpoint, llm_server, rubric_question, django_capture_on_commit_ca
     key = services.cache_key(config, get_kind(config.kind).fingerprint(
         services.judge_spec(config), services.judge_input(item.response)))
     JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
-                               claim_owner=runs.owner_tag(run.pk, run.epoch, "t2"), claimed_at=timezone.now())
+                               claim_owner=claims.owner_tag(run.pk, run.epoch, "t2"), claimed_at=timezone.now())
     return run
 
 
@@ -44,7 +46,7 @@ def age(run, seconds):
 def test_a_silent_run_is_taken_over_once_its_claims_lease_has_passed(half_done, llm_server,
                                                                      django_capture_on_commit_callbacks):
     limit = services.JUDGE_RUNS.takeover_seconds(half_done)
-    assert limit == runs.lease_for(half_done.setting.endpoint).total_seconds()
+    assert limit == claims.lease_for(half_done.setting.endpoint).total_seconds()
     age(half_done, limit - 30)
     assert services.JUDGE_RUNS.watch(half_done.pk, half_done.epoch) == "watching"
     half_done.refresh_from_db()
@@ -80,7 +82,7 @@ def not_eager():
 def test_starting_a_run_schedules_its_watch(endpoint, responses, django_capture_on_commit_callbacks, monkeypatch,
                                             not_eager):
     sent = []
-    monkeypatch.setattr(judge_tasks.watch_run, "apply_async", lambda args, countdown: sent.append((args, countdown)))
+    monkeypatch.setattr(run_tasks.watch_run, "apply_async", lambda args, countdown: sent.append((args, countdown)))
     monkeypatch.setattr(judge_tasks.run_judge_chunk, "apply_async", lambda args: None)
     with django_capture_on_commit_callbacks(execute=True):
         run = services.start_judge_run(make_setting(endpoint))
@@ -88,9 +90,9 @@ def test_starting_a_run_schedules_its_watch(endpoint, responses, django_capture_
     sent.clear()
     assert runs.watch_running() == 1 and sent == [(["grading.judges.services.JUDGE_RUNS", run.pk, 1, 0], 0)]
     sent.clear()
-    assert judge_tasks.watch_run("grading.judges.services.JUDGE_RUNS", run.pk, 1) == "watching"
+    assert run_tasks.watch_run("grading.judges.services.JUDGE_RUNS", run.pk, 1) == "watching"
     assert len(sent) == 1 and 0 < sent[0][1] <= runs.WATCH_SECONDS  # it looks again
-    assert judge_tasks.watch_run("os.system", run.pk, 1) == "unknown engine"
+    assert run_tasks.watch_run("os.system", run.pk, 1) == "unknown engine"
 
 
 def test_every_engine_is_found_by_its_name():

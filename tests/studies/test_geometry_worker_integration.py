@@ -1,5 +1,5 @@
 """error_geometry without --inline: a served-model study goes to a real Celery worker on the real
-broker (the judge queue, through grading/runs.py), its chunks fetch the vectors from the loopback
+broker (the judge queue, through grading/runs/engine.py), its chunks fetch the vectors from the loopback
 server, the worker analyses it, and the command follows it to the end."""
 import json
 from io import StringIO

@@ -1,5 +1,5 @@
 """The probe runs' API: the same run actions as judge, generation and meta-evaluation runs
-(grading/run_api.py): start, list, progress, cancel, resume (409 while it still makes progress)."""
+(grading/runs/api.py): start, list, progress, cancel, resume (409 while it still makes progress)."""
 import pytest
 
 from studies.models import ProbeRun

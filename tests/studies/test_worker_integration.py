@@ -1,5 +1,5 @@
 """probe_judge without --inline: the run goes to a real Celery worker on the real broker
-(through grading/runs.py and the judge queue) and the command follows it to the end."""
+(through grading/runs/engine.py and the judge queue) and the command follows it to the end."""
 import json
 from io import StringIO
 

@@ -6,7 +6,7 @@
 - `selection`: the answers a run of a setting works on, and which results are final;
 - `cost`: what a run would cost before it starts (calls, tokens, cost live and batch);
 - `lifecycle`: start, re-judge, enqueue, cancel and resume a judge run (`JUDGE_RUNS` on
-  grading/runs.py);
+  grading/runs/engine.py);
 - `chunks`: the chunk task's body: claims, calls on `call_pool`, recording, the tails a worker
   process finishes before it stops, the bulk SQL writes;
 - `batches`: a batch-mode run's poll task (the Batch API): lines, parts, results through the

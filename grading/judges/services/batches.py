@@ -55,7 +55,8 @@ import llm
 from egress import purposes
 
 from ...models import JudgeBatchLine, JudgeBatchPart, JudgeResult, JudgeRun, JudgeRunItem
-from ...runs import ChunkReport, call_each, lease_for, owner_tag
+from ...runs.claims import lease_for, owner_tag
+from ...runs.engine import ChunkReport, call_each
 from .. import strategies
 from ..kinds import get_kind
 from .cache_keys import input_cache_key, judge_input

@@ -43,7 +43,8 @@ import llm
 from egress import purposes
 
 from ...models import JudgeResult, JudgeRun, JudgeRunItem, LlmEndpoint
-from ...runs import CANCEL_CHECK_SECONDS, ChunkReport, is_cancelled_call, lease_for, owner_tag
+from ...runs.claims import lease_for, owner_tag
+from ...runs.engine import CANCEL_CHECK_SECONDS, ChunkReport, is_cancelled_call
 from .. import strategies
 from ..kinds import JudgeInput, JudgeSpec, Outcome, get_kind
 from .cache_keys import input_cache_key, judge_input
@@ -211,7 +212,7 @@ def _drop_unstarted_claims(ready, owner):
 
 def _drop_cancelled(finished, owner):
     """Answers that are a cancel (the run stopped, or the worker is shutting down, before the call's
-    next attempt: runs.is_cancelled_call) are not results: their claims are removed, as unstarted
+    next attempt: grading.runs.engine.is_cancelled_call) are not results: their claims are removed, as unstarted
     ones are (`_drop_unstarted_claims`), so the items stay open for the next epoch. Returns the rest."""
     cancelled = [job for job, outcome in finished if is_cancelled_call(outcome)]
     if cancelled:

@@ -1,4 +1,4 @@
-"""A judge run's life on grading/runs.py: start (the selection fixed, one item per response),
+"""A judge run's life on grading/runs/engine.py: start (the selection fixed, one item per response),
 re-judge a question after a rubric edit, enqueue, cancel, resume; `JUDGE_RUNS`, its engine.
 The chunks themselves are grading.judges.services.chunks; a batch run's poll chain is
 grading.judges.services.batches (started here: `schedule_batch_poll`)."""
@@ -13,9 +13,9 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from ... import runs
 from ...models import JudgeBatchLine, JudgeResult, JudgeRun, JudgeRunItem, JudgeSetting
-from ...runs import RunEngine
+from ...runs import claims, engine
+from ...runs.engine import RunEngine
 from .. import selectors, tasks
 from ..kinds import get_kind
 from . import cost
@@ -118,7 +118,7 @@ def schedule_batch_poll(run_id: int, delay: float = 0.0, *, after: str | None = 
     chain. With `after`, only if the chain is still that one (a poll handing on to the next).
     Returns the new chain id, None when another chain took over. Eager Celery (tests, inline
     runs) queues nothing: `services.batches.run_batch_inline` polls in the caller's process."""
-    from celery import current_app  # imported here: as grading.runs, no Celery at import
+    from celery import current_app  # imported here: as grading.runs.engine, no Celery at import
 
     chain = uuid.uuid4().hex
     due = timezone.now() + timedelta(seconds=max(0.0, delay))
@@ -142,7 +142,7 @@ def _dispatch(run, epoch) -> bool:
 
 def _reopen(run) -> None:
     """`on_resume`: failed items are open again; a batch run's failed lines go into a next batch."""
-    runs.reopen_failed_items(run)
+    engine.reopen_failed_items(run)
     if run.is_batch:
         run.batch_lines.filter(state=JudgeBatchLine.State.FAILED).update(state=JudgeBatchLine.State.QUEUED, part=None)
 
@@ -192,6 +192,6 @@ def resume_judge_run(run: JudgeRun, *, enqueue: bool = True) -> JudgeRun:
 
 
 def may_take_over(claim_owner: str, claimed_at: datetime | None, **kwargs) -> bool:
-    """`grading.runs.may_take_over` for judge results, which runs share: a claim of another
+    """`grading.runs.claims.may_take_over` for judge results, which runs share: a claim of another
     run counts only while that run is live in that epoch."""
-    return runs.may_take_over(claim_owner, claimed_at, other_run_live=JUDGE_RUNS.is_live, **kwargs)
+    return claims.may_take_over(claim_owner, claimed_at, other_run_live=JUDGE_RUNS.is_live, **kwargs)

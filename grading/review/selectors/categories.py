@@ -8,7 +8,7 @@ from annotation.models import Question, Response
 from core.ids import id_param
 
 from ...models import JudgeSetting, MetaEvalProposal, MetaEvalRun, MetaEvaluation
-from ...runs import stalled
+from ...runs.engine import stalled
 from ..meta_eval import CATEGORIES
 from .scopes import choice_labels, question_label
 

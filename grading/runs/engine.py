@@ -1,7 +1,7 @@
 """The one engine for batches of LLM calls: judge runs, synthetic generation, the meta-evaluation pre-label,
 probe runs and the geometry study.
 
-A run model is a `grading.judges.models.AbstractRun`: ``status`` (running, cancelled, done),
+A run model is a `grading.runs.models.AbstractRun`: ``status`` (running, cancelled, done),
 ``epoch``, ``n_items``, ``chunk_size``, ``resumed`` and ``finished``. Each kind of run describes
 itself once as a `RunEngine`: its run model, the Celery chunk task (the task itself: services
 import their tasks module at module level, tasks import services inside their body), how to list the ids of
@@ -11,7 +11,7 @@ its open work and how to tell that nothing is left. The engine then gives every 
   chosen by ``CELERY_TASK_ROUTES`` (`core.routing.route_task`), never at the call site;
 - cancel: the status changes; chunks stop taking new work;
 - resume: a new epoch (older chunks then do nothing) and every open item queued again;
-- claims: an owner tag run:epoch:task and a lease (`owner_tag`, `lease_for`, `may_take_over`);
+- claims: an owner tag run:epoch:task and a lease (`grading.runs.claims`);
 - finish: the run is done once nothing is open, for the current epoch only;
 - the chunk loop (`call_each`): a chunk's calls on `call_pool`'s threads, at most the endpoint's
   width at once, each recorded in the chunk's thread as it ends, no new call once the run stops.
@@ -19,7 +19,7 @@ its open work and how to tell that nothing is left. The engine then gives every 
 Stall detection (`stalled`) is read-side; the progress counts are each kind's selectors.
 
 - watch: a run whose worker died is taken over without anyone pressing Resume. Each enqueue
-  (start, resume) schedules a watchdog task (``grading.judges.tasks.watch_run``, no Celery beat
+  (start, resume) schedules a watchdog task (`grading.runs.tasks.watch_run`, no Celery beat
   needed) that looks at the run every WATCH_SECONDS while it runs: once no answer has come for
   as long as a claim's lease (`lease_for` its endpoint: by then any worker may take its claims
   over anyway, so a slow but living worker is never doubled sooner), it resumes the run (a new
@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.apps import apps
 from django.db import transaction
@@ -46,11 +46,13 @@ from django.utils.module_loading import import_string
 
 import llm
 
+from .claims import lease_for
+
 CANCEL_CHECK_SECONDS = 0.5
 STALL_SECONDS = 60
 WATCH_SECONDS = 60  # how often the watchdog looks at a running run
 MAX_TAKEOVERS = 3  # automatic take-overs in a row before the watchdog leaves a run to a person
-WATCH_TASK = "grading.judges.tasks.watch_run"
+WATCH_TASK = "grading.runs.tasks.watch_run"
 # grading's engines, by the dotted path its watchdog task finds each at (RunEngine.name); a later
 # app names its own as `run_engines` on its AppConfig (studies: probe and geometry runs), so
 # grading imports none of them: `engine_paths()` is every one.
@@ -295,41 +297,6 @@ def may_resume(progress: dict, force=None) -> bool:
     """Whether a run may be resumed: once it is cancelled or stalled (its progress says
     ``can_resume``), or when the caller forces it (e.g. right after stopping a worker by hand)."""
     return bool(progress["can_resume"]) or str(force or "").lower() in ("1", "true")
-
-
-def owner_tag(run_id: int, epoch: int, task_id: str) -> str:
-    return f"{run_id}:{epoch}:{task_id}"
-
-
-def lease_for(endpoint, samples: int = 1, retries: int = 0) -> timedelta:
-    """How long a claim holds before another worker may take the work over."""
-    if endpoint is None:
-        return timedelta(minutes=10)
-    per_call = endpoint.timeout_seconds * endpoint.max_attempts + 120
-    return timedelta(seconds=per_call * max(1, samples) * (1 + retries) + 60)
-
-
-def may_take_over(
-    claim_owner: str, claimed_at: datetime | None, *, run_id: int, epoch: int, task_id: str, lease: timedelta,
-    now: datetime | None = None, other_run_live: Callable | None = None,
-) -> bool:
-    """Whether a running claim by `claim_owner` may be taken by task `task_id` of run:epoch.
-
-    `other_run_live(run_id, epoch)` tells whether a claim of another run still counts (work shared
-    between runs, as judge results are); without it a claim of another run is left to its lease.
-    """
-    parts = (claim_owner or "").split(":")
-    if len(parts) != 3:
-        return True
-    owner_run, owner_epoch, owner_task = parts
-    if owner_task == str(task_id):
-        return True  # the broker redelivered this very task: its first delivery died
-    if owner_run == str(run_id) and owner_epoch != str(epoch):
-        return True  # this run was resumed since
-    if owner_run != str(run_id) and other_run_live is not None:
-        if not (owner_run.isdigit() and owner_epoch.isdigit() and other_run_live(int(owner_run), int(owner_epoch))):
-            return True  # the other run stopped or moved on
-    return claimed_at is None or claimed_at < (now or timezone.now()) - lease
 
 
 def call_each(jobs, call: Callable, record: Callable, *, width: int, is_live: Callable[[], bool],

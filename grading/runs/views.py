@@ -1,7 +1,7 @@
 """The pages every kind of run has: its progress as JSON, cancel and resume (reviewers and up).
 
 `run_action_views` makes the three views of one kind from its run model, its progress selector
-and its cancel and resume services (grading.runs.RunEngine underneath), so judge, generation,
+and its cancel and resume services (grading.runs.engine.RunEngine underneath), so judge, generation,
 probe, meta-evaluation and geometry runs answer alike: a resume is refused with a message while the run
 still makes progress (unless the form sends ``force``), and both actions go back to the run's
 page (or to a safe ``next``).
@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from accounts.decorators import reviewer_required
 from core.shortcuts import get_object_or_404
 
-from . import runs
+from .engine import may_resume
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def run_action_views(*, model, progress, cancel, resume, back, title, cancelled,
     @require_POST
     def resume_view(request, pk):
         run = get_object_or_404(model, pk=pk)
-        if runs.may_resume(progress(run), request.POST.get("force")):
+        if may_resume(progress(run), request.POST.get("force")):
             run = resume(run)
             messages.success(request, resumed % {"run": title(run)})
         else:

@@ -10,7 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response as ApiResponse
 
-from . import runs
+from .engine import RESUME_REFUSED, may_resume
 
 
 class ResumeSerializer(serializers.Serializer):
@@ -47,6 +47,6 @@ class RunActionsMixin:
                                status=status.HTTP_400_BAD_REQUEST)
         options = ResumeSerializer(data=request.data)
         options.is_valid(raise_exception=True)
-        if not runs.may_resume(self.run_progress(run), options.validated_data["force"]):
-            return ApiResponse({"detail": runs.RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
+        if not may_resume(self.run_progress(run), options.validated_data["force"]):
+            return ApiResponse({"detail": RESUME_REFUSED}, status=status.HTTP_409_CONFLICT)
         return ApiResponse(self.run_data(self.resume_run(run)))
