@@ -1,32 +1,24 @@
-"""Flat tables for analysis (CSV and Parquet), read straight from the database.
+"""Flat tables for analysis (CSV and Parquet): the queries.
 
 Each table is one SQL query: the database does the joins, the per-response counts and the
-ordering (responses by id, then each table's own order), and the rows stream from a cursor
-(server-side on PostgreSQL) into Arrow record batches of a fixed size, so memory depends on
-the batch size, not on the number of responses. A response is named in every table by
+ordering (responses by id, then each table's own order); writers.py streams its rows from a
+cursor (server-side on PostgreSQL) into Arrow record batches of a bounded size, so memory
+depends on the batch size, not on the number of responses. A response is named in every table by
 `response_key` (question key prefix and student id) plus its question location and source,
 so tables join without database ids.
 
 Other apps add tables with a `flat_tables(responses)` function in their exchange module
 (see sections.py) returning `FlatTable`s built with `key_columns` below.
 """
-import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
-from django.db import connection
 from django.db.models import Case, CharField, Count, F, FloatField, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Cast, Coalesce, Concat, Substr
 
 from ..models import Adjudication, Label, Response, StepLabel
 from .sections import section_modules
 
-BATCH_ROWS = 10_000
-BATCH_BYTES = 8 * 1024 * 1024  # long transcripts make batches of fewer rows
 KEY_COLUMNS = [("response_key", "string"), ("question_location", "string"), ("source", "string")]
-# Column kinds: string, float, int, bool as they are; json (a JSON field) and time (a date-time)
-# are written as text, the way the full JSONL export writes them.
-ARROW_TYPES = {"string": "string", "json": "string", "time": "string", "float": "float64", "int": "int64", "bool": "bool_"}
 
 
 @dataclass
@@ -118,75 +110,3 @@ def flat_tables(responses):
         if hasattr(module, "flat_tables"):
             tables.extend(module.flat_tables(responses))
     return tables
-
-
-# --- reading ------------------------------------------------------------------------------
-
-def _json_text_sqlite(value):
-    # Django wrote the text with json.dumps (ASCII escapes); without escapes it is already
-    # what json.dumps(..., ensure_ascii=False) gives.
-    if value is None:
-        return "null"
-    return value if "\\u" not in value else json.dumps(json.loads(value), ensure_ascii=False)
-
-
-def _json_text(value):
-    return "null" if value is None else json.dumps(json.loads(value), ensure_ascii=False)
-
-
-def _time_sqlite(value):
-    # Naive UTC: a datetime where the column type is declared, else the stored text.
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value.replace(tzinfo=UTC).isoformat()
-
-
-def _time(value):
-    return None if value is None else value.isoformat()
-
-
-def _arrays(pa, columns, values_by_column, sqlite):
-    arrays = []
-    for (_, kind), values in zip(columns, values_by_column):
-        if kind == "json":
-            values = list(map(_json_text_sqlite if sqlite else _json_text, values))
-        elif kind == "time":
-            values = list(map(_time_sqlite if sqlite else _time, values))
-        if kind == "bool" and sqlite:  # SQLite gives 0 and 1 for expressions, bools for columns
-            values = [None if v is None else bool(v) for v in values]
-        arrays.append(pa.array(values, type=getattr(pa, ARROW_TYPES[kind])()))
-    return arrays
-
-
-def schema(table):
-    import pyarrow as pa  # slow import: only Parquet exports need it
-
-    return pa.schema([(name, getattr(pa, ARROW_TYPES[kind])()) for name, kind in table.columns])
-
-
-def iter_batches(table, batch_rows=BATCH_ROWS, batch_bytes=BATCH_BYTES):
-    """Yield (record batch, response id of its last row) for a table.
-
-    A batch has at most `batch_rows` rows, fewer when its rows are wide: the first is small, and
-    after each the row count is set so that the next holds about `batch_bytes`.
-    """
-    import pyarrow as pa  # slow import: only Parquet exports need it
-
-    sql, params = table.queryset.query.sql_with_params()
-    table_schema = schema(table)
-    sqlite = connection.vendor == "sqlite"
-    width = len(table.columns)
-    # A named (server-side) cursor on PostgreSQL; SQLite steps through its result set as we fetch.
-    rows_wanted = min(batch_rows, 256)  # a first small batch measures how wide the rows are
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
-        while rows := cursor.fetchmany(rows_wanted):
-            values_by_column = list(zip(*rows))
-            batch = pa.record_batch(_arrays(pa, table.columns, values_by_column[:width], sqlite), schema=table_schema)
-            last = rows[-1][width]
-            del rows, values_by_column
-            yield batch, last
-            rows_wanted = min(batch_rows, max(16, batch_bytes * batch.num_rows // max(batch.nbytes, 1)))
-            del batch  # not alive while the next one is built

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from annotation.export import tables
+from annotation.export import tables, writers
 from annotation.export.writers import write_export
 from annotation.models import Label, Response
 from core.csv_cells import safe_row
@@ -82,7 +82,7 @@ def test_flat_tables_equal_the_full_export(rich_data, tmp_path, selection):
 def test_batches_are_bounded_and_keep_the_order(rich_data, tmp_path):
     responses = Response.objects.all()
     table = tables.core_tables(responses)[1]
-    batches = list(tables.iter_batches(table, batch_rows=7))
+    batches = list(writers.iter_batches(table, batch_rows=7))
     assert all(batch.num_rows <= 7 for batch, _ in batches) and len(batches) > 5
     ids = [last for _, last in batches]
     assert ids == sorted(ids)
@@ -99,6 +99,6 @@ def test_progress_reaches_the_total(rich_data, tmp_path):
 
 def test_wide_rows_make_smaller_batches(rich_data):
     table = tables.core_tables(Response.objects.all())[0]
-    batches = [batch for batch, _ in tables.iter_batches(table, batch_rows=30, batch_bytes=12_000)]
+    batches = [batch for batch, _ in writers.iter_batches(table, batch_rows=30, batch_bytes=12_000)]
     sizes = [batch.num_rows for batch in batches]
     assert sizes[0] == 30 and sum(sizes) == 64 and max(sizes[1:]) < 30
