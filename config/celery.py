@@ -25,7 +25,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("realmath")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-app.autodiscover_tasks(["annotation.export", "annotation.importers", "grading.judges", "grading.runs", "grading.review", "studies",
+app.autodiscover_tasks(["annotation.export", "annotation.importers", "grading.judges", "grading.generation", "grading.runs", "grading.review", "studies",
                         "studies.geometry"])  # tasks of sub-packages
 
 

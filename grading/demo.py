@@ -20,7 +20,8 @@ from django.db.models import Q
 from annotation.demo import DEMO_DIR, INEQMATH_EXAM, REALMATH_EXAM, quietly
 from annotation.models import Exam, Question
 
-from .judges import generation, scripted, services
+from .generation import services as generation
+from .judges import scripted, services
 from .models import GenerationRun, JudgeRun, JudgeSetting, LlmEndpoint, MetaEvalRun
 from .review import selectors as review_selectors
 from .review import services as review_services

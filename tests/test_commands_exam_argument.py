@@ -65,7 +65,7 @@ def _style_rewrite(monkeypatch):
 
 
 def _generation(monkeypatch):
-    from grading.judges import generation
+    from grading.generation import services as generation
 
     LlmEndpoint.objects.create(name="local", base_url="http://127.0.0.1:9/v1")
     _catch(monkeypatch, generation, "question_selection", lambda a, k: a[0]["exam"])

@@ -1,4 +1,4 @@
-"""REST API of the judges: endpoints, settings (versioned), runs, results, generation runs.
+"""REST API of the judges: endpoints, settings (versioned), runs, results.
 
 Reviewers and admins manage and run judges; only admins create or change endpoints (an
 endpoint says which key is sent where). Annotators may read judge results, but only for
@@ -12,13 +12,12 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.response import Response as ApiResponse
 
 from accounts.permissions import IsAnnotator, IsReviewer, ReadReviewerWriteAdmin
-from annotation.models import Question
 from core.ids import MAX_ID, id_param
 from llm import access
 
-from ..models import GenerationRun, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
+from ..models import JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
 from ..runs.api import RunActionsMixin
-from . import generation, prompts, selectors, services
+from . import prompts, selectors, services
 
 ID = r"[0-9]{1,18}"  # ids in URLs: digits a database column can hold
 
@@ -278,41 +277,3 @@ class JudgeResultViewSet(viewsets.ReadOnlyModelViewSet):
         return selectors.visible_results(self.request.user).select_related("setting").order_by("id")
 
 
-class GenerationRunSerializer(serializers.ModelSerializer):
-    serializer_related_field = IdRelatedField
-    questions = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), write_only=True, allow_empty=False, max_length=10000
-    )
-
-    class Meta:
-        model = GenerationRun
-        fields = [
-            "id", "name", "endpoint", "model_names", "temperatures", "per_cell", "system_prompt", "prompt_template",
-            "max_tokens", "price_input_per_1k", "price_output_per_1k", "status", "epoch", "n_items", "created",
-            "finished", "questions",
-        ]
-        read_only_fields = ["status", "epoch", "n_items", "created", "finished"]
-        extra_kwargs = {"prompt_template": {"required": False}, "system_prompt": {"required": False}}
-
-
-class GenerationRunViewSet(RunActionsMixin, StartRunMixin, viewsets.ReadOnlyModelViewSet):
-    serializer_class = GenerationRunSerializer
-    permission_classes = [IsReviewer]
-    lookup_value_regex = ID
-
-    def get_queryset(self):
-        return GenerationRun.objects.select_related("endpoint").order_by("-created")
-
-    @staticmethod
-    def start_run(data, user):
-        return generation.start_generation_run(
-            endpoint=data["endpoint"], models=data["model_names"], temperatures=data["temperatures"],
-            per_cell=data.get("per_cell", 1), questions=Question.objects.filter(pk__in=data["questions"]),
-            prompt_template=data.get("prompt_template", ""), system_prompt=data.get("system_prompt"),
-            max_tokens=data.get("max_tokens") or 4096, user=user, name=data.get("name", ""),
-            price_input_per_1k=data.get("price_input_per_1k", 0), price_output_per_1k=data.get("price_output_per_1k", 0),
-        )
-
-    run_progress = staticmethod(selectors.generation_progress)
-    cancel_run = staticmethod(generation.cancel_generation_run)
-    resume_run = staticmethod(generation.resume_generation_run)

@@ -9,6 +9,5 @@ router.register("judge-settings", api.JudgeSettingViewSet, basename="judge-setti
 router.register("judge-configs", api.JudgeConfigViewSet, basename="judge-config")  # the old address, out of the schema
 router.register("judge-runs", api.JudgeRunViewSet, basename="judge-run")
 router.register("judge-results", api.JudgeResultViewSet, basename="judge-result")
-router.register("generation-runs", api.GenerationRunViewSet, basename="generation-run")
 
 urlpatterns = router.urls

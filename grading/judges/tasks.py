@@ -1,4 +1,4 @@
-"""Celery tasks of the grading app: thin wrappers around grading.judges.services and .generation.
+"""Celery tasks of the grading app: thin wrappers around grading.judges.services.
 
 Both are safe to run twice (acks_late redelivery, a resumed run): the services key every
 piece of work and skip or take over what is already claimed. The services import this module
@@ -38,20 +38,11 @@ def finish_judge_tails(**kwargs):
     services.finish_tails(timeout=services.TAIL_SHUTDOWN_SECONDS)
 
 
-@shared_task(bind=True, acks_late=True, ignore_result=True)
-def run_generation_chunk(self, run_id, epoch, item_ids):
-    """Write a chunk of a generation run's synthetic answers."""
-    from . import generation  # cycle: generation queues this task
-
-    report = generation.process_generation_chunk(run_id, epoch, item_ids, task_id=self.request.id)
-    return {"claimed": report.claimed, "recorded": report.recorded}
-
-
 @worker_init.connect
 def warm_up_llm_client(**kwargs):
     """In the worker's main process, before the pool forks: each pool process inherits the
     loaded client, and the services its tasks import in their body, instead of paying for them
     on its first call."""
-    from . import generation, services  # noqa: F401 (imported here, before the fork: see the docstring)
+    from . import services  # noqa: F401 (imported here, before the fork: see the docstring)
 
     llm.warm_up()

@@ -20,10 +20,4 @@ urlpatterns = [
     path("runs/<int:pk>/resume/", views.JUDGE_RUN_ACTIONS.resume, name="judge_run_resume"),
     path("results/<int:pk>/", views.result_detail, name="judge_result_detail"),
     path("prompt-sets/", views.prompt_sets, name="prompt_sets"),
-    path("generation/", views.generation_list, name="judge_generation_list"),
-    path("generation/new/", views.generation_start, name="judge_generation_start"),
-    path("generation/<int:pk>/", views.generation_detail, name="judge_generation_detail"),
-    path("generation/<int:pk>/progress.json", views.GENERATION_RUN_ACTIONS.progress, name="judge_generation_progress"),
-    path("generation/<int:pk>/cancel/", views.GENERATION_RUN_ACTIONS.cancel, name="judge_generation_cancel"),
-    path("generation/<int:pk>/resume/", views.GENERATION_RUN_ACTIONS.resume, name="judge_generation_resume"),
 ]

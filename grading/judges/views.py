@@ -1,4 +1,4 @@
-"""Pages of the judges: settings and endpoints, runs with live progress, generation runs.
+"""Pages of the judges: settings and endpoints, runs with live progress.
 
 Reviewers and admins only (annotators see judge results on the response page, when the blind
 rule allows). Views parse input, call grading.judges.services / grading.judges.selectors and render.
@@ -19,14 +19,14 @@ from annotation.selectors import matching_responses, response_filter_choices
 from core.ids import id_param
 from core.shortcuts import get_object_or_404
 
-from ..models import GenerationRun, JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
+from ..models import JudgeRun, JudgeRunItem, JudgeSetting, LlmEndpoint
 from ..runs.views import run_action_views
-from . import calibration, generation, prompts, selectors, services, strategies
-from .forms import KIND_HELP, EndpointForm, GenerationRunForm, JudgeSettingForm, PromptSetImportForm, RunStartForm
+from . import calibration, prompts, selectors, services, strategies
+from .forms import KIND_HELP, EndpointForm, JudgeSettingForm, PromptSetImportForm, RunStartForm
 from .kinds import KINDS
 
 
-def _errors_text(exc):
+def errors_text(exc):
     if hasattr(exc, "message_dict"):
         return "; ".join(f"{k}: {' '.join(v)}" if k != "__all__" else " ".join(v) for k, v in exc.message_dict.items())
     return " ".join(exc.messages)
@@ -59,7 +59,7 @@ def setting_create(request):
                 name=form.cleaned_data["name"], user=request.user, **form.setting_fields()
             )
         except ValidationError as exc:
-            form.add_error(None, _errors_text(exc))
+            form.add_error(None, errors_text(exc))
         else:
             messages.success(request, gettext("Created %(config)s.") % {"config": config})
             return redirect("grading:judge_setting_detail", pk=config.pk)
@@ -97,7 +97,7 @@ def setting_edit(request, pk):
         try:
             saved = services.update_judge_setting(original, user=request.user, **fields)
         except ValidationError as exc:
-            form.add_error(None, _errors_text(exc))
+            form.add_error(None, errors_text(exc))
         else:
             if saved.pk != original.pk:
                 messages.success(request, gettext("%(original)s has results, so the change was saved as %(saved)s.") % {"original": original, "saved": saved})
@@ -137,7 +137,7 @@ def endpoint_edit(request, pk=None):
         try:
             endpoint = services.save_endpoint(endpoint, **form.cleaned_data)
         except ValidationError as exc:
-            form.add_error(None, _errors_text(exc))
+            form.add_error(None, errors_text(exc))
         else:
             messages.success(request, gettext("Saved endpoint %(endpoint)s.") % {"endpoint": endpoint})
             for warning in services.endpoint_warnings(endpoint):
@@ -198,7 +198,7 @@ def run_start(request):
                 mode=form.cleaned_data["mode"], batch_retry=form.cleaned_data["batch_retry"],
             )
         except ValidationError as exc:
-            form.add_error(None, _errors_text(exc))
+            form.add_error(None, errors_text(exc))
         else:
             messages.success(request, gettext("Started run %(pk)s over %(n_items)s responses.") % {"pk": run.pk, "n_items": run.n_items})
             return redirect("grading:judge_run_detail", pk=run.pk)
@@ -228,7 +228,7 @@ def run_estimate(request):
     try:
         estimate = services.estimate_judge_run(config, params=_filters_from(request.GET))
     except ValidationError as exc:
-        return JsonResponse({"error": _errors_text(exc)}, status=400)
+        return JsonResponse({"error": errors_text(exc)}, status=400)
     return JsonResponse(estimate_view_data(estimate))
 
 
@@ -266,53 +266,6 @@ def result_detail(request, pk):
     return render(request, "grading/judges/judge_result_detail.html", {"result": result})
 
 
-# --- synthetic answers -----------------------------------------------------------------------
-
-@reviewer_required
-def generation_list(request):
-    page = Paginator(selectors.generation_run_list(), 50).get_page(request.GET.get("page"))
-    return render(request, "grading/judges/run_generation_list.html", {"page": page})
-
-
-@reviewer_required
-def generation_start(request):
-    form = GenerationRunForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            run = generation.start_generation_run(
-                endpoint=data["endpoint"], models=data["models"], temperatures=data["temperatures"],
-                per_cell=data["per_cell"], questions=data["questions"],
-                prompt_template=data["prompt_template"], system_prompt=data["system_prompt"],
-                max_tokens=data["max_tokens"], user=request.user, name=data["name"],
-                price_input_per_1k=data["price_input_per_1k"], price_output_per_1k=data["price_output_per_1k"],
-            )
-        except ValidationError as exc:
-            form.add_error(None, _errors_text(exc))
-        else:
-            messages.success(request, gettext("Started generation run %(pk)s: %(n_items)s answers to write.") % {"pk": run.pk, "n_items": run.n_items})
-            return redirect("grading:judge_generation_detail", pk=run.pk)
-    return render(request, "grading/judges/run_generation_start.html", {"form": form})
-
-
-@reviewer_required
-def generation_detail(request, pk):
-    run = get_object_or_404(selectors.generation_runs_for_detail(), pk)
-    page = Paginator(selectors.generation_items(run), 50).get_page(request.GET.get("page"))
-    return render(
-        request, "grading/judges/run_generation_detail.html",
-        {"run": run, "progress": selectors.generation_progress(run), "page": page},
-    )
-
-
-GENERATION_RUN_ACTIONS = run_action_views(
-    model=GenerationRun, progress=selectors.generation_progress, cancel=generation.cancel_generation_run,
-    resume=generation.resume_generation_run, back="grading:judge_generation_detail",
-    title=lambda run: _("Generation run %d") % run.pk, cancelled=_lazy("%(run)s cancelled."),
-    resumed=_lazy("%(run)s resumed: everything without a finished result is queued again."),
-)
-
-
 @reviewer_required
 def prompt_sets(request):
     """Issue 27: prompt variants from files (named prompt sets): import one, list them with their reports."""
@@ -337,7 +290,7 @@ def prompt_sets(request):
                 source=source, source_name=source.name if source is not None else None,
                 exam_name=form.cleaned_data["exam"] or None, user=request.user)
         except (ImportFormatError, ValidationError) as exc:
-            form.add_error(None, _errors_text(exc) if isinstance(exc, ValidationError) else gettext("Nothing was imported. %(error)s") % {"error": exc})
+            form.add_error(None, errors_text(exc) if isinstance(exc, ValidationError) else gettext("Nothing was imported. %(error)s") % {"error": exc})
         else:
             messages.success(request, gettext(
                 "Prompt set %(name)s: %(matched)s prompts attached to existing answers, %(unmatched)s records "

@@ -58,7 +58,7 @@ WATCH_TASK = "grading.runs.tasks.watch_run"
 # grading imports none of them: `engine_paths()` is every one.
 ENGINES = (
     "grading.judges.services.JUDGE_RUNS",
-    "grading.judges.generation.GENERATION_RUNS",
+    "grading.generation.services.GENERATION_RUNS",
     "grading.review.services.META_EVAL_RUNS",
 )
 

@@ -101,7 +101,7 @@ def test_calls_of_a_celery_task_are_written_when_it_ends(server, django_capture_
 
 
 def test_probe_and_generation_calls_are_labelled_with_their_purpose(server, django_capture_on_commit_callbacks):
-    from grading.judges import generation
+    from grading.generation import services as generation
     from tests.studies.helpers import FAIR, finished_run, make_answers
 
     question = make_question("Solve $2x = 2$.")

@@ -3,7 +3,7 @@ POST only, reviewers only; a cancelled run writes nothing more; an unknown id is
 import pytest
 from django.urls import reverse
 
-from grading.judges import generation
+from grading.generation import services as generation
 from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db

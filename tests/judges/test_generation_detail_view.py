@@ -1,9 +1,9 @@
-"""A generation run's page (grading.judges.views.generation_detail, /grading/judges/generation/<pk>/):
+"""A generation run's page (grading.generation.views.generation_detail, /grading/judges/generation/<pk>/):
 its progress and the answers written; reviewers only; an unknown id is a 404."""
 import pytest
 from django.urls import reverse
 
-from grading.judges import generation
+from grading.generation import services as generation
 from tests.conftest import assert_reviewer_only
 from tests.llm_server import Reply
 

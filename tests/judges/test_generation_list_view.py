@@ -1,9 +1,9 @@
-"""The list of generation runs (grading.judges.views.generation_list, /grading/judges/generation/):
+"""The list of generation runs (grading.generation.views.generation_list, /grading/judges/generation/):
 each run with its grid and progress; reviewers only; a bad page number is not a 500."""
 import pytest
 from django.urls import reverse
 
-from grading.judges import generation
+from grading.generation import services as generation
 from tests.conftest import assert_reviewer_only
 from tests.llm_server import Reply
 

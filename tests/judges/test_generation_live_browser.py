@@ -2,7 +2,7 @@
 page reloads once), not "Pending" under "Done"."""
 import pytest
 
-from grading.judges import generation
+from grading.generation import services as generation
 from grading.models import GenerationRun
 from tests.conftest import login
 from tests.llm_server import Reply

@@ -4,7 +4,7 @@ unknown id is a 404."""
 import pytest
 from django.urls import reverse
 
-from grading.judges import generation
+from grading.generation import services as generation
 from tests.conftest import assert_reviewer_only
 from tests.llm_server import Reply
 

@@ -3,7 +3,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Response
-from grading.judges import generation
+from grading.generation import services as generation
 from grading.models import GenerationRun
 from tests.llm_server import Reply
 

@@ -1,4 +1,4 @@
-"""The generation form (grading.judges.views.generation_start, /grading/judges/generation/new/): a grid run and its pages."""
+"""The generation form (grading.generation.views.generation_start, /grading/judges/generation/new/): a grid run and its pages."""
 import pytest
 from django.urls import reverse
 

@@ -10,7 +10,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def objects(endpoint, responses, django_capture_on_commit_callbacks, llm_server):
-    from grading.judges import generation, services
+    from grading.generation import services as generation
+    from grading.judges import services
     from grading.models import JudgeResult
 
     from .helpers import score_by_answer

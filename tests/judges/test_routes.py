@@ -5,7 +5,8 @@ import pytest
 
 from annotation.export.tasks import run_export_job
 from config.celery import app
-from grading.judges.tasks import run_generation_chunk, run_judge_chunk
+from grading.generation.tasks import run_generation_chunk
+from grading.judges.tasks import run_judge_chunk
 from grading.review.tasks import propose_meta_eval_chunk
 from ocr.tasks import run_ocr
 

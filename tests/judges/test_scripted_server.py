@@ -10,7 +10,8 @@ from django.core.management import call_command
 
 from annotation.models import Question, Response
 from equivalence import extract_answer
-from grading.judges import generation, scripted
+from grading.generation import services as generation
+from grading.judges import scripted
 from grading.judges.kinds import INEQMATH_STEP_KINDS, JudgeSpec
 from grading.models import JudgeResult, JudgeSetting, MetaEvalProposal
 from grading.review import selectors as review_selectors

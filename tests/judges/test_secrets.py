@@ -6,7 +6,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from grading.judges import generation, result_import, services
+from grading.generation import services as generation
+from grading.judges import result_import, services
 from grading.models import GenerationItem, JudgeResult, JudgeRun, JudgeSetting, LlmEndpoint
 from llm import access
 from tests.conftest import api_client_for

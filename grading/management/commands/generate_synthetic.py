@@ -11,7 +11,8 @@ from django.utils.translation import gettext
 
 from annotation.management.exams import add_exam_argument, exam_id_of
 from annotation.models import Question
-from grading.judges import generation, selectors
+from grading.generation import selectors
+from grading.generation import services as generation
 from grading.models import GenerationRun, LlmEndpoint
 
 

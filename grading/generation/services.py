@@ -19,12 +19,14 @@ from annotation.models import Question, Response, content_hash
 from core.ids import filter_by_id
 from egress import purposes
 
-from ..models import GenerationItem, GenerationRun, LlmEndpoint
+from ..judges import prompts
+from ..judges.models import LlmEndpoint
+from ..judges.services import RunRefused, check_endpoint_usable, clean_params, endpoint_spec
 from ..runs import claims
 from ..runs.claims import lease_for, owner_tag
 from ..runs.engine import ChunkReport, RunEngine, call_each, reopen_failed_items
-from . import prompts, tasks
-from .services import RunRefused, check_endpoint_usable, clean_params, endpoint_spec
+from . import tasks
+from .models import GenerationItem, GenerationRun
 
 GENERATION_OPEN_STATES = (GenerationItem.State.PENDING, GenerationItem.State.ERROR)
 GENERATION_RUNS = RunEngine(
@@ -37,7 +39,7 @@ GENERATION_RUNS = RunEngine(
         run_id=run_id, state=GenerationItem.State.PENDING
     ).exists(),
     on_resume=reopen_failed_items,
-    name="grading.judges.generation.GENERATION_RUNS",
+    name="grading.generation.services.GENERATION_RUNS",
     last_activity=lambda run: run.items.aggregate(last=Max("finished"))["last"],
     endpoint_of=lambda run: run.endpoint,
 )
