@@ -54,7 +54,7 @@ def test_claiming_a_page_schedules_its_watch(make_batch, monkeypatch):
     batch, _ = make_batch([("s1_3-17_1.png", png_bytes(distinct_image(4)))])
     run = Page.objects.get(batch=batch).ocr_runs.get()
     app.conf.task_always_eager = False  # the autouse _eager_celery fixture puts it back
-    monkeypatch.setattr(services, "render_pending_page", lambda page: (_ for _ in ()).throw(RuntimeError("stop")))
+    monkeypatch.setattr(services.runs, "render_pending_page", lambda page: (_ for _ in ()).throw(RuntimeError("stop")))
     with pytest.raises(RuntimeError):
         services.perform_ocr_run(run.pk)
     assert sent == [([run.pk, 0], selectors.stuck_after_seconds() + 1)]
