@@ -11,7 +11,7 @@ error measure is `abs_bias`, |bias B| - |bias A|.
 
 The uncertainty rules are core.uncertainty's: no interval from fewer than MIN_CLUSTERS questions,
 undefined resamples counted, permutation p-values never 0. Shared by the judge review (settings
-compared, grading.review.comparison) and the studies (the style ablation, studies.style): it sits
+compared, grading.review.selectors.comparison) and the studies (the style ablation, studies.style): it sits
 below both and imports no Django and no app (an import-linter contract keeps it so).
 """
 from dataclasses import dataclass

@@ -79,10 +79,10 @@ def _disagreements(monkeypatch):
 
 def _compare(monkeypatch):
     from grading.management.commands import compare_settings
-    from grading.review import comparison
+    from grading.review import selectors
 
     monkeypatch.setattr(compare_settings.Command, "_setting", lambda self, name: name)
-    _catch(monkeypatch, comparison, "compare_settings", lambda a, k: k["exam"])
+    _catch(monkeypatch, selectors, "compare_settings", lambda a, k: k["exam"])
 
 
 def _run_judges(monkeypatch):

@@ -22,7 +22,7 @@ from django.utils.translation import gettext, gettext_noop, pgettext
 from core import uncertainty
 from core.app_hooks import app_modules
 from grading.labels import label
-from grading.review.comparison import METHOD_TEXT
+from grading.review.selectors import METHOD_TEXT
 
 FORMATS = ("markdown", "latex")
 DASH = "—"

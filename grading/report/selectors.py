@@ -224,18 +224,16 @@ MAX_COMPARED = 8
 def comparison_figures(configs, *, bootstrap: int, seed: int) -> dict:
     """Issue 27: paired differences between the score judges of the report (at most MAX_COMPARED,
     in the report's order) on the answers each pair scored, hold-outs excluded and counted
-    (grading.review.comparison); compact: the overall measures, the tests, the counts. Each
+    (grading.review.selectors.comparison); compact: the overall measures, the tests, the counts. Each
     setting is compared with one baseline, the first reason-then-score rubric setting (else the
     first): n - 1 pairs, not every pair (the Compare settings page gives the whole matrix)."""
-    from ..review import comparison  # noqa: PLC0415
-
     compared = [c for c in configs if c.kind in SCORE_KINDS][:MAX_COMPARED]
     if len(compared) < 2:
         return {"settings": [str(c) for c in compared], "baseline": None, "pairs": []}
     baseline = next((c for c in compared if c.kind == "rubric" and (c.strategy or "reason-then-score") == "reason-then-score"),
                     compared[0])
     ordered = [baseline, *(c for c in compared if c.pk != baseline.pk)]
-    full = comparison.compare_settings(ordered, n_resamples=bootstrap, seed=seed, overall_only=True, against_first=True)
+    full = review.compare_settings(ordered, n_resamples=bootstrap, seed=seed, overall_only=True, against_first=True)
     keep = ("mse", "mae", "fr_2", "bias", "abs_bias", "pearson")
     return {
         "settings": [str(c) for c in ordered], "baseline": str(baseline),

@@ -30,7 +30,7 @@ from ..models import MetaEvalRun
 from ..runs.views import run_action_views
 from ..uncertainty_text import interval as interval_text
 from ..uncertainty_text import p_value as p_text
-from . import comparison, selectors, services
+from . import selectors, services
 from .meta_eval import CATEGORIES, CATEGORY_DISPLAY
 
 # The queue's filters (one FilterSet: grading.review.selectors.QueueFilter) and the page's own order.
@@ -458,8 +458,8 @@ def compare_page(request):
         error = _("%(value)s is not a setting id.") % {"value": next(v for v in raw if id_param(v) is None)}
     elif raw:
         try:
-            data = comparison.compare_settings(comparison.resolve_settings(chosen), exam=exam, seed=seed)
-        except comparison.CompareError as exc:
+            data = selectors.compare_settings(selectors.resolve_settings(chosen), exam=exam, seed=seed)
+        except selectors.CompareError as exc:
             error = str(exc)
     if data is not None and request.GET.get("format") == "json":
         response = HttpResponse(json.dumps(data, indent=2, ensure_ascii=False), content_type="application/json; charset=utf-8")
@@ -476,8 +476,8 @@ def compare_page(request):
         ]
     return render(request, "grading/review/compare.html", {
         "tab": "compare", "data": data, "error": error, "chosen": set(chosen), "exam": exam, "seed": seed,
-        "resampling_text": comparison.METHOD_TEXT.get((data or {}).get("resampling"), (data or {}).get("resampling")),
-        "rule_text": comparison.METHOD_TEXT.get(((data or {}).get("selection") or {}).get("rule"), ""),
+        "resampling_text": selectors.METHOD_TEXT.get((data or {}).get("resampling"), (data or {}).get("resampling")),
+        "rule_text": selectors.METHOD_TEXT.get(((data or {}).get("selection") or {}).get("rule"), ""),
         "settings_list": selectors.settings_with_results(), "exams": annotation_selectors.exams_by_name(),
         "measures": comparison_rows(), "json_query": request.GET.urlencode(),
     }, status=400 if error else 200)

@@ -3,7 +3,7 @@ calibration answers) and says how many; a result a setting somehow has on its ow
 import pytest
 from django.urls import reverse
 
-from grading.review import comparison
+from grading.review import selectors
 from tests.factories import make_question, make_responses, make_results, make_stored_setting, set_gold
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +21,7 @@ def test_hold_outs_are_excluded_from_the_pairs_and_counted(reviewer_client):
     make_results(a, answers, [7] * len(answers))
     # B "judged" its own examples exactly (as a leaking judge would): they must not flatter it
     make_results(b, answers, [5 if i in (0, 6) else 8 for i in range(len(answers))])
-    data = comparison.compare_settings([a, b], n_resamples=50)
+    data = selectors.compare_settings([a, b], n_resamples=50)
     pair = data["pairs"][0]
     assert (pair["n_common"], pair["n_holdout_excluded"]) == (10, 2)
     assert pair["overall"]["measures"]["mae"]["b"] == pytest.approx(3.0)  # without the two exact hold-outs

@@ -118,7 +118,7 @@ def test_many_answers_are_read_through_a_subquery_with_the_same_figures(judges, 
     """Past MAX_LISTED_IDS answers the common answers are read by a subquery of the settings'
     results, not a list of ids: the same pairs and figures, and answers only one setting scored
     (judge C's, with A) stay out of the answers read but in `only_a` / `only_b`."""
-    from grading.review import comparison
+    from grading.review.selectors import comparison
 
     a, b, c, _ = judges
     listed = comparison.compare_settings([a, b, c], n_resamples=200, seed=3)

@@ -10,7 +10,7 @@ from django.utils.translation import gettext
 from annotation.management.exams import add_exam_argument, exam_option
 from core import uncertainty
 from grading.models import JudgeSetting
-from grading.review import comparison, selectors
+from grading.review import selectors
 
 ROWS = (("MSE", "mse"), ("MAE", "mae"), ("|bias|", "abs_bias"), ("bias (signed; direction only)", "bias"),
         ("FR_1", "fr_1"), ("FR_2", "fr_2"),
@@ -45,8 +45,8 @@ class Command(BaseCommand):
         settings = [self._setting(name) for name in options["setting_names"]]
         exam = exam_option(options["exam"])
         try:
-            data = comparison.compare_settings(settings, exam=exam, n_resamples=options["bootstrap"], seed=options["seed"])
-        except comparison.CompareError as exc:
+            data = selectors.compare_settings(settings, exam=exam, n_resamples=options["bootstrap"], seed=options["seed"])
+        except selectors.CompareError as exc:
             raise CommandError(str(exc)) from exc
         if options["format"] == "json":
             self.stdout.write(json.dumps(data, indent=2, ensure_ascii=False))

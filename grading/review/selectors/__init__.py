@@ -6,13 +6,23 @@
 - `rubric`: a question's figures before and after its rubric was edited;
 - `queue`: the disagreement queue (`QueueFilter`, the one set of its filters), its rows, one case;
 - `categories`: counts of confirmed categories, meta-evaluation runs' progress;
-- `validation`: step-judge validation figures.
+- `validation`: step-judge validation figures;
+- `comparison`: two or more setting versions paired on the answers both scored (the paired
+  statistics themselves are core.paired, pure numpy).
 
 Every figure is computed from plain value lists fetched in one query (plus one or two for
 labels), so the number of queries does not grow with the number of results. The names below are
 the package's API: callers write ``selectors.metrics_report(...)``.
 """
 from .categories import category_summary, meta_eval_run_progress, recent_meta_eval_runs  # noqa: F401
+from .comparison import (  # noqa: F401
+    METHOD_TEXT,
+    SELECTION_RULE,
+    CompareError,
+    compare_pair,
+    compare_settings,
+    resolve_settings,
+)
 from .ledger import sub_question_ledger  # noqa: F401
 from .queue import (  # noqa: F401
     QUEUE_FILTERS,

@@ -1,4 +1,4 @@
-"""Read side of "compare settings": two or more judge setting versions on the answers each pair of
+"""Compare settings: two or more judge setting versions on the answers each pair of
 them both scored, with paired statistics (core.paired). One query per setting plus one
 for the answers' questions, gold and source, however many answers.
 
@@ -16,9 +16,9 @@ from django.utils.translation import gettext_lazy
 from annotation.models import Response
 from core import paired
 
-from ..judges import strategies
-from ..models import JudgeResult, JudgeSetting
-from .selectors import Scope, current_results, question_label
+from ...judges import strategies
+from ...models import JudgeResult, JudgeSetting
+from .scopes import Scope, current_results, question_label
 
 SELECTION_RULE = ("answers both settings scored (current result, status ok, a score) that have a gold score; "
                   "hold-outs of either setting (few-shot examples, a prompt set's calibration answers) excluded; "
