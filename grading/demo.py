@@ -7,7 +7,7 @@ categories and step-judge validation full after ``make run``.
 Everything goes through the real services (run selection, claims, caching, result recording,
 generation, the meta-evaluator, and two prompt strategies of the rubric judge, Verification-First
 and few-shot, so the "Compare settings" page has a finished paired comparison) with the LLM call answered in-process by the scripted model
-of grading.judges.scripted: no server is needed, nothing is random, and running it again adds
+of llm.scripted: no server is needed, nothing is random, and running it again adds
 nothing. The scores and verdicts are made up, and every name says so.
 
 The endpoint the scripted settings name points at the local scripted server
@@ -19,9 +19,10 @@ from django.db.models import Q
 
 from annotation.demo import DEMO_DIR, INEQMATH_EXAM, REALMATH_EXAM, quietly
 from annotation.models import Exam, Question
+from llm import scripted
 
 from .generation import services as generation
-from .judges import scripted, services
+from .judges import services
 from .models import GenerationRun, JudgeRun, JudgeSetting, LlmEndpoint, MetaEvalRun
 from .review import selectors as review_selectors
 from .review import services as review_services
@@ -45,7 +46,7 @@ STRATEGY_SETTINGS = (
     ("verification-first", "Scripted demo: Verification-First (made-up scores)"),
     ("few-shot", "Scripted demo: few-shot, 2 examples per question (made-up scores)"),
 )
-NOTE = "Made-up output of the scripted model (grading.judges.scripted): it shows the tool, it measures no model."
+NOTE = "Made-up output of the scripted model (llm.scripted): it shows the tool, it measures no model."
 
 
 def load_demo():

@@ -41,7 +41,7 @@ successful reply (status 200, no ``body``) gets the scripted vectors or log-prob
 A rule matches a request when its text appears in the request's messages; rules are tried
 in the order they were added and each consumes its replies in order, then stops matching.
 Requests no rule claims get ``server.default`` (a Reply, or a function of the request); the
-default default is the scripted model of ``grading.judges.scripted``, which answers each prompt
+default default is the scripted model of ``llm.scripted``, which answers each prompt
 the app sends (rubric scores, IneqMath final-answer and step verdicts, the meta-evaluator's
 JSON, synthetic answers, OCR transcriptions) in the form the app expects, with made-up values.
 """
@@ -58,7 +58,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grading.judges import scripted  # noqa: E402  (plain Python, no Django)
+from llm import scripted  # noqa: E402  (plain Python, no Django)
 from tests import llm_limits, vllm_shapes  # noqa: E402  (plain Python)
 
 
@@ -106,12 +106,7 @@ def message_text(payload):
             parts.append(value)
         elif isinstance(value, list):
             parts.extend(str(piece) for piece in value)
-    for message in payload.get("messages") or []:
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts.extend(str(piece.get("text", "")) for piece in content if isinstance(piece, dict))
+    parts.extend(scripted.message_parts(payload.get("messages")))
     return "\n".join(parts)
 
 
@@ -149,7 +144,7 @@ class _Rule:
 
 
 def demo_reply(payload):
-    """The scripted model's answer (grading.judges.scripted): each prompt the app sends gets a
+    """The scripted model's answer (llm.scripted): each prompt the app sends gets a
     made-up answer in the form the app expects (score, verdicts, JSON, a synthetic answer)."""
     return Reply(scripted.answer(payload.get("messages") or [], model=payload.get("model", ""),
                                  temperature=payload.get("temperature")))

@@ -78,8 +78,8 @@ def _kept_class_upload(user, exam):
 
 def _probe_run():
     """Two probes of the demo's scripted judge over a few answers (studies)."""
-    from grading.judges import scripted
     from grading.models import JudgeSetting
+    from llm import scripted
     from studies import services
 
     rubric = JudgeSetting.objects.get(name="Scripted demo judge (made-up scores)")

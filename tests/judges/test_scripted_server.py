@@ -1,4 +1,4 @@
-"""The scripted server (tests/llm_server.py, default answers from grading.judges.scripted)
+"""The scripted server (tests/llm_server.py, default answers from llm.scripted)
 answers every prompt the app sends in the form the app expects: each judge kind, the
 meta-evaluator, synthetic generation and the vision OCR engine, through the real services and
 the real openai client, with no scripting in the test."""
@@ -11,11 +11,11 @@ from django.core.management import call_command
 from annotation.models import Question, Response
 from equivalence import extract_answer
 from grading.generation import services as generation
-from grading.judges import scripted
 from grading.judges.kinds import INEQMATH_STEP_KINDS, JudgeSpec
 from grading.models import JudgeResult, JudgeSetting, MetaEvalProposal
 from grading.review import selectors as review_selectors
 from grading.review import services as review_services
+from llm import scripted
 from tests.conftest import INEQMATH_SAMPLE
 from tests.factories import make_setting
 

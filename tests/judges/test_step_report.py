@@ -5,10 +5,11 @@ model answers it, the setting form offers it."""
 import pytest
 from django.urls import reverse
 
-from grading.judges import prompts, scripted
+from grading.judges import prompts
 from grading.judges.kinds import JudgeInput, JudgeSpec, get_kind
 from grading.judges.parsing import OK, PARTIAL, UNPARSEABLE, parse_step_report
 from grading.models import JudgeResult, JudgeSetting
+from llm import scripted
 from tests.factories import make_checkpoints, make_question, make_responses, make_setting
 from tests.llm_server import Reply
 

@@ -9,14 +9,16 @@ answers deterministically: the same messages always get the same answer. Its sco
 verdicts are invented (a hash of the prompt, nudged by how long the answer is against the
 reference), so they exercise the tool, never measure a model.
 
-Used by the local test server (``tests/llm_server.py``) and by ``load_demo``, which records a
-finished run of a scripted judge without any server. Plain Python, no Django.
+Used by the local test server (``tests/llm_server.py``, its default answers and its reading of a
+request's messages) and by ``load_demo`` (grading/demo.py), which records a finished run of a
+scripted judge without any server: run-time code, so it is part of the library rather than of the
+tests. Plain Python, no Django and no project app (the `llm` contract).
 """
 import hashlib
 import json
 import re
 
-from llm import Completion
+from .client import Completion
 
 RUBRIC = "rubric"
 FINAL_ANSWER = "final_answer"
@@ -32,16 +34,20 @@ OTHER = "other"
 MARK = "(scripted model: made-up answer)"
 
 
-def message_text(messages):
-    """All text of chat messages, joined (image parts are skipped)."""
-    parts = []
+def message_parts(messages):
+    """The texts of chat messages, in order: each string content, each text part of a list
+    content (image parts give an empty text)."""
     for message in messages or []:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, str):
-            parts.append(content)
+            yield content
         elif isinstance(content, list):
-            parts.extend(str(piece.get("text", "")) for piece in content if isinstance(piece, dict))
-    return "\n".join(parts)
+            yield from (str(piece.get("text", "")) for piece in content if isinstance(piece, dict))
+
+
+def message_text(messages):
+    """All text of chat messages, joined (image parts are skipped)."""
+    return "\n".join(message_parts(messages))
 
 
 def _has_image(messages):
