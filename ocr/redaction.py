@@ -15,8 +15,8 @@ frames, on the form inside the canvas and at the same fractions of the canvas it
 template measured on the screen's straightened page meant): both are blank in what an engine
 reads, and both are hatched on the screens. The stored
 scan is never changed; `black_out` fills the regions of a copy with one colour, and the OCR services
-apply it to the image they hand to an engine (`ocr.services.engine_input`, the one place) and
-to the renditions that leave for people outside the review team (`ocr.services.page_rendition`).
+apply it to the image they hand to an engine (`ocr.services.runs.engine_input`, the one place) and
+to the renditions that leave for people outside the review team (`ocr.services.runs.redacted_rendition`).
 
 The template's regions are read and checked by `ocr.class_templates`; this module holds the pure
 functions on Pillow images and plain data (no Django).
