@@ -45,7 +45,7 @@ def freeze_startup_objects(**kwargs):
 
 # A warm shutdown must not wait out rate-limit pauses (a 429's Retry-After, an endpoint's
 # cooldown, a back-off): every wait of an LLM call wakes and the call sends nothing more
-# (llm.cancel.shut_down; the work stays claimed and is taken over later, grading/runs.py).
+# (llm.cancel.shut_down; the work stays claimed and is taken over later, grading/runs/engine.py).
 # The main process tells its pool processes with SIGURG, whose default action is to be ignored:
 # a pool process still starting, without the handler, is not killed by it.
 SHUTDOWN_SIGNAL = signal.SIGURG

@@ -8,7 +8,7 @@ it is: the call ends with `Cancelled` (`llm.CallCancelled` from `send_request`).
 
 Two things cancel a call:
 
-- its `CancelToken`: the caller (a run's chunk loop, grading/runs.py) makes one per chunk, hands
+- its `CancelToken`: the caller (a run's chunk loop, grading/runs/engine.py) makes one per chunk, hands
   it to the threads that make the calls (`with_cancel`, as `observe.with_label` hands a label on;
   the sender threads get it with the request) and calls ``token.cancel()`` when the run is
   cancelled or moved to another epoch. A token may also carry a ``check`` function (e.g. "is the
