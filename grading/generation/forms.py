@@ -7,6 +7,7 @@ from core.form_fields import IdModelChoiceField, IdModelMultipleChoiceField
 
 from ..judges import prompts
 from ..judges.models import LlmEndpoint
+from .prompts import GENERATION_SYSTEM, GENERATION_TEMPLATE
 
 
 def _split(value):
@@ -23,9 +24,9 @@ class GenerationRunForm(forms.Form):
     max_tokens = forms.IntegerField(min_value=16, max_value=200000, initial=4096)
     price_input_per_1k = forms.DecimalField(min_value=0, initial=0, decimal_places=6, max_digits=12)
     price_output_per_1k = forms.DecimalField(min_value=0, initial=0, decimal_places=6, max_digits=12)
-    system_prompt = forms.CharField(required=False, initial=prompts.GENERATION_SYSTEM, widget=forms.Textarea(attrs={"rows": 2}))
+    system_prompt = forms.CharField(required=False, initial=GENERATION_SYSTEM, widget=forms.Textarea(attrs={"rows": 2}))
     prompt_template = forms.CharField(
-        initial=prompts.GENERATION_TEMPLATE, widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
+        initial=GENERATION_TEMPLATE, widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
         help_text=gettext_lazy("Placeholders: {{ problem }}, {{ choices }}, {{ answer_format }}, {{ full_score }}."),
     )
 

@@ -27,6 +27,7 @@ from ..runs.claims import lease_for, owner_tag
 from ..runs.engine import ChunkReport, RunEngine, call_each, reopen_failed_items
 from . import tasks
 from .models import GenerationItem, GenerationRun
+from .prompts import ANSWER_FORMATS, GENERATION_SYSTEM, GENERATION_TEMPLATE
 
 GENERATION_OPEN_STATES = (GenerationItem.State.PENDING, GenerationItem.State.ERROR)
 GENERATION_RUNS = RunEngine(
@@ -63,14 +64,14 @@ def start_generation_run(
     question_ids = list(question_qs.order_by("id").values_list("pk", flat=True))
     if not question_ids:
         raise RunRefused(gettext("No question matches this selection."))
-    template = prompt_template or prompts.GENERATION_TEMPLATE
+    template = prompt_template or GENERATION_TEMPLATE
     unknown = prompts.unknown_placeholders(template)
     if unknown:
         raise RunRefused(gettext("Unknown placeholders in the prompt: %(join)s.") % {"join": ', '.join(unknown)})
     with transaction.atomic():
         run = GenerationRun.objects.create(
             name=name[:200], endpoint=endpoint, model_names=models, temperatures=temperatures, per_cell=per_cell,
-            system_prompt=prompts.GENERATION_SYSTEM if system_prompt is None else system_prompt,
+            system_prompt=GENERATION_SYSTEM if system_prompt is None else system_prompt,
             prompt_template=template, max_tokens=max_tokens, selection=clean_params(params),
             price_input_per_1k=Decimal(str(price_input_per_1k)), price_output_per_1k=Decimal(str(price_output_per_1k)),
             chunk_size=chunk_size or max(4, min(32, endpoint.max_concurrency)), created_by=user,
@@ -159,7 +160,7 @@ def generation_messages(run: GenerationRun, question: Question) -> list[dict]:
     values = {
         "problem": question.statement,
         "choices": ("Options:\n" + "\n".join(str(c) for c in question.choices) + "\n") if question.choices else "",
-        "answer_format": prompts.ANSWER_FORMATS.get(question.kind, prompts.ANSWER_FORMATS["rubric"]),
+        "answer_format": ANSWER_FORMATS.get(question.kind, ANSWER_FORMATS["rubric"]),
         "full_score": str(question.full_score),
     }
     messages = [{"role": "system", "content": run.system_prompt}] if run.system_prompt else []

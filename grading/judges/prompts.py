@@ -1,5 +1,6 @@
 """
-Default prompt templates of the judge kinds and of synthetic answer generation.
+Default prompt templates of the judge kinds, and how every template is filled (generation's
+templates too: grading/generation/prompts.py).
 
 Templates use ``{{ name }}`` placeholders, filled in one pass (text put in is never read again
 as a template, so student text containing braces is harmless). The wording is ours; the
@@ -160,20 +161,6 @@ Solution:
 {{ response }}
 
 Explain your assessment, then end with a line "Verdict: True" if the solution is fully correct, or "Verdict: False" if it is not."""
-
-GENERATION_SYSTEM = "You are a high-school student. You never mention being an AI or a language model."
-
-GENERATION_TEMPLATE = """You are sitting a mathematics exam. Write your answer to the problem below on the answer sheet, the way a student would: take the sub-questions in order, show your working step by step, and {{ answer_format }}
-
-Problem:
-{{ problem }}
-{{ choices }}"""
-
-ANSWER_FORMATS = {
-    "rubric": "mark each final answer clearly.",
-    "bound": 'end with the sentence "The answer is $C = X$", where X is the best constant.',
-    "relation": 'end with the sentence "The answer is (Letter) Symbol", choosing one of the options given.',
-}
 
 SUB_QUESTION_REQUEST = """
 
