@@ -31,6 +31,9 @@ ENDPOINT_NAME = "Scripted local server (tests/llm_server.py, port 8001)"
 ENDPOINT_URL = "http://127.0.0.1:8001/v1"
 MODEL = "scripted"
 RUBRIC_SETTING = "Scripted demo judge (made-up scores)"
+# Issue 37: a rubric judge asked for its step report (first wrong step, checkpoints reached), which
+# the Validity view checks against the demo experts' made-up step labels and checkpoint marks.
+STEP_REPORT_SETTING = "Scripted step-report judge (made-up)"
 GENERATION_NAME = "Scripted demo students (made-up answers)"
 STUDENT_MODELS = ("scripted-student-a", "scripted-student-b")
 INEQMATH_SETTINGS = (
@@ -80,6 +83,8 @@ def load_scripted_judges(*, realmath_exam, ineqmath_exam):
             continue
         strategy_settings.append(setting)
         lines.append(_run(setting, {"exam": str(realmath_exam.pk)}))
+    step_report = _setting(STEP_REPORT_SETTING, JudgeSetting.Kind.RUBRIC, endpoint, step_report=True)
+    lines.append(_run(step_report, {"exam": str(realmath_exam.pk)}))
     # The rubric judge last: the review pages open on the newest results, and these have gold scores.
     rubric = _setting(RUBRIC_SETTING, JudgeSetting.Kind.RUBRIC, endpoint)
     lines.append(_run(rubric, {"exam": str(realmath_exam.pk)}))
