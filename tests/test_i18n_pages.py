@@ -67,7 +67,7 @@ OPENAI_BASE_URL EXPORT_ROOT IMPORT_ROOT manifest
 gpt v1 v2 v3 Acc ok n k d Tesseract parquet Overall Score chi eng md
 Qwen Qwen3 Embedding Top UMAP HDBSCAN GMM BIC SVD TF IDF Ward gram nats vLLM
 Benjamini Hochberg Yekutieli Bonferroni Holm Fleiss Shrout Fleiss' Shrout's Clopper echo logprobs
-Calderon Reichart Dror Angelopoulos Duchi Zrnic et al PPI PPI++ LTT
+Calderon Reichart Dror Angelopoulos Duchi Zrnic et al PPI PPI++ LTT ProcessBench
 """.split())
 
 # Codes that the interface must name in words (issue 39): judge kinds, answer sources, probes,
@@ -274,6 +274,9 @@ def _extra_pages(role, data):
         # the Validity view of a rubric judge with a simulated gold budget: all four answers shown
         reverse("validity:page") + "?budget=20&setting=" + str(
             JudgeSetting.objects.filter(kind="rubric").order_by("-pk").values_list("pk", flat=True).first()),
+        # the Validity view of the demo's step-report judge: its first-wrong-step and checkpoint κ tables
+        reverse("validity:page") + "?setting=" + str(
+            JudgeSetting.objects.filter(step_report=True).order_by("pk").values_list("pk", flat=True).first()),
     ]
     if role == "admin":
         pages += [reverse("egress:call_log"), reverse("egress:call_log_export"),

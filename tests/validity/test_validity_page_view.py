@@ -202,4 +202,4 @@ def test_rubric_step_report_against_the_experts_checkpoints_and_steps(reviewer_c
     assert 'id="checkpoint-kappa"' in page and 'id="step-report-first"' in page and "—" in page
     reviewer_client.cookies["django_language"] = "zh-hans"
     page = reviewer_client.get(URL, {"setting": setting.pk}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
-    assert "评分标准评判的步骤和得分点" in page
+    assert "评分细则评判模型的步骤和得分点" in page

@@ -10,16 +10,33 @@ def pct(value, digits=1):
     """0.1234 -> "12.3%"; None -> "—"."""
     if value is None:
         return "—"
-    return f"{number_format(float(value) * 100, int(digits))}%"
+    return f"{_rounded(float(value) * 100, digits)}%"
 
 
 @register.filter
 def num(value, digits=2):
     if value is None:
         return "—"
-    return number_format(float(value), int(digits))
+    return _rounded(float(value), digits)
+
+
+def _rounded(value, digits):
+    """Django's number_format cuts a float's decimals off (2/3 would read 66.6%): round first."""
+    return number_format(round(value, int(digits)), int(digits))
 
 
 @register.filter
 def get(mapping, key):
     return (mapping or {}).get(key)
+
+
+@register.filter
+def step_rows(figures):
+    """The rows of a first-wrong-step table from its figures (report.step_agreement's or the step
+    report's): all answers, then per source, then per question, each {kind, key, and the figures}."""
+    if not figures:
+        return []
+    rows = [{"kind": "all", "key": "all", **figures}]
+    rows += [{"kind": "source", "key": key, **value} for key, value in (figures.get("by_source") or {}).items()]
+    rows += [{"kind": "question", "key": key, **value} for key, value in (figures.get("by_question") or {}).items()]
+    return rows
