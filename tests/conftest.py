@@ -19,6 +19,9 @@ INEQMATH_SAMPLE = DEMO_DIR / "ineqmath_train_sample.json"
 PASSWORD = "a-long-test-password"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", shutil.which("chromium") or "/usr/bin/chromium")
 
+# django_db_setup: each xdist worker's test database is a copy of one database migrated per run.
+pytest_plugins = ["tests._template_db"]
+
 
 # Schemathesis builds every fuzz case while collecting (about half of the suite's collection
 # time, in every xdist worker): `make test` (-m "not fuzz") does not open the module at all.
