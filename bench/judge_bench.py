@@ -160,7 +160,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
         name="bench", base_url=url, api_key_env="REALMATH_LLM_KEY_BENCH", max_concurrency=concurrency,
         timeout_seconds=60, max_attempts=3,
     )
-    configs = [
+    judge_settings = [
         services.create_judge_setting(name=f"bench-judge-{j}", kind="rubric", endpoint=endpoint, model=f"judge-{j}",
                                      temperature=0.7, max_tokens=512)
         for j in range(n_judges)
@@ -170,7 +170,7 @@ def ours(url, n_answers, n_judges, concurrency, workers, scratch):
         ids = list(Response.objects.filter(student_id__startswith="bench-").values_list("pk", flat=True))
         started = time.time()  # wall clock: compared with the runs' `finished` stamps below
         with Sampler(url) as sampler:
-            runs = [services.start_judge_run(config, response_ids=ids) for config in configs]
+            runs = [services.start_judge_run(setting, response_ids=ids) for setting in judge_settings]
             while JudgeRun.objects.filter(pk__in=[r.pk for r in runs], status=JudgeRun.Status.RUNNING).exists():
                 time.sleep(0.05)
         # The end is when the last run was marked done, not when this loop next looked (up to 50 ms later).

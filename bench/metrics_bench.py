@@ -59,16 +59,16 @@ def populate(n, tag, seed=5):
     ]
     Response.objects.bulk_create(responses, batch_size=5000)
     ids = list(Response.objects.filter(student_id__startswith=f"{tag}-").order_by("pk").values_list("pk", flat=True))
-    config = JudgeSetting.objects.create(name=f"bench judge {tag}", kind=JudgeSetting.Kind.EXTERNAL)
+    setting = JudgeSetting.objects.create(name=f"bench judge {tag}", kind=JudgeSetting.Kind.EXTERNAL)
     JudgeResult.objects.bulk_create(
-        (JudgeResult(setting=config, response_id=pk, cache_key=f"k{pk}", status="ok", score=float(judge[i]),
+        (JudgeResult(setting=setting, response_id=pk, cache_key=f"k{pk}", status="ok", score=float(judge[i]),
                      rationale=f"Overall Score: {judge[i]:d}") for i, pk in enumerate(ids)),
         batch_size=5000,
     )
-    return config
+    return setting
 
 
-def baseline(config):
+def baseline(setting):
     import pandas as pd
     from django.db import connection
 
@@ -78,7 +78,7 @@ def baseline(config):
         "WHERE r.config_id = %s AND r.status = 'ok'"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [config.pk])
+        cursor.execute(sql, [setting.pk])
         frame = pd.DataFrame(cursor.fetchall(), columns=["judge", "gold", "source", "question"])
     frame["gold"] = frame["gold"].astype(float)
     delta = frame["judge"] - frame["gold"]
@@ -108,32 +108,32 @@ def run(sizes, first_loads=True):
     for n in sizes:
         setup_times = {}
         with timed(setup_times, "insert"):
-            config = populate(n, f"n{n}")
+            setting = populate(n, f"n{n}")
         times, queries = {}, {}
         if first_loads and not first:  # a person's first pages in this process (else the demo's table)
             with timed(first, "metrics page"):
-                client.get(f"/grading/review/metrics/?setting={config.pk}")
+                client.get(f"/grading/review/metrics/?setting={setting.pk}")
             with timed(first, "methods report"):
-                client.get(f"/grading/report/?setting={config.pk}")
-        client.get(f"/grading/review/metrics/?setting={config.pk}")  # warm caches (templates, imports)
+                client.get(f"/grading/report/?setting={setting.pk}")
+        client.get(f"/grading/review/metrics/?setting={setting.pk}")  # warm caches (templates, imports)
         for name, url in [
-            ("metrics page", f"/grading/review/metrics/?setting={config.pk}"),
-            ("CSV", f"/grading/review/metrics.csv?setting={config.pk}"),
-            ("queue page", f"/grading/review/disagreements/?setting={config.pk}"),
-            ("methods report", f"/grading/report/?setting={config.pk}"),
+            ("metrics page", f"/grading/review/metrics/?setting={setting.pk}"),
+            ("CSV", f"/grading/review/metrics.csv?setting={setting.pk}"),
+            ("queue page", f"/grading/review/disagreements/?setting={setting.pk}"),
+            ("methods report", f"/grading/report/?setting={setting.pk}"),
         ]:
             with CaptureQueriesContext(connection) as captured, timed(times, name):
                 response = client.get(url)
             assert response.status_code == 200, (url, response.status_code)
             queries[name] = len(captured)
         with timed(times, "baseline"):
-            baseline(config)
+            baseline(setting)
         rows.append([
             f"{n:,}", f"{setup_times['insert']:.1f} s", f"{times['metrics page']:.2f} s ({queries['metrics page']} q)",
             f"{times['CSV']:.2f} s", f"{times['queue page']:.2f} s ({queries['queue page']} q)",
             f"{times['methods report']:.2f} s ({queries['methods report']} q)", f"{times['baseline']:.2f} s",
         ])
-        pairs = list(review_selectors.current_results(review_selectors.Scope(config=config))
+        pairs = list(review_selectors.current_results(review_selectors.Scope(setting=setting))
                      .values_list("score", "response__gold_score"))
         pred = np.array([p for p, _ in pairs], dtype=float)
         gold = np.array([float(g) for _, g in pairs])

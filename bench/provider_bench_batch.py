@@ -95,17 +95,17 @@ def run(calls=2000, *, prompt_tokens=PROMPT_TOKENS, output_tokens=OUTPUT_TOKENS,
         ], batch_size=500)
         endpoint = LlmEndpoint.objects.create(name=f"batch-bench-{tag}", base_url=server.url, api_key_env="",
                                               max_concurrency=32, timeout_seconds=30)
-        config = services.create_judge_setting(
+        setting = services.create_judge_setting(
             name=f"batch-bench-{tag}", kind="rubric", endpoint=endpoint, model="bench-model", temperature=0.0,
             max_tokens=output_tokens * 2, price_input_per_1k=Decimal(str(price_in)),
             price_output_per_1k=Decimal(str(price_out)))
         started = time.perf_counter()
-        run_ = services.start_judge_run(config, params={"question": str(question.pk)}, mode="batch", enqueue=False)
+        run_ = services.start_judge_run(setting, params={"question": str(question.pk)}, mode="batch", enqueue=False)
         written = time.perf_counter()
         run_ = services.run_batch_inline(run_, timeout=delay * 10 + 600)
         wall = time.perf_counter() - started
 
-        results = JudgeResult.objects.filter(setting=config)
+        results = JudgeResult.objects.filter(setting=setting)
         per_response = Counter(results.values_list("response_id", flat=True))
         seen = Counter(batches.seen)
         items_ok = JudgeRunItem.objects.filter(run=run_, state="ok").count()

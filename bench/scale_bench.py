@@ -306,7 +306,7 @@ def measure_judges(machines, level, args, endpoint, server_url, cpu_groups):
     from grading.judges import services
     from grading.models import JudgeRun, JudgeRunItem
 
-    configs = [services.create_judge_setting(name=f"scale-n{level}-j{j}", kind="rubric", endpoint=endpoint,
+    judge_settings = [services.create_judge_setting(name=f"scale-n{level}-j{j}", kind="rubric", endpoint=endpoint,
                                              model=f"judge-n{level}-{j}", temperature=0.7, max_tokens=512)
                for j in range(args.judges)]
     ids = list(Response.objects.filter(student_id__startswith="scale-").values_list("pk", flat=True))
@@ -315,7 +315,7 @@ def measure_judges(machines, level, args, endpoint, server_url, cpu_groups):
     cpu_before = {name: cpu_of(pid) for name, pid in cpu_groups.items()}
     busy_before = cpu_busy()
     started = time.time()
-    runs = [services.start_judge_run(config, response_ids=ids) for config in configs]
+    runs = [services.start_judge_run(setting, response_ids=ids) for setting in judge_settings]
     deadline = time.monotonic() + 600 + len(ids) * args.judges * args.latency
     while JudgeRun.objects.filter(pk__in=[r.pk for r in runs], status=JudgeRun.Status.RUNNING).exists():
         if any(m.process.poll() is not None for m in machines) or time.monotonic() > deadline:

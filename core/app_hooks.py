@@ -23,5 +23,5 @@ from django.apps import apps
 
 def app_modules(attribute):
     """The modules the installed apps name as `attribute` on their AppConfig, in INSTALLED_APPS order."""
-    return [import_module(getattr(config, attribute)) for config in apps.get_app_configs()
-            if getattr(config, attribute, None)]
+    return [import_module(getattr(app_config, attribute)) for app_config in apps.get_app_configs()
+            if getattr(app_config, attribute, None)]

@@ -117,21 +117,21 @@ def _setting(name, kind, endpoint, **fields):
     )
 
 
-def _run(config, params):
-    """One finished run of `config` over `params`; a run left unfinished is completed, a finished one kept."""
-    run = config.runs.order_by("-created").first()
+def _run(setting, params):
+    """One finished run of `setting` over `params`; a run left unfinished is completed, a finished one kept."""
+    run = setting.runs.order_by("-created").first()
     if run is not None and run.status == JudgeRun.Status.DONE:
         return ""
     if run is None:
         try:
-            run = services.start_judge_run(config, params=params, enqueue=False, note="demo: scripted, made-up")
+            run = services.start_judge_run(setting, params=params, enqueue=False, note="demo: scripted, made-up")
         except services.RunRefused as exc:
-            return f"{config}: {' '.join(exc.messages)}"
+            return f"{setting}: {' '.join(exc.messages)}"
     elif run.status != JudgeRun.Status.RUNNING:
         run = services.resume_judge_run(run, enqueue=False)
     run = services.run_inline(run, complete=scripted.complete)
     counts = run.items.values_list("state", flat=True)
-    return f"{config}: run #{run.pk} judged {len(counts)} answers ({sum(1 for s in counts if s == 'ok')} ok)."
+    return f"{setting}: run #{run.pk} judged {len(counts)} answers ({sum(1 for s in counts if s == 'ok')} ok)."
 
 
 def _students(questions, endpoint):
@@ -152,12 +152,12 @@ def _students(questions, endpoint):
     return f"{GENERATION_NAME}: generation run #{run.pk} wrote {run.items.filter(state='ok').count()} answers."
 
 
-def _proposals(config, endpoint):
+def _proposals(setting, endpoint):
     """The scripted meta-evaluator proposes a category for each case of the judge's queue
     (proposals only: a person confirms them on the review screen)."""
     if MetaEvalRun.objects.filter(endpoint=endpoint, model=MODEL).exists():
         return ""
-    scope = review_selectors.Scope(config=config)
+    scope = review_selectors.Scope(setting=setting)
     try:
         run = review_services.start_meta_eval_run(endpoint=endpoint, model=MODEL, scope=scope, enqueue=False)
     except services.RunRefused:

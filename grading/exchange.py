@@ -24,7 +24,7 @@ from .models import JudgeResult, JudgeSetting, LlmEndpoint, MetaEvalProposal, Me
 GLOBAL_TYPES = {"judge_endpoint", "judge_config"}
 ENDPOINT_FIELDS = ["base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
                    "timeout_seconds", "max_attempts"]
-CONFIG_FIELDS = ["kind", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
+SETTING_FIELDS = ["kind", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
                  "system_prompt", "prompt_template", "extra_body", "parse_retries", "notes", "answer_tolerance",
                  "second_opinion", "approximate_answers",
                  # issue 27; the few-shot examples (answer ids of this database) are not exported
@@ -47,20 +47,20 @@ def _time(value):
     return datetime.fromisoformat(value) if value else None
 
 
-def _configs_for(response_ids):
-    config_ids = set()
+def _settings_for(response_ids):
+    setting_ids = set()
     for start in range(0, len(response_ids), 500):
-        config_ids.update(
+        setting_ids.update(
             JudgeResult.objects.filter(response_id__in=response_ids[start : start + 500]).values_list("setting_id", flat=True)
         )
     # Earlier versions come along, so that each version's lineage survives the round trip.
-    frontier = set(config_ids)
+    frontier = set(setting_ids)
     while frontier:
         frontier = set(
             JudgeSetting.objects.filter(id__in=frontier, previous__isnull=False).values_list("previous_id", flat=True)
-        ) - config_ids
-        config_ids |= frontier
-    return JudgeSetting.objects.filter(id__in=config_ids).select_related("endpoint", "previous").order_by("name", "version")
+        ) - setting_ids
+        setting_ids |= frontier
+    return JudgeSetting.objects.filter(id__in=setting_ids).select_related("endpoint", "previous").order_by("name", "version")
 
 
 def referenced_usernames(response_ids):
@@ -70,21 +70,21 @@ def referenced_usernames(response_ids):
 
 
 def export_global(response_ids):
-    configs = list(_configs_for(response_ids))
-    endpoints = sorted({c.endpoint for c in configs if c.endpoint}, key=lambda e: e.name)
+    judge_settings = list(_settings_for(response_ids))
+    endpoints = sorted({c.endpoint for c in judge_settings if c.endpoint}, key=lambda e: e.name)
     for endpoint in endpoints:
         yield {"type": "judge_endpoint", "name": endpoint.name, **{f: getattr(endpoint, f) for f in ENDPOINT_FIELDS}}
-    for config in configs:
+    for setting in judge_settings:
         yield {
             "type": "judge_config",
-            "name": config.name,
-            "version": config.version,
-            "endpoint": config.endpoint.name if config.endpoint else None,
-            **{f: getattr(config, f) for f in CONFIG_FIELDS},
-            "price_input_per_1k": str(config.price_input_per_1k),
-            "price_output_per_1k": str(config.price_output_per_1k),
-            "previous": [config.previous.name, config.previous.version] if config.previous else None,
-            "created": _stamp(config.created),
+            "name": setting.name,
+            "version": setting.version,
+            "endpoint": setting.endpoint.name if setting.endpoint else None,
+            **{f: getattr(setting, f) for f in SETTING_FIELDS},
+            "price_input_per_1k": str(setting.price_input_per_1k),
+            "price_output_per_1k": str(setting.price_output_per_1k),
+            "previous": [setting.previous.name, setting.previous.version] if setting.previous else None,
+            "created": _stamp(setting.created),
         }
 
 
@@ -179,13 +179,13 @@ def _pair(value):
 
 def global_shapes():
     endpoint = Obj(LlmEndpoint, ["name", *ENDPOINT_FIELDS], required=["name"])
-    config = Obj(
-        JudgeSetting, [*CONFIG_FIELDS, "price_input_per_1k", "price_output_per_1k"],
+    setting = Obj(
+        JudgeSetting, [*SETTING_FIELDS, "price_input_per_1k", "price_output_per_1k"],
         shapes={"name": Column(JudgeSetting, "name"), "version": whole(1, null=False),
                 "endpoint": Column(LlmEndpoint, "name", null=True), "previous": Checked(_pair), "created": TIME},
         required=["name", "version"],
     )
-    return {"judge_endpoint": endpoint, "judge_config": config}
+    return {"judge_endpoint": endpoint, "judge_config": setting}
 
 
 def response_shapes():
@@ -272,21 +272,21 @@ def import_global(line, context):
         )
         context.setdefault("endpoints", {})[endpoint.name] = endpoint
         return
-    configs = context.setdefault("judge_configs", {})
-    previous = configs.get(tuple(line["previous"])) if line.get("previous") else None
+    judge_settings = context.setdefault("judge_settings", {})
+    previous = judge_settings.get(tuple(line["previous"])) if line.get("previous") else None
     endpoint = context.get("endpoints", {}).get(line.get("endpoint")) if line.get("endpoint") else None
-    config, created = JudgeSetting.objects.get_or_create(
+    setting, created = JudgeSetting.objects.get_or_create(
         name=line["name"], version=line["version"],
         defaults={
-            **{f: line[f] for f in CONFIG_FIELDS if f in line},
+            **{f: line[f] for f in SETTING_FIELDS if f in line},
             "endpoint": endpoint, "previous": previous,
             "price_input_per_1k": Decimal(line.get("price_input_per_1k", "0")),
             "price_output_per_1k": Decimal(line.get("price_output_per_1k", "0")),
         },
     )
     if created and line.get("created"):
-        JudgeSetting.objects.filter(pk=config.pk).update(created=_time(line["created"]))
-    configs[(config.name, config.version)] = config
+        JudgeSetting.objects.filter(pk=setting.pk).update(created=_time(line["created"]))
+    judge_settings[(setting.name, setting.version)] = setting
 
 
 def _import_meta(result, data, context):
@@ -305,15 +305,15 @@ def _import_meta(result, data, context):
 
 
 def import_response(response, line, context):
-    configs = context.setdefault("judge_configs", {})
+    judge_settings = context.setdefault("judge_settings", {})
     for data in line.get("judge_results", []):
         key = (data["config"], data["config_version"])
-        config = configs.get(key) or JudgeSetting.objects.filter(name=key[0], version=key[1]).first()
-        if config is None:
+        setting = judge_settings.get(key) or JudgeSetting.objects.filter(name=key[0], version=key[1]).first()
+        if setting is None:
             raise ImportFormatError(gettext("line %(number)s: judge result names an unknown setting %(name)s v%(version)s.")
                                     % {"number": line["_line"], "name": key[0], "version": key[1]})
         result = JudgeResult.objects.create(
-            setting=config, response=response, **{f: data[f] for f in RESULT_FIELDS if f in data},
+            setting=setting, response=response, **{f: data[f] for f in RESULT_FIELDS if f in data},
             cost=Decimal(data.get("cost", "0")), finished=_time(data.get("finished")),
         )
         if data.get("meta_evaluation"):

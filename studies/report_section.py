@@ -21,27 +21,27 @@ from .geometry.models import GeometryRun
 from .models import ProbeItem, ProbeRun
 
 
-def probe_rates_for(config: JudgeSetting, seed: int = 0) -> dict:
+def probe_rates_for(setting: JudgeSetting, seed: int = 0) -> dict:
     """The perturbation-probe study's rates of one setting version: {probe name: {"n", "detected",
     "rate", "ci": [lo, hi]}}, only the probes measured on at least one answer ({} when none ran)."""
-    return {name: rates for name, rates in selectors.probe_rates(config, seed=seed).items() if rates["n"]}
+    return {name: rates for name, rates in selectors.probe_rates(setting, seed=seed).items() if rates["n"]}
 
 
 # --- the appendix ------------------------------------------------------------------------------
 
-def judge_parts(config: JudgeSetting, *, seed: int = 0) -> dict:
+def judge_parts(setting: JudgeSetting, *, seed: int = 0) -> dict:
     """This study's figures in a judge setting's entry of the appendix: its probe rates."""
-    return {"probes": probe_rates_for(config, seed)}
+    return {"probes": probe_rates_for(setting, seed)}
 
 
-def report_parts(configs, *, setting=None, bootstrap: int, seed: int, choices: dict | None = None) -> dict:
+def report_parts(judge_settings, *, setting=None, bootstrap: int, seed: int, choices: dict | None = None) -> dict:
     """The studies' keys of the appendix for the report's settings (`setting`: the one chosen, or
     None for all); `choices`: {name in CHOICES: the run chosen} (default: the newest of each)."""
     choices = choices or {}
     return {
         "geometry": geometry_figures(choices.get("geometry"), choices.get("surprisal")),
-        "style_ablation": style_figures(configs, setting, bootstrap=bootstrap, seed=seed),
-        "ocr_attribution": attribution_figures(configs),
+        "style_ablation": style_figures(judge_settings, setting, bootstrap=bootstrap, seed=seed),
+        "ocr_attribution": attribution_figures(judge_settings),
     }
 
 
@@ -127,11 +127,11 @@ STYLE_GROUPS = ("all", "human", "synthetic")
 MAX_STYLE_RUNS = 6
 
 
-def style_figures(configs, setting=None, *, bootstrap: int, seed: int) -> dict:
+def style_figures(judge_settings, setting=None, *, bootstrap: int, seed: int) -> dict:
     """The style ablation (studies/style.py): the newest style-ablation run of each
     setting of the report (of `setting` alone when one is chosen), at most MAX_STYLE_RUNS, with
     its before/after figures (style.ablation_report), and the rewrites' flag counts."""
-    wanted = {c.pk for c in configs} if setting is None else {setting.pk}
+    wanted = {c.pk for c in judge_settings} if setting is None else {setting.pk}
     runs = {}
     for pk, setting_id, names in ProbeRun.objects.order_by("-id").values_list("pk", "setting_id", "probes"):
         if style.PROBE in (names or []) and setting_id in wanted and setting_id not in runs:
@@ -170,13 +170,13 @@ def _style_groups(groups) -> dict:
     return out
 
 
-def attribution_figures(configs, threshold: float = selectors.DEFAULT_THRESHOLD) -> dict:
+def attribution_figures(judge_settings, threshold: float = selectors.DEFAULT_THRESHOLD) -> dict:
     """OCR-vs-judge attribution (studies/selectors.attribution_tag) per setting of the
     report that judged raw OCR texts: scanned answers with a gold score judged on both texts (n,
     the latest judgement of each), and how many disagreements are tagged ocr, judge or both at
     the threshold (one query for every setting)."""
     latest = {}
-    rows = (ProbeItem.objects.filter(run__setting__in=[c.pk for c in configs], probe=probe_names.RAW_OCR,
+    rows = (ProbeItem.objects.filter(run__setting__in=[c.pk for c in judge_settings], probe=probe_names.RAW_OCR,
                                      state=ProbeItem.State.OK, original_score__isnull=False,
                                      derived_score__isnull=False, derived__response__gold_score__isnull=False)
             .order_by("id").values_list("run__setting_id", "derived__response_id", "derived__response__gold_score",
@@ -191,7 +191,7 @@ def attribution_figures(configs, threshold: float = selectors.DEFAULT_THRESHOLD)
         if tag:
             counts[tag] += 1
     return {"threshold": threshold, "tags": list(selectors.TAGS),
-            "settings": [{"setting": str(c), **per_setting[c.pk]} for c in configs if c.pk in per_setting]}
+            "settings": [{"setting": str(c), **per_setting[c.pk]} for c in judge_settings if c.pk in per_setting]}
 
 
 # --- the sections --------------------------------------------------------------------------------

@@ -99,11 +99,11 @@ def make_stored_setting(name="judge-a", kind=JudgeSetting.Kind.EXTERNAL, version
     return JudgeSetting.objects.create(name=name, version=version, kind=kind, model=fields.pop("model", "m"), **fields)
 
 
-def make_results(config, responses, scores, *, status=JudgeResult.Status.OK, key_prefix="k", **fields):
+def make_results(setting, responses, scores, *, status=JudgeResult.Status.OK, key_prefix="k", **fields):
     """One judge result per (response, score); score None keeps the result without a score."""
     rows = [
         JudgeResult(
-            setting=config, response=response, cache_key=f"{key_prefix}-{response.pk}", status=status,
+            setting=setting, response=response, cache_key=f"{key_prefix}-{response.pk}", status=status,
             score=None if score is None else float(score), rationale=fields.get("rationale", f"rationale {i}"),
             **{k: v for k, v in fields.items() if k != "rationale"},
         )

@@ -78,7 +78,7 @@ def test_no_roster_name_in_any_request_of_judges_meta_evaluation_and_vision_ocr(
     endpoint = LlmEndpoint.objects.create(name="meta", base_url=server.url, api_key_env="", max_attempts=2)
     with django_capture_on_commit_callbacks(execute=True):
         meta = review_services.start_meta_eval_run(endpoint=endpoint, model="meta-model",
-                                                   scope=review_selectors.Scope(config=setting), threshold=1)
+                                                   scope=review_selectors.Scope(setting=setting), threshold=1)
     meta.refresh_from_db()
     services.flush()
     logged = set(ProviderCall.objects.values_list("purpose", flat=True))

@@ -21,16 +21,16 @@ def _step_report_figures(sr):
             "checkpoints_with_kappa": sr["checkpoints"]["with_kappa"], "median_kappa": sr["checkpoints"]["median_kappa"]}
 
 
-def report_figures(configs, *, seed=0):
+def report_figures(judge_settings, *, seed=0):
     """Each setting's validity figures over all its scored answers (the view's defaults, `seed`)."""
     rows = []
-    for config in configs:
-        report, answers = for_selection(Selection(config), Parameters(seed=seed))
+    for setting in judge_settings:
+        report, answers = for_selection(Selection(setting), Parameters(seed=seed))
         if not answers:
             continue
         mean = report["estimates"]["figures"].get("mean_share", {}).get("ppi")
         rows.append({
-            "setting": str(config), "setting_id": config.pk, "answers": report["answers"],
+            "setting": str(setting), "setting_id": setting.pk, "answers": report["answers"],
             "alt_test": {k: report["alt_test"][k] for k in ("runnable", "needs", "items", "epsilon", "winning_rate",
                                                              "advantage_probability", "passes")},
             "ppi_mean": mean, "estimates_reason": report["estimates"].get("reason"),

@@ -107,7 +107,7 @@ def _responses(selection):
 
 
 def _scores(setting, response_ids):
-    results = current_results(Scope(config=setting)).filter(
+    results = current_results(Scope(setting=setting)).filter(
         status=JudgeResult.Status.OK, score__isnull=False, response_id__in=response_ids)
     return {r["response_id"]: r for r in results.values("response_id", "score", "spread", "samples", "step_verdicts")}
 

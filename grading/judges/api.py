@@ -139,20 +139,20 @@ class JudgeSettingViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, view
             return _refusal(exc)
 
     def update(self, request, *args, **kwargs):
-        config = self.get_object()
-        serializer = self.get_serializer(config, data=request.data, partial=kwargs.pop("partial", False))
+        setting = self.get_object()
+        serializer = self.get_serializer(setting, data=request.data, partial=kwargs.pop("partial", False))
         serializer.is_valid(raise_exception=True)
         fields = {k: v for k, v in serializer.validated_data.items() if k not in ("name", "kind")}
         try:
-            saved = services.update_judge_setting(JudgeSetting.objects.get(pk=config.pk), user=request.user, **fields)
+            saved = services.update_judge_setting(JudgeSetting.objects.get(pk=setting.pk), user=request.user, **fields)
         except ValidationError as exc:
             return _refusal(exc)
-        code = status.HTTP_201_CREATED if saved.pk != config.pk else status.HTTP_200_OK
+        code = status.HTTP_201_CREATED if saved.pk != setting.pk else status.HTTP_200_OK
         return ApiResponse(self.get_serializer(saved).data, status=code)
 
 
 @extend_schema(exclude=True)
-class JudgeConfigViewSet(JudgeSettingViewSet):
+class JudgeSettingOldAddressViewSet(JudgeSettingViewSet):
     """The old address of judge settings, judge-configs/ (kept, out of the schema)."""
 
 

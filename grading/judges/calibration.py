@@ -211,11 +211,11 @@ def choose_examples(*, k: int = 2, rule: str = "student", seed: int = 0, comment
 
 # --- the prompt ------------------------------------------------------------------------------
 
-def _example_rows(config):
+def _example_rows(setting):
     """{response id: (row, transcript, question statement, reference, comments)} of a version's examples (memoised briefly)."""
-    ids = [int(i) for i in (config.calibration or {}).get("holdout", [])]
+    ids = [int(i) for i in (setting.calibration or {}).get("holdout", [])]
     # the recorded choice is part of the key: a row id (and a version) may name another setting later
-    key = (config.pk, config.version, (config.calibration or {}).get("chosen_at"), tuple(ids))
+    key = (setting.pk, setting.version, (setting.calibration or {}).get("chosen_at"), tuple(ids))
     hit = _MEMO.get(key)
     if hit and time.monotonic() - hit[0] < _MEMO_SECONDS:
         return hit[1]
@@ -226,7 +226,7 @@ def _example_rows(config):
                float(response.question.full_score), response.source)
         found[response.pk] = (row, response.transcript, response.question.statement,
                               response.question.reference_solution, [])
-    if (config.calibration or {}).get("comments"):
+    if (setting.calibration or {}).get("comments"):
         steps = (StepLabel.objects.filter(label__response_id__in=ids, label__submitted=True)
                  .exclude(comment="").order_by("label__response_id", "start", "pk")
                  .values_list("label__response_id", "quote", "verdict", "comment"))
@@ -236,10 +236,10 @@ def _example_rows(config):
     return found
 
 
-def shown_examples(config, response) -> list[int]:
+def shown_examples(setting, response) -> list[int]:
     """Ids of the examples shown beside `response`: its question's examples that obey the rule
     (with the ``same`` source, those chosen for the answer's own source)."""
-    calibration = config.calibration or {}
+    calibration = setting.calibration or {}
     examples = calibration.get("examples", {})
     if source_of(calibration) == "same":
         examples = calibration.get("examples_by_source", {}).get(response.source, {})
@@ -247,7 +247,7 @@ def shown_examples(config, response) -> list[int]:
     if not ids:
         return []
     shares = _shares(calibration.get("rule", "student"))
-    rows = _example_rows(config)
+    rows = _example_rows(setting)
     judged = (response.pk, response.question_id, response.question.exam_id, response.student_id, None, None,
               response.source)
     classes = answer_classes([response.pk, *ids]) if shares["class"] else {}
@@ -258,12 +258,12 @@ def _number(value):
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def examples_text(config, response) -> str:
+def examples_text(setting, response) -> str:
     """The ``{{ examples }}`` block of `response`'s prompt (empty when its question has none)."""
-    ids = shown_examples(config, response)
+    ids = shown_examples(setting, response)
     if not ids:
         return ""
-    rows = _example_rows(config)
+    rows = _example_rows(setting)
     parts = ["Calibration examples: answers scored by expert graders, with their scores. Use them to see how "
              "strictly the rubric is applied; they are not the answer you grade."]
     for number, pk in enumerate(ids, 1):
@@ -279,9 +279,9 @@ def examples_text(config, response) -> str:
     return "\n\n".join(parts)
 
 
-def example_table(config) -> list[dict]:
+def example_table(setting) -> list[dict]:
     """The examples of a version, for its page: question, answer, student, source, gold, shown text."""
-    calibration = config.calibration or {}
+    calibration = setting.calibration or {}
     ids = [int(i) for i in calibration.get("holdout", [])]
     answers = {r.pk: r for r in Response.objects.filter(pk__in=ids).select_related("question", "question__exam")}
     from annotation.models import Question  # noqa: PLC0415

@@ -169,9 +169,9 @@ class RunStartForm(forms.Form):
         help_text=gettext_lazy("Batch runs only: send them again live (at once, full price) or in a next batch."),
     )
 
-    def __init__(self, *args, configs=None, **kwargs):
+    def __init__(self, *args, judge_settings=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["config"].queryset = configs if configs is not None else JudgeSetting.objects.all()
+        self.fields["config"].queryset = judge_settings if judge_settings is not None else JudgeSetting.objects.all()
 
     def clean_mode(self):
         return self.cleaned_data.get("mode") or JudgeRun.Mode.LIVE

@@ -162,7 +162,7 @@ class JudgeSetting(models.Model):
         help_text=_("Replay: the named prompt set whose prompts are sent (blank: the prompt each record came with)."),
     )
     endpoint = models.ForeignKey(
-        LlmEndpoint, on_delete=models.PROTECT, null=True, blank=True, related_name="judge_configs"
+        LlmEndpoint, on_delete=models.PROTECT, null=True, blank=True, related_name="judge_settings"
     )
     model = models.CharField(max_length=200, blank=True)
     # 0 by default: a grading study wants the same score for the same answer (issue 39); sampling

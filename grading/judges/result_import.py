@@ -32,7 +32,7 @@ class JudgeImportReport:
     invalid_scores: int = 0
     unmatched: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
-    configs: list = field(default_factory=list)
+    judge_settings: list = field(default_factory=list)
 
 
 SCORE_FIELDS = ("model_score", "score", "judge_score", "pred_score")
@@ -81,7 +81,7 @@ def import_judge_results(
     """
     records = read_records(raw)
     report = JudgeImportReport(records=len(records))
-    configs = {}
+    judge_settings = {}
     seen = {}  # (setting name, response id) -> the record that gave its result
     with transaction.atomic():
         for index, record in enumerate(records):
@@ -91,8 +91,8 @@ def import_judge_results(
                 continue
             model_name = model or next((str(record[k]) for k in MODEL_FIELDS if record.get(k)), "") or "unknown"
             name = setting_name or f"imported: {model_name}"
-            if name not in configs:
-                configs[name] = _external_config(name, model_name, user)
+            if name not in judge_settings:
+                judge_settings[name] = _external_setting(name, model_name, user)
             for response in responses:
                 first = seen.setdefault((name, response.pk), index)
                 if first != index:
@@ -101,8 +101,8 @@ def import_judge_results(
                     raise ImportRefused(
                         f"Records {first} and {index} are both results for response #{response.pk} under the "
                         f"setting {name!r}: one answer takes one result per file. Remove one and import again.")
-                _store_imported(configs[name], response, record, index, file_name, report)
-    report.configs = [str(c) for c in configs.values()]
+                _store_imported(judge_settings[name], response, record, index, file_name, report)
+    report.judge_settings = [str(c) for c in judge_settings.values()]
     return report
 
 
@@ -137,19 +137,19 @@ def match_record(record: dict) -> tuple[list[Response], str]:
     return (found, "") if found else ([], f"question #{question.pk} has no response with this text")
 
 
-def _external_config(name, model_name, user):
-    config = JudgeSetting.objects.filter(name=name).order_by("-version").first()
-    if config is not None:
-        if config.kind != JudgeSetting.Kind.EXTERNAL:
+def _external_setting(name, model_name, user):
+    setting = JudgeSetting.objects.filter(name=name).order_by("-version").first()
+    if setting is not None:
+        if setting.kind != JudgeSetting.Kind.EXTERNAL:
             raise ImportRefused(f"The setting {name!r} is a runnable judge; import under another name.")
-        return config
+        return setting
     return JudgeSetting.objects.create(
         name=name, version=1, kind=JudgeSetting.Kind.EXTERNAL, model=model_name, temperature=None, max_tokens=None,
         created_by=user, notes="Results imported from a file.",
     )
 
 
-def _store_imported(config, response, record, index, file_name, report):
+def _store_imported(setting, response, record, index, file_name, report):
     full = float(response.question.full_score)
     raw = next((str(record[k]) for k in RAW_FIELDS if isinstance(record.get(k), str)), "")
     parsed = parse_score(raw, full_score=full) if raw else None
@@ -186,9 +186,9 @@ def _store_imported(config, response, record, index, file_name, report):
                 report.warnings.append({"index": index, "message": f"gt {str(gold)[:40]} differs from the gold score {response.gold_score} of response #{response.pk}"})
         except (TypeError, ValueError, OverflowError):
             pass
-    key = cache_key(config, f"{response.question.statement_hash}\n{response.transcript_hash}")
+    key = cache_key(setting, f"{response.question.statement_hash}\n{response.transcript_hash}")
     _, created = JudgeResult.objects.update_or_create(
-        setting=config, response=response, cache_key=key,
+        setting=setting, response=response, cache_key=key,
         defaults={
             "status": status, "score": score, "raw_output": raw, "rationale": parsed.rationale if parsed else "",
             "parse_status": parse_status, "finished": timezone.now(),

@@ -22,7 +22,7 @@ from .kinds import INEQMATH_STEP_KINDS, KINDS
 
 
 def endpoint_list() -> QuerySet[LlmEndpoint]:
-    return LlmEndpoint.objects.annotate(n_configs=Count("judge_configs", distinct=True)).order_by("name")
+    return LlmEndpoint.objects.annotate(n_settings=Count("judge_settings", distinct=True)).order_by("name")
 
 
 def endpoint_by_id(pk: int | None) -> LlmEndpoint | None:
@@ -46,9 +46,9 @@ def setting_list(*, include_old: bool = False) -> QuerySet[JudgeSetting]:
     return queryset.order_by("name", "-version")
 
 
-def setting_versions(config: JudgeSetting) -> QuerySet[JudgeSetting]:
+def setting_versions(setting: JudgeSetting) -> QuerySet[JudgeSetting]:
     return (
-        JudgeSetting.objects.filter(name=config.name)
+        JudgeSetting.objects.filter(name=setting.name)
         .select_related("created_by")
         .annotate(n_results=Count("results", distinct=True), n_runs=Count("runs", distinct=True))
         .order_by("-version")
@@ -67,58 +67,58 @@ def runnable_settings() -> QuerySet[JudgeSetting]:
     return setting_list().exclude(kind=JudgeSetting.Kind.EXTERNAL)
 
 
-def effective_prompts(config: JudgeSetting) -> tuple[str, str]:
+def effective_prompts(setting: JudgeSetting) -> tuple[str, str]:
     """(system prompt, template) a setting sends: its own, or its kind's defaults where blank (the
     rule of kinds.Kind.messages: a custom template keeps the system prompt as given)."""
-    kind = KINDS.get(config.kind)
+    kind = KINDS.get(setting.kind)
     if kind is None:  # external: results made elsewhere, prompts as recorded
-        return config.system_prompt or "", config.prompt_template or ""
-    template = config.prompt_template or kind.default_template
-    system = config.system_prompt if config.prompt_template else (config.system_prompt or kind.default_system)
+        return setting.system_prompt or "", setting.prompt_template or ""
+    template = setting.prompt_template or kind.default_template
+    system = setting.system_prompt if setting.prompt_template else (setting.system_prompt or kind.default_system)
     return system or "", template or ""
 
 
-def prompt_hash(config: JudgeSetting) -> str:
+def prompt_hash(setting: JudgeSetting) -> str:
     """sha256 (hex) of the effective system prompt, a NUL byte, and the effective template: two
     settings with the same hash ask the same thing."""
-    system, template = effective_prompts(config)
+    system, template = effective_prompts(setting)
     return hashlib.sha256(f"{system}\x00{template}".encode()).hexdigest()
 
 
-def setting_summary(config: JudgeSetting) -> dict:
+def setting_summary(setting: JudgeSetting) -> dict:
     """A setting as plain data (the judge_setting command and the methods report). Sampling
     fields of a kind that calls no LLM (the CAS-only judge) are None: whatever the row holds,
     they played no part."""
-    endpoint = config.endpoint
-    kind = KINDS.get(config.kind)  # None for imported results: their fields say what the file said
+    endpoint = setting.endpoint
+    kind = KINDS.get(setting.kind)  # None for imported results: their fields say what the file said
     calls_llm = kind is None or kind.uses_llm
     return {
-        "id": config.pk,
-        "name": config.name,
-        "version": config.version,
-        "kind": config.kind,
-        "model": config.model,
-        "temperature": config.temperature if calls_llm else None,
-        "max_tokens": config.max_tokens if calls_llm else None,
-        "samples": config.samples,
+        "id": setting.pk,
+        "name": setting.name,
+        "version": setting.version,
+        "kind": setting.kind,
+        "model": setting.model,
+        "temperature": setting.temperature if calls_llm else None,
+        "max_tokens": setting.max_tokens if calls_llm else None,
+        "samples": setting.samples,
         "endpoint": endpoint.name if endpoint else None,
         "base_url": endpoint.base_url if endpoint else None,
         "api_key_env": endpoint.api_key_env if endpoint else None,
-        "prompt_hash": prompt_hash(config),
-        "created": config.created.isoformat() if config.created else None,
-        **strategy_summary(config),
+        "prompt_hash": prompt_hash(setting),
+        "created": setting.created.isoformat() if setting.created else None,
+        **strategy_summary(setting),
     }
 
 
-def strategy_summary(config: JudgeSetting) -> dict:
+def strategy_summary(setting: JudgeSetting) -> dict:
     """Issue 27: the strategy, and for few-shot the recorded examples, rule, seed and hold-out count."""
-    out = {"strategy": config.strategy or "reason-then-score", "strategy_version": config.strategy_version}
-    if config.kind == "replay":  # its prompts are the record's own or a prompt set's, never a strategy's template
-        out = {"strategy": "prompt-set" if config.prompt_set_id else "record-prompt", "strategy_version": None}
-    if config.prompt_set_id:
-        out["prompt_set"] = config.prompt_set.name
-        out["prompt_set_file"] = config.prompt_set.file_name
-    calibration = config.calibration or {}
+    out = {"strategy": setting.strategy or "reason-then-score", "strategy_version": setting.strategy_version}
+    if setting.kind == "replay":  # its prompts are the record's own or a prompt set's, never a strategy's template
+        out = {"strategy": "prompt-set" if setting.prompt_set_id else "record-prompt", "strategy_version": None}
+    if setting.prompt_set_id:
+        out["prompt_set"] = setting.prompt_set.name
+        out["prompt_set_file"] = setting.prompt_set.file_name
+    calibration = setting.calibration or {}
     if calibration:
         out["few_shot"] = {
             "k": calibration.get("k"), "split_rule": calibration.get("rule"), "seed": calibration.get("seed"),
@@ -160,10 +160,10 @@ def results_for_detail() -> QuerySet[JudgeResult]:
     return JudgeResult.objects.select_related("setting", "response__question", "run", "copied_from")
 
 
-def holdout_count(config: JudgeSetting | None, filters: dict) -> int:
+def holdout_count(setting: JudgeSetting | None, filters: dict) -> int:
     """How many answers of the selection `filters` are a few-shot setting's hold-out (issue 27:
     never judged by that setting); 0 without a setting or a hold-out."""
-    holdout = strategies.holdout_ids(config)
+    holdout = strategies.holdout_ids(setting)
     return matching_responses(filters).filter(pk__in=holdout).count() if holdout else 0
 
 
@@ -377,12 +377,12 @@ RUBRIC_PLACEHOLDERS = ("reference", "full_score")
 NOT_REJUDGED_KINDS = (JudgeSetting.Kind.EXTERNAL, JudgeSetting.Kind.REPLAY)
 
 
-def reads_rubric(config: JudgeSetting) -> bool:
+def reads_rubric(setting: JudgeSetting) -> bool:
     """Whether a setting's judge is shown the rubric: the rubric kind, or a prompt of its own that
     uses the reference or the full score."""
-    if config.kind == JudgeSetting.Kind.RUBRIC:
+    if setting.kind == JudgeSetting.Kind.RUBRIC:
         return True
-    text = f"{config.prompt_template}\n{config.system_prompt}"
+    text = f"{setting.prompt_template}\n{setting.system_prompt}"
     return any(re.search(r"\{\{\s*" + name + r"\s*\}\}", text) for name in RUBRIC_PLACEHOLDERS)
 
 
@@ -398,20 +398,20 @@ def stale_settings(question) -> list[dict]:
     if current <= 1:
         return []
     latest = {}
-    for config_id, response_id, version in (
+    for setting_id, response_id, version in (
         JudgeResult.objects.filter(response__question=question).exclude(setting__kind__in=NOT_REJUDGED_KINDS)
         .order_by("pk").values_list("setting_id", "response_id", "rubric_version")
     ):
-        latest[(config_id, response_id)] = version
+        latest[(setting_id, response_id)] = version
     stale = {}
-    for (config_id, response_id), version in latest.items():
+    for (setting_id, response_id), version in latest.items():
         if is_older_rubric(version, current):
-            entry = stale.setdefault(config_id, {"response_ids": [], "versions": set()})
+            entry = stale.setdefault(setting_id, {"response_ids": [], "versions": set()})
             entry["response_ids"].append(response_id)
             entry["versions"].add(version or 1)
-    configs = JudgeSetting.objects.filter(pk__in=stale).select_related("endpoint").order_by("name", "version")
+    judge_settings = JudgeSetting.objects.filter(pk__in=stale).select_related("endpoint").order_by("name", "version")
     return [
-        {"config": config, "response_ids": sorted(stale[config.pk]["response_ids"]),
-         "versions": sorted(stale[config.pk]["versions"]), "reads_rubric": reads_rubric(config)}
-        for config in configs
+        {"config": setting, "response_ids": sorted(stale[setting.pk]["response_ids"]),
+         "versions": sorted(stale[setting.pk]["versions"]), "reads_rubric": reads_rubric(setting)}
+        for setting in judge_settings
     ]

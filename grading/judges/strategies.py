@@ -134,21 +134,21 @@ def uses_strategies(kind: str) -> bool:
 
 # --- what a prompt needs from the database ----------------------------------------------------
 
-def prepare(config, the_input, response):
-    """The judge input of `response` under setting `config`: the few-shot examples of its
+def prepare(setting, the_input, response):
+    """The judge input of `response` under `setting`: the few-shot examples of its
     question (for a few-shot setting), the answer's steps and the question's checkpoints (for a
     rubric setting asking for the step report) or the prompt set's prompt (for a replay setting
     with a prompt set) filled in; otherwise `the_input` unchanged (no query)."""
-    if config.kind == "rubric" and config.step_report:
+    if setting.kind == "rubric" and setting.step_report:
         the_input = with_steps(the_input, response)
-    if config.kind == "rubric" and config.strategy == FEW_SHOT:
+    if setting.kind == "rubric" and setting.strategy == FEW_SHOT:
         from . import calibration  # noqa: PLC0415 (the database side, loaded only when used)
 
-        return dataclasses.replace(the_input, examples=calibration.examples_text(config, response))
-    if config.kind == "replay" and config.prompt_set_id:
+        return dataclasses.replace(the_input, examples=calibration.examples_text(setting, response))
+    if setting.kind == "replay" and setting.prompt_set_id:
         from ..models import PromptSetEntry  # noqa: PLC0415
 
-        query = (PromptSetEntry.objects.filter(prompt_set_id=config.prompt_set_id, response_id=response.pk,
+        query = (PromptSetEntry.objects.filter(prompt_set_id=setting.prompt_set_id, response_id=response.pk,
                                                holdout=False).values_list("query", flat=True).first())
         return dataclasses.replace(the_input, judge_query=query or "")
     return the_input
@@ -167,16 +167,16 @@ def with_steps(the_input, response):
     return dataclasses.replace(the_input, steps=steps, checkpoints=checkpoints)
 
 
-def holdout_ids(config) -> set[int]:
+def holdout_ids(setting) -> set[int]:
     """Answers a setting must never judge nor count: its few-shot examples, or the hold-outs of
     the prompt set it sends."""
-    if config is None:
+    if setting is None:
         return set()
-    if config.kind == "rubric" and config.strategy == FEW_SHOT:
-        return {int(i) for i in (config.calibration or {}).get("holdout", [])}
-    if config.kind == "replay" and config.prompt_set_id:
+    if setting.kind == "rubric" and setting.strategy == FEW_SHOT:
+        return {int(i) for i in (setting.calibration or {}).get("holdout", [])}
+    if setting.kind == "replay" and setting.prompt_set_id:
         from ..models import PromptSetEntry  # noqa: PLC0415
 
-        return set(PromptSetEntry.objects.filter(prompt_set_id=config.prompt_set_id, holdout=True)
+        return set(PromptSetEntry.objects.filter(prompt_set_id=setting.prompt_set_id, holdout=True)
                    .values_list("response_id", flat=True))
     return set()

@@ -50,50 +50,50 @@ def setting_create(request):
     copy_of = selectors.setting_by_id(copy_id)
     initial = {}
     if copy_of is not None:
-        initial = {f: getattr(copy_of, f) for f in services.CONFIG_FIELDS}
+        initial = {f: getattr(copy_of, f) for f in services.SETTING_FIELDS}
         initial["name"] = f"{copy_of.name} copy"
     form = JudgeSettingForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            config = services.create_judge_setting(
+            setting = services.create_judge_setting(
                 name=form.cleaned_data["name"], user=request.user, **form.setting_fields()
             )
         except ValidationError as exc:
             form.add_error(None, errors_text(exc))
         else:
-            messages.success(request, gettext("Created %(config)s.") % {"config": config})
-            return redirect("grading:judge_setting_detail", pk=config.pk)
-    return render(request, "grading/judges/judge_setting_form.html", _config_form_context(form, None))
+            messages.success(request, gettext("Created %(config)s.") % {"config": setting})
+            return redirect("grading:judge_setting_detail", pk=setting.pk)
+    return render(request, "grading/judges/judge_setting_form.html", _setting_form_context(form, None))
 
 
-def _config_form_context(form, config):
+def _setting_form_context(form, setting):
     return {
         "form": form,
-        "config": config,
+        "config": setting,
         "kind_help": KIND_HELP,
         "defaults": {
             **{key: {"system": kind.default_system, "template": kind.default_template} for key, kind in KINDS.items()},
-            # issue 27: the rubric kind's strategies ("rubric:<strategy>"), filled in by judge_config.js
+            # issue 27: the rubric kind's strategies ("rubric:<strategy>"), filled in by static/js/judge_setting.js
             **{f"rubric:{key}": {"system": s.system or KINDS["rubric"].default_system,
                                  "template": s.template or KINDS["rubric"].default_template}
                for key, s in strategies.STRATEGIES.items()},
         },
         "variables": prompts.VARIABLES,
-        "used": bool(config and services.setting_is_used(config)),
+        "used": bool(setting and services.setting_is_used(setting)),
     }
 
 
 @reviewer_required
 def setting_edit(request, pk):
-    config = get_object_or_404(JudgeSetting, pk=pk)
-    if config.kind == JudgeSetting.Kind.EXTERNAL:
+    setting = get_object_or_404(JudgeSetting, pk=pk)
+    if setting.kind == JudgeSetting.Kind.EXTERNAL:
         messages.error(request, gettext("Imported settings describe results made elsewhere and cannot be edited."))
-        return redirect("grading:judge_setting_detail", pk=config.pk)
-    form = JudgeSettingForm(request.POST or None, instance=config, editing=True)
+        return redirect("grading:judge_setting_detail", pk=setting.pk)
+    form = JudgeSettingForm(request.POST or None, instance=setting, editing=True)
     if request.method == "POST" and form.is_valid():
         fields = form.setting_fields()
         fields.pop("kind", None)
-        original = selectors.setting_by_id(config.pk)
+        original = selectors.setting_by_id(setting.pk)
         try:
             saved = services.update_judge_setting(original, user=request.user, **fields)
         except ValidationError as exc:
@@ -104,26 +104,26 @@ def setting_edit(request, pk):
             else:
                 messages.success(request, gettext("Saved %(saved)s.") % {"saved": saved})
             return redirect("grading:judge_setting_detail", pk=saved.pk)
-    return render(request, "grading/judges/judge_setting_form.html", _config_form_context(form, config))
+    return render(request, "grading/judges/judge_setting_form.html", _setting_form_context(form, setting))
 
 
 @reviewer_required
 def setting_detail(request, pk):
-    config = get_object_or_404(selectors.settings_for_detail(), pk)
-    kind = KINDS.get(config.kind)
+    setting = get_object_or_404(selectors.settings_for_detail(), pk)
+    kind = KINDS.get(setting.kind)
     context = {
-        "config": config,
-        "versions": selectors.setting_versions(config),
-        "runs": selectors.run_list({"config": str(config.pk)})[:20],
+        "config": setting,
+        "versions": selectors.setting_versions(setting),
+        "runs": selectors.run_list({"config": str(setting.pk)})[:20],
         "kind_help": kind.help if kind else gettext("Results imported from a file."),
-        "effective_system": config.system_prompt or (kind.default_system if kind and not config.prompt_template else ""),
-        "effective_template": config.prompt_template or (kind.default_template if kind else ""),
-        "used": services.setting_is_used(config),
-        "latest": selectors.latest_setting(config.name),
+        "effective_system": setting.system_prompt or (kind.default_system if kind and not setting.prompt_template else ""),
+        "effective_template": setting.prompt_template or (kind.default_template if kind else ""),
+        "used": services.setting_is_used(setting),
+        "latest": selectors.latest_setting(setting.name),
         # issue 27: the strategy, and a few-shot version's examples (its hold-out)
-        "strategy": strategies.get(config.strategy) if config.kind == JudgeSetting.Kind.RUBRIC else None,
-        "examples": calibration.example_table(config) if config.calibration else [],
-        "holdout_count": len(strategies.holdout_ids(config)),
+        "strategy": strategies.get(setting.strategy) if setting.kind == JudgeSetting.Kind.RUBRIC else None,
+        "examples": calibration.example_table(setting) if setting.calibration else [],
+        "holdout_count": len(strategies.holdout_ids(setting)),
     }
     return render(request, "grading/judges/judge_setting_detail.html", context)
 
@@ -184,8 +184,8 @@ def run_list(request):
 @reviewer_required
 def run_start(request):
     data = request.POST if request.method == "POST" else request.GET
-    configs = selectors.runnable_settings()
-    form = RunStartForm(data if request.method == "POST" else None, configs=configs,
+    judge_settings = selectors.runnable_settings()
+    form = RunStartForm(data if request.method == "POST" else None, judge_settings=judge_settings,
                         initial={"config": request.GET.get("config")})
     filters = _filters_from(data)
     n_matching = matching_responses(filters).count()
@@ -221,12 +221,12 @@ def estimate_view_data(estimate):
 def run_estimate(request):
     """The cost estimate of a run about to start (the Start page asks it for the chosen setting
     and selection): calls, tokens, cost live and batch, with the assumptions in words. Reads only."""
-    config_id = id_param(request.GET.get("config"))
-    config = selectors.runnable_settings().filter(pk=config_id).first() if config_id else None
-    if request.GET.get("config") and config is None:
+    setting_id = id_param(request.GET.get("config"))
+    setting = selectors.runnable_settings().filter(pk=setting_id).first() if setting_id else None
+    if request.GET.get("config") and setting is None:
         return JsonResponse({"error": gettext("No such judge setting can be run.")}, status=400)
     try:
-        estimate = services.estimate_judge_run(config, params=_filters_from(request.GET))
+        estimate = services.estimate_judge_run(setting, params=_filters_from(request.GET))
     except ValidationError as exc:
         return JsonResponse({"error": errors_text(exc)}, status=400)
     return JsonResponse(estimate_view_data(estimate))

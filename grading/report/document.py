@@ -388,9 +388,9 @@ def _latex(sections) -> str:
 def app_report_modules():
     """Later apps' parts of the report: an app names a module as `report_section` on its AppConfig
     (as `export_section` does for the export), so grading imports no later app. The module gives
-    its part of the appendix as `report_figures(configs, *, seed)` under its `APPENDIX_KEY` (the
-    Validity view), or as `report_parts(configs, *, setting, bootstrap, seed, choices)`, several
-    keys, and `judge_parts(config, *, seed)`, keys of each setting's entry (the studies; with
+    its part of the appendix as `report_figures(judge_settings, *, seed)` under its `APPENDIX_KEY` (the
+    Validity view), or as `report_parts(judge_settings, *, setting, bootstrap, seed, choices)`, several
+    keys, and `judge_parts(setting, *, seed)`, keys of each setting's entry (the studies; with
     `CHOICES`, the runs a reader may choose: grading.report.selectors.report_choices); and its
     sections as `SECTIONS` (a list) or `section(data)`, printed after grading's, in the order of
     INSTALLED_APPS."""

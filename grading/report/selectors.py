@@ -155,17 +155,17 @@ def _pairs_of(report):
 ANSWER_KINDS = ("cas_final_answer", "ineq_final_answer")  # judges of the final answer against the gold answer
 
 
-def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int, holdouts: dict | None = None) -> dict:
+def judge_figures(setting: JudgeSetting, *, bootstrap: int, seed: int, holdouts: dict | None = None) -> dict:
     """One setting version's figures: against gold points, or for an answer-checking kind
     (ANSWER_KINDS) its accuracy against the gold answer (`answer_check`, `overall` None)."""
-    summary = setting_summary(config)
-    if config.prompt_set_id and holdouts is not None:
-        summary["prompt_set_holdout"] = holdouts.get(config.prompt_set_id, 0)
-    if config.kind in ANSWER_KINDS:
+    summary = setting_summary(setting)
+    if setting.prompt_set_id and holdouts is not None:
+        summary["prompt_set_holdout"] = holdouts.get(setting.prompt_set_id, 0)
+    if setting.kind in ANSWER_KINDS:
         return {**summary, "prompt_hash_short": summary["prompt_hash"][:16], "overall": None, "by_source": [],
-                "answer_check": answer_check_figures(config), **_judge_parts(config, seed)}
+                "answer_check": answer_check_figures(setting), **_judge_parts(setting, seed)}
     # Intervals over whole questions (core.uncertainty), drawn with the report's seed.
-    report = review.metrics_report(review.Scope(config=config), bootstrap=bootstrap, headline=True, seed=seed,
+    report = review.metrics_report(review.Scope(setting=setting), bootstrap=bootstrap, headline=True, seed=seed,
                                    correlations=True)
     overall = dict(report["overall"])
     for method in ("pearson", "spearman"):
@@ -179,16 +179,16 @@ def judge_figures(config: JudgeSetting, *, bootstrap: int, seed: int, holdouts: 
         "left_out": report["left_out"],
         "overall": overall,
         "by_source": [{"source": row["key"], **{k: row.get(k) for k in keep}} for row in report["by_source"]],
-        **_judge_parts(config, seed),
+        **_judge_parts(setting, seed),
     }
 
 
-def answer_check_figures(config: JudgeSetting) -> dict:
+def answer_check_figures(setting: JudgeSetting) -> dict:
     """An answer-checking setting scored against the gold answer: of its current results on
     answers whose question has a gold answer, the share it found right (accuracy, Wilson
     interval), overall and by source; n counts decided verdicts (status ok); undecided or failed
     ones and answers without a gold answer are counted apart (one query)."""
-    rows = (review.current_results(review.Scope(config=config))
+    rows = (review.current_results(review.Scope(setting=setting))
             .annotate(has_gold=Case(When(response__question__gold_answer="", then=Value(False)), default=Value(True),
                                     output_field=BooleanField()))
             .values("status", "score", "has_gold", "response__source").annotate(n=Count("pk")).order_by()
@@ -221,13 +221,13 @@ SCORE_KINDS = ("rubric", "replay", "external")  # judges whose results are point
 MAX_COMPARED = 8
 
 
-def comparison_figures(configs, *, bootstrap: int, seed: int) -> dict:
+def comparison_figures(judge_settings, *, bootstrap: int, seed: int) -> dict:
     """Issue 27: paired differences between the score judges of the report (at most MAX_COMPARED,
     in the report's order) on the answers each pair scored, hold-outs excluded and counted
     (grading.review.selectors.comparison); compact: the overall measures, the tests, the counts. Each
     setting is compared with one baseline, the first reason-then-score rubric setting (else the
     first): n - 1 pairs, not every pair (the Compare settings page gives the whole matrix)."""
-    compared = [c for c in configs if c.kind in SCORE_KINDS][:MAX_COMPARED]
+    compared = [c for c in judge_settings if c.kind in SCORE_KINDS][:MAX_COMPARED]
     if len(compared) < 2:
         return {"settings": [str(c) for c in compared], "baseline": None, "pairs": []}
     baseline = next((c for c in compared if c.kind == "rubric" and (c.strategy or "reason-then-score") == "reason-then-score"),
@@ -253,9 +253,9 @@ def comparison_figures(configs, *, bootstrap: int, seed: int) -> dict:
     }
 
 
-def category_figures(configs) -> dict:
+def category_figures(judge_settings) -> dict:
     summary = review.category_summary()
-    wanted = {str(c) for c in configs}
+    wanted = {str(c) for c in judge_settings}
     return {
         "codes": [{"code": code, "name": gettext(name)} for code, (name, _) in CATEGORIES.items()],
         "total": summary["total"],
@@ -272,27 +272,27 @@ def report_data(setting: JudgeSetting | None = None, *, bootstrap: int = review.
     """Everything the methods report prints (one setting version, or every version with results).
     `choices`: {name: the run a reader chose} for the later apps' parts (`report_choices`; default:
     the newest of each)."""
-    configs = list(JudgeSetting.objects.select_related("endpoint", "prompt_set")
+    judge_settings = list(JudgeSetting.objects.select_related("endpoint", "prompt_set")
                    .filter(pk__in=[c.pk for c in _scopes(setting)]).order_by("name", "-version"))
-    holdouts = dict(PromptSetEntry.objects.filter(holdout=True, prompt_set_id__in={c.prompt_set_id for c in configs})
+    holdouts = dict(PromptSetEntry.objects.filter(holdout=True, prompt_set_id__in={c.prompt_set_id for c in judge_settings})
                     .values("prompt_set_id").annotate(n=Count("id")).order_by().values_list("prompt_set_id", "n")) \
-        if any(c.prompt_set_id for c in configs) else {}
+        if any(c.prompt_set_id for c in judge_settings) else {}
     return {
         "setting": setting.name if setting else None,
         "confidence_percent": CONFIDENCE_PERCENT,
         "bootstrap_resamples": bootstrap,
         "seed": seed,
         "fr_distances": list(metrics.FR_DISTANCES),
-        "n_settings": len(configs),
+        "n_settings": len(judge_settings),
         "definitions": DEFINITIONS,
         "dataset": dataset_figures(),
         "agreement": agreement_figures(bootstrap=bootstrap, seed=seed),
-        "judges": [judge_figures(config, bootstrap=bootstrap, seed=seed, holdouts=holdouts) for config in configs],
-        "categories": category_figures(configs),
-        "comparison": comparison_figures(configs, bootstrap=bootstrap, seed=seed),
+        "judges": [judge_figures(each, bootstrap=bootstrap, seed=seed, holdouts=holdouts) for each in judge_settings],
+        "categories": category_figures(judge_settings),
+        "comparison": comparison_figures(judge_settings, bootstrap=bootstrap, seed=seed),
         "anchoring": anchoring_experiments(bootstrap=bootstrap, seed=seed),
         "rubric_rejudge": rubric_rejudge_figures(setting),
-        **_app_parts(configs, setting, bootstrap=bootstrap, seed=seed, choices=choices or {}),
+        **_app_parts(judge_settings, setting, bootstrap=bootstrap, seed=seed, choices=choices or {}),
     }
 
 
@@ -332,40 +332,40 @@ def rubric_rejudge_figures(setting=None) -> dict:
     for comparison in review.rubric_comparisons(questions):
         question = comparison["question"]
         for entry in comparison["settings"]:
-            config = entry["config"]
-            if config.kind != "rubric" or (setting is not None and config.pk != setting.pk):
+            judged = entry["config"]
+            if judged.kind != "rubric" or (setting is not None and judged.pk != setting.pk):
                 continue  # only rubric scorers read the rubric and score against gold points
             if entry["before"] is None:
                 continue  # judged against the current rubric only: nothing to compare
             sides = {name: ({k: entry[name][k] for k in ("n", "mse", "fr_2", "mae")} if entry[name] else None)
                      for name in ("before", "after")}
             rows.append({"question": review.question_label(question.pk, question.location, question.external_id),
-                         "rubric_version": question.rubric_version, "setting": str(config), **sides,
+                         "rubric_version": question.rubric_version, "setting": str(judged), **sides,
                          "not_rejudged": entry["stale"]})
     return {"questions_edited": len(questions), "rows": rows}
 
 
 # --- later apps' parts (document.app_report_modules) ----------------------------------------
 
-def _judge_parts(config, seed) -> dict:
+def _judge_parts(setting, seed) -> dict:
     """A setting's figures from later apps (a report module's `judge_parts`: the probe rates)."""
     parts = {}
     for module in app_report_modules():
         if hasattr(module, "judge_parts"):
-            parts.update(module.judge_parts(config, seed=seed))
+            parts.update(module.judge_parts(setting, seed=seed))
     return parts
 
 
-def _app_parts(configs, setting, *, bootstrap, seed, choices) -> dict:
+def _app_parts(judge_settings, setting, *, bootstrap, seed, choices) -> dict:
     """Later apps' keys of the appendix: a module's `report_parts` (several keys: the studies) or
     its `report_figures` under its `APPENDIX_KEY` (the Validity view)."""
     parts = {}
     for module in app_report_modules():
         if hasattr(module, "report_parts"):
-            parts.update(module.report_parts(configs, setting=setting, bootstrap=bootstrap, seed=seed,
+            parts.update(module.report_parts(judge_settings, setting=setting, bootstrap=bootstrap, seed=seed,
                                              choices={name: choices.get(name) for name in getattr(module, "CHOICES", {})}))
         else:
-            parts[module.APPENDIX_KEY] = module.report_figures(configs, seed=seed)
+            parts[module.APPENDIX_KEY] = module.report_figures(judge_settings, seed=seed)
     return parts
 
 

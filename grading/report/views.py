@@ -27,10 +27,10 @@ def _setting(params):
     raw = params.get("setting")
     if not raw:
         return None
-    config = judge_selectors.setting_by_id(id_param(raw))
-    if config is None:
+    setting = judge_selectors.setting_by_id(id_param(raw))
+    if setting is None:
         raise Http404("No such judge setting version.")
-    return config
+    return setting
 
 
 def _choices(params):

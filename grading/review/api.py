@@ -314,6 +314,6 @@ class ValidationReportView(APIView):
             raise ApiValidationError({"positive": f"One of {', '.join(selectors.POSITIVE_CLASSES)}."})
         report = selectors.validation_report(judges["chosen"], positive)
         for judge in report["judges"]:
-            config = judge.pop("config")
-            judge["setting"] = {"id": config.pk, "name": config.name, "version": config.version}
+            setting = judge.pop("config")
+            judge["setting"] = {"id": setting.pk, "name": setting.name, "version": setting.version}
         return ApiResponse(report)

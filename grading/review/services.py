@@ -434,15 +434,15 @@ def _results_fitting(responses, model_score, setting):
     return [r for r in results if _same(r.score, model_score)]
 
 
-def _create_result(response, record, index, file_name, setting, user, report):
-    name = setting or RELEASED_LABELS_SETTING
+def _create_result(response, record, index, file_name, setting_name, user, report):
+    name = setting_name or RELEASED_LABELS_SETTING
     payload = [{"response_id": response.pk, "model_score": record.get("model_score"), "gt": record.get("gt")}]
     outcome = import_judge_results(
         json.dumps(payload), f"{os.path.basename(file_name)} (record {index})", setting_name=name, user=user
     )
     report.results_created += outcome.created
-    config = JudgeSetting.objects.filter(name=name).order_by("-version").first()
-    return JudgeResult.objects.filter(setting=config, response=response).order_by("-id").first()
+    setting = JudgeSetting.objects.filter(name=name).order_by("-version").first()
+    return JudgeResult.objects.filter(setting=setting, response=response).order_by("-id").first()
 
 
 def import_meta_eval_labels(raw, file_name, *, user=None, setting=None, input_raw=None, create_results=True):

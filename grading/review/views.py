@@ -49,8 +49,8 @@ def _scope_or_404(request, params=None):
         scope = selectors.resolve_scope(params, preferred=request.session.get(SCOPE_SESSION_KEY))
     except selectors.ScopeError as exc:
         raise Http404(str(exc)) from exc
-    if scope.config is not None and (params.get("setting") or params.get("run")):
-        request.session[SCOPE_SESSION_KEY] = scope.config.pk
+    if scope.setting is not None and (params.get("setting") or params.get("run")):
+        request.session[SCOPE_SESSION_KEY] = scope.setting.pk
     return scope
 
 
@@ -138,7 +138,7 @@ def metrics_csv(request):
     scope = _scope_or_404(request)
     rows = selectors.metrics_table(selectors.metrics_report(scope))
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    name = f"metrics-{scope.run.pk if scope.run else scope.config.pk if scope.config else 'none'}"
+    name = f"metrics-{scope.run.pk if scope.run else scope.setting.pk if scope.setting else 'none'}"
     response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
     writer = csv.writer(response)
     for row in rows:
@@ -312,10 +312,10 @@ def rubric_rejudge(request, question_pk):
     if request.method == "POST":
         chosen = [id_param(value) for value in request.POST.getlist("setting")]
         made, refused = judge_services.rejudge_question(
-            question, config_ids=[pk for pk in chosen if pk is not None], user=request.user,
+            question, setting_ids=[pk for pk in chosen if pk is not None], user=request.user,
         )
-        for config, why in refused:
-            messages.error(request, gettext("%(config)s: not re-judged. %(why)s") % {"config": config, "why": why})
+        for setting, why in refused:
+            messages.error(request, gettext("%(config)s: not re-judged. %(why)s") % {"config": setting, "why": why})
         if made:
             messages.success(request, ngettext("Re-judging %(sum)s results in %(n_made)s run; the figures below fill in as they finish.", "Re-judging %(sum)s results in %(n_made)s runs; the figures below fill in as they finish.", len(made)) % {"sum": sum(run.n_items for run in made), "n_made": len(made)})
         elif not refused:
@@ -364,7 +364,7 @@ def _judge_picker(judges):
 
 
 def _validation_query(judges, extra=None):
-    chosen = {f"judge_{slot}": config.pk for slot, config in judges["chosen"].items() if config is not None}
+    chosen = {f"judge_{slot}": setting.pk for slot, setting in judges["chosen"].items() if setting is not None}
     return urlencode({**chosen, **(extra or {})})
 
 

@@ -232,7 +232,7 @@ class RunEngine:
 
 def engine_paths() -> tuple[str, ...]:
     """Every engine's dotted path: grading's (ENGINES) and the later apps' `run_engines`."""
-    return ENGINES + tuple(path for config in apps.get_app_configs() for path in getattr(config, "run_engines", ()))
+    return ENGINES + tuple(path for app_config in apps.get_app_configs() for path in getattr(app_config, "run_engines", ()))
 
 
 def watch_running() -> int:

@@ -112,8 +112,8 @@ def hostile(reviewer, annotator):
                                                submitted=True, comment=text)
         StepLabel.objects.create(label=label, checkpoint=checkpoint, start=0, end=3, quote=text,
                                  verdict="calculation_error", comment=text)
-    config = make_stored_setting("=HYPERLINK(\"http://evil.example\")")
-    make_results(config, responses, [-0.5, 3, 4, 5, 6, 7], rationale=HOSTILE[0])
+    setting = make_stored_setting("=HYPERLINK(\"http://evil.example\")")
+    make_results(setting, responses, [-0.5, 3, 4, 5, 6, 7], rationale=HOSTILE[0])
     return responses
 
 
@@ -151,9 +151,9 @@ def hostile_metrics():
     responses = make_responses(question, 4)
     set_gold(responses, [5] * 4)
     make_imported_gold(responses, total=5)
-    config = make_stored_setting("=HYPERLINK(\"http://evil.example\", \"metrics\")")
-    make_results(config, responses, [1, 2, 3, 4])
-    return config
+    setting = make_stored_setting("=HYPERLINK(\"http://evil.example\", \"metrics\")")
+    make_results(setting, responses, [1, 2, 3, 4])
+    return setting
 
 
 def test_metrics_csv_download_is_neutralised(reviewer_client, hostile_metrics):

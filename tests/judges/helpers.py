@@ -5,10 +5,10 @@ from grading.judges import services
 from tests.llm_server import Reply, message_text
 
 
-def run_now(django_capture_on_commit_callbacks, config, **kwargs):
+def run_now(django_capture_on_commit_callbacks, setting, **kwargs):
     """Start a run and let the (eager) Celery tasks it queues on commit run to the end."""
     with django_capture_on_commit_callbacks(execute=True):
-        run = services.start_judge_run(config, **kwargs)
+        run = services.start_judge_run(setting, **kwargs)
     run.refresh_from_db()
     return run
 

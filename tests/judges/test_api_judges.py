@@ -35,9 +35,9 @@ def test_settings_api_versions_on_change(reviewer, endpoint, llm_server, respons
 def test_runs_api_progress_cancel_resume_results(reviewer, endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     api = api_client_for(reviewer)
     llm_server.default = score_by_answer({2: 8})
-    config = make_setting(endpoint)
+    setting = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
-        created = api.post("/api/judge-runs/", {"config": config.pk, "response_ids": [r.pk for r in responses[:3]]}, format="json")
+        created = api.post("/api/judge-runs/", {"config": setting.pk, "response_ids": [r.pk for r in responses[:3]]}, format="json")
     run_id = created.json()["id"]
     assert api.get(f"/api/judge-runs/{run_id}/progress/").json()["pending"] == 3
     assert api.post(f"/api/judge-runs/{run_id}/cancel/").json()["status"] == "cancelled"
@@ -49,7 +49,7 @@ def test_runs_api_progress_cancel_resume_results(reviewer, endpoint, llm_server,
     assert len(results) == 3 and {r["config_version"] for r in results} == {1}
     assert sorted(r["score"] for r in results) == [5, 5, 8]
     assert all(r["cache_key"] and r["prompt_tokens"] > 0 for r in results)
-    empty = api.post("/api/judge-runs/", {"config": config.pk, "filters": {"q": "nothing like this"}}, format="json")
+    empty = api.post("/api/judge-runs/", {"config": setting.pk, "filters": {"q": "nothing like this"}}, format="json")
     assert empty.status_code == 400
 
 
@@ -71,10 +71,10 @@ def test_ids_no_column_can_hold_are_refused_not_crashing(reviewer, reviewer_clie
     assert api.get("/api/judge-runs/abc/").status_code == 404
     assert api.post("/api/judge-runs/", {"config": int(huge)}, format="json").status_code == 400
     assert api.post("/api/judge-runs/", {"config": True}, format="json").status_code == 400
-    config = make_setting(endpoint)
-    refused = api.post("/api/judge-runs/", {"config": config.pk, "filters": {"question": huge}}, format="json")
+    setting = make_setting(endpoint)
+    refused = api.post("/api/judge-runs/", {"config": setting.pk, "filters": {"question": huge}}, format="json")
     assert refused.status_code == 400 and "No response matches" in str(refused.json())
-    assert api.post("/api/judge-runs/", {"config": config.pk, "response_ids": [int(huge)]}, format="json").status_code == 400
+    assert api.post("/api/judge-runs/", {"config": setting.pk, "response_ids": [int(huge)]}, format="json").status_code == 400
     assert api.post("/api/generation-runs/", {"endpoint": endpoint.pk, "model_names": ["m"], "temperatures": [0],
                                               "questions": [int(huge)]}, format="json").status_code == 400
     assert reviewer_client.get(f"/grading/judges/runs/{huge}/").status_code == 404

@@ -33,10 +33,10 @@ def _scenario(tmp_path, settings):
         try:
             question = make_question("Batch worker problem: find x.", full_score=10)
             make_responses(question, N)
-            config = make_setting(make_endpoint(server, timeout_seconds=2.0), name=f"batch-{queue}")
+            setting = make_setting(make_endpoint(server, timeout_seconds=2.0), name=f"batch-{queue}")
             workers.append(Worker(env, tmp_path / "worker1.log"))
             workers[0].wait_ready()
-            run = services.start_judge_run(config, mode="batch")  # autocommit: the poll is queued at once
+            run = services.start_judge_run(setting, mode="batch")  # autocommit: the poll is queued at once
             part = lambda: JudgeBatchPart.objects.filter(run=run).first()  # noqa: E731
             wait_for(lambda: part() is not None and part().file_id, 60, "the uploaded file")
             wait_for(lambda: batches.count("POST", "/batches") == 1, 10, "the batch being created")
@@ -61,7 +61,7 @@ def _scenario(tmp_path, settings):
         assert only.batch_id == next(iter(batches.batches)) and only.status == "completed"
         assert Counter(cid for _, cid in batches.seen) == Counter(
             JudgeRunItem.objects.filter(run=run).values_list("cache_key", flat=True)), "each custom_id once"
-        results = JudgeResult.objects.filter(setting=config)
+        results = JudgeResult.objects.filter(setting=setting)
         assert results.count() == N and set(Counter(results.values_list("response_id", flat=True)).values()) == {1}
         for item in JudgeRunItem.objects.filter(run=run).select_related("result", "response"):
             assert item.state == "ok" and item.result.score == int(item.response.transcript.split()[1][:-1]) % 11

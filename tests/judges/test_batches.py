@@ -32,9 +32,9 @@ def batch_api(llm_server):
     return BatchApi(llm_server, delay=0.2).install()
 
 
-def start(config, django_capture_on_commit_callbacks, **kwargs):
+def start(setting, django_capture_on_commit_callbacks, **kwargs):
     with django_capture_on_commit_callbacks(execute=True):
-        run = services.start_judge_run(config, mode="batch", **kwargs)
+        run = services.start_judge_run(setting, mode="batch", **kwargs)
     return run
 
 
@@ -42,8 +42,8 @@ def answer_no(text):
     return int(text.split("Answer ", 1)[1].split(":", 1)[0])
 
 
-def assert_all_judged_once(run, config, n):
-    results = JudgeResult.objects.filter(setting=config)
+def assert_all_judged_once(run, setting, n):
+    results = JudgeResult.objects.filter(setting=setting)
     assert results.count() == n
     assert set(Counter(results.values_list("response_id", flat=True)).values()) == {1}
     for item in JudgeRunItem.objects.filter(run=run).select_related("result", "response"):
@@ -53,12 +53,12 @@ def assert_all_judged_once(run, config, n):
 
 def test_a_batch_run_judges_every_response_once_at_the_batch_price(
         batch_api, endpoint, responses, django_capture_on_commit_callbacks, settings):
-    config = make_setting(endpoint, price_input_per_1k=Decimal("1"), price_output_per_1k=Decimal("2"))
-    run = start(config, django_capture_on_commit_callbacks)
+    setting = make_setting(endpoint, price_input_per_1k=Decimal("1"), price_output_per_1k=Decimal("2"))
+    run = start(setting, django_capture_on_commit_callbacks)
     assert run.mode == "batch" and run.batch_token
     run = services.run_batch_inline(run, timeout=30)
     assert run.status == JudgeRun.Status.DONE
-    assert_all_judged_once(run, config, len(responses))
+    assert_all_judged_once(run, setting, len(responses))
     assert llm_calls(batch_api) == 0, "no live call"
     part = JudgeBatchPart.objects.get(run=run)
     assert part.status == "completed" and part.collected and part.n_lines == len(responses)
@@ -77,11 +77,11 @@ def test_a_batch_run_judges_every_response_once_at_the_batch_price(
     logged = list(ProviderCall.objects.filter(purpose="batch").values_list("method", "path"))
     assert ("POST", "/v1/files") in logged and ("POST", "/v1/batches") in logged
     # half price: cost = tokens at the setting's prices x LLM_BATCH_PRICE_FACTOR
-    for result in JudgeResult.objects.filter(setting=config):
+    for result in JudgeResult.objects.filter(setting=setting):
         full = (Decimal(result.prompt_tokens) * 1 + Decimal(result.completion_tokens) * 2) / 1000
         assert result.cost == (full * Decimal("0.5")).quantize(Decimal("0.000001"))
     # a second run of the same setting answers from the cache: no new batch
-    again = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    again = services.run_batch_inline(start(setting, django_capture_on_commit_callbacks), timeout=30)
     assert again.status == JudgeRun.Status.DONE and not again.batch_parts.exists()
     assert again.items.filter(cached=True).count() == len(responses)
 
@@ -93,25 +93,25 @@ def llm_calls(batch_api):
 def test_files_are_cut_within_the_line_and_byte_limits(batch_api, endpoint, responses,
                                                        django_capture_on_commit_callbacks, settings):
     settings.LLM_BATCH_MAX_LINES = 4
-    config = make_setting(endpoint)
-    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    setting = make_setting(endpoint)
+    run = services.run_batch_inline(start(setting, django_capture_on_commit_callbacks), timeout=30)
     assert run.status == JudgeRun.Status.DONE
     assert sorted(run.batch_parts.values_list("n_lines", flat=True)) == [2, 4]
     one = JudgeBatchLine.objects.filter(run=run).first().n_bytes
     settings.LLM_BATCH_MAX_LINES = 50_000
     settings.LLM_BATCH_MAX_BYTES = one * 3 + 10
-    config2 = make_setting(endpoint)
-    run2 = services.run_batch_inline(start(config2, django_capture_on_commit_callbacks), timeout=30)
+    setting2 = make_setting(endpoint)
+    run2 = services.run_batch_inline(start(setting2, django_capture_on_commit_callbacks), timeout=30)
     assert run2.status == JudgeRun.Status.DONE
     for part in run2.batch_parts.all():
         assert len(batch_api.files[part.file_id]["data"]) == part.n_bytes <= settings.LLM_BATCH_MAX_BYTES
-    assert_all_judged_once(run2, config2, len(responses))
+    assert_all_judged_once(run2, setting2, len(responses))
 
 
 def test_an_endpoint_without_the_batch_api_is_refused_on_start(llm_server, endpoint, responses):
-    config = make_setting(endpoint)
+    setting = make_setting(endpoint)
     with pytest.raises(services.RunRefused) as refused:
-        services.start_judge_run(config, mode="batch")
+        services.start_judge_run(setting, mode="batch")
     assert "cannot run batches" in str(refused.value) and "/batches answered HTTP 404" in str(refused.value)
     assert not JudgeRun.objects.exists()
 
@@ -123,16 +123,16 @@ def failing(*numbers):
 
 def test_failed_lines_are_retried_as_live_calls(batch_api, endpoint, responses, django_capture_on_commit_callbacks):
     batch_api.fail = failing(1, 4)
-    config = make_setting(endpoint, price_input_per_1k=Decimal("1"), price_output_per_1k=Decimal("1"))
-    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    setting = make_setting(endpoint, price_input_per_1k=Decimal("1"), price_output_per_1k=Decimal("1"))
+    run = services.run_batch_inline(start(setting, django_capture_on_commit_callbacks), timeout=30)
     assert run.status == JudgeRun.Status.DONE
-    assert_all_judged_once(run, config, len(responses))
+    assert_all_judged_once(run, setting, len(responses))
     assert llm_calls(batch_api) == 2 and batch_api.server.count("Answer 1:") == 1
     assert run.batch_parts.count() == 1
     lines = JudgeBatchLine.objects.filter(run=run)
     assert lines.filter(state="failed").count() == 2
     assert lines.get(state="failed", custom_id__in=[i.cache_key for i in run.items.filter(response__transcript__startswith="Answer 1:")]).errors[0]["status"] == 500
-    live = JudgeResult.objects.get(setting=config, response__transcript__startswith="Answer 1:")
+    live = JudgeResult.objects.get(setting=setting, response__transcript__startswith="Answer 1:")
     full = Decimal(live.prompt_tokens + live.completion_tokens) / 1000
     assert live.cost == full.quantize(Decimal("0.000001")), "a live retry is paid in full"
 
@@ -148,10 +148,10 @@ def test_failed_lines_can_go_into_a_next_batch(batch_api, endpoint, responses, d
         return None
 
     batch_api.fail = once
-    config = make_setting(endpoint)
-    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks, batch_retry="batch"), timeout=30)
+    setting = make_setting(endpoint)
+    run = services.run_batch_inline(start(setting, django_capture_on_commit_callbacks, batch_retry="batch"), timeout=30)
     assert run.status == JudgeRun.Status.DONE
-    assert_all_judged_once(run, config, len(responses))
+    assert_all_judged_once(run, setting, len(responses))
     assert llm_calls(batch_api) == 0
     parts = list(run.batch_parts.order_by("number"))
     assert [p.n_lines for p in parts] == [len(responses), 1]
@@ -163,10 +163,10 @@ def test_failed_lines_can_go_into_a_next_batch(batch_api, endpoint, responses, d
 def test_an_expired_batch_keeps_its_answers_and_retries_the_rest(batch_api, endpoint, responses,
                                                                 django_capture_on_commit_callbacks):
     batch_api.plan("expire", keep=2)
-    config = make_setting(endpoint)
-    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    setting = make_setting(endpoint)
+    run = services.run_batch_inline(start(setting, django_capture_on_commit_callbacks), timeout=30)
     assert run.status == JudgeRun.Status.DONE
-    assert_all_judged_once(run, config, len(responses))
+    assert_all_judged_once(run, setting, len(responses))
     part = run.batch_parts.get()
     assert part.status == "expired"
     assert llm_calls(batch_api) == len(responses) - 2, "only the expired lines are called live"
@@ -179,12 +179,12 @@ def test_expired_lines_in_a_next_batch_then_given_up_as_failed_calls(batch_api, 
     settings.LLM_BATCH_MAX_SENDS = 2
     for _ in range(3):
         batch_api.plan("expire", keep=0)
-    config = make_setting(endpoint)
-    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks, batch_retry="batch"), timeout=30)
+    setting = make_setting(endpoint)
+    run = services.run_batch_inline(start(setting, django_capture_on_commit_callbacks, batch_retry="batch"), timeout=30)
     assert run.status == JudgeRun.Status.DONE
     assert run.batch_parts.count() == 2, "sent twice (LLM_BATCH_MAX_SENDS), then given up"
     assert set(run.items.values_list("state", flat=True)) == {"error"}
-    result = JudgeResult.objects.filter(setting=config).first()
+    result = JudgeResult.objects.filter(setting=setting).first()
     assert result.status == "error" and result.errors[-1]["code"] == "batch_expired"
     assert llm_calls(batch_api) == 0
 
@@ -193,8 +193,8 @@ def test_cancel_keeps_what_the_batch_answered_and_resume_sends_only_the_rest(
         batch_api, endpoint, responses, django_capture_on_commit_callbacks):
     batch_api.delay = 30
     batch_api.plan("complete", keep=2)  # cancelled: the first two lines were answered
-    config = make_setting(endpoint)
-    run = start(config, django_capture_on_commit_callbacks)
+    setting = make_setting(endpoint)
+    run = start(setting, django_capture_on_commit_callbacks)
     run.refresh_from_db()
     services.advance_batch_run(JudgeRun.objects.get(pk=run.pk))
     time.sleep(0.2)  # validated: the provider is answering it
@@ -217,7 +217,7 @@ def test_cancel_keeps_what_the_batch_answered_and_resume_sends_only_the_rest(
         run = services.resume_judge_run(run)
     run = services.run_batch_inline(run, timeout=30)
     assert run.status == JudgeRun.Status.DONE and run.epoch == 2
-    assert_all_judged_once(run, config, len(responses))
+    assert_all_judged_once(run, setting, len(responses))
     second = [cid for batch, cid in batch_api.seen if batch != part.batch_id]
     assert len(second) == 4 and not set(second) & answered
     assert llm_calls(batch_api) == 0
@@ -245,8 +245,8 @@ def test_a_look_killed_at_any_step_loses_nothing_and_sends_nothing_twice(
         return value
 
     monkeypatch.setattr(llm.BatchClient, step, once)
-    config = make_setting(endpoint)
-    run = start(config, django_capture_on_commit_callbacks)
+    setting = make_setting(endpoint)
+    run = start(setting, django_capture_on_commit_callbacks)
     for _ in range(200):
         try:
             run = services.run_batch_inline(run, timeout=30)
@@ -255,7 +255,7 @@ def test_a_look_killed_at_any_step_loses_nothing_and_sends_nothing_twice(
             continue
     assert killed == [step]
     assert run.status == JudgeRun.Status.DONE
-    assert_all_judged_once(run, config, len(responses))
+    assert_all_judged_once(run, setting, len(responses))
     assert batch_api.count("POST", "/files") == 1, "the file is uploaded once"
     assert batch_api.count("POST", "/batches") == 1, "the batch is created once"
     assert len(batch_api.seen) == len(responses) == len(set(batch_api.seen))
@@ -263,14 +263,14 @@ def test_a_look_killed_at_any_step_loses_nothing_and_sends_nothing_twice(
 
 
 def test_reading_a_part_again_attaches_nothing_twice(batch_api, endpoint, responses, django_capture_on_commit_callbacks):
-    config = make_setting(endpoint)
-    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
-    before = list(JudgeResult.objects.filter(setting=config).order_by("id").values_list("id", "score", "cost", "finished"))
+    setting = make_setting(endpoint)
+    run = services.run_batch_inline(start(setting, django_capture_on_commit_callbacks), timeout=30)
+    before = list(JudgeResult.objects.filter(setting=setting).order_by("id").values_list("id", "score", "cost", "finished"))
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, finished=None)
     JudgeBatchPart.objects.filter(run=run).update(collected=None)
     JudgeRunItem.objects.filter(run=run, response=responses[0]).update(state="pending")
     run = services.run_batch_inline(JudgeRun.objects.get(pk=run.pk), timeout=30)
-    after = list(JudgeResult.objects.filter(setting=config).order_by("id").values_list("id", "score", "cost", "finished"))
+    after = list(JudgeResult.objects.filter(setting=setting).order_by("id").values_list("id", "score", "cost", "finished"))
     assert after == before, "no result written again, none added"
     assert run.status == JudgeRun.Status.DONE and run.items.filter(state="ok").count() == len(responses)
     assert JudgeBatchLine.objects.filter(run=run, state="answered").count() == len(responses)
@@ -283,8 +283,8 @@ def test_samples_and_parse_retries_go_through_the_batch_too(batch_api, endpoint,
 
     make_responses(rubric_question, 2)
     llm_server.script("Answer 0:", Reply("no score here"))  # the first sample of answer 0 cannot be read
-    config = make_setting(endpoint, samples=2, parse_retries=1)
-    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    setting = make_setting(endpoint, samples=2, parse_retries=1)
+    run = services.run_batch_inline(start(setting, django_capture_on_commit_callbacks), timeout=30)
     assert run.status == JudgeRun.Status.DONE
     assert run.batch_parts.count() == 2, "the parse retry goes into a next batch"
     lines = JudgeBatchLine.objects.filter(run=run)
@@ -298,9 +298,9 @@ def test_the_api_starts_a_batch_run_and_shows_its_batches(batch_api, endpoint, r
     from tests.conftest import api_client_for
 
     batch_api.delay = 30  # still at the provider when it is cancelled
-    config = make_setting(endpoint)
+    setting = make_setting(endpoint)
     api = api_client_for(reviewer)
-    made = api.post("/api/judge-runs/", {"config": config.pk, "mode": "batch", "batch_retry": "batch"}, format="json")
+    made = api.post("/api/judge-runs/", {"config": setting.pk, "mode": "batch", "batch_retry": "batch"}, format="json")
     assert made.status_code == 201, made.content
     assert (made.json()["mode"], made.json()["batch_retry"]) == ("batch", "batch")
     run = JudgeRun.objects.get(pk=made.json()["id"])
@@ -317,8 +317,8 @@ def test_the_api_starts_a_batch_run_and_shows_its_batches(batch_api, endpoint, r
     assert resumed.json()["epoch"] == 2
     run = services.run_batch_inline(JudgeRun.objects.get(pk=run.pk), timeout=30)
     assert run.status == JudgeRun.Status.DONE
-    assert_all_judged_once(run, config, len(responses))
-    refused = api.post("/api/judge-runs/", {"config": config.pk, "mode": "sideways"}, format="json")
+    assert_all_judged_once(run, setting, len(responses))
+    refused = api.post("/api/judge-runs/", {"config": setting.pk, "mode": "sideways"}, format="json")
     assert refused.status_code == 400
 
 
@@ -327,17 +327,17 @@ def test_run_judges_batch_inline(batch_api, endpoint, responses):
 
     from django.core.management import call_command
 
-    config = make_setting(endpoint, name="cli-batch")
+    setting = make_setting(endpoint, name="cli-batch")
     out = StringIO()
     call_command("run_judges", "--setting", "cli-batch", "--batch", "--inline", stdout=out)
-    run = JudgeRun.objects.get(setting=config)
+    run = JudgeRun.objects.get(setting=setting)
     assert run.mode == "batch" and run.status == JudgeRun.Status.DONE
-    assert_all_judged_once(run, config, len(responses))
+    assert_all_judged_once(run, setting, len(responses))
 
 
 def test_the_start_page_says_why_an_endpoint_cannot_run_batches(llm_server, endpoint, responses, reviewer_client):
-    config = make_setting(endpoint)
-    page = reviewer_client.post("/grading/judges/runs/new/", {"config": config.pk, "mode": "batch", "batch_retry": "live"})
+    setting = make_setting(endpoint)
+    page = reviewer_client.post("/grading/judges/runs/new/", {"config": setting.pk, "mode": "batch", "batch_retry": "live"})
     assert page.status_code == 200
     text = page.content.decode()
     assert "cannot run batches" in text and "answered HTTP 404" in text
@@ -365,10 +365,10 @@ def test_a_run_has_one_poll_chain(batch_api, endpoint, responses, django_capture
 def test_a_batch_refused_as_a_whole_is_sent_again_as_a_batch_not_live(batch_api, endpoint, responses, settings,
                                                                       django_capture_on_commit_callbacks):
     batch_api.plan("fail")  # the provider refuses the first file at validation
-    config = make_setting(endpoint)
-    run = services.run_batch_inline(start(config, django_capture_on_commit_callbacks), timeout=30)
+    setting = make_setting(endpoint)
+    run = services.run_batch_inline(start(setting, django_capture_on_commit_callbacks), timeout=30)
     assert run.status == JudgeRun.Status.DONE
-    assert_all_judged_once(run, config, len(responses))
+    assert_all_judged_once(run, setting, len(responses))
     first, second = run.batch_parts.order_by("number")
     assert first.status == "failed" and first.errors[0]["message"] == "scripted validation failure"
     assert second.status == "completed" and second.n_lines == len(responses)
@@ -376,6 +376,6 @@ def test_a_batch_refused_as_a_whole_is_sent_again_as_a_batch_not_live(batch_api,
 
     settings.LLM_BATCH_MAX_SENDS = 1
     batch_api.plan("fail")
-    config2 = make_setting(endpoint)
-    run2 = services.run_batch_inline(start(config2, django_capture_on_commit_callbacks), timeout=30)
+    setting2 = make_setting(endpoint)
+    run2 = services.run_batch_inline(start(setting2, django_capture_on_commit_callbacks), timeout=30)
     assert set(run2.items.values_list("state", flat=True)) == {"error"} and llm_calls(batch_api) == 0

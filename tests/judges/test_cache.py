@@ -15,10 +15,10 @@ pytestmark = pytest.mark.django_db
 
 def test_rerun_of_unchanged_setting_makes_zero_calls(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({})
-    config = make_setting(endpoint)
-    run_now(django_capture_on_commit_callbacks, config)
+    setting = make_setting(endpoint)
+    run_now(django_capture_on_commit_callbacks, setting)
     assert llm_server.request_count == 6
-    again = run_now(django_capture_on_commit_callbacks, config)
+    again = run_now(django_capture_on_commit_callbacks, setting)
     assert llm_server.request_count == 6
     assert again.status == JudgeRun.Status.DONE
     assert again.items.filter(cached=True, state="ok").count() == 6
@@ -27,18 +27,18 @@ def test_rerun_of_unchanged_setting_makes_zero_calls(endpoint, llm_server, respo
 
 def test_new_version_or_edited_answer_calls_again(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({})
-    config = make_setting(endpoint)
-    run_now(django_capture_on_commit_callbacks, config)
+    setting = make_setting(endpoint)
+    run_now(django_capture_on_commit_callbacks, setting)
     edited = responses[0]
     edited.transcript = "Answer 0: $x = \\pm 2$"
     edited.transcript_hash = content_hash(edited.transcript)
     edited.save()
-    run_now(django_capture_on_commit_callbacks, config)
+    run_now(django_capture_on_commit_callbacks, setting)
     assert llm_server.request_count == 7  # only the edited answer
     assert JudgeResult.objects.filter(response=edited).count() == 2
 
-    newer = services.update_judge_setting(config, temperature=0.3)
-    assert newer.version == 2 and newer.pk != config.pk
+    newer = services.update_judge_setting(setting, temperature=0.3)
+    assert newer.version == 2 and newer.pk != setting.pk
     run_now(django_capture_on_commit_callbacks, newer)
     assert llm_server.request_count == 13
 
@@ -59,9 +59,9 @@ def test_same_content_for_two_students_is_judged_once(endpoint, llm_server, rubr
 def test_duplicate_delivery_of_a_chunk_adds_nothing(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     """A chunk delivered twice (acks_late after a lost worker) neither calls nor writes twice."""
     llm_server.default = score_by_answer({})
-    config = make_setting(endpoint)
+    setting = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_judge_run(config)
+        run = services.start_judge_run(setting)
     ids = list(run.items.values_list("pk", flat=True))
     services.process_judge_chunk(run.pk, run.epoch, ids, task_id="task-a")
     services.process_judge_chunk(run.pk, run.epoch, ids, task_id="task-a")
@@ -70,21 +70,21 @@ def test_duplicate_delivery_of_a_chunk_adds_nothing(endpoint, llm_server, respon
     assert JudgeResult.objects.count() == 6
 
 
-def _key_of(config, item):
+def _key_of(setting, item):
     """The cache key a chunk claims for the item's response under the setting."""
-    return services.cache_key(config, get_kind(config.kind).fingerprint(
-        services.judge_spec(config), services.judge_input(item.response)))
+    return services.cache_key(setting, get_kind(setting.kind).fingerprint(
+        services.judge_spec(setting), services.judge_input(item.response)))
 
 
 def test_claim_left_by_a_dead_delivery_is_taken_over(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({})
-    config = make_setting(endpoint)
+    setting = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_judge_run(config)
+        run = services.start_judge_run(setting)
     item = run.items.first()
-    key = _key_of(config, item)
+    key = _key_of(setting, item)
     # A worker claimed the item under this task id and was killed before answering.
-    JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
+    JudgeResult.objects.create(setting=setting, response=item.response, cache_key=key, run=run,
                                claim_owner=claims.owner_tag(run.pk, run.epoch, "task-a"))
     report = services.process_judge_chunk(run.pk, run.epoch, [item.pk], task_id="task-a")
     assert report.recorded == 1
@@ -95,14 +95,14 @@ def test_claim_left_by_a_dead_delivery_is_taken_over(endpoint, llm_server, respo
 def test_live_claim_of_a_sibling_task_is_waited_for(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     from grading.models import JudgeRunItem
 
-    config = make_setting(endpoint)
+    setting = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_judge_run(config)
+        run = services.start_judge_run(setting)
     item = run.items.first()
-    key = _key_of(config, item)
+    key = _key_of(setting, item)
     from django.utils import timezone
 
-    claim = JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
+    claim = JudgeResult.objects.create(setting=setting, response=item.response, cache_key=key, run=run,
                                        claim_owner=claims.owner_tag(run.pk, run.epoch, "task-other"),
                                        claimed_at=timezone.now())
     assert not services.may_take_over(claim.claim_owner, claim.claimed_at, run_id=run.pk, epoch=run.epoch,
@@ -122,9 +122,9 @@ def _answers_asked(server):
 def test_cancel_and_resume(endpoint, llm_server, rubric_question, django_capture_on_commit_callbacks):
     make_responses(rubric_question, 10)
     llm_server.default = score_by_answer({})
-    config = make_setting(endpoint)
+    setting = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_judge_run(config, chunk_size=5)
+        run = services.start_judge_run(setting, chunk_size=5)
     ids = list(run.items.order_by("id").values_list("pk", flat=True))
     services.process_judge_chunk(run.pk, run.epoch, ids[:5], task_id="t1")
     services.cancel_judge_run(run)

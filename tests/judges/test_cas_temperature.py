@@ -10,14 +10,14 @@ pytestmark = pytest.mark.django_db
 
 
 def test_cas_setting_has_no_temperature_and_it_never_makes_a_version():
-    config = services.create_judge_setting(name="cas", kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, temperature=0.7)
-    config.refresh_from_db()
-    assert config.temperature is None
-    assert selectors.setting_summary(config)["temperature"] is None
-    make_results(config, make_responses(make_question(), 1), [5])  # used: a change would make version 2
-    same = services.update_judge_setting(config, temperature=0.7, notes="")
-    assert same.pk == config.pk and JudgeSetting.objects.filter(name="cas").count() == 1
-    changed = services.update_judge_setting(config, temperature=0.3, notes="now with notes")
+    setting = services.create_judge_setting(name="cas", kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, temperature=0.7)
+    setting.refresh_from_db()
+    assert setting.temperature is None
+    assert selectors.setting_summary(setting)["temperature"] is None
+    make_results(setting, make_responses(make_question(), 1), [5])  # used: a change would make version 2
+    same = services.update_judge_setting(setting, temperature=0.7, notes="")
+    assert same.pk == setting.pk and JudgeSetting.objects.filter(name="cas").count() == 1
+    changed = services.update_judge_setting(setting, temperature=0.3, notes="now with notes")
     assert changed.version == 2 and changed.temperature is None
 
 

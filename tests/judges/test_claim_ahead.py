@@ -17,20 +17,20 @@ from .helpers import score_by_answer
 pytestmark = pytest.mark.django_db
 
 
-def _start(config):
-    run = services.start_judge_run(config, enqueue=False)
+def _start(setting):
+    run = services.start_judge_run(setting, enqueue=False)
     return run, list(JudgeRunItem.objects.filter(run=run).values_list("pk", flat=True))
 
 
 def _spy_on_claims():
     sizes = []
-    real = chunks.claim_batch
+    real = chunks.claim_chunk_items
 
     def counting(run, batch, *args):
         sizes.append(len(batch))
         return real(run, batch, *args)
 
-    return sizes, mock.patch.object(chunks, "claim_batch", side_effect=counting)
+    return sizes, mock.patch.object(chunks, "claim_chunk_items", side_effect=counting)
 
 
 def test_items_are_claimed_in_batches_of_at_least_half_the_width(endpoint, llm_server, rubric_question):

@@ -60,11 +60,11 @@ def test_run_judges_errors(endpoint, responses):
 def test_import_meta_eval_sample_attaches_to_imported_responses(sample_data):
     out = call("import_judge_results", str(DEMO_DIR / "meta_eval_input_examples.json"), "--model", "gemini-3-pro")
     assert "4 records: 4 results created" in out and "0 unmatched" in out
-    config = JudgeSetting.objects.get(name="imported: gemini-3-pro")
-    assert config.kind == "external"
+    setting = JudgeSetting.objects.get(name="imported: gemini-3-pro")
+    assert setting.kind == "external"
     records = json.loads((DEMO_DIR / "meta_eval_input_examples.json").read_text())
     for record in records:
-        result = JudgeResult.objects.get(setting=config, response__transcript=record["student_response"])
+        result = JudgeResult.objects.get(setting=setting, response__transcript=record["student_response"])
         assert result.score == float(record["model_score"]) and result.status == "ok"
         assert result.raw_output == record["response"] and result.response.question.statement == record["problem_statement"]
         assert result.provenance["file"] == "meta_eval_input_examples.json"

@@ -94,8 +94,8 @@ def test_unreadable_output_is_asked_again_when_configured(
     endpoint, llm_server, responses, django_capture_on_commit_callbacks
 ):
     llm_server.script("Answer 0:", Reply("Let me think... no score."), Reply("Overall Score: 9/10"))
-    config = make_setting(endpoint, parse_retries=1)
-    run_now(django_capture_on_commit_callbacks, config, response_ids=[responses[0].pk])
+    setting = make_setting(endpoint, parse_retries=1)
+    run_now(django_capture_on_commit_callbacks, setting, response_ids=[responses[0].pk])
     result = result_for(0)
     assert (result.status, result.score, result.attempts) == ("ok", 9, 2)
 

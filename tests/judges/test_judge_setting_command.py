@@ -27,16 +27,16 @@ def add(llm_server, name="cli-rubric", *extra):
 def test_add_makes_endpoint_and_setting_then_list_and_show(llm_server):
     out, _ = add(llm_server, "cli-rubric", "--api-key-env", API_KEY_ENV, "--temperature", "0.2", "--max-tokens", "900")
     row = json.loads(out)
-    config = JudgeSetting.objects.get(name="cli-rubric")
-    assert (config.version, config.model, config.temperature, config.max_tokens) == (1, "judge-model", 0.2, 900)
-    assert config.endpoint.base_url == llm_server.url and config.endpoint.api_key_env == API_KEY_ENV
-    assert row["prompt_hash"] == selectors.prompt_hash(config) and len(row["prompt_hash"]) == 64
+    setting = JudgeSetting.objects.get(name="cli-rubric")
+    assert (setting.version, setting.model, setting.temperature, setting.max_tokens) == (1, "judge-model", 0.2, 900)
+    assert setting.endpoint.base_url == llm_server.url and setting.endpoint.api_key_env == API_KEY_ENV
+    assert row["prompt_hash"] == selectors.prompt_hash(setting) and len(row["prompt_hash"]) == 64
     # A second setting on the same URL and key variable reuses the endpoint; a blank key variable is another one.
     add(llm_server, "cli-second", "--api-key-env", API_KEY_ENV)
-    assert JudgeSetting.objects.get(name="cli-second").endpoint == config.endpoint
+    assert JudgeSetting.objects.get(name="cli-second").endpoint == setting.endpoint
     add(llm_server, "cli-keyless", "--api-key-env", "")
     keyless = JudgeSetting.objects.get(name="cli-keyless").endpoint
-    assert keyless != config.endpoint and keyless.api_key_env == "" and "(no key)" in keyless.name
+    assert keyless != setting.endpoint and keyless.api_key_env == "" and "(no key)" in keyless.name
     assert LlmEndpoint.objects.count() == 2
 
     listed = json.loads(call("list", "--format", "json")[0])

@@ -29,7 +29,7 @@ def test_start_a_run_from_the_pages(page, live_server, llm_server, reviewer):
     call_command("import_realmath", str(REALMATH_HUMAN))
     llm_server.default = scored
     endpoint = make_endpoint(llm_server, name="local vLLM", max_concurrency=8)
-    config = make_setting(endpoint, name="rubric-gpt", model="gpt-judge", price_input_per_1k="0.0025", price_output_per_1k="0.01")
+    setting = make_setting(endpoint, name="rubric-gpt", model="gpt-judge", price_input_per_1k="0.0025", price_output_per_1k="0.01")
     login(page, live_server, reviewer.username)
     page.hover(".menu-group[data-group=judges]")
     with page.expect_navigation():  # waits for load: the shortcut handler is a deferred script
@@ -41,7 +41,7 @@ def test_start_a_run_from_the_pages(page, live_server, llm_server, reviewer):
     page.select_option("select[name=level]", "high")
     page.click("text=Update selection")
     page.wait_for_selector("#run-form")
-    page.select_option("#run-form select[name=config]", str(config.pk))
+    page.select_option("#run-form select[name=config]", str(setting.pk))
     page.fill("#run-form input[name=note]", "high-level answers only")
     screenshot(page, "judge_run_start")
     page.keyboard.press("Control+Enter")
@@ -70,8 +70,8 @@ def test_live_progress_cancel_and_resume(page, live_server, llm_server, reviewer
     call_command("import_realmath", str(REALMATH_HUMAN))
     llm_server.default = score_by_answer({})
     endpoint = make_endpoint(llm_server, max_concurrency=4)
-    config = make_setting(endpoint, name="rubric-live")
-    run = services.start_judge_run(config, chunk_size=8, enqueue=False)
+    setting = make_setting(endpoint, name="rubric-live")
+    run = services.start_judge_run(setting, chunk_size=8, enqueue=False)
     ids = list(run.items.order_by("id").values_list("pk", flat=True))
     login(page, live_server, reviewer.username)
     page.goto(f"{live_server.url}/grading/judges/runs/{run.pk}/")

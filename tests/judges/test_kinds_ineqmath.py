@@ -40,15 +40,15 @@ def solutions(bound_question):
     }
 
 
-def result_of(config, response):
-    return JudgeResult.objects.get(setting=config, response=response)
+def result_of(setting, response):
+    return JudgeResult.objects.get(setting=setting, response=response)
 
 
 def test_cas_only_judge_makes_no_call(solutions, django_capture_on_commit_callbacks, llm_server):
-    config = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="")
-    run = run_now(django_capture_on_commit_callbacks, config)
+    setting = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="")
+    run = run_now(django_capture_on_commit_callbacks, setting)
     assert run.status == "done" and llm_server.request_count == 0
-    exact, decimal, approx, unreadable = (result_of(config, solutions[k]) for k in SOLUTIONS)
+    exact, decimal, approx, unreadable = (result_of(setting, solutions[k]) for k in SOLUTIONS)
     assert (exact.score, exact.step_verdicts["method"]) == (1.0, "cas")
     assert (decimal.score, decimal.step_verdicts["method"]) == (1.0, "cas")
     assert approx.score == 0.0 and approx.step_verdicts["cas"]["method"] == "strict-decimal"
@@ -59,15 +59,15 @@ def test_final_answer_judge_asks_the_llm_only_when_the_cas_is_undecided(
     endpoint, solutions, django_capture_on_commit_callbacks, llm_server
 ):
     llm_server.default = Reply("The sum is not a closed form equal to one half.\nVerdict: False")
-    config = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_FINAL_ANSWER)
-    run_now(django_capture_on_commit_callbacks, config)
+    setting = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_FINAL_ANSWER)
+    run_now(django_capture_on_commit_callbacks, setting)
     assert llm_server.request_count == 1
     assert "\\sum_{k} f(k)" in llm_server.requests[0].text and "C = \\frac{1}{2}" in llm_server.requests[0].text
-    undecided = result_of(config, solutions["unreadable"])
+    undecided = result_of(setting, solutions["unreadable"])
     assert (undecided.status, undecided.score, undecided.step_verdicts["method"]) == ("ok", 0.0, "llm")
     assert undecided.prompt_tokens > 0
-    assert result_of(config, solutions["exact"]).score == 1.0
-    assert result_of(config, solutions["approx"]).score == 0.0
+    assert result_of(setting, solutions["exact"]).score == 1.0
+    assert result_of(setting, solutions["approx"]).score == 0.0
 
 
 @pytest.mark.parametrize(
@@ -81,14 +81,14 @@ def test_final_answer_judge_asks_the_llm_only_when_the_cas_is_undecided(
 def test_step_judges_read_the_final_verdict(kind, flaw_words, endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
     llm_server.default = Reply("Analysis: fine.\nFlagged step: none\nVerdict: True")
     llm_server.script("a=b=c", Reply("Analysis: only the equal case.\nFlagged step: minimum is reached at a=b=c\nVerdict: False"))
-    config = make_setting(endpoint, kind=kind)
-    run_now(django_capture_on_commit_callbacks, config)
+    setting = make_setting(endpoint, kind=kind)
+    run_now(django_capture_on_commit_callbacks, setting)
     assert flaw_words in llm_server.requests[0].text
     assert "The answer is" in llm_server.requests[0].text and "\\frac{1}{2}$$" not in llm_server.requests[0].text  # no gold
-    flagged = result_of(config, solutions["exact"])
+    flagged = result_of(setting, solutions["exact"])
     assert (flagged.score, flagged.step_verdicts[kind]) == (0.0, False)
     assert flagged.step_verdicts["flagged_step"].startswith("minimum is reached")
-    assert result_of(config, solutions["decimal"]).score == 1.0
+    assert result_of(setting, solutions["decimal"]).score == 1.0
 
 
 def test_numerical_computation_rechecks_equalities_with_the_cas(endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
@@ -96,23 +96,23 @@ def test_numerical_computation_rechecks_equalities_with_the_cas(endpoint, soluti
     right = '```json\n{"equalities": [{"step": "1/2+1/2=1", "lhs": "\\\\frac{1}{2}+\\\\frac{1}{2}", "rhs": "1"}]}\n```\nVerdict: True'
     llm_server.default = Reply(right)
     llm_server.script("AM-GM", Reply(wrong))
-    config = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION)
-    run_now(django_capture_on_commit_callbacks, config)
-    overruled = result_of(config, solutions["exact"])
+    setting = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_NUMERICAL_COMPUTATION)
+    run_now(django_capture_on_commit_callbacks, setting)
+    overruled = result_of(setting, solutions["exact"])
     assert overruled.score == 0.0 and overruled.step_verdicts["decided_by"] == "cas"
     assert overruled.step_verdicts["model_verdict"] is True
     assert [c["equivalent"] for c in overruled.step_verdicts["checked_equalities"]] == [False, True]
-    confirmed = result_of(config, solutions["decimal"])
+    confirmed = result_of(setting, solutions["decimal"])
     assert confirmed.score == 1.0 and confirmed.step_verdicts["decided_by"] == "model"
 
 
 def test_holistic_sees_the_gold_answer_and_samples_vote(endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
     llm_server.script("AM-GM", Reply("Verdict: True"), Reply("Verdict: False"), Reply("Verdict: True"))
     llm_server.default = Reply("Verdict: False")
-    config = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_HOLISTIC, samples=3)
-    run_now(django_capture_on_commit_callbacks, config)
+    setting = make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_HOLISTIC, samples=3)
+    run_now(django_capture_on_commit_callbacks, setting)
     assert "\\frac{1}{2}$$" in llm_server.requests[0].text
-    voted = result_of(config, solutions["exact"])
+    voted = result_of(setting, solutions["exact"])
     assert voted.score == 1.0 and len(voted.samples) == 3 and voted.spread == pytest.approx(1 / 3)
     assert llm_server.request_count == 12
 
@@ -120,8 +120,8 @@ def test_holistic_sees_the_gold_answer_and_samples_vote(endpoint, solutions, dja
 def test_overall_needs_all_five_judges(endpoint, solutions, django_capture_on_commit_callbacks, llm_server):
     llm_server.default = Reply("Verdict: True")
     response = solutions["exact"]
-    configs = [make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_FINAL_ANSWER)]
-    run_now(django_capture_on_commit_callbacks, configs[0], response_ids=[response.pk])
+    judge_settings = [make_setting(endpoint, kind=JudgeSetting.Kind.INEQ_FINAL_ANSWER)]
+    run_now(django_capture_on_commit_callbacks, judge_settings[0], response_ids=[response.pk])
     assert selectors.ineqmath_overall(selectors.results_for_response(response)) is None
     for kind in ("ineq_toy_case", "ineq_logical_gap", "ineq_numerical_approximation", "ineq_numerical_computation"):
         run_now(django_capture_on_commit_callbacks, make_setting(endpoint, kind=kind), response_ids=[response.pk])
@@ -173,17 +173,17 @@ def test_cas_judge_second_opinion_and_the_runs_disagreement_list(
     reviewer_client, solutions, django_capture_on_commit_callbacks, llm_server
 ):
     rounded = _rounded_third(solutions)
-    config = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default",
+    setting = make_setting(None, kind=JudgeSetting.Kind.CAS_FINAL_ANSWER, model="", answer_tolerance="default",
                          second_opinion=True, approximate_answers="right")
-    run = run_now(django_capture_on_commit_callbacks, config)
+    run = run_now(django_capture_on_commit_callbacks, setting)
     assert llm_server.request_count == 0
-    result = result_of(config, rounded)
+    result = result_of(setting, rounded)
     cas = result.step_verdicts["cas"]
     assert result.score == 1.0  # ours counts
     assert cas["equivalent"] is True and cas["second_opinion"]["equivalent"] is False
     assert cas["agreement"] == "disagree"
     assert "Our verdict / Math-Verify's verdict: equal up to rounding / not equivalent" in result.rationale
-    agreeing = result_of(config, solutions["decimal"]).step_verdicts["cas"]  # 0.5 vs 1/3: both say no
+    agreeing = result_of(setting, solutions["decimal"]).step_verdicts["cas"]  # 0.5 vs 1/3: both say no
     assert agreeing["agreement"] == "agree"
 
     rows, counts = selectors.cas_disagreements(run)

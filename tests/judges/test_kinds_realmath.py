@@ -17,8 +17,8 @@ def test_rubric_prompt_carries_problem_rubric_and_answer(endpoint, llm_server, s
     response = Response.objects.filter(source="human").order_by("id").first()
     question = response.question
     llm_server.default = Reply("Overall Score: 3")
-    config = make_setting(endpoint, name="rubric", kind=JudgeSetting.Kind.RUBRIC, temperature=0.7, max_tokens=8192)
-    run_now(django_capture_on_commit_callbacks, config, response_ids=[response.pk])
+    setting = make_setting(endpoint, name="rubric", kind=JudgeSetting.Kind.RUBRIC, temperature=0.7, max_tokens=8192)
+    run_now(django_capture_on_commit_callbacks, setting, response_ids=[response.pk])
     sent = llm_server.requests[0]
     assert question.statement in sent.text and question.reference_solution in sent.text and response.transcript in sent.text
     assert f"out of {int(question.full_score)} points" in sent.text and "Overall Score: X" in sent.text
@@ -34,9 +34,9 @@ def test_reasoning_effort_and_extra_body_reach_the_request_as_top_level_keys(
     """The body the typed `chat.completions.create` would send: `extra_body` merged in, its keys winning."""
     response = Response.objects.order_by("id").first()
     llm_server.default = Reply("Overall Score: 1")
-    config = make_setting(endpoint, name="extras", kind=JudgeSetting.Kind.RUBRIC, temperature=0.3, max_tokens=64,
+    setting = make_setting(endpoint, name="extras", kind=JudgeSetting.Kind.RUBRIC, temperature=0.3, max_tokens=64,
                           reasoning_effort="low", extra_body={"top_p": 0.5, "temperature": 0.9, "seed": 7})
-    run_now(django_capture_on_commit_callbacks, config, response_ids=[response.pk])
+    run_now(django_capture_on_commit_callbacks, setting, response_ids=[response.pk])
     payload = llm_server.requests[0].payload
     assert set(payload) == {"model", "messages", "temperature", "max_tokens", "reasoning_effort", "top_p", "seed"}
     assert (payload["reasoning_effort"], payload["top_p"], payload["seed"], payload["temperature"]) == ("low", 0.5, 7, 0.9)
@@ -47,8 +47,8 @@ def test_replay_sends_the_records_own_prompt(endpoint, llm_server, sample_data, 
     replayed = list(Response.objects.exclude(judge_query="").order_by("id")[:3])
     bare = Response.objects.create(question=replayed[0].question, student_id="no-query", transcript="x", transcript_hash="h")
     llm_server.default = Reply("**Overall Score:** 2\n\nBrief Explanation: replayed.")
-    config = make_setting(endpoint, kind=JudgeSetting.Kind.REPLAY)
-    run_now(django_capture_on_commit_callbacks, config, response_ids=[r.pk for r in replayed] + [bare.pk])
+    setting = make_setting(endpoint, kind=JudgeSetting.Kind.REPLAY)
+    run_now(django_capture_on_commit_callbacks, setting, response_ids=[r.pk for r in replayed] + [bare.pk])
     assert llm_server.request_count == 3
     sent = sorted(r.payload["messages"][-1]["content"] for r in llm_server.requests)
     assert sent == sorted(r.judge_query for r in replayed)
@@ -60,8 +60,8 @@ def test_replay_sends_the_records_own_prompt(endpoint, llm_server, sample_data, 
 def test_samples_give_median_and_spread(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.script("Answer 0:", Reply("Overall Score: 2"), Reply("Overall Score: 9"), Reply("Overall Score: 4"),
                       Reply("no score"), Reply("Overall Score: 5"))
-    config = make_setting(endpoint, samples=5, aggregate="median")
-    run_now(django_capture_on_commit_callbacks, config, response_ids=[responses[0].pk])
+    setting = make_setting(endpoint, samples=5, aggregate="median")
+    run_now(django_capture_on_commit_callbacks, setting, response_ids=[responses[0].pk])
     result = JudgeResult.objects.get()
     assert result.score == 4.5  # median of 2, 9, 4, 5 (the unreadable sample does not count)
     assert result.spread == pytest.approx(statistics.pstdev([2, 9, 4, 5]))
@@ -74,8 +74,8 @@ def test_cost_uses_the_settings_prices(endpoint, llm_server, responses, django_c
     from decimal import Decimal
 
     llm_server.default = Reply("Overall Score: 1", prompt_tokens=1000, completion_tokens=500)
-    config = make_setting(endpoint, price_input_per_1k="0.003", price_output_per_1k="0.012")
-    run_now(django_capture_on_commit_callbacks, config, response_ids=[responses[0].pk])
+    setting = make_setting(endpoint, price_input_per_1k="0.003", price_output_per_1k="0.012")
+    run_now(django_capture_on_commit_callbacks, setting, response_ids=[responses[0].pk])
     assert JudgeResult.objects.get().cost == Decimal("0.009")  # 1000 * 0.003/1k + 500 * 0.012/1k
 
 

@@ -16,8 +16,8 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def judged(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({0: 7})
-    config = make_setting(endpoint, name="hook-judge")
-    run_now(django_capture_on_commit_callbacks, config)
+    setting = make_setting(endpoint, name="hook-judge")
+    run_now(django_capture_on_commit_callbacks, setting)
     return responses[0]
 
 

@@ -17,12 +17,12 @@ def objects(endpoint, responses, django_capture_on_commit_callbacks, llm_server)
     from .helpers import score_by_answer
 
     llm_server.default = score_by_answer({})
-    config = make_setting(endpoint)
+    setting = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=True):
-        run = services.start_judge_run(config)
+        run = services.start_judge_run(setting)
     gen = generation.start_generation_run(endpoint=endpoint, models=["m"], temperatures=[0], questions=None,
                                         params={"question": str(responses[0].question_id)})
-    return {"config": config, "run": run, "endpoint": endpoint, "result": JudgeResult.objects.first(), "gen": gen}
+    return {"config": setting, "run": run, "endpoint": endpoint, "result": JudgeResult.objects.first(), "gen": gen}
 
 
 def page_urls(o):

@@ -32,8 +32,8 @@ def test_edit_rubric_rejudge_and_read_the_ledger(page, live_server, reviewer, en
         return Reply(f'Overall Score: {score}\n```json\n{{"sub_scores": {{"(1)": {score / 2}, "(2)": {score / 2}}}}}\n```')
 
     llm_server.default = judge
-    config = make_setting(endpoint, name="browser-judge")
-    run_now(django_capture_on_commit_callbacks, config)
+    setting = make_setting(endpoint, name="browser-judge")
+    run_now(django_capture_on_commit_callbacks, setting)
     assert llm_server.request_count == 3
 
     login(page, live_server, reviewer.username)
@@ -49,11 +49,11 @@ def test_edit_rubric_rejudge_and_read_the_ledger(page, live_server, reviewer, en
     page.wait_for_selector("#rejudge-table")
     assert llm_server.request_count == 6
     assert JudgeResult.objects.filter(rubric_version=2).count() == 3
-    row = page.locator(f"#rejudge-table tr[data-setting='{config.pk}']")
+    row = page.locator(f"#rejudge-table tr[data-setting='{setting.pk}']")
     assert row.locator(".before-mse").inner_text() == "9.000" and row.locator(".after-mse").inner_text() == "1.000"
     screenshot(page, "rubric_rejudge")
 
-    page.goto(f"{live_server.url}/grading/review/metrics/?setting={config.pk}")
+    page.goto(f"{live_server.url}/grading/review/metrics/?setting={setting.pk}")
     page.wait_for_selector("#ledger-table")
     assert re.search(r"\(1\)", page.inner_text("#ledger-table"))
     assert page.evaluate("Chart.getChart(document.getElementById('plot-ledger')) !== undefined")

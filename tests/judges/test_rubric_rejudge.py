@@ -42,8 +42,8 @@ def study(endpoint, llm_server, django_capture_on_commit_callbacks):
     llm_server.default = scores
     s1, s2, s3 = (make_setting(endpoint, name=name) for name in ("s1", "s2", "s3"))
     ids_a, ids_b = [r.pk for r in answers_a], [r.pk for r in answers_b]
-    for config in (s1, s2):
-        run_now(django_capture_on_commit_callbacks, config, response_ids=ids_a + ids_b)
+    for setting in (s1, s2):
+        run_now(django_capture_on_commit_callbacks, setting, response_ids=ids_a + ids_b)
     run_now(django_capture_on_commit_callbacks, s3, response_ids=ids_b)
     assert llm_server.request_count == 14
     return {"a": a, "b": b, "ids_a": ids_a, "ids_b": ids_b, "settings": (s1, s2, s3), "scores": scores}
@@ -82,7 +82,7 @@ def test_rejudge_touches_only_the_edited_question_and_the_settings_that_used_it(
     assert new.count() == 8 and set(new.values_list("rubric_version", flat=True)) == {2}
     assert list(JudgeResult.objects.filter(response_id__in=study["ids_b"]).values_list("pk", "score")) == before_b
     assert not s3.runs.filter(pk__in=[r.pk for r in runs]).exists()
-    current = review_selectors.current_results(review_selectors.Scope(config=s1))
+    current = review_selectors.current_results(review_selectors.Scope(setting=s1))
     assert sorted(current.filter(response_id__in=study["ids_a"]).values_list("score", flat=True)) == [4, 5, 5, 6]
     assert current.count() == 6  # one per response, as before the edit
     # Nothing is stale any more: a second press calls nothing.
@@ -96,7 +96,7 @@ def test_rejudge_only_the_chosen_settings(study, llm_server, django_capture_on_c
     s1, s2, _ = study["settings"]
     a = annotation_services.edit_rubric(study["a"], reference_solution=study["a"].reference_solution, full_score=12)
     with django_capture_on_commit_callbacks(execute=True):
-        runs, _ = services.rejudge_question(a, config_ids=[s2.pk])
+        runs, _ = services.rejudge_question(a, setting_ids=[s2.pk])
     assert [run.setting for run in runs] == [s2]
     assert [e["config"] for e in selectors.stale_settings(a)] == [s1]
 
@@ -109,7 +109,7 @@ def test_before_and_after_figures(study, llm_server, django_capture_on_commit_ca
     a = annotation_services.edit_rubric(study["a"], reference_solution="(1) x = 2 ------4 points\n(2) x = -2 ------10 points")
     study["scores"].table = {0: 5, 1: 5, 2: 6, 3: 4}
     with django_capture_on_commit_callbacks(execute=True):
-        services.rejudge_question(a, config_ids=[s1.pk])
+        services.rejudge_question(a, setting_ids=[s1.pk])
     report = review_selectors.rubric_comparison(a)
     rows = {row["config"].name: row for row in report["settings"]}
     before, after = rows["s1"]["before"], rows["s1"]["after"]
@@ -151,8 +151,8 @@ def test_which_settings_are_offered():
         "replay": make_stored_setting("k-replay", kind="replay"),
         "external": make_stored_setting("k-external", kind="external"),
     }
-    for name, config in kinds.items():
-        make_results(config, answers, [1, 2], key_prefix=name)  # rubric_version empty: before versions existed
+    for name, setting in kinds.items():
+        make_results(setting, answers, [1, 2], key_prefix=name)  # rubric_version empty: before versions existed
     question = annotation_services.edit_rubric(question, reference_solution="(1) x ------2 points")
     offered = {entry["config"].name: entry["reads_rubric"] for entry in selectors.stale_settings(question)}
     assert offered == {"k-rubric": True, "k-holistic": False, "k-custom": True}

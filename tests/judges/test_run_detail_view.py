@@ -20,9 +20,9 @@ def test_student_text_and_model_output_are_escaped(reviewer_client, endpoint, ll
     text = "Answer 0: <script>alert('student')</script>"
     Response.objects.create(question=rubric_question, student_id="<b>s</b>", transcript=text, transcript_hash=content_hash(text))
     llm_server.default = Reply("<img src=x onerror=alert(1)> Overall Score: 3")
-    config = make_setting(endpoint)
+    setting = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=True):
-        run = services.start_judge_run(config)
+        run = services.start_judge_run(setting)
     html = reviewer_client.get(reverse("grading:judge_run_detail", args=[run.pk])).content.decode()
     assert "<img src=x" not in html and "&lt;img src=x" in html
     assert "<b>s</b>" not in html
@@ -37,9 +37,9 @@ def test_query_counts_stay_flat(reviewer_client, endpoint, llm_server, django_ca
     def count_queries(n_responses, tag):
         question = make_question(f"Question {tag}", location=tag)
         make_responses(question, n_responses, start=1000 * len(tag))
-        config = make_setting(endpoint, name=f"flat-{tag}")
+        setting = make_setting(endpoint, name=f"flat-{tag}")
         with django_capture_on_commit_callbacks(execute=True):
-            run = services.start_judge_run(config, params={"question": str(question.pk)})
+            run = services.start_judge_run(setting, params={"question": str(question.pk)})
         counts = []
         for url in (
             reverse("grading:judge_run_detail", args=[run.pk]),

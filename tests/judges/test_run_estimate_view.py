@@ -26,10 +26,10 @@ def test_reviewers_only_and_the_estimate_counts_the_selection(annotator, reviewe
     assert not JudgeRun.objects.exists()  # it reads only
 
 
-@pytest.mark.parametrize("config", ["999999", "abc", str(2**70)])
-def test_an_unknown_setting_is_a_400_with_a_reason(reviewer_client, endpoint, rubric_question, config):
+@pytest.mark.parametrize("setting_id", ["999999", "abc", str(2**70)])
+def test_an_unknown_setting_is_a_400_with_a_reason(reviewer_client, endpoint, rubric_question, setting_id):
     make_responses(rubric_question, 1)
-    answer = reviewer_client.get(URL, {"config": config})
+    answer = reviewer_client.get(URL, {"config": setting_id})
     assert answer.status_code == 400 and answer.json()["error"] == "No such judge setting can be run."
 
 

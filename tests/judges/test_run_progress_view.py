@@ -16,9 +16,9 @@ def test_detail_progress_cancel_resume(reviewer_client, endpoint, llm_server, ru
     make_responses(rubric_question, 6)
     llm_server.default = score_by_answer({1: 9})
     llm_server.script("Answer 2:", Reply("no score here"))
-    config = make_setting(endpoint)
+    setting = make_setting(endpoint)
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_judge_run(config, chunk_size=3)
+        run = services.start_judge_run(setting, chunk_size=3)
     ids = list(run.items.order_by("id").values_list("pk", flat=True))
     services.process_judge_chunk(run.pk, run.epoch, ids[:3], task_id="t1")
 

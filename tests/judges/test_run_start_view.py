@@ -15,12 +15,12 @@ def test_start_page_counts_the_selection_and_starts(reviewer_client, endpoint, l
     make_responses(rubric_question, 4, source="human")
     make_responses(rubric_question, 3, source="synthetic", start=100)
     llm_server.default = score_by_answer({})
-    config = make_setting(endpoint)
-    page = reviewer_client.get(reverse("grading:judge_run_start"), {"source": "synthetic", "config": config.pk})
+    setting = make_setting(endpoint)
+    page = reviewer_client.get(reverse("grading:judge_run_start"), {"source": "synthetic", "config": setting.pk})
     assert page.status_code == 200 and page.context["n_matching"] == 3
     with django_capture_on_commit_callbacks(execute=True):
         response = reviewer_client.post(
-            reverse("grading:judge_run_start"), {"config": config.pk, "source": "synthetic", "note": "synthetic only"}
+            reverse("grading:judge_run_start"), {"config": setting.pk, "source": "synthetic", "note": "synthetic only"}
         )
     run = JudgeRun.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("grading:judge_run_detail", args=[run.pk])
@@ -31,8 +31,8 @@ def test_start_page_counts_the_selection_and_starts(reviewer_client, endpoint, l
 
 
 def test_start_refuses_an_empty_selection(reviewer_client, endpoint, rubric_question):
-    config = make_setting(endpoint)
-    response = reviewer_client.post(reverse("grading:judge_run_start"), {"config": config.pk, "q": "nothing matches this"})
+    setting = make_setting(endpoint)
+    response = reviewer_client.post(reverse("grading:judge_run_start"), {"config": setting.pk, "q": "nothing matches this"})
     assert response.status_code == 200
     assert "No response matches" in response.content.decode()
     assert not JudgeRun.objects.exists()
@@ -41,8 +41,8 @@ def test_start_refuses_an_empty_selection(reviewer_client, endpoint, rubric_ques
 def test_start_names_a_missing_key_and_starts_nothing(reviewer_client, llm_server, rubric_question, monkeypatch):
     make_responses(rubric_question, 2)
     monkeypatch.delenv("REALMATH_LLM_KEY_UNSET", raising=False)
-    config = make_setting(make_endpoint(llm_server, api_key_env="REALMATH_LLM_KEY_UNSET"))
-    response = reviewer_client.post(reverse("grading:judge_run_start"), {"config": config.pk})
+    setting = make_setting(make_endpoint(llm_server, api_key_env="REALMATH_LLM_KEY_UNSET"))
+    response = reviewer_client.post(reverse("grading:judge_run_start"), {"config": setting.pk})
     page = response.content.decode()
     assert response.status_code == 200 and "REALMATH_LLM_KEY_UNSET is not set" in page
     assert "leave the endpoint&#x27;s API key variable blank" in page
@@ -53,7 +53,7 @@ def test_an_endpoint_without_key_variable_needs_no_key(reviewer_client, llm_serv
                                                        django_capture_on_commit_callbacks):
     make_responses(rubric_question, 2)
     llm_server.default = score_by_answer({})
-    config = make_setting(make_endpoint(llm_server, api_key_env=""))
+    setting = make_setting(make_endpoint(llm_server, api_key_env=""))
     with django_capture_on_commit_callbacks(execute=True):
-        reviewer_client.post(reverse("grading:judge_run_start"), {"config": config.pk})
+        reviewer_client.post(reverse("grading:judge_run_start"), {"config": setting.pk})
     assert JudgeRun.objects.get().status == "done" and llm_server.request_count == 2

@@ -28,10 +28,10 @@ def half_done(endpoint, llm_server, rubric_question, django_capture_on_commit_ca
     ids = list(run.items.order_by("id").values_list("pk", flat=True))
     services.process_judge_chunk(run.pk, run.epoch, ids[:2], task_id="t1")
     item = run.items.get(pk=ids[2])
-    config = run.setting
-    key = services.cache_key(config, get_kind(config.kind).fingerprint(
-        services.judge_spec(config), services.judge_input(item.response)))
-    JudgeResult.objects.create(setting=config, response=item.response, cache_key=key, run=run,
+    setting = run.setting
+    key = services.cache_key(setting, get_kind(setting.kind).fingerprint(
+        services.judge_spec(setting), services.judge_input(item.response)))
+    JudgeResult.objects.create(setting=setting, response=item.response, cache_key=key, run=run,
                                claim_owner=claims.owner_tag(run.pk, run.epoch, "t2"), claimed_at=timezone.now())
     return run
 

@@ -11,8 +11,8 @@ pytestmark = pytest.mark.django_db
 
 def test_run_scores_every_response(endpoint, llm_server, responses, django_capture_on_commit_callbacks):
     llm_server.default = score_by_answer({0: 3, 1: 7, 2: 10})
-    config = make_setting(endpoint)
-    run = run_now(django_capture_on_commit_callbacks, config)
+    setting = make_setting(endpoint)
+    run = run_now(django_capture_on_commit_callbacks, setting)
     assert run.status == JudgeRun.Status.DONE
     results = {r.response.transcript.split(":")[0]: r for r in JudgeResult.objects.select_related("response")}
     assert len(results) == 6

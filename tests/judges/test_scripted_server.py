@@ -49,8 +49,8 @@ def test_synthetic_answers_end_as_the_prompt_asks(ineqmath_answers):
 def test_every_ineqmath_judge_reads_the_scripted_answers(kind, endpoint, ineqmath_answers, llm_server,
                                                          django_capture_on_commit_callbacks):
     llm_server.reset()
-    config = make_setting(endpoint, kind=kind)
-    run = run_now(django_capture_on_commit_callbacks, config)
+    setting = make_setting(endpoint, kind=kind)
+    run = run_now(django_capture_on_commit_callbacks, setting)
     results = JudgeResult.objects.filter(run=run)
     assert run.status == "done" and results.count() == 12
     assert set(results.values_list("status", flat=True)) == {"ok"}, list(results.values("parse_status", "raw_output"))
@@ -84,8 +84,8 @@ def test_final_answer_llm_fallback_reads_the_scripted_verdict():
 
 def test_rubric_and_replay_runs_score_every_answer(endpoint, sample_data, django_capture_on_commit_callbacks):
     for kind in (JudgeSetting.Kind.RUBRIC, JudgeSetting.Kind.REPLAY):
-        config = make_setting(endpoint, kind=kind)
-        run = run_now(django_capture_on_commit_callbacks, config, params={"source": "human"})
+        setting = make_setting(endpoint, kind=kind)
+        run = run_now(django_capture_on_commit_callbacks, setting, params={"source": "human"})
         results = list(JudgeResult.objects.filter(run=run).select_related("response__question"))
         assert len(results) == 32 and {r.status for r in results} == {"ok"}, kind
         assert all(0 <= r.score <= float(r.response.question.full_score) for r in results)
@@ -94,9 +94,9 @@ def test_rubric_and_replay_runs_score_every_answer(endpoint, sample_data, django
 
 def test_meta_evaluator_gets_json_it_can_read(endpoint, sample_data, django_capture_on_commit_callbacks):
     """The issue's '47 of 47: no JSON object in the output': every case now gets a category."""
-    config = make_setting(endpoint, kind=JudgeSetting.Kind.RUBRIC)
-    run_now(django_capture_on_commit_callbacks, config)
-    scope = review_selectors.Scope(config=config)
+    setting = make_setting(endpoint, kind=JudgeSetting.Kind.RUBRIC)
+    run_now(django_capture_on_commit_callbacks, setting)
+    scope = review_selectors.Scope(setting=setting)
     cases = review_selectors.disagreement_queue(scope, 2).count()
     assert cases > 0
     with django_capture_on_commit_callbacks(execute=True):

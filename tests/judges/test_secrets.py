@@ -111,9 +111,9 @@ def test_a_key_variable_that_reached_the_database_is_never_read(name, llm_server
     monkeypatch.setenv(name, SECRET)
     # As an import or an older version would leave it: the row never passed the allow-list.
     smuggled = LlmEndpoint.objects.create(name="smuggled", base_url=llm_server.url, api_key_env=name)
-    config = make_setting(smuggled)
+    setting = make_setting(smuggled)
     with pytest.raises(services.RunRefused, match="not an allowed API key variable"):
-        services.start_judge_run(config)
+        services.start_judge_run(setting)
     with pytest.raises(services.RunRefused, match="not an allowed API key variable"):
         generation.start_generation_run(endpoint=smuggled, models=["m"], temperatures=[0], questions=None,
                                       params={"question": str(responses[0].question_id)})
@@ -176,13 +176,13 @@ def test_the_host_allow_list_refuses_other_hosts(settings, admin_user, admin_cli
 def test_the_api_cannot_version_an_imported_setting(reviewer, responses):
     report = result_import.import_judge_results(json.dumps([{"response_id": responses[0].pk, "model_score": 4}]),
                                            "judged.json", model="elsewhere")
-    config = JudgeSetting.objects.get(kind=JudgeSetting.Kind.EXTERNAL)
-    assert report.created == 1 and services.setting_is_used(config)
+    setting = JudgeSetting.objects.get(kind=JudgeSetting.Kind.EXTERNAL)
+    assert report.created == 1 and services.setting_is_used(setting)
     api = api_client_for(reviewer)
     for change in ({"temperature": 0.5}, {"model": "other"}, {"notes": "x"}):
-        refused = api.patch(f"/api/judge-configs/{config.pk}/", change, format="json")
+        refused = api.patch(f"/api/judge-configs/{setting.pk}/", change, format="json")
         assert refused.status_code == 400 and "Imported settings" in str(refused.json()), change
-    assert JudgeSetting.objects.filter(name=config.name).count() == 1
+    assert JudgeSetting.objects.filter(name=setting.name).count() == 1
 
 
 # --- output size ------------------------------------------------------------------------------

@@ -32,8 +32,8 @@ def test_bad_input_is_refused_with_a_reason(admin_client_, endpoint):
 
 
 def test_copy_prefills_the_form(admin_client_, endpoint):
-    config = make_setting(endpoint, name="orig", prompt_template="Grade {{ response }}")
-    page = admin_client_.get(reverse("grading:judge_setting_create"), {"copy": config.pk})
+    setting = make_setting(endpoint, name="orig", prompt_template="Grade {{ response }}")
+    page = admin_client_.get(reverse("grading:judge_setting_create"), {"copy": setting.pk})
     assert page.context["form"].initial["prompt_template"] == "Grade {{ response }}"
     assert page.context["form"].initial["name"] == "orig copy"
 
@@ -51,9 +51,9 @@ def test_cas_setting_chooses_the_decimal_tolerance_and_a_second_opinion(admin_cl
     data = form_data(endpoint, name="cas-a", kind="cas_final_answer", endpoint="", model="", answer_tolerance="default",
                      second_opinion="on")
     assert admin_client_.post(reverse("grading:judge_setting_create"), data).status_code == 302
-    config = JudgeSetting.objects.get(name="cas-a")
-    assert (config.answer_tolerance, config.second_opinion) == ("default", True)
-    detail = admin_client_.get(reverse("grading:judge_setting_detail", args=[config.pk])).content.decode()
+    setting = JudgeSetting.objects.get(name="cas-a")
+    assert (setting.answer_tolerance, setting.second_opinion) == ("default", True)
+    detail = admin_client_.get(reverse("grading:judge_setting_detail", args=[setting.pk])).content.decode()
     assert "Rounded: a decimal correctly rounded at its last place counts" in detail
     assert "Math-Verify, shown beside the CAS verdict" in detail
     admin_client_.post(reverse("grading:judge_setting_create"), form_data(endpoint, name="cas-b", kind="cas_final_answer",
@@ -68,9 +68,9 @@ def test_cas_setting_chooses_how_approximations_score(admin_client_, endpoint):
     data = form_data(endpoint, name="cas-c", kind="cas_final_answer", endpoint="", model="", answer_tolerance="default",
                      approximate_answers="right")
     assert admin_client_.post(reverse("grading:judge_setting_create"), data).status_code == 302
-    config = JudgeSetting.objects.get(name="cas-c")
-    assert config.approximate_answers == "right"
-    detail = admin_client_.get(reverse("grading:judge_setting_detail", args=[config.pk])).content.decode()
+    setting = JudgeSetting.objects.get(name="cas-c")
+    assert setting.approximate_answers == "right"
+    detail = admin_client_.get(reverse("grading:judge_setting_detail", args=[setting.pk])).content.decode()
     assert 'id="config-approximate">Credited: an answer equal up to rounding' in detail
     bad = form_data(endpoint, name="cas-d", kind="cas_final_answer", endpoint="", model="", approximate_answers="half")
     response = admin_client_.post(reverse("grading:judge_setting_create"), bad)

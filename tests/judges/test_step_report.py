@@ -153,9 +153,9 @@ def test_the_setting_form_offers_it(admin_client_, endpoint, language, words):
     page = admin_client_.get(reverse("grading:judge_setting_create"), HTTP_ACCEPT_LANGUAGE=language).content.decode()
     assert 'name="step_report"' in page and words in page
     admin_client_.post(reverse("grading:judge_setting_create"), form_data(endpoint, step_report="on"))
-    config = JudgeSetting.objects.get(name="rubric-a")
-    assert config.step_report is True
-    detail = admin_client_.get(reverse("grading:judge_setting_detail", args=[config.pk])).content.decode()
+    setting = JudgeSetting.objects.get(name="rubric-a")
+    assert setting.step_report is True
+    detail = admin_client_.get(reverse("grading:judge_setting_detail", args=[setting.pk])).content.decode()
     assert 'id="config-step-report"' in detail
     page = admin_client_.post(reverse("grading:judge_setting_create"),
                               form_data(endpoint, name="holistic", kind="ineq_holistic", step_report="on"))

@@ -15,8 +15,8 @@ from .helpers import score_by_answer
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _start(config):
-    run = services.start_judge_run(config, enqueue=False)
+def _start(setting):
+    run = services.start_judge_run(setting, enqueue=False)
     return run, list(JudgeRunItem.objects.filter(run=run).values_list("pk", flat=True))
 
 
@@ -31,8 +31,8 @@ def _last_two_hang(payload):
 def test_chunk_returns_before_its_last_calls_and_the_tail_records_them(endpoint, llm_server, responses):
     llm_server.default = _last_two_hang
     llm_server.latency = 0.4
-    config = make_setting(endpoint)  # the endpoint allows 4 calls at once; 6 responses
-    run, item_ids = _start(config)
+    setting = make_setting(endpoint)  # the endpoint allows 4 calls at once; 6 responses
+    run, item_ids = _start(setting)
 
     report = services.process_judge_chunk(run.pk, run.epoch, item_ids, task_id="t1", hand_over_tail=True)
 
@@ -51,8 +51,8 @@ def test_chunk_returns_before_its_last_calls_and_the_tail_records_them(endpoint,
 
 def test_without_hand_over_the_chunk_records_everything_itself(endpoint, llm_server, responses):
     llm_server.default = score_by_answer({})
-    config = make_setting(endpoint)
-    run, item_ids = _start(config)
+    setting = make_setting(endpoint)
+    run, item_ids = _start(setting)
 
     report = services.process_judge_chunk(run.pk, run.epoch, item_ids, task_id="t1")
 
@@ -65,8 +65,8 @@ def test_a_tail_only_writes_where_its_claim_still_holds(endpoint, llm_server, re
     """A resume while the tail is in flight: the new epoch's claims win, the tail writes nothing."""
     llm_server.default = score_by_answer({})
     llm_server.latency = 0.5
-    config = make_setting(endpoint)
-    run, item_ids = _start(config)
+    setting = make_setting(endpoint)
+    run, item_ids = _start(setting)
     services.process_judge_chunk(run.pk, run.epoch, item_ids, task_id="t1", hand_over_tail=True)
     taken = JudgeResult.objects.filter(status=JudgeResult.Status.RUNNING).update(claim_owner=f"{run.pk}:2:other")
 

@@ -47,18 +47,18 @@ def _scenario(tmp_path, settings):
             question = make_question("Integration problem: find x.", full_score=10)
             make_responses(question, N_RESPONSES)
             endpoint = make_endpoint(server, max_concurrency=CONCURRENCY, timeout_seconds=1.0, max_attempts=3)
-            config = make_setting(endpoint, name=f"integration-{queue}")
+            setting = make_setting(endpoint, name=f"integration-{queue}")
 
             # Two workers share the queue; one of them is killed in the middle of the run.
             workers = [Worker(env, tmp_path / f"worker{n}.log") for n in (1, 2)]
             for worker in workers:
                 worker.wait_ready()
-            run = services.start_judge_run(config, chunk_size=CHUNK)  # autocommit: queued at once
+            run = services.start_judge_run(setting, chunk_size=CHUNK)  # autocommit: queued at once
             finished = lambda: JudgeRunItem.objects.filter(run=run).exclude(state="pending").count()  # noqa: E731
             wait_for(lambda: finished() >= 12, 60, "the first results")
             workers[0].kill()
             done_at_kill = finished()
-            answered = {_answer_no(t) for t in JudgeResult.objects.filter(setting=config, status=JudgeResult.Status.OK)
+            answered = {_answer_no(t) for t in JudgeResult.objects.filter(setting=setting, status=JudgeResult.Status.OK)
                         .values_list("response__transcript", flat=True)}
             assert 12 <= done_at_kill < N_RESPONSES, "the worker must die mid-run"
             run.refresh_from_db()
@@ -73,7 +73,7 @@ def _scenario(tmp_path, settings):
                 worker.stop()
             purge_queue(queue)
 
-        results = JudgeResult.objects.filter(setting=config)
+        results = JudgeResult.objects.filter(setting=setting)
         assert results.count() == N_RESPONSES, "zero missing, zero duplicated"
         per_response = Counter(results.values_list("response_id", flat=True))
         assert len(per_response) == N_RESPONSES and set(per_response.values()) == {1}

@@ -91,13 +91,13 @@ def experiment(db):
     two responses each; the judge scored each response."""
     question, responses = labelled_setup(2)
     Exam.objects.filter(pk=question.exam_id).update(anchoring=True, anchoring_seed=11, anchoring_setting="anchor-judge")
-    config = JudgeSetting.objects.create(name="anchor-judge", version=1, kind=JudgeSetting.Kind.EXTERNAL, model="m")
-    make_results(config, responses, [6, 2])
+    setting = JudgeSetting.objects.create(name="anchor-judge", version=1, kind=JudgeSetting.Kind.EXTERNAL, model="m")
+    make_results(setting, responses, [6, 2])
     people = [make_user(f"anch-{i}", "annotator") for i in range(8)]
     services.assign_responses(responses=Response.objects.filter(pk__in=[r.pk for r in responses]),
                               annotators=people, per_response=8, strategy="round_robin")
     responses = list(Response.objects.select_related("question__exam").filter(pk__in=[r.pk for r in responses]))
-    return {"question": question, "responses": responses, "people": people, "config": config}
+    return {"question": question, "responses": responses, "people": people, "config": setting}
 
 
 def _page(user, response):

@@ -39,10 +39,10 @@ def open_page(page, live_server, which, question, annotator, reviewer):
         page.goto(f"{live_server.url}/adjudication/{responses[0].pk}/")
     else:
         set_gold(responses, [5])
-        config = make_stored_setting("rubric-judge")
-        (result,) = make_results(config, responses, [9])
+        setting = make_stored_setting("rubric-judge")
+        (result,) = make_results(setting, responses, [9])
         login(page, live_server, reviewer.username)
-        page.goto(f"{live_server.url}/grading/review/disagreements/{result.pk}/?setting={config.pk}")
+        page.goto(f"{live_server.url}/grading/review/disagreements/{result.pk}/?setting={setting.pk}")
 
 
 @pytest.mark.parametrize("which", ["label", "adjudicate", "review_case"])

@@ -73,14 +73,14 @@ def world(db):
         Label.objects.create(response=response, annotator=annotator, total=5, sub_scores={"(1)": 5}, submitted=True)
     Assignment.objects.bulk_create(Assignment(response=r, annotator=annotator) for r in [*hidden[:5], *own])
     Assignment.objects.bulk_create(Assignment(response=r, annotator=other) for r in hidden[:6])
-    config = JudgeSetting.objects.create(name="blind-judge", version=1, kind=JudgeSetting.Kind.EXTERNAL, model="m")
+    setting = JudgeSetting.objects.create(name="blind-judge", version=1, kind=JudgeSetting.Kind.EXTERNAL, model="m")
     result_statuses = [JudgeResult.Status.OK, JudgeResult.Status.INVALID, JudgeResult.Status.ERROR]
     for i, response in enumerate([*hidden, *own, *public]):
-        JudgeResult.objects.create(setting=config, response=response, cache_key=f"k{i}", score=i % 10,
+        JudgeResult.objects.create(setting=setting, response=response, cache_key=f"k{i}", score=i % 10,
                                    status=result_statuses[i % 3])
     return {
         "annotator": annotator, "other": other, "reviewer": reviewer, "hidden": hidden, "own": own,
-        "public": public, "blind_q": blind_q, "open_q": open_q, "config": config,
+        "public": public, "blind_q": blind_q, "open_q": open_q, "config": setting,
     }
 
 

@@ -36,6 +36,6 @@ def judged(db):
     question = make_question(exam_name="Page exam <b>x</b>")
     responses = make_responses(question, 5)
     set_gold(responses, [1, 2, 3, 4, 5])
-    config = make_stored_setting(name="page-judge", model="m")
-    make_results(config, responses, [2, 2, 3, 5, 5])
-    return config
+    setting = make_stored_setting(name="page-judge", model="m")
+    make_results(setting, responses, [2, 2, 3, 5, 5])
+    return setting

@@ -14,8 +14,8 @@ def test_reviewer_opens_and_downloads_the_methods_report(page, live_server, revi
     question = make_question(exam_name="Browser exam")
     responses = make_responses(question, 6)
     set_gold(responses, [1, 2, 3, 4, 5, 6])
-    config = make_stored_setting(name="browser_judge", model="m")
-    make_results(config, responses, [1, 3, 3, 5, 5, 2])
+    setting = make_stored_setting(name="browser_judge", model="m")
+    make_results(setting, responses, [1, 3, 3, 5, 5, 2])
 
     login(page, live_server, reviewer.username)
     page.hover(".menu-group[data-group=review]")

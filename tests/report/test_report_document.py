@@ -23,9 +23,9 @@ def awkward(db):
     question = make_question(exam_name="Exam_2024 & 50% #1 {draft} ~x^2 | a<b")
     responses = make_responses(question, 6)
     set_gold(responses, [1, 2, 3, 4, 5, 6])
-    config = make_stored_setting(name="judge_a&b%1", model="model_$x#2")
-    make_results(config, responses, [1, 3, 3, 6, 5, 2])
-    return config
+    setting = make_stored_setting(name="judge_a&b%1", model="model_$x#2")
+    make_results(setting, responses, [1, 3, 3, 6, 5, 2])
+    return setting
 
 
 def test_probe_section_uses_the_seam(awkward, monkeypatch):
@@ -33,7 +33,7 @@ def test_probe_section_uses_the_seam(awkward, monkeypatch):
     data = report.report_data(bootstrap=100)
     assert "No probes run." in document.build(data, "markdown", [studies_report.probes_section])
 
-    monkeypatch.setattr(studies_report, "probe_rates_for", lambda config, seed=0: FAKE_PROBES)
+    monkeypatch.setattr(studies_report, "probe_rates_for", lambda setting, seed=0: FAKE_PROBES)
     data = report.report_data(bootstrap=100)
     assert data["judges"][0]["probes"] == FAKE_PROBES
     text = document.build(data, "markdown", [studies_report.probes_section])

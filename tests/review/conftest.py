@@ -21,9 +21,9 @@ def cases():
     synthetic = make_responses(question, 1, source="synthetic", start=50)
     set_gold(human + synthetic, [5] * 5)
     make_imported_gold(human + synthetic, total=5)
-    config = make_stored_setting("rubric-judge")
-    results = make_results(config, human + synthetic, [8, 3, 5, 6, 4], rationale="The student reaches $f(a)=1/2$.")
-    return {"config": config, "results": results, "question": question}
+    setting = make_stored_setting("rubric-judge")
+    results = make_results(setting, human + synthetic, [8, 3, 5, 6, 4], rationale="The student reaches $f(a)=1/2$.")
+    return {"config": setting, "results": results, "question": question}
 
 
 @pytest.fixture
@@ -39,9 +39,9 @@ def _grow(n, name):
         question, n, source="synthetic", start=20_000
     )
     set_gold(responses, [i % 9 for i in range(2 * n)])
-    config = make_stored_setting(name)
-    make_results(config, responses, [(i * 5) % 9 for i in range(2 * n)])
-    return config
+    setting = make_stored_setting(name)
+    make_results(setting, responses, [(i * 5) % 9 for i in range(2 * n)])
+    return setting
 
 
 @pytest.fixture

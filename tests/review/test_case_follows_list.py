@@ -16,9 +16,9 @@ def queue():
     question = make_question("Show that $x^2 \\geq 0$.", location="3-07")
     responses = make_responses(question, 5)
     set_gold(responses, [5] * 5)
-    config = make_stored_setting("rubric-judge")
-    results = make_results(config, responses, [7, 0, 9, 3, 10])
-    return config, results
+    setting = make_stored_setting("rubric-judge")
+    results = make_results(setting, responses, [7, 0, 9, 3, 10])
+    return setting, results
 
 
 def ids(results, *indexes):
@@ -26,8 +26,8 @@ def ids(results, *indexes):
 
 
 def test_neighbours_follow_the_largest_delta_order(queue):
-    config, results = queue
-    scope = selectors.Scope(config=config)
+    setting, results = queue
+    scope = selectors.Scope(setting=setting)
     q = selectors.disagreement_queue(scope, 2, {"order": "delta"})
     listed = [r.pk for r in selectors.queue_page_rows(q, order="delta")]
     assert listed == ids(results, 1, 4, 2, 0, 3)
@@ -40,23 +40,23 @@ def test_neighbours_follow_the_largest_delta_order(queue):
 
 
 def test_case_screen_numbers_cases_as_the_list_shows_them(reviewer_client, queue):
-    config, results = queue
+    setting, results = queue
     first = results[1]
     page = reviewer_client.get(reverse("grading:review_case", args=[first.pk]),
-                               {"setting": config.pk, "order": "delta"})
+                               {"setting": setting.pk, "order": "delta"})
     assert page.context["around"]["position"] == 1 and page.context["stats"]["total"] == 5
     assert page.context["around"]["next"] == results[4].pk
     assert "order=delta" in page.context["query"]
 
 
 def test_save_and_next_walks_in_the_list_order_and_keeps_it(reviewer_client, queue):
-    config, results = queue
+    setting, results = queue
     walked = []
     pk = results[1].pk
     for _ in range(5):
         walked.append(pk)
         response = reviewer_client.post(
-            f"{reverse('grading:review_case', args=[pk])}?setting={config.pk}&order=delta&state=todo",
+            f"{reverse('grading:review_case', args=[pk])}?setting={setting.pk}&order=delta&state=todo",
             {"category": "a", "version": "0", "then": "next"},
         )
         assert response.status_code == 302
@@ -67,26 +67,26 @@ def test_save_and_next_walks_in_the_list_order_and_keeps_it(reviewer_client, que
 
 
 def test_prelabel_form_sends_the_list_back_as_it_was(reviewer_client, queue):
-    config, _ = queue
+    setting, _ = queue
     LlmEndpoint.objects.create(name="local", base_url="http://127.0.0.1:9/v1", api_key_env="REALMATH_LLM_KEY_TEST")
     page = reviewer_client.get(reverse("grading:review_disagreements"),
-                               {"setting": config.pk, "order": "delta", "state": "todo"})
+                               {"setting": setting.pk, "order": "delta", "state": "todo"})
     html = page.content.decode()
     assert '<input type="hidden" name="order" value="delta">' in html
     assert '<input type="hidden" name="state" value="todo">' in html
     response = reviewer_client.post(reverse("grading:review_meta_eval_run_start"),
-                                    {"setting": config.pk, "threshold": "2", "order": "delta", "state": "todo"})
+                                    {"setting": setting.pk, "threshold": "2", "order": "delta", "state": "todo"})
     assert response.status_code == 302
     assert "order=delta" in response["Location"] and "state=todo" in response["Location"]
 
 
 def test_category_column_shows_llm_proposals_and_the_reviewer_is_named(reviewer_client, reviewer, queue):
-    config, results = queue
+    setting, results = queue
     proposed = MetaEvaluation.objects.create(result=results[0])
     MetaEvalProposal.objects.create(meta_evaluation=proposed, status=MetaEvalProposal.Status.OK, category="D",
                                     model="scripted")
     MetaEvaluation.objects.create(result=results[1], category="B", confirmed_by=reviewer)
-    html = reviewer_client.get(reverse("grading:review_disagreements"), {"setting": config.pk}).content.decode()
+    html = reviewer_client.get(reverse("grading:review_disagreements"), {"setting": setting.pk}).content.decode()
     assert 'class="cat cat-D proposed"' in html and "LLM proposal</span>" in html
     assert f'<td class="small classified-by">{reviewer.username}' in html
     assert "A person" not in html

@@ -15,13 +15,13 @@ def test_save_and_next_walks_the_sorted_filtered_list(page, live_server, reviewe
     other = make_question("Find $x$.", location="3-08")
     responses = make_responses(kept, 4) + make_responses(other, 2, start=10)
     set_gold(responses, [5] * 6)
-    config = make_stored_setting("rubric-judge")
+    setting = make_stored_setting("rubric-judge")
     # |Δ| on 3-07: 2, 5, 3, 4 -> largest first: r1, r3, r2, r0; the 3-08 cases (|Δ| 5) are filtered out.
-    results = make_results(config, responses, [7, 0, 8, 1, 10, 0])
+    results = make_results(setting, responses, [7, 0, 8, 1, 10, 0])
     expected = [results[i].pk for i in (1, 3, 2, 0)]
 
     login(page, live_server, reviewer.username)
-    page.goto(f"{live_server.url}/grading/review/disagreements/?setting={config.pk}")
+    page.goto(f"{live_server.url}/grading/review/disagreements/?setting={setting.pk}")
     page.select_option("select[name=question]", str(kept.pk))
     page.select_option("select[name=order]", "delta")
     page.click("#queue-form button[type=submit]")
@@ -47,7 +47,7 @@ def test_save_and_next_walks_the_sorted_filtered_list(page, live_server, reviewe
     assert set(MetaEvaluation.objects.filter(category="A").values_list("result_id", flat=True)) == set(expected)
 
     # Previous walks back in the same order.
-    page.goto(f"{live_server.url}/grading/review/disagreements/{expected[2]}/?setting={config.pk}&question={kept.pk}&order=delta")
+    page.goto(f"{live_server.url}/grading/review/disagreements/{expected[2]}/?setting={setting.pk}&question={kept.pk}&order=delta")
     page.click("#prev-case")
     page.wait_for_url(lambda url: f"/disagreements/{expected[1]}/" in url)
     assert page.inner_text("#case-position") == "2"
@@ -57,11 +57,11 @@ def test_gold_step_label_quotes_render_as_math(page, live_server, reviewer, anno
     question = make_question("Find $y'$.", location="3-09")
     (response,) = make_responses(question, 1)
     set_gold([response], [5])
-    config = make_stored_setting("rubric-judge")
-    (result,) = make_results(config, [response], [9])
+    setting = make_stored_setting("rubric-judge")
+    (result,) = make_results(setting, [response], [9])
     quoted_gold(response, annotator)
     login(page, live_server, reviewer.username)
-    page.goto(f"{live_server.url}/grading/review/disagreements/{result.pk}/?setting={config.pk}")
+    page.goto(f"{live_server.url}/grading/review/disagreements/{result.pk}/?setting={setting.pk}")
     page.wait_for_selector("#classify-form[data-keys=ready]")
     assert_quotes_rendered(page, "#gold-panel .step-quote")
     screenshot(page, "review_case_step_quotes")

@@ -39,6 +39,6 @@ def test_a_settings_hold_outs_never_count_in_its_metrics_or_queue(db):
     few = make_stored_setting("few-m", kind="rubric", strategy="few-shot",
                               calibration={"holdout": [answers[0].pk], "examples": {}})
     make_results(few, answers, [0, 5, 5, 5, 5])  # the example "judged" off by 5
-    report = selectors.metrics_report(selectors.Scope(config=few), bootstrap=0)
+    report = selectors.metrics_report(selectors.Scope(setting=few), bootstrap=0)
     assert report["n_counted"] == 4 and report["overall"]["mse"] == 0.0
-    assert not selectors.current_results(selectors.Scope(config=few)).filter(response=answers[0]).exists()
+    assert not selectors.current_results(selectors.Scope(setting=few)).filter(response=answers[0]).exists()

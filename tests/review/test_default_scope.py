@@ -26,16 +26,16 @@ def settings_pair():
 def test_opens_on_the_newest_setting_with_results_to_compare(reviewer_client, settings_pair, name):
     comparable, _ = settings_pair
     page = reviewer_client.get(reverse(name))
-    assert page.context["scope"].config == comparable
+    assert page.context["scope"].setting == comparable
 
 
 @pytest.mark.parametrize("name", ["grading:review_metrics", "grading:review_disagreements"])
 def test_opens_on_the_setting_the_person_chose_last(reviewer_client, admin_user, settings_pair, name):
     comparable, newest = settings_pair
-    assert reviewer_client.get(reverse(name), {"setting": newest.pk}).context["scope"].config == newest
-    assert reviewer_client.get(reverse(name)).context["scope"].config == newest
+    assert reviewer_client.get(reverse(name), {"setting": newest.pk}).context["scope"].setting == newest
+    assert reviewer_client.get(reverse(name)).context["scope"].setting == newest
     other = Client()
     other.force_login(admin_user)  # another person keeps her own default
-    assert other.get(reverse(name)).context["scope"].config == comparable
+    assert other.get(reverse(name)).context["scope"].setting == comparable
     assert reviewer_client.get(reverse("grading:review_metrics"), {"setting": comparable.pk}).status_code == 200
-    assert reviewer_client.get(reverse(name)).context["scope"].config == comparable
+    assert reviewer_client.get(reverse(name)).context["scope"].setting == comparable

@@ -72,9 +72,9 @@ def test_student_text_is_escaped(reviewer_client, cases):
 def test_review_screen_query_count_is_flat(reviewer_client):
     small, large = _grow(5, "small"), _grow(300, "large")
     counts = []
-    for config in (small, large):
-        result = JudgeResult.objects.filter(setting=config).order_by("pk")[1]
+    for setting in (small, large):
+        result = JudgeResult.objects.filter(setting=setting).order_by("pk")[1]
         with CaptureQueriesContext(connection) as queries:
-            assert reviewer_client.get(reverse("grading:review_case", args=[result.pk]), {"setting": config.pk}).status_code == 200
+            assert reviewer_client.get(reverse("grading:review_case", args=[result.pk]), {"setting": setting.pk}).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1], counts

@@ -20,7 +20,7 @@ def run(setup, server, django_capture_on_commit_callbacks):  # noqa: F811
     server.default = Reply(_answer("A", "Gold is off."))
     with django_capture_on_commit_callbacks(execute=False):
         return services.start_meta_eval_run(endpoint=setup["endpoint"], model="m",
-                                            scope=sel.Scope(config=setup["config"]), threshold=2)
+                                            scope=sel.Scope(setting=setup["config"]), threshold=2)
 
 
 def test_old_page_addresses_answer_308_to_the_new_ones(run, reviewer_client):

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 def run(setup, django_capture_on_commit_callbacks):  # noqa: F811
     with django_capture_on_commit_callbacks(execute=False):
         return services.start_meta_eval_run(endpoint=setup["endpoint"], model="m",
-                                            scope=sel.Scope(config=setup["config"]), threshold=2)
+                                            scope=sel.Scope(setting=setup["config"]), threshold=2)
 
 
 def test_a_reviewer_cancels_and_nothing_more_is_asked(reviewer_client, run, server):  # noqa: F811

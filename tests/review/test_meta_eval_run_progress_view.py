@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 def _start(setup, execute, capture):  # noqa: F811
     with capture(execute=execute):
         return services.start_meta_eval_run(endpoint=setup["endpoint"], model="meta-m",
-                                            scope=sel.Scope(config=setup["config"]), threshold=2)
+                                            scope=sel.Scope(setting=setup["config"]), threshold=2)
 
 
 def test_reviewers_only_and_a_queued_run_has_done_nothing(annotator, reviewer, setup, server,  # noqa: F811

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 def run(setup, django_capture_on_commit_callbacks):  # noqa: F811
     with django_capture_on_commit_callbacks(execute=False):
         return services.start_meta_eval_run(endpoint=setup["endpoint"], model="m",
-                                            scope=sel.Scope(config=setup["config"]), threshold=2)
+                                            scope=sel.Scope(setting=setup["config"]), threshold=2)
 
 
 def test_a_cancelled_run_is_resumed_and_finishes(reviewer_client, run, server,  # noqa: F811

@@ -37,17 +37,17 @@ def setup(settings, server):
     question = make_question("Prove the inequality for all real $x$.", location="3-09")
     responses = make_responses(question, 5, source="human", start=700)  # "Answer 700: ..." .. "Answer 704: ..."
     set_gold(responses, [5, 5, 5, 5, 5])
-    config = make_stored_setting("judge-under-study")
-    results = make_results(config, responses, [8, 2, 9, 1, 5])  # the last is not in the queue
+    setting = make_stored_setting("judge-under-study")
+    results = make_results(setting, responses, [8, 2, 9, 1, 5])  # the last is not in the queue
     endpoint = LlmEndpoint.objects.create(name="local", base_url=server.url, api_key_env="", max_attempts=2,
                                           timeout_seconds=10)
-    return {"config": config, "results": results, "endpoint": endpoint}
+    return {"config": setting, "results": results, "endpoint": endpoint}
 
 
 def _start(setup, django_capture_on_commit_callbacks, **kwargs):
     with django_capture_on_commit_callbacks(execute=True):
         return services.start_meta_eval_run(
-            endpoint=setup["endpoint"], model="meta-model", scope=sel.Scope(config=setup["config"]), threshold=2,
+            endpoint=setup["endpoint"], model="meta-model", scope=sel.Scope(setting=setup["config"]), threshold=2,
             **kwargs,
         )
 
@@ -98,13 +98,13 @@ def test_proposals_garbage_and_failures(setup, server, reviewer, django_capture_
     server.default = Reply(_answer("E", "Garbled transcript."))
     second = _start(setup, django_capture_on_commit_callbacks)
     assert second.n_items == 2 and server.request_count == 2
-    assert sel.queue_stats(sel.disagreement_queue(sel.Scope(config=setup["config"]), 2))["confirmed"] == 2
+    assert sel.queue_stats(sel.disagreement_queue(sel.Scope(setting=setup["config"]), 2))["confirmed"] == 2
 
 
 def test_refusals(setup):
     from grading.judges.services import RunRefused
 
-    scope = sel.Scope(config=setup["config"])
+    scope = sel.Scope(setting=setup["config"])
     with pytest.raises(RunRefused, match="model"):
         services.start_meta_eval_run(endpoint=setup["endpoint"], model=" ", scope=scope)
     with pytest.raises(RunRefused, match="No case"):
@@ -128,7 +128,7 @@ def test_resume_asks_again_what_has_no_answer(setup, server, django_capture_on_c
     server.default = Reply(_answer("B", "Fine."))
     server.script("Answer 702:", Reply(status=500), Reply(status=500))
     with django_capture_on_commit_callbacks(execute=False) as sent:  # the worker never ran
-        run = services.start_meta_eval_run(endpoint=setup["endpoint"], model="m", scope=sel.Scope(config=setup["config"]),
+        run = services.start_meta_eval_run(endpoint=setup["endpoint"], model="m", scope=sel.Scope(setting=setup["config"]),
                                            threshold=2)
     assert len(sent) == 1 and run.result_ids == sorted(r.pk for r in setup["results"][:4])
     first, rest = run.result_ids[:2], run.result_ids[2:]
@@ -159,7 +159,7 @@ def test_resume_through_page_and_api(setup, server, reviewer_client, django_capt
 
     server.default = Reply(_answer("A", "Gold is off."))
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_meta_eval_run(endpoint=setup["endpoint"], model="m", scope=sel.Scope(config=setup["config"]),
+        run = services.start_meta_eval_run(endpoint=setup["endpoint"], model="m", scope=sel.Scope(setting=setup["config"]),
                                            threshold=2)
     api = reverse("api-review-meta-eval-run-resume", args=[run.pk])
     assert reviewer_client.post(api).status_code == 409  # still running and not stalled

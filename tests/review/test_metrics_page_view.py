@@ -60,9 +60,9 @@ def test_unknown_setting_is_404(reviewer_client, cases):
 def test_page_query_count_is_flat(reviewer_client, name):
     small, large = _grow(5, "small"), _grow(300, "large")
     counts = []
-    for config in (small, large):
+    for setting in (small, large):
         with CaptureQueriesContext(connection) as queries:
-            assert reviewer_client.get(reverse(name), {"setting": config.pk}).status_code == 200
+            assert reviewer_client.get(reverse(name), {"setting": setting.pk}).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
 

@@ -14,8 +14,8 @@ def cases():
     question = make_question("API problem", location="A-01")
     responses = make_responses(question, 3, source="human")
     set_gold(responses, [5, 5, 5])
-    config = make_stored_setting("api-judge")
-    return {"config": config, "results": make_results(config, responses, [8, 5, 1]), "responses": responses}
+    setting = make_stored_setting("api-judge")
+    return {"config": setting, "results": make_results(setting, responses, [8, 5, 1]), "responses": responses}
 
 
 ENDPOINTS = [

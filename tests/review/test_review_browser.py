@@ -12,12 +12,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_reviewer_classifies_queued_cases_by_keyboard(page, live_server, sample_data, reviewer):
     call_command("import_judge_results", str(DEMO_DIR / "meta_eval_input_examples.json"))
-    config = JudgeSetting.objects.get(kind=JudgeSetting.Kind.EXTERNAL)
+    setting = JudgeSetting.objects.get(kind=JudgeSetting.Kind.EXTERNAL)
     login(page, live_server, reviewer.username)
     page.hover(".menu-group[data-group=review]")
     page.click("text=Judge vs human")
     page.wait_for_selector("#metrics-table")
-    page.goto(f"{live_server.url}/grading/review/disagreements/?setting={config.pk}")
+    page.goto(f"{live_server.url}/grading/review/disagreements/?setting={setting.pk}")
     assert page.inner_text("#queue-total") == "2"
     assert page.locator("#queue-table tbody tr").count() == 2
     screenshot(page, "review_queue")
@@ -50,7 +50,7 @@ def test_reviewer_classifies_queued_cases_by_keyboard(page, live_server, sample_
     assert labels == {"19a84ba4": ("B", "over", reviewer.pk), "3ffe33a0": ("A", "over", reviewer.pk)}
     assert "only states the result" in MetaEvaluation.objects.get(category="B").analysis
 
-    page.goto(f"{live_server.url}/grading/review/disagreements/?setting={config.pk}")
+    page.goto(f"{live_server.url}/grading/review/disagreements/?setting={setting.pk}")
     assert page.inner_text("#queue-confirmed") == "2 / 2"
     page.goto(f"{live_server.url}/grading/review/categories/")
     page.wait_for_selector("#category-cards")
@@ -63,10 +63,10 @@ def test_metrics_page_draws_its_plots(page, live_server, sample_data, reviewer):
     responses = list(Response.objects.order_by("pk"))
     scores = [max(0.0, min(float(r.question.full_score), float(r.gold_score) + ((i * 7) % 5 - 2) * (1.5 if r.source == "human" else 0.5)))
               for i, r in enumerate(responses)]
-    config = make_stored_setting("demo judge")
-    make_results(config, responses, scores)
+    setting = make_stored_setting("demo judge")
+    make_results(setting, responses, scores)
     login(page, live_server, reviewer.username)
-    page.goto(f"{live_server.url}/grading/review/metrics/?setting={config.pk}")
+    page.goto(f"{live_server.url}/grading/review/metrics/?setting={setting.pk}")
     page.wait_for_selector("#metrics-table")
     assert page.inner_text("#n-counted") == "64"
     drawn = page.evaluate(
@@ -77,7 +77,7 @@ def test_metrics_page_draws_its_plots(page, live_server, sample_data, reviewer):
     screenshot(page, "review_metrics")
     with page.expect_download() as download:
         page.click("#csv-link")
-    assert download.value.suggested_filename == f"metrics-{config.pk}.csv"
+    assert download.value.suggested_filename == f"metrics-{setting.pk}.csv"
 
 
 def test_expert_marks_step_judge_verdicts_by_keyboard(page, live_server, reviewer):

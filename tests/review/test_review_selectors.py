@@ -19,16 +19,16 @@ def fixture_scores():
     synthetic = make_responses(q1, 2, source="synthetic", start=20) + make_responses(q2, 1, source="synthetic", start=30)
     extra = make_responses(q2, 3, source="human", start=40)
     set_gold(human + synthetic + extra, [5, 5, 5, 5, 5, 4, 5, 5, None])
-    config = make_stored_setting()
-    results = make_results(config, human + synthetic, [8, 3, 5, 6, 5, 4])
-    make_results(config, extra[:1], [None], status=JudgeResult.Status.INVALID)
-    make_results(config, extra[1:2], [None], status=JudgeResult.Status.ERROR)
-    make_results(config, extra[2:], [7])  # no gold
-    return {"config": config, "results": results, "human": human, "synthetic": synthetic, "q1": q1, "q2": q2}
+    setting = make_stored_setting()
+    results = make_results(setting, human + synthetic, [8, 3, 5, 6, 5, 4])
+    make_results(setting, extra[:1], [None], status=JudgeResult.Status.INVALID)
+    make_results(setting, extra[1:2], [None], status=JudgeResult.Status.ERROR)
+    make_results(setting, extra[2:], [7])  # no gold
+    return {"config": setting, "results": results, "human": human, "synthetic": synthetic, "q1": q1, "q2": q2}
 
 
 def test_metrics_by_hand(fixture_scores):
-    report = sel.metrics_report(sel.Scope(config=fixture_scores["config"]), bootstrap=200)
+    report = sel.metrics_report(sel.Scope(setting=fixture_scores["config"]), bootstrap=200)
     assert report["n_results"] == 9 and report["n_counted"] == 6
     assert {row["reason"]: row["n"] for row in report["left_out"]} == {"invalid": 1, "error": 1, "no_gold": 1}
     overall = report["overall"]
@@ -58,7 +58,7 @@ def test_metrics_by_hand(fixture_scores):
 
 
 def test_csv_table_has_a_row_per_group(fixture_scores):
-    report = sel.metrics_report(sel.Scope(config=fixture_scores["config"]), bootstrap=50)
+    report = sel.metrics_report(sel.Scope(setting=fixture_scores["config"]), bootstrap=50)
     table = sel.metrics_table(report)
     header = table[0]
     groups = [row[header.index("group")] for row in table[1:]]
@@ -68,16 +68,16 @@ def test_csv_table_has_a_row_per_group(fixture_scores):
 
 
 def test_newest_result_per_response_counts(fixture_scores):
-    config, human = fixture_scores["config"], fixture_scores["human"]
-    make_results(config, human[:1], [5], key_prefix="changed-text")  # the transcript changed; judged again
-    report = sel.metrics_report(sel.Scope(config=config), bootstrap=0)
+    setting, human = fixture_scores["config"], fixture_scores["human"]
+    make_results(setting, human[:1], [5], key_prefix="changed-text")  # the transcript changed; judged again
+    report = sel.metrics_report(sel.Scope(setting=setting), bootstrap=0)
     assert report["n_counted"] == 6
     assert report["overall"]["mse"] == pytest.approx(5 / 6)  # the 3-point miss is gone
 
 
 def test_run_scope_uses_the_runs_items(fixture_scores):
-    config, results = fixture_scores["config"], fixture_scores["results"]
-    run = JudgeRun.objects.create(setting=config, n_items=2)
+    setting, results = fixture_scores["config"], fixture_scores["results"]
+    run = JudgeRun.objects.create(setting=setting, n_items=2)
     JudgeRunItem.objects.bulk_create(
         [JudgeRunItem(run=run, response_id=r.response_id, result=r, state="ok") for r in results[:2]]
     )
@@ -89,12 +89,12 @@ def test_run_scope_uses_the_runs_items(fixture_scores):
 
 @pytest.mark.parametrize("threshold, expected", [(2, [8, 3]), (3, [8]), (1, [8, 3, 6]), (3.5, [])])
 def test_queue_holds_exactly_the_cases_at_or_above_the_threshold(fixture_scores, threshold, expected):
-    queue = sel.disagreement_queue(sel.Scope(config=fixture_scores["config"]), threshold)
+    queue = sel.disagreement_queue(sel.Scope(setting=fixture_scores["config"]), threshold)
     assert sorted(r.score for r in queue) == sorted(float(s) for s in expected)
 
 
 def test_queue_filters(fixture_scores):
-    scope = sel.Scope(config=fixture_scores["config"])
+    scope = sel.Scope(setting=fixture_scores["config"])
     assert [r.score for r in sel.disagreement_queue(scope, 1, {"direction": "under"})] == [3.0]
     assert sorted(r.score for r in sel.disagreement_queue(scope, 1, {"source": "synthetic"})) == [6.0]
     stats = sel.queue_stats(sel.disagreement_queue(scope, 2))
@@ -104,15 +104,15 @@ def test_queue_filters(fixture_scores):
 
 
 def test_scope_resolution(fixture_scores):
-    config = fixture_scores["config"]
-    assert sel.resolve_scope({}).config == config
-    assert sel.resolve_scope({"setting": str(config.pk)}).config == config
+    setting = fixture_scores["config"]
+    assert sel.resolve_scope({}).setting == setting
+    assert sel.resolve_scope({"setting": str(setting.pk)}).setting == setting
     with pytest.raises(sel.ScopeError):
         sel.resolve_scope({"setting": "999999"})
     with pytest.raises(sel.ScopeError):
         sel.resolve_scope({"run": "abc"})
-    assert sel.find_setting("judge-a") == config
-    assert [c.pk for c in sel.settings_with_results()] == [config.pk]
+    assert sel.find_setting("judge-a") == setting
+    assert [c.pk for c in sel.settings_with_results()] == [setting.pk]
 
 
 def _grow(n):
@@ -121,9 +121,9 @@ def _grow(n):
         question, n, source="synthetic", start=1000 * n + 500
     )
     set_gold(responses, [i % 11 for i in range(2 * n)])
-    config = make_stored_setting(name=f"scale-{n}")
-    make_results(config, responses, [(i * 7) % 11 for i in range(2 * n)])
-    return sel.Scope(config=config)
+    setting = make_stored_setting(name=f"scale-{n}")
+    make_results(setting, responses, [(i * 7) % 11 for i in range(2 * n)])
+    return sel.Scope(setting=setting)
 
 
 def test_metrics_query_count_is_flat():
@@ -142,9 +142,9 @@ def test_identical_pairs_each_count():
     question = make_question("Repeated pairs", location="R-01")
     responses = make_responses(question, 4, source="human", start=3000)
     set_gold(responses, [4, 4, 4, 4])
-    config = make_stored_setting("repeat")
-    make_results(config, responses, [7, 7, 7, 4])
-    report = sel.metrics_report(sel.Scope(config=config), bootstrap=0)
+    setting = make_stored_setting("repeat")
+    make_results(setting, responses, [7, 7, 7, 4])
+    report = sel.metrics_report(sel.Scope(setting=setting), bootstrap=0)
     assert report["n_results"] == report["n_counted"] == 4
     assert report["overall"]["mse"] == pytest.approx(27 / 4) and report["overall"]["fr_3"] == pytest.approx(3 / 4)
     assert report["plots"]["scatter"]["human"] == [[4.0, 4.0, 1], [4.0, 7.0, 3]]

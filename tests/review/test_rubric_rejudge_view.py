@@ -38,10 +38,10 @@ def edited(server, settings, monkeypatch, tmp_path):
     question = make_question(location="J-01")
     responses = make_responses(question, 3)
     set_gold(responses, [5, 5, 5])
-    config = make_setting(make_endpoint(server), name="page-judge")
-    make_results(config, responses, [8, 5, 5], rubric_version=1)
+    setting = make_setting(make_endpoint(server), name="page-judge")
+    make_results(setting, responses, [8, 5, 5], rubric_version=1)
     question = annotation_services.edit_rubric(question, reference_solution="(1) x ------3 points")
-    return {"question": question, "config": config, "responses": responses}
+    return {"question": question, "config": setting, "responses": responses}
 
 
 def test_roles(edited, annotator_client):

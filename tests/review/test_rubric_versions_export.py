@@ -17,12 +17,12 @@ def test_round_trip_keeps_rubric_versions_and_the_ledger(tmp_path):
     question = make_question("Exported question", location="X-01")
     make_checkpoints(question)
     responses = make_responses(question, 2)
-    config = make_stored_setting("exported-judge", kind="rubric")
-    JudgeResult.objects.create(setting=config, response=responses[0], cache_key="a", status="ok", score=4,
+    setting = make_stored_setting("exported-judge", kind="rubric")
+    JudgeResult.objects.create(setting=setting, response=responses[0], cache_key="a", status="ok", score=4,
                                rubric_version=1, sub_scores={"(1)": 1.5, "(2)": 2.5})
     services.edit_rubric(question, reference_solution="(1) x = 2 ------4 points\n(2) x = -2 ------10 points",
                          note="(1) is worth 4")
-    JudgeResult.objects.create(setting=config, response=responses[0], cache_key="b", status="ok", score=5,
+    JudgeResult.objects.create(setting=setting, response=responses[0], cache_key="b", status="ok", score=5,
                                rubric_version=2, sub_scores={"(1)": 2, "(2)": 3})
     write_export(Response.objects.all(), "jsonl", tmp_path / "a")
     first = (tmp_path / "a" / "dataset.jsonl").read_bytes()

@@ -37,7 +37,7 @@ def imported(sample_data):
 
 
 def test_queue_holds_exactly_the_cases_two_points_apart(imported):
-    queue = sel.disagreement_queue(sel.Scope(config=imported), 2)
+    queue = sel.disagreement_queue(sel.Scope(setting=imported), 2)
     assert sorted((r.response.student_id[:8], r.score, r.gold) for r in queue) == [
         ("19a84ba4", 8.0, 6.0), ("3ffe33a0", 10.0, 7.0)
     ]

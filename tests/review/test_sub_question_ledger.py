@@ -23,8 +23,8 @@ OLD_KEYS = ["scope", "scope_label", "n_results", "n_counted", "left_out", "overa
             "by_level", "by_exam", "gap", "plots"]
 
 
-def _result(config, response, score, sub_scores, key):
-    return JudgeResult.objects.create(setting=config, response=response, cache_key=key, status="ok", score=score,
+def _result(setting, response, score, sub_scores, key):
+    return JudgeResult.objects.create(setting=setting, response=response, cache_key=key, status="ok", score=score,
                                       sub_scores=sub_scores)
 
 
@@ -41,18 +41,18 @@ def ledger_case(annotator, annotator2):
     Label.objects.create(response=r3, is_imported=True, sub_scores={"(1)": 5, "(2)": 0}, total=5, submitted=True)
     Label.objects.create(response=r3, annotator=annotator, sub_scores={"(1)": 0, "(2)": 5}, submitted=False)
     Label.objects.create(response=r5, is_imported=True, sub_scores={"(1)": 1, "(2)": 1}, total=2, submitted=True)
-    config = make_stored_setting("ledger-judge", kind="rubric")
-    _result(config, r1, 1, {"(1)": 0, "(2)": 0}, "old")  # an older result of r1: not counted
-    _result(config, r1, 9, {"(1)": 4, "(2)": 5}, "k1")
-    _result(config, r2, 1.5, {"(1)": 0, "(2)": 1.5}, "k2")
-    _result(config, r3, 8, {"(1)": 5, "(2)": 3}, "k3")
-    _result(config, r4, 1, {"(1)": 1}, "k4")  # no expert label: not counted
-    _result(config, r5, 4, {}, "k5")  # no judge points per sub-question: not counted
-    return {"config": config, "question": question}
+    setting = make_stored_setting("ledger-judge", kind="rubric")
+    _result(setting, r1, 1, {"(1)": 0, "(2)": 0}, "old")  # an older result of r1: not counted
+    _result(setting, r1, 9, {"(1)": 4, "(2)": 5}, "k1")
+    _result(setting, r2, 1.5, {"(1)": 0, "(2)": 1.5}, "k2")
+    _result(setting, r3, 8, {"(1)": 5, "(2)": 3}, "k3")
+    _result(setting, r4, 1, {"(1)": 1}, "k4")  # no expert label: not counted
+    _result(setting, r5, 4, {}, "k5")  # no judge points per sub-question: not counted
+    return {"config": setting, "question": question}
 
 
 def test_ledger_figures_by_hand(ledger_case):
-    rows = selectors.sub_question_ledger(selectors.Scope(config=ledger_case["config"]))
+    rows = selectors.sub_question_ledger(selectors.Scope(setting=ledger_case["config"]))
     assert [(r["sub_question"], r["n"]) for r in rows] == [("(1)", 3), ("(2)", 3)]
     one, two = rows
     assert one["mae"] == pytest.approx(1.0) and one["fr_1"] == pytest.approx(2 / 3)
@@ -82,20 +82,20 @@ def _without_sub_questions():
     synthetic = make_responses(question, 2, source="synthetic", start=20)
     set_gold(human + synthetic, [5, 5, 2, 7, 4, None])
     make_imported_gold(human + synthetic)
-    config = make_stored_setting("golden-judge")
+    setting = make_stored_setting("golden-judge")
     for i, (response, score) in enumerate(zip(human + synthetic, [8, 3, 2, 6.5, 4, 1])):
-        JudgeResult.objects.create(setting=config, response=response, cache_key=f"g{i}", status="ok", score=score)
-    JudgeResult.objects.create(setting=config, response=human[0], cache_key="bad", status="invalid")
-    return question, config
+        JudgeResult.objects.create(setting=setting, response=response, cache_key=f"g{i}", status="ok", score=score)
+    JudgeResult.objects.create(setting=setting, response=human[0], cache_key="bad", status="invalid")
+    return question, setting
 
 
-def _normalised(text, question, config):
+def _normalised(text, question, setting):
     """The report's text with the row ids that differ between databases replaced (each in its section)."""
     head, rest = text.split('"by_question": [', 1)
     by_question, rest = rest.split('"by_level": [', 1)
     by_level, rest = rest.split('"by_exam": [', 1)
     by_exam, tail = rest.split('"gap": {', 1)
-    head = head.replace(f'"setting_id": {config.pk},', '"setting_id": "S",')
+    head = head.replace(f'"setting_id": {setting.pk},', '"setting_id": "S",')
     by_question = by_question.replace(f'"key": {question.pk},', '"key": "Q",').replace(
         f"question #{question.pk}", "question #Q")
     by_exam = by_exam.replace(f'"key": {question.exam_id},', '"key": "E",')
@@ -107,10 +107,10 @@ def test_metrics_json_keeps_the_old_keys_byte_identical_without_sub_questions():
     and written again when the intervals followed core.uncertainty (issue 36: one question gives no
     interval, proportions at 0 get Wilson's, the "uncertainty" block): the output is that text
     with one key added at the end."""
-    question, config = _without_sub_questions()
+    question, setting = _without_sub_questions()
     out = io.StringIO()
     call_command("metrics", "--setting", "golden-judge", "--format", "json", "--bootstrap", "50", stdout=out)
-    text = _normalised(out.getvalue(), question, config).rstrip("\n")
+    text = _normalised(out.getvalue(), question, setting).rstrip("\n")
     golden = GOLDEN.read_text(encoding="utf-8").rstrip("\n")
     assert golden.endswith("\n}")
     assert _floats_to_12_digits(text) == _floats_to_12_digits(golden[: -len("\n}")] + ',\n  "sub_question_ledger": []\n}')
@@ -123,21 +123,21 @@ def _floats_to_12_digits(text):
 
 
 def test_ledger_queries_stay_flat(annotator):
-    config = make_stored_setting("flat-judge", kind="rubric")
+    setting = make_stored_setting("flat-judge", kind="rubric")
 
     def grow(n, start):
         question = make_question(f"Flat question {start}", location=f"F-{start}")
         responses = make_responses(question, n, start=start)
         make_imported_gold(responses, total=3)
         JudgeResult.objects.bulk_create(
-            JudgeResult(setting=config, response=r, cache_key=f"f{r.pk}", status="ok", score=3,
+            JudgeResult(setting=setting, response=r, cache_key=f"f{r.pk}", status="ok", score=3,
                         sub_scores={"(1)": 2, "(2)": 1})
             for r in responses
         )
 
     def count():
         with CaptureQueriesContext(connection) as queries:
-            rows = selectors.sub_question_ledger(selectors.Scope(config=config))
+            rows = selectors.sub_question_ledger(selectors.Scope(setting=setting))
         return len(queries), rows
 
     grow(3, 0)
@@ -160,6 +160,6 @@ def test_metrics_page_shows_the_ledger_to_reviewers_only(ledger_case, reviewer_c
 
 
 def test_metrics_page_without_ledger_says_so(reviewer_client):
-    _, config = _without_sub_questions()
-    html = reviewer_client.get(f"{reverse('grading:review_metrics')}?setting={config.pk}").content.decode()
+    _, setting = _without_sub_questions()
+    html = reviewer_client.get(f"{reverse('grading:review_metrics')}?setting={setting.pk}").content.decode()
     assert 'id="ledger-empty"' in html

@@ -44,11 +44,11 @@ def untyped_numbers(html):
 
 def test_the_disagreement_queue_names_and_links_each_id(demo_db, client):
     client.force_login(get_user_model().objects.get(username="reviewer"))
-    config = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING)
-    page = client.get(reverse("grading:review_disagreements"), {"setting": config.pk})
+    setting = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING)
+    page = client.get(reverse("grading:review_disagreements"), {"setting": setting.pk})
     assert page.status_code == 200, page
     html = page.content.decode()
-    row = JudgeResult.objects.filter(setting=config).order_by("pk").first()
+    row = JudgeResult.objects.filter(setting=setting).order_by("pk").first()
     body = html.split('id="queue-table"', 1)[1].split("</table>", 1)[0]
     case = reverse("grading:review_case", args=[row.pk])
     assert re.search(rf'href="{case}\?[^"]*">result #{row.pk}</a>', body)
@@ -75,9 +75,9 @@ def test_the_disagreement_queue_names_and_links_each_id(demo_db, client):
 ])
 def test_no_page_shows_a_bare_number(demo_db, client, name, args):
     client.force_login(get_user_model().objects.get(username="reviewer"))
-    config = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING)
-    ids = {"run": config.runs.get().pk, "generation": GenerationRun.objects.get().pk,
-           "result": JudgeResult.objects.filter(setting=config, meta_evaluation__isnull=False).first().pk}
+    setting = JudgeSetting.objects.get(name=demo.RUBRIC_SETTING)
+    ids = {"run": setting.runs.get().pk, "generation": GenerationRun.objects.get().pk,
+           "result": JudgeResult.objects.filter(setting=setting, meta_evaluation__isnull=False).first().pk}
     response = client.get(reverse(name, args=[ids[args]] if args else None))
     assert response.status_code == 200
     assert untyped_numbers(response.content.decode()) == []

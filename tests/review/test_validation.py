@@ -117,6 +117,6 @@ def test_report_query_count_is_flat(reviewer_client, judged):
     question = make_question("Another inequality", location="", kind="relation")
     more = make_responses(question, 60, source="synthetic", start=5000)
     for kind in VERDICTS:
-        config = JudgeSetting.objects.get(kind=kind)
-        make_results(config, more, [i % 2 for i in range(60)], key_prefix="more")
+        setting = JudgeSetting.objects.get(kind=kind)
+        make_results(setting, more, [i % 2 for i in range(60)], key_prefix="more")
     assert measure() == before

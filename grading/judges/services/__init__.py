@@ -42,8 +42,8 @@ from .lifecycle import (
 )
 from .selection import FINAL_RESULT, selected_ids
 from .settings import (
-    CONFIG_FIELDS,
     ENDPOINT_FIELDS,
+    SETTING_FIELDS,
     RunRefused,
     batch_client,
     check_batch_endpoint,
@@ -60,7 +60,7 @@ from .settings import (
 )
 
 __all__ = [
-    "CAS_THREADS", "CONFIG_FIELDS", "ENDPOINT_FIELDS", "FINAL_RESULT", "JUDGE_RUNS", "OPEN_ITEM_STATES",
+    "CAS_THREADS", "SETTING_FIELDS", "ENDPOINT_FIELDS", "FINAL_RESULT", "JUDGE_RUNS", "OPEN_ITEM_STATES",
     "RESULT_FIELDS", "TAILS", "TAIL_SHUTDOWN_SECONDS", "RunRefused", "cache_key", "cancel_judge_run",
     "check_endpoint_usable", "clean_params", "describe_estimate", "estimate_judge_run", "selected_ids", "create_judge_setting", "endpoint_spec", "endpoint_warnings",
     "enqueue_judge_run", "find_or_create_endpoint", "finish_tails", "input_cache_key", "judge_input", "judge_spec",

@@ -4,7 +4,7 @@ A batch run has the same items, claims, results and cache as a live run; only th
 differently. One look (`advance_batch_run`) does, in order:
 
 1. plan: each new item gets its cache key; one item per key (the others wait and are copied
-   from its result, as a live chunk copies them) is claimed with the same `claim_batch` as a
+   from its result, as a live chunk copies them) is claimed with the same `claim_chunk_items` as a
    live chunk (a finished result of the same key answers it from the cache, without a call);
 2. collect: every part whose batch has ended (completed, expired, cancelled, failed) has its
    output and error files read; each line is matched by its ``custom_id`` (the cache key; the
@@ -60,7 +60,7 @@ from ...runs.engine import ChunkReport, call_each
 from .. import strategies
 from ..kinds import get_kind
 from .cache_keys import input_cache_key, judge_input
-from .chunks import Job, call_cost, call_spec_of, claim_batch, executemany, make_caller, record_many
+from .chunks import Job, call_cost, call_spec_of, claim_chunk_items, executemany, make_caller, record_many
 from .lifecycle import JUDGE_RUNS, schedule_batch_poll
 from .settings import batch_client, judge_spec
 
@@ -180,7 +180,7 @@ class _Look:
         return self._client
 
     @property
-    def config(self):
+    def setting(self):
         return self.run.setting
 
     # --- claims ----------------------------------------------------------------------------
@@ -201,7 +201,7 @@ class _Look:
 
     def plan(self):
         """Give each new item its cache key (what the run's lines and claims go by)."""
-        kind, spec = get_kind(self.config.kind), judge_spec(self.config)
+        kind, spec = get_kind(self.setting.kind), judge_spec(self.setting)
         while True:
             items = list(
                 self.run.items.filter(state=JudgeRunItem.State.PENDING, cache_key="")
@@ -211,16 +211,16 @@ class _Look:
                 return
             rows = []
             for item in items:
-                the_input = strategies.prepare(self.config, judge_input(item.response), item.response)
-                rows.append((input_cache_key(self.config, kind, spec, the_input), item.pk))
+                the_input = strategies.prepare(self.setting, judge_input(item.response), item.response)
+                rows.append((input_cache_key(self.setting, kind, spec, the_input), item.pk))
             executemany(JudgeRunItem, ["cache_key"], rows)
             self.changed = True
 
     def settle(self):
         """Claim one open item per key nobody of this run is judging yet; answer the others from
         the cache (a finished result of the key) as a live chunk would."""
-        kind, spec = get_kind(self.config.kind), judge_spec(self.config)
-        lease = lease_for(self.config.endpoint, self.config.samples, self.config.parse_retries)
+        kind, spec = get_kind(self.setting.kind), judge_spec(self.setting)
+        lease = lease_for(self.setting.endpoint, self.setting.samples, self.setting.parse_retries)
         # An item whose key this run is judging (a claim, or lines in flight) waits for that
         # result and is then copied from it.
         candidates = (self.run.items.filter(state=JudgeRunItem.State.PENDING).exclude(cache_key="")
@@ -231,8 +231,8 @@ class _Look:
             if item.cache_key in taken:
                 continue
             taken.add(item.cache_key)
-            the_input = strategies.prepare(self.config, judge_input(item.response), item.response)
-            batch.append((item, the_input, input_cache_key(self.config, kind, spec, the_input)))
+            the_input = strategies.prepare(self.setting, judge_input(item.response), item.response)
+            batch.append((item, the_input, input_cache_key(self.setting, kind, spec, the_input)))
             if len(batch) >= SLICE:
                 self._claim(batch, lease)
                 batch = []
@@ -242,7 +242,7 @@ class _Look:
         if not batch:
             return
         report = ChunkReport()
-        for _item, _input, _key, claimed in claim_batch(self.run, batch, self.owner, OWNER_TASK, lease, report):
+        for _item, _input, _key, claimed in claim_chunk_items(self.run, batch, self.owner, OWNER_TASK, lease, report):
             if claimed is not None and claimed != "deferred":
                 self.changed = True
         if report.cached:
@@ -385,17 +385,17 @@ class _Look:
     # --- judging -------------------------------------------------------------------------
     def evaluate(self):
         """Judge every claim of this run whose lines are all back (see the module's docstring)."""
-        config = self.config
-        kind, spec = get_kind(config.kind), judge_spec(config)
+        setting = self.setting
+        kind, spec = get_kind(setting.kind), judge_spec(setting)
         claims = list(self.ours().exclude(cache_key__in=self.open_keys()).order_by("id"))
-        live = make_caller(config.endpoint, spec) if (
+        live = make_caller(setting.endpoint, spec) if (
             self.running and self.run.batch_retry == JudgeRun.BatchRetry.LIVE) else None
         factor = Decimal(str(settings.LLM_BATCH_PRICE_FACTOR))
         for start in range(0, len(claims), SLICE):
             self._evaluate(claims[start:start + SLICE], kind, spec, live, factor)
 
     def _evaluate(self, claims, kind, spec, live, factor):
-        run, config = self.run, self.config
+        run, setting = self.run, self.setting
         items = {i.response_id: i for i in run.items.filter(response_id__in=[c.response_id for c in claims])
                  .select_related("response").prefetch_related("response__question__sub_questions")}
         lines = {}
@@ -406,7 +406,7 @@ class _Look:
             item = items.get(claim.response_id)
             if item is None or item.state != JudgeRunItem.State.PENDING:
                 continue
-            the_input = strategies.prepare(config, judge_input(item.response), item.response)
+            the_input = strategies.prepare(setting, judge_input(item.response), item.response)
             replay = _Replay(lines.get(claim.cache_key, {}), live, final=self.running)
             jobs.append((Job(item, claim, the_input), replay))
         done, wanted = [], []
@@ -431,7 +431,7 @@ class _Look:
             if len(done) >= 50:
                 self._record(done, factor)
 
-        width = max(1, config.endpoint.max_concurrency if config.endpoint else 1)
+        width = max(1, setting.endpoint.max_concurrency if setting.endpoint else 1)
         call_each(jobs, judge, record, width=width, is_live=lambda: True, after_each=flush)
         self._record(done, factor)
         if self.running and wanted:
@@ -440,15 +440,15 @@ class _Look:
     def _record(self, done, factor):
         if not done:
             return
-        config = self.config
+        setting = self.setting
         replays = {id(target): replay for (target, replay), _ in done}
 
         def cost_of(target, outcome):
-            full = call_cost(config, outcome.prompt_tokens, outcome.completion_tokens)
-            batch = call_cost(config, *replays[id(target)].batch_tokens)
+            full = call_cost(setting, outcome.prompt_tokens, outcome.completion_tokens)
+            batch = call_cost(setting, *replays[id(target)].batch_tokens)
             return full - batch * (Decimal(1) - factor)
 
-        record_many(self.run, config, [(target, outcome) for (target, _), outcome in done], self.owner, cost_of)
+        record_many(self.run, setting, [(target, outcome) for (target, _), outcome in done], self.owner, cost_of)
         done.clear()
         self.changed = True
 

@@ -30,18 +30,18 @@ def judge_input(response: Response) -> JudgeInput:
     )
 
 
-def cache_key(config: JudgeSetting, fingerprint: str, rubric_version: int | None = None) -> str:
+def cache_key(setting: JudgeSetting, fingerprint: str, rubric_version: int | None = None) -> str:
     """Hash of (setting version, everything the judge is shown about the response, and the
     question's rubric version once its rubric has been edited). Version 1 adds nothing, so the
     keys of questions never edited are those made before rubrics had versions; an edit always
     changes the key (even for a prompt that does not show the reference), so a re-judge calls."""
-    digest = hashlib.sha256(f"{config.pk}:{config.name}:{config.version}\n".encode())
+    digest = hashlib.sha256(f"{setting.pk}:{setting.name}:{setting.version}\n".encode())
     if rubric_version and rubric_version > 1:
         digest.update(f"rubric-version:{rubric_version}\n".encode())
     digest.update(fingerprint.encode("utf-8"))
     return digest.hexdigest()
 
 
-def input_cache_key(config: JudgeSetting, kind, spec: JudgeSpec, the_input: JudgeInput) -> str:
+def input_cache_key(setting: JudgeSetting, kind, spec: JudgeSpec, the_input: JudgeInput) -> str:
     """The cache key of one judge input under a setting (what runs claim results by)."""
-    return cache_key(config, kind.fingerprint(spec, the_input), the_input.rubric_version)
+    return cache_key(setting, kind.fingerprint(spec, the_input), the_input.rubric_version)

@@ -92,10 +92,10 @@ def process_judge_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: s
     if run is None:
         report.skipped = len(item_ids)
         return report
-    config = run.setting
-    kind, spec = get_kind(config.kind), judge_spec(config)
+    setting = run.setting
+    kind, spec = get_kind(setting.kind), judge_spec(setting)
     owner = owner_tag(run.pk, epoch, task_id)
-    lease = lease_for(config.endpoint, config.samples, config.parse_retries)
+    lease = lease_for(setting.endpoint, setting.samples, setting.parse_retries)
     # Questions prefetched, not joined: a chunk's answers share a few questions, and a join
     # would build (and decode the texts of) one question per answer, the chunk's largest start-up cost.
     items = list(
@@ -123,9 +123,9 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
     nothing is left to start, the calls in flight go to `TAILS` and this returns without
     waiting for them.
     """
-    config = run.setting
-    call = make_caller(config.endpoint, spec, complete)
-    width = max(1, config.endpoint.max_concurrency if (kind.uses_llm and config.endpoint) else CAS_THREADS)
+    setting = run.setting
+    call = make_caller(setting.endpoint, spec, complete)
+    width = max(1, setting.endpoint.max_concurrency if (kind.uses_llm and setting.endpoint) else CAS_THREADS)
     queue = deque((item, None) for item in items)  # inputs are built as items start: calls begin at once
     ready = deque()  # claimed, waiting for a free slot
     waiting, in_flight, deferred = {}, {}, []
@@ -153,7 +153,7 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
                 break
             done, _ = wait(list(in_flight), timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
             finished = _drop_cancelled([(in_flight.pop(future), _outcome_of(future)) for future in done], owner)
-            record_many(run, config, finished, owner)
+            record_many(run, setting, finished, owner)
             report.recorded += len(finished)
             for job, _ in finished:
                 queue.extendleft(reversed(waiting.pop(job.result.cache_key, [])))
@@ -169,14 +169,14 @@ def _stream(run, epoch, kind, spec, items, owner, task_id, lease, report, comple
 
 
 def _claim_ahead(run, kind, spec, queue, waiting, in_flight, width, owner, task_id, lease, report, deferred):
-    """Claim the next items of `queue` in one batch: the free slots' worth, and at least half the
+    """Claim the next items of `queue` at once: the free slots' worth, and at least half the
     width, so that the slots freed one by one over the next moments start without a query each.
     Returns [(item, input, claimed row)]; items whose content is being judged wait in `waiting`.
     """
     wanted = max(width - len(in_flight), width // 2, 1)
     busy = {job.result.cache_key for job in in_flight.values()}
-    batch = []
-    while queue and len(batch) < wanted:
+    claimable = []
+    while queue and len(claimable) < wanted:
         item, the_input = queue.popleft()
         the_input = the_input or strategies.prepare(run.setting, judge_input(item.response), item.response)
         key = input_cache_key(run.setting, kind, spec, the_input)
@@ -184,9 +184,9 @@ def _claim_ahead(run, kind, spec, queue, waiting, in_flight, width, owner, task_
             waiting.setdefault(key, []).append((item, the_input))
             continue
         busy.add(key)
-        batch.append((item, the_input, key))
+        claimable.append((item, the_input, key))
     claimed_now = []
-    for item, the_input, key, claimed in claim_batch(run, batch, owner, task_id, lease, report):
+    for item, the_input, key, claimed in claim_chunk_items(run, claimable, owner, task_id, lease, report):
         if claimed == "deferred":
             deferred.append((item, key))
         if claimed is None or claimed == "deferred":
@@ -284,19 +284,19 @@ def finish_tails(timeout: float | None = None) -> bool:
     return TAILS.finish(timeout)
 
 
-def claim_batch(run, batch, owner, task_id, lease, report):
-    """Claim (or answer from the cache) a batch of (item, input, key): new claims in one insert.
+def claim_chunk_items(run, items, owner, task_id, lease, report):
+    """Claim (or answer from the cache) a chunk's `items`, (item, input, key) each: new claims in one insert.
 
-    Yields (item, input, key, claimed) with claimed a result row, None or "deferred".
+    Returns [(item, input, key, claimed)], claimed a result row, None or "deferred".
     """
-    if not batch:
+    if not items:
         return []
-    config = run.setting
+    setting = run.setting
     rows = {}
-    for row in JudgeResult.objects.filter(setting=config, cache_key__in={key for _, _, key in batch}).order_by("id"):
+    for row in JudgeResult.objects.filter(setting=setting, cache_key__in={key for _, _, key in items}).order_by("id"):
         rows.setdefault(row.cache_key, []).append(row)
     out, fresh, links = [], [], []
-    for item, the_input, key in batch:
+    for item, the_input, key in items:
         existing = rows.get(key, [])
         own = next((r for r in existing if r.response_id == item.response_id), None)
         if own is not None and own.status in FINAL_RESULT:
@@ -311,7 +311,7 @@ def claim_batch(run, batch, owner, task_id, lease, report):
     if fresh:
         now = timezone.now()
         claims = [
-            JudgeResult(setting=config, response_id=item.response_id, cache_key=key, run=run,
+            JudgeResult(setting=setting, response_id=item.response_id, cache_key=key, run=run,
                         status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=now,
                         rubric_version=the_input.rubric_version)
             for item, the_input, key in fresh
@@ -371,8 +371,8 @@ def executemany(model, fields, rows, where="id"):
 def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
     """Answer `item` from a finished result, or claim the work; return the claimed row,
     None (answered or owned elsewhere for good) or "deferred" (a live worker is on it)."""
-    config = run.setting
-    rows = list(JudgeResult.objects.filter(setting=config, cache_key=key).order_by("id"))
+    setting = run.setting
+    rows = list(JudgeResult.objects.filter(setting=setting, cache_key=key).order_by("id"))
     own = next((r for r in rows if r.response_id == item.response_id), None)
     if own is not None and own.status in FINAL_RESULT:
         _link(item, own, cached=own.run_id != run.pk)
@@ -389,12 +389,12 @@ def _reuse_or_claim(run, item, key, owner, task_id, lease, report):
         try:
             with transaction.atomic():
                 return JudgeResult.objects.create(
-                    setting=config, response_id=item.response_id, cache_key=key, run=run,
+                    setting=setting, response_id=item.response_id, cache_key=key, run=run,
                     status=JudgeResult.Status.RUNNING, claim_owner=owner, claimed_at=timezone.now(),
                     rubric_version=item.response.question.rubric_version,
                 )
         except IntegrityError:
-            own = JudgeResult.objects.get(setting=config, response_id=item.response_id, cache_key=key)
+            own = JudgeResult.objects.get(setting=setting, response_id=item.response_id, cache_key=key)
             if own.status in FINAL_RESULT:
                 _link(item, own, cached=own.run_id != run.pk)
                 return None
@@ -463,10 +463,10 @@ def _outcome_of(future):
         return Outcome("error", parse_status="exception", errors=[{"kind": "exception", "message": str(exc)[:500]}])
 
 
-def call_cost(config, prompt_tokens, completion_tokens):
+def call_cost(setting, prompt_tokens, completion_tokens):
     """What a live call costs at the setting's prices."""
     return (
-        Decimal(prompt_tokens) * config.price_input_per_1k + Decimal(completion_tokens) * config.price_output_per_1k
+        Decimal(prompt_tokens) * setting.price_input_per_1k + Decimal(completion_tokens) * setting.price_output_per_1k
     ) / Decimal(1000)
 
 
@@ -477,7 +477,7 @@ RESULT_FIELDS = [
 ]
 
 
-def record_many(run, config, finished, owner, cost_of: Callable | None = None):
+def record_many(run, setting, finished, owner, cost_of: Callable | None = None):
     """Write answers that came back, in one transaction; only where this worker still owns the claim.
 
     `cost_of(job, outcome)` prices an answer (default: the setting's prices; a Batch API answer
@@ -485,7 +485,7 @@ def record_many(run, config, finished, owner, cost_of: Callable | None = None):
     if not finished:
         return
     now = timezone.now()
-    cost_of = cost_of or (lambda job, outcome: call_cost(config, outcome.prompt_tokens, outcome.completion_tokens))
+    cost_of = cost_of or (lambda job, outcome: call_cost(setting, outcome.prompt_tokens, outcome.completion_tokens))
     rows = [
         (
             outcome.status, outcome.score, outcome.spread, outcome.rationale, outcome.raw_output,

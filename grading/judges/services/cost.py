@@ -52,39 +52,39 @@ _CHUNK = 500
 logger = logging.getLogger(__name__)
 
 
-def estimate_judge_run(config: JudgeSetting | None, *, params=None, response_ids=None, ids=None,
+def estimate_judge_run(setting: JudgeSetting | None, *, params=None, response_ids=None, ids=None,
                        run: JudgeRun | None = None) -> dict:
-    """The estimate of a run of `config` over a selection (filters `params` and/or
+    """The estimate of a run of `setting` over a selection (filters `params` and/or
     `response_ids`, or the fixed `ids`), as a dict of plain values (JSON-ready; money as
     strings). With `run`, the results that run has made so far are left out (the estimate as
     of its start). RunRefused (a clear message) for no setting, an imported setting or an empty
     selection."""
-    if config is None:
+    if setting is None:
         raise RunRefused(gettext("Choose a judge setting to estimate."))
-    if config.kind == JudgeSetting.Kind.EXTERNAL:
+    if setting.kind == JudgeSetting.Kind.EXTERNAL:
         raise RunRefused(gettext("Imported (external) settings cannot be run."))
     if ids is None:
-        ids = selected_ids(config, params=params, response_ids=response_ids)
+        ids = selected_ids(setting, params=params, response_ids=response_ids)
     if not ids:
         raise RunRefused(gettext("No response matches this selection."))
-    kind, spec = get_kind(config.kind), judge_spec(config)
+    kind, spec = get_kind(setting.kind), judge_spec(setting)
     counted = _sample(ids)
     scale = len(ids) / len(counted)
-    figures = _count_calls(config, kind, spec, counted, _results(config, run))
+    figures = _count_calls(setting, kind, spec, counted, _results(setting, run))
     samples = max(1, spec.samples) if kind.uses_llm else 0
     call_items = _scaled(figures["call_items"], scale)
     calls = call_items * samples
     input_tokens = round(figures["prompt_tokens"] * scale) * samples
-    per_call, basis, past_n = _output_per_call(config, _results(config, run))
+    per_call, basis, past_n = _output_per_call(setting, _results(setting, run))
     output_tokens = calls * per_call
-    price_in, price_out = config.price_input_per_1k, config.price_output_per_1k
+    price_in, price_out = setting.price_input_per_1k, setting.price_output_per_1k
     live = (Decimal(input_tokens) * price_in + Decimal(output_tokens) * price_out) / Decimal(1000)
     factor = Decimal(str(settings.LLM_BATCH_PRICE_FACTOR))
     n_cached = _scaled(figures["cached"], scale)
     n_same = _scaled(figures["same_content"], scale)
     return {
-        "setting": config.pk,
-        "model": config.model,
+        "setting": setting.pk,
+        "model": setting.model,
         "uses_llm": kind.uses_llm,
         "n_items": len(ids),
         "counted": len(counted),
@@ -101,7 +101,7 @@ def estimate_judge_run(config: JudgeSetting | None, *, params=None, response_ids
         "output_per_call": per_call,
         "output_basis": basis,
         "output_past_results": past_n,
-        "token_method": tokens.method(config.model) if kind.uses_llm else "",
+        "token_method": tokens.method(setting.model) if kind.uses_llm else "",
         "price_input_per_1k": _plain(price_in),
         "price_output_per_1k": _plain(price_out),
         "priced": bool(price_in or price_out),
@@ -111,13 +111,13 @@ def estimate_judge_run(config: JudgeSetting | None, *, params=None, response_ids
     }
 
 
-def stored_estimate(config: JudgeSetting, ids: list[int], run: JudgeRun | None = None) -> dict:
+def stored_estimate(setting: JudgeSetting, ids: list[int], run: JudgeRun | None = None) -> dict:
     """The estimate `start_judge_run` keeps on the run; {} (shown as "no estimate") if it
     cannot be made, which never stops a run from starting."""
     try:
-        return estimate_judge_run(config, ids=ids, run=run)
+        return estimate_judge_run(setting, ids=ids, run=run)
     except Exception:  # an estimate is advice: a bug here must not refuse the run
-        logger.exception("No cost estimate for a run of setting %s", config.pk)
+        logger.exception("No cost estimate for a run of setting %s", setting.pk)
         return {}
 
 
@@ -126,9 +126,9 @@ def _plain(price):
     return f"{price.normalize():f}"
 
 
-def _results(config, run):
-    """The finished results of `config` an estimate may count (none made by `run`)."""
-    results = JudgeResult.objects.filter(setting=config, status__in=FINAL_RESULT)
+def _results(setting, run):
+    """The finished results of `setting` an estimate may count (none made by `run`)."""
+    results = JudgeResult.objects.filter(setting=setting, status__in=FINAL_RESULT)
     return results.exclude(run=run) if run is not None else results
 
 
@@ -143,7 +143,7 @@ def _scaled(count, scale):
     return round(count * scale)
 
 
-def _count_calls(config, kind, spec, ids, results):
+def _count_calls(setting, kind, spec, ids, results):
     """Per answer, as a run takes it: its cache key, whether it calls, its prompt's tokens."""
     rows = []
     for start in range(0, len(ids), _CHUNK):
@@ -156,9 +156,9 @@ def _count_calls(config, kind, spec, ids, results):
             response = by_id.get(pk)
             if response is None:  # deleted since the selection was fixed
                 continue
-            the_input = strategies.prepare(config, judge_input(response), response)
-            key = input_cache_key(config, kind, spec, the_input)
-            rows.append((key, _prompt_tokens(config, kind, spec, the_input)))
+            the_input = strategies.prepare(setting, judge_input(response), response)
+            key = input_cache_key(setting, kind, spec, the_input)
+            rows.append((key, _prompt_tokens(setting, kind, spec, the_input)))
     finished = set()
     keys = [key for key, _ in rows]
     for start in range(0, len(keys), _CHUNK):
@@ -178,7 +178,7 @@ def _count_calls(config, kind, spec, ids, results):
     return figures
 
 
-def _prompt_tokens(config, kind, spec, the_input):
+def _prompt_tokens(setting, kind, spec, the_input):
     """The prompt tokens of one answer's call, or None when it makes no call."""
     if not kind.uses_llm:
         return None
@@ -190,10 +190,10 @@ def _prompt_tokens(config, kind, spec, the_input):
     messages = kind.messages(spec, the_input)
     if messages is None:  # a replay answer without a prompt
         return None
-    return tokens.count_messages(messages, config.model)
+    return tokens.count_messages(messages, setting.model)
 
 
-def _output_per_call(config, results):
+def _output_per_call(setting, results):
     """(completion tokens per call, basis, how many past results): "past", "cap" or "default"."""
     past = (
         results.filter(copied_from__isnull=True, completion_tokens__gt=0)
@@ -202,8 +202,8 @@ def _output_per_call(config, results):
     per_sample = [completion / max(1, len(samples) if isinstance(samples, list) else 1) for completion, samples in past]
     if per_sample:
         return round(statistics.median(per_sample)), "past", len(per_sample)
-    if config.max_tokens:
-        return int(config.max_tokens), "cap", 0
+    if setting.max_tokens:
+        return int(setting.max_tokens), "cap", 0
     return DEFAULT_OUTPUT_TOKENS, "default", 0
 
 

@@ -26,7 +26,7 @@ OPEN_ITEM_STATES = (JudgeRunItem.State.PENDING, JudgeRunItem.State.ERROR)
 
 
 def start_judge_run(
-    config: JudgeSetting, *, params=None, response_ids: Iterable[int] | None = None, user=None,
+    setting: JudgeSetting, *, params=None, response_ids: Iterable[int] | None = None, user=None,
     chunk_size: int | None = None, note: str = "", enqueue: bool = True, mode: str = JudgeRun.Mode.LIVE,
     batch_retry: str = JudgeRun.BatchRetry.LIVE,
 ) -> JudgeRun:
@@ -36,25 +36,25 @@ def start_judge_run(
     ``mode="batch"`` sends the calls through the endpoint's Batch API (services.batches); the
     endpoint is asked first whether it serves one, and the run is refused, saying so, if not.
     """
-    if config.kind == JudgeSetting.Kind.EXTERNAL:
+    if setting.kind == JudgeSetting.Kind.EXTERNAL:
         raise RunRefused(gettext("Imported (external) settings cannot be run."))
     if mode not in JudgeRun.Mode.values or batch_retry not in JudgeRun.BatchRetry.values:
         raise RunRefused(gettext("Unknown run mode %(mode)s or retry %(retry)s.") % {"mode": mode, "retry": batch_retry})
-    kind = get_kind(config.kind)
+    kind = get_kind(setting.kind)
     if kind.uses_llm:
-        if config.endpoint is None or not config.model:
-            raise RunRefused(gettext("Setting %(config)s needs an endpoint and a model.") % {"config": config})
-        check_endpoint_usable(config.endpoint)
+        if setting.endpoint is None or not setting.model:
+            raise RunRefused(gettext("Setting %(config)s needs an endpoint and a model.") % {"config": setting})
+        check_endpoint_usable(setting.endpoint)
     if mode == JudgeRun.Mode.BATCH:
         if not kind.uses_llm:
             raise RunRefused(gettext("Setting %(config)s calls no LLM: there is nothing to send as a batch; "
-                                     "run it live.") % {"config": config})
-        check_batch_endpoint(config.endpoint)
-    ids = selected_ids(config, params=params, response_ids=response_ids)
-    chunk_size = chunk_size or _default_chunk_size(config)
+                                     "run it live.") % {"config": setting})
+        check_batch_endpoint(setting.endpoint)
+    ids = selected_ids(setting, params=params, response_ids=response_ids)
+    chunk_size = chunk_size or _default_chunk_size(setting)
     with transaction.atomic():
         run = JudgeRun.objects.create(
-            setting=config, selection=clean_params(params), n_items=len(ids), chunk_size=chunk_size,
+            setting=setting, selection=clean_params(params), n_items=len(ids), chunk_size=chunk_size,
             created_by=user, note=note[:300], mode=mode, batch_retry=batch_retry,
             batch_token=uuid.uuid4().hex if mode == JudgeRun.Mode.BATCH else "",
         )
@@ -64,7 +64,7 @@ def start_judge_run(
     # The estimate the run page compares with what was spent. Made once the run is queued, so
     # that its first calls do not wait for it (about 0.1 s per 200 answers); the run's own
     # results are left out of it, so it is the estimate as of the start.
-    run.estimate = cost.stored_estimate(config, ids, run=run)
+    run.estimate = cost.stored_estimate(setting, ids, run=run)
     JudgeRun.objects.filter(pk=run.pk).update(estimate=run.estimate)
     return run
 
@@ -72,17 +72,17 @@ def start_judge_run(
 REJUDGE_NOTE = "Re-judge of question {question}: rubric {versions} -> v{version}"
 
 
-def rejudge_question(question, *, config_ids: Iterable[int] | None = None, user=None, enqueue: bool = True):
+def rejudge_question(question, *, setting_ids: Iterable[int] | None = None, user=None, enqueue: bool = True):
     """Judge again, with each setting version that judged `question` against an older rubric
-    version (or those of them in `config_ids`), only the responses of that question it judged
+    version (or those of them in `setting_ids`), only the responses of that question it judged
     so. One run per setting on the ordinary run machinery; the rubric version is in the cache
     key, so the calls are really made. Old results are kept: the new ones are newer, so they
-    become the current results. Returns (runs, [(config, why it was refused)])."""
-    wanted = None if config_ids is None else {int(pk) for pk in config_ids}
+    become the current results. Returns (runs, [(setting, why it was refused)])."""
+    wanted = None if setting_ids is None else {int(pk) for pk in setting_ids}
     made, refused = [], []
     for entry in selectors.stale_settings(question):
-        config = entry["config"]
-        if wanted is not None and config.pk not in wanted:
+        setting = entry["config"]
+        if wanted is not None and setting.pk not in wanted:
             continue
         versions = ", ".join(f"v{v}" for v in entry["versions"])
         # Stored in English, as a run's note is (the API, exports); pages show it in the reader's
@@ -90,19 +90,19 @@ def rejudge_question(question, *, config_ids: Iterable[int] | None = None, user=
         note = REJUDGE_NOTE.format(question=question.pk, versions=versions, version=question.rubric_version)
         try:
             made.append(start_judge_run(
-                config, response_ids=entry["response_ids"], user=user, note=note, enqueue=enqueue,
+                setting, response_ids=entry["response_ids"], user=user, note=note, enqueue=enqueue,
             ))
         except RunRefused as exc:
-            refused.append((config, " ".join(exc.messages)))
+            refused.append((setting, " ".join(exc.messages)))
     return made, refused
 
 
-def _default_chunk_size(config):
+def _default_chunk_size(setting):
     """Several rounds of the endpoint's concurrency per task: few broker round trips, and a
     chunk streams its calls, so one slow answer does not hold up the rest."""
-    if config.endpoint is None:
+    if setting.endpoint is None:
         return 32
-    return max(16, min(256, 4 * config.endpoint.max_concurrency))
+    return max(16, min(256, 4 * setting.endpoint.max_concurrency))
 
 
 def clean_params(params) -> dict:

@@ -16,14 +16,14 @@ from .settings import RunRefused
 FINAL_RESULT = (JudgeResult.Status.OK, JudgeResult.Status.INVALID)
 
 
-def selected_ids(config: JudgeSetting, *, params=None, response_ids: Iterable[int] | None = None) -> list[int]:
-    """The ids of the answers a run of `config` over this selection would judge (response-list
+def selected_ids(setting: JudgeSetting, *, params=None, response_ids: Iterable[int] | None = None) -> list[int]:
+    """The ids of the answers a run of `setting` over this selection would judge (response-list
     filters `params`, and/or given ids); RunRefused when none matches."""
     queryset = Response.objects.all()
     if response_ids is not None:
         queryset = queryset.filter(pk__in=list(response_ids))
     queryset = filter_responses(queryset, params or {}).order_by("question_id", "id")
-    holdout = strategies.holdout_ids(config)  # few-shot examples / prompt-set hold-outs: never judged
+    holdout = strategies.holdout_ids(setting)  # few-shot examples / prompt-set hold-outs: never judged
     if holdout:
         queryset = queryset.exclude(pk__in=holdout)
     ids = list(queryset.values_list("pk", flat=True))

@@ -30,7 +30,7 @@ ENDPOINT_FIELDS = (
     "name", "base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute",
     "timeout_seconds", "max_attempts",
 )
-CONFIG_FIELDS = (
+SETTING_FIELDS = (
     "kind", "endpoint", "model", "temperature", "max_tokens", "reasoning_effort", "samples", "aggregate",
     "system_prompt", "prompt_template", "extra_body", "parse_retries", "price_input_per_1k",
     "price_output_per_1k", "notes", "answer_tolerance", "second_opinion", "approximate_answers",
@@ -102,28 +102,28 @@ def endpoint_warnings(endpoint: LlmEndpoint) -> list[str]:
     return []
 
 
-def setting_is_used(config: JudgeSetting) -> bool:
+def setting_is_used(setting: JudgeSetting) -> bool:
     """A setting that has produced results or runs is frozen: every result names what made it."""
-    return config.results.exists() or config.runs.exists()
+    return setting.results.exists() or setting.runs.exists()
 
 
-def _check_config(config):
-    unknown = prompts.unknown_placeholders(config.prompt_template) + prompts.unknown_placeholders(
-        config.system_prompt
+def _check_setting(setting):
+    unknown = prompts.unknown_placeholders(setting.prompt_template) + prompts.unknown_placeholders(
+        setting.system_prompt
     )
     if unknown:
         raise ValidationError({"prompt_template": gettext("Unknown placeholders: %(join)s.") % {"join": ", ".join(unknown)}})
-    if config.kind not in (JudgeSetting.Kind.CAS_FINAL_ANSWER, JudgeSetting.Kind.EXTERNAL):
+    if setting.kind not in (JudgeSetting.Kind.CAS_FINAL_ANSWER, JudgeSetting.Kind.EXTERNAL):
         errors = {}
-        if config.endpoint_id is None:
+        if setting.endpoint_id is None:
             errors["endpoint"] = gettext("This kind of judge calls an LLM: choose an endpoint.")
-        if not config.model:
+        if not setting.model:
             errors["model"] = gettext("Name the model to call.")
         if errors:
             raise ValidationError(errors)
-    if not isinstance(config.extra_body, dict):
+    if not isinstance(setting.extra_body, dict):
         raise ValidationError({"extra_body": gettext("Give a JSON object.")})
-    config.full_clean(validate_unique=False)
+    setting.full_clean(validate_unique=False)
 
 
 def create_judge_setting(*, name: str, user=None, **fields) -> JudgeSetting:
@@ -131,38 +131,38 @@ def create_judge_setting(*, name: str, user=None, **fields) -> JudgeSetting:
     if JudgeSetting.objects.filter(name=name).exists():
         raise ValidationError({"name": gettext("A setting named %(name)s exists; edit it to make a new version.")
                                        % {"name": repr(name)}})
-    config = JudgeSetting(name=name, version=1, created_by=user)
-    _apply_config_fields(config, fields)
-    _check_config(config)
-    _apply_strategy(config)
-    config.save()
-    return config
+    setting = JudgeSetting(name=name, version=1, created_by=user)
+    _apply_setting_fields(setting, fields)
+    _check_setting(setting)
+    _apply_strategy(setting)
+    setting.save()
+    return setting
 
 
-def update_judge_setting(config: JudgeSetting, *, user=None, **fields) -> JudgeSetting:
+def update_judge_setting(setting: JudgeSetting, *, user=None, **fields) -> JudgeSetting:
     """Change a setting: in place while unused, else as a new version (returned).
 
     Imported (external) settings describe results made elsewhere and are never changed."""
-    if config.kind == JudgeSetting.Kind.EXTERNAL:
+    if setting.kind == JudgeSetting.Kind.EXTERNAL:
         raise ValidationError(gettext("Imported settings describe results made elsewhere and cannot be edited or versioned."))
-    if not _calls_llm(fields.get("kind", config.kind)) and "temperature" in fields:
+    if not _calls_llm(fields.get("kind", setting.kind)) and "temperature" in fields:
         fields = {**fields, "temperature": None}  # ignored by the kind: never a reason for a new version
-    changed = {k: v for k, v in fields.items() if getattr(config, k) != v}
+    changed = {k: v for k, v in fields.items() if getattr(setting, k) != v}
     if not changed:
-        return config
-    if not setting_is_used(config):
-        _apply_config_fields(config, changed)
-        _check_config(config)
-        _apply_strategy(config, recalibrate=True)
-        config.save()
-        return config
+        return setting
+    if not setting_is_used(setting):
+        _apply_setting_fields(setting, changed)
+        _check_setting(setting)
+        _apply_strategy(setting, recalibrate=True)
+        setting.save()
+        return setting
     with transaction.atomic():
-        latest = JudgeSetting.objects.filter(name=config.name).aggregate(v=Max("version"))["v"] or config.version
-        new = JudgeSetting(name=config.name, version=latest + 1, previous=config, created_by=user)
-        for name in CONFIG_FIELDS:
-            setattr(new, name, getattr(config, name))
-        _apply_config_fields(new, changed)
-        _check_config(new)
+        latest = JudgeSetting.objects.filter(name=setting.name).aggregate(v=Max("version"))["v"] or setting.version
+        new = JudgeSetting(name=setting.name, version=latest + 1, previous=setting, created_by=user)
+        for name in SETTING_FIELDS:
+            setattr(new, name, getattr(setting, name))
+        _apply_setting_fields(new, changed)
+        _check_setting(new)
         _apply_strategy(new, recalibrate=bool(set(changed) & strategies_calibration_fields()))
         new.save()
     return new
@@ -172,39 +172,39 @@ def strategies_calibration_fields():
     return {"strategy", "few_shot_k", "split_rule", "few_shot_seed", "few_shot_comments", "few_shot_source"}
 
 
-def _apply_strategy(config, recalibrate=False):
+def _apply_strategy(setting, recalibrate=False):
     """Issue 27: a strategy's template becomes the prompt of a rubric setting that left it blank
     (recorded with its version); a few-shot setting's examples are chosen (or kept) and recorded."""
-    if config.kind != JudgeSetting.Kind.RUBRIC:
-        config.strategy = config.strategy or strategies.DEFAULT
-        if config.kind != JudgeSetting.Kind.REPLAY:
-            config.prompt_set = None
+    if setting.kind != JudgeSetting.Kind.RUBRIC:
+        setting.strategy = setting.strategy or strategies.DEFAULT
+        if setting.kind != JudgeSetting.Kind.REPLAY:
+            setting.prompt_set = None
         return
-    config.prompt_set = None
-    strategy = strategies.get(config.strategy)
-    config.strategy = strategy.key
+    setting.prompt_set = None
+    strategy = strategies.get(setting.strategy)
+    setting.strategy = strategy.key
     stock = {s.template for s in strategies.STRATEGIES.values() if s.template}
-    if config.prompt_template in stock and config.prompt_template != strategy.template:
-        config.prompt_template = ""  # another strategy's unedited template: take this strategy's
-        config.system_prompt = "" if config.system_prompt == prompts.RUBRIC_SYSTEM else config.system_prompt
-    if not config.prompt_template and strategy.template:
-        config.system_prompt = config.system_prompt or strategy.system
-        config.prompt_template = strategy.template
-        config.strategy_version = strategy.version
+    if setting.prompt_template in stock and setting.prompt_template != strategy.template:
+        setting.prompt_template = ""  # another strategy's unedited template: take this strategy's
+        setting.system_prompt = "" if setting.system_prompt == prompts.RUBRIC_SYSTEM else setting.system_prompt
+    if not setting.prompt_template and strategy.template:
+        setting.system_prompt = setting.system_prompt or strategy.system
+        setting.prompt_template = strategy.template
+        setting.strategy_version = strategy.version
     if strategy.key != strategies.FEW_SHOT:
-        config.calibration = {}
+        setting.calibration = {}
         return
-    if "{{ examples }}" not in (config.prompt_template or "").replace("{{examples}}", "{{ examples }}"):
+    if "{{ examples }}" not in (setting.prompt_template or "").replace("{{examples}}", "{{ examples }}"):
         raise ValidationError({"prompt_template": gettext("A few-shot prompt must hold the {{ examples }} placeholder.")})
-    if recalibrate or not (config.calibration or {}).get("examples"):
+    if recalibrate or not (setting.calibration or {}).get("examples"):
         try:
-            config.calibration = calibration.choose_examples(
-                k=config.few_shot_k, rule=config.split_rule or "student", seed=config.few_shot_seed,
-                comments=config.few_shot_comments, source=config.few_shot_source or calibration.HUMAN)
+            setting.calibration = calibration.choose_examples(
+                k=setting.few_shot_k, rule=setting.split_rule or "student", seed=setting.few_shot_seed,
+                comments=setting.few_shot_comments, source=setting.few_shot_source or calibration.HUMAN)
         except calibration.CalibrationError as exc:
             raise ValidationError({"split_rule": str(exc)}) from exc
-        if not config.calibration["examples"]:
-            if config.few_shot_source == calibration.HUMAN:
+        if not setting.calibration["examples"]:
+            if setting.few_shot_source == calibration.HUMAN:
                 raise ValidationError({"few_shot_source": gettext(
                     "No real student's answer with a gold score qualifies as a few-shot example under this split "
                     "rule: import or adjudicate gold scores of human answers, or take the examples from another source.")})
@@ -212,13 +212,13 @@ def _apply_strategy(config, recalibrate=False):
                                                        "this split rule: import or adjudicate gold scores first.")})
 
 
-def _apply_config_fields(config, fields):
+def _apply_setting_fields(setting, fields):
     for name, value in fields.items():
-        if name not in CONFIG_FIELDS:
+        if name not in SETTING_FIELDS:
             raise ValidationError(gettext("Unknown setting field %(name)s.") % {"name": name})
-        setattr(config, name, value)
-    if not _calls_llm(config.kind):
-        config.temperature = None  # a kind that calls no LLM has no temperature to record
+        setattr(setting, name, value)
+    if not _calls_llm(setting.kind):
+        setting.temperature = None  # a kind that calls no LLM has no temperature to record
 
 
 def _calls_llm(kind):
@@ -227,23 +227,23 @@ def _calls_llm(kind):
     return judge is None or judge.uses_llm
 
 
-def judge_spec(config: JudgeSetting) -> JudgeSpec:
+def judge_spec(setting: JudgeSetting) -> JudgeSpec:
     return JudgeSpec(
-        kind=config.kind,
-        model=config.model,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        reasoning_effort=config.reasoning_effort,
-        samples=config.samples,
-        aggregate=config.aggregate,
-        system_prompt=config.system_prompt,
-        prompt_template=config.prompt_template,
-        extra_body=dict(config.extra_body or {}),
-        parse_retries=config.parse_retries,
-        answer_tolerance=config.answer_tolerance,
-        second_opinion=config.second_opinion,
-        approximate_answers=config.approximate_answers,
-        step_report=config.step_report and config.kind == JudgeSetting.Kind.RUBRIC,
+        kind=setting.kind,
+        model=setting.model,
+        temperature=setting.temperature,
+        max_tokens=setting.max_tokens,
+        reasoning_effort=setting.reasoning_effort,
+        samples=setting.samples,
+        aggregate=setting.aggregate,
+        system_prompt=setting.system_prompt,
+        prompt_template=setting.prompt_template,
+        extra_body=dict(setting.extra_body or {}),
+        parse_retries=setting.parse_retries,
+        answer_tolerance=setting.answer_tolerance,
+        second_opinion=setting.second_opinion,
+        approximate_answers=setting.approximate_answers,
+        step_report=setting.step_report and setting.kind == JudgeSetting.Kind.RUBRIC,
     )
 
 

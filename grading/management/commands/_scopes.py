@@ -11,7 +11,7 @@ def named_scopes(options):
         if options["run"] is not None:
             return [selectors.resolve_scope({"run": str(options["run"])})]
         if options["setting"]:
-            return [selectors.Scope(config=selectors.find_setting(options["setting"], options["setting_version"]))]
+            return [selectors.Scope(setting=selectors.find_setting(options["setting"], options["setting_version"]))]
     except selectors.ScopeError as exc:
         raise CommandError(str(exc)) from exc
     return None

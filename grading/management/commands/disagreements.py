@@ -58,7 +58,7 @@ class Command(BaseCommand):
         named = named_scopes(options)
         if named is not None:
             return named
-        return [selectors.Scope(config=config) for config in selectors.settings_with_results()]
+        return [selectors.Scope(setting=setting) for setting in selectors.settings_with_results()]
 
     @staticmethod
     def _row(result):

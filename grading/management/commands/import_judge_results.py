@@ -33,7 +33,7 @@ class Command(BaseCommand):
         except (result_import.ImportRefused, UnicodeDecodeError) as exc:
             raise CommandError(gettext("Nothing was imported. %(exc)s") % {"exc": exc}) from exc
         self.stdout.write(
-            gettext("%(records)s records: %(created)s results created, %(updated)s updated, %(invalid_scores)s without a valid score, %(n_unmatched)s unmatched. Setting(s): %(value)s.") % {"records": report.records, "created": report.created, "updated": report.updated, "invalid_scores": report.invalid_scores, "n_unmatched": len(report.unmatched), "value": ', '.join(report.configs) or '—'}
+            gettext("%(records)s records: %(created)s results created, %(updated)s updated, %(invalid_scores)s without a valid score, %(n_unmatched)s unmatched. Setting(s): %(value)s.") % {"records": report.records, "created": report.created, "updated": report.updated, "invalid_scores": report.invalid_scores, "n_unmatched": len(report.unmatched), "value": ', '.join(report.judge_settings) or '—'}
         )
         for row in report.unmatched:
             self.stdout.write(gettext("  unmatched record %(index)s: %(reason)s (student %(value)s; %(value2)s)") % {"index": row['index'], "reason": row['reason'], "value": row['student_id'] or '—', "value2": row['problem'] or 'no problem text'})

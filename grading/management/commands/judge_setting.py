@@ -77,8 +77,8 @@ class Command(BaseCommand):
         if action == "add":
             self._print([selectors.setting_summary(self._add(options))], options["format"], single=True)
         elif action == "list":
-            configs = selectors.setting_list().select_related("endpoint")
-            self._print([selectors.setting_summary(c) for c in configs], options["format"])
+            judge_settings = selectors.setting_list().select_related("endpoint")
+            self._print([selectors.setting_summary(c) for c in judge_settings], options["format"])
         else:
             self._print([self._show(options)], options["format"], single=True)
 
@@ -93,13 +93,13 @@ class Command(BaseCommand):
                 form = JudgeSettingForm(data=self._form_data(options, endpoint))
                 if not form.is_valid():
                     raise CommandError(gettext("Refused: %(_form_errors)s") % {"_form_errors": _form_errors(form)})
-                config = services.create_judge_setting(name=form.cleaned_data["name"], **form.setting_fields())
+                setting = services.create_judge_setting(name=form.cleaned_data["name"], **form.setting_fields())
         except ValidationError as exc:
             raise CommandError(gettext("Refused: %(_messages)s") % {"_messages": _messages(exc)}) from exc
         if endpoint is not None:
             for warning in services.endpoint_warnings(endpoint):
                 self.stderr.write(gettext("Warning: %(warning)s") % {"warning": warning})
-        return JudgeSetting.objects.select_related("endpoint").get(pk=config.pk)
+        return JudgeSetting.objects.select_related("endpoint").get(pk=setting.pk)
 
     @staticmethod
     def _form_data(options, endpoint: LlmEndpoint | None) -> dict:
@@ -132,16 +132,16 @@ class Command(BaseCommand):
         return data
 
     def _show(self, options):
-        configs = JudgeSetting.objects.select_related("endpoint").filter(name=options["name"])
+        judge_settings = JudgeSetting.objects.select_related("endpoint").filter(name=options["name"])
         if options["setting_version"] is not None:
-            configs = configs.filter(version=options["setting_version"])
-        config = configs.order_by("-version").first()
-        if config is None:
+            judge_settings = judge_settings.filter(version=options["setting_version"])
+        setting = judge_settings.order_by("-version").first()
+        if setting is None:
             known = ", ".join(sorted(set(JudgeSetting.objects.values_list("name", flat=True)))) or "none yet"
             raise CommandError(gettext("No setting %(name)s. Known: %(known)s.") % {"name": repr(options['name']), "known": known})
-        system, template = selectors.effective_prompts(config)
-        return {**selectors.setting_summary(config), "system_prompt": system, "prompt_template": template,
-                "notes": config.notes}
+        system, template = selectors.effective_prompts(setting)
+        return {**selectors.setting_summary(setting), "system_prompt": system, "prompt_template": template,
+                "notes": setting.notes}
 
     def _print(self, rows, fmt, *, single=False):
         if fmt == "json":

@@ -49,7 +49,7 @@ class Command(BaseCommand):
             return named
         if options["setting_version"] is not None:
             raise CommandError(gettext("--setting-version needs --setting."))
-        scopes = [selectors.Scope(config=config) for config in selectors.settings_with_results()]
+        scopes = [selectors.Scope(setting=setting) for setting in selectors.settings_with_results()]
         if not scopes:
             raise CommandError(gettext("No judge setting has results yet."))
         return scopes

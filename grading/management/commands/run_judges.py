@@ -69,9 +69,9 @@ class Command(BaseCommand):
             raise CommandError(gettext("No run %(pk)s.") % {"pk": pk}) from exc
 
     def _dry_run(self, options):
-        config, params, ids = self._selection(options)
+        setting, params, ids = self._selection(options)
         try:
-            e = services.estimate_judge_run(config, params=params, response_ids=ids)
+            e = services.estimate_judge_run(setting, params=params, response_ids=ids)
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         cost = (gettext("cost live %(live)s, batch %(batch)s") % {"live": e["cost_live"], "batch": e["cost_batch"]}
@@ -79,7 +79,7 @@ class Command(BaseCommand):
         self.stdout.write(gettext(
             "Dry run of %(config)s over %(n)s responses (nothing sent): %(calls)s calls, %(cached)s from cache, "
             "input tokens %(tin)s, output tokens %(tout)s, %(cost)s.") % {
-                "config": config, "n": e["n_items"], "calls": e["calls"], "cached": e["cached"],
+                "config": setting, "n": e["n_items"], "calls": e["calls"], "cached": e["cached"],
                 "tin": e["input_tokens"], "tout": e["output_tokens"], "cost": cost})
         for line in services.describe_estimate(e):
             self.stdout.write(f"  - {line}")
@@ -87,11 +87,11 @@ class Command(BaseCommand):
     def _selection(self, options):
         if not options["setting"]:
             raise CommandError(gettext("Give --setting NAME (or --resume/--cancel RUN)."))
-        configs = JudgeSetting.objects.filter(name=options["setting"])
+        judge_settings = JudgeSetting.objects.filter(name=options["setting"])
         if options["setting_version"]:
-            configs = configs.filter(version=options["setting_version"])
-        config = configs.order_by("-version").first()
-        if config is None:
+            judge_settings = judge_settings.filter(version=options["setting_version"])
+        setting = judge_settings.order_by("-version").first()
+        if setting is None:
             known = ", ".join(sorted(set(JudgeSetting.objects.values_list("name", flat=True)))) or "none yet"
             raise CommandError(gettext("No setting %(setting)s (version %(value)s). Known: %(known)s.") % {"setting": repr(options['setting']), "value": options['setting_version'] or 'any', "known": known})
         params = {name: str(options[name]) for name in FILTERS if options.get(name) not in (None, "")}
@@ -103,19 +103,19 @@ class Command(BaseCommand):
                 ids = [int(x) for x in options["response_ids"].split(",") if x.strip()]
             except ValueError as exc:
                 raise CommandError(gettext("--response-ids takes numbers separated by commas.")) from exc
-        return config, params, ids
+        return setting, params, ids
 
     def _start(self, options):
-        config, params, ids = self._selection(options)
+        setting, params, ids = self._selection(options)
         try:
             run = services.start_judge_run(
-                config, params=params, response_ids=ids, note=options["note"], chunk_size=options["chunk_size"],
+                setting, params=params, response_ids=ids, note=options["note"], chunk_size=options["chunk_size"],
                 enqueue=not options["inline"], mode=JudgeRun.Mode.BATCH if options["batch"] else JudgeRun.Mode.LIVE,
                 batch_retry=options["batch_retry"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
-        self.stdout.write(gettext("Run %(pk)s of %(config)s: %(n_items)s responses (%(value)s).") % {"pk": run.pk, "config": config, "n_items": run.n_items, "value": 'in this process' if options['inline'] else 'queued'})
+        self.stdout.write(gettext("Run %(pk)s of %(config)s: %(n_items)s responses (%(value)s).") % {"pk": run.pk, "config": setting, "n_items": run.n_items, "value": 'in this process' if options['inline'] else 'queued'})
         return run
 
     def _summary(self, run):

@@ -25,9 +25,9 @@ def category_summary(params=None):
         "category", "direction", "result__setting_id", "result__response__source", "result__response__question_id",
         "proposed_by", "kept_proposal", "proposal__category",
     ))
-    config_ids = {r[2] for r in rows}
+    setting_ids = {r[2] for r in rows}
     question_ids = {r[4] for r in rows}
-    config_labels = {c.pk: str(c) for c in JudgeSetting.objects.filter(pk__in=config_ids).only("name", "version")}
+    setting_labels = {c.pk: str(c) for c in JudgeSetting.objects.filter(pk__in=setting_ids).only("name", "version")}
     question_labels = {
         pk: question_label(pk, location, external_id)
         for pk, location, external_id in Question.objects.filter(pk__in=question_ids).values_list(
@@ -53,7 +53,7 @@ def category_summary(params=None):
         "total": len(rows),
         "counts": [sum(1 for r in rows if r[0] == c) for c in CATEGORIES],
         "by_direction": breakdown(1, {"over": gettext("Judge over-scored"), "under": gettext("Judge under-scored"), "": "—"}),
-        "by_judge": breakdown(2, config_labels),
+        "by_judge": breakdown(2, setting_labels),
         "by_source": breakdown(3, choice_labels(Response.Source.choices)),
         "by_question": breakdown(4, question_labels),
         "by_origin": breakdown(5, choice_labels(MetaEvaluation.Source.choices)),

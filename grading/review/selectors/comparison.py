@@ -41,7 +41,7 @@ class CompareError(ValueError):
 
 
 def _scores(setting, exam_id):
-    results = current_results(Scope(config=setting)).filter(status=JudgeResult.Status.OK, score__isnull=False)
+    results = current_results(Scope(setting=setting)).filter(status=JudgeResult.Status.OK, score__isnull=False)
     if exam_id:
         results = results.filter(response__question__exam_id=exam_id)
     return dict(results.values_list("response_id", "score"))

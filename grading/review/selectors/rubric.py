@@ -45,16 +45,16 @@ def rubric_comparisons(questions):
     questions = list(questions)
     current = {q.pk: q.rubric_version for q in questions}
     before, after = defaultdict(lambda: defaultdict(dict)), defaultdict(lambda: defaultdict(dict))
-    for question_id, config_id, response_id, version, status, score, gold, category in (
+    for question_id, setting_id, response_id, version, status, score, gold, category in (
         JudgeResult.objects.filter(response__question__in=list(current)).exclude(setting__kind__in=NOT_REJUDGED_KINDS)
         .exclude(status=JudgeResult.Status.RUNNING).order_by("pk")
         .values_list("response__question_id", "setting_id", "response_id", "rubric_version", "status", "score",
                      "response__gold_score", "meta_evaluation__category")
     ):
         side = before if is_older_rubric(version, current[question_id]) else after
-        side[question_id][config_id][response_id] = (response_id, version, status, score, gold, category)
-    used = {pk for side in (before, after) for per_config in side.values() for pk in per_config}
-    configs = sorted(JudgeSetting.objects.filter(pk__in=used).only("id", "name", "version", "kind", "model"),
+        side[question_id][setting_id][response_id] = (response_id, version, status, score, gold, category)
+    used = {pk for side in (before, after) for per_setting in side.values() for pk in per_setting}
+    judge_settings = sorted(JudgeSetting.objects.filter(pk__in=used).only("id", "name", "version", "kind", "model"),
                      key=lambda c: (c.name, c.version)) if used else []
     out = []
     for question in questions:
@@ -64,10 +64,10 @@ def rubric_comparisons(questions):
             "rubric_version": question.rubric_version,
             "categories": list(CATEGORIES),
             "settings": [
-                {"config": config, "before": _side_figures(list(old[config.pk].values())) if old[config.pk] else None,
-                 "after": _side_figures(list(new[config.pk].values())) if new[config.pk] else None,
-                 "stale": sum(1 for rid in old[config.pk] if rid not in new[config.pk])}
-                for config in configs if config.pk in old or config.pk in new
+                {"config": setting, "before": _side_figures(list(old[setting.pk].values())) if old[setting.pk] else None,
+                 "after": _side_figures(list(new[setting.pk].values())) if new[setting.pk] else None,
+                 "stale": sum(1 for rid in old[setting.pk] if rid not in new[setting.pk])}
+                for setting in judge_settings if setting.pk in old or setting.pk in new
             ],
         })
     return out

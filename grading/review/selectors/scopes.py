@@ -36,29 +36,29 @@ class ScopeError(ValueError):
 
 @dataclass
 class Scope:
-    config: JudgeSetting | None = None
+    setting: JudgeSetting | None = None
     run: JudgeRun | None = None
 
     def __bool__(self):
-        return self.config is not None or self.run is not None
+        return self.setting is not None or self.run is not None
 
     @property
     def label(self):
         if self.run is not None:
             return f"run {self.run.pk} of {self.run.setting}"
-        return str(self.config) if self.config else "—"
+        return str(self.setting) if self.setting else "—"
 
     def as_dict(self):
         return {
-            "setting": self.config.name if self.config else None,
-            "version": self.config.version if self.config else None,
-            "setting_id": self.config.pk if self.config else None,
+            "setting": self.setting.name if self.setting else None,
+            "version": self.setting.version if self.setting else None,
+            "setting_id": self.setting.pk if self.setting else None,
             "run": self.run.pk if self.run else None,
         }
 
     def query(self):
         """Querystring parameters that select this scope again."""
-        return {"run": self.run.pk} if self.run else {"setting": self.config.pk} if self.config else {}
+        return {"run": self.run.pk} if self.run else {"setting": self.setting.pk} if self.setting else {}
 
 
 # --- scopes --------------------------------------------------------------------------------
@@ -85,20 +85,20 @@ def resolve_scope(params, *, default=True, preferred=None):
     Without either (when `default`): the setting version `preferred` (the one the person chose
     last) if it still has results, else the newest one with results to compare with a gold, else
     the most recently used one."""
-    run_id, setting = str(params.get("run") or "").strip(), str(params.get("setting") or "").strip()
+    run_id, setting_id = str(params.get("run") or "").strip(), str(params.get("setting") or "").strip()
     if run_id:
         run = JudgeRun.objects.select_related("setting").filter(pk=id_param(run_id) or 0).first()
         if run is None:
             raise ScopeError(gettext("No judge run %(run_id)s.") % {"run_id": run_id})
-        return Scope(config=run.setting, run=run)
-    if setting:
-        config = JudgeSetting.objects.filter(pk=id_param(setting) or 0).first()
-        if config is None:
-            raise ScopeError(gettext("No judge setting version with id %(setting)s.") % {"setting": setting})
-        return Scope(config=config)
+        return Scope(setting=run.setting, run=run)
+    if setting_id:
+        setting = JudgeSetting.objects.filter(pk=id_param(setting_id) or 0).first()
+        if setting is None:
+            raise ScopeError(gettext("No judge setting version with id %(setting)s.") % {"setting": setting_id})
+        return Scope(setting=setting)
     if not default:
         return Scope()
-    return Scope(config=default_setting(preferred))
+    return Scope(setting=default_setting(preferred))
 
 
 def default_setting(preferred=None):
@@ -115,16 +115,16 @@ def default_setting(preferred=None):
 
 def find_setting(name, version=None):
     """A setting version by name (the newest version unless `version` is given)."""
-    configs = JudgeSetting.objects.filter(name=name)
+    judge_settings = JudgeSetting.objects.filter(name=name)
     if version is not None:
-        configs = configs.filter(version=version)
-    config = configs.order_by("-version").first()
-    if config is None:
+        judge_settings = judge_settings.filter(version=version)
+    setting = judge_settings.order_by("-version").first()
+    if setting is None:
         if version:
             raise ScopeError(gettext("No judge setting named %(name)s with version %(version)s.")
                              % {"name": repr(name), "version": version})
         raise ScopeError(gettext("No judge setting named %(name)s.") % {"name": repr(name)})
-    return config
+    return setting
 
 
 def current_results(scope):
@@ -132,11 +132,11 @@ def current_results(scope):
     if scope.run is not None:
         items = JudgeRunItem.objects.filter(run=scope.run, result__isnull=False).values("result_id")
         return JudgeResult.objects.filter(pk__in=items)
-    if scope.config is None:
+    if scope.setting is None:
         return JudgeResult.objects.none()
     newer = JudgeResult.objects.filter(setting=OuterRef("setting"), response=OuterRef("response"), pk__gt=OuterRef("pk"))
-    results = JudgeResult.objects.filter(setting=scope.config).exclude(Exists(newer))
-    holdout = strategies.holdout_ids(scope.config)  # issue 27: a setting's hold-outs never count for it
+    results = JudgeResult.objects.filter(setting=scope.setting).exclude(Exists(newer))
+    holdout = strategies.holdout_ids(scope.setting)  # issue 27: a setting's hold-outs never count for it
     return results.exclude(response_id__in=holdout) if holdout else results
 
 

@@ -31,7 +31,7 @@ def validation_judges(params=None):
     have results, and the one chosen (`judge_<slot>` in params, else the newest). One query."""
     params = params or {}
     kinds = {kind: slot for slot, _, slot_kinds in JUDGE_SLOTS for kind in slot_kinds}
-    configs = (
+    judge_settings = (
         JudgeSetting.objects.filter(kind__in=list(kinds))
         .annotate(n_results=Count("results"))
         .filter(n_results__gt=0)
@@ -39,8 +39,8 @@ def validation_judges(params=None):
         .order_by("-created", "-id")
     )
     available = {slot: [] for slot, _, _ in JUDGE_SLOTS}
-    for config in configs:
-        available[kinds[config.kind]].append(config)
+    for setting in judge_settings:
+        available[kinds[setting.kind]].append(setting)
     chosen = {}
     for slot, options in available.items():
         wanted = str(params.get(f"judge_{slot}", "")).strip()
@@ -52,19 +52,19 @@ def validation_judges(params=None):
     return {"available": available, "chosen": chosen}
 
 
-def _current_of_configs(config_ids):
+def _current_of_settings(setting_ids):
     newer = JudgeResult.objects.filter(setting=OuterRef("setting"), response=OuterRef("response"), pk__gt=OuterRef("pk"))
-    return JudgeResult.objects.filter(setting__in=config_ids).exclude(Exists(newer))
+    return JudgeResult.objects.filter(setting__in=setting_ids).exclude(Exists(newer))
 
 
 def _chosen_ids(chosen):
-    return {config.pk: slot for slot, config in chosen.items() if config is not None}
+    return {setting.pk: slot for slot, setting in chosen.items() if setting is not None}
 
 
 def validation_response_ids(chosen, params=None):
     """Ids of the responses judged by any chosen setting, in order (a queryset, for paging)."""
     params = params or {}
-    results = _current_of_configs(list(_chosen_ids(chosen)))
+    results = _current_of_settings(list(_chosen_ids(chosen)))
     if params.get("state") == "open":
         results = results.filter(status=JudgeResult.Status.OK, validation__isnull=True)
     elif params.get("state") == "done":
@@ -77,12 +77,12 @@ def validation_response_ids(chosen, params=None):
 def validation_rows(chosen, response_ids):
     """For some responses: each chosen judge's verdict and the expert's mark (three queries)."""
     slots = _chosen_ids(chosen)
-    results = _current_of_configs(list(slots)).filter(response_id__in=response_ids).values_list(
+    results = _current_of_settings(list(slots)).filter(response_id__in=response_ids).values_list(
         "pk", "setting_id", "response_id", "status", "score", "validation__verdict_right"
     )
     cells = defaultdict(dict)
-    for pk, config_id, response_id, status, score, right in results:
-        cells[response_id][slots[config_id]] = {
+    for pk, setting_id, response_id, status, score, right in results:
+        cells[response_id][slots[setting_id]] = {
             "result": pk, "status": status, "passes": None if score is None else score >= 0.5, "right": right,
         }
     responses = Response.objects.filter(pk__in=response_ids).select_related("question").only(
@@ -101,7 +101,7 @@ def validation_case(response_pk, chosen):
     slots = _chosen_ids(chosen)
     results = {
         slots[r.setting_id]: r
-        for r in _current_of_configs(list(slots)).filter(response=response).select_related("setting", "validation__validated_by")
+        for r in _current_of_settings(list(slots)).filter(response=response).select_related("setting", "validation__validated_by")
     }
     judges = [
         {"slot": slot, "label": label, "config": chosen[slot], "result": results.get(slot),
@@ -156,13 +156,13 @@ def validation_report(chosen, positive="flaw"):
     response only when every one of the five judges (final answer and four step judges) has a
     verdict, and it is correct when all five pass. One query."""
     slots = _chosen_ids(chosen)
-    rows = _current_of_configs(list(slots)).filter(status=JudgeResult.Status.OK, score__isnull=False).values_list(
+    rows = _current_of_settings(list(slots)).filter(status=JudgeResult.Status.OK, score__isnull=False).values_list(
         "setting_id", "response_id", "score", "validation__verdict_right", "validation__judge_says_pass",
         "response__generator_model", "response__student_id", "response__source",
     )
     pairs, verdicts, models = defaultdict(list), defaultdict(dict), {}
-    for config_id, response_id, score, right, judged_pass, generator, student, source in rows:
-        slot, passes = slots[config_id], score >= 0.5
+    for setting_id, response_id, score, right, judged_pass, generator, student, source in rows:
+        slot, passes = slots[setting_id], score >= 0.5
         verdicts[response_id][slot] = passes
         models[response_id] = _model_of(generator, student, source)
         if right is not None and judged_pass == passes:  # a mark on an older verdict no longer applies
