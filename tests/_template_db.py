@@ -1,10 +1,12 @@
 """One migrated template database per xdist run, copied into each worker's test database.
 
 pytest-django migrates a test database in every xdist worker (~9 s each, all at once on few
-cores). Here the controller hands its workers a folder of the run (`pytest_configure_node`); in
-it, the first worker to take the lock migrates a template database, named by the run and by a
-hash of every migration file (a template from other migrations is never reused), and every
-worker, that one included, copies it into its own test database while holding the lock:
+cores). Here the controller makes a folder for the run and hands it to its workers
+(`pytest_configure_node`); in it, whoever takes the lock first migrates a template database,
+named by the run and by a hash of every migration file (a template from other migrations is never
+reused): the controller starts a process for that (`main`) as the workers start, so the
+migration runs while they collect; a worker that gets the lock before it migrates the template
+itself. Every worker then copies the template into its own test database while holding the lock:
 
 - SQLite: the template is a file; a worker's in-memory test database (the default) is filled
   with the sqlite3 backup API, a file test database (SQLITE_TEST_NAME) is a copy of the file.
@@ -23,6 +25,8 @@ import fcntl
 import hashlib
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,16 +39,30 @@ from pytest_django.plugin import blocking_manager_key
 
 FOLDER_KEY = "realmath_template_db_folder"
 FOLDER = pytest.StashKey[Path]()
+MIGRATING = pytest.StashKey[subprocess.Popen]()
 VENDORS = ("sqlite", "postgresql")
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
-    """Controller: one folder for the run, handed to every worker."""
+    """Controller: one folder for the run, handed to every worker, and a process that migrates the
+    template there while the workers start and collect (a worker that gets the lock first
+    migrates it instead)."""
     config = node.config
     if FOLDER not in config.stash:
-        config.stash[FOLDER] = Path(tempfile.mkdtemp(prefix="realmath-test-db-"))
+        folder = config.stash[FOLDER] = Path(tempfile.mkdtemp(prefix="realmath-test-db-"))
+        if wanted(config):
+            with open(folder / "migrate.log", "w") as log:
+                config.stash[MIGRATING] = subprocess.Popen(
+                    [sys.executable, "-m", "tests._template_db", str(folder), node.workerinput["testrunuid"]],
+                    cwd=config.rootpath, stdout=log, stderr=subprocess.STDOUT,
+                )
     node.workerinput[FOLDER_KEY] = str(config.stash[FOLDER])
+
+
+def wanted(config):
+    return (os.environ.get("REALMATH_TEST_DB_TEMPLATE") != "0" and not config.getvalue("reuse_db")
+            and not config.getvalue("nomigrations"))
 
 
 def pytest_unconfigure(config):
@@ -52,6 +70,10 @@ def pytest_unconfigure(config):
     folder = config.stash.get(FOLDER, None)
     if folder is None:
         return
+    migrating = config.stash.get(MIGRATING, None)
+    if migrating is not None and migrating.poll() is None:  # the run ended before it did
+        migrating.terminate()
+        migrating.wait(30)
     names = [path.read_text() for path in folder.glob("*.postgresql")]
     if names:
         from django.db import connections
@@ -75,8 +97,7 @@ def django_db_setup(
     aliases, serialized_aliases = _get_databases_for_setup(request.session.items)
     verbosity = request.config.option.verbose
     folder = getattr(request.config, "workerinput", {}).get(FOLDER_KEY)
-    folder = None if os.environ.get("REALMATH_TEST_DB_TEMPLATE") == "0" else folder  # to compare
-    from_template = (folder and django_db_use_migrations and not django_db_keepdb and set(aliases) == {"default"}
+    from_template = (folder and wanted(request.config) and not django_db_keepdb and set(aliases) == {"default"}
                      and connections["default"].vendor in VENDORS)
     if not django_db_use_migrations:
         _disable_migrations()
@@ -213,3 +234,22 @@ def fill_in_memory(connection, template):
         source.backup(connection.connection)
     finally:
         source.close()
+
+
+def main(folder, run):
+    """The controller's process: migrate the run's template before any worker asks for it."""
+    import django
+
+    django.setup()
+    from django.db import connections
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()  # as pytest-django's django_test_environment does in a worker
+    connection = connections["default"]
+    if connection.vendor in VENDORS:
+        with locked(folder / "template.lock"):
+            ready_template(connection, folder, run, verbosity=0)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), sys.argv[2])
