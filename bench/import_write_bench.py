@@ -15,7 +15,7 @@ Modes, side by side (`--modes`):
   single   the import in one transaction without pauses, as before (IMPORT_BATCH_SECONDS set to
            1e9 in the worker)
   batches  the import as configured: on SQLite short transactions with pauses between them, on
-           PostgreSQL one transaction paced the same way (annotation/importers/batches.py)
+           PostgreSQL one transaction paced the same way (annotation/importers/write_windows.py)
 
     .venv/bin/python bench/import_write_bench.py [--n 50000] [--format realmath] [--modes none,single,batches] [--smoke]
 

@@ -11,7 +11,7 @@ from annotation.models import Exam
 from core.api_parsers import JSONParser
 
 from . import selectors, services
-from .engines import ENGINES
+from .engines import OCR_ENGINES
 from .models import OcrRun, Page, ScanBatch, ScanFile, Transcript, TranscriptRevision
 
 
@@ -30,7 +30,7 @@ class ScanBatchSerializer(serializers.ModelSerializer):
 
 class BatchUploadSerializer(serializers.Serializer):
     exam = serializers.PrimaryKeyRelatedField(queryset=Exam.objects.all())
-    engine = serializers.ChoiceField(choices=list(ENGINES), default=settings.OCR_DEFAULT_ENGINE)
+    engine = serializers.ChoiceField(choices=list(OCR_ENGINES), default=settings.OCR_DEFAULT_ENGINE)
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), allow_empty=False)
 

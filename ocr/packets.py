@@ -140,7 +140,7 @@ def _class_page(batch, scan_file, plan, pdf_plan):
 def _render_on_commit(page_ids):
     def send():  # the queue comes from CELERY_TASK_ROUTES (OCR_QUEUE)
         for page_id in page_ids:
-            tasks.render_page.delay(page_id)
+            tasks.render_page_task.delay(page_id)
 
     if page_ids:
         transaction.on_commit(send)

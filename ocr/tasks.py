@@ -12,7 +12,7 @@ logger = logging.getLogger(__name__)
 
 
 @shared_task(name="ocr.run_ocr", acks_late=True)
-def run_ocr(run_id, takeovers=0):
+def run_ocr_task(run_id, takeovers=0):
     """OCR one page with one engine (one task per page, so a batch spreads over the workers)."""
     from . import services  # cycle: services queue this task
 
@@ -21,7 +21,7 @@ def run_ocr(run_id, takeovers=0):
 
 
 @shared_task(name="ocr.watch_ocr_run", ignore_result=True)
-def watch_ocr_run(run_id, takeovers=0):
+def watch_ocr_run_task(run_id, takeovers=0):
     """The watchdog of a page in flight: queued again once its worker died (services.watch_ocr_run)."""
     from . import services  # cycle: services queue this task
 
@@ -29,7 +29,7 @@ def watch_ocr_run(run_id, takeovers=0):
 
 
 @shared_task(name="ocr.watch_running_ocr", ignore_result=True)
-def watch_running_ocr():
+def watch_running_ocr_task():
     from . import services  # cycle: services queue this task
 
     return services.watch_running_ocr()
@@ -38,11 +38,11 @@ def watch_running_ocr():
 @worker_ready.connect
 def watch_pages_after_start(**kwargs):
     """A worker that (re)starts watches every page in flight (their watchdog may have died too)."""
-    watch_running_ocr.delay()
+    watch_running_ocr_task.delay()
 
 
 @shared_task(name="ocr.render_page", acks_late=True)
-def render_page(page_id):
+def render_page_task(page_id):
     """Render a page that is not OCR'd (a packet's cover page) for its thumbnail."""
     from . import packets  # cycle: packets queue this task
 
@@ -83,7 +83,7 @@ def _warm_up():
 
 
 @shared_task(name="ocr.delete_expired_class_uploads", ignore_result=True)
-def delete_expired_class_uploads():
+def delete_expired_class_uploads_task():
     """Hourly (CELERY_BEAT_SCHEDULE): refused class uploads kept past their expiry are deleted."""
     from . import class_uploads  # cycle: class_uploads reach the services, which queue this module's tasks
 

@@ -25,7 +25,7 @@ from core.shortcuts import get_object_or_404
 from core.stored_files import open_stream, stream_response
 
 from . import class_uploads, packets, selectors, services
-from .engines import ENGINES
+from .engines import OCR_ENGINES
 from .filenames import MAX_PAGE_NUMBER
 from .forms import AddFilesForm, AssignLabelsForm, ClassRetryForm, ClassScanForm, EngineForm, UploadForm
 from .models import Page, ScanBatch, response_note_text
@@ -185,7 +185,7 @@ def batch_detail(request, pk):
         "questions": selectors.exam_questions(batch),
         "add_form": AddFilesForm(),
         "engine_form": EngineForm(),
-        "engine_label": ENGINES[batch.engine].label if batch.engine in ENGINES else batch.engine,
+        "engine_label": OCR_ENGINES[batch.engine].label if batch.engine in OCR_ENGINES else batch.engine,
         "answers": answers,
         "answer_counts": selectors.answer_state_counts(answers),
         "assign_form": _assign_form(),

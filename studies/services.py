@@ -51,7 +51,7 @@ def _open_ids(run):
 
 PROBE_RUNS = RunEngine(
     run_model=ProbeRun,
-    chunk_task=tasks.run_probe_chunk,
+    chunk_task=tasks.run_probe_chunk_task,
     open_ids=_open_ids,
     nothing_left=lambda run_id: not ProbeItem.objects.filter(run_id=run_id, state=ProbeItem.State.PENDING).exists(),
     on_resume=reopen_failed_items,

@@ -7,8 +7,8 @@ module to queue its task, so the task imports them inside its body.
 from celery import shared_task
 
 
-@shared_task(bind=True, acks_late=True, ignore_result=True)
-def run_probe_chunk(self, run_id, epoch, item_ids):
+@shared_task(name="studies.tasks.run_probe_chunk", bind=True, acks_late=True, ignore_result=True)
+def run_probe_chunk_task(self, run_id, epoch, item_ids):
     """Judge the original and derived text of a chunk of a probe run's items."""
     from . import services  # cycle: services queue this task
 
@@ -16,8 +16,8 @@ def run_probe_chunk(self, run_id, epoch, item_ids):
     return {"claimed": report.claimed, "cached": report.cached, "recorded": report.recorded}
 
 
-@shared_task(acks_late=True, ignore_result=True)
-def rewrite_style_answers(endpoint_id, model, exam=None, limit=None):
+@shared_task(name="studies.tasks.rewrite_style_answers", acks_late=True, ignore_result=True)
+def rewrite_style_answers_task(endpoint_id, model, exam=None, limit=None):
     """Issue 27: the style ablation's LLM rewrites (answers that have one for their text are kept)."""
     from grading.models import LlmEndpoint  # noqa: PLC0415
 

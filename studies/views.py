@@ -122,7 +122,7 @@ def style_home(request):
     if action == "rewrite" and rewrite_form.is_valid():
         from grading.judges.services import RunRefused, check_endpoint_usable  # noqa: PLC0415
 
-        from .tasks import rewrite_style_answers  # noqa: PLC0415
+        from .tasks import rewrite_style_answers_task  # noqa: PLC0415
 
         data = rewrite_form.cleaned_data
         try:
@@ -130,7 +130,7 @@ def style_home(request):
         except RunRefused as exc:
             rewrite_form.add_error("endpoint", " ".join(exc.messages))
         else:
-            rewrite_style_answers.delay(data["endpoint"].pk, data["model"], getattr(data["exam"], "pk", None), data["limit"])
+            rewrite_style_answers_task.delay(data["endpoint"].pk, data["model"], getattr(data["exam"], "pk", None), data["limit"])
             messages.success(request, gettext("Rewrites queued: this page counts them as they are made."))
             return redirect("studies:style")
     if action == "import" and import_form.is_valid():

@@ -591,7 +591,7 @@ def import_dataset(raw, file_name, *, user=None, on_progress=None, writer=None):
 
     Two passes over the file: every line is checked first (nothing is written), then loaded;
     memory holds one line at a time (and the users, exams, questions and settings met so far).
-    The load runs in one transaction, or, with a `writer` (`annotation.importers.batches`, a
+    The load runs in one transaction, or, with a `writer` (`annotation.importers.write_windows`, a
     background job on SQLite), in short ones that the writer can undo.
     """
     stream = as_stream(raw)

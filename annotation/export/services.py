@@ -67,7 +67,7 @@ def create_export_job(user, fmt, params):
     if not total:
         raise ValueError(gettext("No response matches these filters; there is nothing to export."))
     job = ExportJob.objects.create(format=fmt, filters=filters, total=total, created_by=user)
-    transaction.on_commit(lambda: tasks.run_export_job.delay(job.pk))
+    transaction.on_commit(lambda: tasks.run_export_job_task.delay(job.pk))
     return job
 
 
@@ -123,7 +123,7 @@ def fail_stale_jobs():
             if current.update(status=ExportJob.Status.QUEUED, done=0, heartbeat=None, error=""):
                 for folder in _work_dirs(job.pk):
                     shutil.rmtree(folder, ignore_errors=True)
-                transaction.on_commit(functools.partial(tasks.run_export_job.delay, job.pk))
+                transaction.on_commit(functools.partial(tasks.run_export_job_task.delay, job.pk))
                 logger.warning("Export job %s: no heartbeat since %s, queued again (attempt %s of %s)", job.pk, last,
                                job.attempt + 1, settings.JOB_MAX_ATTEMPTS)
             continue

@@ -168,13 +168,13 @@ def _ensure_sub_questions(question, keys, known):
 
 
 BATCH = 2000
-# In a job each batch of records is a step of its writer (batches.py): on SQLite a transaction is
+# In a job each batch of records is a step of its writer (write_windows.py): on SQLite a transaction is
 # committed after a step once IMPORT_BATCH_SECONDS have passed, so a step must be shorter than that.
 JOB_BATCH = 25
 
 
-class _Batches:
-    """State of one import across its batches: questions by statement hash, their sub-question labels."""
+class _ImportSteps:
+    """State of one import across its steps: questions by statement hash, their sub-question labels."""
 
     def __init__(self, exam, result, file_name, user, placement=None):
         self.exam, self.result, self.file_name, self.user = exam, result, file_name, user
@@ -295,10 +295,10 @@ def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", overlap=placin
     before anything is written.
 
     `raw` is bytes or a binary file; a file is read in blocks, so memory holds a batch of records,
-    not the file. Records are validated and written in batches inside one transaction: a bad
+    not the file. Records are validated and written in steps inside one transaction: a bad
     record anywhere rolls back everything before it, with the same message naming the record
-    and field. With a `writer` (a background job on SQLite, `annotation.importers.batches`)
-    every record is validated first, then the batches are written in short transactions that
+    and field. With a `writer` (a background job on SQLite, `annotation.importers.write_windows`)
+    every record is validated first, then the steps are written in short transactions that
     the writer undoes if the import fails.
     """
     stream = as_stream(raw)
@@ -314,14 +314,14 @@ def import_realmath(raw, file_name, *, exam_name="RealMath-Eval", overlap=placin
     return _import(stream, file_name, placement, user, on_progress, writer)
 
 
-def _placement_rows(batches):
+def _placement_rows(steps):
     """Where each question of the file went, in the order of their locations (the report's list)."""
     rows = []
-    for question, how in sorted(batches.placed.values(), key=lambda qh: (qh[0].location, qh[0].pk)):
+    for question, how in sorted(steps.placed.values(), key=lambda qh: (qh[0].location, qh[0].pk)):
         row = {"id": question.pk, "location": question.location, "how": how,
-               "exam": batches.exam.pk if how == placing.MOVED else question.exam_id}
+               "exam": steps.exam.pk if how == placing.MOVED else question.exam_id}
         if how == placing.MOVED:
-            row["from"] = batches.moves[question.pk]
+            row["from"] = steps.moves[question.pk]
         rows.append(row)
     return rows
 
@@ -333,31 +333,31 @@ def _import(stream, file_name, placement, user, on_progress, writer):
     size = stream_size(stream)
     step()
     exam, _ = Exam.objects.get_or_create(name=placement.exam_name)
-    batches = _Batches(exam, result, file_name, user, placement)
+    steps = _ImportSteps(exam, result, file_name, user, placement)
     chunk, count = [], 0
     for index, record in iter_json_array(stream, file_name):
         chunk.append(validate_record(record, index))
         count = index + 1
         if len(chunk) == size_of_batch:
             step()
-            batches.add(count - len(chunk), chunk)
+            steps.add(count - len(chunk), chunk)
             chunk = []
             if on_progress:  # records are not counted ahead: progress goes by bytes read
                 on_progress(stream.tell(), size)
     step()
     if chunk:
-        batches.add(count - len(chunk), chunk)
+        steps.add(count - len(chunk), chunk)
     if on_progress:
         on_progress(size, size)
     # The planned moves, in the import's last transaction: a failed import moves nothing.
     moved = placing.move_questions(placement, exam)
     if moved:
         result.count("questions_moved", moved)
-    result.counts["questions"] = _placement_rows(batches)  # where each question went (not a count)
+    result.counts["questions"] = _placement_rows(steps)  # where each question went (not a count)
     for key in ("questions_created", "responses_created", "responses_skipped", "labels_created", "labels_skipped"):
         result.counts.setdefault(key, 0)
     result.counts["records"] = count
-    result.warnings[:0] = batches.rubric_warnings()
+    result.warnings[:0] = steps.rubric_warnings()
     result.counts["exam_id"] = exam.pk  # the exam the file was imported into (not a count: not shown as one)
     report = ImportReport.objects.create(
         kind=result.kind,

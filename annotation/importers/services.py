@@ -6,7 +6,7 @@ IMPORT_HEARTBEAT_SECONDS. A running job whose file is older than IMPORT_STALE_SE
 worker (killed, out of memory, machine restarted); `fail_stale_jobs` queues it again, up to
 JOB_MAX_ATTEMPTS takes in all (the page says "Restarted automatically after the worker stopped:
 attempt 2 of 3"), then marks it failed and removes its upload. Nothing of a dead attempt stays in
-the database: the import runs in one transaction, or on SQLite in undoable batches that the next
+the database: the import runs in one transaction, or on SQLite in undoable write windows that the next
 attempt (or, once given up, a task) removes first.
 """
 import functools
@@ -37,11 +37,11 @@ from core.stored_files import STREAM_BLOCK, open_stream
 from ..export.load import import_dataset, read_dataset_upload
 from ..models import ImportJob
 from . import pending, tasks
-from .batches import BatchWriter, JobAbandoned, Pacer, batches_needed, undo
 from .common import ImportFormatError
 from .ineqmath import import_ineqmath
 from .placement import ASK, ExamOverlap
 from .realmath import import_realmath
+from .write_windows import JobAbandoned, Pacer, WindowWriter, undo, write_windows_needed
 
 logger = logging.getLogger(__name__)
 
@@ -280,7 +280,7 @@ def _last_sign_of_life(job):
 def fail_stale_jobs():
     """Running jobs whose worker stopped showing signs of life: queued again while fewer than
     JOB_MAX_ATTEMPTS workers took them and their upload is still there (the next attempt first
-    removes what the dead one's committed batches wrote, `batches.undo`), else marked failed."""
+    removes what the dead one's committed write windows wrote, `write_windows.undo`), else marked failed."""
     pending.expire()  # uploads kept for a choice nobody made
     cutoff = time.time() - settings.IMPORT_STALE_SECONDS
     for job in ImportJob.objects.filter(status=ImportJob.Status.RUNNING):
@@ -297,7 +297,7 @@ def fail_stale_jobs():
                 _progress_path(job).unlink(missing_ok=True)
                 stored_path(job).with_suffix(".jsonl").unlink(missing_ok=True)
                 _forget_beat(job)
-                transaction.on_commit(functools.partial(tasks.run_import_job.delay, job.pk))
+                transaction.on_commit(functools.partial(tasks.run_import_job_task.delay, job.pk))
                 logger.warning("Import job %s: no sign of life since %s, queued again (attempt %s of %s)", job.pk,
                                since, job.attempt + 1, settings.JOB_MAX_ATTEMPTS)
             continue
@@ -314,8 +314,8 @@ def fail_stale_jobs():
             _options_path(job).unlink(missing_ok=True)
             _remove_staged(job)
             _forget_beat(job)
-            if job.written:  # batches it committed (SQLite): removed by a worker
-                transaction.on_commit(functools.partial(tasks.undo_import_job.delay, job.pk))
+            if job.written:  # write windows it committed (SQLite): removed by a worker
+                transaction.on_commit(functools.partial(tasks.undo_import_job_task.delay, job.pk))
 
 
 class _Heartbeat:
@@ -362,7 +362,7 @@ def create_import_job(user, fmt, upload, exam_name="", overlap=None):
         default_storage.save(_options_name(stored_name), ContentFile(json.dumps({"overlap": overlap}).encode()))
     job = ImportJob.objects.create(format=fmt, file_name=upload.name, stored_name=stored_name, file_size=upload.size,
                                    exam_name=exam_name or "", created_by=user)
-    transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
+    transaction.on_commit(lambda: tasks.run_import_job_task.delay(job.pk))
     return job
 
 
@@ -382,7 +382,7 @@ def import_pending(user, token, overlap):
         job = ImportJob.objects.create(format=meta["format"], file_name=meta["file_name"], stored_name=stored_name,
                                        file_size=size, exam_name=meta.get("exam") or "", created_by=user)
         pending.drop(token)
-        transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
+        transaction.on_commit(lambda: tasks.run_import_job_task.delay(job.pk))
         return "job", job
     with open_stream(kept) as stream:  # small (IMPORT_SYNC_MAX_BYTES): read in memory, as an upload is
         data = stream.read()
@@ -415,7 +415,7 @@ def run_import_job(job_id, *, low_priority=False):
     if not updated:
         return  # running elsewhere, finished or unknown: a redelivered task does nothing
     job = ImportJob.objects.select_related("created_by").get(pk=job_id)
-    if job.written:  # a restart after a worker died: what its committed batches wrote goes first
+    if job.written:  # a restart after a worker died: what its committed write windows wrote goes first
         undo(job_id)
 
     def work():
@@ -424,7 +424,7 @@ def run_import_job(job_id, *, low_priority=False):
 
     # Not on SQLite: a batch holds the one write lock, and a thread of low priority holding it on a
     # busy machine would make every save wait longer (priority inversion; measured in docs/export.md).
-    if low_priority and settings.IMPORT_NICE and not batches_needed():
+    if low_priority and settings.IMPORT_NICE and not write_windows_needed():
         _in_low_priority_thread(work, settings.IMPORT_NICE)
     else:
         work()
@@ -494,9 +494,9 @@ def _run_from(job, path):
 
     kwargs = {"exam_name": job.exam_name} if job.exam_name else {}
     kwargs.update(_job_options(job))
-    # On SQLite the import is written in short transactions that can be undone (batches.py); on
-    # PostgreSQL in one transaction, paced the same way (batches.Pacer).
-    writer = BatchWriter(job_id, attempt=job.attempt) if batches_needed() else Pacer()
+    # On SQLite the import is written in short transactions that can be undone (write_windows.py); on
+    # PostgreSQL in one transaction, paced the same way (write_windows.Pacer).
+    writer = WindowWriter(job_id, attempt=job.attempt) if write_windows_needed() else Pacer()
     abandoned = False
     try:
         with open(path, "rb") as stream, heartbeat, writer.transaction():

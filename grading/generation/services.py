@@ -32,7 +32,7 @@ from .prompts import ANSWER_FORMATS, GENERATION_SYSTEM, GENERATION_TEMPLATE
 GENERATION_OPEN_STATES = (GenerationItem.State.PENDING, GenerationItem.State.ERROR)
 GENERATION_RUNS = RunEngine(
     run_model=GenerationRun,
-    chunk_task=tasks.run_generation_chunk,
+    chunk_task=tasks.run_generation_chunk_task,
     open_ids=lambda run: list(
         run.items.filter(state__in=GENERATION_OPEN_STATES).order_by("id").values_list("pk", flat=True)
     ),

@@ -8,7 +8,7 @@ from celery.signals import worker_init
 
 
 @shared_task(name="grading.judges.tasks.run_generation_chunk", bind=True, acks_late=True, ignore_result=True)
-def run_generation_chunk(self, run_id, epoch, item_ids):
+def run_generation_chunk_task(self, run_id, epoch, item_ids):
     """Write a chunk of a generation run's synthetic answers."""
     from . import services  # cycle: services queue this task
 

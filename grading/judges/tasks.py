@@ -10,8 +10,8 @@ from celery.signals import worker_init, worker_process_shutdown
 import llm
 
 
-@shared_task(bind=True, acks_late=True, ignore_result=True)
-def run_judge_chunk(self, run_id, epoch, item_ids):
+@shared_task(name="grading.judges.tasks.run_judge_chunk", bind=True, acks_late=True, ignore_result=True)
+def run_judge_chunk_task(self, run_id, epoch, item_ids):
     """Judge a chunk of a run's items."""
     from . import services  # cycle: services queue this task
 
@@ -20,8 +20,8 @@ def run_judge_chunk(self, run_id, epoch, item_ids):
     return {"claimed": report.claimed, "cached": report.cached, "recorded": report.recorded}
 
 
-@shared_task(bind=True, acks_late=True, ignore_result=True)
-def poll_judge_batches(self, run_id, chain):
+@shared_task(name="grading.judges.tasks.poll_judge_batches", bind=True, acks_late=True, ignore_result=True)
+def poll_judge_batches_task(self, run_id, chain):
     """One look at a batch run's provider batches; it queues the next look itself (with back-off)
     while the run has batch work, and stops when its `chain` is no longer the run's."""
     from . import services  # cycle: services queue this task

@@ -241,7 +241,7 @@ def _forget_failures(run):
 
 
 META_EVAL_RUNS = RunEngine(
-    run_model=MetaEvalRun, chunk_task=tasks.propose_meta_eval_chunk,
+    run_model=MetaEvalRun, chunk_task=tasks.propose_meta_eval_chunk_task,
     open_ids=_open_result_ids, nothing_left=_nothing_left, on_resume=_forget_failures,
     name="grading.review.services.META_EVAL_RUNS",
     last_activity=lambda run: run.proposals.aggregate(last=Max("created"))["last"],

@@ -6,8 +6,8 @@ services import this module to queue its task, so the task imports them inside i
 from celery import shared_task
 
 
-@shared_task(bind=True, acks_late=True, ignore_result=True)
-def propose_meta_eval_chunk(self, run_id, epoch, result_ids):
+@shared_task(name="grading.review.tasks.propose_meta_eval_chunk", bind=True, acks_late=True, ignore_result=True)
+def propose_meta_eval_chunk_task(self, run_id, epoch, result_ids):
     """Ask the LLM meta-evaluator about a chunk of a run's cases (safe to run twice)."""
     from . import services  # cycle: services queue this task
 

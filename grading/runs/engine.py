@@ -52,11 +52,11 @@ CANCEL_CHECK_SECONDS = 0.5
 STALL_SECONDS = 60
 WATCH_SECONDS = 60  # how often the watchdog looks at a running run
 MAX_TAKEOVERS = 3  # automatic take-overs in a row before the watchdog leaves a run to a person
-WATCH_TASK = "grading.runs.tasks.watch_run"
+WATCH_TASK = "grading.runs.tasks.watch_run_task"
 # grading's engines, by the dotted path its watchdog task finds each at (RunEngine.name); a later
 # app names its own as `run_engines` on its AppConfig (studies: probe and geometry runs), so
 # grading imports none of them: `engine_paths()` is every one.
-ENGINES = (
+RUN_ENGINES = (
     "grading.judges.services.JUDGE_RUNS",
     "grading.generation.services.GENERATION_RUNS",
     "grading.review.services.META_EVAL_RUNS",
@@ -231,8 +231,8 @@ class RunEngine:
 
 
 def engine_paths() -> tuple[str, ...]:
-    """Every engine's dotted path: grading's (ENGINES) and the later apps' `run_engines`."""
-    return ENGINES + tuple(path for app_config in apps.get_app_configs() for path in getattr(app_config, "run_engines", ()))
+    """Every engine's dotted path: grading's (RUN_ENGINES) and the later apps' `run_engines`."""
+    return RUN_ENGINES + tuple(path for app_config in apps.get_app_configs() for path in getattr(app_config, "run_engines", ()))
 
 
 def watch_running() -> int:

@@ -9,7 +9,7 @@ from django.utils.module_loading import import_string
 
 
 @shared_task(name="grading.judges.tasks.watch_run", ignore_result=True)
-def watch_run(engine, run_id, epoch, takeovers=0):
+def watch_run_task(engine, run_id, epoch, takeovers=0):
     """The watchdog of one run (any kind: `engine` is the dotted path of its RunEngine): takes it
     over once its worker has been silent for a claim's lease, else looks again (grading.runs.engine)."""
     from . import engine as run_engine  # cycle: the run engine queues this task
@@ -20,7 +20,7 @@ def watch_run(engine, run_id, epoch, takeovers=0):
 
 
 @shared_task(name="grading.judges.tasks.watch_running_runs", ignore_result=True)
-def watch_running_runs():
+def watch_running_runs_task():
     from . import engine as run_engine  # cycle: the run engine queues this task
 
     return run_engine.watch_running()
@@ -30,4 +30,4 @@ def watch_running_runs():
 def watch_runs_after_start(**kwargs):
     """A worker that (re)starts watches every running run: the watchdog of a run whose worker
     died with its messages resumes from here."""
-    watch_running_runs.delay()
+    watch_running_runs_task.delay()

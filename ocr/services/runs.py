@@ -44,7 +44,7 @@ def queue_ocr(pages: Iterable[Page], engine_name: str) -> list[OcrRun]:
 def _send_on_commit(run_ids):
     def send():  # the queue comes from CELERY_TASK_ROUTES (OCR_QUEUE)
         for run_id in run_ids:
-            tasks.run_ocr.delay(run_id)
+            tasks.run_ocr_task.delay(run_id)
 
     transaction.on_commit(send)
 
@@ -76,10 +76,10 @@ MAX_OCR_TAKEOVERS = 1
 
 
 def _schedule_watch(run_id: int, takeovers: int, delay: float) -> None:
-    from ..tasks import watch_ocr_run  # cycle: ocr.tasks imports this module
+    from ..tasks import watch_ocr_run_task  # cycle: ocr.tasks imports this module
 
     if not current_app.conf.task_always_eager:  # eager tasks (tests) would wait synchronously
-        watch_ocr_run.apply_async(args=[run_id, takeovers], countdown=max(0.0, delay))
+        watch_ocr_run_task.apply_async(args=[run_id, takeovers], countdown=max(0.0, delay))
 
 
 def watch_ocr_run(run_id: int, takeovers: int = 0, *, now=None) -> str:
@@ -102,9 +102,9 @@ def watch_ocr_run(run_id: int, takeovers: int = 0, *, now=None) -> str:
         return "failed"
     if mine.update(status=OcrRun.Status.QUEUED, error=""):
         logger.warning("OCR run %s: its worker stopped %s after it started; queued again", run_id, _stuck_after())
-        from ..tasks import run_ocr  # cycle, as above
+        from ..tasks import run_ocr_task  # cycle, as above
 
-        transaction.on_commit(lambda: run_ocr.apply_async(args=[run_id], kwargs={"takeovers": takeovers + 1}))
+        transaction.on_commit(lambda: run_ocr_task.apply_async(args=[run_id], kwargs={"takeovers": takeovers + 1}))
         return "taken over"
     return "stopped"
 

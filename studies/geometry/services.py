@@ -64,7 +64,7 @@ def _open_ids(run):
 
 GEOMETRY_RUNS = RunEngine(
     run_model=GeometryRun,
-    chunk_task=tasks.run_geometry_chunk,
+    chunk_task=tasks.run_geometry_chunk_task,
     open_ids=_open_ids,
     nothing_left=lambda run_id: not GeometrySegment.objects.filter(
         run_id=run_id, state=GeometrySegment.State.PENDING).exists(),
@@ -260,7 +260,7 @@ def start_run(*, kind=GeometryRun.Kind.GEOMETRY, backend=GeometryRun.Backend.LEX
         run.save(update_fields=["n_items", "status", "finished"])
         if enqueue:
             if lexical:
-                transaction.on_commit(lambda: tasks.analyse_geometry_run.delay(run.pk))
+                transaction.on_commit(lambda: tasks.analyse_geometry_run_task.delay(run.pk))
             else:
                 GEOMETRY_RUNS.enqueue_on_commit(run)
     return run
@@ -306,7 +306,7 @@ def resume_run(run: GeometryRun, *, enqueue: bool = True) -> GeometryRun:
             analysis_state=GeometryRun.Analysis.WAITING, analysis_error="")
         if enqueue:
             pk = run.pk
-            transaction.on_commit(lambda: tasks.analyse_geometry_run.delay(pk))
+            transaction.on_commit(lambda: tasks.analyse_geometry_run_task.delay(pk))
         run.refresh_from_db()
     return run
 
@@ -353,7 +353,7 @@ def process_chunk(run_id: int, epoch: int, item_ids: list[int], task_id: str | N
 
 
 def _queue_analysis(run_id):
-    transaction.on_commit(lambda: tasks.analyse_geometry_run.delay(run_id))
+    transaction.on_commit(lambda: tasks.analyse_geometry_run_task.delay(run_id))
 
 
 def _finish(items, owner, state, *, errors=None, figures=None):

@@ -8,8 +8,8 @@ imports them inside its body.
 from celery import shared_task
 
 
-@shared_task(bind=True, acks_late=True, ignore_result=True)
-def run_geometry_chunk(self, run_id, epoch, item_ids):
+@shared_task(name="studies.geometry.tasks.run_geometry_chunk", bind=True, acks_late=True, ignore_result=True)
+def run_geometry_chunk_task(self, run_id, epoch, item_ids):
     """Fetch the vectors or log-probabilities a chunk of a run's segments needs."""
     from . import services  # cycle: services queue this task
 
@@ -17,8 +17,8 @@ def run_geometry_chunk(self, run_id, epoch, item_ids):
     return {"claimed": report.claimed, "cached": report.cached, "recorded": report.recorded}
 
 
-@shared_task(acks_late=True, ignore_result=True)
-def analyse_geometry_run(run_id):
+@shared_task(name="studies.geometry.tasks.analyse_geometry_run", acks_late=True, ignore_result=True)
+def analyse_geometry_run_task(run_id):
     """Compute a done run's figures (once)."""
     from . import services  # cycle: services queue this task
 

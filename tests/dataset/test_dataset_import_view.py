@@ -274,7 +274,7 @@ def test_the_overlap_choice_goes_with_a_background_job(reviewer_client, settings
     settings.IMPORT_ROOT = tmp_path
     settings.IMPORT_SYNC_MAX_BYTES = 10  # every upload is a job
     call_command("import_realmath", str(REALMATH_HUMAN), "--exam", "RealMath-Eval sample")
-    monkeypatch.setattr(jobs.tasks.run_import_job, "delay", lambda job_id: None)  # run below, in this process
+    monkeypatch.setattr(jobs.tasks.run_import_job_task, "delay", lambda job_id: None)  # run below, in this process
     with FULL_RELEASE.open("rb") as handle:
         reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle, "exam": "Release",
                                                             "overlap": "move"})

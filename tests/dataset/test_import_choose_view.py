@@ -82,7 +82,7 @@ def test_a_large_upload_asked_in_its_job_offers_the_same_buttons(reviewer_client
     from annotation.importers import services as jobs
 
     settings.IMPORT_SYNC_MAX_BYTES = 10  # every upload is a job
-    monkeypatch.setattr(jobs.tasks.run_import_job, "delay", lambda job_id: None)  # run below, in this process
+    monkeypatch.setattr(jobs.tasks.run_import_job_task, "delay", lambda job_id: None)  # run below, in this process
     with FULL.open("rb") as handle:
         reviewer_client.post(reverse("annotation:import"), {"format": "realmath", "file": handle, "exam": "Release"})
     job = ImportJob.objects.get()

@@ -1,6 +1,6 @@
 """An import whose worker died starts again on its own (issue 40, item 12): the periodic stale check
 queues it again, up to JOB_MAX_ATTEMPTS takes, and the next attempt first removes what the dead
-one's committed batches wrote (SQLite), so the import ends whole and nothing is doubled; the page
+one's committed write windows wrote (SQLite), so the import ends whole and nothing is doubled; the page
 says "Restarted automatically after the worker stopped: attempt 2 of 3"."""
 from datetime import timedelta
 
@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.export import load
 from annotation.export.writers import write_export
-from annotation.importers import batches, tasks
+from annotation.importers import tasks, write_windows
 from annotation.models import ImportJob, Response
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -23,7 +23,7 @@ def import_root(settings, tmp_path):
     settings.IMPORT_ROOT.mkdir()
     settings.IMPORT_STALE_SECONDS = 60
     settings.JOB_MAX_ATTEMPTS = 3
-    settings.IMPORT_BATCH_SECONDS = 0  # a transaction per step: many batches from a small file
+    settings.IMPORT_BATCH_SECONDS = 0  # a transaction per step: many write windows from a small file
     settings.IMPORT_BATCH_PAUSE_SECONDS = 0
     return settings.IMPORT_ROOT
 
@@ -49,14 +49,14 @@ def test_a_dead_import_is_restarted_and_finishes_without_a_click(sample_data, re
                                                                  tmp_path):
     data, count = _export_then_clear(tmp_path)
     job = _dead_job(import_root, reviewer, data)
-    if batches.batches_needed():  # SQLite: the dead worker committed some batches before it died
-        writer = batches.BatchWriter(job.pk, attempt=1)
+    if write_windows.write_windows_needed():  # SQLite: the dead worker committed some write windows before it died
+        writer = write_windows.WindowWriter(job.pk, attempt=1)
         try:
             load.import_dataset(data, "f.jsonl", user=reviewer, writer=writer)
         finally:
             writer.atomic.__exit__(SystemExit, SystemExit(), None)  # killed in its last batch
         assert 0 < Response.objects.count()
-    tasks.fail_stale_import_jobs()  # the beat's periodic check; the restarted job runs at once (eager tasks)
+    tasks.fail_stale_import_jobs_task()  # the beat's periodic check; the restarted job runs at once (eager tasks)
     job.refresh_from_db()
     assert job.status == ImportJob.Status.DONE, job.error
     assert job.attempt == 2
@@ -67,19 +67,19 @@ def test_a_dead_import_is_restarted_and_finishes_without_a_click(sample_data, re
 
 
 def test_a_slow_worker_of_a_restarted_import_writes_nothing_more(sample_data, reviewer, import_root, tmp_path):
-    if not batches.batches_needed():
-        pytest.skip("batches are written on SQLite only")
+    if not write_windows.write_windows_needed():
+        pytest.skip("write windows are written on SQLite only")
     data, _ = _export_then_clear(tmp_path)
     job = _dead_job(import_root, reviewer, data)
     ImportJob.objects.filter(pk=job.pk).update(attempt=2)  # restarted since: attempt 2 is the job's now
-    with pytest.raises(batches.JobAbandoned):
-        batches.BatchWriter(job.pk, attempt=1).step()
+    with pytest.raises(write_windows.JobAbandoned):
+        write_windows.WindowWriter(job.pk, attempt=1).step()
     assert Response.objects.count() == 0
 
 
 def test_an_import_that_used_its_attempts_is_failed_not_restarted(reviewer, import_root, reviewer_client):
     job = _dead_job(import_root, reviewer, b"[]", attempt=3)
-    tasks.fail_stale_import_jobs()
+    tasks.fail_stale_import_jobs_task()
     job.refresh_from_db()
     assert job.status == ImportJob.Status.FAILED and "upload the file again" in job.error
     assert not (import_root / "f.upload").exists()
@@ -88,9 +88,9 @@ def test_an_import_that_used_its_attempts_is_failed_not_restarted(reviewer, impo
 
 
 def test_a_queued_restart_says_which_attempt_comes(reviewer, import_root, reviewer_client, monkeypatch):
-    monkeypatch.setattr(tasks.run_import_job, "delay", lambda job_id: None)  # no worker takes it yet
+    monkeypatch.setattr(tasks.run_import_job_task, "delay", lambda job_id: None)  # no worker takes it yet
     job = _dead_job(import_root, reviewer, b"[]", attempt=1)
-    tasks.fail_stale_import_jobs()
+    tasks.fail_stale_import_jobs_task()
     job.refresh_from_db()
     assert job.status == ImportJob.Status.QUEUED and (import_root / "f.upload").exists()
     page = reviewer_client.get(reverse("annotation:import_job", args=[job.pk])).content.decode()
@@ -102,12 +102,12 @@ def test_a_slow_worker_of_a_restarted_import_removes_only_its_own_rows(sample_da
     """Its job was restarted while it was frozen: when it wakes, its batch writer finds the job's
     attempt is not its own; it removes what it wrote, never the new attempt's rows, and leaves the
     job's note of them alone."""
-    if not batches.batches_needed():
-        pytest.skip("batches are written on SQLite only")
+    if not write_windows.write_windows_needed():
+        pytest.skip("write windows are written on SQLite only")
     job = _dead_job(import_root, reviewer, b"[]")
     ids = sorted(Response.objects.values_list("pk", flat=True))
     old_rows, new_rows = ids[:10], ids[10:20]
-    writer = batches.BatchWriter(job.pk, attempt=1)
+    writer = write_windows.WindowWriter(job.pk, attempt=1)
     writer.written = {"annotation_response": [[old_rows[0] - 1, old_rows[-1]]]}
     new_note = {"annotation_response": [[new_rows[0] - 1, new_rows[-1]]]}
     ImportJob.objects.filter(pk=job.pk).update(attempt=2, written=new_note)  # restarted; attempt 2 writing

@@ -47,7 +47,7 @@ def test_job_without_sign_of_life_is_failed_by_the_periodic_task(reviewer_client
     job.refresh_from_db()
     assert job.status == ImportJob.Status.RUNNING and (import_root / "abc.upload").exists()  # a GET writes nothing
 
-    tasks.fail_stale_import_jobs()  # what the beat schedule runs every minute
+    tasks.fail_stale_import_jobs_task()  # what the beat schedule runs every minute
     state = reviewer_client.get(progress).json()
     assert state["status"] == "failed"
     assert "stopped" in state["error"] and "Nothing was imported; upload the file again." in state["error"]
@@ -61,7 +61,7 @@ def test_job_without_sign_of_life_is_failed_by_the_periodic_task(reviewer_client
 def test_job_that_never_wrote_progress_is_judged_by_its_age(reviewer, import_root, settings):
     settings.IMPORT_STALE_SECONDS = 60
     job = running_job(import_root, reviewer, started_ago=3600)
-    tasks.fail_stale_import_jobs()
+    tasks.fail_stale_import_jobs_task()
     job.refresh_from_db()
     assert job.status == ImportJob.Status.FAILED
 
@@ -72,7 +72,7 @@ def test_job_with_recent_progress_keeps_running(reviewer_client, reviewer, impor
     state = reviewer_client.get(reverse("annotation:import_job_progress", args=[job.pk])).json()
     assert state["status"] == "running" and state["done"] == 3
     assert (import_root / "abc.upload").exists()
-    tasks.fail_stale_import_jobs()
+    tasks.fail_stale_import_jobs_task()
     job.refresh_from_db()
     assert job.status == ImportJob.Status.RUNNING and (import_root / "abc.upload").exists()
 
@@ -105,4 +105,4 @@ def test_the_stale_check_is_scheduled(settings):
 
     entries = [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()]
     assert "annotation.fail_stale_import_jobs" in entries
-    assert tasks.fail_stale_import_jobs.name in app.tasks
+    assert tasks.fail_stale_import_jobs_task.name in app.tasks

@@ -25,7 +25,7 @@ def _folders(settings, tmp_path, monkeypatch):
     settings.IMPORT_ROOT = tmp_path / "imports"
     settings.IMPORT_STALE_SECONDS = 60
     settings.JOB_MAX_ATTEMPTS = 1
-    monkeypatch.setattr(jobs.tasks.run_import_job, "delay", lambda job_id: None)
+    monkeypatch.setattr(jobs.tasks.run_import_job_task, "delay", lambda job_id: None)
     cache.clear()
     yield
     cache.clear()

@@ -24,7 +24,7 @@ def _folders(settings, tmp_path, monkeypatch):
     settings.IMPORT_SYNC_MAX_BYTES = 10  # every upload is a job
     settings.IMPORT_ROOT = tmp_path / "imports"
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(jobs.tasks.run_import_job, "delay", lambda job_id: None)  # run below, as a worker would
+    monkeypatch.setattr(jobs.tasks.run_import_job_task, "delay", lambda job_id: None)  # run below, as a worker would
 
 
 def _keys(s3, bucket):

@@ -13,7 +13,7 @@ import threading
 import pytest
 from django.db import connection
 
-from annotation.importers import batches, realmath
+from annotation.importers import realmath, write_windows
 from annotation.importers import services as jobs
 from annotation.models import ImportJob, Response
 from tests.conftest import REALMATH_HUMAN
@@ -44,24 +44,24 @@ def test_defaults_keep_each_write_transaction_short(settings):
     assert realmath.JOB_BATCH <= 25
 
 
-@pytest.mark.skipif(connection.vendor != "sqlite", reason="import batches are written on SQLite only")
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="write windows are written on SQLite only")
 def test_on_sqlite_a_write_transaction_holds_one_step_of_25_answers(admin_user, import_root, settings, monkeypatch):
     settings.IMPORT_BATCH_SECONDS = 0  # a transaction per step
     settings.IMPORT_BATCH_PAUSE_SECONDS = 0
     job = _job(import_root, admin_user)
     sizes, seen = [], []
-    real_commit, real_begin = batches.BatchWriter._commit, batches.BatchWriter._begin
+    real_commit, real_begin = write_windows.WindowWriter._commit, write_windows.WindowWriter._begin
 
     def begin(self):
         real_begin(self)
         seen.append(_priority())
 
     def commit(self):
-        sizes.append(batches._counters().get("annotation_response", 0) - self.before.get("annotation_response", 0))
+        sizes.append(write_windows._counters().get("annotation_response", 0) - self.before.get("annotation_response", 0))
         real_commit(self)
 
-    monkeypatch.setattr(batches.BatchWriter, "_begin", begin)
-    monkeypatch.setattr(batches.BatchWriter, "_commit", commit)
+    monkeypatch.setattr(write_windows.WindowWriter, "_begin", begin)
+    monkeypatch.setattr(write_windows.WindowWriter, "_commit", commit)
     before = _priority()
     jobs.run_import_job(job.pk, low_priority=True)  # as the worker's task calls it
     job.refresh_from_db()

@@ -47,7 +47,7 @@ def _dead_job(reviewer, attempt=1):
 def test_a_dead_export_is_restarted_and_finishes(reviewer, reviewer_client, db):
     make_responses(make_question(), 3)
     job, folder = _dead_job(reviewer)
-    tasks.fail_stale_export_jobs()  # beat's periodic check; the restarted job runs at once (eager tasks)
+    tasks.fail_stale_export_jobs_task()  # beat's periodic check; the restarted job runs at once (eager tasks)
     job.refresh_from_db()
     assert job.status == "done" and job.attempt == 2 and job.error == "" and job.total == 3
     assert not folder.exists() and default_storage.exists(job.file_name)
@@ -58,7 +58,7 @@ def test_a_dead_export_is_restarted_and_finishes(reviewer, reviewer_client, db):
 
 
 def test_a_queued_restart_is_shown_and_the_last_attempt_fails(reviewer, reviewer_client, db, monkeypatch):
-    monkeypatch.setattr(tasks.run_export_job, "delay", lambda job_id: None)  # no worker takes it yet
+    monkeypatch.setattr(tasks.run_export_job_task, "delay", lambda job_id: None)  # no worker takes it yet
     waiting, _ = _dead_job(reviewer, attempt=1)
     last, last_folder = _dead_job(reviewer, attempt=3)
     assert export_services.fail_stale_jobs() == [last.pk]
@@ -91,7 +91,7 @@ def _killed_worker_scenario(tmp_path, settings, reviewer):
         first = Worker(env, tmp_path / "first.log", queue=queue)
         workers.append(first)
         first.wait_ready()
-        tasks.run_export_job.apply_async(args=[job.pk], queue=queue)
+        tasks.run_export_job_task.apply_async(args=[job.pk], queue=queue)
         wait_for(lambda: ExportJob.objects.get(pk=job.pk).status == "running", 60, "the export to start")
         first.kill()  # SIGKILL, mid-export
         job.refresh_from_db()

@@ -52,7 +52,7 @@ def test_job_of_a_dead_worker_is_failed_and_its_folder_removed(reviewer_client, 
     dead.refresh_from_db()
     assert dead.status == "running" and dead_folder.exists()  # a GET writes nothing
 
-    tasks.fail_stale_export_jobs()  # what the beat schedule runs every minute
+    tasks.fail_stale_export_jobs_task()  # what the beat schedule runs every minute
     page = reviewer_client.get(reverse("annotation:export_job", args=[dead.pk])).content.decode()
 
     dead.refresh_from_db()
@@ -78,7 +78,7 @@ def test_progress_and_api_report_the_failure(reviewer_client, reviewer, response
     job, folder = _running_job(reviewer, beat_age=timedelta(minutes=10))
     legacy, legacy_folder = _running_job(reviewer, beat_age=timedelta(hours=1), heartbeat=False)
     assert api_client_for(reviewer).get("/api/exports/", {"status": "failed"}).json()["results"] == []
-    tasks.fail_stale_export_jobs()
+    tasks.fail_stale_export_jobs_task()
     state = reviewer_client.get(reverse("annotation:export_progress", args=[job.pk])).json()
     assert state["status"] == "failed" and "no sign of life" in state["error"] and not folder.exists()
     listed = api_client_for(reviewer).get("/api/exports/", {"status": "failed"}).json()
@@ -156,4 +156,4 @@ def test_the_stale_check_is_scheduled(settings):
 
     entries = [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()]
     assert "annotation.fail_stale_export_jobs" in entries
-    assert tasks.fail_stale_export_jobs.name in app.tasks
+    assert tasks.fail_stale_export_jobs_task.name in app.tasks

@@ -82,17 +82,17 @@ def not_eager():
 def test_starting_a_run_schedules_its_watch(endpoint, responses, django_capture_on_commit_callbacks, monkeypatch,
                                             not_eager):
     sent = []
-    monkeypatch.setattr(run_tasks.watch_run, "apply_async", lambda args, countdown: sent.append((args, countdown)))
-    monkeypatch.setattr(judge_tasks.run_judge_chunk, "apply_async", lambda args: None)
+    monkeypatch.setattr(run_tasks.watch_run_task, "apply_async", lambda args, countdown: sent.append((args, countdown)))
+    monkeypatch.setattr(judge_tasks.run_judge_chunk_task, "apply_async", lambda args: None)
     with django_capture_on_commit_callbacks(execute=True):
         run = services.start_judge_run(make_setting(endpoint))
     assert sent == [(["grading.judges.services.JUDGE_RUNS", run.pk, 1, 0], runs.WATCH_SECONDS)]
     sent.clear()
     assert runs.watch_running() == 1 and sent == [(["grading.judges.services.JUDGE_RUNS", run.pk, 1, 0], 0)]
     sent.clear()
-    assert run_tasks.watch_run("grading.judges.services.JUDGE_RUNS", run.pk, 1) == "watching"
+    assert run_tasks.watch_run_task("grading.judges.services.JUDGE_RUNS", run.pk, 1) == "watching"
     assert len(sent) == 1 and 0 < sent[0][1] <= runs.WATCH_SECONDS  # it looks again
-    assert run_tasks.watch_run("os.system", run.pk, 1) == "unknown engine"
+    assert run_tasks.watch_run_task("os.system", run.pk, 1) == "unknown engine"
 
 
 def test_every_engine_is_found_by_its_name():

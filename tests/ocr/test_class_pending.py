@@ -139,7 +139,7 @@ def test_expired_uploads_are_deleted_with_their_pdf(reviewer_client, exam_questi
     assert pending.expires > timezone.now() + timedelta(hours=settings.OCR_PENDING_CLASS_UPLOAD_HOURS - 1)
     PendingClassUpload.objects.update(expires=timezone.now() - timedelta(seconds=1))
     assert reviewer_client.get(reverse("ocr:class_pending", args=[pending.pk])).status_code == 404
-    assert tasks.delete_expired_class_uploads() == 1  # what the hourly beat entry runs
+    assert tasks.delete_expired_class_uploads_task() == 1  # what the hourly beat entry runs
     assert not PendingClassUpload.objects.exists() and not default_storage.exists(pending.pdf_stored)
     assert "delete-expired-class-uploads" in settings.CELERY_BEAT_SCHEDULE
 

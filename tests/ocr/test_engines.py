@@ -5,7 +5,7 @@ import socket
 import pytest
 
 from ocr import imaging, synthetic
-from ocr.engines import ENGINES, EngineUnavailable, available_engines, get_engine
+from ocr.engines import OCR_ENGINES, EngineUnavailable, available_engines, get_engine
 from ocr.engines import rapid as rapid_module
 from ocr.metrics import char_errors
 from ocr.services import engine_input
@@ -122,4 +122,4 @@ def test_missing_rapidocr_model_is_reported_not_downloaded(monkeypatch, tmp_path
 def test_unknown_engine_names_the_known_ones():
     with pytest.raises(KeyError, match="rapidocr"):
         get_engine("abbyy")
-    assert set(ENGINES) == {"rapidocr", "tesseract", "vision"}
+    assert set(OCR_ENGINES) == {"rapidocr", "tesseract", "vision"}

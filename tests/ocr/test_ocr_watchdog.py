@@ -50,7 +50,7 @@ def test_claiming_a_page_schedules_its_watch(make_batch, monkeypatch):
     from config.celery import app
 
     sent = []
-    monkeypatch.setattr(ocr_tasks.watch_ocr_run, "apply_async", lambda args, countdown: sent.append((args, countdown)))
+    monkeypatch.setattr(ocr_tasks.watch_ocr_run_task, "apply_async", lambda args, countdown: sent.append((args, countdown)))
     batch, _ = make_batch([("s1_3-17_1.png", png_bytes(distinct_image(4)))])
     run = Page.objects.get(batch=batch).ocr_runs.get()
     app.conf.task_always_eager = False  # the autouse _eager_celery fixture puts it back

@@ -128,7 +128,7 @@ def schedule_batch_poll(run_id: int, delay: float = 0.0, *, after: str | None = 
     if not rows.update(batch_chain=chain, batch_next_poll=due, batch_poll_delay=max(0.0, delay)):
         return None
     if not current_app.conf.task_always_eager:
-        tasks.poll_judge_batches.apply_async(args=[run_id, chain], countdown=max(0.0, delay), task_id=chain)
+        tasks.poll_judge_batches_task.apply_async(args=[run_id, chain], countdown=max(0.0, delay), task_id=chain)
     return chain
 
 
@@ -159,7 +159,7 @@ def _last_activity(run):
 
 JUDGE_RUNS = RunEngine(
     run_model=JudgeRun,
-    chunk_task=tasks.run_judge_chunk,
+    chunk_task=tasks.run_judge_chunk_task,
     open_ids=lambda run: list(
         run.items.filter(state__in=OPEN_ITEM_STATES).order_by("id").values_list("pk", flat=True)
     ),

@@ -9,7 +9,7 @@ from django.utils.translation import gettext
 
 from annotation.management.exams import add_exam_argument, exam_option
 from ocr import packets, selectors, services
-from ocr.engines import ENGINES
+from ocr.engines import OCR_ENGINES
 
 SUFFIXES = {".jpg", ".jpeg", ".png", ".tif", ".tiff", ".heic", ".heif", ".pdf"}
 
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         add_exam_argument(parser, required=True, help="name or id of the exam the questions belong to")
         parser.add_argument("--roster", help="ROSTER.csv of a class PDF: a student_id column, packets in order")
         parser.add_argument("--template", help="TEMPLATE.json of a class PDF: pages_per_student and pages")
-        parser.add_argument("--engine", default=settings.OCR_DEFAULT_ENGINE, choices=sorted(ENGINES))
+        parser.add_argument("--engine", default=settings.OCR_DEFAULT_ENGINE, choices=sorted(OCR_ENGINES))
         parser.add_argument("--name", default="", help="batch name")
         parser.add_argument("--user", default="", help="username recorded as the uploader")
         parser.add_argument("--recursive", action="store_true", help="also read sub-folders")

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
 from ocr import imaging
-from ocr.engines import ENGINES, EngineFailed, EngineUnavailable, get_engine
+from ocr.engines import OCR_ENGINES, EngineFailed, EngineUnavailable, get_engine
 from ocr.services import engine_input
 
 
@@ -16,7 +16,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("image", help="JPEG, PNG, TIFF, HEIC or PDF file")
-        parser.add_argument("--engine", default=settings.OCR_DEFAULT_ENGINE, choices=sorted(ENGINES))
+        parser.add_argument("--engine", default=settings.OCR_DEFAULT_ENGINE, choices=sorted(OCR_ENGINES))
         parser.add_argument("--page", type=int, default=1, help="page of a PDF or multi-page TIFF (from 1)")
         parser.add_argument("--json", action="store_true", help="print text, tokens, engine version and time as JSON")
         parser.add_argument("--no-preprocess", action="store_true", help="give the engine the upright page as read")

@@ -2,28 +2,33 @@
 
 SQLite has one writer at a time: an import in one transaction held the write lock for minutes,
 and every label save, draft save and login meanwhile failed with "database is locked". In a
-background job on SQLite an import is therefore written in batches of about
+background job on SQLite an import is therefore written in write windows of about
 IMPORT_BATCH_SECONDS, each its own transaction, with IMPORT_BATCH_PAUSE_SECONDS between them so
 that waiting writers get their turn. (On PostgreSQL the worker runs the import in a thread of
-lower CPU priority, IMPORT_NICE, services.run_import_job; not on SQLite, where a batch holding the
+lower CPU priority, IMPORT_NICE, services.run_import_job; not on SQLite, where a window holding the
 write lock at a low priority makes every waiting save wait longer.)
 
 It stays one all-or-nothing import:
 
-- everything is checked before the first batch (every line or record: fields, references,
-  roles), so a batch fails only for reasons outside the file (a killed worker, a full disk);
-- each batch notes what it wrote in its job (`ImportJob.written`), in the same transaction: the
-  AUTOINCREMENT counters of every table before and after it (`sqlite_sequence`). While a batch
+- everything is checked before the first window (every line or record: fields, references,
+  roles), so a window fails only for reasons outside the file (a killed worker, a full disk);
+- each window notes what it wrote in its job (`ImportJob.written`), in the same transaction: the
+  AUTOINCREMENT counters of every table before and after it (`sqlite_sequence`). While a window
   holds the write lock nobody else inserts, so the rows between the two counters are the
-  batch's own;
+  window's own;
 - if the import fails, the worker removes those rows (`undo`); if the worker died, the job goes
-  stale (`services.fail_stale_jobs`) and a task removes them. A batch that never committed left
+  stale (`services.fail_stale_jobs`) and a task removes them. A window that never committed left
   nothing and noted nothing.
 
-While the job runs, what its committed batches wrote is visible (the job's page says the import
+While the job runs, what its committed windows wrote is visible (the job's page says the import
 is running); a label saved meanwhile on an imported response is removed with it if the import
 fails. On PostgreSQL, where writers do not block each other, a job keeps one transaction, paced the same
 way (`Pacer`).
+
+(A write window, not a batch: "batch" is a scan batch or the provider's Batch API,
+docs/architecture.md's Glossary. The settings keep their names, IMPORT_BATCH_SECONDS and
+IMPORT_BATCH_PAUSE_SECONDS, and their environment variables REALMATH_IMPORT_BATCH_*, for the
+installations that set them.)
 """
 import logging
 import time
@@ -45,8 +50,8 @@ class JobAbandoned(Exception):
     """The job is no longer running (marked failed as stale): the worker must stop writing."""
 
 
-def batches_needed():
-    """Whether imports in the worker are written in batches: on SQLite (one writer at a time)."""
+def write_windows_needed():
+    """Whether imports in the worker are written in write windows: on SQLite (one writer at a time)."""
     return connection.vendor == "sqlite"
 
 
@@ -96,7 +101,7 @@ class Pacer:
         pass  # the one transaction is rolled back as the exception leaves it
 
 
-class BatchWriter:
+class WindowWriter:
     """Call `step()` before each unit of writes (a line, a batch of records); it opens a
     transaction, or commits the open one when it is older than IMPORT_BATCH_SECONDS and opens
     the next. `finish()` commits the last; `fail()` rolls back the open one and undoes the rest."""
@@ -108,7 +113,7 @@ class BatchWriter:
         self.tables = _tracked()
         self.written = {}
         self.atomic = None
-        self.batches = 0
+        self.windows = 0
 
     def transaction(self):
         """Each batch is its own transaction (`step`): nothing around them."""
@@ -150,7 +155,7 @@ class BatchWriter:
         ImportJob.objects.filter(pk=self.job_id).update(written=self.written)
         self.atomic.__exit__(None, None, None)
         self.atomic = None
-        self.batches += 1
+        self.windows += 1
 
     def finish(self):
         if self.atomic is not None:
@@ -190,7 +195,7 @@ def _order(models):
 
 
 def undo(job_id, written=None):
-    """Remove what a failed job's committed batches wrote (see the module's docstring); with
+    """Remove what a failed job's committed windows wrote (see the module's docstring); with
     `written` ({table: ranges}, one attempt's own), only those rows, and the job's note stays."""
     job = ImportJob.objects.filter(pk=job_id).first()
     if job is None or not (written if written is not None else job.written):
@@ -218,7 +223,7 @@ def undo(job_id, written=None):
                                                 f"{model._meta.pk.attname}__lte": high}).delete()
     if written is None:
         ImportJob.objects.filter(pk=job_id).update(written={})
-    logger.info("Import job %s: removed %s rows of its committed batches", job_id, removed)
+    logger.info("Import job %s: removed %s rows of its committed write windows", job_id, removed)
     return removed
 
 

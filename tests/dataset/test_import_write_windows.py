@@ -1,6 +1,6 @@
 """A large import in the worker on SQLite is written in short transactions (label saves get the
 write lock between them) and stays all or nothing: a failure, or a worker that died, leaves
-nothing of it (issue 29, item 8; annotation/importers/batches.py)."""
+nothing of it (issue 29, item 8; annotation/importers/write_windows.py)."""
 import json
 from datetime import timedelta
 
@@ -11,22 +11,22 @@ from django.utils import timezone
 
 from annotation.export import load
 from annotation.export.writers import write_export
-from annotation.importers import batches, realmath
+from annotation.importers import realmath, write_windows
 from annotation.importers import services as jobs
 from annotation.models import ImportJob, Label, Response
 from tests.conftest import REALMATH_HUMAN
 
-# Batches are SQLite's answer to its one writer (`batches.batches_needed`); on PostgreSQL a job
+# Batches are SQLite's answer to its one writer (`write_windows.write_windows_needed`); on PostgreSQL a job
 # keeps one transaction, and its rollback is what leaves nothing of a failed import.
 pytestmark = [pytest.mark.django_db(transaction=True),
-              pytest.mark.skipif(connection.vendor != "sqlite", reason="import batches are written on SQLite only")]
+              pytest.mark.skipif(connection.vendor != "sqlite", reason="write windows are written on SQLite only")]
 
 
 @pytest.fixture
 def import_root(settings, tmp_path):
     settings.IMPORT_ROOT = tmp_path / "imports"
     settings.IMPORT_ROOT.mkdir()
-    settings.IMPORT_BATCH_SECONDS = 0  # a transaction per step: many batches from a small file
+    settings.IMPORT_BATCH_SECONDS = 0  # a transaction per step: many write windows from a small file
     settings.IMPORT_BATCH_PAUSE_SECONDS = 0
     return settings.IMPORT_ROOT
 
@@ -53,17 +53,17 @@ def test_a_job_commits_batch_by_batch_and_notes_what_it_wrote(admin_user, import
     data = REALMATH_HUMAN.read_bytes()
     job = _job(import_root, admin_user, "realmath", data)
     commits = []
-    real = batches.BatchWriter._commit
+    real = write_windows.WindowWriter._commit
 
     def counting(self):
         commits.append(self.written and dict(self.written))
         real(self)
 
-    batches.BatchWriter._commit = counting
+    write_windows.WindowWriter._commit = counting
     try:
         jobs.run_import_job(job.pk)
     finally:
-        batches.BatchWriter._commit = real
+        write_windows.WindowWriter._commit = real
     job.refresh_from_db()
     assert job.status == "done" and job.report.counts["responses_created"] == len(json.loads(data))
     assert len(commits) >= 32 // 5  # the exam, each batch of records, the report: separate transactions
@@ -74,7 +74,7 @@ def test_a_job_commits_batch_by_batch_and_notes_what_it_wrote(admin_user, import
 
 
 @pytest.mark.parametrize("fmt", ["realmath", "dataset"])
-def test_a_failure_after_some_batches_leaves_nothing(sample_data, admin_user, import_root, tmp_path, monkeypatch, fmt):
+def test_a_failure_after_some_windows_leaves_nothing(sample_data, admin_user, import_root, tmp_path, monkeypatch, fmt):
     if fmt == "dataset":
         data = _full_export(tmp_path)
         Response.objects.all().delete()
@@ -83,7 +83,7 @@ def test_a_failure_after_some_batches_leaves_nothing(sample_data, admin_user, im
         data = REALMATH_HUMAN.read_bytes()
         Response.objects.all().delete()
         monkeypatch.setattr(realmath, "JOB_BATCH", 5)
-        target, name = realmath._Batches, "add"
+        target, name = realmath._ImportSteps, "add"
     before = _rows()
     real, calls = getattr(target, name), []
 
@@ -110,15 +110,15 @@ def _running_dataset_job(tmp_path, admin_user):
     before = _rows()
     job = ImportJob.objects.create(format="dataset", file_name="f.jsonl", stored_name="f.upload",
                                    status=ImportJob.Status.RUNNING, created_by=admin_user)
-    return data, before, job, batches.BatchWriter(job.pk)
+    return data, before, job, write_windows.WindowWriter(job.pk)
 
 
-def test_a_dead_workers_batches_are_removed_when_its_job_goes_stale(sample_data, admin_user, import_root, tmp_path,
+def test_a_dead_workers_windows_are_removed_when_its_job_goes_stale(sample_data, admin_user, import_root, tmp_path,
                                                                     settings):
     data, before, job, writer = _running_dataset_job(tmp_path, admin_user)
     load.import_dataset(data, "f.jsonl", user=admin_user, writer=writer)
     writer.atomic.__exit__(SystemExit, SystemExit(), None)  # killed in its last batch: rolled back
-    assert Response.objects.count() == 64  # the committed batches are in the database
+    assert Response.objects.count() == 64  # the committed write windows are in the database
     settings.IMPORT_STALE_SECONDS = 60
     ImportJob.objects.filter(pk=job.pk).update(created=timezone.now() - timedelta(hours=1))
     jobs.fail_stale_jobs()  # queues the removal (run at once in tests)
@@ -127,7 +127,7 @@ def test_a_dead_workers_batches_are_removed_when_its_job_goes_stale(sample_data,
     assert _rows() == before
 
 
-def test_a_worker_whose_job_was_given_up_stops_and_removes_its_batches(sample_data, admin_user, import_root, tmp_path):
+def test_a_worker_whose_job_was_given_up_stops_and_removes_its_windows(sample_data, admin_user, import_root, tmp_path):
     data, before, job, writer = _running_dataset_job(tmp_path, admin_user)
     real, seen = writer.step, []
 
@@ -138,7 +138,7 @@ def test_a_worker_whose_job_was_given_up_stops_and_removes_its_batches(sample_da
         real()
 
     writer.step = step
-    with pytest.raises(batches.JobAbandoned):
+    with pytest.raises(write_windows.JobAbandoned):
         load.import_dataset(data, "f.jsonl", user=admin_user, writer=writer)
     writer.fail()
     assert _rows() == before
