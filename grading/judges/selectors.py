@@ -388,7 +388,7 @@ def reads_rubric(setting: JudgeSetting) -> bool:
 
 def stale_settings(question) -> list[dict]:
     """Judge setting versions whose current result on some response of `question` was judged
-    against an older rubric version: [{config, response_ids, versions, reads_rubric}] (two queries).
+    against an older rubric version: [{setting, response_ids, versions, reads_rubric}] (two queries).
 
     Current result = the newest per (setting version, response), as everywhere else. Imported
     (external) settings cannot run and replay settings send the record's own prompt (never our
@@ -411,7 +411,7 @@ def stale_settings(question) -> list[dict]:
             entry["versions"].add(version or 1)
     judge_settings = JudgeSetting.objects.filter(pk__in=stale).select_related("endpoint").order_by("name", "version")
     return [
-        {"config": setting, "response_ids": sorted(stale[setting.pk]["response_ids"]),
+        {"setting": setting, "response_ids": sorted(stale[setting.pk]["response_ids"]),
          "versions": sorted(stale[setting.pk]["versions"]), "reads_rubric": reads_rubric(setting)}
         for setting in judge_settings
     ]

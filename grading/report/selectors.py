@@ -332,7 +332,7 @@ def rubric_rejudge_figures(setting=None) -> dict:
     for comparison in review.rubric_comparisons(questions):
         question = comparison["question"]
         for entry in comparison["settings"]:
-            judged = entry["config"]
+            judged = entry["setting"]
             if judged.kind != "rubric" or (setting is not None and judged.pk != setting.pk):
                 continue  # only rubric scorers read the rubric and score against gold points
             if entry["before"] is None:

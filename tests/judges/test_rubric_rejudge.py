@@ -61,7 +61,7 @@ def test_rejudge_touches_only_the_edited_question_and_the_settings_that_used_it(
     a = annotation_services.edit_rubric(study["a"], reference_solution="(1) x = 2 ------4 points\n(2) x = -2 ------10 points")
     assert a.rubric_version == 2
     stale = selectors.stale_settings(a)
-    assert [(e["config"], e["response_ids"], e["versions"]) for e in stale] == [
+    assert [(e["setting"], e["response_ids"], e["versions"]) for e in stale] == [
         (s1, study["ids_a"], [1]), (s2, study["ids_a"], [1]),
     ]
     before_b = list(JudgeResult.objects.filter(response_id__in=study["ids_b"]).values_list("pk", "score"))
@@ -98,7 +98,7 @@ def test_rejudge_only_the_chosen_settings(study, llm_server, django_capture_on_c
     with django_capture_on_commit_callbacks(execute=True):
         runs, _ = services.rejudge_question(a, setting_ids=[s2.pk])
     assert [run.setting for run in runs] == [s2]
-    assert [e["config"] for e in selectors.stale_settings(a)] == [s1]
+    assert [e["setting"] for e in selectors.stale_settings(a)] == [s1]
 
 
 def test_before_and_after_figures(study, llm_server, django_capture_on_commit_callbacks):
@@ -111,7 +111,7 @@ def test_before_and_after_figures(study, llm_server, django_capture_on_commit_ca
     with django_capture_on_commit_callbacks(execute=True):
         services.rejudge_question(a, setting_ids=[s1.pk])
     report = review_selectors.rubric_comparison(a)
-    rows = {row["config"].name: row for row in report["settings"]}
+    rows = {row["setting"].name: row for row in report["settings"]}
     before, after = rows["s1"]["before"], rows["s1"]["after"]
     # Before: judge 8, 3, 5, 6 against gold 5 -> deltas 3, -2, 0, 1.
     assert before["n"] == 4 and before["mse"] == pytest.approx(3.5) and before["fr_2"] == pytest.approx(0.5)
@@ -154,5 +154,5 @@ def test_which_settings_are_offered():
     for name, setting in kinds.items():
         make_results(setting, answers, [1, 2], key_prefix=name)  # rubric_version empty: before versions existed
     question = annotation_services.edit_rubric(question, reference_solution="(1) x ------2 points")
-    offered = {entry["config"].name: entry["reads_rubric"] for entry in selectors.stale_settings(question)}
+    offered = {entry["setting"].name: entry["reads_rubric"] for entry in selectors.stale_settings(question)}
     assert offered == {"k-rubric": True, "k-holistic": False, "k-custom": True}

@@ -81,7 +81,7 @@ def rejudge_question(question, *, setting_ids: Iterable[int] | None = None, user
     wanted = None if setting_ids is None else {int(pk) for pk in setting_ids}
     made, refused = [], []
     for entry in selectors.stale_settings(question):
-        setting = entry["config"]
+        setting = entry["setting"]
         if wanted is not None and setting.pk not in wanted:
             continue
         versions = ", ".join(f"v{v}" for v in entry["versions"])

@@ -64,7 +64,7 @@ def rubric_comparisons(questions):
             "rubric_version": question.rubric_version,
             "categories": list(CATEGORIES),
             "settings": [
-                {"config": setting, "before": _side_figures(list(old[setting.pk].values())) if old[setting.pk] else None,
+                {"setting": setting, "before": _side_figures(list(old[setting.pk].values())) if old[setting.pk] else None,
                  "after": _side_figures(list(new[setting.pk].values())) if new[setting.pk] else None,
                  "stale": sum(1 for rid in old[setting.pk] if rid not in new[setting.pk])}
                 for setting in judge_settings if setting.pk in old or setting.pk in new
