@@ -28,10 +28,12 @@ def test_reviewer_opens_and_downloads_the_methods_report(page, live_server, revi
     assert page.locator("#report-formatted td", has_text="browser_judge v1").count() >= 2
     screenshot(page, "methods_report")
 
+    page.wait_for_load_state("load")  # data-autosubmit is a deferred script: a change before it runs is lost
     page.select_option("select[name=format]", "markdown")  # data-autosubmit
     page.wait_for_selector("#report-text[data-format=markdown]", timeout=45000)  # a whole report per switch
     assert "## Judge versus gold" in page.inner_text("#report-text")
 
+    page.wait_for_load_state("load")  # the markdown page's own script, not the last page's
     page.select_option("select[name=format]", "latex")  # data-autosubmit
     page.wait_for_selector("#report-text[data-format=latex]", timeout=45000)
     assert "\\section*{Methods}" in page.inner_text("#report-text")
