@@ -17,6 +17,7 @@ from annotation.models import ImportJob
 from tests.conftest import REALMATH_HUMAN
 
 pytestmark = pytest.mark.django_db(transaction=True)
+SET_HERE = []  # beat keys this module set itself: removed after each test
 
 
 @pytest.fixture(autouse=True)
@@ -26,9 +27,11 @@ def _folders(settings, tmp_path, monkeypatch):
     settings.IMPORT_STALE_SECONDS = 60
     settings.JOB_MAX_ATTEMPTS = 1
     monkeypatch.setattr(jobs.tasks.run_import_job_task, "delay", lambda job_id: None)
-    cache.clear()
+    # Not cache.clear(): on the PostgreSQL phase the cache is the Redis every xdist worker shares,
+    # and a flush there wiped another worker's live import heartbeat (its import then looked dead).
     yield
-    cache.clear()
+    cache.delete_many(SET_HERE)
+    SET_HERE.clear()
 
 
 def _running_elsewhere(reviewer_client, *, beat_ago, done=7, total=99):
@@ -40,7 +43,8 @@ def _running_elsewhere(reviewer_client, *, beat_ago, done=7, total=99):
                                                created=timezone.now() - timedelta(hours=1))
     job.refresh_from_db()
     assert not jobs._progress_path(job).exists()
-    cache.set(jobs._beat_key(job.pk, 1), (done, total, time.time() - beat_ago))
+    SET_HERE.append(jobs._beat_key(job.pk, 1))
+    cache.set(SET_HERE[-1], (done, total, time.time() - beat_ago))
     return job
 
 
