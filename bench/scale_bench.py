@@ -307,8 +307,8 @@ def measure_judges(machines, level, args, endpoint, server_url, cpu_groups):
     from grading.models import JudgeRun, JudgeRunItem
 
     judge_settings = [services.create_judge_setting(name=f"scale-n{level}-j{j}", kind="rubric", endpoint=endpoint,
-                                             model=f"judge-n{level}-{j}", temperature=0.7, max_tokens=512)
-               for j in range(args.judges)]
+                                                    model=f"judge-n{level}-{j}", temperature=0.7, max_tokens=512)
+                      for j in range(args.judges)]
     ids = list(Response.objects.filter(student_id__startswith="scale-").values_list("pk", flat=True))
     server_stats(server_url, reset=True)
     chunks_before = {m.name: m.chunks_done() for m in machines}
