@@ -335,11 +335,15 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 BEAT_LOCK_FILE = env_path("REALMATH_BEAT_LOCK", VAR_DIR / "celerybeat.lock")
 
 # Shared counters for rate limits across workers: Redis when given, else the database cache.
+# REALMATH_CACHE_KEY_PREFIX keeps installations that share one Redis database apart (their job
+# ids repeat: import heartbeats are keyed by job id); the test suite gives each xdist worker its own.
 REDIS_URL = env_str("REDIS_URL")
+CACHE_KEY_PREFIX = env_str("REALMATH_CACHE_KEY_PREFIX")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "KEY_PREFIX": CACHE_KEY_PREFIX}}
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "KEY_PREFIX": CACHE_KEY_PREFIX}}
 
 # LLM endpoint defaults (judges may name their own); the key is read from the environment only.
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")

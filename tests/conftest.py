@@ -23,6 +23,24 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH", shutil.which("chromium") or "/usr/bin
 pytest_plugins = ["tests._template_db"]
 
 
+def _own_cache_keys():
+    """Each xdist worker has its own test database, so job ids repeat across workers; with the
+    Redis every worker shares (the PostgreSQL phase) one worker's import heartbeat for job 1 read
+    as a sign of life of another's job 1. Each worker (and every process it starts, through the
+    environment) gets its own cache key prefix. Settings are read before this file, hence both."""
+    from django.conf import settings
+    from django.core.cache import caches
+
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", str(os.getpid()))[:12]
+    prefix = f"test-{run}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+    os.environ["REALMATH_CACHE_KEY_PREFIX"] = prefix
+    settings.CACHES["default"]["KEY_PREFIX"] = prefix
+    caches.__dict__.pop("settings", None)  # the handler reads CACHES again on first use
+
+
+_own_cache_keys()
+
+
 # Schemathesis builds every fuzz case while collecting (about half of the suite's collection
 # time, in every xdist worker): `make test` (-m "not fuzz") does not open the module at all.
 FUZZ_MODULES = {"test_api_fuzz.py"}

@@ -116,3 +116,26 @@ def test_a_slow_worker_of_a_restarted_import_removes_only_its_own_rows(sample_da
     assert Response.objects.filter(pk__in=new_rows).count() == 10
     job.refresh_from_db()
     assert job.written == new_note
+
+
+def test_another_installations_heartbeat_is_no_sign_of_life(reviewer, import_root, monkeypatch, settings):
+    """Two installations (or two xdist workers) sharing one Redis have jobs with the same id: the
+    other one's live heartbeat for "job 1, attempt 1", written under its own REALMATH_CACHE_KEY_PREFIX,
+    must not keep this installation's dead job 1 running (the PostgreSQL phase of CI failed so)."""
+    from django.core.cache import caches
+    from django.core.cache.backends.base import BaseCache
+
+    monkeypatch.setattr(tasks.run_import_job_task, "delay", lambda job_id: None)
+    job = _dead_job(import_root, reviewer, b"[]", attempt=1)
+    own = caches["default"]
+    params = {**settings.CACHES["default"], "KEY_PREFIX": f"{own.key_prefix}-other-installation"}
+    other = type(own)(params.get("LOCATION", ""), params)
+    assert isinstance(other, BaseCache) and other.make_key("k") != own.make_key("k")
+    key = f"realmath:import-beat:{job.pk}:1"
+    other.set(key, (0, 2, __import__("time").time()), timeout=60)
+    try:
+        tasks.fail_stale_import_jobs_task()
+    finally:
+        other.delete(key)
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.QUEUED and job.attempt == 1
