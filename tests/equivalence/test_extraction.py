@@ -118,7 +118,7 @@ def test_a_value_said_to_be_wrong_is_not_taken():
     assert final_answer("We try it.\nTherefore, $x = 2$ is the answer.").answer == "x = 2"
 
 
-def test_a_whole_conversation_is_read_from_its_last_assistant_turn():
+def test_a_whole_conversation_is_read_from_its_first_assistant_turn():
     text = ("<|im_start|>system\nBe brief<|im_end|>\n<|im_start|>user\nIs it $\\boxed{9}$?<|im_end|>\n"
             "<|im_start|>assistant\nWe get $x = 2$.\nThe answer is $2$.<|im_end|>")
     assert final_answer(text).answer == "2"
