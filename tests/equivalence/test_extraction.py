@@ -122,6 +122,9 @@ def test_a_whole_conversation_is_read_from_its_first_assistant_turn():
     text = ("<|im_start|>system\nBe brief<|im_end|>\n<|im_start|>user\nIs it $\\boxed{9}$?<|im_end|>\n"
             "<|im_start|>assistant\nWe get $x = 2$.\nThe answer is $2$.<|im_end|>")
     assert final_answer(text).answer == "2"
+    # A second assistant turn (the model went on to invent the dialogue) is not the answer.
+    text += "\n<|im_start|>user\nAgain<|im_end|>\n<|im_start|>assistant\nThe answer is $7$.<|im_end|>"
+    assert final_answer(text).answer == "2"
 
 
 def test_chat_template_tails_are_dropped():
