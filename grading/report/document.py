@@ -23,6 +23,7 @@ from core import uncertainty
 from core.app_hooks import app_modules
 from grading.labels import label
 from grading.review.selectors import METHOD_TEXT
+from grading.uncertainty_text import note_from_english
 
 FORMATS = ("markdown", "latex")
 DASH = "—"
@@ -179,19 +180,30 @@ def answer_check_section(data) -> Section | None:
     for j in checks:
         a = j["answer_check"]
         name = f"{j['name']} v{j['version']}"
-        rows.append([name, gettext("all answers"), number(a["n"]), number(a["correct"]),
-                     with_interval(a["accuracy"], a["ci"]), number(a["n_undecided"]), number(a["n_without_gold_answer"])])
-        rows += [[name, label("source", row["source"]), number(row["n"]), number(row["correct"]), with_interval(row["accuracy"], row["ci"]),
+        rows.append([name, gettext("all answers"), number(a["n"]), number(a["correct"]), _accuracy(a),
+                     number(a["n_undecided"]), number(a["n_without_gold_answer"])])
+        rows += [[name, label("source", row["source"]), number(row["n"]), number(row["correct"]), _accuracy(row),
                   DASH, DASH] for row in a["by_source"]]
     return Section(gettext("Final answers against the gold answer"), [
         gettext("Settings that check the final answer (the CAS, and the IneqMath final-answer judge) are scored "
                 "against the question's gold answer, not against gold points: accuracy is the share of answers whose "
                 "final answer the setting found equal to the gold answer, over the answers whose question has a gold "
-                "answer and that the setting decided, with a %(level)s%% Wilson interval. Undecided or failed checks "
-                "and answers without a gold answer are counted apart.") % {"level": number(data["confidence_percent"])},
+                "answer and that the setting decided. Answers to one question share its gold answer, so the "
+                "%(level)s%% interval is a cluster bootstrap of whole questions (%(resamples)s resamples, seed "
+                "%(seed)s), a Wilson interval at an accuracy of 0 or 1, and none from fewer than five questions. "
+                "Undecided or failed checks and answers without a gold answer are counted apart.") % {
+            "level": number(data["confidence_percent"]), "resamples": number(data["bootstrap_resamples"]),
+            "seed": number(data["seed"])},
         Table([gettext("Setting"), gettext("Source"), "n", gettext("Correct"), gettext("Accuracy"),
                gettext("Undecided"), gettext("No gold answer")], rows),
     ])
+
+
+def _accuracy(row) -> str:
+    """An accuracy with its interval, or with why there is none ("0.700 (not estimable: 1 question)")."""
+    if interval(row["ci"]) == DASH and row.get("ci_note"):
+        return f"{number(row['accuracy'])} ({note_from_english(row['ci_note'])})"
+    return with_interval(row["accuracy"], row["ci"])
 
 
 def categories_section(data) -> Section:

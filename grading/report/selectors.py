@@ -163,7 +163,8 @@ def judge_figures(setting: JudgeSetting, *, bootstrap: int, seed: int, holdouts:
         summary["prompt_set_holdout"] = holdouts.get(setting.prompt_set_id, 0)
     if setting.kind in ANSWER_KINDS:
         return {**summary, "prompt_hash_short": summary["prompt_hash"][:16], "overall": None, "by_source": [],
-                "answer_check": answer_check_figures(setting), **_judge_parts(setting, seed)}
+                "answer_check": answer_check_figures(setting, bootstrap=bootstrap, seed=seed),
+                **_judge_parts(setting, seed)}
     # Intervals over whole questions (core.uncertainty), drawn with the report's seed.
     report = review.metrics_report(review.Scope(setting=setting), bootstrap=bootstrap, headline=True, seed=seed,
                                    correlations=True)
@@ -183,35 +184,48 @@ def judge_figures(setting: JudgeSetting, *, bootstrap: int, seed: int, holdouts:
     }
 
 
-def answer_check_figures(setting: JudgeSetting) -> dict:
+def answer_check_figures(setting: JudgeSetting, *, bootstrap: int = review.BOOTSTRAP_RESAMPLES, seed: int = 0) -> dict:
     """An answer-checking setting scored against the gold answer: of its current results on
-    answers whose question has a gold answer, the share it found right (accuracy, Wilson
-    interval), overall and by source; n counts decided verdicts (status ok); undecided or failed
-    ones and answers without a gold answer are counted apart (one query)."""
+    answers whose question has a gold answer, the share it found right (accuracy), overall and by
+    source; n counts decided verdicts (status ok); undecided or failed ones and answers without a
+    gold answer are counted apart (one query). Answers to one question share its gold answer, so
+    the 95% interval resamples whole questions (core.uncertainty.cluster_bootstrap, `bootstrap`
+    resamples, the report's `seed`): a Wilson interval at an accuracy of 0 or 1, none from fewer
+    than five questions (`ci_note`: "not estimable: 1 question")."""
     rows = (review.current_results(review.Scope(setting=setting))
             .annotate(has_gold=Case(When(response__question__gold_answer="", then=Value(False)), default=Value(True),
                                     output_field=BooleanField()))
-            .values("status", "score", "has_gold", "response__source").annotate(n=Count("pk")).order_by()
-            .values_list("status", "score", "has_gold", "response__source", "n"))
-    groups = defaultdict(lambda: [0, 0])
+            .values("status", "score", "has_gold", "response__source", "response__question_id")
+            .annotate(n=Count("pk")).order_by()
+            .values_list("status", "score", "has_gold", "response__source", "response__question_id", "n"))
+    groups = defaultdict(lambda: ([], []))  # key -> (question of each decided answer, 1.0 if found right)
     undecided = no_gold = 0
-    for status, score, has_gold, source, n in rows:
+    for status, score, has_gold, source, question, n in rows:
         if not has_gold:
             no_gold += n
         elif status != "ok" or score is None:
             undecided += n
         else:
             for key in ("all", source):
-                groups[key][0] += n
-                groups[key][1] += n * (score >= 0.5)
-    def entry(n, right):
-        low, high = metrics.wilson_interval(right, n)
-        return {"n": n, "correct": right, "accuracy": right / n if n else None, "ci": [low, high] if n else [None, None]}
-    n, right = groups.get("all", (0, 0))
+                groups[key][0].extend([question] * n)
+                groups[key][1].extend([float(score >= 0.5)] * n)
+
+    def entry(questions, hits):
+        n, right = len(hits), int(round(sum(hits)))
+        if not n:
+            return {"n": 0, "correct": 0, "accuracy": None, "ci": [None, None], "ci_note": "", "ci_method": None,
+                    "questions": 0}
+        interval = uncertainty.cluster_bootstrap({"correct": hits}, questions, proportions={"correct"},
+                                                 n_resamples=bootstrap, seed=seed)["correct"]
+        return {"n": n, "correct": right, "accuracy": right / n,
+                "ci": interval.bounds() if interval.estimable else [None, None], "ci_note": interval.note(),
+                "ci_method": interval.method, "questions": len(set(questions))}
     return {
         "measure": "accuracy: share of answers whose final answer the setting found equal to the gold answer",
-        "interval": "Wilson score interval, 95%",
-        **entry(n, right),
+        "interval": (f"95% cluster bootstrap of whole questions ({bootstrap} resamples, seed {seed}); Wilson score "
+                     f"interval at an accuracy of 0 or 1; none from fewer than {uncertainty.MIN_CLUSTERS} questions"),
+        "seed": seed, "resamples": bootstrap,
+        **entry(*groups.get("all", ([], []))),
         "by_source": [{"source": source, **entry(*groups[source])} for source in Response.Source.values if source in groups],
         "n_undecided": undecided, "n_without_gold_answer": no_gold,
     }
