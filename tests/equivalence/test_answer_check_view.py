@@ -249,7 +249,7 @@ def test_the_chinese_page_explains_in_chinese(client, pred, gold, decisive):
     assert _visible(html, "eq-decisive-what") == decisive
     for element in ("eq-method", "eq-mode", "eq-pred-kind", "eq-gold-kind"):
         assert _english_words(_visible(html, element)) == [], (element, _visible(html, element))
-    assert "default 模式" not in html and "默认 模式" in html
+    assert "default 模式" not in html and "默认模式" in html
     assert "金标准分" not in html  # the gold side is the gold answer (标准答案), not a score
 
 

@@ -81,5 +81,5 @@ def test_a_whole_solution_checked_in_the_chinese_interface(page, live_server, an
     assert page.inner_text("#eq-label") == "不等价"
     assert page.inner_text("#eq-explanation") == "在 a = 1 处只有第一个答案有值"
     assert page.inner_text("#eq-decisive-what") == "分界点 a = 1"
-    assert page.inner_text("#eq-pred-kind") == "分段" and "默认 模式" in page.inner_text("#eq-mode")
+    assert page.inner_text("#eq-pred-kind") == "分段" and "默认模式" in page.inner_text("#eq-mode")
     screenshot(page, "equivalence_page_chinese_branch")
