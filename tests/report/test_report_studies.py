@@ -134,6 +134,8 @@ def test_replays_are_named_by_their_prompt_set_and_answer_checks_by_accuracy():
     cas = make_stored_setting("cas", kind=JudgeSetting.Kind.CAS_FINAL_ANSWER)
     make_results(cas, answers[:10] + proofs, [1, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 1])  # 7 of 10 right, by source 6/8 and 1/2
     make_results(cas, answers[10:], [None, None], status="invalid", key_prefix="undecided")
+    ineq = make_stored_setting("ineq", kind=JudgeSetting.Kind.INEQ_FINAL_ANSWER)  # scored like CAS, against the gold answer
+    make_results(ineq, answers[:4] + proofs[:1], [1, 0, 1, 1, 1], key_prefix="ineq")  # 3 of 4 right, 1 without gold
 
     data = report.report_data(bootstrap=0)
     judges = {j["name"]: j for j in data["judges"]}
@@ -144,11 +146,15 @@ def test_replays_are_named_by_their_prompt_set_and_answer_checks_by_accuracy():
     assert (check["n"], check["correct"], check["n_undecided"], check["n_without_gold_answer"]) == (10, 7, 2, 3)
     assert check["accuracy"] == pytest.approx(0.7) and check["ci"] == [None, None]  # one question: no interval
     assert {row["source"]: (row["n"], row["correct"]) for row in check["by_source"]} == {"human": (8, 6), "synthetic": (2, 1)}
+    ineq = judges["ineq"]["answer_check"]
+    assert judges["ineq"]["overall"] is None and (ineq["n"], ineq["correct"], ineq["n_without_gold_answer"]) == (4, 3, 1)
     markdown = document.build(data, "markdown")
     assert "| replay-vf v1 | prompt set vf (VF_realmath_eval.json) |" in markdown
     assert "| replay-fewshot v1 | prompt set fewshot (realmath_eval_fewshot.json) | — | fewshot | — | — | — | 2 |" in markdown
     assert "reason-then-score" not in markdown.split("## Prompt strategies")[1].split("##")[0]
     assert f"| cas v1 | all answers | 10 | 7 | 0.700 ({check['ci_note']}) | 2 | 3 |" in markdown
     assert "| cas v1 |" not in markdown.split("## Judge versus gold")[1].split("##")[0]  # not against gold points
+    assert "| ineq v1 | all answers | 4 | 3 | 0.750 " in markdown
+    assert "| ineq v1 |" not in markdown.split("## Judge versus gold")[1].split("##")[0]
     _traced(data)
     assert Response.objects.count() == 15
