@@ -1,7 +1,8 @@
 """Issue 34: the paper's error-segment bundle read as released (fixtures/realmath_eval_full/error_segment_bundle/,
 unchanged): 278 human + 328 synthetic segments, the group from the file name or an option, the step-split files'
 steps scored by step surprisal; --limit counts segments, spread over the questions, with a file too; a transition
-without step tokens is left out (and counted), not its whole segment (issue 36, item 7)."""
+without step tokens is left out (and counted), not its whole segment (issue 36, item 7). The full release
+itself gives 261 + 299 segments, none skipped for want of full points."""
 import json
 import shutil
 from collections import Counter
@@ -134,3 +135,23 @@ def test_a_small_limit_on_the_release_takes_segments_of_several_questions(endpoi
                              limit=8, enqueue=False)
     assert run.n_items == 8 and run.selection["segments_found"] == len(everything)
     assert len(set(run.items.values_list("question_key", flat=True))) == 8
+
+
+def test_the_full_release_gives_261_human_and_299_synthetic_segments_with_no_full_points_missing(tmp_path):
+    """docs/studies.md ("On the full release"): both release files in one exam, every rubric read whole, so the
+    sub-question unit cuts 560 segments (the paper's bundle: 278 + 328) and skips none for want of full points."""
+    from annotation.importers import import_realmath
+    from annotation.models import Exam
+
+    for name in ("realmath_eval.json", "realmath_eval_llm_answer.json"):
+        path = tmp_path / name
+        shutil.copyfile(ROOT / "fixtures" / "realmath_eval_full" / name, path)
+        with path.open("rb") as stream:
+            import_realmath(stream, path.name, exam_name="RealMath-Eval")
+    exam = Exam.objects.get()
+    assert exam.questions.count() == 14
+    segments, skipped = selectors.error_segments(exam=exam.pk)
+    counts = Counter(s.subset for s in segments)
+    assert (counts["human"], counts["synthetic"], len(segments)) == (261, 299, 560)
+    assert "no full points for the sub-question" not in skipped, skipped
+    assert skipped == {"no expert points for the sub-question": 2, "sub-question not found in the text": 154}
