@@ -191,9 +191,11 @@ class Comparator:
             return yes("equation-proportional", M('the equations differ by the constant factor {ratio}', ratio=ratio))
         symbols = sorted(_free_symbols(e1) | _free_symbols(e2), key=lambda s: s.name)
         if len(symbols) == 1:
-            outcome = self.solution_sets(e1, e2, symbols[0])
+            outcome = self.solution_sets(e1, e2, symbols[0], (_is_assignment(a), _is_assignment(b)))
             if outcome is not None:
                 return outcome
+            if self.domain_set(symbols[0]) is not None:  # a witness could lie outside the stated domain
+                return self.in_domain(unknown("equation", M('could not compare the solutions in the stated domain ({domain})', domain=self.domain_text(symbols[0]))), symbols[0])
         if not a.exact or not b.exact:
             return unknown("equation", M('equations with decimals are only compared when proportional'))
         witness = self.equation_witness(e1, e2, symbols) or self.equation_witness(e2, e1, symbols)
@@ -201,22 +203,55 @@ class Comparator:
             return no("equation-witness", witness)
         return unknown("equation", M('not proportional and no point found where they differ'))
 
-    def solution_sets(self, e1, e2, symbol):
-        def solve(expr):
-            return sp.solveset(expr, symbol, sp.S.Reals)
+    def solution_sets(self, e1, e2, symbol, written=(False, False)):
+        """The real solutions of e1 = 0 and e2 = 0 compared; inside a stated domain of ``symbol``,
+        except for an assignment's values (``written``: x = 2 stays {2} whatever the domain)."""
+        within = self.domain_set(symbol)
 
-        s1 = attempt(self.budget(0.3), solve, e1)
-        s2 = attempt(self.budget(0.3), solve, e2)
-        if not isinstance(s1, sp.FiniteSet) or not isinstance(s2, sp.FiniteSet):
-            if isinstance(s1, sp.Set) and isinstance(s2, sp.Set) and s1 == s2 and not isinstance(s1, sp.ConditionSet):
-                return yes("equation-solutions", M('same solution set {s1}', s1=s1))
+        def solve(expr, as_written):
+            solved = sp.solveset(expr, symbol, sp.S.Reals)
+            if within is not None and not as_written and isinstance(solved, sp.Set):
+                return sp.Intersection(solved, within)
+            return solved
+
+        s1 = attempt(self.budget(0.3), solve, e1, written[0])
+        s2 = attempt(self.budget(0.3), solve, e2, written[1])
+        if within is not None:
+            if s1 is sp.S.EmptySet and s2 is sp.S.EmptySet:
+                return self.in_domain(unknown("equation-solutions", M('neither answer has a point in the stated domain ({domain})', domain=self.domain_text(symbol))), symbol)
+
+        def finite(found):  # inside a domain, no solution there is an empty list of solutions
+            return isinstance(found, sp.FiniteSet) or (within is not None and found is sp.S.EmptySet)
+
+        if not finite(s1) or not finite(s2):
+            if isinstance(s1, sp.Set) and isinstance(s2, sp.Set) and s1 == s2 and not isinstance(s1, (sp.ConditionSet, sp.Intersection)):
+                return self.in_domain(yes("equation-solutions", M('same solution set {s1}', s1=s1)), symbol)
             return None
         outcome = self.unordered([Answer("number", v) for v in s1.args], [Answer("number", v) for v in s2.args])
         if outcome.equivalent is True:
+            if within is not None:
+                return self.in_domain(yes("equation-solutions", M('same real solutions {set_text_s1} in the stated domain ({domain})', set_text_s1=_set_text(s1), domain=self.domain_text(symbol))), symbol)
             return yes("equation-solutions", M('same real solutions {set_text_s1}', set_text_s1=_set_text(s1)))
         if outcome.equivalent is False:
+            if within is not None:
+                return self.in_domain(no("equation-solutions", M('real solutions {set_text_s1} vs {set_text_s2} in the stated domain ({domain})', set_text_s1=_set_text(s1), set_text_s2=_set_text(s2), domain=self.domain_text(symbol))), symbol)
             return no("equation-solutions", M('real solutions {set_text_s1} vs {set_text_s2}', set_text_s1=_set_text(s1), set_text_s2=_set_text(s2)))
         return None
+
+    # --- a stated domain (issue 41) -----------------------------------------------------------------
+    def domain_set(self, symbol):
+        """The stated domain of ``symbol`` as a SymPy set, or None when the question states none."""
+        found = self.domain.get(getattr(symbol, "name", None))
+        return found.as_set() if found is not None else None
+
+    def domain_text(self, symbol):
+        return self.domain[symbol.name].describe(symbol.name)
+
+    def in_domain(self, outcome, symbol):
+        """``outcome`` decided inside the stated domain of ``symbol``: the decisive part names it."""
+        if self.domain_set(symbol) is not None:
+            outcome.decisive = M('domain {domains_describe_domain}', domains_describe_domain=self.domain_text(symbol))
+        return outcome
 
     def equation_witness(self, e1, e2, symbols):
         """A real point on e1 = 0 where e2 != 0 proves the equations differ."""
@@ -466,9 +501,28 @@ class Comparator:
             if (s1 is None and why1 == "kind") or (s2 is None and why2 == "kind"):
                 return no("kind", M('{a_kind_name} vs {b_kind_name}', a_kind_name=a.kind_name, b_kind_name=b.kind_name))
             return unknown("set", why1 or why2)
-        unknowns_a, unknowns_b = _unknowns(a), _unknowns(b)
+        unknowns_a, unknowns_b = _unknowns(a) or _builder_variable(a), _unknowns(b) or _builder_variable(b)
         if unknowns_a and unknowns_b and unknowns_a != unknowns_b:
             return unknown("set", M('the answers are about different unknowns ({names_unknowns_a} vs {names_unknowns_b})', names_unknowns_a=_names(unknowns_a), names_unknowns_b=_names(unknowns_b)))
+        named = unknowns_a | unknowns_b
+        if len(named) == 1 and self.domain_set(next(iter(named))) is not None:
+            # A stated domain (x > 0): the solutions of a condition (equation, inequality, interval,
+            # set-builder) are those inside it; values written out (x = ±2, {2, -2}) stay as written,
+            # so a value outside the domain that an answer did not reject still counts.
+            symbol = next(iter(named))
+            within = self.domain_set(symbol)
+            given = (s1, s2)
+            if not _values_written(a):
+                s1 = attempt(self.budget(0.2), sp.Intersection, s1, within)
+            if not _values_written(b):
+                s2 = attempt(self.budget(0.2), sp.Intersection, s2, within)
+            if s1 is None or s2 is None:
+                return unknown("set", M('could not intersect the answers with the stated domain ({domain}) in time', domain=self.domain_text(symbol)))
+            if s1 is sp.S.EmptySet and s2 is sp.S.EmptySet and given[0] != given[1]:
+                return self.in_domain(unknown("set", M('neither answer has a point in the stated domain ({domain})', domain=self.domain_text(symbol))), symbol)
+            outcome = self.set_equality(s1, s2)
+            outcome = Outcome(outcome.equivalent, outcome.method, M('{outcome_explanation}, in the stated domain ({domain})', outcome_explanation=outcome.explanation, domain=self.domain_text(symbol)))
+            return self.in_domain(outcome, symbol)
         return self.set_equality(s1, s2)
 
     def as_set(self, answer):
@@ -557,6 +611,11 @@ class Comparator:
     def set_equality(self, s1, s2):
         if s1 == s2:
             return yes("set", M('same set {set_text_s1}', set_text_s1=_set_text(s1)))
+        if isinstance(s1, (sp.Range, sp.FiniteSet)) and isinstance(s2, (sp.Range, sp.FiniteSet)) and (
+                isinstance(s1, sp.Range) or isinstance(s2, sp.Range)):
+            witness = _integer_witness(s1, s2)
+            if witness is not None:
+                return no("set", M('{set_text_s1} vs {set_text_s2} ({where} {set_text_differ})', set_text_s1=_set_text(s1), set_text_s2=_set_text(s2), where=M("they differ at least on"), set_text_differ=_set_text(sp.FiniteSet(witness))))
         if isinstance(s1, sp.FiniteSet) and isinstance(s2, sp.FiniteSet):
             outcome = self.unordered([Answer("number", v) for v in s1.args], [Answer("number", v) for v in s2.args])
             return Outcome(outcome.equivalent, "set", M('{set_text_s1} vs {set_text_s2}: {outcome_explanation}', set_text_s1=_set_text(s1), set_text_s2=_set_text(s2), outcome_explanation=outcome.explanation))
@@ -743,6 +802,37 @@ def _unknowns(answer):
             return {answer.head} if isinstance(answer.head, sp.Symbol) else set()
         if answer.value is not None:
             return _free_symbols(answer.value[0] - answer.value[1])
+    return set()
+
+
+def _integer_witness(s1, s2):
+    """An integer in one of two sets of integers (a ``Range`` of a stated domain, or finite) and
+    not the other: one of the end points where they differ, or None."""
+    candidates = []
+    for value in (s1, s2):
+        for end in (value.inf, value.sup):
+            if end.is_finite:
+                candidates += [end, end - 1, end + 1]
+    for candidate in candidates:
+        if candidate.is_integer and (candidate in s1) != (candidate in s2):
+            return candidate
+    return None
+
+
+def _is_assignment(answer):
+    return answer.kind == "equation" and answer.head is not None and answer.rhs is not None
+
+
+def _values_written(answer):
+    """An answer that lists its values (2, x = ±2, {2, -2}) rather than stating a condition."""
+    return answer.kind in ("number", "list", "set_literal") or _is_assignment(answer)
+
+
+def _builder_variable(answer):
+    """{x} for a set-builder ``\\{x \\mid ...\\}``, else the empty set."""
+    value = answer.value if answer.kind == "set" else None
+    if isinstance(value, tuple) and value and value[0] == "builder" and isinstance(value[1], sp.Symbol):
+        return {value[1]}
     return set()
 
 

@@ -88,6 +88,14 @@ def set_text(value):
         return f"{set_text(value.args[0])} \\ {set_text(value.args[1])}"
     if isinstance(value, sp.FiniteSet):
         return "{" + ", ".join(text_of(item) for item in value.args) + "}"
+    if isinstance(value, sp.Range) and value.step == 1:  # integers of a stated domain
+        if value.size.is_finite and value.size <= 6:
+            return "{" + ", ".join(text_of(item) for item in value) + "}"
+        if value.inf.is_finite:
+            return "{" + ", ".join(text_of(value.inf + i) for i in range(3)) + ", ...}"
+        if value.sup.is_finite:
+            return "{..., " + ", ".join(text_of(value.sup - i) for i in (2, 1, 0)) + "}"
+        return "\u2124"
     return text_of(value)
 
 

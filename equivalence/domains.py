@@ -7,9 +7,14 @@ at n = -2/3. Without a stated domain, a difference found only where an index let
 not a positive integer is *undecided*, and the verdict says that the domain decides.
 
 Conditions read: ``n \\ge 2``, ``x > 0``, ``2 \\le n \\le 10``, ``0 < x < 1``, ``n \\in \\mathbb{N}^*``
-(also ``\\mathbb{N}_+``, ``\\mathbb{Z}``, ``\\mathbb{R}``), joined by commas, 且 or "and". Bounds
-must be numbers; anything else is a :class:`DomainError` (the check is then undecided, never run
-on a domain it misread).
+(also ``ℕ*``, ``N*``, ``\\mathbb{N}^{*}``, ``\\mathbb{N}_+``, ``\\mathbb{N}^{+}``; ``\\mathbb{N}`` / ``ℕ`` is
+0, 1, 2, ...; ``\\mathbb{Z}``, ``\\mathbb{R}``, ``\\mathbb{R}^+``), an interval after ``\\in``
+(``x \\in (0, +\\infty)``, ``x \\in [1, 3)``), and in words: ``n 为正整数`` / ``为整数`` / ``为自然数`` /
+``为实数`` / ``为正数``, ``n is a positive integer`` / ``an integer`` / ``a natural number`` (0, 1, 2, ...) /
+``a real number`` / ``positive``. Conditions are joined by commas, semicolons, 且 or "and" at the
+top level (the comma inside ``(0, 1)`` is the interval's); "or" is not read (a domain is one
+condition per letter). Bounds must be numbers; anything else is a :class:`DomainError` (the check
+is then undecided, never run on a domain it misread).
 """
 import re
 from dataclasses import dataclass
@@ -53,6 +58,13 @@ class Range:
         return joined(", ", parts) or M("{name} real", name=name)
 
 
+    def as_set(self):
+        """The range as a SymPy set of reals (integers: a ``Range``)."""
+        interval = sp.Interval(self.low if self.low is not None else -sp.oo, self.high if self.high is not None else sp.oo,
+                               self.low_open, self.high_open)
+        return sp.Intersection(interval, sp.S.Integers) if self.integer else interval
+
+
 POSITIVE_INTEGERS = Range(low=sp.Integer(1), integer=True)
 MAX_DOMAIN_CHARS = 300
 
@@ -64,8 +76,13 @@ def parse_domain(text):
     if len(text) > MAX_DOMAIN_CHARS:
         raise DomainError(M('longer than {MAX_DOMAIN_CHARS} characters', MAX_DOMAIN_CHARS=MAX_DOMAIN_CHARS))
     from .parser import ParseError, Relation, parse_answer  # lazy: SymPy's parser
+    from .reading import _top_level_items  # lazy: the reading imports this module
 
-    pieces = [piece for piece in re.split(r"[,;，；]|且|(?i:\band\b)", text) if piece.strip()]
+    text = _spelled_out(text)
+    items = _top_level_items(text)
+    if any(joiner == "or" for _, _, joiner in items):
+        raise DomainError(M('a domain joined by «or» is not read'))
+    pieces = [text[start:end] for start, end, _ in items if text[start:end].strip()]
     found = {}
     for piece in pieces:
         try:
@@ -79,6 +96,47 @@ def parse_domain(text):
     return found
 
 
+# ℕ*, N*, \mathbb{N}^{*}, \mathbf{N}_{+}, ... (positive integers) as the parser reads them.
+_POSITIVE_NATURALS = re.compile(
+    r"(?:ℕ|\\mathbb\s*\{\s*N\s*\}|\\mathbb\s*N|\\mathbf\s*\{\s*N\s*\}|\\mathbf\s*N|(?<![A-Za-z\\])N(?![A-Za-z]))"
+    r"\s*(?:\^\s*\{\s*[*+]\s*\}|_\s*\{\s*[*+]\s*\}|\^\s*[*+]|_\s*[*+]|\*|\+(?!\s*[\d\\(]))"
+)
+_LETTER = r"(?P<name>[A-Za-z](?:_\{?\w+\}?)?)"
+# "n 为正整数", "n is a positive integer": {name} is replaced by the letter.
+_WORDS = [
+    (re.compile(_LETTER + r"\s*(?:为|是|取)\s*(?:任意)?正整数$"), "{name} \\in \\mathbb{N}^*"),
+    (re.compile(_LETTER + r"\s*(?:为|是|取)\s*(?:任意)?自然数$"), "{name} \\in \\mathbb{N}"),
+    (re.compile(_LETTER + r"\s*(?:为|是|取)\s*(?:任意)?整数$"), "{name} \\in \\mathbb{Z}"),
+    (re.compile(_LETTER + r"\s*(?:为|是)\s*(?:任意)?实数$"), "{name} \\in \\mathbb{R}"),
+    (re.compile(_LETTER + r"\s*(?:为|是)\s*正(?:实)?数$"), "{name} > 0"),
+    (re.compile(_LETTER + r"\s+(?i:is\s+a\s+positive\s+integer)$"), "{name} \\in \\mathbb{N}^*"),
+    (re.compile(_LETTER + r"\s+(?i:is\s+a\s+natural\s+number)$"), "{name} \\in \\mathbb{N}"),
+    (re.compile(_LETTER + r"\s+(?i:is\s+an\s+integer)$"), "{name} \\in \\mathbb{Z}"),
+    (re.compile(_LETTER + r"\s+(?i:is\s+(?:a\s+)?real(?:\s+number)?)$"), "{name} \\in \\mathbb{R}"),
+    (re.compile(_LETTER + r"\s+(?i:is\s+(?:a\s+)?positive(?:\s+real)?(?:\s+number)?)$"), "{name} > 0"),
+]
+
+
+def _spelled_out(text):
+    """The domain with its spellings made the parser's: ℕ* is ``\\mathbb{N}^*``, 且 / ； are commas,
+    each condition in words a condition in symbols."""
+    text = text.strip().replace("，", ",").replace("；", ";").replace("且", ",").replace("∈", " \\in ")
+    text = re.sub(r"(?i)\s+and\s+", ", ", text)
+    text = _POSITIVE_NATURALS.sub(lambda m: "\\mathbb{N}^*", text)
+    text = re.sub(r"ℕ", r"\\mathbb{N}", text)
+    text = re.sub(r"(?<![A-Za-z\\{])N(?=\s*$|\s*[,;])", r"\\mathbb{N}", text)  # "n ∈ N"
+    pieces = []
+    for piece in re.split(r"([,;])", text):
+        bare = piece.strip().rstrip(".。")
+        for pattern, replacement in _WORDS:
+            match = pattern.match(bare)
+            if match:
+                piece = replacement.replace("{name}", match.group("name"))
+                break
+        pieces.append(piece)
+    return "".join(pieces)
+
+
 _SETS = {"Naturals": Range(low=sp.Integer(1), integer=True), "Naturals0": Range(low=sp.Integer(0), integer=True),
          "Integers": Range(integer=True), "Reals": Range()}
 
@@ -90,8 +148,12 @@ def _condition(relation):
         key = type(value).__name__
         if key in _SETS:
             return operands[0].name, _SETS[key]
-        if isinstance(value, sp.Interval) and value.start == 0 and value.end == sp.oo:
-            return operands[0].name, Range(low=sp.Integer(0), low_open=True)
+        if isinstance(value, sp.Interval):
+            return operands[0].name, _interval_range(value.start, value.end, value.left_open, value.right_open)
+        items, left, right = (getattr(operands[1], name, None) for name in ("items", "left", "right"))
+        if items is not None and len(items) == 2 and left in ("(", "[") and right in (")", "]"):
+            # x \in (0, +\infty), x \in [1, 3): an interval (the parser keeps the brackets)
+            return operands[0].name, _interval_range(items[0], items[1], operands[1].left == "(", operands[1].right == ")")
         raise DomainError(M('an unknown set'))
     symbols = [item for item in operands if isinstance(item, sp.Symbol)]
     if len(symbols) != 1 or any(op not in ("<", "<=", ">", ">=") for op in ops):
@@ -112,6 +174,24 @@ def _condition(relation):
         else:
             result = _merge(result, Range(low=bound, low_open=strict))
     return name, result
+
+
+def _interval_range(start, end, left_open, right_open):
+    for bound in (start, end):
+        if not getattr(bound, "is_number", False) or not (bound.is_real or bound in (sp.oo, -sp.oo)):
+            raise DomainError(M('a bound must be a number'))
+    if not start < end:
+        raise DomainError(M('an empty interval'))
+    return Range(low=None if start == -sp.oo else sp.nsimplify(start), high=None if end == sp.oo else sp.nsimplify(end),
+                 low_open=bool(left_open) and start != -sp.oo, high_open=bool(right_open) and end != sp.oo)
+
+
+def merged(first, second):
+    """Two domains as one: each letter's conditions together."""
+    found = dict(first)
+    for name, update in second.items():
+        found[name] = _merge(found.get(name, Range()), update)
+    return found
 
 
 def _merge(a, b):

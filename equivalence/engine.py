@@ -124,9 +124,21 @@ def _judge_into(result, pred, gold, mode, deadline, domain=""):
         answers["pred"], note = converted
     try:
         stated = domains.parse_domain(domain)
+        written = {name: domains.parse_domain(readings[name].domain) for name in ("pred", "gold") if readings[name].domain}
     except domains.DomainError as exc:
         _undecided(result, "domain", M('could not read the domain ({exc})', exc=exc))
         return
+    if len(written) == 2 and written["pred"] != written["gold"]:
+        _undecided(result, "domain", M('the answers state different domains ({first} vs {second})',
+                                       first=domains.describe(written["pred"]), second=domains.describe(written["gold"])))
+        result["decisive"] = M('domain {domains_describe_domain}', domains_describe_domain=domains.describe(written["gold"]))
+        return
+    for name, found in written.items():
+        stated = domains.merged(stated, found)
+        if not (name == "gold" and "pred" in written):  # the same domain on both sides is said once
+            readings["pred"].notes.append(
+                M('the predicted answer states the domain {domain}', domain=domains.describe(found)) if name == "pred"
+                else M('the gold answer states the domain {domain}', domain=domains.describe(found)))
     comparator = Comparator(mode, deadline, stated)
     outcome = comparator.compare(answers["pred"], answers["gold"])
     decisive = outcome.decisive
