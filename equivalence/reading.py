@@ -38,6 +38,7 @@ class Reading:
     branches: list = None  # [(condition text or None, value text)]
     head: str = ""  # "a_n", "f(x)", "y" before "= \\begin{cases}"
     named: list = None  # [("AB", "3"), ("BC", "4")] for "AB = 3, BC = 4" (the text is then "(3, 4)")
+    domain: str = ""  # "n \\ge 2" for "C = \\frac{n}{n-1}, n \\ge 2": a domain the answer states (issue 41)
 
 
 def read(text):
@@ -53,6 +54,9 @@ def read(text):
         return Reading(normal, notes, branches=branches, head=head)
     normal = drop_rejected(normal, notes)
     normal = notations(normal, notes)
+    normal, domain = answer_domain(normal)
+    if domain:
+        return _with_domain(read(normal), domain, notes)
     normal = statement_subject(normal)
     counted = count_answer(normal)
     if counted is not None:
@@ -68,6 +72,90 @@ def read(text):
         notes.append(M('{join_names} read in the order written', join_names=', '.join(names)))
         return Reading("(" + ", ".join(values) + ")", notes, named=list(zip(names, values)))
     return Reading(prose_prefix(normal), notes)
+
+
+def _with_domain(reading, domain, notes):
+    reading.domain = domain
+    reading.notes[:0] = [note for note in notes if note not in reading.notes]
+    return reading
+
+
+# --- a domain written with the answer (issue 41) -----------------------------------------------------
+
+# A condition on one letter: an inequality or a membership, in symbols or in words.
+_CONDITION_MARK = re.compile(r"\\(?:ge|le|geq|leq|in|gt|lt)(?![A-Za-z])|[<>≤≥∈]|为正整数|为整数|为自然数|(?i:\bis\s+an?\s+(?:positive\s+)?integer)")
+_DOMAIN_LEAD = re.compile(r"^\s*(?:其中|这里|(?:\\text\s*\{\s*)?(?i:where|with|here)(?:\s*\})?)\s*,?\s*")
+_RELATION_AT_TOP = re.compile(r"\\(?:ge|le|geq|leq|in|gt|lt|ne|neq)(?![A-Za-z])|[<>≤≥∈≠]|或|(?i:\bor\b)")
+_ASSIGNED = re.compile(r"^\s*(?P<head>[A-Za-z](?:_\{?\w+\}?)?(?:\s*\([^()]*\))?)\s*=(?!=)")
+_INTEGER_SET = re.compile(r"\\mathbb\s*\{?\s*Z|\\mathbf\s*\{?\s*Z|ℤ|\\Z(?![A-Za-z])|(?<![A-Za-z\\])Z(?![A-Za-z])|为整数|(?i:an\s+integer)")
+
+
+def answer_domain(text):
+    """(the answer, the domain it states) for "C = \\frac{n}{n-1}, n \\ge 2", "a_n = 2n - 1 (n \\in
+    \\mathbb{N}^*)", "S = p + 1, 其中 p \\in \\mathbb{N}^*"; (text, "") when it states none.
+
+    Only a condition (an inequality or a membership, not ``= ``) on a letter the rest uses, after an
+    expression or equation, is a domain: "x = 1, y = 2", "x = 1, x \\ge 2" (x is the assigned
+    unknown), "x > 1, x < 3", intervals and lists are answers. ``k \\in \\mathbb{Z}`` is left to the
+    declarations of solution families.
+    """
+    stripped = text.strip().rstrip(".。").rstrip()
+    rest, condition = _trailing_parenthesis(stripped)
+    if not condition:
+        rest, condition = _trailing_items(stripped)
+    if not condition:
+        return text, ""
+    condition = _DOMAIN_LEAD.sub("", condition).strip()
+    rest = re.sub(r"(?:[,;]\s*)?(?:其中|这里|(?:\\text\s*\{\s*)?(?i:where|with)(?:\s*\})?)\s*$", "", rest.strip()).rstrip(" ,;")
+    if not rest or not condition or not _CONDITION_MARK.search(condition) or _INTEGER_SET.search(condition):
+        return text, ""
+    depths = _depths(rest)
+    if any(depths[m.start()] == 0 for m in _RELATION_AT_TOP.finditer(rest)) or len(_top_level_items(rest)) != 1:
+        return text, ""  # the rest must be one expression or equation, not a condition or a list
+    from .domains import DomainError, parse_domain  # lazy: SymPy's parser
+
+    try:
+        letters = parse_domain(condition)
+    except DomainError:
+        return text, ""
+    assigned = _ASSIGNED.match(rest)
+    for name in letters:
+        if assigned and assigned.group("head").strip() == name:
+            return text, ""  # "x = 1, x \\ge 2": a second answer about x, not a domain
+        if not re.search(r"(?<![A-Za-z\\])" + re.escape(name) + r"(?![A-Za-z])", rest):
+            return text, ""
+    return rest, condition
+
+
+def _trailing_parenthesis(text):
+    """("C = ...", "n \\ge 2") for "C = ... (n \\ge 2)"."""
+    if not text.endswith(")"):
+        return text, ""
+    depth = 0
+    for index in range(len(text) - 1, -1, -1):
+        char = text[index]
+        if char in _CLOSE:
+            depth += 1
+        elif char in _OPEN:
+            depth -= 1
+            if depth == 0:
+                if char != "(" or index == 0 or text[index - 1] == "\\":
+                    return text, ""
+                return text[:index], text[index + 1:-1]
+    return text, ""
+
+
+def _trailing_items(text):
+    """("C = ...", "n \\ge 2, n \\in \\mathbb{N}^*") for comma-separated conditions after the answer."""
+    items = _top_level_items(text)
+    if len(items) < 2 or any(joiner == "or" for _, _, joiner in items[1:]):
+        return text, ""
+    first = len(items)
+    while first > 1 and _CONDITION_MARK.search(text[items[first - 1][0]:items[first - 1][1]]):
+        first -= 1
+    if first == len(items):
+        return text, ""
+    return text[:items[first][0]].rstrip(" ,;"), text[items[first][0]:]
 
 
 # --- reasoning tails ---------------------------------------------------------------------------
@@ -384,6 +472,12 @@ _RELATION_IN = re.compile(r"\\(?:le|ge|ne|in)(?![a-zA-Z])|[<>=]")
 _PAREN_CONDITION = re.compile(r"^(?P<value>.+?)\s*\(\s*(?P<cond>[^()]+)\)\s*$", re.S)
 _CJK_BRANCH = re.compile(r"^\s*(?:(?:当|若|如果)\s*)?(?P<cond>[^时]+?)\s*时\s*,?\s*(?P<value>.+?)\s*$", re.S)
 _EN_BRANCH = re.compile(r"^\s*(?i:when|if|for)\s+(?P<cond>[^,]+?)\s*(?:,|:|\bthen\b)\s*(?P<value>.+?)\s*$", re.S)
+# "decreasing for a < 0", "f is increasing when a > 1" (issue 41): a claim about f under a condition,
+# read as the branch "when a < 0: decreasing" (like "a<0 时单调递减"), never as a label of the value.
+_EN_CLAIM_BRANCH = re.compile(
+    r"^\s*(?i:(?:(?:the\s+function\s+)?(?:[a-zA-Z](?:\s*\(\s*x\s*\))?|it|the\s+function)\s+(?:is\s+)?)?(?:(?:monotonically|strictly)\s+)?)"
+    r"(?P<value>(?i:increasing|decreasing|increases|decreases)(?:\s+(?i:on)\s+.+?)?)\s+"
+    r"(?i:for|when|whenever|if|provided(?:\s+that)?)\s+(?P<cond>.+?)\s*$", re.S)
 MAX_BRANCHES = 12
 
 
@@ -405,7 +499,8 @@ def piecewise(text):
         head = (match.group("head") or "").rstrip("=").strip()
         return (head, branches) if 1 <= len(branches) <= MAX_BRANCHES else None
     head, body = _split_head(text)
-    for splitter, pattern in ((_branch_items, _PAREN_CONDITION), (_sentence_items, _CJK_BRANCH), (_sentence_items, _EN_BRANCH)):
+    for splitter, pattern in ((_branch_items, _PAREN_CONDITION), (_sentence_items, _CJK_BRANCH), (_sentence_items, _EN_BRANCH),
+                              (_sentence_items, _EN_CLAIM_BRANCH)):
         items = splitter(body)
         if not items or len(items) > MAX_BRANCHES:
             continue
@@ -415,7 +510,10 @@ def piecewise(text):
             if not found or not _RELATION_IN.search(found.group("cond")):
                 branches = None
                 break
-            branches.append((_condition(found.group("cond")), found.group("value").strip().rstrip(",;")))
+            value = found.group("value").strip().rstrip(",;")
+            if pattern is _EN_CLAIM_BRANCH:  # "increases" says "increasing"
+                value = re.sub(r"(?i)^(in|de)creases\b", lambda m: m.group(1).lower() + "creasing", value)
+            branches.append((_condition(found.group("cond")), value))
         if branches and (len(branches) >= 2 or pattern is not _PAREN_CONDITION):
             return head, branches
     return None
