@@ -328,6 +328,18 @@ TEMPLATES = (
     N("Math-Verify did not answer within {timeout} s (its process was stopped)"),
     N("Math-Verify ran out of memory"),
     N("the word {word} read as the percent sign"),
+    # issue 41, the audit: domains in the answer, comparisons inside a domain
+    N("a domain joined by «or» is not read"),
+    N("an empty interval"),
+    N("same real solutions {set_text_s1} in the stated domain ({domain})"),
+    N("real solutions {set_text_s1} vs {set_text_s2} in the stated domain ({domain})"),
+    N("could not intersect the answers with the stated domain ({domain}) in time"),
+    N("neither answer has a point in the stated domain ({domain})"),
+    N("{outcome_explanation}, in the stated domain ({domain})"),
+    N("could not compare the solutions in the stated domain ({domain})"),
+    N("the answers state different domains ({first} vs {second})"),
+    N("the predicted answer states the domain {domain}"),
+    N("the gold answer states the domain {domain}"),
 )
 _KNOWN = frozenset(TEMPLATES)
 _JOINED = re.compile(r"^(?:\{i\d+\}|[^{}A-Za-z])*$")  # a list joined by equivalence.messages.joined
