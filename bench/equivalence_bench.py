@@ -14,7 +14,9 @@ but not), false negatives (called different but equivalent), undecided, and the 
   undecided.
 - string: equal after removing ``$`` and whitespace.
 
-Undecided counts against accuracy but is neither a false positive nor a false negative.
+Undecided counts against accuracy but is neither a false positive nor a false negative, except
+for a pair labelled ``"undecided"`` (a one-sided claim: undecided is the right verdict), where it
+is correct, "equivalent" a false positive and "not equivalent" a false negative.
 A case may state a ``domain`` (issue 41): ours is told it, Math-Verify has no such input.
 Whole solutions (up to 20,000 characters) are passed as they are to both: ours extracts the
 final answer itself (the time per check includes the extraction), Math-Verify's ``parse`` does
@@ -23,8 +25,9 @@ its own extraction.
     .venv/bin/python bench/equivalence_bench.py [--cases FILE[,FILE...]] [--issue41] [--workers 1] [--timeout 2]
                                                 [--categories a,b] [--smoke]
 
-``--issue41`` runs the forms of issue 41: the held-out set tests/equivalence/heldout_solutions.jsonl
-(written before tuning) and the issue-41 categories of the case set, each reported separately.
+``--issue41`` runs the forms of issue 41: the held-out sets tests/equivalence/heldout_solutions.jsonl
+and heldout_domains.jsonl (each written before tuning) and the issue-41 categories of the case set,
+each reported separately.
 """
 import argparse
 import os
@@ -39,9 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _setup import print_table, smoke_argument  # noqa: E402
 
-from tests.equivalence.cases import CASES_PATH, accuracy, load_cases, score  # noqa: E402
+from tests.equivalence.cases import CASES_PATH, UNDECIDED, accuracy, load_cases, score  # noqa: E402
 
 HELDOUT_41 = CASES_PATH.with_name("heldout_solutions.jsonl")
+HELDOUT_41_DOMAINS = CASES_PATH.with_name("heldout_domains.jsonl")  # the audit of issue 41
 ISSUE_41 = {"solutions", "notations", "zh-conclusions", "meaning-guard", "domains"}
 
 
@@ -124,8 +128,9 @@ def main():
     load_at_start = _load()
     if args.issue41:
         cases = [dict(case, category="heldout-" + case["category"]) for case in load_cases(HELDOUT_41)]
+        cases += [dict(case, category="heldout-audit-" + case["category"]) for case in load_cases(HELDOUT_41_DOMAINS)]
         cases += [case for case in load_cases(CASES_PATH) if case["category"] in ISSUE_41]
-        args.cases = f"{HELDOUT_41.name} + the issue-41 categories of {CASES_PATH.name}"
+        args.cases = f"{HELDOUT_41.name} + {HELDOUT_41_DOMAINS.name} + the issue-41 categories of {CASES_PATH.name}"
     else:
         cases = [case for path in args.cases.split(",") for case in load_cases(path)]
     if args.smoke:  # a spread of the cases, every category's first ones
@@ -134,7 +139,8 @@ def main():
         wanted = {name.strip() for name in args.categories.split(",") if name.strip()}
         cases = [case for case in cases if case["category"] in wanted]
     print(f"{len(cases)} labelled pairs from {args.cases} "
-          f"({sum(c['label'] for c in cases)} equivalent, {sum(not c['label'] for c in cases)} not)")
+          f"({sum(c['label'] is True for c in cases)} equivalent, {sum(c['label'] is False for c in cases)} not, "
+          f"{sum(c['label'] == UNDECIDED for c in cases)} undecided by design)")
 
     systems = {
         "ours": run_ours(cases, args.workers, args.timeout),
@@ -190,7 +196,7 @@ def print_disagreements(cases, ours, peer):
     """Where the two checkers both decide and differ, and which one the label agrees with."""
     rows = {}
     for case, a, b in zip(cases, ours, peer):
-        if a is None or b is None or a == b:
+        if a is None or b is None or a == b or case["label"] == UNDECIDED:
             continue
         bucket = rows.setdefault(case["category"], [0, 0])
         bucket[0 if a == case["label"] else 1] += 1
