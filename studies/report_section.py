@@ -117,10 +117,19 @@ def geometry_figures(geometry_run: GeometryRun | None = None, surprisal_run: Geo
             "run": results.get("run", run.pk), "label": results.get("label"), "model": results.get("model"),
             "endpoint": (results.get("endpoint") or {}).get("base_url"), "selection": results.get("selection"),
             "seed": (results.get("params") or {}).get("seed"), "groups": groups,
-            "human_vs_synthetic": results.get("human_vs_synthetic"),
-            "human_vs_probe_derived": results.get("human_vs_probe_derived"),
+            "human_vs_synthetic": _with_p_text(results.get("human_vs_synthetic")),
+            "human_vs_probe_derived": _with_p_text(results.get("human_vs_probe_derived")),
         }
     return out
+
+
+def _with_p_text(tests):
+    """The permutation tests of a run, each with its p as printed (`p_text`: "< 0.0001" at the
+    test's resolution, never "0.000"), so that the printed bound is a value of the appendix."""
+    if not tests:
+        return tests
+    return {measure: {**test, "p_text": p_value(test.get("p"), test.get("resolution"))} if isinstance(test, dict) else test
+            for measure, test in tests.items()}
 
 
 STYLE_GROUPS = ("all", "human", "synthetic")
@@ -305,11 +314,11 @@ def geometry_section(data) -> Section | None:
         test = (geometry.get("human_vs_synthetic") or {}).get("dispersion")
         if test:
             blocks.append(gettext("Dispersion, human minus synthetic: %(difference)s (permutation test, p = %(p)s).")
-                          % {"difference": number(test["difference"]), "p": number(test["p"])})
+                          % {"difference": number(test["difference"]), "p": p_value(test["p"], test.get("resolution"))})
         test = (geometry.get("human_vs_probe_derived") or {}).get("dispersion")
         if test:
             blocks.append(gettext("Dispersion, human minus probe-derived: %(difference)s (permutation test, p = %(p)s).")
-                          % {"difference": number(test["difference"]), "p": number(test["p"])})
+                          % {"difference": number(test["difference"]), "p": p_value(test["p"], test.get("resolution"))})
     if not surprisal:
         blocks.append(gettext("Step surprisal: not run (no analysed run)."))
     else:

@@ -29,7 +29,8 @@ def test_section_appears_once_a_geometry_run_is_analysed():
     assert "## Error geometry and step surprisal" in text and "lexical baseline, not semantic" in text
     human = figures["groups"]["human"]
     assert document.with_interval(human["dispersion"], human["dispersion_ci"]) in text
-    assert document.number(figures["human_vs_synthetic"]["dispersion"]["p"]) in text
+    test = figures["human_vs_synthetic"]["dispersion"]
+    assert test["p_text"] == document.p_value(test["p"], test["resolution"]) and f"p = {test['p_text']})" in text
     assert "\\section*{Error geometry and step surprisal}" in document.build(data, "latex")
 
 
@@ -46,7 +47,7 @@ def test_probe_derived_group_and_its_test_in_the_report():
     text = document.build(data, "markdown")
     assert "| probe-derived |" in text
     assert (f"Dispersion, human minus probe-derived: {document.number(test['difference'])} "
-            f"(permutation test, p = {document.number(test['p'])})") in text
+            f"(permutation test, p = {test['p_text']})") in text
 
 
 def _analysed_run(tag):

@@ -12,6 +12,7 @@ the Celery workers and the command follows it to the end.
 """
 from django.core.management.base import BaseCommand
 
+from core import uncertainty
 from studies.geometry.models import GeometryRun
 
 from ._geometry import add_common_arguments, endpoint_of, finish, fmt, start
@@ -50,7 +51,15 @@ def table(results, out):
         out.write(f"{name:10} {group['n']:>5} {fmt(group['dispersion'], group['dispersion_ci']):28} "
                   f"{fmt(group['total_variance']):>9} {fmt(group['top10_share']):>7} {fmt(group.get('clusters')):>8} "
                   f"{fmt(group.get('noise_share')):>6} {fmt(group.get('silhouette')):>10} "
-                  f"{fmt((group.get('gmm') or {}).get('best_k')):>6}")
+                  f"{_best_k(group.get('gmm') or {}):>6}")
+    if any((group.get("gmm") or {}).get("at_edge") for group in results["groups"].values()):
+        out.write("* GMM best k at the edge of its sweep (the largest k tried): the BIC found no minimum")
     test = (results.get("human_vs_synthetic") or {}).get("dispersion")
     if test:
-        out.write(f"dispersion human - synthetic: {fmt(test['difference'])}, permutation p = {fmt(test['p'])}")
+        out.write(f"dispersion human - synthetic: {fmt(test['difference'])}, "
+                  f"permutation p = {uncertainty.format_p(test['p'], test.get('resolution'))}")
+
+
+def _best_k(gmm) -> str:
+    """The GMM's best k, starred when it is the largest k of the sweep (`at_edge`)."""
+    return fmt(gmm.get("best_k")) + ("*" if gmm.get("at_edge") else "")
