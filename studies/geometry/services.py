@@ -812,9 +812,14 @@ DEFINITIONS_GEOMETRY = {
     "clusters": "HDBSCAN(min_cluster_size 5, min_samples 3) clusters on UMAP(n_neighbors 15, 10 components, min_dist 0, cosine, seeded)",
     "noise_share": "share of the group's segments HDBSCAN leaves unclustered",
     "silhouette": "mean cosine silhouette of the clustered segments (HDBSCAN labels, normalised vectors); null below two clusters",
-    "gmm": "BIC of diagonal-covariance Gaussian mixtures on the first 50 principal components, k = 2..30 (k below n); best_k has the lowest BIC",
+    "gmm": "BIC of diagonal-covariance Gaussian mixtures on the first 50 principal components, k = 2..min(30, n // 10) "
+           "(at least 10 segments per component); best_k has the lowest BIC; at_edge when best_k is the largest k "
+           "tried (the sweep found no minimum)",
     "heatmap": "pairwise cosine distances in Ward-linkage leaf order (a seeded sample of at most 160 segments)",
-    "ci": "95% percentile bootstrap, whole questions resampled with replacement (1,000 resamples by default)",
+    "ci": "95% intervals over whole questions: dispersion by a percentile cluster bootstrap (questions resampled with "
+          "replacement, 1,000 resamples by default); total variance and top-10 share by a delete-one-question "
+          "jackknife (a bootstrap's duplicated rows bias them down), a t interval that contains the estimate; none "
+          "from fewer than 5 questions",
     "human_vs_synthetic": "two-sided permutation test of mean dispersion, human minus synthetic: group labels shuffled, neighbours found again within each shuffled group",
     "human_vs_probe_derived": "the same test, human minus probe-derived (the errors sensitivity probes put into answers)",
 }
@@ -823,7 +828,8 @@ DEFINITIONS_SURPRISAL = {
     "surprisal": "mean of -log p (nats) over the tokens of step k+1 given the prompt before it (echoed prompt log-probabilities)",
     "ll": "logical likelihood: the highest probability, at the context's last position, among the tokens of step k+1",
     "ll_lower_bound": "transitions where no token of the step was in the endpoint's top-k at that position: ll is then the probability of the step's first token, a lower bound",
-    "ci": "95% percentile bootstrap, whole questions resampled with replacement",
+    "ci": "95% percentile cluster bootstrap of surprisal and LL (means and medians), whole questions resampled "
+          "with replacement; none from fewer than 5 questions",
     "splitter": "segments by splitter: rule (the rule-based split), llm (the model's steps, which reproduce the text), "
                 "llm-fallback (the model's answer changed the text: the rule-based split was kept), file (the steps of "
                 "a segments file, slices of its text), file-joined (a file's steps that are not slices of its "
