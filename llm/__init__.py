@@ -13,7 +13,8 @@ Public API::
     with llm.labelled("judge", answer_ids=[12]):  # what the calls inside are for
         ...
 
-Modules: `client` (the call with retries and the `openai` client per endpoint), `batches` (the
+Modules: `client` (the call with retries and the `openai` client per endpoint; `retrying`, the
+same retry rules for a caller with its own client: the vision OCR engine, the Batch API), `batches` (the
 Batch API: files, batches, result lines), `access` (which
 key variables and hosts are allowed, the output cap), `ratelimit` (limits shared across
 threads, processes and machines, typed or learned from answers), `headers` (a provider's
@@ -65,6 +66,7 @@ from .client import (
     read_reply,
     redirect_problem,
     request_body,
+    retrying,
     send_request,
     warm_up,
 )
@@ -79,6 +81,6 @@ __all__ = [
     "EndpointSpec", "CallSpec", "Completion", "complete", "check_connection", "send_request", "check_endpoint", "read_api_key", "limiter_for",
     "bounded_http_client", "warm_up", "parse_retry_after", "backoff_delay", "MISSING_KEY_HINT",
     "LlmCallFailed", "ReplyTooLarge", "EndpointUnusable", "MissingApiKey", "EndpointRefused",
-    "BadResponse", "NonFiniteResponse", "check_finite", "first_choice", "redirect_problem", "request_body", "read_reply",
+    "BadResponse", "NonFiniteResponse", "check_finite", "first_choice", "redirect_problem", "request_body", "read_reply", "retrying",
     "BatchClient", "BatchState", "BatchApiError", "BatchUnsupported", "ResultLine", "request_line", "body_line", "read_result_line",
 ]

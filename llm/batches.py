@@ -33,6 +33,7 @@ from .client import (
     check_endpoint,
     read_reply,
     request_body,
+    retrying,
 )
 
 BATCH_URL = "/v1/chat/completions"  # the `url` of every line and the batch's `endpoint` (OpenAI's spelling)
@@ -137,12 +138,23 @@ def _completion(body):
     return Completion(text, reply.prompt_tokens, reply.completion_tokens, 0, 1, errors, reply.finish_reason, cut_from)
 
 
+RETRIES = 2  # attempts after the first of each request (429s waited out aside: llm.client.RetryPlan)
+
+
 class BatchClient:
     """The /files and /batches requests of one endpoint (an `EndpointSpec`), on the transport's
     bounded HTTP client (no redirects, no proxy from the environment, one deadline per request):
-    `timeout` bounds each request (an upload of a large file too), `max_download_bytes` a result file."""
+    `timeout` bounds each request (an upload of a large file too), `max_download_bytes` a result file.
 
-    def __init__(self, endpoint, *, timeout=900.0, max_download_bytes=None):
+    The `openai` client retries nothing (``max_retries=0``): each request is retried by the
+    transport's rules (`llm.retrying`: 429s, 5xx, timeouts and dropped connections, `retries`
+    attempts after the first, the waits at least what a Retry-After asks), every wait through
+    `llm.cancel.pause`, so the caller's cancel (`llm.cancellable`) or the worker's shutdown
+    (`llm.shut_down`) ends it at once with `llm.CallCancelled` and nothing, an upload included,
+    is sent after it. The SDK's own retries slept out a Retry-After that nothing could wake, and
+    sent a cancelled run's upload again."""
+
+    def __init__(self, endpoint, *, timeout=900.0, max_download_bytes=None, retries=RETRIES):
         from openai import OpenAI  # imported here: ~2 s; processes that never call an LLM skip it
 
         try:
@@ -150,14 +162,15 @@ class BatchClient:
         except EndpointUnusable as exc:
             raise LlmCallFailed(str(exc), errors=[{"kind": "config", "message": str(exc)}], attempts=0) from exc
         self.endpoint = endpoint
-        self._client = OpenAI(base_url=endpoint.base_url, api_key=api_key, timeout=timeout, max_retries=2,
+        self.retries = retries
+        self._client = OpenAI(base_url=endpoint.base_url, api_key=api_key, timeout=timeout, max_retries=0,
                               http_client=bounded_http_client(max_reply_bytes=max_download_bytes))
 
     def _call(self, what, request):
         from openai import APIConnectionError, APIStatusError, APITimeoutError  # slow import, as above
 
         try:
-            return request()
+            return retrying(request, retries=self.retries)  # CallCancelled (an LlmCallFailed) goes through
         except APIStatusError as exc:
             if exc.status_code in (404, 405, 501) and what in ("files", "batches"):
                 raise BatchUnsupported(
@@ -191,8 +204,11 @@ class BatchClient:
 
     def upload(self, filename, path) -> str:
         with open(path, "rb") as handle:
-            uploaded = self._call("files", lambda: self._client.files.create(
-                file=(filename, handle, "application/jsonl"), purpose="batch"))
+            def send():
+                handle.seek(0)  # each attempt sends the whole file
+                return self._client.files.create(file=(filename, handle, "application/jsonl"), purpose="batch")
+
+            uploaded = self._call("files", send)
         return uploaded.id
 
     def find_batch(self, metadata) -> BatchState | None:

@@ -326,17 +326,13 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
     a ``tokens`` attribute (the usage the limiter settles with). Used by chat completions
     (`complete`) and by the studies' embeddings and completions calls. Raises LlmCallFailed.
     """
-    from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError  # slow import, as above
-
     limiter = limiter or limiter_for(endpoint)
     try:
         client = openai_client(endpoint)
     except EndpointUnusable as exc:
         raise LlmCallFailed(str(exc), errors=[{"attempt": 0, "kind": "config", "message": str(exc)}], attempts=0) from exc
     errors, spent_ms = [], 0
-    config = current()
-    base, cap = float(config.retry_base_seconds), float(config.retry_max_seconds)
-    attempts = max(1, endpoint.max_attempts)
+    plan = RetryPlan(endpoint.max_attempts)
     senders = senders_for(limiter)
 
     def send(pending):
@@ -345,8 +341,6 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
         pending.actual_tokens = reply.tokens
         return reply
 
-    failures, limited, limited_wait = 0, 0, 0.0  # attempts used up; 429s waited out, and for how long
-    max_limited_wait = float(config.rate_limit_max_wait_seconds)
     attempt = 0
     token = cancel.current()  # the caller's cancel: checked before each attempt and during every wait
 
@@ -359,7 +353,7 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
 
     while True:
         attempt += 1
-        rate_limited = False
+        started = time.monotonic()
         try:
             cancel.raise_if_cancelled(token)  # no new attempt after a cancel
             sent = senders.run(send, estimate, token)  # on a thread holding one of the endpoint's slots
@@ -371,52 +365,23 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
             errors.append(_error(attempt, time.monotonic(), "cancelled", str(exc)[:500]))
             raise CallCancelled(f"cancelled after {attempt - 1} attempt(s): {exc}", errors=errors,
                                 attempts=attempt - 1, latency_ms=spent_ms) from None
-        except APIStatusError as exc:
-            moved = redirect_problem(exc)
-            if moved:  # never followed, and the same request would be redirected again
-                error = _error(attempt, started, "redirect", f"The endpoint {moved}"[:500], status=exc.status_code)
-                spent_ms += error["latency_ms"]
-                errors.append(error)
-                break
-            error = _error(attempt, started, "http", str(exc)[:500], status=exc.status_code)
-            said = limit_headers.read_limits(exc.response.headers if exc.response is not None else {})
-            retry_after = said.retry_wait()
-            if retry_after is not None:
-                error["retry_after"] = retry_after
-            retryable = exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
-            if getattr(exc, "code", None) == "insufficient_quota":  # no wait refills it
-                retryable = False
-            rate_limited = exc.status_code == 429 and retryable
-        except APITimeoutError as exc:
-            cause = f" ({exc.__cause__})" if exc.__cause__ is not None and str(exc.__cause__) else ""
-            error, retry_after, retryable = _error(attempt, started, "timeout", f"{exc}{cause}"[:500]), None, True
-        except ReplyTooLarge as exc:  # the same request would get the same answer: not retried
-            error, retry_after, retryable = _error(attempt, started, "too_large", str(exc)), None, False
-        except APIConnectionError as exc:
-            error, retry_after, retryable = _error(attempt, started, "connection", str(exc)[:500]), None, True
-        except NonFiniteResponse as exc:  # NaN, Infinity or overflowing numbers: retried as a bad body is
-            error, retry_after, retryable = _error(attempt, started, "non_finite", str(exc)[:500]), None, True
-        except (ValueError, OpenAIError, BadResponse) as exc:
-            # A body that is not the JSON the API promises (a proxy's error page, a cut stream).
-            error, retry_after, retryable = _error(attempt, started, "bad_response", f"{type(exc).__name__}: {exc}"[:500]), None, True
-        spent_ms += error["latency_ms"]
-        errors.append(error)
-        if not retryable:
+        except Exception as exc:  # noqa: BLE001 - what is not a failed attempt is raised again below
+            failed = failed_attempt(exc, attempt, started)
+            if failed is None:
+                raise
+        spent_ms += failed.error["latency_ms"]
+        errors.append(failed.error)
+        if not failed.retryable:
             break
         try:
-            if rate_limited and limited_wait < max_limited_wait:  # paced, not failed: no attempt used
-                limited += 1
-                limiter.throttled(retry_after)
-                delay = backoff_delay(min(limited, 4), retry_after, base=base, cap=cap)
-                limited_wait += delay
-                pause(delay)  # wakes on a cancel or a shutdown
-                continue
-            failures += 1
-            if failures >= attempts:
+            wait = plan.next_wait(failed)
+            if wait is None:
                 break
-            if retry_after is not None:
-                limiter.cooldown(retry_after)
-            pause(backoff_delay(failures, retry_after, base=base, cap=cap))
+            if wait.paced:  # paced, not failed: no attempt used
+                limiter.throttled(failed.retry_after)
+            elif failed.retry_after is not None:
+                limiter.cooldown(failed.retry_after)
+            pause(wait.seconds)  # wakes on a cancel or a shutdown
         except cancel.Cancelled as exc:
             errors.append(_error(attempt + 1, time.monotonic(), "cancelled", str(exc)[:500]))
             raise CallCancelled(f"cancelled after {attempt} attempt(s): {exc}", errors=errors, attempts=attempt,
@@ -426,6 +391,131 @@ def send_request(endpoint, request, estimate, *, limiter=None, sleep=time.sleep)
         f"{last['kind']} error after {len(errors)} attempt(s): {last['message']}",
         errors=errors, attempts=len(errors), latency_ms=spent_ms,
     )
+
+
+class FailedAttempt(NamedTuple):
+    """One attempt that failed, as the retry rules see it."""
+
+    error: dict  # what is recorded: attempt, kind, message, latency_ms, at (status, retry_after)
+    retry_after: float | None  # what the answer asked to wait (Retry-After, or a spent budget's reset)
+    retryable: bool
+    rate_limited: bool  # a 429 that may be waited out without using up an attempt
+
+
+def failed_attempt(exc, attempt, started):
+    """The retry rules' reading of an exception raised by an attempt (an `openai` client built with
+    ``max_retries=0``, on `bounded_http_client`); None for an exception that is no failed attempt
+    (a bug, a cancel): the caller raises it again.
+
+    Retried: 429 and 408/409/425, 5xx, timeouts, dropped connections, bodies that are not the JSON
+    the API promises (kind ``bad_response``, ``non_finite``). Not retried: a redirect (never
+    followed), other 4xx, an exhausted quota (``insufficient_quota``: no wait refills it), an
+    answer too large to read."""
+    from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError  # slow import, as above
+
+    if isinstance(exc, APIStatusError):
+        moved = redirect_problem(exc)
+        if moved:  # never followed, and the same request would be redirected again
+            error = _error(attempt, started, "redirect", f"The endpoint {moved}"[:500], status=exc.status_code)
+            return FailedAttempt(error, None, False, False)
+        error = _error(attempt, started, "http", str(exc)[:500], status=exc.status_code)
+        said = limit_headers.read_limits(exc.response.headers if exc.response is not None else {})
+        retry_after = said.retry_wait()
+        if retry_after is not None:
+            error["retry_after"] = retry_after
+        retryable = exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
+        if getattr(exc, "code", None) == "insufficient_quota":  # no wait refills it
+            retryable = False
+        return FailedAttempt(error, retry_after, retryable, exc.status_code == 429 and retryable)
+    if isinstance(exc, APITimeoutError):
+        cause = f" ({exc.__cause__})" if exc.__cause__ is not None and str(exc.__cause__) else ""
+        return FailedAttempt(_error(attempt, started, "timeout", f"{exc}{cause}"[:500]), None, True, False)
+    if isinstance(exc, ReplyTooLarge):  # the same request would get the same answer: not retried
+        return FailedAttempt(_error(attempt, started, "too_large", str(exc)), None, False, False)
+    if isinstance(exc, APIConnectionError):
+        return FailedAttempt(_error(attempt, started, "connection", str(exc)[:500]), None, True, False)
+    if isinstance(exc, NonFiniteResponse):  # NaN, Infinity or overflowing numbers: retried as a bad body is
+        return FailedAttempt(_error(attempt, started, "non_finite", str(exc)[:500]), None, True, False)
+    if isinstance(exc, (ValueError, OpenAIError, BadResponse)):
+        # A body that is not the JSON the API promises (a proxy's error page, a cut stream).
+        error = _error(attempt, started, "bad_response", f"{type(exc).__name__}: {exc}"[:500])
+        return FailedAttempt(error, None, True, False)
+    return None
+
+
+class Wait(NamedTuple):
+    seconds: float
+    paced: bool  # a 429 waited out without using up an attempt
+
+
+class RetryPlan:
+    """The waits between the attempts of one call: exponential back-off with jitter
+    (LlmConfig.retry_base_seconds, retry_max_seconds), never shorter than what the answer asked
+    (Retry-After, at most headers.MAX_RETRY_AFTER). A 429 uses up no attempt until the call has
+    waited LlmConfig.rate_limit_max_wait_seconds for 429s in all; then it counts like any failure."""
+
+    def __init__(self, attempts, config=None):
+        config = config or current()
+        self.base, self.cap = float(config.retry_base_seconds), float(config.retry_max_seconds)
+        self.attempts = max(1, int(attempts))
+        self.max_limited_wait = float(config.rate_limit_max_wait_seconds)
+        self.failures, self.limited, self.limited_wait = 0, 0, 0.0  # attempts used up; 429s waited out, and for how long
+
+    def next_wait(self, failed: FailedAttempt) -> Wait | None:
+        """How long to wait before the next attempt after `failed` (a retryable one); None when the
+        call has used up its attempts."""
+        if failed.rate_limited and self.limited_wait < self.max_limited_wait:
+            self.limited += 1
+            delay = backoff_delay(min(self.limited, 4), failed.retry_after, base=self.base, cap=self.cap)
+            self.limited_wait += delay
+            return Wait(delay, True)
+        self.failures += 1
+        if self.failures >= self.attempts:
+            return None
+        return Wait(backoff_delay(self.failures, failed.retry_after, base=self.base, cap=self.cap), False)
+
+
+def retrying(request, *, retries, max_wait=None):
+    """``request()`` with the transport's retry rules, for a caller that makes its own request on
+    its own `openai` client (built with ``max_retries=0``, on `bounded_http_client`) and reads its
+    own errors: the vision OCR engine, the Batch API (llm.batches). No limiter or sender threads.
+
+    `retries` is how many attempts may follow the first (429s waited out aside, as `RetryPlan`
+    says); `max_wait`, when given, caps the seconds spent waiting in all (a wait that would go past
+    it ends the call). Each wait goes through `cancel.pause` and the caller's cancel
+    (`cancel.current()`) and the process's shutdown are checked before every attempt: nothing is
+    sent after a cancel, which raises CallCancelled (its errors: the failed attempts, then one of
+    kind "cancelled"). When the attempts are used up, or a failure cannot be retried, the last
+    attempt's exception is raised as it was, for the caller's own message."""
+    token = cancel.current()
+    plan = RetryPlan(int(retries) + 1)
+    errors, waited, attempt = [], 0.0, 0
+    while True:
+        attempt += 1
+        started = time.monotonic()
+        try:
+            cancel.raise_if_cancelled(token)  # no new attempt after a cancel
+        except cancel.Cancelled as exc:
+            errors.append(_error(attempt, started, "cancelled", str(exc)[:500]))
+            raise CallCancelled(f"cancelled after {attempt - 1} attempt(s): {exc}", errors=errors,
+                                attempts=attempt - 1) from None
+        try:
+            return request()
+        except Exception as exc:  # noqa: BLE001 - what is not a failed attempt is raised again
+            failed = failed_attempt(exc, attempt, started)
+            if failed is None or not failed.retryable:
+                raise
+            errors.append(failed.error)
+            wait = plan.next_wait(failed)
+            if wait is None or (max_wait is not None and waited + wait.seconds > max_wait):
+                raise
+        waited += wait.seconds
+        try:
+            cancel.pause(wait.seconds, token)  # wakes on a cancel or a shutdown
+        except cancel.Cancelled as exc:
+            errors.append(_error(attempt + 1, time.monotonic(), "cancelled", str(exc)[:500]))
+            raise CallCancelled(f"cancelled after {attempt} attempt(s): {exc}", errors=errors,
+                                attempts=attempt) from None
 
 
 def request_body(call, messages):

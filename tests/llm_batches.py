@@ -4,6 +4,7 @@
         batches = BatchApi(server, delay=0.5).install()
         batches.plan("expire", keep=3)       # the next batch expires with 3 lines answered
         batches.fail = lambda custom_id, body: "boom" if ... else None   # per-line failures
+        batches.refuse("POST", "/files", 429, retry_after=60)   # the next upload is answered 429
         ...
         batches.seen                           # [(batch_id, custom_id)] of every line answered or failed
 
@@ -47,6 +48,7 @@ class BatchApi:
         self.batches = {}
         self.seen = []  # (batch id, custom id) of each line the batch answered or failed
         self.calls = []  # (method, path) of every request to these routes
+        self._refusals = []  # (method, path, status, retry_after) the next matching requests get (`refuse`)
         self._plans = []
         self._lock = threading.RLock()
 
@@ -58,6 +60,13 @@ class BatchApi:
         """What the next batch created does: "complete", "expire" or "fail"."""
         with self._lock:
             self._plans.append((outcome, keep))
+        return self
+
+    def refuse(self, method, path, status=429, retry_after=None, times=1):
+        """The next `times` requests to exactly this path ("/files", "/batches", ...) are answered
+        `status` (a 429 with ``Retry-After: retry_after``) instead of being served."""
+        with self._lock:
+            self._refusals.extend([(method, path, status, retry_after)] * times)
         return self
 
     def count(self, method, path):
@@ -75,8 +84,18 @@ class BatchApi:
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
+        path = "/" + "/".join(parts)
         with self._lock:
-            self.calls.append((method, "/" + "/".join(parts)))
+            self.calls.append((method, path))
+            refusal = next((r for r in self._refusals if r[:2] == (method, path)), None)
+            if refusal is not None:
+                self._refusals.remove(refusal)
+        if refusal is not None:
+            status, retry_after = refusal[2:]
+            kind = "rate_limit_exceeded" if status == 429 else "server_error"
+            handler._send_json(status, {"error": {"message": f"scripted {status}", "type": kind}},
+                               {} if retry_after is None else {"Retry-After": str(retry_after)})
+            return True
         try:
             status, body = self._route(method, parts, query, raw, handler.headers.get("Content-Type", ""))
         except KeyError:

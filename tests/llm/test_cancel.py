@@ -118,3 +118,102 @@ def test_a_token_check_runs_only_in_the_thread_that_made_it():
     other.join()
     assert seen == [False] and asked == []  # another thread only sees cancel()
     assert token.cancelled and asked == [threading.get_ident()]
+
+
+# --- the Batch API client (llm.batches): its requests retried by the transport's rules -------------
+
+@pytest.fixture
+def batch_api():
+    from tests.llm_batches import BatchApi
+
+    with LlmServer() as server:
+        yield server, BatchApi(server).install()
+
+
+def batch_client(server):
+    return llm.BatchClient(endpoint(server), timeout=5.0)
+
+
+def run_in_thread(fn, token=None):
+    """`fn()` under `token` in a thread; returns (thread, outcome list)."""
+    outcome = []
+
+    def run():
+        try:
+            with llm.cancellable(token):
+                outcome.append(fn())
+        except Exception as exc:  # noqa: BLE001 - the test looks at it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def jsonl_file(tmp_path):
+    path = tmp_path / "part.jsonl"
+    path.write_bytes(llm.request_line("r1", llm.CallSpec(model="m"), MESSAGES))
+    return path
+
+
+def test_a_cancelled_batch_upload_stops_waiting_out_a_429_and_is_not_sent_again(batch_api, tmp_path):
+    """Before, the SDK's retries slept out the Retry-After (no cancel could wake them) and then
+    sent the cancelled run's upload again."""
+    server, api = batch_api
+    api.refuse("POST", "/files", 429, retry_after=60, times=5)
+    client, token, path = batch_client(server), llm.CancelToken(), jsonl_file(tmp_path)
+    thread, outcome = run_in_thread(lambda: client.upload("part.jsonl", path), token)
+    assert wait_until(lambda: api.count("POST", "/files") == 1)
+    time.sleep(0.5)  # now waiting out the Retry-After
+    cancelled_at = time.monotonic()
+    token.cancel()
+    thread.join(5)
+    assert not thread.is_alive(), "the upload kept waiting out the 429 after the cancel"
+    assert time.monotonic() - cancelled_at < 2
+    assert isinstance(outcome[0], llm.CallCancelled)
+    assert [e["kind"] for e in outcome[0].errors] == ["http", "cancelled"]
+    time.sleep(1.0)
+    assert api.count("POST", "/files") == 1 and not api.files  # the upload was not sent again
+
+
+def test_a_cancelled_batch_client_sends_nothing_once_cancelled(batch_api, tmp_path):
+    server, api = batch_api
+    token = llm.CancelToken()
+    token.cancel()
+    thread, outcome = run_in_thread(lambda: batch_client(server).upload("part.jsonl", jsonl_file(tmp_path)), token)
+    thread.join(5)
+    assert isinstance(outcome[0], llm.CallCancelled) and api.calls == []
+
+
+def test_a_shutdown_stops_a_batch_request_waiting_out_a_429(batch_api, tmp_path):
+    server, api = batch_api
+    client = batch_client(server)
+    file_id = client.upload("part.jsonl", jsonl_file(tmp_path))
+    api.refuse("POST", "/batches", 429, retry_after=60, times=5)
+    thread, outcome = run_in_thread(lambda: client.create(file_id, {"realmath_part": "1"}))  # no token
+    assert wait_until(lambda: api.count("POST", "/batches") == 1)
+    time.sleep(0.5)
+    stopped_at = time.monotonic()
+    llm.shut_down()
+    thread.join(5)
+    assert not thread.is_alive(), "the batch creation kept waiting out the 429 after the shutdown"
+    assert time.monotonic() - stopped_at < 2
+    assert isinstance(outcome[0], llm.CallCancelled) and "shutting down" in str(outcome[0])
+    time.sleep(0.5)
+    assert api.count("POST", "/batches") == 1 and not api.batches
+
+
+def test_batch_requests_answered_429_are_waited_out_and_then_succeed(batch_api, tmp_path):
+    """A 429 is the provider pacing us (the transport's rule): three of them in a row use up no
+    attempt, and each Retry-After is waited out (the SDK gave up after its two retries)."""
+    server, api = batch_api
+    api.refuse("POST", "/files", 429, retry_after=0.5, times=3)
+    path = jsonl_file(tmp_path)
+    started = time.monotonic()
+    file_id = batch_client(server).upload("part.jsonl", path)
+    assert time.monotonic() - started >= 1.5
+    assert api.count("POST", "/files") == 4
+    assert api.files[file_id]["data"] == path.read_bytes()  # the whole file, on the attempt that succeeded
+    api.refuse("GET", "/batches", 503, times=2)  # 5xx: two retries allowed
+    assert batch_client(server).find_batch({"realmath_part": "9"}) is None
+    assert api.count("GET", "/batches") == 3

@@ -349,13 +349,25 @@ class _Look:
             self.changed = True
 
     def submit(self):
-        """Upload each new part's file and create its batch; each id is stored as soon as it is known."""
+        """Upload each new part's file and create its batch; each id is stored as soon as it is known.
+
+        Under a cancel token that asks whether the run is still this look's (`llm.cancel`): a
+        request waiting out a 429 or a back-off stops once the run is cancelled (or the worker
+        shuts down), and no upload or batch creation is sent after that."""
+        def gone():
+            return not JudgeRun.objects.filter(pk=self.run.pk, batch_chain=self.run.batch_chain,
+                                               status=JudgeRun.Status.RUNNING).exists()
+
+        token = llm.CancelToken(check=gone, every=1.0)
         for part in self.run.batch_parts.filter(batch_id="", collected__isnull=True).order_by("number"):
-            if not JudgeRun.objects.filter(pk=self.run.pk, batch_chain=self.run.batch_chain,
-                                           status=JudgeRun.Status.RUNNING).exists():
+            if gone():
                 return  # another look took over, or the run was cancelled meanwhile
             try:
-                self._submit(part)
+                with llm.cancellable(token):
+                    self._submit(part)
+            except llm.CallCancelled as exc:
+                logger.info("Judge run %s, batch part %s not submitted: %s", self.run.pk, part.number, exc)
+                return
             except (llm.BatchApiError, llm.LlmCallFailed) as exc:
                 logger.warning("Judge run %s, batch part %s not submitted: %s (tried again later)",
                                self.run.pk, part.number, exc)
