@@ -67,12 +67,16 @@ class VisionEngine(OcrEngine):
         if problem:
             raise EngineUnavailable(problem)
         base_url, model, key_env = self._settings()
+        # No retries of the SDK's (they sleep out a Retry-After that neither a cancel nor a worker's
+        # shutdown can wake): `llm.retrying` retries with the transport's rules, every wait through
+        # llm.cancel.pause, nothing sent after a shutdown (llm.CallCancelled, raised through).
         client = openai.OpenAI(
             base_url=base_url, api_key=llm.read_api_key(key_env), timeout=settings.OCR_ENGINE_TIMEOUT,
-            max_retries=settings.OCR_VISION_MAX_RETRIES, http_client=llm.bounded_http_client(),
+            max_retries=0, http_client=llm.bounded_http_client(),
         )
         data_url = "data:image/jpeg;base64," + base64.b64encode(encode_jpeg(image, quality=90)).decode("ascii")
-        try:
+
+        def request():
             completion = client.chat.completions.create(
                 model=model,
                 temperature=0,
@@ -88,6 +92,14 @@ class VisionEngine(OcrEngine):
                     }
                 ],
             )
+            llm.first_choice(completion)  # a body that is no chat completion is retried, as the transport does
+            return completion
+
+        try:
+            # OCR_VISION_MAX_RETRIES attempts after the first; the waits in all within
+            # OCR_ENGINE_TIMEOUT, so a page stays within the time its watchdog allows it.
+            completion = llm.retrying(request, retries=settings.OCR_VISION_MAX_RETRIES,
+                                      max_wait=float(settings.OCR_ENGINE_TIMEOUT))
         except openai.APIStatusError as exc:
             moved = llm.redirect_problem(exc)  # redirects are never followed (llm.bounded_http_client)
             if moved:
@@ -103,10 +115,9 @@ class VisionEngine(OcrEngine):
         except ValueError as exc:  # a body that is not JSON
             raise EngineFailed(gettext("the vision endpoint's answer is not a chat completion: %(error)s")
                                % {"error": exc}) from exc
-        try:
-            choice = llm.first_choice(completion)
-        except llm.BadResponse as exc:
+        except llm.BadResponse as exc:  # JSON, but no chat completion (after the retries)
             raise EngineFailed(gettext("the vision endpoint's answer is unreadable: %(error)s") % {"error": exc}) from exc
+        choice = llm.first_choice(completion)
         if choice.message.content is None:
             raise EngineFailed(gettext("the vision endpoint returned no text"))
         content, cut_from = access.cap_output(choice.message.content)

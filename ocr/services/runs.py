@@ -140,6 +140,9 @@ def perform_ocr_run(run_id: int, takeovers: int = 0) -> OcrRun | None:
         run.engine_version = engine.version()[:200]
     except (EngineUnavailable, EngineFailed, imaging.UploadRefused) as exc:
         return _fail(run, str(exc))
+    except llm.CallCancelled as exc:  # the worker shuts down: the page stays claimed, its watchdog takes it over
+        logger.info("OCR run %s: %s", run_id, exc)
+        return None
     except Exception as exc:  # noqa: BLE001 - recorded on the run, then re-raised for the worker log
         _fail(run, f"Unexpected error: {type(exc).__name__}: {exc}")
         raise
