@@ -7,6 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from accounts.services import set_user_language
 from annotation.labelling import services
 from annotation.models import Question, Response
 
@@ -45,6 +46,16 @@ def test_import_the_release_then_label_a_3_19_answer(page, live_server):
     steps = [page.locator(f"#group-{i} .cp").count() for i in range(3)]
     assert (heads, maxima, steps) == (["(1)", "(2)", "(3)"], ["/ 4", "/ 5", "/ 5"], [3, 4, 4])
     captions = page.locator("#group-1 .cp-name").all_inner_texts()
-    assert captions[0] == "Step 1: 1 pts, reaching it 5 of 14"  # (2)'s first step adds 1 to the 4 of (1)
+    assert captions[0] == "Step 1: 1 pt, reaching it 5 of 14"  # (2)'s first step adds 1 to the 4 of (1); "1 pt", not "1 pts"
     assert captions[3] == "Step 4: 2 pts, reaching it 9 of 14"
     screenshot(page, "release_label_3_19")
+
+    set_user_language(annotator, "zh-hans")  # the same screen in Chinese
+    page.goto(f"{live_server.url}/label/{response.pk}/")
+    page.wait_for_selector("#group-2")
+    assert [page.inner_text(f"#group-{i} .glabel") for i in range(3)] == ["(1)", "(2)", "(3)"]
+    assert [page.inner_text(f"#group-{i} .max") for i in range(3)] == maxima
+    assert page.locator("#group-1 .cp-name").all_inner_texts()[:4] == [
+        "步骤 1：本步 1 分，做到此步得 5 分（满分 14）", "步骤 2：本步 1 分，做到此步得 6 分（满分 14）",
+        "步骤 3：本步 1 分，做到此步得 7 分（满分 14）", "步骤 4：本步 2 分，做到此步得 9 分（满分 14）"]
+    screenshot(page, "release_label_3_19_zh")

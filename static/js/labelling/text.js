@@ -3,6 +3,7 @@
  * ngettext and interpolate; app.js gives English stand-ins when it is missing).
  * Data (student text, rubric labels) never comes through here. */
 const gettext = (text) => window.gettext(text);
+const ngettext = (singular, plural, n) => window.ngettext(singular, plural, n);
 const fill = (format, args) => window.interpolate(format, args);
 
 export const MARK_NAMES = { reached: gettext("reached"), partly: gettext("partly reached"), not_reached: gettext("not reached") };
@@ -13,10 +14,12 @@ export const T = {
   totalTooHigh: gettext("The total exceeds the full score."),
   total: gettext("Total"),
   pointsFor: (label) => (label ? fill(gettext("Points for %s"), [label]) : gettext("Points for the answer")),
-  // What a step is worth (what it adds to the steps before it), then the points reached with it.
+  // What a step is worth (what it adds to the steps before it), then the points reached with it;
+  // "1 pt", "0.5 pts", "2 pts" (the plural follows what the step is worth).
   step: (n, worth, reached, outOf) => (outOf === null
-    ? fill(gettext("Step %s: %s pts, reaching it %s"), [n, worth, reached])
-    : fill(gettext("Step %s: %s pts, reaching it %s of %s"), [n, worth, reached, outOf])),
+    ? fill(ngettext("Step %s: %s pt, reaching it %s", "Step %s: %s pts, reaching it %s", worth), [n, worth, reached])
+    : fill(ngettext("Step %s: %s pt, reaching it %s of %s", "Step %s: %s pts, reaching it %s of %s", worth),
+      [n, worth, reached, outOf])),
   rubricGives: (low) => fill(gettext("rubric gives %s"), [low]),
   rubricRange: (low, high, open) => (open ? fill(gettext("rubric gives %s–%s (excl.)"), [low, high])
     : fill(gettext("rubric gives %s–%s"), [low, high])),
