@@ -164,7 +164,7 @@ def _condition(relation):
         if isinstance(left, sp.Symbol) == isinstance(right, sp.Symbol):
             raise DomainError(M('a bound must be a number'))
         bound = right if isinstance(left, sp.Symbol) else left
-        bound = sp.nsimplify(bound) if isinstance(bound, sp.Float) else bound
+        bound = _exact(bound)
         if not getattr(bound, "is_number", False) or not bound.is_real:
             raise DomainError(M('a bound must be a number'))
         strict = op in ("<", ">")
@@ -182,8 +182,16 @@ def _interval_range(start, end, left_open, right_open):
             raise DomainError(M('a bound must be a number'))
     if not start < end:
         raise DomainError(M('an empty interval'))
-    return Range(low=None if start == -sp.oo else sp.nsimplify(start), high=None if end == sp.oo else sp.nsimplify(end),
+    return Range(low=None if start == -sp.oo else _exact(start), high=None if end == sp.oo else _exact(end),
                  low_open=bool(left_open) and start != -sp.oo, high_open=bool(right_open) and end != sp.oo)
+
+
+def _exact(value):
+    """A Float as the rational it is written as (0.1 is 1/10), without SymPy's nsimplify, which
+    parses strings (no text ever reaches sympify; test_engine traps it)."""
+    if isinstance(value, sp.Float):
+        return sp.Rational(format(value, ".30g")) if value.is_finite else value
+    return value
 
 
 def merged(first, second):
@@ -222,7 +230,7 @@ def _sample(found, value, rng, index):
         low = int(sp.ceiling(found.low)) if found.low is not None else (int(sp.floor(found.high)) - 12 if found.high is not None else -6)
         choices = [n for n in range(low, low + 14) if found.contains(sp.Integer(n))]
         return sp.Integer(choices[(index * 5 + rng.randint(0, 13)) % len(choices)]) if choices else None
-    magnitude = abs(sp.Rational(value)) if value.is_Rational else sp.nsimplify(abs(value), rational=True)
+    magnitude = abs(sp.Rational(value)) if value.is_Rational else _exact(abs(value))
     if found.low is not None and found.high is not None:
         fraction = sp.Rational(rng.randint(1, 99), 100)
         candidate = found.low + (found.high - found.low) * fraction
@@ -234,7 +242,7 @@ def _sample(found, value, rng, index):
         return value
     if not value.is_Rational:
         candidate = sp.Float(candidate, getattr(value, "_prec", 53) // 3 + 1)
-    return candidate if found.contains(sp.nsimplify(candidate)) else None
+    return candidate if found.contains(_exact(candidate)) else None
 
 
 def describe(domain):

@@ -510,10 +510,7 @@ def piecewise(text):
             if not found or not _RELATION_IN.search(found.group("cond")):
                 branches = None
                 break
-            value = found.group("value").strip().rstrip(",;")
-            if pattern is _EN_CLAIM_BRANCH:  # "increases" says "increasing"
-                value = re.sub(r"(?i)^(in|de)creases\b", lambda m: m.group(1).lower() + "creasing", value)
-            branches.append((_condition(found.group("cond")), value))
+            branches.append((_condition(found.group("cond")), found.group("value").strip().rstrip(",;")))
         if branches and (len(branches) >= 2 or pattern is not _PAREN_CONDITION):
             return head, branches
     return None

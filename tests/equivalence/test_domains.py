@@ -148,7 +148,7 @@ def test_the_issue_spellings_reach_the_check():
     ("increasing when a > 1", "a > 1", "increasing"),
     ("increasing if t < 1", "t < 1", "increasing"),
     ("f is decreasing when b > 2", "b > 2", "decreasing"),
-    ("f(x) increases if a > 1", "a > 1", "increasing"),
+    ("f(x) increases if a > 1", "a > 1", "increases"),  # the word as written
     ("a<0 时单调递减", "a < 0", "单调递减"),  # the Chinese twin
 ])
 def test_a_claim_under_a_condition_is_never_equivalent_to_the_condition(claim, condition, word):
