@@ -10,6 +10,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
@@ -26,6 +27,7 @@ from core.shortcuts import found_or_404, get_object_or_404
 from ..judges import selectors as judge_selectors
 from ..judges import services as judge_services
 from ..judges.services import RunRefused
+from ..labels import label
 from ..models import MetaEvalRun
 from ..runs.views import run_action_views
 from ..uncertainty_text import interval as interval_text
@@ -35,7 +37,7 @@ from .meta_eval import CATEGORIES, CATEGORY_DISPLAY
 
 # The queue's filters (one FilterSet: grading.review.selectors.QueueFilter) and the page's own order.
 QUEUE_FILTERS = (*selectors.QUEUE_FILTERS, "order")
-ATTRIBUTIONS = {"ocr": gettext_lazy("OCR (raw text only)"), "judge": gettext_lazy("judge"), "both": gettext_lazy("both"), "none": gettext_lazy("not attributed")}
+ATTRIBUTIONS = {"ocr": gettext_lazy("OCR (raw text only)"), "judge": gettext_lazy("judge"), "both": lazy(label, str)("attribution", "both"), "none": gettext_lazy("not attributed")}
 
 
 SCOPE_SESSION_KEY = "review_setting"

@@ -78,3 +78,39 @@ def test_review_screen_query_count_is_flat(reviewer_client):
             assert reviewer_client.get(reverse("grading:review_case", args=[result.pk]), {"setting": setting.pk}).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
+
+
+def test_history_names_the_source_and_the_system_in_words(reviewer_client, reviewer, cases):
+    """Issue 39: the history shows "Imported label" / "导入的标注", not the code "import", and a
+    version written without a user is "system" / "系统" in the reader's language."""
+    from accounts.services import set_user_language
+
+    result = cases["results"][0]
+    MetaEvaluation.objects.create(result=result, category="B", proposed_by=MetaEvaluation.Source.IMPORT, version=1)
+    url = reverse("grading:review_case", args=[result.pk])
+    html = reviewer_client.get(url).content.decode()
+    history = html[html.index("<details><summary"):]
+    assert "· system · B (Imported label, v1)" in history and "(import," not in history
+    set_user_language(reviewer, "zh-hans")
+    history = reviewer_client.get(url).content.decode()
+    history = history[history.index("<details><summary"):]
+    assert "· 系统 · B (导入的标注, v1)" in history and "system" not in history
+
+
+def test_a_step_shows_its_checkpoint_worth_and_what_reaching_it_earns(reviewer_client, reviewer, cases):
+    """Issue 39: a step's checkpoint was shown as "checkpoint 10 pts", the cumulative figure as if
+    it were the step's worth; it says both, as the labelling screen's captions do."""
+    from accounts.services import set_user_language
+    from annotation.models import Label, StepLabel
+    from tests.factories import make_checkpoints
+
+    result = cases["results"][0]
+    second = make_checkpoints(cases["question"])[1]  # (2) x = -2 ------10 points: worth 5, 10 on reaching it
+    StepLabel.objects.create(label=Label.objects.get(response=result.response), checkpoint=second, start=0, end=3,
+                             verdict="correct")
+    url = reverse("grading:review_case", args=[result.pk])
+    html = reviewer_client.get(url).content.decode()
+    assert "· checkpoint: 5 pts for this step, 10 pts on reaching it" in html and "checkpoint 10 pts" not in html
+    set_user_language(reviewer, "zh-hans")
+    html = reviewer_client.get(url).content.decode()
+    assert "· 得分点：本步 5 分，做到此步共 10 分" in html and "得分点 10 分" not in html

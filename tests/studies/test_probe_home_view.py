@@ -71,3 +71,18 @@ def test_probes_start_unticked_and_the_estimate_counts_the_calls(reviewer_client
                                   {"probes": ["drop-final-answer", "raw-ocr"], "limit": "2"}).json()
     assert (limited["answers"], limited["items"]) == (2, 2)  # no scanned answer: raw OCR adds nothing
     assert reviewer_client.get(reverse("studies:probe_estimate")).json()["calls"] == 0
+
+
+def test_the_runs_list_names_the_probes_in_words(reviewer_client, reviewer, endpoint, llm_server):
+    """Issue 39: the list of runs showed the codes ("drop-final-answer, arithmetic-slip"); it names
+    the probes as the run page does, in the reader's language."""
+    from accounts.services import set_user_language
+
+    llm_server.default = FAIR
+    make_answers(make_question(), 1)
+    run = finished_run(make_setting(endpoint))
+    cell = re.search(r'<tr data-run="%d".*?</tr>' % run.pk, reviewer_client.get(URL).content.decode(), re.S).group(0)
+    assert "<code>" not in cell  # a name (in English the code itself), not code
+    set_user_language(reviewer, "zh-hans")
+    cell = re.search(r'<tr data-run="%d".*?</tr>' % run.pk, reviewer_client.get(URL).content.decode(), re.S).group(0)
+    assert "删去最终答案" in cell and "drop-final-answer" not in cell

@@ -4,8 +4,9 @@ import django_filters
 from django import forms
 from django.db.models import CharField, Count, Exists, F, FloatField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Abs, Cast
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext
 
+from annotation.labelling.rules import rubric_groups
 from annotation.models import Response
 from core.app_hooks import app_modules
 from core.ids import id_param
@@ -234,6 +235,12 @@ def review_case(result_pk):
         .order_by("-is_imported", "submitted_at", "pk")
     )
     gold = float(result.response.gold_score) if result.response.gold_score is not None else None
+    # A step's checkpoint shows what the step is worth and what reaching it earns (the checkpoint's
+    # cumulative points), as the labelling screen's captions do: never the cumulative figure alone.
+    checkpoints = {c.id: c for group in rubric_groups(result.response.question) for c in group.checkpoints}
+    for label in gold_labels:
+        for step in label.step_labels.all():
+            step.checkpoint_info = checkpoints.get(step.checkpoint_id)
     return {
         "result": result,
         "response": result.response,
@@ -255,8 +262,9 @@ def meta_history(meta):
     records = meta.history.select_related("history_user").order_by("-history_date", "-history_id")
     return [
         {
-            "when": r.history_date, "who": r.history_user.username if r.history_user else "system",
-            "category": r.category, "analysis": r.analysis, "proposed_by": r.proposed_by, "version": r.version,
+            "when": r.history_date, "who": r.history_user.username if r.history_user else pgettext("history author", "system"),
+            "category": r.category, "analysis": r.analysis, "proposed_by": r.proposed_by,
+            "proposed_by_display": r.get_proposed_by_display(), "version": r.version,
         }
         for r in records
     ]
