@@ -81,8 +81,8 @@ def test_the_runs_list_names_the_probes_in_words(reviewer_client, reviewer, endp
     llm_server.default = FAIR
     make_answers(make_question(), 1)
     run = finished_run(make_setting(endpoint))
-    cell = re.search(r'<tr data-run="%d".*?</tr>' % run.pk, reviewer_client.get(URL).content.decode(), re.S).group(0)
+    cell = re.search(rf'<tr data-run="{run.pk}".*?</tr>', reviewer_client.get(URL).content.decode(), re.S).group(0)
     assert "<code>" not in cell  # a name (in English the code itself), not code
     set_user_language(reviewer, "zh-hans")
-    cell = re.search(r'<tr data-run="%d".*?</tr>' % run.pk, reviewer_client.get(URL).content.decode(), re.S).group(0)
+    cell = re.search(rf'<tr data-run="{run.pk}".*?</tr>', reviewer_client.get(URL).content.decode(), re.S).group(0)
     assert "删去最终答案" in cell and "drop-final-answer" not in cell
