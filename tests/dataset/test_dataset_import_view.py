@@ -1,6 +1,7 @@
 """The import page (annotation.views.dataset_import, /import/): release files, a re-imported full export, background jobs."""
 import io
 import json
+import re
 import zipfile
 
 import pytest
@@ -256,6 +257,9 @@ def test_the_page_asks_where_the_release_goes_when_part_of_it_is_in_another_exam
     assert 'id="placed-questions"' in html
     assert html.count("moved from “RealMath-Eval sample” into “Release”, with its answers") == 2
     assert html.count("added to “Release”") == 12
+    # The release names 3-16, 3-17 and 3-18 more than once (different problems): each line says which question it is.
+    placed = re.findall(r'<li><a href="[^"]+">([^<]+)</a>', html.split('id="placed-questions"')[1].split("</section>")[0])
+    assert len(placed) == len(set(placed)) == 14 and sum(p.startswith("3-18 · question #") for p in placed) == 3
 
 
 def test_joining_the_exam_that_holds_part_of_the_release(reviewer_client):

@@ -1,6 +1,7 @@
 """The full RealMath-Eval release imported: every question's rubric read whole, each step filed under
 its sub-question, full points set; what the data contradicts is reported on the import report, the
 question page (reviewers) and the rubric editor, and blind annotators are not shown scores."""
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -48,6 +49,8 @@ def test_the_import_report_lists_the_contradicted_rubrics(release, client, revie
     client.force_login(reviewer)
     page = client.get(reverse("annotation:import_report", args=[report.pk])).content.decode()
     assert 'id="rubric-warnings"' in page and "more than the 7 its markers give" in page
+    linked = re.findall(r'<li><a href="[^"]+">([^<]+)</a>', page.split('id="rubric-warnings"')[1].split("</section>")[0])
+    assert len(linked) == len(set(linked)) == 3  # the two 3-18s told apart by their question numbers
 
 
 def test_question_page_says_what_contradicts_the_markers_to_reviewers_only(release, client, reviewer, annotator):
