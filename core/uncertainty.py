@@ -11,8 +11,10 @@ The rules (docs/review.md and docs/studies.md, "Uncertainty"):
 - **Minimum clusters.** Below MIN_CLUSTERS clusters no interval is given: "not estimable:
   1 question" (a percentile interval from 2 or 3 clusters only lists their values).
 - **Proportions at the boundary** (0 of n, n of n) have no bootstrap spread: a Wilson score interval
-  on the answers is given instead (`wilson`), whose bound away from the boundary is positive (also
-  below MIN_CLUSTERS: it is a statement about the answers counted, labelled as Wilson).
+  on the answers is given instead (`wilson`), whose bound away from the boundary is positive. Not
+  below MIN_CLUSTERS: from 1 to 4 clusters the answers' dependence cannot be estimated either, and a
+  Wilson interval on one question's 0 of 8 answers ([0, 0.324]) would treat them as independent, so
+  a boundary proportion is "not estimable" there like any other statistic.
 - **Undefined resamples** (a statistic with no value on a resample: a correlation of constant
   scores, a ratio 0/0) are counted and reported, never scored as 0; when more than the interval's
   tail share (2.5 % at 95 %) is undefined the interval is not estimable, since the missing
@@ -230,7 +232,8 @@ def cluster_bootstrap(columns: dict, clusters, *, n_resamples=RESAMPLES, seed=0,
     """{name: Interval} of the mean of each per-answer column in `columns` ({name: values, one per
     answer}), resampling whole clusters (one-stage cluster bootstrap, seeded).
 
-    - `proportions`: names of 0/1 columns; at an estimate of 0 or 1 they get a Wilson interval;
+    - `proportions`: names of 0/1 columns; at an estimate of 0 or 1 they get a Wilson interval
+      (from `min_clusters` clusters on, like every interval);
     - `ratios`: {name: (numerator column, denominator column)}: the ratio of two columns' means,
       unbounded where a resample's denominator is 0.
     - `repeats`: with `clusters` None, each row stands for that many identical answers, each its
@@ -250,17 +253,16 @@ def cluster_bootstrap(columns: dict, clusters, *, n_resamples=RESAMPLES, seed=0,
     rows = len(repeats) if repeats is not None else n
     table = np.column_stack([np.ones(rows)] + [np.asarray(columns[key], dtype=float) for key in keys])
     weights = repeats if repeats is not None else np.ones(n)
+    if k < min_clusters:  # a boundary proportion too: with so few clusters their dependence is unknown
+        return {name: not_estimable("clusters", method=CLUSTER_BOOTSTRAP, unit=unit, clusters=k) for name in names}
     out = {}
     for j, key in enumerate(keys, start=1):
-        # A proportion of 0 or 1 has no spread in any resample: Wilson on the answers, whatever the clusters.
+        # A proportion of 0 or 1 has no spread in any resample: Wilson on the answers.
         estimate = float(np.average(table[:, j], weights=weights))
         if key in proportions and (estimate <= _EPS or estimate >= 1 - _EPS):
             interval = wilson_interval(int(round(estimate * n)), n, unit="answer", confidence=confidence)
             interval.extra = {"boundary": True}
             out[key] = interval
-    if k < min_clusters:
-        return {name: out.get(name) or not_estimable("clusters", method=CLUSTER_BOOTSTRAP, unit=unit, clusters=k)
-                for name in names}
     rng = np.random.default_rng(seed)
     if repeats is not None:
         totals = cluster_draws(rng, repeats, n_resamples).astype(float) @ table

@@ -43,6 +43,21 @@ def test_below_the_minimum_number_of_clusters_there_is_no_interval():
     assert uncertainty.cluster_bootstrap({"x": np.arange(10.0)}, np.arange(10) // 2)["x"].estimable
 
 
+def test_a_proportion_at_0_or_1_below_the_minimum_number_of_clusters_has_no_interval_either():
+    # One question's 0 of 8 (and 8 of 8): a Wilson interval [0, 0.324] would treat its answers as independent.
+    for value in (0.0, 1.0):
+        out = uncertainty.cluster_bootstrap({"p": np.full(8, value)}, np.zeros(8), proportions={"p"})["p"]
+        assert out.bounds() == [None, None] and out.note() == "not estimable: 1 question"
+        four = uncertainty.cluster_bootstrap({"p": np.full(8, value)}, np.arange(8) // 2, proportions={"p"})["p"]
+        assert not four.estimable and four.note() == "not estimable: 4 questions"
+        five = uncertainty.cluster_bootstrap({"p": np.full(10, value)}, np.arange(10) // 2, proportions={"p"})["p"]
+        assert five.method == uncertainty.WILSON and five.bounds() == list(uncertainty.wilson(int(10 * value), 10))
+    # the same below the minimum with answers as the unit (a question's own row): 4 answers, none
+    out = uncertainty.cluster_bootstrap({"p": np.zeros(4)}, None, repeats=np.ones(4, dtype=int), unit="answer",
+                                        proportions={"p"})["p"]
+    assert out.note() == "not estimable: 4 answers"
+
+
 def test_the_one_stage_cluster_bootstrap_equals_a_direct_loop():
     """Pooling identical clusters and drawing multinomial counts gives the same distribution as
     drawing k clusters with replacement: compared on quantiles of many resamples."""

@@ -105,8 +105,8 @@ def _normalised(text, question, setting):
 def test_metrics_json_keeps_the_old_keys_byte_identical_without_sub_questions():
     """The golden file was written by the code before the ledger existed (same data, same command),
     and written again when the intervals followed core.uncertainty (issue 36: one question gives no
-    interval, proportions at 0 get Wilson's, the "uncertainty" block): the output is that text
-    with one key added at the end."""
+    interval, the "uncertainty" block; then a proportion at 0 gets none either below 5 clusters):
+    the output is that text with one key added at the end."""
     question, setting = _without_sub_questions()
     out = io.StringIO()
     call_command("metrics", "--setting", "golden-judge", "--format", "json", "--bootstrap", "50", stdout=out)

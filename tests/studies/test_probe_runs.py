@@ -35,11 +35,12 @@ def test_a_fair_judge_is_caught_lowering_scores_and_an_unfair_one_is_not(endpoin
     llm_server.default = FAIR
     fair = selectors.run_rates(probe(make_setting(endpoint), ["drop-final-answer"]))["drop-final-answer"]
     assert (fair["n"], fair["detected"], fair["rate"]) == (8, 8, 1.0)
-    assert fair["ci"][0] > 0.6 and fair["ci"][1] == 1.0
+    # one question: no interval, not even Wilson's at a rate of 1 (its answers are not independent)
+    assert fair["ci"] is None and fair["ci_note"] == "not estimable: 1 question"
     llm_server.default = IGNORES_FINAL
     unfair = selectors.run_rates(probe(make_setting(endpoint), ["drop-final-answer"]))["drop-final-answer"]
     assert (unfair["n"], unfair["detected"], unfair["rate"]) == (8, 0, 0.0)
-    assert unfair["ci"][0] == 0.0 and unfair["ci"][1] < 0.4
+    assert unfair["ci"] is None and unfair["ci_note"] == "not estimable: 1 question"
 
 
 def test_a_judge_fooled_by_notation_is_caught_by_notation_swap(endpoint, llm_server, question):
@@ -106,7 +107,8 @@ def test_probe_judge_command_json_and_table(endpoint, llm_server, question):
                  "--format", "json", stdout=out, stderr=StringIO())
     data = json.loads(out.getvalue())
     assert data["drop-final-answer"]["n"] == 4 and data["drop-final-answer"]["rate"] == 1.0
-    assert len(data["drop-final-answer"]["ci"]) == 2
+    assert data["drop-final-answer"]["ci"] is None  # one question
+    assert data["drop-final-answer"]["ci_note"] == "not estimable: 1 question"
     out = StringIO()
     call_command("probe_judge", "--setting", "rubric-fair", "--probe", "all", "--limit", "2", "--seed", "3",
                  "--inline", "--format", "table", stdout=out, stderr=StringIO())
