@@ -86,15 +86,16 @@ def test_history_names_the_source_and_the_system_in_words(reviewer_client, revie
     from accounts.services import set_user_language
 
     result = cases["results"][0]
-    MetaEvaluation.objects.create(result=result, category="B", proposed_by=MetaEvaluation.Source.IMPORT, version=1)
+    MetaEvaluation.objects.create(result=result, category="B", proposed_by=MetaEvaluation.Source.IMPORT, version=1,
+                                  analysis="Gold deducts.")
     url = reverse("grading:review_case", args=[result.pk])
     html = reviewer_client.get(url).content.decode()
     history = html[html.index("<details><summary"):]
-    assert "· system · B (Imported label, v1)" in history and "(import," not in history
+    assert "· system · B (Imported label, v1): Gold deducts." in history and "(import," not in history
     set_user_language(reviewer, "zh-hans")
     history = reviewer_client.get(url).content.decode()
     history = history[history.index("<details><summary"):]
-    assert "· 系统 · B (导入的标注, v1)" in history and "system" not in history
+    assert "· 系统 · B （导入的标注，v1）：Gold deducts." in history and "system" not in history
 
 
 def test_a_step_shows_its_checkpoint_worth_and_what_reaching_it_earns(reviewer_client, reviewer, cases):
