@@ -5,6 +5,7 @@ import pytest
 from axes.models import AccessAttempt
 from django.urls import reverse
 
+from accounts.services import set_user_language
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -21,6 +22,15 @@ def test_the_form_renders_for_any_role(annotator_client):
     page = annotator_client.get(URL)
     html = page.content.decode()
     assert page.status_code == 200 and 'name="old_password"' in html and 'name="new_password1"' in html
+
+
+def test_labels_end_with_the_languages_colon(annotator_client, annotator):
+    """"Old password:" in English, "旧密码：" in Chinese (issue 39): Django's label suffix ":" is
+    translated in our catalogue (core/forms.py), for every form."""
+    assert "Old password:</label>" in annotator_client.get(URL).content.decode()
+    set_user_language(annotator, "zh-hans")
+    html = annotator_client.get(URL).content.decode()
+    assert "旧密码：</label>" in html and "新密码确认：</label>" in html and "密码:" not in html
 
 
 def test_the_right_old_password_changes_it(annotator_client, annotator):
