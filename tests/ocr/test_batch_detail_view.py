@@ -4,6 +4,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from accounts.services import set_user_language
 from ocr.models import OcrRun
 
 from ..conftest import assert_reviewer_only
@@ -43,3 +44,14 @@ def test_query_count_is_flat_as_pages_grow(reviewer_client, make_batch):
         assert response.status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
+
+
+def test_answer_counts_read_with_the_languages_colon(reviewer_client, reviewer, make_batch):
+    """"OCR: 1" in English, "已识别：1" in Chinese (issue 39)."""
+    batch, _ = pages_without_ocr(make_batch, 1)
+    url = reverse("ocr:batch_detail", args=[batch.pk])
+    body = reviewer_client.get(url).content.decode()
+    assert "OCR: 1</span>" in body and "corrected: 0</span>" in body
+    set_user_language(reviewer, "zh-hans")
+    body = reviewer_client.get(url).content.decode()
+    assert "已识别：1</span>" in body and "已校对：0</span>" in body and "已识别:" not in body
