@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 import pytest
 from django.urls import reverse
 
+from accounts.services import set_user_language
 from egress.models import ProviderCall
 
 pytestmark = pytest.mark.django_db
@@ -46,6 +47,13 @@ def test_admins_see_every_call_and_the_totals_by_host(admin_client_, calls):
     page = answer.content.decode()
     assert "vision.example.org" in page and "Unlabelled" in page and "70000" in page
 
+
+def test_sizes_in_brackets_follow_the_language(admin_client_, admin_user, calls):
+    """"70000 (68.4 KB)" in English, full-width brackets in Chinese (issue 39)."""
+    assert "(68.4\xa0KB)</span>" in admin_client_.get(URL).content.decode()
+    set_user_language(admin_user, "zh-hans")
+    page = admin_client_.get(URL).content.decode()
+    assert "（68.4\xa0KB）</span>" in page and "（100\xa0字节）</span>" in page and "(68.4" not in page
 
 @pytest.mark.parametrize("query, expected", [
     ({"purpose": "judge"}, {"judge"}),

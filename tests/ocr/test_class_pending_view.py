@@ -1,10 +1,13 @@
 """A refused class upload kept for another try (ocr.views.class_pending, /ocr/class/kept/<pk>/):
 its reasons, its files and the exam that holds its labels; a POST tries again with other choices;
 reviewers only, and only its uploader; an invalid retry is a 400; an unknown id is a 404."""
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
 
+from accounts.services import set_user_language
 from ocr.models import PendingClassUpload, ScanBatch
 
 from ..conftest import make_user
@@ -27,6 +30,17 @@ def test_the_page_shows_the_reasons_and_suggests_the_exam(reviewer_client, pendi
     assert "names question “7-01”, which exam “Scan exam” does not have" in html
     assert f'data-exam="{release_exam.pk}"' in html and "ROSTER.csv" in html
 
+
+def test_the_kept_files_read_with_the_languages_punctuation(reviewer_client, reviewer, pending):
+    """"Class PDF: x.pdf (2.5 KB)" in English; in Chinese a full-width colon and brackets (issue 39)."""
+    url = reverse("ocr:class_pending", args=[pending.pk])
+    kept = re.search(r'<ul class="small" id="kept-list">.*?</ul>', reviewer_client.get(url).content.decode(), re.S)[0]
+    assert re.search(r"<li>Class PDF: <span class=\"mono\">[^<]+</span> \(\d[^)]*\)</li>", kept)
+    assert "<li>ROSTER.csv: " in kept
+    set_user_language(reviewer, "zh-hans")
+    kept = re.search(r'<ul class="small" id="kept-list">.*?</ul>', reviewer_client.get(url).content.decode(), re.S)[0]
+    assert re.search(r"<li>全班 PDF：<span class=\"mono\">[^<]+</span> （\d[^）]*）</li>", kept), kept
+    assert "ROSTER.csv：<span" in kept and "(" not in kept and ":" not in kept
 
 def test_a_retry_into_the_right_exam_is_taken(reviewer_client, pending, release_exam):  # noqa: F811
     answer = reviewer_client.post(reverse("ocr:class_pending", args=[pending.pk]),
