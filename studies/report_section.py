@@ -13,7 +13,7 @@ from django.utils.translation import gettext, gettext_lazy
 from core import paired, uncertainty
 from grading.labels import label
 from grading.models import JudgeSetting
-from grading.report.document import Section, Table, number, p_value, with_interval
+from grading.report.document import Section, Table, number, p_value, with_interval, with_interval_or_note
 
 from . import probes as probe_names
 from . import selectors, style
@@ -210,7 +210,7 @@ def probes_section(data) -> Section:
     for j in data["judges"]:
         for probe, figures in sorted((j.get("probes") or {}).items()):
             rows.append([f"{j['name']} v{j['version']}", label("probe", probe), number(figures.get("n")), number(figures.get("detected")),
-                         with_interval(figures.get("rate"), figures.get("ci"))])
+                         with_interval_or_note(figures.get("rate"), figures.get("ci"), figures.get("ci_note"))])
     if not rows:
         return Section(gettext("Perturbation probes"), [gettext("No probes run.")])
     return Section(gettext("Perturbation probes"), [

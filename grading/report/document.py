@@ -66,6 +66,14 @@ def with_interval(value, bounds) -> str:
     return text if interval(bounds) == DASH else f"{text} {interval(bounds)}"
 
 
+def with_interval_or_note(value, bounds, note="") -> str:
+    """A figure with its interval, or with why there is none, in the reader's language (`note`: the
+    English core.uncertainty note of the appendix): "0.700 (not estimable: 1 question)"."""
+    if interval(bounds) == DASH and note:
+        return f"{number(value)} ({note_from_english(note)})"
+    return with_interval(value, bounds)
+
+
 def p_value(value, resolution=None) -> str:
     """A p-value never printed as 0.000: "< 0.0001" at the test's resolution (core.uncertainty);
     the figures give it as text (`*_p_text`), so that the printed bound is a value of the appendix."""
@@ -200,10 +208,7 @@ def answer_check_section(data) -> Section | None:
 
 
 def _accuracy(row) -> str:
-    """An accuracy with its interval, or with why there is none ("0.700 (not estimable: 1 question)")."""
-    if interval(row["ci"]) == DASH and row.get("ci_note"):
-        return f"{number(row['accuracy'])} ({note_from_english(row['ci_note'])})"
-    return with_interval(row["accuracy"], row["ci"])
+    return with_interval_or_note(row["accuracy"], row["ci"], row.get("ci_note"))
 
 
 def categories_section(data) -> Section:

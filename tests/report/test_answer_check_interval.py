@@ -55,3 +55,19 @@ def test_eight_questions_clustered_and_seeded():
     assert len({tuple(check["ci"]) for check in by_seed.values()}) > 1  # the seed changes it
     wilson = uncertainty.wilson(sum(verdicts), len(verdicts))
     assert by_seed[1]["ci"][1] - by_seed[1]["ci"][0] > 1.3 * (wilson[1] - wilson[0])  # wider than on answers
+
+
+def test_a_probe_rate_without_an_interval_says_why(monkeypatch):
+    """The probe rows of the report print the reason too (one question's 4 of 4: no Wilson interval)."""
+    from studies import report_section as studies_report
+
+    question = make_question("Answer problem.", location="F-1", gold_answer="x = 2")
+    answers = make_responses(question, 4)
+    set_gold(answers, [3] * 4)
+    make_results(make_stored_setting("judge-a"), answers, [3] * 4)
+    probes = {"drop-final-answer": {"n": 4, "detected": 4, "rate": 1.0, "ci": None, "ci_note": "not estimable: 1 question"}}
+    monkeypatch.setattr(studies_report, "probe_rates_for", lambda setting, seed=0: probes)
+    data = report.report_data(bootstrap=50)
+    text = document.build(data, "markdown", [studies_report.probes_section])
+    assert "| drop-final-answer | 4 | 4 | 1.000 (not estimable: 1 question) |" in text
+    assert document.with_interval_or_note(0.5, [0.25, 0.75], "") == "0.500 [0.250, 0.750]"
