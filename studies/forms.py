@@ -1,7 +1,7 @@
 """The form that starts a probe run on the probe page."""
 from django import forms
 from django.utils.text import format_lazy
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from annotation.models import Exam, Question
 from core.form_fields import IdModelChoiceField
@@ -13,7 +13,8 @@ from . import probes, selectors
 class ProbeStartForm(forms.Form):
     setting = IdModelChoiceField(queryset=JudgeSetting.objects.none(), help_text=gettext_lazy("The newest version of each setting that can judge text."))
     probes = forms.MultipleChoiceField(
-        choices=[(name, format_lazy("{} ({})", p.label, p.family_label)) for name, p in probes.PROBES.items()]
+        choices=[(name, format_lazy(pgettext_lazy("a probe and its family", "{probe} ({family})"), probe=p.label, family=p.family_label))
+                 for name, p in probes.PROBES.items()]
         + [(probes.RAW_OCR, gettext_lazy("Raw OCR text of scanned answers (OCR-vs-judge attribution)"))],
         widget=forms.CheckboxSelectMultiple, initial=[],  # nothing ticked: each probe costs judge calls
     )
@@ -31,7 +32,8 @@ class ProbeStartForm(forms.Form):
         self.fields["setting"].queryset = JudgeSetting.objects.filter(
             pk__in=[s.pk for s in choices]
         ).order_by("name")
-        self.fields["question"].label_from_instance = lambda q: f"{q.location or q.external_id} (question #{q.pk})"
+        self.fields["question"].label_from_instance = lambda q: gettext("%(location)s (question #%(pk)s)") % {
+            "location": q.location or q.external_id, "pk": q.pk}
 
 
 class StyleRewriteForm(forms.Form):

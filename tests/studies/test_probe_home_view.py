@@ -86,3 +86,18 @@ def test_the_runs_list_names_the_probes_in_words(reviewer_client, reviewer, endp
     set_user_language(reviewer, "zh-hans")
     cell = re.search(rf'<tr data-run="{run.pk}".*?</tr>', reviewer_client.get(URL).content.decode(), re.S).group(0)
     assert "删去最终答案" in cell and "drop-final-answer" not in cell
+
+
+def test_the_probe_choices_read_with_the_languages_brackets(reviewer_client, reviewer, endpoint):
+    """"Drop the final answer (sensitivity)" in English; "删去最终答案（敏感性）" in Chinese, and the
+    question choice "3-08（题目 #1）" (issue 39)."""
+    from accounts.services import set_user_language
+
+    question = make_question()
+    make_setting(endpoint)
+    page = reviewer_client.get(URL).content.decode()
+    assert "Drop the final answer (sensitivity)" in page and f"(question #{question.pk})</option>" in page
+    set_user_language(reviewer, "zh-hans")
+    page = reviewer_client.get(URL).content.decode()
+    assert "删去最终答案（敏感性）" in page and "(敏感性)" not in page
+    assert f"（题目 #{question.pk}）</option>" in page and "(question #" not in page
