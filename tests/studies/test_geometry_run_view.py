@@ -41,3 +41,15 @@ def test_geometry_runs_api(annotator, reviewer, django_capture_on_commit_callbac
     assert progress["analysis"] == "done" and progress["can_cancel"] is False
     assert api.post(f"/api/geometry-runs/{run.pk}/resume/").status_code == 409  # nothing to resume
     assert api.post(f"/api/geometry-runs/{run.pk}/cancel/").json()["status"] == "done"  # nothing to stop
+
+
+def test_labels_read_with_the_languages_colon(reviewer_client, reviewer):
+    """"analysis: done", "Selection: {...}" in English; "分析：", "选择：" in Chinese (issue 39)."""
+    from accounts.services import set_user_language
+
+    url = reverse("studies:geometry_run", args=[lexical_run().pk])
+    page = reviewer_client.get(url).content.decode()
+    assert 'analysis: <span id="g-analysis">' in page and 'Selection: <span class="mono">' in page
+    set_user_language(reviewer, "zh-hans")
+    page = reviewer_client.get(url).content.decode()
+    assert '分析：<span id="g-analysis">' in page and '选择：<span class="mono">' in page
