@@ -70,7 +70,7 @@ def with_interval_or_note(value, bounds, note="") -> str:
     """A figure with its interval, or with why there is none, in the reader's language (`note`: the
     English core.uncertainty note of the appendix): "0.700 (not estimable: 1 question)"."""
     if interval(bounds) == DASH and note:
-        return f"{number(value)} ({note_from_english(note)})"
+        return gettext("%(figure)s (%(reason)s)") % {"figure": number(value), "reason": note_from_english(note)}
     return with_interval(value, bounds)
 
 
