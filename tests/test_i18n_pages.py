@@ -160,18 +160,6 @@ PUNCTUATION_SLIPS = (
     (re.compile(r"（[^（）)\n]*\)"), "（ closed by )"),
 )
 
-# The pages whose Chinese punctuation is checked so far (issue 39: the labelling page, the answer
-# check, the lists' empty states, the judge and review pages). Still to do before the whole walk is
-# checked: the password form's ":" (Django's form), the batch page's counts, sizes in "(13 字节)",
-# the probe names' "(敏感性)" and the error-geometry run's labels.
-PUNCTUATION_PAGES = {
-    "home", "annotation:label", "annotation:label_question", "annotation:exam_list", "annotation:question_list",
-    "annotation:label_queue", "annotation:import", "annotation:agreement", "annotation:response_detail",
-    "grading:judge_setting_detail", "grading:prompt_sets", "grading:equivalence", "grading:review_compare",
-    "grading:review_case", "grading:methods_report", "studies:probe_item", "studies:probe_run",
-}
-
-
 class _Stream(_Text):
     def handle_starttag(self, tag, attrs):
         skipped_before, length = self.skip, len(self.chunks)
@@ -403,7 +391,7 @@ def test_every_page_in_chinese_has_no_english_interface_text(client, settings, t
             left = english_left(visible_text(html), text)
             if left:
                 problems.append(f"{role} {url}: {sorted(set(left))[:40]}")
-            slips = punctuation_slips(html) if name in PUNCTUATION_PAGES else []
+            slips = punctuation_slips(html)
             if slips:
                 problems.append(f"{role} {url}: punctuation {slips[:10]}")
         client.logout()
