@@ -9,6 +9,7 @@ import pytest
 
 import llm
 from llm import cancel
+from tests.cancel_helpers import run_in_thread, wait_until
 from tests.llm_server import LlmServer, Reply
 
 MESSAGES = [{"role": "user", "content": "Grade this."}]
@@ -38,27 +39,7 @@ def endpoint(server, **kwargs):
 
 def call_in_thread(target, token):
     """`llm.complete` under `token` in a thread; returns (thread, outcome list)."""
-    outcome = []
-
-    def run():
-        try:
-            with llm.cancellable(token):
-                outcome.append(llm.complete(target, llm.CallSpec(model="m"), MESSAGES))
-        except Exception as exc:  # noqa: BLE001 - the test looks at it
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, outcome
-
-
-def wait_until(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+    return run_in_thread(lambda: llm.complete(target, llm.CallSpec(model="m"), MESSAGES), token)
 
 
 def test_a_cancelled_call_stops_waiting_out_a_429_and_sends_nothing_more(throttling_server):
@@ -132,22 +113,6 @@ def batch_api():
 
 def batch_client(server):
     return llm.BatchClient(endpoint(server), timeout=5.0)
-
-
-def run_in_thread(fn, token=None):
-    """`fn()` under `token` in a thread; returns (thread, outcome list)."""
-    outcome = []
-
-    def run():
-        try:
-            with llm.cancellable(token):
-                outcome.append(fn())
-        except Exception as exc:  # noqa: BLE001 - the test looks at it
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, outcome
 
 
 def jsonl_file(tmp_path):

@@ -14,6 +14,7 @@ from llm import cancel
 from ocr import synthetic
 from ocr.engines import get_engine
 from ocr.models import OcrRun
+from tests.cancel_helpers import run_in_thread, wait_until
 from tests.llm_server import Reply
 
 from .conftest import png_bytes
@@ -28,27 +29,7 @@ def _fast_back_off(settings):
 
 
 def recognise_in_thread(token=None):
-    outcome = []
-
-    def run():
-        try:
-            with llm.cancellable(token):
-                outcome.append(get_engine("vision").recognise(Image.new("L", (64, 64), 255)))
-        except Exception as exc:  # noqa: BLE001 - the test looks at it
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, outcome
-
-
-def wait_until(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+    return run_in_thread(lambda: get_engine("vision").recognise(Image.new("L", (64, 64), 255)), token)
 
 
 @pytest.mark.parametrize("stop", ["shutdown", "cancel"])
