@@ -232,9 +232,9 @@ JOB_MAX_ATTEMPTS = env_int("REALMATH_JOB_MAX_ATTEMPTS", 3)
 # How often a worker running an import shows it is alive (well under IMPORT_STALE_SECONDS).
 IMPORT_HEARTBEAT_SECONDS = 10
 # On SQLite a worker writes a large import in transactions of about this long, pausing between
-# them so that label saves and logins get the write lock (annotation/importers/batches.py); on
+# them so that label saves and logins get the write lock (annotation/importers/write_windows.py); on
 # PostgreSQL (one transaction) it pauses so only when IMPORT_NICE is 0. Measured in docs/export.md.
-IMPORT_BATCH_SECONDS = env_float("REALMATH_IMPORT_BATCH_SECONDS", 0.05)
+IMPORT_BATCH_SECONDS = env_float("REALMATH_IMPORT_BATCH_SECONDS", 0.025)
 IMPORT_BATCH_PAUSE_SECONDS = env_float("REALMATH_IMPORT_BATCH_PAUSE_SECONDS", 0.2)
 # The CPU priority a worker's import runs at, added to the worker's nice value (0: the same):
 # label saves in the web server go first on a small machine.
