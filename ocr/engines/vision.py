@@ -92,13 +92,12 @@ class VisionEngine(OcrEngine):
                     }
                 ],
             )
-            llm.first_choice(completion)  # a body that is no chat completion is retried, as the transport does
-            return completion
+            return llm.first_choice(completion)  # a body that is no chat completion is retried, as the transport does
 
         try:
             # OCR_VISION_MAX_RETRIES attempts after the first; the waits in all within
             # OCR_ENGINE_TIMEOUT, so a page stays within the time its watchdog allows it.
-            completion = llm.retrying(request, retries=settings.OCR_VISION_MAX_RETRIES,
+            choice = llm.retrying(request, retries=settings.OCR_VISION_MAX_RETRIES,
                                       max_wait=float(settings.OCR_ENGINE_TIMEOUT))
         except openai.APIStatusError as exc:
             moved = llm.redirect_problem(exc)  # redirects are never followed (llm.bounded_http_client)
@@ -117,7 +116,6 @@ class VisionEngine(OcrEngine):
                                % {"error": exc}) from exc
         except llm.BadResponse as exc:  # JSON, but no chat completion (after the retries)
             raise EngineFailed(gettext("the vision endpoint's answer is unreadable: %(error)s") % {"error": exc}) from exc
-        choice = llm.first_choice(completion)
         if choice.message.content is None:
             raise EngineFailed(gettext("the vision endpoint returned no text"))
         content, cut_from = access.cap_output(choice.message.content)
